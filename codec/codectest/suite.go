@@ -29,6 +29,8 @@ type Config struct {
 	// RandomPatterns is the number of random patterns tried per erasure
 	// count when the stripe is wider than 12 shards (default 64).
 	RandomPatterns int
+	// Exhaustive tries every erasure pattern whatever the stripe width.
+	Exhaustive bool
 	// ShardSize is the shard length for pattern tests (default: the
 	// smallest multiple of ShardMultiple that is ≥ 48 bytes).
 	ShardSize int
@@ -157,9 +159,9 @@ func assertEqual(t testing.TB, what string, got, want [][]byte) {
 }
 
 // patterns calls fn for erasure patterns of e shards out of n: all of them
-// when n ≤ exhaustiveMax, else count random ones.
-func patterns(n, e, count int, rng *rand.Rand, fn func(lost []int)) {
-	if n <= exhaustiveMax {
+// when n ≤ exhaustiveMax or all is set, else count random ones.
+func patterns(n, e, count int, all bool, rng *rand.Rand, fn func(lost []int)) {
+	if n <= exhaustiveMax || all {
 		combos(n, e, fn)
 		return
 	}
@@ -193,7 +195,7 @@ func testErasures(t *testing.T, cfg Config) {
 	orig := Stripe(t, c, rng, cfg.ShardSize)
 	tried, decoded := 0, 0
 	for e := 1; e <= p.M+1 && e <= p.N(); e++ {
-		patterns(p.N(), e, cfg.RandomPatterns, rng, func(lost []int) {
+		patterns(p.N(), e, cfg.RandomPatterns, cfg.Exhaustive, rng, func(lost []int) {
 			tried++
 			shards := clone(orig)
 			for _, i := range lost {

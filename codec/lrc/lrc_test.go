@@ -24,7 +24,9 @@ func TestConformance(t *testing.T) {
 		t.Run(c.Policy().String(), func(t *testing.T) {
 			// Every pattern of up to r+1 failures decodes (one per group is
 			// local, r more are global); beyond that CanReconstruct decides.
-			codectest.Run(t, codectest.Config{Code: c, Tolerance: p[2] + 1})
+			// LRC(12,2,2) decodes real data for every pattern, too.
+			exhaustive := p == [3]int{12, 2, 2}
+			codectest.Run(t, codectest.Config{Code: c, Tolerance: p[2] + 1, Exhaustive: exhaustive})
 		})
 	}
 }
