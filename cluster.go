@@ -1,0 +1,178 @@
+package cairn
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// NodeID names a storage node, e.g. "node1". Node IDs are chosen by the
+// operator (or by `cairn server`) and never reused for another machine.
+type NodeID string
+
+// DiskID names a disk cluster-wide, e.g. "node1/disk3". A disk keeps its ID
+// for its whole life; a replaced disk gets a new one.
+type DiskID string
+
+// DiskState is where a disk is in its life cycle.
+type DiskState string
+
+// Disk states. Only up disks receive new shards.
+const (
+	DiskUp       DiskState = "up"       // serving reads and writes
+	DiskSuspect  DiskState = "suspect"  // missed its lease or returned I/O errors; not written to
+	DiskDown     DiskState = "down"     // suspect for longer than the grace period; its shards need repair
+	DiskDraining DiskState = "draining" // being emptied by the operator; read, not written
+	DiskFailed   DiskState = "failed"   // gone for good
+)
+
+// Valid reports whether s is one of the defined states.
+func (s DiskState) Valid() bool {
+	switch s {
+	case DiskUp, DiskSuspect, DiskDown, DiskDraining, DiskFailed:
+		return true
+	}
+	return false
+}
+
+// Writable reports whether new shards may be placed on a disk in state s.
+func (s DiskState) Writable() bool { return s == DiskUp }
+
+// Readable reports whether shards may be read from a disk in state s.
+func (s DiskState) Readable() bool { return s == DiskUp || s == DiskDraining || s == DiskSuspect }
+
+// Labels are failure-domain labels of a node or disk. Well-known keys are
+// LabelRack and LabelZone; placement treats the node as the smallest
+// failure domain.
+type Labels map[string]string
+
+// Well-known label keys.
+const (
+	LabelRack = "rack"
+	LabelZone = "zone"
+)
+
+// Node is a storage node as registered in the cluster map.
+type Node struct {
+	ID     NodeID `json:"id"`
+	Addr   string `json:"addr"` // host:port of the node protocol (HTTP)
+	Labels Labels `json:"labels,omitempty"`
+}
+
+// Disk is one disk (a directory) served by a node.
+type Disk struct {
+	ID       DiskID    `json:"id"`
+	Node     NodeID    `json:"node"`
+	Path     string    `json:"path"` // directory on the node, for operators
+	Capacity int64     `json:"capacity"`
+	Free     int64     `json:"free"`
+	State    DiskState `json:"state"`
+	Since    time.Time `json:"since"` // when State last changed
+}
+
+// PG is a placement group: an ordered list of disks, one per shard index of
+// a stripe, on distinct failure domains where the cluster allows. Objects
+// map to a PG by hash; shard i of every stripe of an object lives on
+// Disks[i] (unless the manifest records that it landed elsewhere).
+type PG struct {
+	ID    int      `json:"id"`
+	Disks []DiskID `json:"disks"`
+}
+
+// PGTable is the set of placement groups of one width (the stripe width n of
+// the policies that use it).
+type PGTable struct {
+	Width int  `json:"width"`
+	PGs   []PG `json:"pgs"`
+	// DistinctNodes is true when every PG's disks are on distinct nodes, so
+	// the data survives the loss of a node (up to the code's tolerance).
+	DistinctNodes bool `json:"distinct_nodes"`
+}
+
+// Bucket is a namespace of objects with a default policy.
+type Bucket struct {
+	Name    string    `json:"name"`
+	Policy  string    `json:"policy"` // default policy string for new objects, e.g. "rs-4-2"
+	Owner   string    `json:"owner,omitempty"`
+	Created time.Time `json:"created"`
+}
+
+// Errors shared by the metadata store, the data path and the gateway. Test
+// with errors.Is; each is wrapped with context.
+var (
+	// ErrNotFound: the bucket, object, node or disk does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: the thing being created already exists.
+	ErrExists = errors.New("already exists")
+	// ErrConflict: a compare-and-swap lost (someone else changed it first).
+	ErrConflict = errors.New("conflict: changed concurrently")
+	// ErrBucketNotEmpty: a bucket with objects cannot be deleted.
+	ErrBucketNotEmpty = errors.New("bucket not empty")
+	// ErrInvalid: a name, key, policy or argument is malformed (the message
+	// says which and why).
+	ErrInvalid = errors.New("invalid argument")
+	// ErrUnavailable: not enough disks or nodes answered to complete the
+	// operation with the promised redundancy.
+	ErrUnavailable = errors.New("unavailable")
+	// ErrCorrupt: stored data failed its checksum.
+	ErrCorrupt = errors.New("corrupt data")
+	// ErrNoSpace: a disk is full.
+	ErrNoSpace = errors.New("no space left")
+	// ErrAuth: the request's credentials were missing or wrong.
+	ErrAuth = errors.New("not authorized")
+)
+
+// MaxKeyLen is the longest object key accepted, in bytes (as S3).
+const MaxKeyLen = 1024
+
+// ValidateBucketName checks the S3 bucket naming rules: 3–63 characters of
+// lower-case letters, digits, dots and hyphens, starting and ending with a
+// letter or digit, no "..", and not shaped like an IP address.
+func ValidateBucketName(name string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: bucket name %q: %s", ErrInvalid, name, why)
+	}
+	if len(name) < 3 || len(name) > 63 {
+		return bad("must be 3 to 63 characters long")
+	}
+	dots := 0
+	digitsAndDots := true
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z':
+			digitsAndDots = false
+		case c >= '0' && c <= '9':
+		case c == '.':
+			dots++
+			if i > 0 && name[i-1] == '.' {
+				return bad("must not contain \"..\"")
+			}
+		case c == '-':
+			digitsAndDots = false
+		default:
+			return bad("may contain only lower-case letters, digits, '.' and '-'")
+		}
+	}
+	if first, last := name[0], name[len(name)-1]; first == '.' || first == '-' || last == '.' || last == '-' {
+		return bad("must start and end with a letter or digit")
+	}
+	if digitsAndDots && dots == 3 {
+		return bad("must not look like an IP address")
+	}
+	return nil
+}
+
+// ValidateKey checks an object key: 1 to MaxKeyLen bytes of valid UTF-8.
+// Keys are otherwise opaque: they never become file names.
+func ValidateKey(key string) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%w: object key is empty", ErrInvalid)
+	case len(key) > MaxKeyLen:
+		return fmt.Errorf("%w: object key is %d bytes, longer than %d", ErrInvalid, len(key), MaxKeyLen)
+	case !validUTF8(key):
+		return fmt.Errorf("%w: object key is not valid UTF-8", ErrInvalid)
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package cairn
+
+import (
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+func validUTF8(s string) bool { return utf8.ValidString(s) }
+
+// Manifest is an object's distribution description (the Grid RS storage
+// paper's term): everything needed to find, decode and check its data. An
+// object is visible if and only if its manifest is committed in the
+// metadata store; shards are written before the manifest and deleted after
+// it is gone.
+//
+// Layout: the object is cut into stripes of K·BlockSize data bytes (the last
+// stripe zero-padded). Stripe s's shard i is bytes [s·BlockSize,
+// (s+1)·BlockSize) of shard file i, so each shard file holds Stripes()
+// blocks back to back. Shard file i lives on Shards[i].Disk under the name
+// ShardName(Version, i).
+type Manifest struct {
+	Bucket      string            `json:"bucket"`
+	Key         string            `json:"key"`
+	Version     string            `json:"version"` // unique per write: 32 hex digits; names the shard files
+	Size        int64             `json:"size"`
+	ETag        string            `json:"etag"` // quoted-less hex MD5 of the content (S3 style, single part)
+	ContentType string            `json:"content_type,omitempty"`
+	UserMeta    map[string]string `json:"user_meta,omitempty"`
+	Created     time.Time         `json:"created"`
+	Policy      string            `json:"policy"`     // e.g. "rs-4-2"
+	BlockSize   int               `json:"block_size"` // bytes of each shard per stripe
+	PG          int               `json:"pg"`         // placement group the object hashed to
+	Shards      []ShardLoc        `json:"shards"`     // index i: shard i of every stripe
+}
+
+// ShardLoc says where one shard file of an object lives and how to check it.
+type ShardLoc struct {
+	Disk DiskID `json:"disk"`
+	Size int64  `json:"size"`  // bytes in the shard file: Stripes()·BlockSize
+	CRC  uint32 `json:"crc32c"` // CRC-32C (Castagnoli) of the whole shard file's content
+}
+
+// StripeData returns the data bytes per stripe for a code with k data shards.
+func (m *Manifest) StripeData(k int) int64 { return int64(k) * int64(m.BlockSize) }
+
+// Stripes returns the number of stripes for a code with k data shards
+// (at least 1, so an empty object still has one stripe).
+func (m *Manifest) Stripes(k int) int64 {
+	sd := m.StripeData(k)
+	if sd <= 0 {
+		return 0
+	}
+	return max(1, (m.Size+sd-1)/sd)
+}
+
+// ShardName is the file name of shard index i of an object version on a
+// disk. Keys never reach the file system: only versions (hex) and indices do.
+func ShardName(version string, i int) string { return fmt.Sprintf("%s.%d", version, i) }

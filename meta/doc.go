@@ -1,0 +1,16 @@
+// Package meta is cairn's metadata interface (Store) and its vocabulary.
+// Nothing outside meta may depend on etcd; services take a Store.
+//
+// Implementations: meta/etcd keeps everything in etcd (an embedded
+// single-member or multi-member server started by `cairn server` or
+// `cairn meta`, or an external cluster by endpoints); meta/mem keeps it in
+// memory for unit tests and the simulator. metatest is the conformance
+// suite both pass.
+//
+// Keys (etcd implementation; documented in docs/design/meta.md):
+// nodes, disks, placement-group tables by width, buckets, manifests by
+// bucket and key, liveness leases, election keys.
+//
+// Caveats: manifests are small JSON documents; etcd's practical limit (a few
+// GB of keys) bounds the object count of one cluster.
+package meta

@@ -1,0 +1,93 @@
+package meta
+
+import (
+	"context"
+	"time"
+
+	"cairn"
+)
+
+// Store is cairn's metadata: the cluster map, placement groups, buckets,
+// object manifests, liveness leases and leader election. Two
+// implementations: meta/etcd (embedded or external etcd; production) and
+// meta/mem (tests and the simulator). Both pass metatest.
+//
+// All methods are safe for concurrent use. Errors wrap the sentinels of
+// package cairn (ErrNotFound, ErrExists, ErrConflict, ErrBucketNotEmpty,
+// ErrInvalid) where the contract names them; anything else is an
+// infrastructure error (the store is unreachable, ctx ended).
+type Store interface {
+	// PutNode registers or updates a node.
+	PutNode(ctx context.Context, n cairn.Node) error
+	// Nodes lists all registered nodes, sorted by ID.
+	Nodes(ctx context.Context) ([]cairn.Node, error)
+	// PutDisk registers or updates a disk (capacity, free space, path).
+	// It does not change the State of an existing disk unless the stored
+	// state is empty; use SetDiskState for that.
+	PutDisk(ctx context.Context, d cairn.Disk) error
+	// Disks lists all disks, sorted by ID.
+	Disks(ctx context.Context) ([]cairn.Disk, error)
+	// SetDiskState changes a disk's state and Since time. ErrNotFound if
+	// the disk is unknown.
+	SetDiskState(ctx context.Context, id cairn.DiskID, s cairn.DiskState, since time.Time) error
+
+	// PGTable returns the placement-group table of a width, or ErrNotFound.
+	PGTable(ctx context.Context, width int) (cairn.PGTable, error)
+	// CreatePGTable stores t if no table of its width exists and returns
+	// the table that is stored afterwards (t, or the one that won a race).
+	CreatePGTable(ctx context.Context, t cairn.PGTable) (cairn.PGTable, error)
+
+	// CreateBucket creates a bucket; ErrExists if the name is taken.
+	CreateBucket(ctx context.Context, b cairn.Bucket) error
+	// Bucket returns a bucket or ErrNotFound.
+	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
+	// Buckets lists all buckets sorted by name.
+	Buckets(ctx context.Context) ([]cairn.Bucket, error)
+	// DeleteBucket deletes an empty bucket: ErrNotFound, or
+	// ErrBucketNotEmpty if it has objects (checked atomically with the
+	// delete).
+	DeleteBucket(ctx context.Context, name string) error
+
+	// CommitManifest makes m the object's current manifest if the object's
+	// current version is prevVersion ("" = the object must not exist), and
+	// returns ErrConflict otherwise. ErrNotFound if the bucket does not
+	// exist. Compare-and-swap: this is the instant an object appears.
+	CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersion string) error
+	// Manifest returns the object's committed manifest or ErrNotFound.
+	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
+	// DeleteManifest deletes the object's manifest if its version is
+	// version ("" = whatever it is) and returns the deleted manifest;
+	// ErrNotFound if there is none, ErrConflict if the version differs.
+	DeleteManifest(ctx context.Context, bucket, key, version string) (*cairn.Manifest, error)
+	// ListManifests returns up to limit manifests of a bucket whose keys
+	// start with prefix and sort strictly after startAfter, in key order
+	// (byte-wise), and whether more follow. ErrNotFound if the bucket does
+	// not exist.
+	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) (ms []*cairn.Manifest, more bool, err error)
+
+	// KeepAlive announces that holder (e.g. a node ID) is alive for ttl,
+	// renewing until ctx ends or Close; the entry vanishes within ttl after
+	// the holder stops renewing (or its process dies).
+	KeepAlive(ctx context.Context, holder string, ttl time.Duration) error
+	// Alive returns the holders whose liveness entries exist, sorted.
+	Alive(ctx context.Context) ([]string, error)
+
+	// Campaign blocks until id is the leader of role (e.g. "director") or
+	// ctx ends. The returned Leadership ends when its Resign is called,
+	// when the store loses the session (Done is closed), or on Close.
+	Campaign(ctx context.Context, role, id string) (Leadership, error)
+	// Leader returns the current leader's id for role, or ErrNotFound.
+	Leader(ctx context.Context, role string) (string, error)
+
+	// Close releases sessions and connections (not an embedded server the
+	// caller started separately).
+	Close() error
+}
+
+// Leadership is a won election.
+type Leadership interface {
+	// Done is closed when leadership is lost or resigned.
+	Done() <-chan struct{}
+	// Resign gives up leadership.
+	Resign(ctx context.Context) error
+}

@@ -1,0 +1,22 @@
+// Package placement decides where shards go. It is pure: a cluster map in,
+// placement groups out, with no I/O, clock or randomness, so the same map
+// always gives the same table (golden-tested in testdata/).
+//
+// Vocabulary:
+//
+//   - failure domain: the set of disks that one fault can take out together.
+//     The node is the smallest; "rack" and "zone" labels (on the node or the
+//     disk) make bigger ones. A PG spreads its disks over distinct zones,
+//     then racks, then nodes as far as the cluster allows.
+//   - placement group (PG): n disks, one per shard index of a stripe. Many
+//     PGs share each disk, so a failed disk's repair spreads over many peers.
+//   - load: PGs on a disk divided by its capacity; each PG takes the least
+//     loaded eligible disks, so disks fill in proportion to their size.
+//
+// When the cluster has fewer nodes than n (one `cairn server` with six
+// disk directories), PGs use distinct disks on shared nodes and the table
+// says DistinctNodes=false: data survives disk loss but not node loss.
+//
+// Caveats: a table is computed once per width and stored; disks added later
+// join only new tables (rebalancing is future work).
+package placement
