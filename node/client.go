@@ -1,0 +1,330 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"cairn"
+	"cairn/node/volume"
+)
+
+// Client speaks the node protocol. It resolves a disk to its node's
+// address on every call (so a disk that moved is found again). Safe for
+// concurrent use.
+//
+// Errors are *Error values whose chain holds a cairn sentinel: ErrInvalid
+// (bad name or range, refused before sending when it can be told locally),
+// ErrNotFound (no such shard or disk), ErrNoSpace, ErrCorrupt (the node
+// found a bad block, or the bytes received do not match what the node
+// sent), ErrAuth (wrong secret), ErrUnavailable (the node is unreachable,
+// broke the connection, answered garbage or had an internal error) — or
+// ctx's error when ctx ended.
+type Client struct {
+	secret  string
+	resolve func(cairn.DiskID) (string, error)
+	hc      *http.Client
+}
+
+// NewClient returns a client that authenticates with secret and finds a
+// disk's node with resolve (returning "host:port", or a base URL with a
+// scheme). hc nil: a client with pooled keep-alive connections, no
+// overall timeout (shards are streamed; use ctx) and no redirects.
+func NewClient(secret string, resolve func(cairn.DiskID) (addr string, err error), hc *http.Client) *Client {
+	if hc == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		t.ResponseHeaderTimeout = 0
+		hc = &http.Client{
+			Transport:     t,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	return &Client{secret: secret, resolve: resolve, hc: hc}
+}
+
+// Error is a failed node call.
+type Error struct {
+	Op     string // "put", "get", "delete", "list", "stat"
+	Disk   cairn.DiskID
+	Shard  string
+	Status int    // HTTP status, 0 if none arrived
+	Code   string // protocol error code, if any
+	Err    error  // chain holding the sentinel
+}
+
+func (e *Error) Error() string {
+	s := "node " + e.Op + " " + string(e.Disk)
+	if e.Shard != "" {
+		s += " " + e.Shard
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func (c *Client) errf(op string, disk cairn.DiskID, shard string, sentinel error, format string, args ...any) *Error {
+	return &Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))}
+}
+
+// request builds and sends one request; a transport failure becomes
+// ErrUnavailable (or ctx's error), an error status an *Error.
+func (c *Client) request(ctx context.Context, op, method string, disk cairn.DiskID, shard, path string, q url.Values, body io.Reader) (*http.Response, error) {
+	addr, err := c.resolve(disk)
+	if err != nil {
+		return nil, &Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("resolve disk: %w", err)}
+	}
+	base := addr
+	if !strings.Contains(addr, "://") {
+		base = "http://" + addr
+	}
+	u := base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, c.errf(op, disk, shard, cairn.ErrInvalid, "%v", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.secret)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/octet-stream")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, &Error{Op: op, Disk: disk, Shard: shard, Err: cerr}
+		}
+		return nil, &Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("%w: %w", cairn.ErrUnavailable, err)}
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		return nil, responseError(op, disk, shard, resp)
+	}
+	return resp, nil
+}
+
+// responseError decodes an error response (the body is read, up to 64 KiB).
+func responseError(op string, disk cairn.DiskID, shard string, resp *http.Response) *Error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	var eb errorBody
+	e := &Error{Op: op, Disk: disk, Shard: shard, Status: resp.StatusCode}
+	if json.Unmarshal(b, &eb) != nil || eb.Code == "" {
+		e.Err = fmt.Errorf("%w: node answered %s without a protocol error body", decodeError("", resp.StatusCode), resp.Status)
+		return e
+	}
+	e.Code = eb.Code
+	e.Err = fmt.Errorf("%w: %s (%s)", decodeError(eb.Code, resp.StatusCode), eb.Message, eb.Code)
+	return e
+}
+
+// crcReader counts and checksums what is read through it.
+type crcReader struct {
+	r   io.Reader
+	n   int64
+	crc uint32
+}
+
+func (c *crcReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.crc = crc32.Update(c.crc, castagnoli, p[:n])
+	return n, err
+}
+
+// PutShard streams r to the node as shard name on disk and returns what
+// the node stored once it is durable there. The reply's size and CRC are
+// checked against what was sent (ErrCorrupt on mismatch). r is read to EOF
+// (or until the call fails); it is never buffered whole.
+func (c *Client) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (ShardInfo, error) {
+	if err := volume.ValidateName(name); err != nil {
+		return ShardInfo{}, &Error{Op: "put", Disk: disk, Shard: name, Err: err}
+	}
+	cr := &crcReader{r: r}
+	// A body with no Len is sent chunked; wrapping hides any Len, so the
+	// transport never sets a wrong Content-Length.
+	resp, err := c.request(ctx, "put", http.MethodPut, disk, name, shardPath(disk, name), nil, io.NopCloser(cr))
+	if err != nil {
+		return ShardInfo{}, err
+	}
+	defer resp.Body.Close()
+	var pr putResponse
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&pr); err != nil {
+		return ShardInfo{}, c.errf("put", disk, name, cairn.ErrUnavailable, "bad reply: %v", err)
+	}
+	if pr.Size != cr.n || pr.CRC != cr.crc {
+		return ShardInfo{}, c.errf("put", disk, name, cairn.ErrCorrupt,
+			"node stored %d bytes with CRC %08x, sent %d with CRC %08x", pr.Size, pr.CRC, cr.n, cr.crc)
+	}
+	return ShardInfo(pr), nil
+}
+
+// GetShard returns a reader of n bytes of shard name from offset off
+// (n = -1: to the end). The range must lie within the shard (ErrInvalid).
+// The node checks every block's CRC before sending it; the reader returns
+// the good bytes and then an error wrapping cairn.ErrCorrupt if the node
+// found corruption (even mid-stream), or if the bytes received differ from
+// what the node sent. It returns io.EOF only after the node confirmed the
+// whole range. The caller must Close it; cancelling ctx stops the node's
+// reading.
+func (c *Client) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
+	if err := volume.ValidateName(name); err != nil {
+		return nil, &Error{Op: "get", Disk: disk, Shard: name, Err: err}
+	}
+	if off < 0 || n < -1 {
+		return nil, c.errf("get", disk, name, cairn.ErrInvalid, "bad range offset %d length %d", off, n)
+	}
+	q := url.Values{"offset": {strconv.FormatInt(off, 10)}}
+	if n >= 0 {
+		q.Set("length", strconv.FormatInt(n, 10))
+	}
+	resp, err := c.request(ctx, "get", http.MethodGet, disk, name, shardPath(disk, name), q, nil)
+	if err != nil {
+		return nil, err
+	}
+	want, err := strconv.ParseInt(resp.Header.Get(HeaderLength), 10, 64)
+	if err != nil || want < 0 || (n >= 0 && want != n) {
+		resp.Body.Close()
+		return nil, c.errf("get", disk, name, cairn.ErrUnavailable, "node sent a bad %s %q", HeaderLength, resp.Header.Get(HeaderLength))
+	}
+	return &shardReader{ctx: ctx, op: &Error{Op: "get", Disk: disk, Shard: name}, resp: resp, want: want}, nil
+}
+
+// shardReader checks a GET body against its header and trailers.
+type shardReader struct {
+	ctx  context.Context
+	op   *Error // template for errors
+	resp *http.Response
+	want int64
+	got  int64
+	crc  uint32
+	err  error // sticky
+}
+
+func (r *shardReader) fail(sentinel error, format string, args ...any) error {
+	e := *r.op
+	e.Status = r.resp.StatusCode
+	e.Err = fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
+	return &e
+}
+
+func (r *shardReader) Read(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	n, err := r.resp.Body.Read(p)
+	r.got += int64(n)
+	r.crc = crc32.Update(r.crc, castagnoli, p[:n])
+	if r.got > r.want {
+		r.err = r.fail(cairn.ErrUnavailable, "node sent more than the %d bytes it announced", r.want)
+		return n, r.err
+	}
+	switch {
+	case err == io.EOF:
+		r.err = r.finish()
+	case err != nil:
+		if cerr := r.ctx.Err(); cerr != nil {
+			e := *r.op
+			e.Err = cerr
+			r.err = &e
+		} else {
+			r.err = r.fail(cairn.ErrUnavailable, "transfer broke after %d of %d bytes: %v", r.got, r.want, err)
+		}
+	}
+	if r.err != nil && r.err != io.EOF {
+		return n, r.err
+	}
+	return n, err
+}
+
+// finish judges the trailers once the body ended.
+func (r *shardReader) finish() error {
+	tr := r.resp.Trailer
+	switch st := tr.Get(TrailerStatus); st {
+	case statusOK:
+	case "":
+		return r.fail(cairn.ErrUnavailable, "body ended after %d of %d bytes without a status trailer", r.got, r.want)
+	default:
+		e := *r.op
+		e.Status, e.Code = r.resp.StatusCode, st
+		e.Err = fmt.Errorf("%w: node stopped after %d of %d bytes: %s (%s)", decodeError(st, 0), r.got, r.want, tr.Get(TrailerError), st)
+		return &e
+	}
+	if r.got != r.want {
+		return r.fail(cairn.ErrUnavailable, "node confirmed %d bytes, announced %d", r.got, r.want)
+	}
+	sent, err := parseCRC(tr.Get(TrailerBodyCRC))
+	if err != nil {
+		return r.fail(cairn.ErrUnavailable, "bad %s trailer: %v", TrailerBodyCRC, err)
+	}
+	if sent != r.crc {
+		return r.fail(cairn.ErrCorrupt, "received bytes have CRC %08x, node sent %08x", r.crc, sent)
+	}
+	return io.EOF
+}
+
+// Close releases the connection (closing it if the body was not read to
+// the end, which stops the node's reading).
+func (r *shardReader) Close() error {
+	if r.err == nil {
+		r.err = errors.New("node: reader closed")
+	}
+	return r.resp.Body.Close()
+}
+
+// DeleteShard removes shard name from disk. ErrNotFound if it is not there.
+func (c *Client) DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error {
+	if err := volume.ValidateName(name); err != nil {
+		return &Error{Op: "delete", Disk: disk, Shard: name, Err: err}
+	}
+	resp, err := c.request(ctx, "delete", http.MethodDelete, disk, name, shardPath(disk, name), nil, nil)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	return nil
+}
+
+// ListShards returns up to limit shards of disk whose names sort after
+// after, in name order, and whether more follow (limit <= 0: the node's
+// default page, 1000).
+func (c *Client) ListShards(ctx context.Context, disk cairn.DiskID, after string, limit int) ([]ShardStat, bool, error) {
+	q := url.Values{}
+	if after != "" {
+		q.Set("after", after)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var lr listResponse
+	if err := c.getJSON(ctx, "list", disk, diskPath(disk)+"/shards", q, &lr); err != nil {
+		return nil, false, err
+	}
+	return lr.Shards, lr.More, nil
+}
+
+// DiskStat returns a disk's capacity and free space.
+func (c *Client) DiskStat(ctx context.Context, disk cairn.DiskID) (DiskStat, error) {
+	var st DiskStat
+	err := c.getJSON(ctx, "stat", disk, diskPath(disk), nil, &st)
+	return st, err
+}
+
+func (c *Client) getJSON(ctx context.Context, op string, disk cairn.DiskID, path string, q url.Values, v any) error {
+	resp, err := c.request(ctx, op, http.MethodGet, disk, "", path, q, nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(v); err != nil {
+		return c.errf(op, disk, "", cairn.ErrUnavailable, "bad reply: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,362 @@
+package node
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"cairn"
+	"cairn/node/volume"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// HandlerConfig configures a Handler.
+type HandlerConfig struct {
+	// Node is this node's ID (reported by /v1/health).
+	Node cairn.NodeID
+	// Secret is the cluster secret every request must carry. Required.
+	Secret string
+	// Volumes are the disks served. Their IDs must be distinct.
+	Volumes []*volume.Volume
+	// MaxShardSize refuses PUTs whose Content-Length is larger (413) before
+	// reading them; the volume enforces its own limit on chunked bodies.
+	// 0: volume.DefaultMaxShardSize.
+	MaxShardSize int64
+	// IdleTimeout ends a request whose body read or response write makes no
+	// progress for this long (0: 1 minute). Whole transfers have no limit:
+	// shards may be large.
+	IdleTimeout time.Duration
+	// Logger (nil: discarded).
+	Logger *slog.Logger
+}
+
+// Handler serves the node protocol over a fixed set of volumes. It is an
+// http.Handler; safe for concurrent use.
+type Handler struct {
+	node    cairn.NodeID
+	secret  [32]byte // SHA-256 of "Bearer "+secret, compared in constant time
+	vols    map[cairn.DiskID]*volume.Volume
+	order   []cairn.DiskID
+	maxSize int64
+	idle    time.Duration
+	log     *slog.Logger
+	mux     *http.ServeMux
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// NewHandler returns a handler for cfg. Errors wrap cairn.ErrInvalid.
+func NewHandler(cfg HandlerConfig) (*Handler, error) {
+	if cfg.Secret == "" {
+		return nil, fmt.Errorf("node handler: %w: empty cluster secret", cairn.ErrInvalid)
+	}
+	h := &Handler{
+		node:    cfg.Node,
+		secret:  sha256.Sum256([]byte("Bearer " + cfg.Secret)),
+		vols:    map[cairn.DiskID]*volume.Volume{},
+		maxSize: cfg.MaxShardSize,
+		idle:    cfg.IdleTimeout,
+		log:     cfg.Logger,
+	}
+	if h.maxSize <= 0 {
+		h.maxSize = volume.DefaultMaxShardSize
+	}
+	if h.idle <= 0 {
+		h.idle = time.Minute
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	for _, v := range cfg.Volumes {
+		if _, dup := h.vols[v.ID()]; dup {
+			return nil, fmt.Errorf("node handler: %w: disk %s served twice", cairn.ErrInvalid, v.ID())
+		}
+		h.vols[v.ID()] = v
+		h.order = append(h.order, v.ID())
+	}
+	m := http.NewServeMux()
+	m.HandleFunc("PUT "+apiPrefix+"/disks/{disk}/shards/{name}", h.put)
+	m.HandleFunc("GET "+apiPrefix+"/disks/{disk}/shards/{name}", h.get)
+	m.HandleFunc("DELETE "+apiPrefix+"/disks/{disk}/shards/{name}", h.delete)
+	m.HandleFunc("GET "+apiPrefix+"/disks/{disk}/shards", h.list)
+	m.HandleFunc("GET "+apiPrefix+"/disks/{disk}", h.stat)
+	m.HandleFunc("GET "+apiPrefix+"/health", h.health)
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		h.fail(w, r, "no_route", http.StatusNotFound, fmt.Errorf("no endpoint %s %s", r.Method, r.URL.Path))
+	})
+	h.mux = m
+	return h, nil
+}
+
+// ServeHTTP authenticates the request and dispatches it.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
+	if subtle.ConstantTimeCompare(got[:], h.secret[:]) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="cairn-node"`)
+		h.writeError(w, r, fmt.Errorf("%w: missing or wrong cluster secret", cairn.ErrAuth))
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code, status := encodeError(err)
+	h.fail(w, r, code, status, err)
+}
+
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code string, status int, err error) {
+	lvl := slog.LevelDebug
+	if status >= 500 && !errors.Is(r.Context().Err(), context.Canceled) {
+		lvl = slog.LevelWarn
+	}
+	h.log.Log(r.Context(), lvl, "node request failed", "method", r.Method, "path", r.URL.Path, "code", code, "err", err)
+	writeJSON(w, status, errorBody{Code: code, Message: err.Error()})
+}
+
+// volume finds the request's disk or answers 404 no_disk.
+func (h *Handler) volume(w http.ResponseWriter, r *http.Request) *volume.Volume {
+	id := cairn.DiskID(r.PathValue("disk"))
+	v := h.vols[id]
+	if v == nil {
+		h.fail(w, r, "no_disk", http.StatusNotFound, fmt.Errorf("%w: node %s serves no disk %q", cairn.ErrNotFound, h.node, id))
+	}
+	return v
+}
+
+// idleConn extends the connection's read or write deadline before each
+// transfer step, so a stalled peer ends the request after h.idle while a
+// slow but moving transfer of any size goes on. Deadlines are cleared when
+// the request ends (the server does not reset them between requests when
+// it has no timeouts of its own).
+type idleConn struct {
+	rc   *http.ResponseController
+	idle time.Duration
+}
+
+func (c idleConn) read()  { _ = c.rc.SetReadDeadline(time.Now().Add(c.idle)) }
+func (c idleConn) write() { _ = c.rc.SetWriteDeadline(time.Now().Add(c.idle)) }
+func (c idleConn) clear() {
+	_ = c.rc.SetReadDeadline(time.Time{})
+	_ = c.rc.SetWriteDeadline(time.Time{})
+}
+
+// errTooLarge: a PUT body went past MaxShardSize.
+var errTooLarge = errors.New("shard too large")
+
+// bodyReader reads a PUT body under the idle deadline and the size limit.
+type bodyReader struct {
+	r    io.Reader
+	c    idleConn
+	max  int64
+	left int64 // bytes still allowed
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	r.c.read()
+	n, err := r.r.Read(p)
+	if r.left -= int64(n); r.left < 0 {
+		return n, fmt.Errorf("%w: %w: the body is longer than %d bytes", cairn.ErrInvalid, errTooLarge, r.max)
+	}
+	return n, err
+}
+
+func (h *Handler) put(w http.ResponseWriter, r *http.Request) {
+	v := h.volume(w, r)
+	if v == nil {
+		return
+	}
+	name := r.PathValue("name")
+	if err := volume.ValidateName(name); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	if r.ContentLength > h.maxSize {
+		h.fail(w, r, "too_large", http.StatusRequestEntityTooLarge,
+			fmt.Errorf("%w: shard of %d bytes is larger than %d", cairn.ErrInvalid, r.ContentLength, h.maxSize))
+		return
+	}
+	ic := idleConn{rc: http.NewResponseController(w), idle: h.idle}
+	defer ic.clear()
+	info, err := v.Put(r.Context(), name, &bodyReader{r: r.Body, c: ic, max: h.maxSize, left: h.maxSize})
+	if errors.Is(err, errTooLarge) {
+		h.fail(w, r, "too_large", http.StatusRequestEntityTooLarge, err)
+		return
+	}
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	w.Header().Set(HeaderSize, strconv.FormatInt(info.Size, 10))
+	w.Header().Set(HeaderCRC, formatCRC(info.CRC))
+	writeJSON(w, http.StatusCreated, putResponse{Size: info.Size, CRC: info.CRC})
+}
+
+var copyPool = sync.Pool{New: func() any { b := make([]byte, volume.BlockSize); return &b }}
+
+// get streams a verified range. The first block is read and checked before
+// the status line is sent, so a shard that is missing, has a bad footer or
+// a bad first block gets a plain error response. After that the status is
+// 200 and the verdict travels in the trailers: a block that fails its CRC
+// (or any read error) stops the body there and sets X-Cairn-Status to the
+// error code — never are bad bytes sent — and the client turns that into
+// cairn.ErrCorrupt after the good bytes before it.
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	v := h.volume(w, r)
+	if v == nil {
+		return
+	}
+	q := r.URL.Query()
+	off, n := int64(0), int64(-1)
+	var perr error
+	if s := q.Get("offset"); s != "" {
+		off, perr = strconv.ParseInt(s, 10, 64)
+	}
+	if s := q.Get("length"); s != "" && perr == nil {
+		n, perr = strconv.ParseInt(s, 10, 64)
+	}
+	if perr != nil {
+		h.fail(w, r, "range", http.StatusRequestedRangeNotSatisfiable, fmt.Errorf("%w: bad offset or length: %v", cairn.ErrInvalid, perr))
+		return
+	}
+	rr, err := v.NewReader(r.Context(), r.PathValue("name"), off, n)
+	if err != nil {
+		if errors.Is(err, cairn.ErrInvalid) && volume.ValidateName(r.PathValue("name")) == nil {
+			h.fail(w, r, "range", http.StatusRequestedRangeNotSatisfiable, err)
+			return
+		}
+		h.writeError(w, r, err)
+		return
+	}
+	defer rr.Close()
+	length := rr.Remaining()
+	bp := copyPool.Get().(*[]byte)
+	defer copyPool.Put(bp)
+	buf := *bp
+	k, rerr := rr.Read(buf)
+	if rerr != nil && rerr != io.EOF {
+		h.writeError(w, r, rerr)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/octet-stream")
+	hd.Set("Trailer", TrailerStatus+", "+TrailerError+", "+TrailerBodyCRC)
+	hd.Set(HeaderLength, strconv.FormatInt(length, 10))
+	hd.Set(HeaderSize, strconv.FormatInt(rr.Size(), 10))
+	hd.Set(HeaderCRC, formatCRC(rr.CRC()))
+	ic := idleConn{rc: http.NewResponseController(w), idle: h.idle}
+	defer ic.clear()
+	ic.write()
+	w.WriteHeader(http.StatusOK)
+	var crc uint32
+	for k > 0 {
+		crc = crc32.Update(crc, castagnoli, buf[:k])
+		ic.write()
+		if _, err := w.Write(buf[:k]); err != nil {
+			h.log.Debug("get: client went away", "path", r.URL.Path, "err", err)
+			return
+		}
+		if rerr == io.EOF {
+			break
+		}
+		k, rerr = rr.Read(buf)
+		if rerr != nil && rerr != io.EOF {
+			code, _ := encodeError(rerr)
+			if r.Context().Err() == nil {
+				h.log.Warn("get: stopped mid-stream", "path", r.URL.Path, "code", code, "err", rerr)
+			}
+			hd.Set(TrailerStatus, code)
+			hd.Set(TrailerError, rerr.Error())
+			return
+		}
+	}
+	hd.Set(TrailerStatus, statusOK)
+	hd.Set(TrailerBodyCRC, formatCRC(crc))
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	v := h.volume(w, r)
+	if v == nil {
+		return
+	}
+	if err := v.Delete(r.Context(), r.PathValue("name")); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	v := h.volume(w, r)
+	if v == nil {
+		return
+	}
+	q := r.URL.Query()
+	limit := 0
+	if s := q.Get("limit"); s != "" {
+		var err error
+		if limit, err = strconv.Atoi(s); err != nil || limit < 0 {
+			h.writeError(w, r, fmt.Errorf("%w: bad limit %q", cairn.ErrInvalid, s))
+			return
+		}
+	}
+	page, more, err := v.List(r.Context(), q.Get("after"), limit)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	resp := listResponse{Shards: make([]ShardStat, len(page)), More: more}
+	for i, s := range page {
+		resp.Shards[i] = ShardStat{Name: s.Name, Size: s.Size}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (h *Handler) diskStat(v *volume.Volume) (DiskStat, error) {
+	u, err := v.Usage()
+	if err != nil {
+		return DiskStat{}, err
+	}
+	st := DiskStat{ID: v.ID(), Capacity: u.Capacity, Free: u.Free}
+	if err := v.Err(); err != nil {
+		st.Broken = err.Error()
+	}
+	return st, nil
+}
+
+func (h *Handler) stat(w http.ResponseWriter, r *http.Request) {
+	v := h.volume(w, r)
+	if v == nil {
+		return
+	}
+	st, err := h.diskStat(v)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
+	resp := healthResponse{Node: h.node, OK: true, Disks: []DiskStat{}}
+	for _, id := range h.order {
+		st, err := h.diskStat(h.vols[id])
+		if err != nil {
+			st = DiskStat{ID: id, Broken: err.Error()}
+		}
+		if st.Broken != "" {
+			resp.OK = false
+		}
+		resp.Disks = append(resp.Disks, st)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}

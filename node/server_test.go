@@ -1,0 +1,191 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"cairn"
+	"cairn/internal/vfs"
+	"cairn/meta"
+	"cairn/node/volume"
+)
+
+// meta.Store is a Registry: the node needs only these three methods.
+var _ Registry = meta.Store(nil)
+
+// fakeRegistry records what a node registers (a working fake of the two
+// meta.Store methods and KeepAlive).
+type fakeRegistry struct {
+	mu        sync.Mutex
+	nodes     map[cairn.NodeID]cairn.Node
+	disks     map[cairn.DiskID]cairn.Disk
+	diskPuts  int
+	leaseCtx  context.Context
+	holder    string
+	ttl       time.Duration
+	failAlive error
+}
+
+func newFakeRegistry() *fakeRegistry {
+	return &fakeRegistry{nodes: map[cairn.NodeID]cairn.Node{}, disks: map[cairn.DiskID]cairn.Disk{}}
+}
+
+func (f *fakeRegistry) PutNode(ctx context.Context, n cairn.Node) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nodes[n.ID] = n
+	return nil
+}
+
+func (f *fakeRegistry) PutDisk(ctx context.Context, d cairn.Disk) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if old, ok := f.disks[d.ID]; ok && old.State != "" {
+		d.State, d.Since = old.State, old.Since
+	}
+	f.disks[d.ID] = d
+	f.diskPuts++
+	return nil
+}
+
+func (f *fakeRegistry) KeepAlive(ctx context.Context, holder string, ttl time.Duration) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failAlive != nil {
+		return f.failAlive
+	}
+	f.leaseCtx, f.holder, f.ttl = ctx, holder, ttl
+	return nil
+}
+
+func (f *fakeRegistry) puts() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.diskPuts
+}
+
+func TestServerLifecycle(t *testing.T) {
+	reg := newFakeRegistry()
+	mem := vfs.NewMem()
+	cfg := Config{
+		Node: "node1", Secret: testSecret, Registry: reg, Labels: cairn.Labels{cairn.LabelRack: "r1"},
+		Disks: []DiskConfig{
+			{ID: "node1/disk1", Path: "/d1", FS: mem},
+			{ID: "node1/disk2", Path: t.TempDir() + "/d2"},
+		},
+		RefreshInterval: 5 * time.Millisecond, LeaseTTL: 3 * time.Second,
+	}
+	s, err := NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range cfg.Disks {
+		fs := d.FS
+		if fs == nil {
+			fs = vfs.Default
+		}
+		fsckCleanup(t, fs, d.Path, d.ID)
+	}
+	defer s.Close()
+
+	reg.mu.Lock()
+	n := reg.nodes["node1"]
+	if n.Addr != s.Addr() || n.Labels[cairn.LabelRack] != "r1" {
+		t.Errorf("registered node %+v, addr %s", n, s.Addr())
+	}
+	for _, d := range cfg.Disks {
+		got := reg.disks[d.ID]
+		if got.Node != "node1" || got.State != cairn.DiskUp || got.Capacity <= 0 || got.Free <= 0 || got.Path != d.Path {
+			t.Errorf("registered disk %+v", got)
+		}
+	}
+	if reg.holder != "node1" || reg.ttl != 3*time.Second || reg.leaseCtx.Err() != nil {
+		t.Errorf("lease %q %v %v", reg.holder, reg.ttl, reg.leaseCtx.Err())
+	}
+	leaseCtx := reg.leaseCtx
+	reg.mu.Unlock()
+
+	// The refresh loop re-registers disk space.
+	for deadline := time.Now().Add(5 * time.Second); reg.puts() < 3*len(cfg.Disks); {
+		if time.Now().After(deadline) {
+			t.Fatal("disks were not refreshed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+
+	c := NewClient(testSecret, func(cairn.DiskID) (string, error) { return s.Addr(), nil }, nil)
+	data := randBytes(9, 100000)
+	for _, d := range cfg.Disks {
+		mustPutShard(t, c, d.ID, shardName(9, 0), data)
+		got, err := readAll(t, c, d.ID, shardName(9, 0), 0, -1)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("get: %v", err)
+		}
+	}
+
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if leaseCtx.Err() == nil {
+		t.Error("lease still renewed after Close")
+	}
+	puts := reg.puts()
+	time.Sleep(20 * time.Millisecond)
+	if reg.puts() != puts {
+		t.Error("refresh loop still running after Close")
+	}
+	if _, err := c.DiskStat(context.Background(), "node1/disk1"); !errors.Is(err, cairn.ErrUnavailable) {
+		t.Errorf("stat after Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestServerStartFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"no node", Config{Secret: "x", Disks: []DiskConfig{{ID: "d", Path: "/d", FS: vfs.NewMem()}}}},
+		{"no secret", Config{Node: "n", Disks: []DiskConfig{{ID: "d", Path: "/d", FS: vfs.NewMem()}}}},
+		{"no disks", Config{Node: "n", Secret: "x"}},
+		{"duplicate disk", Config{Node: "n", Secret: "x", Disks: []DiskConfig{{ID: "d", Path: "/a"}, {ID: "d", Path: "/b"}}}},
+	} {
+		if _, err := NewServer(tc.cfg); !errors.Is(err, cairn.ErrInvalid) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+	// A lease that cannot be taken fails Start and stops everything.
+	reg := newFakeRegistry()
+	reg.failAlive = cairn.ErrUnavailable
+	mem := vfs.NewMem()
+	s, err := NewServer(Config{Node: "n", Secret: "x", Registry: reg, Disks: []DiskConfig{{ID: "n/d", Path: "/d", FS: mem}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsckCleanup(t, mem, "/d", "n/d")
+	if err := s.Start(context.Background()); !errors.Is(err, cairn.ErrUnavailable) {
+		t.Fatalf("start with a failing lease: %v", err)
+	}
+	if err := s.Start(context.Background()); err == nil {
+		t.Fatal("restart after a failed Start")
+	}
+	// NoFormat refuses an empty directory.
+	s, _ = NewServer(Config{Node: "n", Secret: "x", Disks: []DiskConfig{{ID: "n/e", Path: "/empty", FS: mem, NoFormat: true}}})
+	if err := s.Start(context.Background()); !errors.Is(err, volume.ErrNotVolume) {
+		t.Fatalf("start on an unformatted disk with NoFormat: %v", err)
+	}
+	// A disk that belongs to another disk ID is refused.
+	s, _ = NewServer(Config{Node: "n", Secret: "x", Disks: []DiskConfig{{ID: "n/other", Path: "/d", FS: mem}}})
+	if err := s.Start(context.Background()); !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("start on a foreign disk: %v", err)
+	}
+}

@@ -1,0 +1,184 @@
+package volume
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+
+	"cairn"
+)
+
+// The on-disk format, version 1. docs/design/volume.md is the
+// specification; the structs below serve only as documentation of it and
+// must change together with it.
+//
+//	<dir>/CAIRN-VOLUME            identity (JSON, identityFile)
+//	<dir>/shards/<hh>/<name>      shard files; hh = the first two characters of name
+//	<dir>/tmp/<name>.<rand>.tmp   shard files being written
+const (
+	// FormatVersion is the version of this layout, in the identity file and
+	// every shard footer.
+	FormatVersion = 1
+	// BlockSize is the number of content bytes per checksummed block.
+	BlockSize = 64 << 10
+	// IdentityName is the identity file's name in the volume directory.
+	IdentityName = "CAIRN-VOLUME"
+	// ShardsDir and TmpDir are the volume's subdirectories.
+	ShardsDir = "shards"
+	TmpDir    = "tmp"
+
+	identityMagic = "cairn-volume"
+	footerMagic   = "CAIRNSHD"
+	footerSize    = 32
+	crcSize       = 4
+	tmpSuffix     = ".tmp"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// identityFile is the JSON content of CAIRN-VOLUME. It is written once, by
+// Open with Options.Create on an empty directory (temporary file, fsync,
+// rename, directory fsync). A directory whose identity names another disk
+// is refused.
+type identityFile struct {
+	Magic     string       `json:"magic"` // "cairn-volume"
+	Format    int          `json:"format"`
+	DiskID    cairn.DiskID `json:"disk_id"`
+	BlockSize int          `json:"block_size"`
+}
+
+// shardFileLayout documents a shard file of content length L:
+//
+//	repeat ceil(L/BlockSize) times:
+//	    data  [min(BlockSize, rest)]byte
+//	    crc   uint32 (little endian) = CRC-32C(data)
+//	footer    shardFooter (32 bytes)
+//
+// so the file is L + 4·ceil(L/BlockSize) + 32 bytes long, block b starts
+// at b·(BlockSize+4), and a range read touches only its own blocks.
+type shardFileLayout struct {
+	Blocks []struct {
+		Data []byte
+		CRC  uint32
+	}
+	Footer shardFooter
+}
+
+// shardFooter is the last 32 bytes of a shard file, all little endian.
+type shardFooter struct {
+	Magic     [8]byte // "CAIRNSHD"
+	Format    uint16  // FormatVersion
+	Flags     uint16  // 0
+	BlockSize uint32  // content bytes per block (BlockSize)
+	Length    uint64  // content length L
+	CRC       uint32  // CRC-32C of the whole content (what manifests record)
+	FooterCRC uint32  // CRC-32C of the preceding 28 footer bytes
+}
+
+var _ = shardFileLayout{}
+
+func encodeFooter(length int64, crc uint32) []byte {
+	b := make([]byte, footerSize)
+	copy(b, footerMagic)
+	binary.LittleEndian.PutUint16(b[8:], FormatVersion)
+	binary.LittleEndian.PutUint16(b[10:], 0)
+	binary.LittleEndian.PutUint32(b[12:], BlockSize)
+	binary.LittleEndian.PutUint64(b[16:], uint64(length))
+	binary.LittleEndian.PutUint32(b[24:], crc)
+	binary.LittleEndian.PutUint32(b[28:], crc32.Checksum(b[:28], castagnoli))
+	return b
+}
+
+// decodeFooter parses and checks a footer read from a file of fileSize
+// bytes. The error says what is wrong (the caller wraps ErrCorrupt).
+func decodeFooter(b []byte, fileSize int64) (shardFooter, error) {
+	var f shardFooter
+	if len(b) != footerSize {
+		return f, fmt.Errorf("footer is %d bytes", len(b))
+	}
+	copy(f.Magic[:], b)
+	f.Format = binary.LittleEndian.Uint16(b[8:])
+	f.Flags = binary.LittleEndian.Uint16(b[10:])
+	f.BlockSize = binary.LittleEndian.Uint32(b[12:])
+	f.Length = binary.LittleEndian.Uint64(b[16:])
+	f.CRC = binary.LittleEndian.Uint32(b[24:])
+	f.FooterCRC = binary.LittleEndian.Uint32(b[28:])
+	switch {
+	case string(f.Magic[:]) != footerMagic:
+		return f, fmt.Errorf("bad footer magic %q", f.Magic[:])
+	case crc32.Checksum(b[:28], castagnoli) != f.FooterCRC:
+		return f, fmt.Errorf("footer checksum mismatch")
+	case f.Format != FormatVersion:
+		return f, fmt.Errorf("unknown shard format %d", f.Format)
+	case f.BlockSize != BlockSize:
+		return f, fmt.Errorf("block size %d, volume uses %d", f.BlockSize, BlockSize)
+	case f.Length > 1<<62 || fileSizeFor(int64(f.Length)) != fileSize:
+		return f, fmt.Errorf("footer says %d content bytes, file has %d bytes", f.Length, fileSize)
+	}
+	return f, nil
+}
+
+// fileSizeFor is the shard file size for content length n.
+func fileSizeFor(n int64) int64 {
+	blocks := (n + BlockSize - 1) / BlockSize
+	return n + crcSize*blocks + footerSize
+}
+
+// contentLengthFor inverts fileSizeFor; ok is false if no content length
+// gives fileSize.
+func contentLengthFor(fileSize int64) (int64, bool) {
+	m := fileSize - footerSize
+	if m < 0 {
+		return 0, false
+	}
+	q, r := m/(BlockSize+crcSize), m%(BlockSize+crcSize)
+	switch {
+	case r == 0:
+		return q * BlockSize, true
+	case r > crcSize:
+		return q*BlockSize + r - crcSize, true
+	}
+	return 0, false
+}
+
+// MaxShardIndex is the largest shard index a name may carry.
+const MaxShardIndex = 9999
+
+// ValidateName checks that name is a shard name as cairn.ShardName makes
+// it: 32 lower-case hex digits, a dot, and a decimal index 0..MaxShardIndex
+// without leading zeros. Nothing else is accepted, so a name can never
+// reach outside the shards directory (no '/', no "..", no NUL) and every
+// shard has exactly one spelling. The error wraps cairn.ErrInvalid.
+func ValidateName(name string) error {
+	bad := func(why string) error {
+		if len(name) > 80 {
+			name = name[:80] + "…"
+		}
+		return fmt.Errorf("%w: shard name %q: %s (want <32 lower-case hex>.<index>)", cairn.ErrInvalid, name, why)
+	}
+	if len(name) < 34 || len(name) > 37 {
+		return bad("wrong length")
+	}
+	for i := 0; i < 32; i++ {
+		c := name[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return bad("version is not lower-case hex")
+		}
+	}
+	if name[32] != '.' {
+		return bad("no '.' after the version")
+	}
+	idx := name[33:]
+	for i := 0; i < len(idx); i++ {
+		if idx[i] < '0' || idx[i] > '9' {
+			return bad("index is not decimal")
+		}
+	}
+	if len(idx) > 1 && idx[0] == '0' {
+		return bad("index has a leading zero")
+	}
+	return nil
+}
+
+// fanout is the subdirectory of shards/ that holds name.
+func fanout(name string) string { return name[:2] }

@@ -1,0 +1,199 @@
+package volume
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"cairn"
+	"cairn/internal/vfs"
+)
+
+// Reader streams a byte range of a shard, reading only the blocks the
+// range touches and checking each block's CRC before returning any of its
+// bytes. A block that fails yields an *Error wrapping cairn.ErrCorrupt
+// that names the shard and block; bytes of earlier blocks have been
+// returned and are good. Read checks ctx before each block. Not safe for
+// concurrent use; Close releases the file.
+type Reader struct {
+	v    *Volume
+	ctx  context.Context
+	f    vfs.File
+	name string
+	size int64  // content length
+	crc  uint32 // whole-content CRC from the footer
+	off  int64  // next content offset to return
+	end  int64  // end of the range
+	buf  []byte // block buffer (from blockPool)
+	bp   *[]byte
+	cur  []byte // verified bytes of the current block not yet returned
+	err  error  // sticky
+}
+
+// NewReader opens name for reading n bytes from offset off (n = -1: to the
+// end). The range must lie within the content. The footer is checked
+// here; blocks are checked as they are read. Errors: cairn.ErrInvalid (name
+// or range), cairn.ErrNotFound, cairn.ErrCorrupt (footer), I/O.
+func (v *Volume) NewReader(ctx context.Context, name string, off, n int64) (*Reader, error) {
+	r, err := v.openReader(ctx, "get", name)
+	if err != nil {
+		return nil, err
+	}
+	if n == -1 && off >= 0 && off <= r.size {
+		n = r.size - off
+	}
+	if off < 0 || n < 0 || off > r.size || n > r.size-off {
+		r.Close()
+		return nil, v.err("get", name, fmt.Errorf("%w: range offset %d length %d outside the shard's %d bytes",
+			cairn.ErrInvalid, off, n, r.size))
+	}
+	r.off, r.end = off, off+n
+	return r, nil
+}
+
+func (v *Volume) openReader(ctx context.Context, op, name string) (*Reader, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	if err := v.check(false); err != nil {
+		return nil, v.err(op, name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, v.err(op, name, err)
+	}
+	f, err := v.fs.Open(v.shardPath(name))
+	if err != nil {
+		return nil, v.err(op, name, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, v.err(op, name, err)
+	}
+	fb := make([]byte, footerSize)
+	if fi.Size() < footerSize {
+		f.Close()
+		return nil, v.corrupt(op, name, -1, "file is %d bytes, shorter than a footer", fi.Size())
+	}
+	if _, err := f.ReadAt(fb, fi.Size()-footerSize); err != nil {
+		f.Close()
+		return nil, v.err(op, name, err)
+	}
+	ft, err := decodeFooter(fb, fi.Size())
+	if err != nil {
+		f.Close()
+		return nil, v.corrupt(op, name, -1, "%v", err)
+	}
+	r := &Reader{v: v, ctx: ctx, f: f, name: name, size: int64(ft.Length), crc: ft.CRC}
+	r.end = r.size
+	return r, nil
+}
+
+// Size is the shard's content length.
+func (r *Reader) Size() int64 { return r.size }
+
+// CRC is the CRC-32C of the shard's whole content, from its footer.
+func (r *Reader) CRC() uint32 { return r.crc }
+
+// Remaining is the number of bytes of the range not yet returned.
+func (r *Reader) Remaining() int64 { return r.end - r.off + int64(len(r.cur)) }
+
+// Read implements io.Reader.
+func (r *Reader) Read(p []byte) (int, error) {
+	if len(r.cur) == 0 {
+		if r.err != nil {
+			return 0, r.err
+		}
+		if r.off >= r.end {
+			return 0, io.EOF
+		}
+		if err := r.next(); err != nil {
+			r.err = err
+			return 0, err
+		}
+	}
+	n := copy(p, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+// next loads and checks the block holding r.off and points r.cur at the
+// part of it inside the range.
+func (r *Reader) next() error {
+	if err := r.ctx.Err(); err != nil {
+		return r.v.err("get", r.name, err)
+	}
+	if r.buf == nil {
+		r.bp = blockPool.Get().(*[]byte)
+		r.buf = *r.bp
+	}
+	b := r.off / BlockSize
+	data, err := r.block(b)
+	if err != nil {
+		return err
+	}
+	lo := r.off - b*BlockSize
+	hi := min(int64(len(data)), r.end-b*BlockSize)
+	r.cur = data[lo:hi]
+	r.off = b*BlockSize + hi
+	return nil
+}
+
+// block reads and checks block b, returning its data (aliasing r.buf).
+func (r *Reader) block(b int64) ([]byte, error) {
+	dlen := min(BlockSize, r.size-b*BlockSize)
+	raw := r.buf[:dlen+crcSize]
+	n, err := r.f.ReadAt(raw, b*(BlockSize+crcSize))
+	if n < len(raw) {
+		if err == nil || err == io.EOF {
+			return nil, r.v.corrupt("get", r.name, b, "short read: %d of %d bytes", n, len(raw))
+		}
+		return nil, r.v.err("get", r.name, err)
+	}
+	data := raw[:dlen]
+	want := binary.LittleEndian.Uint32(raw[dlen:])
+	if got := crc32.Checksum(data, castagnoli); got != want {
+		return nil, r.v.corrupt("get", r.name, b, "block CRC %08x, stored %08x", got, want)
+	}
+	return data, nil
+}
+
+// verifyAll reads every block of the shard and returns the content CRC.
+func (r *Reader) verifyAll() (uint32, error) {
+	if r.buf == nil {
+		r.bp = blockPool.Get().(*[]byte)
+		r.buf = *r.bp
+		defer func() { blockPool.Put(r.bp); r.buf, r.bp = nil, nil }()
+	}
+	var whole uint32
+	for b := int64(0); b*BlockSize < r.size; b++ {
+		if err := r.ctx.Err(); err != nil {
+			return 0, r.v.err("verify", r.name, err)
+		}
+		data, err := r.block(b)
+		if err != nil {
+			return 0, err
+		}
+		whole = crc32.Update(whole, castagnoli, data)
+	}
+	return whole, nil
+}
+
+// Close releases the file and buffer. It is idempotent.
+func (r *Reader) Close() error {
+	if r.bp != nil {
+		blockPool.Put(r.bp)
+		r.bp, r.buf, r.cur = nil, nil, nil
+	}
+	if r.f == nil {
+		return nil
+	}
+	err := r.f.Close()
+	r.f = nil
+	if r.err == nil {
+		r.err = ErrClosed
+	}
+	return err
+}

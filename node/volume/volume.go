@@ -1,0 +1,605 @@
+package volume
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"io/fs"
+	"log/slog"
+	"path"
+	"sync"
+	"sync/atomic"
+
+	"cairn"
+	"cairn/internal/vfs"
+)
+
+// DefaultMaxShardSize bounds one shard file's content unless
+// Options.MaxShardSize says otherwise.
+const DefaultMaxShardSize = 64 << 30
+
+// Options configure Open.
+type Options struct {
+	// FS is the file system (nil: the OS).
+	FS vfs.FS
+	// DiskID is the disk this directory must be. Open refuses a volume
+	// whose identity names another disk. Required.
+	DiskID cairn.DiskID
+	// Create formats dir as a new volume if it is missing or empty.
+	Create bool
+	// MaxShardSize bounds a shard's content (0: DefaultMaxShardSize).
+	MaxShardSize int64
+	// MinFree makes Put fail with cairn.ErrNoSpace when the file system
+	// has fewer free bytes than this (0: only real ENOSPC).
+	MinFree int64
+	// Logger receives warnings (nil: discarded).
+	Logger *slog.Logger
+}
+
+// ShardInfo describes a stored shard: its content length and the CRC-32C
+// (Castagnoli) of its whole content, as manifests record it.
+type ShardInfo struct {
+	Size int64
+	CRC  uint32
+}
+
+// ShardStat is one entry of List: a shard name and its content length
+// (computed from the file size; -1 if the size matches no valid shard,
+// which Fsck reports as corrupt).
+type ShardStat struct {
+	Name string
+	Size int64
+}
+
+// Usage is the space of the file system holding the volume, in bytes.
+type Usage struct {
+	Capacity int64
+	Free     int64
+}
+
+// Volume is one disk directory holding shard files. All methods are safe
+// for concurrent use; concurrent Puts of one name leave one complete
+// version of it (the last rename wins).
+type Volume struct {
+	fs      vfs.FS
+	dir     string
+	id      cairn.DiskID
+	log     *slog.Logger
+	maxSize int64
+	minFree int64
+	nonce   string       // distinguishes this Open's tmp files
+	seq     atomic.Int64 // numbers tmp files
+
+	mu      sync.Mutex
+	fanouts map[string]bool // guarded by mu: fan-out dirs known to be durable
+	broken  error           // guarded by mu: set by a failed sync; sticky
+	closed  bool            // guarded by mu
+}
+
+// Open opens (with Options.Create, formats) the volume in dir. It removes
+// every file left in tmp/ (writes a crash interrupted: nothing else can be
+// writing, as a volume is opened by one process).
+func Open(dir string, opts Options) (*Volume, error) {
+	if opts.DiskID == "" {
+		return nil, fmt.Errorf("volume: open %s: %w: no disk ID", dir, cairn.ErrInvalid)
+	}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	if opts.MaxShardSize <= 0 {
+		opts.MaxShardSize = DefaultMaxShardSize
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	var nonce [4]byte
+	_, _ = rand.Read(nonce[:])
+	v := &Volume{
+		fs: opts.FS, dir: dir, id: opts.DiskID, maxSize: opts.MaxShardSize, minFree: opts.MinFree,
+		log:     opts.Logger.With("disk", string(opts.DiskID)),
+		nonce:   hex.EncodeToString(nonce[:]),
+		fanouts: map[string]bool{},
+	}
+	if err := v.open(opts.Create); err != nil {
+		return nil, v.err("open", "", err)
+	}
+	return v, nil
+}
+
+func (v *Volume) open(create bool) error {
+	id, err := v.readIdentity()
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && create:
+		if err := v.format(); err != nil {
+			return fmt.Errorf("format %s: %w", v.dir, err)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s has no %s", ErrNotVolume, v.dir, IdentityName)
+	case err != nil:
+		return err
+	case id.DiskID != v.id:
+		return fmt.Errorf("%w: %s belongs to disk %q", cairn.ErrInvalid, v.dir, id.DiskID)
+	}
+	if _, err := v.fs.Stat(v.path(ShardsDir)); err != nil {
+		return fmt.Errorf("%w: shards directory: %w", cairn.ErrCorrupt, err)
+	}
+	if err := v.fs.MkdirAll(v.path(TmpDir), 0o755); err != nil {
+		return err
+	}
+	names, err := v.fs.List(v.path(TmpDir))
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := v.fs.Remove(v.path(TmpDir, n)); err != nil {
+			return fmt.Errorf("remove leftover %s: %w", n, err)
+		}
+	}
+	if len(names) > 0 {
+		v.log.Info("removed leftover temporary files", "count", len(names))
+	}
+	return nil
+}
+
+func (v *Volume) readIdentity() (identityFile, error) {
+	var id identityFile
+	f, err := v.fs.Open(v.path(IdentityName))
+	if err != nil {
+		return id, err
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, err := f.ReadAt(b, 0)
+	if err != nil && err != io.EOF {
+		return id, err
+	}
+	if err := json.Unmarshal(b[:n], &id); err != nil {
+		return id, fmt.Errorf("%w: %s: %v", cairn.ErrCorrupt, IdentityName, err)
+	}
+	if id.Magic != identityMagic || id.Format != FormatVersion || id.BlockSize != BlockSize {
+		return id, fmt.Errorf("%w: %s: magic %q format %d block size %d not supported",
+			cairn.ErrCorrupt, IdentityName, id.Magic, id.Format, id.BlockSize)
+	}
+	return id, nil
+}
+
+// format makes an empty (or missing) dir a volume. The identity file is
+// written last, so a crash mid-format leaves a directory that a retry
+// formats again.
+func (v *Volume) format() error {
+	if _, err := v.fs.Stat(v.dir); errors.Is(err, fs.ErrNotExist) {
+		if err := v.fs.MkdirAll(v.dir, 0o755); err != nil {
+			return err
+		}
+		if err := v.syncDir(path.Dir(v.dir)); err != nil {
+			return err
+		}
+	}
+	names, err := v.fs.List(v.dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n != ShardsDir && n != TmpDir && n != IdentityName+tmpSuffix {
+			return fmt.Errorf("%w: %s is not empty (has %q)", ErrNotVolume, v.dir, n)
+		}
+	}
+	for _, d := range []string{ShardsDir, TmpDir} {
+		if err := v.fs.MkdirAll(v.path(d), 0o755); err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(identityFile{Magic: identityMagic, Format: FormatVersion, DiskID: v.id, BlockSize: BlockSize})
+	if err != nil {
+		return err
+	}
+	tmp := v.path(IdentityName + tmpSuffix)
+	f, err := v.fs.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = v.syncDir(v.dir) // shards/ and tmp/ before the identity names them
+	}
+	if err == nil {
+		err = v.fs.Rename(tmp, v.path(IdentityName))
+	}
+	if err == nil {
+		err = v.syncDir(v.dir)
+	}
+	if err != nil {
+		_ = v.fs.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// ID returns the disk ID.
+func (v *Volume) ID() cairn.DiskID { return v.id }
+
+// Dir returns the volume's directory.
+func (v *Volume) Dir() string { return v.dir }
+
+// Close marks the volume closed; later calls fail with ErrClosed. Readers
+// already open keep working until closed.
+func (v *Volume) Close() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.closed = true
+	return nil
+}
+
+// Err returns the sticky error that stops writes (ErrBroken), or nil.
+func (v *Volume) Err() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.broken
+}
+
+func (v *Volume) check(write bool) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.closed {
+		return ErrClosed
+	}
+	if write && v.broken != nil {
+		return v.broken
+	}
+	return nil
+}
+
+// syncFailed makes the volume broken after a failed fsync (unless the
+// cause is a full disk) and returns err.
+func (v *Volume) syncFailed(err error) error {
+	if isNoSpace(err) {
+		return err
+	}
+	v.mu.Lock()
+	if v.broken == nil {
+		v.broken = fmt.Errorf("%w: %w (%v)", ErrBroken, cairn.ErrUnavailable, err)
+		v.log.Error("fsync failed: volume refuses writes until reopened", "err", err)
+	}
+	v.mu.Unlock()
+	return err
+}
+
+func (v *Volume) path(elem ...string) string { return path.Join(append([]string{v.dir}, elem...)...) }
+
+func (v *Volume) shardPath(name string) string { return v.path(ShardsDir, fanout(name), name) }
+
+// syncDir fsyncs a directory; a failed fsync breaks the volume.
+func (v *Volume) syncDir(dir string) error {
+	d, err := v.fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	if err = d.Sync(); err != nil {
+		err = v.syncFailed(err)
+	}
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ensureFanout makes shards/<hh> exist durably (once per process: a
+// directory left by a crashed process may not be durable yet).
+func (v *Volume) ensureFanout(name string) error {
+	fo := fanout(name)
+	v.mu.Lock()
+	ok := v.fanouts[fo]
+	v.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if err := v.fs.MkdirAll(v.path(ShardsDir, fo), 0o755); err != nil {
+		return err
+	}
+	if err := v.syncDir(v.path(ShardsDir)); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	v.fanouts[fo] = true
+	v.mu.Unlock()
+	return nil
+}
+
+var blockPool = sync.Pool{New: func() any { b := make([]byte, BlockSize+crcSize); return &b }}
+
+// Put stores the content of r as shard name, streaming: it reads r block
+// by block and never holds more than one block. It returns only after the
+// shard is durable — written to tmp/, fsynced, its footer read back and
+// checked, renamed into shards/, and the directory fsynced. An existing
+// shard of the same name is replaced atomically.
+//
+// On any error no new shard is visible unless the failure came after the
+// rename (a failed directory fsync): then the complete, valid shard may be
+// visible but is not acknowledged. The temporary file is removed. ctx ends
+// the write between blocks. Errors: cairn.ErrInvalid (name; content over
+// MaxShardSize), cairn.ErrNoSpace, ErrBroken, ErrClosed, r's error, ctx's
+// error, I/O errors.
+func (v *Volume) Put(ctx context.Context, name string, r io.Reader) (ShardInfo, error) {
+	if err := ValidateName(name); err != nil {
+		return ShardInfo{}, err
+	}
+	info, err := v.put(ctx, name, r)
+	if err != nil {
+		return ShardInfo{}, v.err("put", name, err)
+	}
+	return info, nil
+}
+
+func (v *Volume) put(ctx context.Context, name string, r io.Reader) (info ShardInfo, err error) {
+	if err := v.check(true); err != nil {
+		return info, err
+	}
+	if err := ctx.Err(); err != nil {
+		return info, err
+	}
+	if v.minFree > 0 {
+		u, err := v.fs.GetDiskUsage(v.dir)
+		if err != nil {
+			return info, err
+		}
+		if int64(u.AvailBytes) < v.minFree {
+			return info, fmt.Errorf("%w: %d bytes free, below the reserve of %d", cairn.ErrNoSpace, u.AvailBytes, v.minFree)
+		}
+	}
+	if err := v.ensureFanout(name); err != nil {
+		return info, err
+	}
+	tmp := v.path(TmpDir, fmt.Sprintf("%s.%s-%d%s", name, v.nonce, v.seq.Add(1), tmpSuffix))
+	f, err := v.fs.Create(tmp)
+	if err != nil {
+		return info, err
+	}
+	renamed := false
+	defer func() {
+		if f != nil {
+			_ = f.Close()
+		}
+		if err != nil && !renamed {
+			if rerr := v.fs.Remove(tmp); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				v.log.Warn("cannot remove temporary file; fsck will", "file", tmp, "err", rerr)
+			}
+		}
+	}()
+	info, err = v.writeContent(ctx, f, r)
+	if err != nil {
+		return info, err
+	}
+	if err = f.Sync(); err != nil {
+		return info, v.syncFailed(err)
+	}
+	// Read back what is now on disk before acknowledging it (STYLE #8).
+	if err = v.checkWritten(ctx, f, name, info); err != nil {
+		return info, err
+	}
+	err = f.Close()
+	f = nil
+	if err != nil {
+		return info, err
+	}
+	if err = v.fs.Rename(tmp, v.shardPath(name)); err != nil {
+		return info, err
+	}
+	renamed = true
+	if err = v.syncDir(v.path(ShardsDir, fanout(name))); err != nil {
+		return info, err
+	}
+	return info, nil
+}
+
+// writeContent writes r as checksummed blocks and the footer.
+func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader) (ShardInfo, error) {
+	bp := blockPool.Get().(*[]byte)
+	defer blockPool.Put(bp)
+	buf := *bp
+	var total int64
+	var whole uint32
+	for {
+		if err := ctx.Err(); err != nil {
+			return ShardInfo{}, err
+		}
+		n, rerr := fill(r, buf[:BlockSize])
+		if n > 0 {
+			total += int64(n)
+			if total > v.maxSize {
+				return ShardInfo{}, fmt.Errorf("%w: shard is larger than %d bytes", cairn.ErrInvalid, v.maxSize)
+			}
+			whole = crc32.Update(whole, castagnoli, buf[:n])
+			binary.LittleEndian.PutUint32(buf[n:], crc32.Checksum(buf[:n], castagnoli))
+			if _, err := f.Write(buf[:n+crcSize]); err != nil {
+				return ShardInfo{}, err
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return ShardInfo{}, fmt.Errorf("read shard content: %w", rerr)
+		}
+	}
+	if _, err := f.Write(encodeFooter(total, whole)); err != nil {
+		return ShardInfo{}, err
+	}
+	return ShardInfo{Size: total, CRC: whole}, nil
+}
+
+// fill reads into p until it is full or r ends. Unlike io.ReadFull it
+// returns io.EOF only for a clean end of r, and every other error as is —
+// in particular io.ErrUnexpectedEOF from a truncated HTTP body, which must
+// fail the write, not end the shard early.
+func fill(r io.Reader, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k, err := r.Read(p[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// checkWritten re-reads the synced file's footer (and with invariants, the
+// whole file) and compares it with what was written.
+func (v *Volume) checkWritten(ctx context.Context, f vfs.File, name string, want ShardInfo) error {
+	size := fileSizeFor(want.Size)
+	fb := make([]byte, footerSize)
+	if _, err := f.ReadAt(fb, size-footerSize); err != nil {
+		return fmt.Errorf("read back footer: %w", err)
+	}
+	ft, err := decodeFooter(fb, size)
+	if err != nil || int64(ft.Length) != want.Size || ft.CRC != want.CRC {
+		return fmt.Errorf("%w: footer read back does not match what was written (%v)", cairn.ErrCorrupt, err)
+	}
+	if invariantsEnabled {
+		r := &Reader{v: v, ctx: ctx, f: f, name: name, size: want.Size, crc: want.CRC, end: want.Size}
+		got, err := r.verifyAll()
+		if err != nil {
+			return err
+		}
+		if got != want.CRC {
+			return fmt.Errorf("%w: content read back has CRC %08x, wrote %08x", cairn.ErrCorrupt, got, want.CRC)
+		}
+	}
+	return nil
+}
+
+// Stat returns a shard's size and content CRC from its footer (checked).
+func (v *Volume) Stat(ctx context.Context, name string) (ShardInfo, error) {
+	r, err := v.openReader(ctx, "stat", name)
+	if err != nil {
+		return ShardInfo{}, err
+	}
+	defer r.Close()
+	return ShardInfo{Size: r.size, CRC: r.crc}, nil
+}
+
+// Verify reads a whole shard, checking every block and the content CRC.
+// Errors: cairn.ErrNotFound, cairn.ErrCorrupt (naming the block), I/O.
+func (v *Volume) Verify(ctx context.Context, name string) (ShardInfo, error) {
+	r, err := v.openReader(ctx, "verify", name)
+	if err != nil {
+		return ShardInfo{}, err
+	}
+	defer r.Close()
+	got, err := r.verifyAll()
+	if err != nil {
+		return ShardInfo{}, err
+	}
+	if got != r.crc {
+		return ShardInfo{}, v.corrupt("verify", name, -1, "content CRC %08x, footer says %08x", got, r.crc)
+	}
+	return ShardInfo{Size: r.size, CRC: r.crc}, nil
+}
+
+// Delete removes a shard (durably: the directory is fsynced).
+// Errors: cairn.ErrInvalid, cairn.ErrNotFound, I/O.
+func (v *Volume) Delete(ctx context.Context, name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	if err := v.check(false); err != nil {
+		return v.err("delete", name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return v.err("delete", name, err)
+	}
+	if err := v.fs.Remove(v.shardPath(name)); err != nil {
+		return v.err("delete", name, err)
+	}
+	if err := v.syncDir(v.path(ShardsDir, fanout(name))); err != nil {
+		return v.err("delete", name, err)
+	}
+	return nil
+}
+
+// MaxListLimit bounds one page of List.
+const MaxListLimit = 10000
+
+// List returns up to limit shards whose names sort after after, in name
+// order, and whether more follow. limit <= 0 means 1000; larger than
+// MaxListLimit means MaxListLimit. Entries that are not shard files are
+// skipped (Fsck reports them).
+func (v *Volume) List(ctx context.Context, after string, limit int) ([]ShardStat, bool, error) {
+	if limit <= 0 {
+		limit = 1000
+	}
+	limit = min(limit, MaxListLimit)
+	if err := v.check(false); err != nil {
+		return nil, false, v.err("list", "", err)
+	}
+	fans, err := v.fs.List(v.path(ShardsDir))
+	if err != nil {
+		return nil, false, v.err("list", "", err)
+	}
+	var out []ShardStat
+	for _, fo := range fans {
+		if !validFanout(fo) || (len(after) >= 2 && fo < after[:2]) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, false, v.err("list", "", err)
+		}
+		names, err := v.fs.List(v.path(ShardsDir, fo))
+		if err != nil {
+			return nil, false, v.err("list", "", err)
+		}
+		for _, name := range names {
+			if name <= after || ValidateName(name) != nil || fanout(name) != fo {
+				continue
+			}
+			fi, err := v.fs.Stat(v.path(ShardsDir, fo, name))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // deleted meanwhile
+			} else if err != nil {
+				return nil, false, v.err("list", name, err)
+			}
+			size, ok := contentLengthFor(fi.Size())
+			if !ok {
+				size = -1
+			}
+			if len(out) == limit {
+				return out, true, nil
+			}
+			out = append(out, ShardStat{Name: name, Size: size})
+		}
+	}
+	return out, false, nil
+}
+
+func validFanout(s string) bool {
+	if len(s) != 2 {
+		return false
+	}
+	for i := 0; i < 2; i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Usage reports the capacity and free space of the volume's file system.
+func (v *Volume) Usage() (Usage, error) {
+	u, err := v.fs.GetDiskUsage(v.dir)
+	if err != nil {
+		return Usage{}, v.err("usage", "", err)
+	}
+	return Usage{Capacity: int64(u.TotalBytes), Free: int64(u.AvailBytes)}, nil
+}
