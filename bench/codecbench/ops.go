@@ -34,6 +34,9 @@ type Result struct {
 
 // Ops returns the operations for code c with shards of the given size.
 func Ops(c codec.Code, shard int, seed uint64) ([]Op, error) {
+	if r, ok := c.(codec.Rateless); ok {
+		return ratelessOps(c, r, shard, seed)
+	}
 	p := c.Params()
 	if m := max(p.ShardMultiple, 1); shard%m != 0 {
 		return nil, fmt.Errorf("shard size %d is not a multiple of %d, which %s needs", shard, m, c.Policy())
@@ -132,6 +135,8 @@ func dataPattern(c codec.Code, n int) ([]int, error) {
 func repairOp(c codec.Code, shard int, stripe func() ([][]byte, error)) (Op, bool, error) {
 	p := c.Params()
 	switch r := c.(type) {
+	case codec.SubChunkRepairer:
+		return subChunkRepairOp(c, r, shard, stripe)
 	case codec.LinearRepairer:
 		avail := make([]int, 0, p.N()-1)
 		for i := 1; i < p.N(); i++ {

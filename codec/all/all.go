@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"cairn/codec"
+	"cairn/codec/clay"
 	"cairn/codec/lrc"
 	"cairn/codec/replica"
 	"cairn/codec/rs"
@@ -25,6 +26,7 @@ var Schemes = []Scheme{
 	{"rs", "rs-K-M", "rs-10-4", "Reed–Solomon: K data + M parity shards, any K rebuild the stripe; K+M ≤ 256"},
 	{"lrc", "lrc-K-L-R", "lrc-12-2-2", "Azure-style LRC: K data in L local groups (one XOR parity each) + R global parities; one lost shard is rebuilt from its group (K/L reads)"},
 	{"rep", "rep-N", "rep-3", "N-way replication: N copies, any one rebuilds the rest"},
+	{"clay", "clay-K-M-D", "clay-10-4-13", "Clay MSR code: K data + M parity, any K rebuild the stripe; one lost shard is rebuilt from D helpers (K+1 ≤ D ≤ K+M−1) reading D/(D−K+1) shards' worth; shard size a multiple of α"},
 }
 
 // New builds the code a policy string names. The error wraps
@@ -61,6 +63,11 @@ func FromPolicy(p codec.Policy) (codec.Code, error) {
 			return nil, err
 		}
 		return replica.New(p.Args[0])
+	case "clay":
+		if err := args(3, "clay-K-M-D"); err != nil {
+			return nil, err
+		}
+		return clay.New(p.Args[0], p.Args[1], p.Args[2])
 	}
 	return nil, fmt.Errorf("%w: policy %q: unknown scheme %q (known: %s)", codec.ErrInvalidParams, p, p.Scheme, names())
 }
