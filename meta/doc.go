@@ -11,6 +11,10 @@
 // nodes, disks, placement-group tables by width, buckets, manifests by
 // bucket and key, liveness leases, election keys.
 //
+// Shared by the implementations: ErrClosed (every method after Close),
+// CheckManifest and CheckCampaign (argument checks that return
+// cairn.ErrInvalid).
+//
 // Caveats: manifests are small JSON documents; etcd's practical limit (a few
 // GB of keys) bounds the object count of one cluster.
 package meta

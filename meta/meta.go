@@ -28,16 +28,18 @@ type Store interface {
 	// Disks lists all disks, sorted by ID.
 	Disks(ctx context.Context) ([]cairn.Disk, error)
 	// SetDiskState changes a disk's state and Since time. ErrNotFound if
-	// the disk is unknown.
+	// the disk is unknown, ErrInvalid if s is not a valid state.
 	SetDiskState(ctx context.Context, id cairn.DiskID, s cairn.DiskState, since time.Time) error
 
 	// PGTable returns the placement-group table of a width, or ErrNotFound.
 	PGTable(ctx context.Context, width int) (cairn.PGTable, error)
 	// CreatePGTable stores t if no table of its width exists and returns
 	// the table that is stored afterwards (t, or the one that won a race).
+	// ErrInvalid if t.Width < 1.
 	CreatePGTable(ctx context.Context, t cairn.PGTable) (cairn.PGTable, error)
 
-	// CreateBucket creates a bucket; ErrExists if the name is taken.
+	// CreateBucket creates a bucket; ErrExists if the name is taken,
+	// ErrInvalid if it breaks cairn.ValidateBucketName.
 	CreateBucket(ctx context.Context, b cairn.Bucket) error
 	// Bucket returns a bucket or ErrNotFound.
 	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
@@ -51,7 +53,12 @@ type Store interface {
 	// CommitManifest makes m the object's current manifest if the object's
 	// current version is prevVersion ("" = the object must not exist), and
 	// returns ErrConflict otherwise. ErrNotFound if the bucket does not
-	// exist. Compare-and-swap: this is the instant an object appears.
+	// exist, ErrInvalid if m is nil, m.Version is empty or m.Key fails
+	// cairn.ValidateKey. Compare-and-swap: this is the instant an object
+	// appears. Committing a version that is already current returns nil, so
+	// a commit whose outcome is unknown (an infrastructure error) may be
+	// retried as is; until it succeeds or fails with a sentinel, the object
+	// may or may not be visible, so its shards must not be deleted.
 	CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersion string) error
 	// Manifest returns the object's committed manifest or ErrNotFound.
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
@@ -62,12 +69,16 @@ type Store interface {
 	// ListManifests returns up to limit manifests of a bucket whose keys
 	// start with prefix and sort strictly after startAfter, in key order
 	// (byte-wise), and whether more follow. ErrNotFound if the bucket does
-	// not exist.
+	// not exist. limit < 1 means no limit.
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) (ms []*cairn.Manifest, more bool, err error)
 
 	// KeepAlive announces that holder (e.g. a node ID) is alive for ttl,
 	// renewing until ctx ends or Close; the entry vanishes within ttl after
-	// the holder stops renewing (or its process dies).
+	// the holder stops renewing (or its process dies). It returns once the
+	// entry exists; renewal runs in the background (and re-creates the entry
+	// if it expired meanwhile, e.g. after a partition). ttl is rounded up to
+	// what the implementation supports (etcd: whole seconds, at least its
+	// minimum lease TTL). ErrInvalid if holder is empty or ttl ≤ 0.
 	KeepAlive(ctx context.Context, holder string, ttl time.Duration) error
 	// Alive returns the holders whose liveness entries exist, sorted.
 	Alive(ctx context.Context) ([]string, error)
@@ -75,12 +86,15 @@ type Store interface {
 	// Campaign blocks until id is the leader of role (e.g. "director") or
 	// ctx ends. The returned Leadership ends when its Resign is called,
 	// when the store loses the session (Done is closed), or on Close.
+	// Campaigners win in the order they started campaigning. ErrInvalid if
+	// role or id is empty.
 	Campaign(ctx context.Context, role, id string) (Leadership, error)
 	// Leader returns the current leader's id for role, or ErrNotFound.
 	Leader(ctx context.Context, role string) (string, error)
 
 	// Close releases sessions and connections (not an embedded server the
-	// caller started separately).
+	// caller started separately). Afterwards every method returns an error
+	// wrapping ErrClosed. Idempotent.
 	Close() error
 }
 

@@ -1,0 +1,65 @@
+// Package etcdmeta is the production meta.Store: cairn's metadata in etcd,
+// either an embedded member started in this process (StartEmbedded; `cairn
+// server` runs a single member, `cairn meta` one of a 3- or 5-member
+// cluster) or an external etcd cluster. It passes metatest.
+//
+// Usage:
+//
+//	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
+//		Dir:       filepath.Join(dataDir, "meta"),
+//		ClientURL: "http://127.0.0.1:2379",
+//		PeerURL:   "http://127.0.0.1:2380",
+//	})
+//	...
+//	defer srv.Close()
+//	store, err := etcdmeta.Open(ctx, srv.Endpoints(), etcdmeta.Options{Logger: log})
+//	...
+//	defer store.Close() // before srv.Close
+//
+// For a cluster, start every member with the same InitialCluster
+// ("m1=http://h1:2380,m2=http://h2:2380,m3=http://h3:2380") and open stores
+// on all client URLs; the client fails over between them.
+//
+// Keys live under a prefix (DefaultPrefix, "/cairn/"); the layout and the
+// transactions are specified in docs/design/meta.md and summarized on the
+// keys type. Every value is JSON. The writes that must be atomic are single
+// etcd Txns:
+//
+//   - CommitManifest: if the bucket key exists and the object's stored
+//     version is prevVersion (key absent for ""), put the manifest. The
+//     version is compared inside the Txn by a byte-range comparison on the
+//     stored value, which starts with the version (manifestRecord).
+//   - DeleteManifest: if the stored version matches (or the key exists),
+//     delete it and return the previous value.
+//   - DeleteBucket: if the bucket key exists and no key exists under the
+//     bucket's object prefix (a range compare), delete the bucket key. With
+//     CommitManifest's bucket check this makes "no manifest outlives its
+//     bucket" hold under any interleaving.
+//   - CreateBucket, CreatePGTable: put if absent.
+//   - PutDisk, SetDiskState: read, modify, put if the mod revision is
+//     unchanged; retried.
+//
+// Liveness entries are keys attached to etcd leases (KeepAlive); elections
+// use go.etcd.io/etcd/client/v3/concurrency (one session, i.e. one lease,
+// per won Campaign, with Options.SessionTTL).
+//
+// Logging: etcd logs through zap; both the embedded server and the client
+// get a zap logger that forwards records at error level and above to the
+// *slog.Logger given (or drops them). Nothing is written to stdout.
+//
+// Caveats:
+//   - A call that fails with an infrastructure error (a member died, ctx
+//     ended) may or may not have been applied. CommitManifest is idempotent
+//     per version, so retrying it is the way to find out.
+//   - etcd's request size limit (1.5 MiB by default) bounds one manifest;
+//     its database quota (2 GiB by default, EmbedConfig.QuotaBackendBytes)
+//     bounds the object count. History is compacted hourly by the embedded
+//     server; nothing defragments the database.
+//   - The minimum lease TTL is 1.5 election timeouts rounded up to whole
+//     seconds (2 s with the default 1 s election timeout): KeepAlive and
+//     SessionTTL round up to it.
+//   - Server.Close waits for in-flight client streams for up to etcd's
+//     request timeout (about 7 s by default); close stores first.
+//   - ListManifests with a limit < 1 reads all pages at one revision; a
+//     listing that outlives the compaction retention (1 h) fails.
+package etcdmeta

@@ -1,0 +1,183 @@
+package etcdmeta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"cairn"
+)
+
+// EmbedConfig configures an embedded etcd member (`cairn server` runs one;
+// `cairn meta` runs one of a 1-, 3- or 5-member cluster). Validate fills
+// the defaults.
+type EmbedConfig struct {
+	// Name is the member's name, unique in the cluster; "cairn" if empty.
+	Name string
+	// Dir is the member's data directory (WAL and snapshots). Required.
+	Dir string
+	// ClientURL is where clients connect, e.g. "http://127.0.0.1:2379".
+	// Required.
+	ClientURL string
+	// PeerURL is where the other members connect, e.g.
+	// "http://127.0.0.1:2380". Required.
+	PeerURL string
+	// InitialCluster lists every member as name=peerURL, comma-separated;
+	// Name=PeerURL (a single-member cluster) if empty. Ignored once Dir
+	// holds data.
+	InitialCluster string
+	// InitialClusterState is "new" (default) when all members start
+	// together, or "existing" for a member added to a running cluster (after
+	// `etcdctl member add`).
+	InitialClusterState string
+	// ClusterToken keeps members of different clusters from talking to each
+	// other; "cairn" if empty.
+	ClusterToken string
+	// TickMs and ElectionMs are the raft heartbeat and election timeouts;
+	// 100 and 1000 if zero (etcd's defaults).
+	TickMs, ElectionMs uint
+	// QuotaBackendBytes caps the database size (etcd's default, 2 GiB, if
+	// zero); past it etcd refuses writes until compacted and defragmented.
+	QuotaBackendBytes int64
+	// UnsafeNoFsync skips fsync: for tests only, as etcd's flag of the same
+	// name; a crash loses acknowledged writes.
+	UnsafeNoFsync bool
+	// StartTimeout bounds how long StartEmbedded waits for the member to
+	// join its cluster and be ready; 1 minute if zero.
+	StartTimeout time.Duration
+	// Logger receives etcd's error-level records; nil discards them.
+	Logger *slog.Logger
+}
+
+// Validate checks the configuration and fills defaults.
+func (c *EmbedConfig) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("embedded etcd: %w: %s", cairn.ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	if c.Name == "" {
+		c.Name = "cairn"
+	}
+	if c.Dir == "" {
+		return bad("no data directory")
+	}
+	for what, u := range map[string]string{"client": c.ClientURL, "peer": c.PeerURL} {
+		if u == "" {
+			return bad("no %s URL", what)
+		}
+		if _, err := url.Parse(u); err != nil {
+			return bad("%s URL %q: %v", what, u, err)
+		}
+	}
+	if c.InitialCluster == "" {
+		c.InitialCluster = c.Name + "=" + c.PeerURL
+	}
+	switch c.InitialClusterState {
+	case "":
+		c.InitialClusterState = embed.ClusterStateFlagNew
+	case embed.ClusterStateFlagNew, embed.ClusterStateFlagExisting:
+	default:
+		return bad("initial cluster state %q: want %q or %q", c.InitialClusterState,
+			embed.ClusterStateFlagNew, embed.ClusterStateFlagExisting)
+	}
+	if c.ClusterToken == "" {
+		c.ClusterToken = "cairn"
+	}
+	if c.TickMs == 0 {
+		c.TickMs = 100
+	}
+	if c.ElectionMs == 0 {
+		c.ElectionMs = 1000
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = time.Minute
+	}
+	return nil
+}
+
+// Server is a running embedded etcd member.
+type Server struct {
+	e         *embed.Etcd
+	endpoints []string
+	once      sync.Once
+}
+
+// StartEmbedded starts an etcd member and waits until it is ready to serve
+// clients (for a new multi-member cluster: until a quorum of members has
+// started, so start them concurrently). Auto-compaction keeps one hour of
+// history.
+func StartEmbedded(ctx context.Context, c EmbedConfig) (*Server, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	curl, err := url.Parse(c.ClientURL)
+	if err != nil {
+		return nil, err
+	}
+	purl, err := url.Parse(c.PeerURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg := embed.NewConfig()
+	cfg.Name = c.Name
+	cfg.Dir = c.Dir
+	cfg.ListenClientUrls = []url.URL{*curl}
+	cfg.AdvertiseClientUrls = []url.URL{*curl}
+	cfg.ListenPeerUrls = []url.URL{*purl}
+	cfg.AdvertisePeerUrls = []url.URL{*purl}
+	cfg.InitialCluster = c.InitialCluster
+	cfg.ClusterState = c.InitialClusterState
+	cfg.InitialClusterToken = c.ClusterToken
+	cfg.TickMs = c.TickMs
+	cfg.ElectionMs = c.ElectionMs
+	cfg.QuotaBackendBytes = c.QuotaBackendBytes
+	cfg.UnsafeNoFsync = c.UnsafeNoFsync
+	cfg.AutoCompactionMode = "periodic"
+	cfg.AutoCompactionRetention = "1h"
+	cfg.LogLevel = "error"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger(c.Logger))
+
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd %s: %w", c.Name, err)
+	}
+	s := &Server{e: e}
+	for _, l := range e.Clients {
+		s.endpoints = append(s.endpoints, curl.Scheme+"://"+l.Addr().String())
+	}
+	t := time.NewTimer(c.StartTimeout)
+	defer t.Stop()
+	select {
+	case <-e.Server.ReadyNotify():
+		return s, nil
+	case err = <-e.Err():
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-t.C:
+		err = errors.New("not ready after " + c.StartTimeout.String() + " (are a quorum of members running?)")
+	}
+	s.Close()
+	return nil, fmt.Errorf("embedded etcd %s: %w", c.Name, err)
+}
+
+// Endpoints returns the client URLs the member listens on (with the real
+// port if ClientURL asked for port 0).
+func (s *Server) Endpoints() []string { return append([]string(nil), s.endpoints...) }
+
+// Err reports a fatal server error (the member stopped on its own).
+func (s *Server) Err() <-chan error { return s.e.Err() }
+
+// IsLeader reports whether this member is the raft leader now.
+func (s *Server) IsLeader() bool { return s.e.Server.Leader() == s.e.Server.MemberID() }
+
+// Close stops the member, waiting for in-flight client requests for up
+// to etcd's request timeout. Idempotent.
+func (s *Server) Close() error {
+	s.once.Do(s.e.Close)
+	return nil
+}

@@ -1,0 +1,383 @@
+package etcdmeta_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"cairn"
+	"cairn/meta"
+	etcdmeta "cairn/meta/etcd"
+	"cairn/meta/metatest"
+)
+
+// startSingle starts a single-member embedded etcd on ports the kernel
+// picks. Short raft timeouts make the minimum lease TTL 1 s.
+func startSingle(t *testing.T, dir string) *etcdmeta.Server {
+	t.Helper()
+	srv, err := etcdmeta.StartEmbedded(t.Context(), etcdmeta.EmbedConfig{
+		Dir:           dir,
+		ClientURL:     "http://127.0.0.1:0",
+		PeerURL:       "http://127.0.0.1:0",
+		TickMs:        50,
+		ElectionMs:    500,
+		UnsafeNoFsync: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
+func open(t *testing.T, endpoints []string, prefix string) *etcdmeta.Store {
+	t.Helper()
+	s, err := etcdmeta.Open(t.Context(), endpoints, etcdmeta.Options{Prefix: prefix, SessionTTL: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	var n atomic.Int64
+	metatest.Run(t, func(t *testing.T) meta.Store {
+		return open(t, srv.Endpoints(), fmt.Sprintf("/conformance/%d/", n.Add(1)))
+	})
+}
+
+// TestRestart: committed metadata survives a restart of the member.
+func TestRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv := startSingle(t, dir)
+	s := open(t, srv.Endpoints(), "")
+	ctx := t.Context()
+	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "keep", Policy: "rs-4-2"}); err != nil {
+		t.Fatal(err)
+	}
+	m := &cairn.Manifest{Bucket: "keep", Key: "a/b", Version: "0123456789abcdef0123456789abcdef", Size: 7}
+	if err := s.CommitManifest(ctx, m, ""); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	srv.Close()
+
+	srv = startSingle(t, dir)
+	s = open(t, srv.Endpoints(), "")
+	defer s.Close()
+	got, err := s.Manifest(ctx, "keep", "a/b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != m.Version || got.Size != 7 {
+		t.Fatalf("after restart: %+v", got)
+	}
+}
+
+// TestLayoutVersion: Open refuses a prefix written by another layout.
+func TestLayoutVersion(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	s := open(t, srv.Endpoints(), "/lv/")
+	if _, err := s.Client().Put(t.Context(), "/lv/layout", "99"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if s, err := etcdmeta.Open(t.Context(), srv.Endpoints(), etcdmeta.Options{Prefix: "/lv"}); err == nil {
+		s.Close()
+		t.Fatal("Open accepted layout 99")
+	} else if !strings.Contains(err.Error(), "layout") {
+		t.Fatalf("Open: %v", err)
+	}
+}
+
+// TestSessionLoss: when a leader's session lease is lost (here revoked
+// behind its back, as if it had been partitioned for the session TTL), its
+// Leadership ends and the next campaigner — on another client — wins.
+// Closing a store hands its leadership over at once.
+func TestSessionLoss(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	ctx := t.Context()
+	a := open(t, srv.Endpoints(), "/sl/")
+	defer a.Close()
+	b := open(t, srv.Endpoints(), "/sl/")
+	defer b.Close()
+
+	la, err := a.Campaign(ctx, "director", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	won := make(chan meta.Leadership, 1)
+	go func() {
+		l, err := b.Campaign(ctx, "director", "b")
+		if err != nil {
+			t.Error(err)
+		}
+		won <- l
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if id, _ := b.Leader(ctx, "director"); id != "a" {
+		t.Fatalf("leader %q, want a", id)
+	}
+	resp, err := a.Client().Get(ctx, "/sl/election/director/", clientv3.WithFirstCreate()...)
+	if err != nil || len(resp.Kvs) == 0 {
+		t.Fatalf("leader key: %v", err)
+	}
+	if _, err := a.Client().Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-la.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("leadership not Done after its lease was revoked")
+	}
+	var lb meta.Leadership
+	select {
+	case lb = <-won:
+	case <-time.After(10 * time.Second):
+		t.Fatal("b did not win after a's session was lost")
+	}
+	if id, _ := a.Leader(ctx, "director"); id != "b" {
+		t.Fatalf("leader %q, want b", id)
+	}
+
+	// a campaigns again and blocks behind b; closing b's store hands over.
+	go func() {
+		l, err := a.Campaign(ctx, "director", "a")
+		if err != nil {
+			t.Error(err)
+		}
+		won <- l
+	}()
+	time.Sleep(200 * time.Millisecond)
+	t0 := time.Now()
+	b.Close()
+	select {
+	case <-lb.Done():
+	default:
+		t.Fatal("b's leadership not Done after Close")
+	}
+	select {
+	case <-won:
+	case <-time.After(3 * time.Second):
+		t.Fatal("a did not win promptly after b's store closed")
+	}
+	t.Logf("handover after Close took %v", time.Since(t0))
+}
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+// TestThreeMembers runs a real 3-member cluster in this process, kills its
+// raft leader, and checks that a store opened on all endpoints loses no
+// committed manifest, keeps its leadership and liveness entry, and goes on
+// working.
+func TestThreeMembers(t *testing.T) {
+	ctx := t.Context()
+	ports := freePorts(t, 6)
+	var initial []string
+	for i := range 3 {
+		initial = append(initial, fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[2*i+1]))
+	}
+	servers := make([]*etcdmeta.Server, 3)
+	errs := make(chan error, 3)
+	t0 := time.Now()
+	for i := range 3 {
+		go func() {
+			srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
+				Name:           fmt.Sprintf("m%d", i),
+				Dir:            t.TempDir(),
+				ClientURL:      fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]),
+				PeerURL:        fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]),
+				InitialCluster: strings.Join(initial, ","),
+				TickMs:         50,
+				ElectionMs:     750,
+				UnsafeNoFsync:  true,
+				StartTimeout:   30 * time.Second,
+			})
+			servers[i] = srv
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, srv := range servers {
+		t.Cleanup(func() { srv.Close() })
+	}
+	t.Logf("cluster up in %v", time.Since(t0))
+
+	var endpoints []string
+	for _, srv := range servers {
+		endpoints = append(endpoints, srv.Endpoints()...)
+	}
+	s := open(t, endpoints, "")
+	defer s.Close()
+
+	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "ha-bucket", Policy: "rs-4-2"}); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(i int) *cairn.Manifest {
+		return &cairn.Manifest{Bucket: "ha-bucket", Key: fmt.Sprintf("obj/%03d", i), Version: fmt.Sprintf("v%d", i), Size: int64(i)}
+	}
+	for i := range 30 {
+		if err := s.CommitManifest(ctx, mk(i), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.KeepAlive(ctx, "node1", 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	lead, err := s.Campaign(ctx, "director", "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	victim := -1
+	for i, srv := range servers {
+		if srv.IsLeader() {
+			victim = i
+		}
+	}
+	if victim < 0 {
+		t.Fatal("no raft leader")
+	}
+	// A writer keeps committing while the leader goes away. It retries a
+	// failed commit with the same manifest (idempotent) until it is
+	// acknowledged; every acknowledged object must survive.
+	stopWriter := make(chan struct{})
+	var acked atomic.Int64
+	writerDone := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stopWriter:
+				writerDone <- nil
+				return
+			default:
+			}
+			m := &cairn.Manifest{Bucket: "ha-bucket", Key: fmt.Sprintf("bg/%04d", i), Version: fmt.Sprintf("bg%d", i)}
+			for {
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				err := s.CommitManifest(cctx, m, "")
+				cancel()
+				if err == nil {
+					break
+				}
+				if errors.Is(err, cairn.ErrConflict) || errors.Is(err, cairn.ErrNotFound) || ctx.Err() != nil {
+					writerDone <- fmt.Errorf("background commit %d: %w", i, err)
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			acked.Add(1)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+
+	t0 = time.Now()
+	servers[victim].Close()
+	t.Logf("closed raft leader m%d in %v", victim, time.Since(t0))
+
+	// The first write may meet the election; retry it as a client would
+	// (a retried commit of the same version is idempotent).
+	t0 = time.Now()
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		err := s.CommitManifest(cctx, mk(30), "")
+		cancel()
+		if err == nil {
+			break
+		}
+		if errors.Is(err, cairn.ErrConflict) || time.Since(t0) > 20*time.Second {
+			t.Fatalf("commit after losing the leader: %v", err)
+		}
+		t.Logf("commit during election: %v", err)
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("writes resumed after %v", time.Since(t0))
+
+	time.Sleep(200 * time.Millisecond)
+	close(stopWriter)
+	if err := <-writerDone; err != nil {
+		t.Fatal(err)
+	}
+	ms, _, err := s.ListManifests(ctx, "ha-bucket", "bg/", "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := acked.Load(); int64(len(ms)) != n {
+		t.Fatalf("%d background commits acknowledged, %d listed", n, len(ms))
+	}
+	t.Logf("%d background commits across the failover, all present", len(ms))
+
+	// From here on everything must work first time.
+	for i := 31; i < 50; i++ {
+		if err := s.CommitManifest(ctx, mk(i), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, more, err := s.ListManifests(ctx, "ha-bucket", "obj/", "", 0)
+	if err != nil || more || len(ms) != 50 {
+		t.Fatalf("list after failover: %d manifests, more=%v, err=%v", len(ms), more, err)
+	}
+	for i, m := range ms {
+		if m.Version != mk(i).Version {
+			t.Fatalf("manifest %d: version %s", i, m.Version)
+		}
+	}
+	if hs, err := s.Alive(ctx); err != nil || len(hs) != 1 || hs[0] != "node1" {
+		t.Fatalf("Alive after failover: %v %v", hs, err)
+	}
+	if id, err := s.Leader(ctx, "director"); err != nil || id != "d1" {
+		t.Fatalf("Leader after failover: %q %v", id, err)
+	}
+	select {
+	case <-lead.Done():
+		t.Fatal("the director lost its role when an etcd member died")
+	default:
+	}
+	if _, err := s.Campaign(ctx, "scrubber", "d1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBucket(ctx, "ha-bucket"); !errors.Is(err, cairn.ErrBucketNotEmpty) {
+		t.Fatalf("DeleteBucket: %v", err)
+	}
+
+	// The survivors alone hold everything.
+	var survivors []string
+	for i, srv := range servers {
+		if i != victim {
+			survivors = append(survivors, srv.Endpoints()...)
+		}
+	}
+	s2 := open(t, survivors, "")
+	defer s2.Close()
+	for i := range 50 {
+		m, err := s2.Manifest(ctx, "ha-bucket", mk(i).Key)
+		if err != nil || m.Version != mk(i).Version {
+			t.Fatalf("survivors: manifest %d: %v %v", i, m, err)
+		}
+	}
+}

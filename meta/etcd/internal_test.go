@@ -1,0 +1,112 @@
+package etcdmeta
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"cairn"
+)
+
+// TestDeleteBucketWindow commits an object between DeleteBucket's probe
+// (which finds the bucket empty) and its Txn: the Txn's range compare must
+// see it, so the delete fails and the manifest keeps its bucket.
+func TestDeleteBucketWindow(t *testing.T) {
+	ctx := t.Context()
+	srv, err := StartEmbedded(ctx, EmbedConfig{Dir: t.TempDir(), ClientURL: "http://127.0.0.1:0",
+		PeerURL: "http://127.0.0.1:0", UnsafeNoFsync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	s, err := Open(ctx, srv.Endpoints(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	other, err := Open(ctx, srv.Endpoints(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+
+	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "window"}); err != nil {
+		t.Fatal(err)
+	}
+	m := &cairn.Manifest{Bucket: "window", Key: "late", Version: "v1"}
+	s.testAfterProbe = func() {
+		s.testAfterProbe = nil
+		if err := other.CommitManifest(ctx, m, ""); err != nil {
+			t.Errorf("commit in the window: %v", err)
+		}
+	}
+	if err := s.DeleteBucket(ctx, "window"); !errors.Is(err, cairn.ErrBucketNotEmpty) {
+		t.Fatalf("DeleteBucket with an object committed after its probe: %v", err)
+	}
+	if _, err := s.Manifest(ctx, "window", "late"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Bucket(ctx, "window"); err != nil {
+		t.Fatal(err)
+	}
+
+	// And the other way round: the bucket deleted in the window.
+	if _, err := s.DeleteManifest(ctx, "window", "late", ""); err != nil {
+		t.Fatal(err)
+	}
+	s.testAfterProbe = func() {
+		s.testAfterProbe = nil
+		if err := other.DeleteBucket(ctx, "window"); err != nil {
+			t.Errorf("delete in the window: %v", err)
+		}
+	}
+	if err := s.DeleteBucket(ctx, "window"); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("DeleteBucket of a bucket deleted after its probe: %v", err)
+	}
+}
+
+func TestVersionCompare(t *testing.T) {
+	// A record of version v lies strictly between versionIs's bounds for v,
+	// and outside them for every other version.
+	versions := []string{"", "v", "v1", "v10", "v1,", `v"`, "v\\", "v<", "ü", "0123456789abcdef0123456789abcdef"}
+	for _, stored := range versions {
+		rec, err := encodeManifest(&cairn.Manifest{Bucket: "b", Key: "k", Version: stored})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range versions {
+			lo := recordHead(v)
+			hi := lo[:len(lo)-1] + "-"
+			in := lo < rec && rec < hi
+			if in != (v == stored) {
+				t.Errorf("record of %q within bounds of %q: %v", stored, v, in)
+			}
+		}
+		m, err := decodeManifest("b", "k", []byte(rec))
+		if err != nil || m.Version != stored {
+			t.Errorf("decode %q: %v %v", rec, m, err)
+		}
+	}
+}
+
+func TestZapToSlog(t *testing.T) {
+	var buf bytes.Buffer
+	lg := zapLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	lg.Info("chatty")
+	lg.Warn("warned")
+	lg.Named("raft").With(zap.String("member", "m1")).Error("failed", zap.Int("term", 3), zap.Error(errors.New("boom")))
+	out := buf.String()
+	if strings.Contains(out, "chatty") || strings.Contains(out, "warned") {
+		t.Errorf("records below error level passed: %s", out)
+	}
+	for _, want := range []string{"level=ERROR", `msg=failed`, "logger=raft", "member=m1", "term=3", "error=boom"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in %s", want, out)
+		}
+	}
+	zapLogger(nil).Error("dropped") // must not panic
+}

@@ -1,0 +1,139 @@
+package etcdmeta
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"cairn"
+)
+
+// DefaultPrefix is where a Store keeps its keys unless Options.Prefix says
+// otherwise.
+const DefaultPrefix = "/cairn/"
+
+// layoutVersion is stored at <prefix>layout; Open refuses other values.
+const layoutVersion = "1"
+
+// keys builds the etcd keys of one store. The layout (docs/design/meta.md):
+//
+//	<p>layout                      "1"
+//	<p>nodes/<node id>             cairn.Node (JSON)
+//	<p>disks/<disk id>             cairn.Disk (JSON)
+//	<p>pgs/<width>                 cairn.PGTable (JSON), width in decimal
+//	<p>buckets/<bucket>            cairn.Bucket (JSON)
+//	<p>objects/<bucket>/<key>      manifestRecord (JSON); key raw bytes
+//	<p>alive/<holder>              holder, attached to the holder's lease
+//	<p>election/<role>/<lease id>  leader candidates (concurrency.Election);
+//	                               role path-escaped
+//
+// Object keys are stored raw: bucket names cannot contain "/" (they pass
+// cairn.ValidateBucketName before a bucket key is ever written, and no
+// object key is written without its bucket key), so <p>objects/<bucket>/
+// is a prefix of exactly that bucket's objects, and byte order of the etcd
+// keys under it is byte order of the object keys.
+type keys struct{ p string }
+
+func (k keys) layout() string                   { return k.p + "layout" }
+func (k keys) nodes() string                    { return k.p + "nodes/" }
+func (k keys) node(id cairn.NodeID) string      { return k.nodes() + string(id) }
+func (k keys) disks() string                    { return k.p + "disks/" }
+func (k keys) disk(id cairn.DiskID) string      { return k.disks() + string(id) }
+func (k keys) pgs(width int) string             { return k.p + "pgs/" + strconv.Itoa(width) }
+func (k keys) buckets() string                  { return k.p + "buckets/" }
+func (k keys) bucket(name string) string        { return k.buckets() + name }
+func (k keys) objects(bucket string) string     { return k.p + "objects/" + bucket + "/" }
+func (k keys) object(bucket, key string) string { return k.objects(bucket) + key }
+func (k keys) alive() string                    { return k.p + "alive/" }
+func (k keys) holder(h string) string           { return k.alive() + h }
+
+// election is the concurrency.Election prefix of a role (the election adds
+// "/" and the candidate's lease ID). Escaping keeps role "a" from seeing
+// role "a/b"'s candidates.
+func (k keys) election(role string) string {
+	return k.p + "election/" + url.PathEscape(role)
+}
+
+// normalizePrefix makes p end in "/" (DefaultPrefix if empty).
+func normalizePrefix(p string) string {
+	if p == "" {
+		return DefaultPrefix
+	}
+	if !strings.HasSuffix(p, "/") {
+		p += "/"
+	}
+	return p
+}
+
+// manifestRecord is the value stored under an object key:
+//
+//	{"version":"<m.Version>","manifest":{...cairn.Manifest...}}
+//
+// Version comes first so that "the stored version is v" is a comparison
+// etcd can evaluate inside a Txn: the value starts with head(v) =
+// `{"version":"<v>",` exactly when the stored version is v, and a value
+// starts with head(v) iff head(v) < value < head(v) with its last byte
+// (',') raised by one ('-'). JSON string encoding is deterministic and a
+// string's closing quote is unambiguous, so no other version's record
+// falls in that interval. See versionIs.
+type manifestRecord struct {
+	Version  string          `json:"version"`
+	Manifest *cairn.Manifest `json:"manifest"`
+}
+
+// recordHead returns `{"version":<json string v>,`.
+func recordHead(v string) string {
+	b, _ := json.Marshal(v) // a string always marshals
+	return `{"version":` + string(b) + `,`
+}
+
+// encodeManifest returns m's record. It is built from recordHead so that
+// versionIs matches it byte for byte.
+func encodeManifest(m *cairn.Manifest) (string, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("encoding manifest of %s/%s: %w", m.Bucket, m.Key, err)
+	}
+	return recordHead(m.Version) + `"manifest":` + string(b) + `}`, nil
+}
+
+// decodeManifest parses a record stored under the key of (bucket, key) and
+// checks that it describes that object.
+func decodeManifest(bucket, key string, v []byte) (*cairn.Manifest, error) {
+	var r manifestRecord
+	if err := json.Unmarshal(v, &r); err != nil {
+		return nil, fmt.Errorf("decoding manifest of %s/%s: %w", bucket, key, err)
+	}
+	m := r.Manifest
+	if m == nil || m.Bucket != bucket || m.Key != key || m.Version != r.Version {
+		return nil, fmt.Errorf("decoding manifest of %s/%s: record does not describe this object version", bucket, key)
+	}
+	return m, nil
+}
+
+// versionIs returns compares that hold iff the record stored at key exists
+// and has version v (see manifestRecord).
+func versionIs(key, v string) []clientv3.Cmp {
+	lo := recordHead(v)
+	hi := lo[:len(lo)-1] + "-" // ',' + 1
+	return []clientv3.Cmp{
+		clientv3.Compare(clientv3.Value(key), ">", lo),
+		clientv3.Compare(clientv3.Value(key), "<", hi),
+	}
+}
+
+// storedVersion returns the version of a stored record without decoding
+// the manifest (for error messages).
+func storedVersion(v []byte) string {
+	var r struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(v, &r) != nil {
+		return "?"
+	}
+	return r.Version
+}

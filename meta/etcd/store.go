@@ -1,0 +1,682 @@
+package etcdmeta
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"cairn"
+	"cairn/meta"
+)
+
+// Options configures Open. The zero value works for a local cluster.
+type Options struct {
+	// Prefix is prepended to every key; DefaultPrefix if empty. Stores with
+	// different prefixes on one cluster are independent.
+	Prefix string
+	// DialTimeout bounds how long Open waits for the cluster to answer;
+	// 5 s if zero.
+	DialTimeout time.Duration
+	// SessionTTL is the lease TTL of election sessions: how long a crashed
+	// leader keeps its role before another campaigner takes over. Rounded up
+	// to whole seconds; 10 s if zero.
+	SessionTTL time.Duration
+	// Logger receives the etcd client's error-level records and the store's
+	// own warnings (lease renewal trouble). Nil discards them.
+	Logger *slog.Logger
+	// TLS, Username and Password authenticate to an external cluster.
+	TLS      *tls.Config
+	Username string
+	Password string
+}
+
+// Store is a meta.Store on etcd. See the package documentation.
+type Store struct {
+	cli        *clientv3.Client
+	k          keys
+	log        *slog.Logger
+	sessionTTL int // seconds
+
+	// ctx lives until Close; background goroutines (lease renewal,
+	// leadership watchers) end with it and are counted by wg.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	closed atomic.Bool
+
+	mu          sync.Mutex               // guards leaderships and wg.Add after Close
+	leaderships map[*leadership]struct{} // won and not yet ended
+
+	// testAfterProbe, if set (by tests, before use), runs between
+	// DeleteBucket's probe and its Txn: the window the Txn's range compare
+	// closes.
+	testAfterProbe func()
+}
+
+var _ meta.Store = (*Store)(nil)
+
+// Open connects to the etcd cluster at endpoints (e.g.
+// "http://127.0.0.1:2379"), checks that it answers within
+// Options.DialTimeout, and records or checks the key layout version under
+// the prefix.
+func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error) {
+	if len(endpoints) == 0 {
+		return nil, fmt.Errorf("open etcd store: %w: no endpoints", cairn.ErrInvalid)
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = 5 * time.Second
+	}
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = 10 * time.Second
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:            endpoints,
+		DialTimeout:          opts.DialTimeout,
+		DialKeepAliveTime:    5 * time.Second,
+		DialKeepAliveTimeout: 5 * time.Second,
+		TLS:                  opts.TLS,
+		Username:             opts.Username,
+		Password:             opts.Password,
+		Logger:               zapLogger(opts.Logger),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open etcd store at %v: %w", endpoints, err)
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Store{
+		cli:         cli,
+		k:           keys{p: normalizePrefix(opts.Prefix)},
+		log:         log,
+		sessionTTL:  ttlSeconds(opts.SessionTTL),
+		ctx:         sctx,
+		cancel:      cancel,
+		leaderships: make(map[*leadership]struct{}),
+	}
+	if err := s.checkLayout(ctx, opts.DialTimeout); err != nil {
+		cancel()
+		_ = cli.Close()
+		return nil, fmt.Errorf("open etcd store at %v: %w", endpoints, err)
+	}
+	return s, nil
+}
+
+// checkLayout writes the layout version if the prefix is new, or checks it.
+func (s *Store) checkLayout(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	k := s.k.layout()
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
+		Then(clientv3.OpPut(k, layoutVersion)).
+		Else(clientv3.OpGet(k)).
+		Commit()
+	if err != nil {
+		return err
+	}
+	if !resp.Succeeded {
+		if v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v != layoutVersion {
+			return fmt.Errorf("key layout %q under %q, this build understands %q", v, s.k.p, layoutVersion)
+		}
+	}
+	return nil
+}
+
+// Client returns the underlying etcd client (for tools and tests; the
+// store owns it).
+func (s *Store) Client() *clientv3.Client { return s.cli }
+
+// live returns ErrClosed after Close.
+func (s *Store) live() error {
+	if s.closed.Load() {
+		return meta.ErrClosed
+	}
+	return nil
+}
+
+// Close ends every leadership (revoking its session, so another campaigner
+// takes over at once), stops lease renewal (entries expire ttl later) and
+// closes the client. Idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed.Swap(true) {
+		s.mu.Unlock()
+		return nil
+	}
+	ls := make([]*leadership, 0, len(s.leaderships))
+	for l := range s.leaderships {
+		ls = append(ls, l)
+	}
+	s.mu.Unlock()
+	for _, l := range ls {
+		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
+		_ = l.Resign(ctx)
+		cancel()
+	}
+	s.cancel()
+	s.wg.Wait()
+	return s.cli.Close()
+}
+
+// wrap adds op to an infrastructure error, reporting ErrClosed instead if
+// the store was closed under the call.
+func (s *Store) wrap(op string, err error) error {
+	if s.closed.Load() {
+		return fmt.Errorf("%s: %w (%v)", op, meta.ErrClosed, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}
+
+// ---- cluster map ----
+
+// PutNode implements meta.Store.
+func (s *Store) PutNode(ctx context.Context, n cairn.Node) error {
+	if n.ID == "" {
+		return fmt.Errorf("put node: %w: empty node ID", cairn.ErrInvalid)
+	}
+	if err := s.live(); err != nil {
+		return err
+	}
+	v, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("put node %s: %w", n.ID, err)
+	}
+	if _, err := s.cli.Put(ctx, s.k.node(n.ID), string(v)); err != nil {
+		return s.wrap("put node "+string(n.ID), err)
+	}
+	return nil
+}
+
+// Nodes implements meta.Store.
+func (s *Store) Nodes(ctx context.Context) ([]cairn.Node, error) {
+	ns, err := list[cairn.Node](ctx, s, "nodes", s.k.nodes())
+	slices.SortFunc(ns, func(a, b cairn.Node) int { return cmp.Compare(a.ID, b.ID) })
+	return ns, err
+}
+
+// PutDisk implements meta.Store.
+func (s *Store) PutDisk(ctx context.Context, d cairn.Disk) error {
+	if d.ID == "" {
+		return fmt.Errorf("put disk: %w: empty disk ID", cairn.ErrInvalid)
+	}
+	return s.update(ctx, "put disk "+string(d.ID), s.k.disk(d.ID), func(old []byte) (any, error) {
+		nd := d
+		if old != nil {
+			var od cairn.Disk
+			if err := json.Unmarshal(old, &od); err != nil {
+				return nil, err
+			}
+			if od.State != "" {
+				nd.State, nd.Since = od.State, od.Since
+			}
+		}
+		return nd, nil
+	})
+}
+
+// Disks implements meta.Store.
+func (s *Store) Disks(ctx context.Context) ([]cairn.Disk, error) {
+	ds, err := list[cairn.Disk](ctx, s, "disks", s.k.disks())
+	slices.SortFunc(ds, func(a, b cairn.Disk) int { return cmp.Compare(a.ID, b.ID) })
+	return ds, err
+}
+
+// SetDiskState implements meta.Store.
+func (s *Store) SetDiskState(ctx context.Context, id cairn.DiskID, st cairn.DiskState, since time.Time) error {
+	op := "set state of disk " + string(id)
+	if !st.Valid() {
+		return fmt.Errorf("%s: %w: state %q", op, cairn.ErrInvalid, st)
+	}
+	return s.update(ctx, op, s.k.disk(id), func(old []byte) (any, error) {
+		if old == nil {
+			return nil, cairn.ErrNotFound
+		}
+		var d cairn.Disk
+		if err := json.Unmarshal(old, &d); err != nil {
+			return nil, err
+		}
+		d.State, d.Since = st, since
+		return d, nil
+	})
+}
+
+// update is a read-modify-write of one JSON value, retried until its
+// compare-and-swap on the key's mod revision succeeds. f gets the current
+// value (nil if absent) and returns the new one or an error (returned
+// wrapped in op).
+func (s *Store) update(ctx context.Context, op, key string, f func(old []byte) (any, error)) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	for {
+		resp, err := s.cli.Get(ctx, key)
+		if err != nil {
+			return s.wrap(op, err)
+		}
+		var (
+			old  []byte
+			cond = clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
+		)
+		if len(resp.Kvs) > 0 {
+			old = resp.Kvs[0].Value
+			cond = clientv3.Compare(clientv3.ModRevision(key), "=", resp.Kvs[0].ModRevision)
+		}
+		nv, err := f(old)
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		b, err := json.Marshal(nv)
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		tr, err := s.cli.Txn(ctx).If(cond).Then(clientv3.OpPut(key, string(b))).Commit()
+		if err != nil {
+			return s.wrap(op, err)
+		}
+		if tr.Succeeded {
+			return nil
+		}
+		// Someone else changed the key between our read and write: again.
+	}
+}
+
+// list decodes every JSON value under prefix, in key order.
+func list[T any](ctx context.Context, s *Store, what, prefix string) ([]T, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	resp, err := s.cli.Get(ctx, prefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, s.wrap("list "+what, err)
+	}
+	out := make([]T, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var v T
+		if err := json.Unmarshal(kv.Value, &v); err != nil {
+			return nil, fmt.Errorf("list %s: decoding %q: %w", what, kv.Key, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// ---- placement groups ----
+
+// PGTable implements meta.Store.
+func (s *Store) PGTable(ctx context.Context, width int) (cairn.PGTable, error) {
+	op := fmt.Sprintf("placement groups of width %d", width)
+	if err := s.live(); err != nil {
+		return cairn.PGTable{}, err
+	}
+	resp, err := s.cli.Get(ctx, s.k.pgs(width))
+	if err != nil {
+		return cairn.PGTable{}, s.wrap(op, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return cairn.PGTable{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	var t cairn.PGTable
+	if err := json.Unmarshal(resp.Kvs[0].Value, &t); err != nil {
+		return cairn.PGTable{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return t, nil
+}
+
+// CreatePGTable implements meta.Store: one Txn that puts the table if its
+// key is absent and otherwise reads the stored one.
+func (s *Store) CreatePGTable(ctx context.Context, t cairn.PGTable) (cairn.PGTable, error) {
+	op := fmt.Sprintf("create placement groups of width %d", t.Width)
+	if t.Width < 1 {
+		return cairn.PGTable{}, fmt.Errorf("%s: %w: width must be positive", op, cairn.ErrInvalid)
+	}
+	if err := s.live(); err != nil {
+		return cairn.PGTable{}, err
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return cairn.PGTable{}, fmt.Errorf("%s: %w", op, err)
+	}
+	k := s.k.pgs(t.Width)
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
+		Then(clientv3.OpPut(k, string(b))).
+		Else(clientv3.OpGet(k)).
+		Commit()
+	if err != nil {
+		return cairn.PGTable{}, s.wrap(op, err)
+	}
+	if resp.Succeeded {
+		// Return what a later PGTable decodes, not the caller's slices.
+		var out cairn.PGTable
+		err := json.Unmarshal(b, &out)
+		return out, err
+	}
+	var out cairn.PGTable
+	if err := json.Unmarshal(resp.Responses[0].GetResponseRange().Kvs[0].Value, &out); err != nil {
+		return cairn.PGTable{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return out, nil
+}
+
+// ---- buckets ----
+
+// CreateBucket implements meta.Store.
+func (s *Store) CreateBucket(ctx context.Context, b cairn.Bucket) error {
+	if err := cairn.ValidateBucketName(b.Name); err != nil {
+		return fmt.Errorf("create bucket: %w", err)
+	}
+	if err := s.live(); err != nil {
+		return err
+	}
+	op := "create bucket " + b.Name
+	v, err := json.Marshal(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	k := s.k.bucket(b.Name)
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
+		Then(clientv3.OpPut(k, string(v))).
+		Commit()
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("%s: %w", op, cairn.ErrExists)
+	}
+	return nil
+}
+
+// Bucket implements meta.Store.
+func (s *Store) Bucket(ctx context.Context, name string) (cairn.Bucket, error) {
+	op := "bucket " + name
+	if err := s.live(); err != nil {
+		return cairn.Bucket{}, err
+	}
+	if strings.Contains(name, "/") {
+		return cairn.Bucket{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	resp, err := s.cli.Get(ctx, s.k.bucket(name))
+	if err != nil {
+		return cairn.Bucket{}, s.wrap(op, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return cairn.Bucket{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	var b cairn.Bucket
+	if err := json.Unmarshal(resp.Kvs[0].Value, &b); err != nil {
+		return cairn.Bucket{}, fmt.Errorf("%s: %w", op, err)
+	}
+	return b, nil
+}
+
+// Buckets implements meta.Store.
+func (s *Store) Buckets(ctx context.Context) ([]cairn.Bucket, error) {
+	bs, err := list[cairn.Bucket](ctx, s, "buckets", s.k.buckets())
+	slices.SortFunc(bs, func(a, b cairn.Bucket) int { return cmp.Compare(a.Name, b.Name) })
+	return bs, err
+}
+
+// DeleteBucket implements meta.Store.
+//
+// Race-freedom against CommitManifest: the delete is one Txn whose compares
+// are "the bucket key exists" and "no key exists in [objects/<b>/,
+// objects/<b>0)" — a range compare (CreateRevision = 0 over a range holds
+// only if the range is empty). CommitManifest's Txn in turn requires the
+// bucket key to exist. etcd applies Txns one at a time in revision order,
+// so either the commit is applied first (the range is not empty and the
+// delete fails with ErrBucketNotEmpty) or the delete is (the bucket key is
+// gone and the commit fails with ErrNotFound); no manifest can outlive its
+// bucket.
+//
+// etcd evaluates a range compare by reading the whole range while applying
+// the Txn, so a plain read first rejects non-empty buckets; the Txn then
+// only ever scans the few objects committed in between.
+func (s *Store) DeleteBucket(ctx context.Context, name string) error {
+	op := "delete bucket " + name
+	if err := s.live(); err != nil {
+		return err
+	}
+	if strings.Contains(name, "/") {
+		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	bk, objs := s.k.bucket(name), s.k.objects(name)
+	probe := []clientv3.Op{
+		clientv3.OpGet(bk, clientv3.WithCountOnly()),
+		clientv3.OpGet(objs, clientv3.WithPrefix(), clientv3.WithLimit(1), clientv3.WithKeysOnly()),
+	}
+	resp, err := s.cli.Txn(ctx).Then(probe...).Commit()
+	for {
+		if err != nil {
+			return s.wrap(op, err)
+		}
+		if err := bucketEmpty(op, resp); err != nil {
+			return err
+		}
+		if s.testAfterProbe != nil {
+			s.testAfterProbe()
+		}
+		resp, err = s.cli.Txn(ctx).
+			If(
+				clientv3.Compare(clientv3.CreateRevision(bk), ">", 0),
+				clientv3.Compare(clientv3.CreateRevision(objs), "=", 0).WithPrefix(),
+			).
+			Then(clientv3.OpDelete(bk)).
+			Else(probe...).
+			Commit()
+		if err == nil && resp.Succeeded {
+			return nil
+		}
+		// Else the probe ran again in the Txn: it says why (or, if an object
+		// came and went in between, that we may try again).
+	}
+}
+
+// bucketEmpty interprets the two reads of DeleteBucket's probe.
+func bucketEmpty(op string, resp *clientv3.TxnResponse) error {
+	if resp.Responses[0].GetResponseRange().Count == 0 {
+		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	if objs := resp.Responses[1].GetResponseRange(); objs.Count > 0 {
+		return fmt.Errorf("%s: %w (%d objects)", op, cairn.ErrBucketNotEmpty, objs.Count)
+	}
+	return nil
+}
+
+// ---- manifests ----
+
+// CommitManifest implements meta.Store: one Txn comparing "the bucket key
+// exists" and "the object's stored version is prevVersion" (absent when
+// prevVersion is ""; see versionIs), putting the record if both hold.
+func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersion string) error {
+	if err := meta.CheckManifest(m); err != nil {
+		return err
+	}
+	if err := s.live(); err != nil {
+		return err
+	}
+	op := fmt.Sprintf("commit %s/%s", m.Bucket, m.Key)
+	if strings.Contains(m.Bucket, "/") {
+		return fmt.Errorf("%s: bucket: %w", op, cairn.ErrNotFound)
+	}
+	v, err := encodeManifest(m)
+	if err != nil {
+		return err
+	}
+	bk, ok := s.k.bucket(m.Bucket), s.k.object(m.Bucket, m.Key)
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(bk), ">", 0)}
+	if prevVersion == "" {
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(ok), "=", 0))
+	} else {
+		cmps = append(cmps, versionIs(ok, prevVersion)...)
+	}
+	resp, err := s.cli.Txn(ctx).
+		If(cmps...).
+		Then(clientv3.OpPut(ok, v)).
+		Else(clientv3.OpGet(bk, clientv3.WithCountOnly()), clientv3.OpGet(ok)).
+		Commit()
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	if resp.Succeeded {
+		return nil
+	}
+	if resp.Responses[0].GetResponseRange().Count == 0 {
+		return fmt.Errorf("%s: bucket: %w", op, cairn.ErrNotFound)
+	}
+	cur := resp.Responses[1].GetResponseRange().Kvs
+	if len(cur) == 0 {
+		return fmt.Errorf("%s over version %q: %w (object does not exist)", op, prevVersion, cairn.ErrConflict)
+	}
+	sv := storedVersion(cur[0].Value)
+	if sv == m.Version {
+		return nil // this very version is committed: a retried commit
+	}
+	return fmt.Errorf("%s over version %q: %w (current version %s)", op, prevVersion, cairn.ErrConflict, sv)
+}
+
+// Manifest implements meta.Store.
+func (s *Store) Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error) {
+	op := fmt.Sprintf("object %s/%s", bucket, key)
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if strings.Contains(bucket, "/") {
+		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	resp, err := s.cli.Get(ctx, s.k.object(bucket, key))
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	return decodeManifest(bucket, key, resp.Kvs[0].Value)
+}
+
+// DeleteManifest implements meta.Store: one Txn comparing the stored
+// version (or mere existence when version is ""), deleting with the
+// previous value returned.
+func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string) (*cairn.Manifest, error) {
+	op := fmt.Sprintf("delete object %s/%s", bucket, key)
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	if strings.Contains(bucket, "/") {
+		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	ok := s.k.object(bucket, key)
+	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(ok), ">", 0)}
+	if version != "" {
+		cmps = versionIs(ok, version)
+	}
+	resp, err := s.cli.Txn(ctx).
+		If(cmps...).
+		Then(clientv3.OpDelete(ok, clientv3.WithPrevKV())).
+		Else(clientv3.OpGet(ok)).
+		Commit()
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	if resp.Succeeded {
+		prev := resp.Responses[0].GetResponseDeleteRange().PrevKvs
+		if len(prev) == 0 { // cannot happen: the compare saw the key
+			return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+		}
+		return decodeManifest(bucket, key, prev[0].Value)
+	}
+	cur := resp.Responses[0].GetResponseRange().Kvs
+	if len(cur) == 0 {
+		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	return nil, fmt.Errorf("%s version %s: %w (current version %s)", op, version, cairn.ErrConflict, storedVersion(cur[0].Value))
+}
+
+// listPage is the page size of an unlimited ListManifests.
+const listPage = 1000
+
+// ListManifests implements meta.Store. The first page is read in one Txn
+// with the bucket check; an unlimited listing reads further pages at the
+// first page's revision, so it is one consistent snapshot.
+func (s *Store) ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error) {
+	op := "list bucket " + bucket
+	if err := s.live(); err != nil {
+		return nil, false, err
+	}
+	if strings.Contains(bucket, "/") {
+		return nil, false, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	base := s.k.objects(bucket)
+	from := base + prefix
+	if startAfter >= prefix {
+		from = base + startAfter + "\x00" // the smallest key after startAfter
+	}
+	end := clientv3.GetPrefixRangeEnd(base + prefix)
+	page := int64(limit)
+	if limit < 1 {
+		page = listPage
+	}
+	var then []clientv3.Op
+	if from < end {
+		then = append(then, clientv3.OpGet(from, clientv3.WithRange(end), clientv3.WithLimit(page)))
+	}
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(s.k.bucket(bucket)), ">", 0)).
+		Then(then...).
+		Commit()
+	if err != nil {
+		return nil, false, s.wrap(op, err)
+	}
+	if !resp.Succeeded {
+		return nil, false, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	if len(then) == 0 {
+		return nil, false, nil
+	}
+	rr := resp.Responses[0].GetResponseRange()
+	kvs, more := rr.Kvs, rr.More
+	var out []*cairn.Manifest
+	for {
+		for _, kv := range kvs {
+			m, err := decodeManifest(bucket, strings.TrimPrefix(string(kv.Key), base), kv.Value)
+			if err != nil {
+				return nil, false, fmt.Errorf("%s: %w", op, err)
+			}
+			out = append(out, m)
+		}
+		if limit > 0 || !more {
+			return out, more, nil
+		}
+		next := string(kvs[len(kvs)-1].Key) + "\x00"
+		gr, err := s.cli.Get(ctx, next, clientv3.WithRange(end), clientv3.WithLimit(page),
+			clientv3.WithRev(resp.Header.Revision))
+		if err != nil {
+			return nil, false, s.wrap(op, err)
+		}
+		kvs, more = gr.Kvs, gr.More
+	}
+}
+
+// ttlSeconds rounds d up to whole seconds, at least 1.
+func ttlSeconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
+}
+
+// errStopped reports whether err comes from the store's own shutdown.
+func (s *Store) errStopped(err error) bool {
+	return errors.Is(err, context.Canceled) && s.ctx.Err() != nil
+}

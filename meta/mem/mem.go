@@ -1,0 +1,412 @@
+package mem
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/btree"
+
+	"cairn"
+	"cairn/meta"
+)
+
+// Store is an in-memory meta.Store. The zero value is not usable; call New.
+//
+// Locking: mu guards every field below it. Methods that need it held end
+// in Locked. No callback runs with mu held.
+type Store struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	closed  bool
+	nodes   map[cairn.NodeID]cairn.Node
+	disks   map[cairn.DiskID]cairn.Disk
+	pgs     map[int]cairn.PGTable
+	buckets map[string]*bucket
+	leases  map[string]*lease
+	roles   map[string]*role
+	stops   []func() bool // context.AfterFunc stoppers of lease watchers, run by Close
+}
+
+// bucket is a bucket and its committed manifests, ordered by key.
+type bucket struct {
+	b       cairn.Bucket
+	objects *btree.BTreeG[*cairn.Manifest]
+}
+
+var _ meta.Store = (*Store)(nil)
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock makes the store read time from now instead of time.Now. Lease
+// expiry is judged by it, so a test can expire leases by moving a fake clock
+// instead of sleeping.
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) { s.now = now }
+}
+
+// New returns an empty store.
+func New(opts ...Option) *Store {
+	s := &Store{
+		now:     time.Now,
+		nodes:   make(map[cairn.NodeID]cairn.Node),
+		disks:   make(map[cairn.DiskID]cairn.Disk),
+		pgs:     make(map[int]cairn.PGTable),
+		buckets: make(map[string]*bucket),
+		leases:  make(map[string]*lease),
+		roles:   make(map[string]*role),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// lockLive locks mu and reports ErrClosed (unlocked again) after Close.
+// ctx is checked too, so a cancelled call fails like it would on etcd.
+func (s *Store) lockLive(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return meta.ErrClosed
+	}
+	return nil
+}
+
+// PutNode implements meta.Store.
+func (s *Store) PutNode(ctx context.Context, n cairn.Node) error {
+	if n.ID == "" {
+		return fmt.Errorf("put node: %w: empty node ID", cairn.ErrInvalid)
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.nodes[n.ID] = cloneNode(n)
+	return nil
+}
+
+// Nodes implements meta.Store.
+func (s *Store) Nodes(ctx context.Context) ([]cairn.Node, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]cairn.Node, 0, len(s.nodes))
+	for _, id := range slices.Sorted(maps.Keys(s.nodes)) {
+		out = append(out, cloneNode(s.nodes[id]))
+	}
+	return out, nil
+}
+
+// PutDisk implements meta.Store.
+func (s *Store) PutDisk(ctx context.Context, d cairn.Disk) error {
+	if d.ID == "" {
+		return fmt.Errorf("put disk: %w: empty disk ID", cairn.ErrInvalid)
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if old, ok := s.disks[d.ID]; ok && old.State != "" {
+		d.State, d.Since = old.State, old.Since
+	}
+	s.disks[d.ID] = d
+	return nil
+}
+
+// Disks implements meta.Store.
+func (s *Store) Disks(ctx context.Context) ([]cairn.Disk, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]cairn.Disk, 0, len(s.disks))
+	for _, id := range slices.Sorted(maps.Keys(s.disks)) {
+		out = append(out, s.disks[id])
+	}
+	return out, nil
+}
+
+// SetDiskState implements meta.Store.
+func (s *Store) SetDiskState(ctx context.Context, id cairn.DiskID, st cairn.DiskState, since time.Time) error {
+	if !st.Valid() {
+		return fmt.Errorf("set state of disk %s: %w: state %q", id, cairn.ErrInvalid, st)
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	d, ok := s.disks[id]
+	if !ok {
+		return fmt.Errorf("set state of disk %s: %w", id, cairn.ErrNotFound)
+	}
+	d.State, d.Since = st, since
+	s.disks[id] = d
+	return nil
+}
+
+// PGTable implements meta.Store.
+func (s *Store) PGTable(ctx context.Context, width int) (cairn.PGTable, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return cairn.PGTable{}, err
+	}
+	defer s.mu.Unlock()
+	t, ok := s.pgs[width]
+	if !ok {
+		return cairn.PGTable{}, fmt.Errorf("placement groups of width %d: %w", width, cairn.ErrNotFound)
+	}
+	return clonePGTable(t), nil
+}
+
+// CreatePGTable implements meta.Store.
+func (s *Store) CreatePGTable(ctx context.Context, t cairn.PGTable) (cairn.PGTable, error) {
+	if t.Width < 1 {
+		return cairn.PGTable{}, fmt.Errorf("create placement groups: %w: width %d", cairn.ErrInvalid, t.Width)
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return cairn.PGTable{}, err
+	}
+	defer s.mu.Unlock()
+	if old, ok := s.pgs[t.Width]; ok {
+		return clonePGTable(old), nil
+	}
+	s.pgs[t.Width] = clonePGTable(t)
+	return clonePGTable(t), nil
+}
+
+// CreateBucket implements meta.Store.
+func (s *Store) CreateBucket(ctx context.Context, b cairn.Bucket) error {
+	if err := cairn.ValidateBucketName(b.Name); err != nil {
+		return fmt.Errorf("create bucket: %w", err)
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.buckets[b.Name]; ok {
+		return fmt.Errorf("create bucket %s: %w", b.Name, cairn.ErrExists)
+	}
+	s.buckets[b.Name] = &bucket{
+		b: b,
+		objects: btree.NewG(16, func(a, b *cairn.Manifest) bool {
+			return a.Key < b.Key
+		}),
+	}
+	return nil
+}
+
+// Bucket implements meta.Store.
+func (s *Store) Bucket(ctx context.Context, name string) (cairn.Bucket, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return cairn.Bucket{}, err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(name)
+	if err != nil {
+		return cairn.Bucket{}, err
+	}
+	return b.b, nil
+}
+
+func (s *Store) bucketLocked(name string) (*bucket, error) {
+	b, ok := s.buckets[name]
+	if !ok {
+		return nil, fmt.Errorf("bucket %s: %w", name, cairn.ErrNotFound)
+	}
+	return b, nil
+}
+
+// Buckets implements meta.Store.
+func (s *Store) Buckets(ctx context.Context) ([]cairn.Bucket, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]cairn.Bucket, 0, len(s.buckets))
+	for _, name := range slices.Sorted(maps.Keys(s.buckets)) {
+		out = append(out, s.buckets[name].b)
+	}
+	return out, nil
+}
+
+// DeleteBucket implements meta.Store.
+func (s *Store) DeleteBucket(ctx context.Context, name string) error {
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(name)
+	if err != nil {
+		return fmt.Errorf("delete %w", err)
+	}
+	if b.objects.Len() > 0 {
+		return fmt.Errorf("delete bucket %s: %w (%d objects)", name, cairn.ErrBucketNotEmpty, b.objects.Len())
+	}
+	delete(s.buckets, name)
+	return nil
+}
+
+// CommitManifest implements meta.Store.
+func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersion string) error {
+	if err := meta.CheckManifest(m); err != nil {
+		return err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(m.Bucket)
+	if err != nil {
+		return fmt.Errorf("commit %s/%s: %w", m.Bucket, m.Key, err)
+	}
+	cur, ok := b.objects.Get(&cairn.Manifest{Key: m.Key})
+	switch {
+	case ok && cur.Version == m.Version:
+		return nil // already committed: a retried commit
+	case ok && cur.Version != prevVersion:
+		return fmt.Errorf("commit %s/%s over version %q: %w (current version %s)",
+			m.Bucket, m.Key, prevVersion, cairn.ErrConflict, cur.Version)
+	case !ok && prevVersion != "":
+		return fmt.Errorf("commit %s/%s over version %q: %w (object does not exist)",
+			m.Bucket, m.Key, prevVersion, cairn.ErrConflict)
+	}
+	b.objects.ReplaceOrInsert(cloneManifest(m))
+	return nil
+}
+
+// Manifest implements meta.Store.
+func (s *Store) Manifest(ctx context.Context, bucketName, key string) (*cairn.Manifest, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(bucketName)
+	if err != nil {
+		return nil, fmt.Errorf("object %s/%s: %w", bucketName, key, err)
+	}
+	m, ok := b.objects.Get(&cairn.Manifest{Key: key})
+	if !ok {
+		return nil, fmt.Errorf("object %s/%s: %w", bucketName, key, cairn.ErrNotFound)
+	}
+	return cloneManifest(m), nil
+}
+
+// DeleteManifest implements meta.Store.
+func (s *Store) DeleteManifest(ctx context.Context, bucketName, key, version string) (*cairn.Manifest, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(bucketName)
+	if err != nil {
+		return nil, fmt.Errorf("delete object %s/%s: %w", bucketName, key, err)
+	}
+	m, ok := b.objects.Get(&cairn.Manifest{Key: key})
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("delete object %s/%s: %w", bucketName, key, cairn.ErrNotFound)
+	case version != "" && m.Version != version:
+		return nil, fmt.Errorf("delete object %s/%s version %s: %w (current version %s)",
+			bucketName, key, version, cairn.ErrConflict, m.Version)
+	}
+	b.objects.Delete(m)
+	return m, nil // removed from the tree: no longer shared
+}
+
+// ListManifests implements meta.Store.
+func (s *Store) ListManifests(ctx context.Context, bucketName, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(bucketName)
+	if err != nil {
+		return nil, false, fmt.Errorf("list %w", err)
+	}
+	from := prefix
+	if startAfter >= prefix {
+		from = startAfter + "\x00" // the smallest string greater than startAfter
+	}
+	var (
+		out  []*cairn.Manifest
+		more bool
+	)
+	b.objects.AscendGreaterOrEqual(&cairn.Manifest{Key: from}, func(m *cairn.Manifest) bool {
+		if !strings.HasPrefix(m.Key, prefix) {
+			return false
+		}
+		if limit > 0 && len(out) == limit {
+			more = true
+			return false
+		}
+		out = append(out, cloneManifest(m))
+		return true
+	})
+	return out, more, nil
+}
+
+// Close implements meta.Store: it stops lease renewal (the entries expire
+// ttl later by the store's clock) and ends every leadership. Idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	now := s.now()
+	for _, l := range s.leases {
+		l.stopLocked(now)
+	}
+	stops := s.stops
+	s.stops = nil
+	var ended []*leadership
+	for _, r := range s.roles {
+		if r.leader != nil {
+			ended = append(ended, r.leader)
+			r.leader = nil
+		}
+		for _, w := range r.waiters {
+			close(w.closed)
+		}
+		r.waiters = nil
+	}
+	s.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
+	for _, l := range ended {
+		l.end()
+	}
+	return nil
+}
+
+func cloneNode(n cairn.Node) cairn.Node {
+	n.Labels = maps.Clone(n.Labels)
+	return n
+}
+
+func clonePGTable(t cairn.PGTable) cairn.PGTable {
+	t.PGs = slices.Clone(t.PGs)
+	for i := range t.PGs {
+		t.PGs[i].Disks = slices.Clone(t.PGs[i].Disks)
+	}
+	return t
+}
+
+func cloneManifest(m *cairn.Manifest) *cairn.Manifest {
+	c := *m
+	c.UserMeta = maps.Clone(m.UserMeta)
+	c.Shards = slices.Clone(m.Shards)
+	return &c
+}

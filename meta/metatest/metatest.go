@@ -1,0 +1,926 @@
+package metatest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"cairn"
+	"cairn/meta"
+)
+
+// Run runs the conformance suite against the stores newStore makes.
+// newStore must return a fresh, empty store (its own namespace) each time
+// it is called; it is called from parallel subtests. Run closes the stores.
+func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
+	tests := []struct {
+		name string
+		f    func(t *testing.T, s meta.Store)
+	}{
+		{"Nodes", testNodes},
+		{"Disks", testDisks},
+		{"PGTable", testPGTable},
+		{"PGTableRace", testPGTableRace},
+		{"Buckets", testBuckets},
+		{"ManifestCAS", testManifestCAS},
+		{"ManifestRoundTrip", testManifestRoundTrip},
+		{"ManifestInvalid", testManifestInvalid},
+		{"CommitRace", testCommitRace},
+		{"DeleteManifestRace", testDeleteManifestRace},
+		{"DeleteBucketRace", testDeleteBucketRace},
+		{"List", testList},
+		{"ListBuckets", testListBuckets},
+		{"Leases", testLeases},
+		{"Campaign", testCampaign},
+		{"Close", testClose},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newStore(t)
+			t.Cleanup(func() {
+				if err := s.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			})
+			tc.f(t, s)
+		})
+	}
+}
+
+// ---- helpers ----
+
+func wantErr(t *testing.T, what string, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("%s: got error %v, want one wrapping %q", what, err, target)
+	}
+}
+
+func noErr(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func mkBucket(t *testing.T, s meta.Store, name string) {
+	t.Helper()
+	noErr(t, "CreateBucket "+name, s.CreateBucket(t.Context(), cairn.Bucket{
+		Name: name, Policy: "rs-4-2", Created: time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC),
+	}))
+}
+
+// manifest returns a manifest with every field set.
+func manifest(bucket, key, version string) *cairn.Manifest {
+	return &cairn.Manifest{
+		Bucket:      bucket,
+		Key:         key,
+		Version:     version,
+		Size:        12345,
+		ETag:        "d41d8cd98f00b204e9800998ecf8427e",
+		ContentType: "application/octet-stream",
+		UserMeta:    map[string]string{"color": "blue", "x-ünï": "çödé"},
+		Created:     time.Date(2025, 6, 7, 8, 9, 10, 123456789, time.UTC),
+		Policy:      "rs-2-1",
+		BlockSize:   4096,
+		PG:          7,
+		Shards: []cairn.ShardLoc{
+			{Disk: "node1/disk1", Size: 16384, CRC: 0xdeadbeef},
+			{Disk: "node2/disk1", Size: 16384, CRC: 1},
+			{Disk: "node3/disk2", Size: 16384, CRC: 0},
+		},
+	}
+}
+
+func sameManifest(t *testing.T, what string, got, want *cairn.Manifest) {
+	t.Helper()
+	if got == nil {
+		t.Fatalf("%s: nil manifest", what)
+	}
+	g, w := *got, *want
+	if !g.Created.Equal(w.Created) {
+		t.Fatalf("%s: Created %v, want %v", what, g.Created, w.Created)
+	}
+	g.Created, w.Created = time.Time{}, time.Time{}
+	if !reflect.DeepEqual(g, w) {
+		t.Fatalf("%s:\n got %+v\nwant %+v", what, g, w)
+	}
+}
+
+// eventually polls cond every 50 ms until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ---- cluster map ----
+
+func testNodes(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	ns, err := s.Nodes(ctx)
+	noErr(t, "Nodes on empty store", err)
+	if len(ns) != 0 {
+		t.Fatalf("Nodes on empty store: %v", ns)
+	}
+	in := []cairn.Node{
+		{ID: "node2", Addr: "127.0.0.1:7002"},
+		{ID: "node10", Addr: "127.0.0.1:7010", Labels: cairn.Labels{cairn.LabelRack: "r2"}},
+		{ID: "node1", Addr: "127.0.0.1:7001", Labels: cairn.Labels{cairn.LabelRack: "r1", cairn.LabelZone: "z1"}},
+	}
+	for _, n := range in {
+		noErr(t, "PutNode", s.PutNode(ctx, n))
+	}
+	in[1].Labels[cairn.LabelRack] = "mutated after PutNode"
+	in[1].Labels = cairn.Labels{cairn.LabelRack: "r2"}
+	in[0].Addr = "10.0.0.2:7002" // re-register with a new address
+	noErr(t, "PutNode update", s.PutNode(ctx, in[0]))
+
+	ns, err = s.Nodes(ctx)
+	noErr(t, "Nodes", err)
+	want := []cairn.Node{in[2], in[1], in[0]} // node1 < node10 < node2
+	if !reflect.DeepEqual(ns, want) {
+		t.Fatalf("Nodes:\n got %+v\nwant %+v", ns, want)
+	}
+	ns[0].Labels[cairn.LabelRack] = "mutated result"
+	ns, _ = s.Nodes(ctx)
+	if ns[0].Labels[cairn.LabelRack] != "r1" {
+		t.Fatalf("Nodes returned a map the store still uses")
+	}
+	wantErr(t, "PutNode without ID", s.PutNode(ctx, cairn.Node{Addr: "x:1"}), cairn.ErrInvalid)
+}
+
+func testDisks(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	d1 := cairn.Disk{ID: "node1/disk1", Node: "node1", Path: "/d/1", Capacity: 1000, Free: 900, State: cairn.DiskUp, Since: t0}
+	d2 := cairn.Disk{ID: "node1/disk2", Node: "node1", Path: "/d/2", Capacity: 2000, Free: 2000} // no state yet
+	d0 := cairn.Disk{ID: "node0/disk9", Node: "node0", Path: "/d/9", Capacity: 10, Free: 1, State: cairn.DiskDraining, Since: t0}
+	for _, d := range []cairn.Disk{d1, d2, d0} {
+		noErr(t, "PutDisk", s.PutDisk(ctx, d))
+	}
+	disks := func() []cairn.Disk {
+		t.Helper()
+		ds, err := s.Disks(ctx)
+		noErr(t, "Disks", err)
+		return ds
+	}
+	same := func(what string, got, want []cairn.Disk) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d disks, want %d: %+v", what, len(got), len(want), got)
+		}
+		for i := range got {
+			g, w := got[i], want[i]
+			if !g.Since.Equal(w.Since) {
+				t.Fatalf("%s: disk %s Since %v, want %v", what, g.ID, g.Since, w.Since)
+			}
+			g.Since, w.Since = time.Time{}, time.Time{}
+			if g != w {
+				t.Fatalf("%s:\n got %+v\nwant %+v", what, g, w)
+			}
+		}
+	}
+	same("Disks", disks(), []cairn.Disk{d0, d1, d2})
+
+	// Re-registering updates capacity and free space but keeps the state.
+	up := d1
+	up.Free, up.Capacity, up.State, up.Since = 800, 1100, cairn.DiskDown, t0.Add(time.Hour)
+	noErr(t, "PutDisk again", s.PutDisk(ctx, up))
+	want1 := d1
+	want1.Free, want1.Capacity = 800, 1100
+	// A disk with no stored state takes the one given.
+	up2 := d2
+	up2.State, up2.Since = cairn.DiskUp, t0.Add(2*time.Hour)
+	noErr(t, "PutDisk state-less disk", s.PutDisk(ctx, up2))
+	same("Disks after PutDisk", disks(), []cairn.Disk{d0, want1, up2})
+
+	t1 := t0.Add(3 * time.Hour)
+	noErr(t, "SetDiskState", s.SetDiskState(ctx, d1.ID, cairn.DiskSuspect, t1))
+	want1.State, want1.Since = cairn.DiskSuspect, t1
+	same("Disks after SetDiskState", disks(), []cairn.Disk{d0, want1, up2})
+
+	wantErr(t, "SetDiskState of unknown disk", s.SetDiskState(ctx, "nodeX/disk1", cairn.DiskDown, t1), cairn.ErrNotFound)
+	wantErr(t, "SetDiskState to a bad state", s.SetDiskState(ctx, d1.ID, "melted", t1), cairn.ErrInvalid)
+	wantErr(t, "PutDisk without ID", s.PutDisk(ctx, cairn.Disk{Node: "n"}), cairn.ErrInvalid)
+}
+
+// ---- placement groups ----
+
+func pgTable(width, salt int) cairn.PGTable {
+	t := cairn.PGTable{Width: width, DistinctNodes: salt%2 == 0}
+	for i := range 4 {
+		pg := cairn.PG{ID: i}
+		for j := range width {
+			pg.Disks = append(pg.Disks, cairn.DiskID(fmt.Sprintf("node%d/disk%d", (i+j+salt)%9, salt)))
+		}
+		t.PGs = append(t.PGs, pg)
+	}
+	return t
+}
+
+func testPGTable(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	_, err := s.PGTable(ctx, 6)
+	wantErr(t, "PGTable before create", err, cairn.ErrNotFound)
+
+	t6 := pgTable(6, 0)
+	got, err := s.CreatePGTable(ctx, t6)
+	noErr(t, "CreatePGTable", err)
+	if !reflect.DeepEqual(got, t6) {
+		t.Fatalf("CreatePGTable returned %+v, want %+v", got, t6)
+	}
+	got, err = s.CreatePGTable(ctx, pgTable(6, 1))
+	noErr(t, "CreatePGTable again", err)
+	if !reflect.DeepEqual(got, t6) {
+		t.Fatalf("second CreatePGTable returned %+v, want the first table %+v", got, t6)
+	}
+	t3 := pgTable(3, 2)
+	_, err = s.CreatePGTable(ctx, t3)
+	noErr(t, "CreatePGTable width 3", err)
+	for _, want := range []cairn.PGTable{t6, t3} {
+		got, err := s.PGTable(ctx, want.Width)
+		noErr(t, "PGTable", err)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("PGTable(%d) = %+v, want %+v", want.Width, got, want)
+		}
+	}
+	got.PGs[0].Disks[0] = "mutated"
+	if again, _ := s.PGTable(ctx, 3); again.PGs[0].Disks[0] == "mutated" {
+		t.Fatalf("PGTable returned a slice the store still uses")
+	}
+	_, err = s.CreatePGTable(ctx, cairn.PGTable{Width: 0})
+	wantErr(t, "CreatePGTable width 0", err, cairn.ErrInvalid)
+}
+
+func testPGTableRace(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	const n = 8
+	got := make([]cairn.PGTable, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			got[i], errs[i] = s.CreatePGTable(ctx, pgTable(9, i))
+		})
+	}
+	close(start)
+	wg.Wait()
+	stored, err := s.PGTable(ctx, 9)
+	noErr(t, "PGTable", err)
+	for i := range n {
+		noErr(t, fmt.Sprintf("creator %d", i), errs[i])
+		if !reflect.DeepEqual(got[i], stored) {
+			t.Fatalf("creator %d got %+v, but the stored table is %+v", i, got[i], stored)
+		}
+	}
+}
+
+// ---- buckets ----
+
+func testBuckets(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	_, err := s.Bucket(ctx, "photos")
+	wantErr(t, "Bucket before create", err, cairn.ErrNotFound)
+	b := cairn.Bucket{Name: "photos", Policy: "lrc-6-2-2", Owner: "alice", Created: time.Date(2025, 3, 4, 5, 6, 7, 8, time.UTC)}
+	noErr(t, "CreateBucket", s.CreateBucket(ctx, b))
+	wantErr(t, "CreateBucket twice", s.CreateBucket(ctx, cairn.Bucket{Name: "photos"}), cairn.ErrExists)
+	mkBucket(t, s, "archive")
+	mkBucket(t, s, "photos.2025")
+
+	got, err := s.Bucket(ctx, "photos")
+	noErr(t, "Bucket", err)
+	if !got.Created.Equal(b.Created) || got.Name != b.Name || got.Policy != b.Policy || got.Owner != b.Owner {
+		t.Fatalf("Bucket = %+v, want %+v", got, b)
+	}
+	bs, err := s.Buckets(ctx)
+	noErr(t, "Buckets", err)
+	var names []string
+	for _, b := range bs {
+		names = append(names, b.Name)
+	}
+	if want := []string{"archive", "photos", "photos.2025"}; !slices.Equal(names, want) {
+		t.Fatalf("Buckets = %v, want %v", names, want)
+	}
+
+	for _, bad := range []string{"", "ab", "Upper", "a/b", "has space", "-x-", strings.Repeat("a", 64), "192.168.1.1"} {
+		wantErr(t, fmt.Sprintf("CreateBucket(%q)", bad), s.CreateBucket(ctx, cairn.Bucket{Name: bad}), cairn.ErrInvalid)
+	}
+
+	// Non-empty buckets stay.
+	noErr(t, "CommitManifest", s.CommitManifest(ctx, manifest("photos", "cat.jpg", "v1"), ""))
+	wantErr(t, "DeleteBucket non-empty", s.DeleteBucket(ctx, "photos"), cairn.ErrBucketNotEmpty)
+	if _, err := s.Bucket(ctx, "photos"); err != nil {
+		t.Fatalf("bucket gone after a refused delete: %v", err)
+	}
+	// The object in "photos" does not make "photos.2025" non-empty.
+	noErr(t, "DeleteBucket photos.2025", s.DeleteBucket(ctx, "photos.2025"))
+	_, err = s.DeleteManifest(ctx, "photos", "cat.jpg", "")
+	noErr(t, "DeleteManifest", err)
+	noErr(t, "DeleteBucket emptied", s.DeleteBucket(ctx, "photos"))
+	_, err = s.Bucket(ctx, "photos")
+	wantErr(t, "Bucket after delete", err, cairn.ErrNotFound)
+	wantErr(t, "DeleteBucket twice", s.DeleteBucket(ctx, "photos"), cairn.ErrNotFound)
+	wantErr(t, "CommitManifest to a deleted bucket", s.CommitManifest(ctx, manifest("photos", "k", "v2"), ""), cairn.ErrNotFound)
+	_, _, err = s.ListManifests(ctx, "photos", "", "", 10)
+	wantErr(t, "ListManifests of a deleted bucket", err, cairn.ErrNotFound)
+
+	// A re-created bucket starts empty.
+	mkBucket(t, s, "photos")
+	ms, more, err := s.ListManifests(ctx, "photos", "", "", 10)
+	noErr(t, "ListManifests", err)
+	if len(ms) != 0 || more {
+		t.Fatalf("re-created bucket lists %d objects (more=%v)", len(ms), more)
+	}
+}
+
+// ---- manifests ----
+
+func testManifestCAS(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "cas")
+	_, err := s.Manifest(ctx, "cas", "obj")
+	wantErr(t, "Manifest before commit", err, cairn.ErrNotFound)
+	_, err = s.Manifest(ctx, "nobucket", "obj")
+	wantErr(t, "Manifest in a missing bucket", err, cairn.ErrNotFound)
+	wantErr(t, "CommitManifest to a missing bucket", s.CommitManifest(ctx, manifest("nobucket", "obj", "v1"), ""), cairn.ErrNotFound)
+
+	wantErr(t, "replace a missing object", s.CommitManifest(ctx, manifest("cas", "obj", "v1"), "v0"), cairn.ErrConflict)
+	m1 := manifest("cas", "obj", "v1")
+	noErr(t, "create", s.CommitManifest(ctx, m1, ""))
+	noErr(t, "create again (a retry of the same version)", s.CommitManifest(ctx, m1, ""))
+	wantErr(t, "create over an existing object", s.CommitManifest(ctx, manifest("cas", "obj", "v2"), ""), cairn.ErrConflict)
+	wantErr(t, "replace with a stale version", s.CommitManifest(ctx, manifest("cas", "obj", "v2"), "v0"), cairn.ErrConflict)
+	// Versions that share a prefix with the stored one are other versions.
+	wantErr(t, "replace with a prefix of the version", s.CommitManifest(ctx, manifest("cas", "obj", "v2"), "v"), cairn.ErrConflict)
+	wantErr(t, "replace with an extension of the version", s.CommitManifest(ctx, manifest("cas", "obj", "v2"), "v10"), cairn.ErrConflict)
+
+	m2 := manifest("cas", "obj", "v2")
+	m2.Size = 99
+	noErr(t, "replace", s.CommitManifest(ctx, m2, "v1"))
+	got, err := s.Manifest(ctx, "cas", "obj")
+	noErr(t, "Manifest", err)
+	sameManifest(t, "Manifest after replace", got, m2)
+	noErr(t, "replace again (a retry)", s.CommitManifest(ctx, m2, "v1"))
+	wantErr(t, "re-commit the replaced version", s.CommitManifest(ctx, m1, ""), cairn.ErrConflict)
+
+	_, err = s.DeleteManifest(ctx, "cas", "obj", "v1")
+	wantErr(t, "DeleteManifest with a stale version", err, cairn.ErrConflict)
+	_, err = s.DeleteManifest(ctx, "cas", "obj", "v")
+	wantErr(t, "DeleteManifest with a version prefix", err, cairn.ErrConflict)
+	del, err := s.DeleteManifest(ctx, "cas", "obj", "v2")
+	noErr(t, "DeleteManifest", err)
+	sameManifest(t, "deleted manifest", del, m2)
+	_, err = s.DeleteManifest(ctx, "cas", "obj", "v2")
+	wantErr(t, "DeleteManifest twice", err, cairn.ErrNotFound)
+	_, err = s.DeleteManifest(ctx, "cas", "obj", "")
+	wantErr(t, "DeleteManifest of a missing object", err, cairn.ErrNotFound)
+	_, err = s.DeleteManifest(ctx, "nobucket", "obj", "")
+	wantErr(t, "DeleteManifest in a missing bucket", err, cairn.ErrNotFound)
+	_, err = s.Manifest(ctx, "cas", "obj")
+	wantErr(t, "Manifest after delete", err, cairn.ErrNotFound)
+
+	// Any version goes with "".
+	noErr(t, "create after delete", s.CommitManifest(ctx, manifest("cas", "obj", "v3"), ""))
+	del, err = s.DeleteManifest(ctx, "cas", "obj", "")
+	noErr(t, "DeleteManifest any version", err)
+	if del.Version != "v3" {
+		t.Fatalf("DeleteManifest returned version %q, want v3", del.Version)
+	}
+}
+
+func testManifestRoundTrip(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "rtrip")
+	// Versions and keys with characters JSON escapes.
+	for i, key := range []string{"plain", `quote"back\slash`, "<html>&amp;", "tab\tnewline\n", "nul\x00byte", "ünïcødé/日本語/😀"} {
+		m := manifest("rtrip", key, fmt.Sprintf(`v"%d<&>`, i))
+		m.UserMeta = nil
+		if i%2 == 0 {
+			m.UserMeta = map[string]string{"k": key}
+		}
+		noErr(t, "CommitManifest "+key, s.CommitManifest(ctx, m, ""))
+		want := *m
+		want.Shards = slices.Clone(m.Shards)
+		want.UserMeta = maps.Clone(m.UserMeta)
+		// The store must not keep the caller's manifest.
+		m.Size = -1
+		m.Shards[0].CRC = 42
+		if m.UserMeta != nil {
+			m.UserMeta["k"] = "mutated"
+		}
+		got, err := s.Manifest(ctx, "rtrip", key)
+		noErr(t, "Manifest "+key, err)
+		sameManifest(t, "Manifest "+key, got, &want)
+		// Nor share what it returns.
+		got.Shards[1].Disk = "mutated"
+		again, _ := s.Manifest(ctx, "rtrip", key)
+		sameManifest(t, "Manifest "+key+" again", again, &want)
+		noErr(t, "replace "+key, s.CommitManifest(ctx, manifest("rtrip", key, "next"), want.Version))
+	}
+}
+
+func testManifestInvalid(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "inv")
+	wantErr(t, "nil manifest", s.CommitManifest(ctx, nil, ""), cairn.ErrInvalid)
+	wantErr(t, "empty version", s.CommitManifest(ctx, manifest("inv", "k", ""), ""), cairn.ErrInvalid)
+	wantErr(t, "empty key", s.CommitManifest(ctx, manifest("inv", "", "v1"), ""), cairn.ErrInvalid)
+	wantErr(t, "key too long", s.CommitManifest(ctx, manifest("inv", strings.Repeat("k", cairn.MaxKeyLen+1), "v1"), ""), cairn.ErrInvalid)
+	wantErr(t, "key not UTF-8", s.CommitManifest(ctx, manifest("inv", "bad\xff", "v1"), ""), cairn.ErrInvalid)
+	noErr(t, "longest key", s.CommitManifest(ctx, manifest("inv", strings.Repeat("k", cairn.MaxKeyLen), "v1"), ""))
+}
+
+func testCommitRace(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "race")
+	const writers = 8
+	for _, key := range []string{"a", "b/c", "d e"} {
+		prev := ""
+		for round := range 3 {
+			errs := make([]error, writers)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for w := range writers {
+				wg.Go(func() {
+					<-start
+					errs[w] = s.CommitManifest(ctx, manifest("race", key, fmt.Sprintf("r%dw%d", round, w)), prev)
+				})
+			}
+			close(start)
+			wg.Wait()
+			winner := -1
+			for w, err := range errs {
+				switch {
+				case err == nil && winner >= 0:
+					t.Fatalf("key %q round %d: writers %d and %d both won", key, round, winner, w)
+				case err == nil:
+					winner = w
+				default:
+					wantErr(t, fmt.Sprintf("key %q round %d: loser %d", key, round, w), err, cairn.ErrConflict)
+				}
+			}
+			if winner < 0 {
+				t.Fatalf("key %q round %d: nobody won", key, round)
+			}
+			m, err := s.Manifest(ctx, "race", key)
+			noErr(t, "Manifest", err)
+			if want := fmt.Sprintf("r%dw%d", round, winner); m.Version != want {
+				t.Fatalf("key %q round %d: stored version %s, winner was %s", key, round, m.Version, want)
+			}
+			prev = m.Version
+		}
+	}
+}
+
+func testDeleteManifestRace(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "delrace")
+	for i := range 5 {
+		key := fmt.Sprintf("k%d", i)
+		noErr(t, "CommitManifest", s.CommitManifest(ctx, manifest("delrace", key, "v1"), ""))
+		const n = 6
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for w := range n {
+			wg.Go(func() {
+				<-start
+				version := "v1"
+				if w%2 == 1 {
+					version = ""
+				}
+				_, errs[w] = s.DeleteManifest(ctx, "delrace", key, version)
+			})
+		}
+		close(start)
+		wg.Wait()
+		wins := 0
+		for _, err := range errs {
+			if err == nil {
+				wins++
+			} else {
+				wantErr(t, "losing delete", err, cairn.ErrNotFound)
+			}
+		}
+		if wins != 1 {
+			t.Fatalf("%d deletes of one object succeeded, want 1", wins)
+		}
+	}
+}
+
+// testDeleteBucketRace races DeleteBucket against a commit into the empty
+// bucket: exactly one may win, and a deleted bucket never keeps a manifest.
+func testDeleteBucketRace(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	deleted, committed := 0, 0
+	for i := range 25 {
+		name := fmt.Sprintf("drace-%d", i)
+		mkBucket(t, s, name)
+		var delErr, comErr error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		// Stagger the two a little differently each trial so that both
+		// orders (and the window inside DeleteBucket) get exercised.
+		lag := time.Duration(i%5) * 300 * time.Microsecond
+		wg.Go(func() { <-start; delErr = s.DeleteBucket(ctx, name) })
+		wg.Go(func() { <-start; time.Sleep(lag); comErr = s.CommitManifest(ctx, manifest(name, "obj", "v1"), "") })
+		close(start)
+		wg.Wait()
+		switch {
+		case delErr == nil:
+			deleted++
+			wantErr(t, "commit that lost to DeleteBucket", comErr, cairn.ErrNotFound)
+			mkBucket(t, s, name) // an orphaned manifest would show up now
+			ms, _, err := s.ListManifests(ctx, name, "", "", 0)
+			noErr(t, "ListManifests", err)
+			if len(ms) != 0 {
+				t.Fatalf("trial %d: the deleted bucket kept %d manifests", i, len(ms))
+			}
+			_, err = s.Manifest(ctx, name, "obj")
+			wantErr(t, "Manifest in a re-created bucket", err, cairn.ErrNotFound)
+		case errors.Is(delErr, cairn.ErrBucketNotEmpty):
+			committed++
+			noErr(t, "commit that beat DeleteBucket", comErr)
+			_, err := s.Manifest(ctx, name, "obj")
+			noErr(t, "Manifest", err)
+		default:
+			t.Fatalf("trial %d: DeleteBucket: %v (commit: %v)", i, delErr, comErr)
+		}
+	}
+	t.Logf("DeleteBucket won %d times, CommitManifest %d times", deleted, committed)
+}
+
+// ---- listing ----
+
+// listKeys returns ≥ 300 keys exercising the byte order: "/" at many
+// depths, spaces, control bytes, multi-byte UTF-8 (up to U+10FFFF), keys
+// that are prefixes of others, and 1024-byte keys.
+func listKeys() []string {
+	keys := []string{
+		"a", "a/", "a/b", "a/b/", "a/b/c", "a\x00", "a\x00b", "a\x01", "a ", "a b", "a\u007f", "a\u0080",
+		"a\u07ff", "a\u0800", "a\uffff", "a\U00010000", "a\U0010FFFF", "\x00", "\x00\x00", " ", "~", "!",
+		"/", "//", "/leading", "trailing/", "ab", "aa", "b", "é", "e\u0301",
+	}
+	for i := range 100 {
+		keys = append(keys, fmt.Sprintf("dir/%03d", i))
+	}
+	for i := range 40 {
+		keys = append(keys, fmt.Sprintf("dir/sub/%d", i))
+	}
+	for i := range 30 {
+		keys = append(keys, fmt.Sprintf("with space %d .txt", i))
+	}
+	for i := range 30 {
+		keys = append(keys, fmt.Sprintf("日本/%d", i), fmt.Sprintf("😀%d", i), fmt.Sprintf("ü/%d/ö", i))
+	}
+	for i := range 8 {
+		keys = append(keys, strings.Repeat("k", cairn.MaxKeyLen-4)+fmt.Sprintf("%04d", i))
+		keys = append(keys, strings.Repeat("é", (cairn.MaxKeyLen-4)/2)+fmt.Sprintf("%04d", i))
+	}
+	for i := range 20 {
+		keys = append(keys, fmt.Sprintf("zz/%02d", i))
+	}
+	slices.Sort(keys) // byte-wise, as the store must
+	return keys
+}
+
+func testList(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	const b = "lst"
+	mkBucket(t, s, b)
+	mkBucket(t, s, "lst-x") // a bucket whose name extends this one's
+	keys := listKeys()
+	if len(keys) < 300 {
+		t.Fatalf("only %d keys", len(keys))
+	}
+	version := func(k string) string { return fmt.Sprintf("v%x", len(k)*31+int(k[len(k)-1])) }
+
+	var wg sync.WaitGroup
+	errs := make(chan error, len(keys))
+	work := make(chan string)
+	for range 8 {
+		wg.Go(func() {
+			for k := range work {
+				if err := s.CommitManifest(ctx, manifest(b, k, version(k)), ""); err != nil {
+					errs <- fmt.Errorf("commit %q: %w", k, err)
+				}
+			}
+		})
+	}
+	for _, k := range keys {
+		work <- k
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "dir/000", "lst", "zzz"} {
+		noErr(t, "commit to lst-x", s.CommitManifest(ctx, manifest("lst-x", k, "other"), ""))
+	}
+
+	model := func(prefix, startAfter string) []string {
+		var out []string
+		for _, k := range keys {
+			if strings.HasPrefix(k, prefix) && k > startAfter {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	check := func(prefix, startAfter string, limit int) []*cairn.Manifest {
+		t.Helper()
+		ms, more, err := s.ListManifests(ctx, b, prefix, startAfter, limit)
+		noErr(t, fmt.Sprintf("ListManifests(%q, %q, %d)", prefix, startAfter, limit), err)
+		want := model(prefix, startAfter)
+		wantMore := limit > 0 && len(want) > limit
+		if wantMore {
+			want = want[:limit]
+		}
+		got := make([]string, len(ms))
+		for i, m := range ms {
+			got[i] = m.Key
+			if m.Bucket != b || m.Version != version(m.Key) {
+				t.Fatalf("ListManifests(%q, %q, %d): manifest %q is %s/%s", prefix, startAfter, limit, m.Key, m.Bucket, m.Version)
+			}
+		}
+		if !slices.Equal(got, want) || more != wantMore {
+			t.Fatalf("ListManifests(%q, %q, %d):\n got %q more=%v\nwant %q more=%v",
+				prefix, startAfter, limit, got, more, want, wantMore)
+		}
+		return ms
+	}
+	// walk pages through a prefix with startAfter = the last key returned.
+	walk := func(prefix string, limit int) {
+		t.Helper()
+		var all []string
+		after := ""
+		for page := 0; ; page++ {
+			ms, more, err := s.ListManifests(ctx, b, prefix, after, limit)
+			noErr(t, "ListManifests", err)
+			if more && len(ms) != limit {
+				t.Fatalf("walk %q by %d: page %d has %d keys and more=true", prefix, limit, page, len(ms))
+			}
+			for _, m := range ms {
+				all = append(all, m.Key)
+			}
+			if !more {
+				break
+			}
+			after = ms[len(ms)-1].Key
+		}
+		if want := model(prefix, ""); !slices.Equal(all, want) {
+			t.Fatalf("walk %q by %d: got %d keys, want %d:\n got %q\nwant %q", prefix, limit, len(all), len(want), all, want)
+		}
+	}
+
+	prefixes := []string{"", "a", "a/", "a\x00", "dir/", "dir/sub/", "dir/0", "with space", "日本/", "😀", "ü/1",
+		strings.Repeat("k", 1000), strings.Repeat("é", 300), "\x00", "/", "zz/", "zz/19", "nomatch", "\U0010FFFF", "~~"}
+	for _, p := range prefixes {
+		for _, limit := range []int{0, 7, 100, 1000} {
+			walk(p, limit)
+		}
+		if len(model(p, "")) <= 40 {
+			walk(p, 1)
+		}
+		starts := []string{"", p, p + "\x00", p + "/", "a", "a\x00", "dir/050", "dir/sub/", "m", "zz/05", "~", "\U0010FFFF"}
+		if in := model(p, ""); len(in) > 0 {
+			starts = append(starts, in[len(in)/2], in[len(in)-1], in[0])
+		}
+		for _, sa := range starts {
+			for _, limit := range []int{0, 1, 5} {
+				check(p, sa, limit)
+			}
+		}
+	}
+	all := check("", "", 0)
+	if len(all) != len(keys) {
+		t.Fatalf("unlimited listing returned %d of %d keys", len(all), len(keys))
+	}
+	_, _, err := s.ListManifests(ctx, "missing", "", "", 10)
+	wantErr(t, "ListManifests of a missing bucket", err, cairn.ErrNotFound)
+
+	// The other bucket is separate.
+	ms, more, err := s.ListManifests(ctx, "lst-x", "", "", 0)
+	noErr(t, "ListManifests lst-x", err)
+	if len(ms) != 4 || more {
+		t.Fatalf("lst-x lists %d objects (more=%v), want 4", len(ms), more)
+	}
+	wantErr(t, "DeleteBucket lst-x", s.DeleteBucket(ctx, "lst-x"), cairn.ErrBucketNotEmpty)
+}
+
+func testListBuckets(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	// Bucket names that are prefixes of one another, with "." and "-".
+	names := []string{"abc", "abc-d", "abc.d", "abcd", "abc0"}
+	for _, n := range names {
+		mkBucket(t, s, n)
+	}
+	for _, n := range names {
+		for _, k := range []string{"x", "y/z"} {
+			noErr(t, "commit", s.CommitManifest(ctx, manifest(n, k, "v-"+n), ""))
+		}
+	}
+	for _, n := range names {
+		ms, more, err := s.ListManifests(ctx, n, "", "", 0)
+		noErr(t, "ListManifests "+n, err)
+		if len(ms) != 2 || more {
+			t.Fatalf("bucket %s lists %d objects (more=%v), want 2", n, len(ms), more)
+		}
+		for _, m := range ms {
+			if m.Bucket != n || m.Version != "v-"+n {
+				t.Fatalf("bucket %s lists %s/%s version %s", n, m.Bucket, m.Key, m.Version)
+			}
+		}
+	}
+	for _, n := range names {
+		for _, k := range []string{"x", "y/z"} {
+			_, err := s.DeleteManifest(ctx, n, k, "v-"+n)
+			noErr(t, "DeleteManifest", err)
+		}
+		noErr(t, "DeleteBucket "+n, s.DeleteBucket(ctx, n))
+	}
+}
+
+// ---- liveness and election ----
+
+func testLeases(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	const ttl = time.Second
+	alive := func() []string {
+		t.Helper()
+		hs, err := s.Alive(ctx)
+		noErr(t, "Alive", err)
+		return hs
+	}
+	if hs := alive(); len(hs) != 0 {
+		t.Fatalf("Alive on an empty store: %v", hs)
+	}
+	actx, stopA := context.WithCancel(ctx)
+	defer stopA()
+	noErr(t, "KeepAlive node-a", s.KeepAlive(actx, "node-a", ttl))
+	noErr(t, "KeepAlive node-b", s.KeepAlive(ctx, "node-b", ttl))
+	// node-c renews twice; stopping the first renewal must not end it.
+	cctx, stopC := context.WithCancel(ctx)
+	defer stopC()
+	noErr(t, "KeepAlive node-c", s.KeepAlive(cctx, "node-c", ttl))
+	noErr(t, "KeepAlive node-c again", s.KeepAlive(ctx, "node-c", ttl))
+	want := []string{"node-a", "node-b", "node-c"}
+	if hs := alive(); !slices.Equal(hs, want) {
+		t.Fatalf("Alive = %v, want %v", hs, want)
+	}
+	// Renewal outlives the TTL (etcd may round it up to 2 s).
+	time.Sleep(2*ttl + ttl/2)
+	if hs := alive(); !slices.Equal(hs, want) {
+		t.Fatalf("Alive after 2.5 TTLs of renewal = %v, want %v", hs, want)
+	}
+	stopA()
+	stopC()
+	eventually(t, 3*ttl+3*time.Second, "node-a's entry to expire", func() bool {
+		return !slices.Contains(alive(), "node-a")
+	})
+	if hs := alive(); !slices.Equal(hs, []string{"node-b", "node-c"}) {
+		t.Fatalf("Alive after node-a stopped = %v, want [node-b node-c]", hs)
+	}
+	wantErr(t, "KeepAlive without holder", s.KeepAlive(ctx, "", ttl), cairn.ErrInvalid)
+	wantErr(t, "KeepAlive with ttl 0", s.KeepAlive(ctx, "x", 0), cairn.ErrInvalid)
+}
+
+type campaignResult struct {
+	l   meta.Leadership
+	err error
+}
+
+func campaign(ctx context.Context, s meta.Store, role, id string) <-chan campaignResult {
+	ch := make(chan campaignResult, 1)
+	go func() {
+		l, err := s.Campaign(ctx, role, id)
+		ch <- campaignResult{l, err}
+	}()
+	return ch
+}
+
+func wantLeader(t *testing.T, s meta.Store, role, want string) {
+	t.Helper()
+	got, err := s.Leader(t.Context(), role)
+	if want == "" {
+		wantErr(t, "Leader("+role+")", err, cairn.ErrNotFound)
+		return
+	}
+	noErr(t, "Leader("+role+")", err)
+	if got != want {
+		t.Fatalf("Leader(%s) = %q, want %q", role, got, want)
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func testCampaign(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	wantLeader(t, s, "director", "")
+	la, err := s.Campaign(ctx, "director", "a")
+	noErr(t, "first Campaign", err)
+	wantLeader(t, s, "director", "a")
+	if isClosed(la.Done()) {
+		t.Fatal("fresh leadership is Done")
+	}
+
+	b := campaign(ctx, s, "director", "b")
+	select {
+	case r := <-b:
+		t.Fatalf("second campaigner did not block: %v", r.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	wantLeader(t, s, "director", "a")
+
+	// A campaigner that gives up never becomes leader.
+	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	_, err = s.Campaign(cctx, "director", "c")
+	wantErr(t, "Campaign with an expiring ctx", err, context.DeadlineExceeded)
+
+	// Other roles are independent.
+	lx, err := s.Campaign(ctx, "scrubber", "x")
+	noErr(t, "Campaign for another role", err)
+	wantLeader(t, s, "scrubber", "x")
+
+	noErr(t, "Resign a", la.Resign(ctx))
+	if !isClosed(la.Done()) {
+		t.Fatal("Done not closed after Resign")
+	}
+	var lb meta.Leadership
+	select {
+	case r := <-b:
+		noErr(t, "second Campaign", r.err)
+		lb = r.l
+	case <-time.After(10 * time.Second):
+		t.Fatal("second campaigner did not win after the first resigned")
+	}
+	wantLeader(t, s, "director", "b")
+	noErr(t, "Resign a twice", la.Resign(ctx))
+	wantLeader(t, s, "director", "b")
+
+	noErr(t, "Resign b", lb.Resign(ctx))
+	wantLeader(t, s, "director", "") // c gave up
+	noErr(t, "Resign x", lx.Resign(ctx))
+	wantLeader(t, s, "scrubber", "")
+
+	_, err = s.Campaign(ctx, "", "a")
+	wantErr(t, "Campaign without role", err, cairn.ErrInvalid)
+	_, err = s.Campaign(ctx, "director", "")
+	wantErr(t, "Campaign without id", err, cairn.ErrInvalid)
+}
+
+func testClose(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	l, err := s.Campaign(ctx, "director", "a")
+	noErr(t, "Campaign", err)
+	blocked := campaign(ctx, s, "director", "b")
+	noErr(t, "KeepAlive", s.KeepAlive(ctx, "node-a", time.Second))
+	noErr(t, "Close", s.Close())
+	select {
+	case <-l.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("leadership not Done after Close")
+	}
+	select {
+	case r := <-blocked:
+		if r.err == nil {
+			t.Fatal("a campaign blocked at Close won")
+		}
+		wantErr(t, "Campaign blocked at Close", r.err, meta.ErrClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Campaign still blocked after Close")
+	}
+	_, err = s.Nodes(ctx)
+	wantErr(t, "Nodes after Close", err, meta.ErrClosed)
+	wantErr(t, "CommitManifest after Close", s.CommitManifest(ctx, manifest("b", "k", "v"), ""), meta.ErrClosed)
+	wantErr(t, "KeepAlive after Close", s.KeepAlive(ctx, "node-b", time.Second), meta.ErrClosed)
+	_, err = s.Campaign(ctx, "director", "c")
+	wantErr(t, "Campaign after Close", err, meta.ErrClosed)
+	noErr(t, "Close twice", s.Close())
+}
