@@ -37,7 +37,7 @@ type Manifest struct {
 // ShardLoc says where one shard file of an object lives and how to check it.
 type ShardLoc struct {
 	Disk DiskID `json:"disk"`
-	Size int64  `json:"size"`  // bytes in the shard file: Stripes()·BlockSize
+	Size int64  `json:"size"`   // bytes in the shard file: Stripes()·BlockSize
 	CRC  uint32 `json:"crc32c"` // CRC-32C (Castagnoli) of the whole shard file's content
 }
 

@@ -139,6 +139,24 @@ func (c *crcReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// WriteTo lets the transport's io.Copy write the source's own buffers to the
+// connection when the source is an io.WriterTo, saving a copy per byte.
+func (c *crcReader) WriteTo(w io.Writer) (int64, error) {
+	return io.Copy(crcWriter{w: w, c: c}, c.r)
+}
+
+type crcWriter struct {
+	w io.Writer
+	c *crcReader
+}
+
+func (cw crcWriter) Write(p []byte) (int, error) {
+	n, err := cw.w.Write(p)
+	cw.c.n += int64(n)
+	cw.c.crc = crc32.Update(cw.c.crc, castagnoli, p[:n])
+	return n, err
+}
+
 // PutShard streams r to the node as shard name on disk and returns what
 // the node stored once it is durable there. The reply's size and CRC are
 // checked against what was sent (ErrCorrupt on mismatch). r is read to EOF

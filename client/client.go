@@ -1,0 +1,197 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"cairn"
+	"cairn/codec"
+	"cairn/codec/all"
+	"cairn/placement"
+)
+
+// Meta is the part of the metadata store the data path uses (see
+// meta.Store for the contract of each method).
+type Meta interface {
+	Nodes(ctx context.Context) ([]cairn.Node, error)
+	Disks(ctx context.Context) ([]cairn.Disk, error)
+	PGTable(ctx context.Context, width int) (cairn.PGTable, error)
+	CreatePGTable(ctx context.Context, t cairn.PGTable) (cairn.PGTable, error)
+	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
+	CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersion string) error
+	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
+	DeleteManifest(ctx context.Context, bucket, key, version string) (*cairn.Manifest, error)
+}
+
+// Shards stores shard files on disks (implemented over the node protocol by
+// NodeShards; tests use an in-memory fake).
+type Shards interface {
+	// PutShard stores the whole content of r as shard file name on disk,
+	// durably, and returns its size and CRC-32C.
+	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (size int64, crc uint32, err error)
+	// GetShard streams n bytes (n < 0: to the end) from offset off of a
+	// shard file, verified against its block checksums: a read error
+	// wrapping cairn.ErrCorrupt means the disk holds bad data.
+	GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error)
+	// DeleteShard removes a shard file; cairn.ErrNotFound if it is absent.
+	DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error
+}
+
+// Damage reports a shard that could not be read or was corrupt.
+type Damage struct {
+	Bucket, Key, Version string
+	Shard                int
+	Disk                 cairn.DiskID
+	Err                  error
+}
+
+// Config configures a Client. Zero values take the defaults.
+type Config struct {
+	// BlockSize is the shard bytes per stripe for objects larger than one
+	// stripe (default 1 MiB, rounded up to the code's shard multiple).
+	BlockSize int
+	// ReadExtra is δ, the shards requested beyond K on reads (default 1;
+	// negative means 0).
+	ReadExtra int
+	// WindowBytes is the data bytes a GET fetches per window (default
+	// 16 MiB; at least one stripe).
+	WindowBytes int64
+	// Logger receives warnings (default: discard).
+	Logger *slog.Logger
+	// OnDamage, if set, is called for every shard found missing or corrupt.
+	OnDamage func(Damage)
+	// Rand is the source of version IDs (default crypto/rand).
+	Rand io.Reader
+}
+
+func (c *Config) validate() {
+	if c.BlockSize <= 0 {
+		c.BlockSize = 1 << 20
+	}
+	if c.ReadExtra == 0 {
+		c.ReadExtra = 1
+	}
+	c.ReadExtra = max(c.ReadExtra, 0)
+	if c.WindowBytes <= 0 {
+		c.WindowBytes = 16 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Reader
+	}
+}
+
+// Client is safe for concurrent use.
+type Client struct {
+	meta   Meta
+	shards Shards
+	cfg    Config
+
+	mu     sync.Mutex
+	tables map[int]cairn.PGTable // PG tables by width; guarded by mu
+	codes  map[string]codec.Code // codes by policy; guarded by mu
+}
+
+// New returns a client over a metadata store and a shard store.
+func New(meta Meta, shards Shards, cfg Config) *Client {
+	cfg.validate()
+	return &Client{meta: meta, shards: shards, cfg: cfg, tables: map[int]cairn.PGTable{}, codes: map[string]codec.Code{}}
+}
+
+func (c *Client) code(policy string) (codec.Code, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cd, ok := c.codes[policy]; ok {
+		return cd, nil
+	}
+	cd, err := all.New(policy)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", cairn.ErrInvalid, err)
+	}
+	c.codes[policy] = cd
+	return cd, nil
+}
+
+// table returns the PG table of a width, creating it from the cluster map
+// the first time any client needs it.
+func (c *Client) table(ctx context.Context, width int) (cairn.PGTable, error) {
+	c.mu.Lock()
+	t, ok := c.tables[width]
+	c.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := c.meta.PGTable(ctx, width)
+	if err != nil {
+		nodes, err := c.meta.Nodes(ctx)
+		if err != nil {
+			return t, err
+		}
+		disks, err := c.meta.Disks(ctx)
+		if err != nil {
+			return t, err
+		}
+		t, err = placement.Compute(placement.Input{Nodes: nodes, Disks: disks, Width: width})
+		if err != nil {
+			return t, err
+		}
+		if t, err = c.meta.CreatePGTable(ctx, t); err != nil {
+			return t, err
+		}
+	}
+	c.mu.Lock()
+	c.tables[width] = t
+	c.mu.Unlock()
+	return t, nil
+}
+
+func (c *Client) newVersion() (string, error) {
+	var b [16]byte
+	if _, err := io.ReadFull(c.cfg.Rand, b[:]); err != nil {
+		return "", fmt.Errorf("making a version id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// Stat returns an object's manifest.
+func (c *Client) Stat(ctx context.Context, bucket, key string) (*cairn.Manifest, error) {
+	return c.meta.Manifest(ctx, bucket, key)
+}
+
+// Delete removes an object: its manifest first (the object vanishes), then
+// its shard files, best effort.
+func (c *Client) Delete(ctx context.Context, bucket, key string) error {
+	m, err := c.meta.DeleteManifest(ctx, bucket, key, "")
+	if err != nil {
+		return err
+	}
+	c.deleteShards(context.WithoutCancel(ctx), m.Version, m.Shards)
+	return nil
+}
+
+// deleteShards removes shard files in parallel, logging failures: the
+// files are unreachable garbage once no manifest names them.
+func (c *Client) deleteShards(ctx context.Context, version string, locs []cairn.ShardLoc) {
+	var wg sync.WaitGroup
+	for i, l := range locs {
+		if l.Disk == "" {
+			continue
+		}
+		wg.Go(func() {
+			if err := c.shards.DeleteShard(ctx, l.Disk, cairn.ShardName(version, i)); err != nil && !isNotFound(err) {
+				c.cfg.Logger.Warn("deleting shard left garbage", "version", version, "shard", i, "disk", l.Disk, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func isNotFound(err error) bool { return errors.Is(err, cairn.ErrNotFound) }

@@ -1,0 +1,349 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"cairn"
+	"cairn/meta/mem"
+)
+
+type env struct {
+	meta   *mem.Store
+	shards *memShards
+	c      *Client
+	damage []Damage
+}
+
+// newEnv makes a cluster map of nodes×disks and a bucket "b" with policy.
+func newEnv(t *testing.T, nodes, disks int, policy string, cfg Config) *env {
+	t.Helper()
+	ctx := context.Background()
+	e := &env{meta: mem.New(), shards: newMemShards()}
+	for n := 1; n <= nodes; n++ {
+		id := cairn.NodeID(fmt.Sprintf("node%d", n))
+		if err := e.meta.PutNode(ctx, cairn.Node{ID: id, Addr: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		for d := 1; d <= disks; d++ {
+			if err := e.meta.PutDisk(ctx, cairn.Disk{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", id, d)), Node: id, Capacity: 1 << 40, State: cairn.DiskUp}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.meta.CreateBucket(ctx, cairn.Bucket{Name: "bkt", Policy: policy}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.OnDamage = func(d Damage) { e.damage = append(e.damage, d) }
+	e.c = New(e.meta, e.shards, cfg)
+	return e
+}
+
+func randBytes(seed uint64, n int) []byte {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+func (e *env) get(t *testing.T, key string, off, n int64) []byte {
+	t.Helper()
+	_, rc, err := e.c.Get(context.Background(), "bkt", key, off, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("get %s [%d,+%d): %v", key, off, n, err)
+	}
+	return b
+}
+
+func TestPutGetPolicies(t *testing.T) {
+	for _, policy := range []string{"rs-4-2", "rs-3-2", "lrc-4-2-1", "rep-3"} {
+		t.Run(policy, func(t *testing.T) {
+			e := newEnv(t, 8, 1, policy, Config{BlockSize: 4096, WindowBytes: 3 * 4096})
+			for _, size := range []int{0, 1, 4095, 4096 * 4, 4096*4 + 1, 100_000} {
+				data := randBytes(uint64(size), size)
+				key := fmt.Sprintf("obj-%d", size)
+				m, err := e.c.Put(context.Background(), "bkt", key, bytes.NewReader(data), PutOptions{Size: int64(size), ContentType: "x/y"})
+				if err != nil {
+					t.Fatalf("put %d: %v", size, err)
+				}
+				sum := md5.Sum(data)
+				if m.ETag != hex.EncodeToString(sum[:]) || m.Size != int64(size) || m.Policy != policy {
+					t.Fatalf("manifest %+v", m)
+				}
+				if got := e.get(t, key, 0, -1); !bytes.Equal(got, data) {
+					t.Fatalf("size %d: get returned %d bytes, differing", size, len(got))
+				}
+			}
+		})
+	}
+}
+
+func TestRangeReadsTouchOnlyTheirStripes(t *testing.T) {
+	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024, WindowBytes: 4096})
+	data := randBytes(1, 40*4096+17)
+	if _, err := e.c.Put(context.Background(), "bkt", "k", bytes.NewReader(data), PutOptions{Size: -1}); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for range 50 {
+		off := rng.Int64N(int64(len(data)))
+		n := rng.Int64N(int64(len(data)) - off + 1)
+		if got := e.get(t, "k", off, n); !bytes.Equal(got, data[off:off+n]) {
+			t.Fatalf("range [%d,+%d) wrong", off, n)
+		}
+	}
+	// Stripe boundaries exactly.
+	for _, r := range [][2]int64{{0, 4096}, {4096, 4096}, {4095, 2}, {int64(len(data)) - 17, 17}, {int64(len(data)), 0}} {
+		if got := e.get(t, "k", r[0], r[1]); !bytes.Equal(got, data[r[0]:r[0]+r[1]]) {
+			t.Fatalf("range %v wrong", r)
+		}
+	}
+	// A one-stripe range makes one request per shard read (K+δ = 5), not more.
+	time.Sleep(10 * time.Millisecond) // let cancelled fetches of earlier reads finish
+	e.shards.mu.Lock()
+	e.shards.gets = map[cairn.DiskID]int{}
+	e.shards.mu.Unlock()
+	e.get(t, "k", 10*4096+5, 100)
+	calls := 0
+	e.shards.mu.Lock()
+	for _, n := range e.shards.gets {
+		calls += n
+	}
+	e.shards.mu.Unlock()
+	if calls > 5 {
+		t.Fatalf("a one-stripe range made %d shard requests, want ≤ 5", calls)
+	}
+	if _, _, err := e.c.Get(context.Background(), "bkt", "k", int64(len(data))+1, 1); !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("range past the end: %v, want ErrInvalid", err)
+	}
+}
+
+func TestGetDecodesAroundLostAndCorruptShards(t *testing.T) {
+	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024})
+	data := randBytes(2, 50_000)
+	m, err := e.c.Put(context.Background(), "bkt", "k", bytes.NewReader(data), PutOptions{Size: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Lose shard 0's disk entirely and make shard 2's disk return corruption.
+	e.shards.failGet[m.Shards[0].Disk] = fmt.Errorf("disk gone: %w", cairn.ErrNotFound)
+	e.shards.failGet[m.Shards[2].Disk] = fmt.Errorf("block 3: %w", cairn.ErrCorrupt)
+	if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
+		t.Fatal("degraded read returned wrong bytes")
+	}
+	if len(e.damage) < 2 {
+		t.Fatalf("damage reported %d times, want both bad shards", len(e.damage))
+	}
+	// A third loss exceeds rs-4-2's tolerance: a precise error, not wrong data.
+	e.shards.failGet[m.Shards[4].Disk] = errors.New("io error")
+	_, rc, err := e.c.Get(context.Background(), "bkt", "k", 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.ReadAll(rc)
+	rc.Close()
+	if !errors.Is(err, cairn.ErrUnavailable) {
+		t.Fatalf("three lost shards of rs-4-2: %v, want ErrUnavailable", err)
+	}
+}
+
+func TestGetIgnoresStraggler(t *testing.T) {
+	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024})
+	data := randBytes(3, 20_000)
+	m, err := e.c.Put(context.Background(), "bkt", "k", bytes.NewReader(data), PutOptions{Size: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.shards.slow[m.Shards[1].Disk] = time.Hour // would never finish
+	done := make(chan []byte)
+	go func() { done <- e.get(t, "k", 0, -1) }()
+	select {
+	case got := <-done:
+		if !bytes.Equal(got, data) {
+			t.Fatal("wrong bytes")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("GET waited for a straggler it did not need")
+	}
+}
+
+func TestPutFailureLeavesNothing(t *testing.T) {
+	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024})
+	ctx := context.Background()
+	disks, _ := e.meta.Disks(ctx)
+	e.shards.failPut[disks[3].ID] = fmt.Errorf("write: %w", cairn.ErrNoSpace)
+	_, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader(randBytes(4, 100_000)), PutOptions{Size: -1})
+	if !errors.Is(err, cairn.ErrNoSpace) || !errors.Is(err, cairn.ErrUnavailable) {
+		t.Fatalf("put with a full disk: %v, want ErrUnavailable wrapping ErrNoSpace", err)
+	}
+	if _, err := e.c.Stat(ctx, "bkt", "k"); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("failed put is visible: %v", err)
+	}
+	if n := e.shards.count(); n != 0 {
+		t.Fatalf("failed put left %d shard files", n)
+	}
+}
+
+type failingReader struct {
+	r   io.Reader
+	n   int
+	err error
+}
+
+func (f *failingReader) Read(b []byte) (int, error) {
+	if f.n <= 0 {
+		return 0, f.err
+	}
+	b = b[:min(len(b), f.n)]
+	n, err := f.r.Read(b)
+	f.n -= n
+	return n, err
+}
+
+func TestTruncatedAndBrokenBodies(t *testing.T) {
+	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024})
+	ctx := context.Background()
+	data := randBytes(5, 30_000)
+	// Announced 30000, sent 20000.
+	_, err := e.c.Put(ctx, "bkt", "short", bytes.NewReader(data[:20_000]), PutOptions{Size: 30_000})
+	if !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("short body: %v, want ErrInvalid", err)
+	}
+	// Announced 100, sent more.
+	_, err = e.c.Put(ctx, "bkt", "long", bytes.NewReader(data), PutOptions{Size: 100})
+	if !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("long body: %v, want ErrInvalid", err)
+	}
+	// The connection breaks mid-body.
+	broken := errors.New("connection reset")
+	_, err = e.c.Put(ctx, "bkt", "broken", &failingReader{r: bytes.NewReader(data), n: 9000, err: broken}, PutOptions{Size: -1})
+	if !errors.Is(err, broken) {
+		t.Fatalf("broken body: %v", err)
+	}
+	for _, k := range []string{"short", "long", "broken"} {
+		if _, err := e.c.Stat(ctx, "bkt", k); !errors.Is(err, cairn.ErrNotFound) {
+			t.Fatalf("%s is visible after a failed put", k)
+		}
+	}
+	if n := e.shards.count(); n != 0 {
+		t.Fatalf("failed puts left %d shard files", n)
+	}
+}
+
+func TestOverwriteAndDelete(t *testing.T) {
+	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024})
+	ctx := context.Background()
+	for i := range 3 {
+		data := randBytes(uint64(10+i), 5000+i)
+		if _, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader(data), PutOptions{Size: -1}); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
+			t.Fatalf("overwrite %d: wrong bytes", i)
+		}
+		if n := e.shards.count(); n != 6 {
+			t.Fatalf("after overwrite %d: %d shard files, want 6 (old versions deleted)", i, n)
+		}
+	}
+	if err := e.c.Delete(ctx, "bkt", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.shards.count(); n != 0 {
+		t.Fatalf("delete left %d shard files", n)
+	}
+	if err := e.c.Delete(ctx, "bkt", "k"); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	e := newEnv(t, 6, 1, "rs-4-2", Config{})
+	ctx := context.Background()
+	cases := []struct {
+		bucket, key, policy string
+		want                error
+	}{
+		{"nosuch", "k", "", cairn.ErrNotFound},
+		{"bkt", "", "", cairn.ErrInvalid},
+		{"bkt", strings.Repeat("k", 1025), "", cairn.ErrInvalid},
+		{"bkt", "bad\xff\xfeutf8", "", cairn.ErrInvalid},
+		{"bkt", "k", "rs-0-2", cairn.ErrInvalid},
+		{"bkt", "k", "rs-6-3", cairn.ErrUnavailable}, // 9 shards, 6 disks
+	}
+	for _, tc := range cases {
+		_, err := e.c.Put(ctx, tc.bucket, tc.key, strings.NewReader("x"), PutOptions{Policy: tc.policy, Size: -1})
+		if !errors.Is(err, tc.want) {
+			t.Errorf("put %q/%q policy %q: %v, want %v", tc.bucket, tc.key, tc.policy, err, tc.want)
+		}
+	}
+	// Hostile keys are opaque: they are stored and read back, and never
+	// reach a file name (shard files are named by version).
+	for _, key := range []string{"../../x", "/", "a/../../b", strings.Repeat("é", 512), "\x00nul", "CON"} {
+		data := []byte("payload for " + key)
+		if _, err := e.c.Put(ctx, "bkt", key, bytes.NewReader(data), PutOptions{Size: -1}); err != nil {
+			t.Fatalf("key %q: %v", key, err)
+		}
+		if got := e.get(t, key, 0, -1); !bytes.Equal(got, data) {
+			t.Fatalf("key %q read back wrong", key)
+		}
+	}
+	e.shards.mu.Lock()
+	names := slices.Sorted(func(yield func(string) bool) {
+		for k := range e.shards.files {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	e.shards.mu.Unlock()
+	for _, n := range names {
+		if strings.Contains(n, "..") || strings.Count(n, "/") != 2 {
+			t.Fatalf("shard file name %q leaks the key", n)
+		}
+	}
+}
+
+func TestConcurrentPutsOneWinner(t *testing.T) {
+	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024})
+	ctx := context.Background()
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			_, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader(randBytes(uint64(i), 3000)), PutOptions{Size: -1})
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := e.get(t, "k", 0, -1)
+	found := false
+	for i := range 8 {
+		found = found || bytes.Equal(got, randBytes(uint64(i), 3000))
+	}
+	if !found {
+		t.Fatal("the object is none of the writes")
+	}
+	if n := e.shards.count(); n != 6 {
+		t.Fatalf("%d shard files after 8 overwrites, want 6", n)
+	}
+}

@@ -1,0 +1,30 @@
+// Package client is cairn's data path: it turns a stream into an
+// erasure-coded object on the cluster's disks and back, talking to the
+// metadata store and to storage nodes directly (the Grid paper's client:
+// the client encodes). The S3 gateway and the CLI both use it.
+//
+// Vocabulary:
+//
+//   - block: one shard's bytes of one stripe (Manifest.BlockSize).
+//   - stripe: K data blocks and M parity blocks; stripe s's block i is at
+//     offset s·BlockSize of shard file i.
+//   - window: a run of consecutive stripes a GET fetches with one request per
+//     shard, so requests are large and decoding is batched.
+//   - δ (ReadExtra): shards requested beyond K; a window is decoded from the
+//     first K that arrive (or any decodable set) and the rest are cancelled.
+//
+// PUT reads the body stripe by stripe, encodes, and streams each shard to
+// its disk in parallel; memory is a few stripes, whatever the object size.
+// The object becomes visible only when every shard of the policy is durable
+// and the manifest commits (compare-and-swap); on any failure the written
+// shards are deleted and nothing is visible.
+//
+// GET reads only the stripes a range touches. A shard that fails, is
+// missing or is corrupt counts as an erasure: the window is decoded from
+// other shards and the damage is reported through Config.OnDamage (for
+// repair).
+//
+// Caveats: shards of an overwritten or deleted object are deleted after the
+// manifest changes, best effort; a crash in between leaves garbage files
+// that scrub must collect (they are never visible).
+package client

@@ -1,0 +1,255 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"cairn"
+	"cairn/codec"
+)
+
+// Get opens bucket/key for reading bytes [off, off+length) (length < 0: to
+// the end). The reader fetches and decodes one window of stripes ahead of
+// the caller; Close stops it. Errors: cairn.ErrNotFound, cairn.ErrInvalid
+// (a range outside the object), and from the reader cairn.ErrUnavailable
+// when too few shards of a window could be read.
+func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64) (*cairn.Manifest, io.ReadCloser, error) {
+	m, err := c.meta.Manifest(ctx, bucket, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if off < 0 || off > m.Size || (off == m.Size && m.Size > 0 && length != 0) {
+		return m, nil, fmt.Errorf("%w: range starts at %d, the object has %d bytes", cairn.ErrInvalid, off, m.Size)
+	}
+	end := m.Size
+	if length >= 0 && off+length < end {
+		end = off + length
+	}
+	code, err := c.code(m.Policy)
+	if err != nil {
+		return m, nil, err
+	}
+	readable := map[cairn.DiskID]bool{}
+	if disks, err := c.meta.Disks(ctx); err == nil {
+		for _, d := range disks {
+			readable[d.ID] = d.State.Readable()
+		}
+	} else {
+		return m, nil, fmt.Errorf("reading the cluster map: %w", err)
+	}
+	gctx, cancel := context.WithCancel(ctx)
+	g := &getter{c: c, m: m, code: code, p: code.Params(), readable: readable, bad: map[int]bool{}}
+	out := make(chan window, 1)
+	go g.produce(gctx, off, end, out)
+	return m, &reader{ch: out, cancel: cancel}, nil
+}
+
+type window struct {
+	data []byte
+	err  error
+}
+
+type getter struct {
+	c        *Client
+	m        *cairn.Manifest
+	code     codec.Code
+	p        codec.Params
+	readable map[cairn.DiskID]bool
+	bad      map[int]bool // shards that failed in this read; owned by produce
+}
+
+// produce sends the data of [off, end) window by window, then closes out.
+func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window) {
+	defer close(out)
+	sd := g.m.StripeData(g.p.K)
+	perWin := max(1, g.c.cfg.WindowBytes/sd)
+	if off == end {
+		return
+	}
+	first, last := off/sd, (end-1)/sd
+	for s := first; s <= last; s += perWin {
+		e := min(s+perWin, last+1)
+		data, err := g.window(ctx, s, e)
+		if err != nil {
+			select {
+			case out <- window{err: err}:
+			case <-ctx.Done():
+			}
+			return
+		}
+		lo := max(off-s*sd, 0)
+		hi := min(end-s*sd, int64(len(data)))
+		select {
+		case out <- window{data: data[lo:hi]}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+type fetched struct {
+	shard int
+	buf   []byte
+	err   error
+}
+
+// window fetches stripes [s, e) from the first decodable set of shards and
+// returns their data bytes.
+func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
+	p, bs := g.p, int64(g.m.BlockSize)
+	n := e - s
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Candidates in order of preference: data shards (no decoding needed),
+	// then parity; skip disks that are down and shards that already failed.
+	var cands []int
+	for i := range p.N() {
+		if !g.bad[i] && g.m.Shards[i].Disk != "" && g.readable[g.m.Shards[i].Disk] {
+			cands = append(cands, i)
+		}
+	}
+	results := make(chan fetched, p.N())
+	inflight := 0
+	launch := func() bool {
+		if len(cands) == 0 {
+			return false
+		}
+		i := cands[0]
+		cands = cands[1:]
+		inflight++
+		go func() {
+			buf, err := g.fetch(wctx, i, s*bs, n*bs)
+			results <- fetched{shard: i, buf: buf, err: err}
+		}()
+		return true
+	}
+	for range p.K + g.c.cfg.ReadExtra {
+		launch()
+	}
+	have := make([][]byte, p.N())
+	present := make([]bool, p.N())
+	var lastErr error
+	for inflight > 0 {
+		r := <-results
+		inflight--
+		if r.err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			lastErr = r.err
+			g.bad[r.shard] = true
+			g.damage(r.shard, r.err)
+			launch() // replace the failed shard with another one
+			continue
+		}
+		have[r.shard], present[r.shard] = r.buf, true
+		if g.code.CanReconstruct(present) {
+			cancel() // the stragglers are not needed
+			return g.decode(have, n)
+		}
+		if inflight == 0 {
+			launch()
+		}
+	}
+	err := fmt.Errorf("%w: %s/%s stripes %d–%d: too few readable shards", cairn.ErrUnavailable, g.m.Bucket, g.m.Key, s, e-1)
+	if lastErr != nil {
+		err = fmt.Errorf("%w (last error: %w)", err, lastErr)
+	}
+	return nil, err
+}
+
+func (g *getter) fetch(ctx context.Context, i int, off, n int64) ([]byte, error) {
+	rc, err := g.c.shards.GetShard(ctx, g.m.Shards[i].Disk, cairn.ShardName(g.m.Version, i), off, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%w: shard file is shorter than the manifest says", cairn.ErrCorrupt)
+		}
+		return nil, err
+	}
+	return buf, nil
+}
+
+func (g *getter) damage(shard int, err error) {
+	g.c.cfg.Logger.Warn("shard unreadable; decoding around it", "bucket", g.m.Bucket, "key", g.m.Key,
+		"version", g.m.Version, "shard", shard, "disk", g.m.Shards[shard].Disk, "err", err)
+	if f := g.c.cfg.OnDamage; f != nil {
+		f(Damage{Bucket: g.m.Bucket, Key: g.m.Key, Version: g.m.Version, Shard: shard, Disk: g.m.Shards[shard].Disk, Err: err})
+	}
+}
+
+// decode rebuilds missing data blocks stripe by stripe and returns the
+// window's data bytes in order.
+func (g *getter) decode(have [][]byte, n int64) ([]byte, error) {
+	p, bs := g.p, int64(g.m.BlockSize)
+	out := make([]byte, n*bs*int64(p.K))
+	missing := slices.ContainsFunc(have[:p.K], func(b []byte) bool { return b == nil })
+	stripe := make([][]byte, p.N())
+	for j := range n {
+		for i := range p.N() {
+			switch {
+			case have[i] != nil:
+				stripe[i] = have[i][j*bs : (j+1)*bs]
+			case i < p.K:
+				// Decode straight into the output: a zero-length slice with
+				// the block's capacity.
+				o := (j*int64(p.K) + int64(i)) * bs
+				stripe[i] = out[o : o : o+bs]
+			default:
+				stripe[i] = nil
+			}
+		}
+		if missing {
+			if err := g.code.Reconstruct(stripe, codec.Data(p.K)); err != nil {
+				return nil, fmt.Errorf("decoding %s/%s: %w", g.m.Bucket, g.m.Key, err)
+			}
+		}
+		for i := range p.K {
+			o := (j*int64(p.K) + int64(i)) * bs
+			if have[i] != nil {
+				copy(out[o:o+bs], stripe[i])
+			}
+		}
+	}
+	return out, nil
+}
+
+// reader hands out windows as an io.ReadCloser.
+type reader struct {
+	ch     <-chan window
+	cur    []byte
+	err    error
+	cancel context.CancelFunc
+}
+
+func (r *reader) Read(b []byte) (int, error) {
+	for len(r.cur) == 0 {
+		if r.err != nil {
+			return 0, r.err
+		}
+		w, ok := <-r.ch
+		if !ok {
+			r.err = io.EOF
+			continue
+		}
+		r.cur, r.err = w.data, w.err
+	}
+	n := copy(b, r.cur)
+	r.cur = r.cur[n:]
+	return n, nil
+}
+
+// Close stops the read-ahead.
+func (r *reader) Close() error {
+	r.cancel()
+	for range r.ch { // let the producer finish
+	}
+	return nil
+}
