@@ -1,0 +1,141 @@
+package director
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"cairn"
+	"cairn/meta"
+)
+
+// Store is the part of the metadata store the director uses.
+type Store interface {
+	Disks(ctx context.Context) ([]cairn.Disk, error)
+	Alive(ctx context.Context) ([]string, error)
+	SetDiskState(ctx context.Context, id cairn.DiskID, s cairn.DiskState, since time.Time) error
+	Campaign(ctx context.Context, role, id string) (meta.Leadership, error)
+}
+
+// Role is the election name the director campaigns under.
+const Role = "director"
+
+// Config configures a Director. Zero values take defaults.
+type Config struct {
+	ID       string        // this candidate's name (node or process ID); required
+	Interval time.Duration // how often the leader checks liveness (default 2 s)
+	Grace    time.Duration // suspect → down after this long (default 30 s)
+	Now      func() time.Time
+	Logger   *slog.Logger
+	// OnTransition, if set, is called after each applied transition.
+	OnTransition func(Transition)
+}
+
+// Director campaigns for leadership and, while leader, applies Detect.
+type Director struct {
+	cfg    Config
+	store  Store
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Start starts campaigning in the background. Close stops it.
+func Start(store Store, cfg Config) *Director {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 2 * time.Second
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 30 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &Director{cfg: cfg, store: store, cancel: cancel}
+	d.wg.Go(func() { d.run(ctx) })
+	return d
+}
+
+// Close stops the director and waits for it.
+func (d *Director) Close() {
+	d.cancel()
+	d.wg.Wait()
+}
+
+func (d *Director) run(ctx context.Context) {
+	for ctx.Err() == nil {
+		lead, err := d.store.Campaign(ctx, Role, d.cfg.ID)
+		if err != nil {
+			if ctx.Err() == nil && !errors.Is(err, meta.ErrClosed) {
+				d.cfg.Logger.Warn("director: campaign failed; retrying", "err", err)
+				sleep(ctx, d.cfg.Interval)
+			}
+			if errors.Is(err, meta.ErrClosed) {
+				return
+			}
+			continue
+		}
+		d.cfg.Logger.Info("director: leading", "id", d.cfg.ID)
+		d.lead(ctx, lead)
+		_ = lead.Resign(context.WithoutCancel(ctx))
+	}
+}
+
+func (d *Director) lead(ctx context.Context, lead meta.Leadership) {
+	t := time.NewTicker(d.cfg.Interval)
+	defer t.Stop()
+	for {
+		d.step(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-lead.Done():
+			d.cfg.Logger.Warn("director: lost leadership")
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// step runs one detection round.
+func (d *Director) step(ctx context.Context) {
+	disks, err := d.store.Disks(ctx)
+	if err != nil {
+		d.cfg.Logger.Warn("director: reading disks", "err", err)
+		return
+	}
+	holders, err := d.store.Alive(ctx)
+	if err != nil {
+		d.cfg.Logger.Warn("director: reading liveness", "err", err)
+		return
+	}
+	alive := make(map[string]bool, len(holders))
+	for _, h := range holders {
+		alive[h] = true
+	}
+	now := d.cfg.Now()
+	for _, tr := range Detect(disks, alive, now, d.cfg.Grace) {
+		if err := d.store.SetDiskState(ctx, tr.Disk, tr.To, now); err != nil {
+			d.cfg.Logger.Warn("director: marking disk", "disk", tr.Disk, "to", tr.To, "err", err)
+			continue
+		}
+		d.cfg.Logger.Warn("director: disk state changed", "disk", tr.Disk, "from", tr.From, "to", tr.To, "why", tr.Why)
+		if d.cfg.OnTransition != nil {
+			d.cfg.OnTransition(tr)
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
