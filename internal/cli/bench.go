@@ -23,6 +23,8 @@ import (
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return dispatch(ctx, "cairn bench", "Measure cairn on this machine.", []command{
 		{"codec", "encode/decode/repair throughput of a code, against memcpy", runBenchCodec},
+		{"put", "PUT throughput of a running cluster vs the raw disk directories", runBenchPut},
+		{"get", "GET throughput of a running cluster vs the raw disk directories", runBenchGet},
 	}, args, stdout, stderr)
 }
 

@@ -34,7 +34,17 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"bench", "measure cairn: codec throughput (more experiments to come)", runBench},
+		{"server", "run a whole cluster in one process (metadata, node, director)", runServer},
+		{"meta", "run a metadata (etcd) member", runMeta},
+		{"node", "run a storage node", runNode},
+		{"mb", "make a bucket", runMb},
+		{"put", "store a file as an object", runPut},
+		{"get", "read an object into a file", runGet},
+		{"ls", "list buckets or objects", runLs},
+		{"rm", "delete an object", runRm},
+		{"stat", "show an object's manifest", runStat},
+		{"admin", "cluster status and operations", runAdmin},
+		{"bench", "measure cairn: codec throughput, put/get against a cluster", runBench},
 		{"version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 			fmt.Fprintln(stdout, "cairn", Version)
 			return nil
@@ -84,23 +94,39 @@ func dispatch(ctx context.Context, prog, about string, cmds []command, args []st
 	return fmt.Errorf("%w: unknown command %q for %s", ErrUsage, args[0], prog)
 }
 
-// parseFlags parses args with fs, printing help to stdout on -h. Positional
-// arguments are not allowed unless allowArgs.
+// parseFlags parses args with fs, printing help to stdout on -h. Flags may
+// come before, between or after positional arguments ("--" ends flags).
+// Positional arguments are not allowed unless allowArgs.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer, allowArgs bool) error {
 	fs.SetOutput(io.Discard)
-	err := fs.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(stdout)
-		fs.Usage()
-		return errHelp
+	var pos []string
+	for {
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout)
+			fs.Usage()
+			return errHelp
+		}
+		if err != nil {
+			fs.SetOutput(stderr)
+			fs.Usage()
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			pos = append(pos, rest...) // everything after "--" is positional
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
-	if err != nil {
-		fs.SetOutput(stderr)
-		fs.Usage()
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+	if !allowArgs && len(pos) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q (see --help)", ErrUsage, strings.Join(pos, " "))
 	}
-	if !allowArgs && fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q (flags go before arguments; see --help)", ErrUsage, strings.Join(fs.Args(), " "))
-	}
+	// Make fs.Args() return every positional argument.
+	_ = fs.Parse(append([]string{"--"}, pos...))
 	return nil
 }

@@ -1,0 +1,265 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"cairn"
+	"cairn/client"
+	"cairn/codec/all"
+	"cairn/internal/units"
+)
+
+const benchIOHelp = `Measures %s throughput of a running cluster from this machine, next to the
+raw %s bandwidth of the cluster's disk directories measured in the same
+run: the same number of bytes the object puts on disk (size × n/k), %s
+files in every disk directory at once%s. Run it on the server's machine: it
+reads the disk paths from the cluster map.
+
+The last line (with --json, the only line) is a JSON object with
+bytes_per_s (object bytes per second), expansion (n/k), raw_bytes_per_s,
+and the ratio bytes_per_s ÷ (raw_bytes_per_s ÷ expansion).`
+
+func runBenchPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runBenchIO(ctx, "put", args, stdout, stderr)
+}
+
+func runBenchGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runBenchIO(ctx, "get", args, stdout, stderr)
+}
+
+// benchIOResult is the summary line of bench put/get.
+type benchIOResult struct {
+	Op          string    `json:"op"`
+	Policy      string    `json:"policy"`
+	Size        int64     `json:"size"`
+	Runs        int       `json:"runs"`
+	BytesPerS   float64   `json:"bytes_per_s"`
+	RunsPerS    []float64 `json:"runs_bytes_per_s"`
+	Expansion   float64   `json:"expansion"`
+	RawBytesPS  float64   `json:"raw_bytes_per_s"`
+	VsRawPerExp float64   `json:"vs_raw_over_expansion"`
+	Disks       int       `json:"disks"`
+}
+
+func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn bench "+op, flag.ContinueOnError)
+	sizeFlag := fs.String("size", "64MiB", "object size")
+	policy := fs.String("policy", DefaultPolicy, "policy of the benchmark object")
+	runs := fs.Int("runs", 3, "timed runs")
+	asJSON := fs.Bool("json", false, "print only the JSON summary")
+	bucket := fs.String("bucket", "cairn-bench", "bucket to use (made if missing)")
+	verb, files, extra := "write", "fsynced", ""
+	if op == "get" {
+		verb, files, extra = "read", "reading the", " (written first)"
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: cairn bench %s [--size SIZE] [--policy P] [--runs N] [--json] --config DIR/client.conf\n\n", op)
+		fmt.Fprintf(fs.Output(), benchIOHelp, op, verb, files, extra)
+		fmt.Fprintf(fs.Output(), "\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+		size, err := units.ParseSize(*sizeFlag)
+		if err != nil || size < 1 {
+			return fmt.Errorf("%w: --size: want a positive size", ErrUsage)
+		}
+		code, err := all.New(*policy)
+		if err != nil {
+			return fmt.Errorf("%w: --policy: %v", ErrUsage, err)
+		}
+		if *runs < 1 {
+			return fmt.Errorf("%w: --runs must be at least 1", ErrUsage)
+		}
+		p := code.Params()
+		expansion := float64(p.N()) / float64(p.K)
+		if err := cl.meta.CreateBucket(ctx, cairn.Bucket{Name: *bucket, Policy: *policy, Created: time.Now().UTC()}); err != nil && !errors.Is(err, cairn.ErrExists) {
+			return err
+		}
+		disks, err := cl.meta.Disks(ctx)
+		if err != nil {
+			return err
+		}
+		var dirs []string
+		for _, d := range disks {
+			if d.State.Writable() {
+				dirs = append(dirs, d.Path)
+			}
+		}
+		res := benchIOResult{Op: op, Policy: *policy, Size: size, Runs: *runs, Expansion: expansion, Disks: len(dirs)}
+		rawBytes := int64(float64(size) * expansion)
+		say := func(f string, a ...any) {
+			if !*asJSON {
+				fmt.Fprintf(stdout, f, a...)
+			}
+		}
+		key := "bench-object"
+		src := newPatternReader(size)
+		if op == "get" {
+			if _, err := cl.data.Put(ctx, *bucket, key, src, client.PutOptions{Policy: *policy, Size: size}); err != nil {
+				return err
+			}
+		}
+		var total float64
+		for r := range *runs {
+			start := time.Now()
+			if op == "put" {
+				src = newPatternReader(size)
+				if _, err := cl.data.Put(ctx, *bucket, key, src, client.PutOptions{Policy: *policy, Size: size}); err != nil {
+					return err
+				}
+			} else {
+				_, rc, err := cl.data.Get(ctx, *bucket, key, 0, -1)
+				if err != nil {
+					return err
+				}
+				n, err := io.Copy(io.Discard, rc)
+				rc.Close()
+				if err != nil {
+					return err
+				}
+				if n != size {
+					return fmt.Errorf("read %d bytes of %d", n, size)
+				}
+			}
+			bps := float64(size) / time.Since(start).Seconds()
+			res.RunsPerS = append(res.RunsPerS, bps)
+			total += bps
+			say("run %d: %s %s of %s in %s\n", r+1, op, units.FormatSize(size), *policy, units.FormatRate(bps))
+		}
+		res.BytesPerS = total / float64(*runs)
+		if err := cl.data.Delete(ctx, *bucket, key); err != nil {
+			return err
+		}
+		raw, err := rawBandwidth(ctx, dirs, rawBytes, op == "get", *runs)
+		if err != nil {
+			return fmt.Errorf("measuring the disk directories (run this on the server's machine): %w", err)
+		}
+		res.RawBytesPS = raw
+		res.VsRawPerExp = res.BytesPerS / (raw / expansion)
+		say("raw %s of %d disk directories: %s; %s reaches %.2f × raw ÷ expansion (%.2f)\n", verb, len(dirs),
+			units.FormatRate(raw), op, res.VsRawPerExp, expansion)
+		b, err := json.Marshal(res)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+		return nil
+	})
+}
+
+// rawBandwidth writes total bytes spread over one file per directory, all
+// at once, each fsynced, and returns bytes per second (mean of runs); with
+// read it then times reading them back.
+func rawBandwidth(ctx context.Context, dirs []string, total int64, read bool, runs int) (float64, error) {
+	if len(dirs) == 0 {
+		return 0, errors.New("no writable disks")
+	}
+	per := total / int64(len(dirs))
+	paths := make([]string, len(dirs))
+	for i, d := range dirs {
+		paths[i] = filepath.Join(d, fmt.Sprintf(".cairn-bench-raw-%d", i))
+	}
+	defer func() {
+		for _, p := range paths {
+			os.Remove(p)
+		}
+	}()
+	each := func(fn func(i int) error) error {
+		var wg sync.WaitGroup
+		errs := make([]error, len(paths))
+		for i := range paths {
+			wg.Go(func() { errs[i] = fn(i) })
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	write := func(i int) error {
+		f, err := os.Create(paths[i])
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, newPatternReader(per)); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	var sum float64
+	for range runs {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		if err := each(write); err != nil {
+			return 0, err
+		}
+		if read {
+			start = time.Now()
+			if err := each(func(i int) error {
+				f, err := os.Open(paths[i])
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				_, err = io.Copy(io.Discard, f)
+				return err
+			}); err != nil {
+				return 0, err
+			}
+		}
+		sum += float64(per*int64(len(paths))) / time.Since(start).Seconds()
+	}
+	return sum / float64(runs), nil
+}
+
+// patternReader yields n pseudo-random bytes from a 4 MiB pattern (cheap:
+// the benchmark measures storage, not random number generation).
+type patternReader struct {
+	left int64
+	off  int
+}
+
+var (
+	patternOnce sync.Once
+	pattern     []byte
+)
+
+func newPatternReader(n int64) *patternReader {
+	patternOnce.Do(func() {
+		rng := rand.New(rand.NewPCG(1, 2))
+		pattern = make([]byte, 4<<20+1) // odd length: stripes do not repeat exactly
+		for i := range pattern {
+			pattern[i] = byte(rng.Uint32())
+		}
+	})
+	return &patternReader{left: n}
+}
+
+func (p *patternReader) Read(b []byte) (int, error) {
+	if p.left <= 0 {
+		return 0, io.EOF
+	}
+	b = b[:min(int64(len(b)), p.left)]
+	n := 0
+	for n < len(b) {
+		c := copy(b[n:], pattern[p.off:])
+		n += c
+		p.off = (p.off + c) % len(pattern)
+	}
+	p.left -= int64(n)
+	return n, nil
+}

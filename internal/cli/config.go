@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ClientConfig is what a CLI or gateway needs to reach a cluster. `cairn
+// server --data DIR` writes it to DIR/client.conf.
+type ClientConfig struct {
+	// Meta lists the metadata (etcd) client endpoints, e.g.
+	// "http://127.0.0.1:9379".
+	Meta []string `json:"meta"`
+	// Secret is the cluster secret that authenticates node-protocol
+	// requests.
+	Secret string `json:"secret"`
+}
+
+// Validate checks the config.
+func (c *ClientConfig) Validate() error {
+	if len(c.Meta) == 0 {
+		return errors.New("config has no metadata endpoints (\"meta\")")
+	}
+	if c.Secret == "" {
+		return errors.New("config has no cluster secret (\"secret\")")
+	}
+	return nil
+}
+
+const configEnv = "CAIRN_CONFIG"
+
+// configFlag adds --config to fs and returns a loader that reads the file
+// it names, or $CAIRN_CONFIG.
+func configFlag(fs *flag.FlagSet) func() (ClientConfig, error) {
+	path := fs.String("config", "", "cluster config file written by cairn server (DIR/client.conf); default $"+configEnv)
+	return func() (ClientConfig, error) {
+		p := *path
+		if p == "" {
+			p = os.Getenv(configEnv)
+		}
+		if p == "" {
+			return ClientConfig{}, fmt.Errorf("%w: no cluster config: pass --config DIR/client.conf (written by `cairn server --data DIR`) or set %s", ErrUsage, configEnv)
+		}
+		return loadClientConfig(p)
+	}
+}
+
+func loadClientConfig(path string) (ClientConfig, error) {
+	var c ClientConfig
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return c, fmt.Errorf("reading cluster config: %w", err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("cluster config %s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("cluster config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// writeClientConfig writes c to path atomically with mode 0600 (it holds
+// the cluster secret).
+func writeClientConfig(path string, c ClientConfig) error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}

@@ -1,0 +1,332 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"cairn"
+	"cairn/client"
+	"cairn/codec/all"
+	"cairn/internal/units"
+)
+
+// DefaultPolicy is the policy of buckets made without --policy.
+const DefaultPolicy = "rs-4-2"
+
+// splitPath splits "BUCKET/KEY" (key required) or "BUCKET[/PREFIX]".
+func splitPath(s string, needKey bool) (bucket, key string, err error) {
+	bucket, key, _ = strings.Cut(s, "/")
+	if err := cairn.ValidateBucketName(bucket); err != nil {
+		return "", "", fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if needKey {
+		if err := cairn.ValidateKey(key); err != nil {
+			return "", "", fmt.Errorf("%w: %q: want BUCKET/KEY: %v", ErrUsage, s, err)
+		}
+	}
+	return bucket, key, nil
+}
+
+// withCluster parses flags (the command's own plus --config), opens the
+// cluster and runs fn.
+func withCluster(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, nargs int,
+	fn func(ctx context.Context, cl *cluster, args []string) error) error {
+	return withClusterArgs(ctx, fs, args, stdout, stderr, nargs, nargs, fn)
+}
+
+// withClusterArgs is withCluster taking between lo and hi arguments.
+func withClusterArgs(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, lo, hi int,
+	fn func(ctx context.Context, cl *cluster, args []string) error) error {
+	load := configFlag(fs)
+	if err := parseFlags(fs, args, stdout, stderr, true); err != nil {
+		return err
+	}
+	if n := fs.NArg(); n < lo || n > hi {
+		fs.SetOutput(stderr)
+		fs.Usage()
+		want := fmt.Sprint(lo)
+		if hi > lo {
+			want = fmt.Sprintf("%d to %d", lo, hi)
+		}
+		return fmt.Errorf("%w: %s takes %s argument(s), got %d", ErrUsage, fs.Name(), want, n)
+	}
+	cfg, err := load()
+	if err != nil {
+		return err
+	}
+	cl, err := openCluster(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	return fn(ctx, cl, fs.Args())
+}
+
+func usageFor(fs *flag.FlagSet, line, text string) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nFlags:\n", line, text)
+		fs.PrintDefaults()
+	}
+}
+
+func runMb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn mb", flag.ContinueOnError)
+	policy := fs.String("policy", DefaultPolicy, "default policy of the bucket's objects (rs-K-M, lrc-K-L-R, rep-N)")
+	usageFor(fs, "cairn mb BUCKET [--policy P]", "Makes a bucket. Its policy is the code new objects get unless a put names another.")
+	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
+		if err := cairn.ValidateBucketName(args[0]); err != nil {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		if _, err := all.New(*policy); err != nil {
+			return fmt.Errorf("%w: --policy: %v", ErrUsage, err)
+		}
+		if err := cl.meta.CreateBucket(ctx, cairn.Bucket{Name: args[0], Policy: *policy, Created: time.Now().UTC()}); err != nil {
+			return fmt.Errorf("making bucket %s: %w", args[0], err)
+		}
+		fmt.Fprintf(stdout, "bucket %s made (policy %s)\n", args[0], *policy)
+		return nil
+	})
+}
+
+func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn put", flag.ContinueOnError)
+	policy := fs.String("policy", "", "code for this object (default: the bucket's policy)")
+	ctype := fs.String("content-type", "", "content type to store")
+	usageFor(fs, "cairn put [flags] FILE BUCKET/KEY", "Stores FILE (- for standard input) as BUCKET/KEY, erasure coded across the cluster's disks.\nThe object is visible only once every shard is durable.")
+	return withCluster(ctx, fs, args, stdout, stderr, 2, func(ctx context.Context, cl *cluster, args []string) error {
+		bucket, key, err := splitPath(args[1], true)
+		if err != nil {
+			return err
+		}
+		var r io.Reader = os.Stdin
+		size := int64(-1)
+		if args[0] != "-" {
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+				size = st.Size()
+			}
+			r = f
+		}
+		bar := newProgress(stderr, "put "+args[1], size)
+		m, err := cl.data.Put(ctx, bucket, key, r, client.PutOptions{Policy: *policy, ContentType: *ctype, Size: size, Progress: bar.set})
+		bar.done()
+		if err != nil {
+			return fmt.Errorf("put %s: %w", args[1], err)
+		}
+		fmt.Fprintf(stdout, "%s/%s: %d bytes, %s, etag %s\n", bucket, key, m.Size, m.Policy, m.ETag)
+		return nil
+	})
+}
+
+func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn get", flag.ContinueOnError)
+	usageFor(fs, "cairn get [flags] BUCKET/KEY FILE", "Reads BUCKET/KEY into FILE (- for standard output), decoding around lost or corrupt shards.")
+	return withCluster(ctx, fs, args, stdout, stderr, 2, func(ctx context.Context, cl *cluster, args []string) error {
+		bucket, key, err := splitPath(args[0], true)
+		if err != nil {
+			return err
+		}
+		m, rc, err := cl.data.Get(ctx, bucket, key, 0, -1)
+		if err != nil {
+			return fmt.Errorf("get %s: %w", args[0], err)
+		}
+		defer rc.Close()
+		var w io.Writer = stdout
+		var f *os.File
+		if args[1] != "-" {
+			dir := filepath.Dir(args[1])
+			f, err = os.CreateTemp(dir, "."+filepath.Base(args[1])+".part*")
+			if err != nil {
+				return err
+			}
+			defer os.Remove(f.Name()) // no-op after the rename
+			defer f.Close()
+			w = f
+		}
+		bar := newProgress(stderr, "get "+args[0], m.Size)
+		n, err := io.Copy(w, &countingReader{r: rc, fn: bar.set})
+		bar.done()
+		if err != nil {
+			return fmt.Errorf("get %s: %w", args[0], err)
+		}
+		if n != m.Size {
+			return fmt.Errorf("get %s: read %d bytes, the object has %d", args[0], n, m.Size)
+		}
+		if f != nil {
+			if err := f.Sync(); err != nil {
+				return err
+			}
+			if err := f.Close(); err != nil {
+				return err
+			}
+			return os.Rename(f.Name(), args[1])
+		}
+		return nil
+	})
+}
+
+func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn ls", flag.ContinueOnError)
+	usageFor(fs, "cairn ls [BUCKET[/PREFIX]]", "Lists buckets, or the objects of a bucket whose keys start with PREFIX.")
+	return withClusterArgs(ctx, fs, args, stdout, stderr, 0, 1, func(ctx context.Context, cl *cluster, args []string) error {
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		defer tw.Flush()
+		if len(args) == 0 {
+			bs, err := cl.meta.Buckets(ctx)
+			if err != nil {
+				return err
+			}
+			for _, b := range bs {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", b.Created.Format(time.DateTime), b.Policy, b.Name)
+			}
+			return nil
+		}
+		bucket, prefix, err := splitPath(args[0], false)
+		if err != nil {
+			return err
+		}
+		after := ""
+		for {
+			ms, more, err := cl.meta.ListManifests(ctx, bucket, prefix, after, 1000)
+			if err != nil {
+				return fmt.Errorf("ls %s: %w", args[0], err)
+			}
+			for _, m := range ms {
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.Created.Format(time.DateTime), m.Size, m.Policy, m.Key)
+				after = m.Key
+			}
+			if !more {
+				return nil
+			}
+		}
+	})
+}
+
+func runRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn rm", flag.ContinueOnError)
+	usageFor(fs, "cairn rm BUCKET/KEY", "Deletes an object (its manifest at once, then its shards).")
+	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
+		bucket, key, err := splitPath(args[0], true)
+		if err != nil {
+			return err
+		}
+		if err := cl.data.Delete(ctx, bucket, key); err != nil {
+			return fmt.Errorf("rm %s: %w", args[0], err)
+		}
+		return nil
+	})
+}
+
+func runStat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn stat", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the manifest as JSON")
+	usageFor(fs, "cairn stat [--json] BUCKET/KEY", "Prints an object's manifest: its size, code, block size and where each shard lives, with its checksum.")
+	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
+		bucket, key, err := splitPath(args[0], true)
+		if err != nil {
+			return err
+		}
+		m, err := cl.data.Stat(ctx, bucket, key)
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", args[0], err)
+		}
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(m)
+		}
+		printManifest(stdout, m)
+		return nil
+	})
+}
+
+func printManifest(w io.Writer, m *cairn.Manifest) {
+	fmt.Fprintf(w, "object   %s/%s\nversion  %s\nsize     %d bytes\netag     %s\ncreated  %s\npolicy   %s\n",
+		m.Bucket, m.Key, m.Version, m.Size, m.ETag, m.Created.Format(time.RFC3339), m.Policy)
+	if m.ContentType != "" {
+		fmt.Fprintf(w, "type     %s\n", m.ContentType)
+	}
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range m.UserMeta {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		fmt.Fprintf(w, "meta     %s: %s\n", k, m.UserMeta[k])
+	}
+	fmt.Fprintf(w, "block    %s per shard per stripe\npg       %d\nshards:\n", units.FormatSize(int64(m.BlockSize)), m.PG)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i, s := range m.Shards {
+		fmt.Fprintf(tw, "  %d\t%s\t%d bytes\tcrc32c %08x\n", i, s.Disk, s.Size, s.CRC)
+	}
+	tw.Flush()
+}
+
+type countingReader struct {
+	r  io.Reader
+	n  int64
+	fn func(int64)
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	c.fn(c.n)
+	return n, err
+}
+
+// progress draws a one-line progress bar on a terminal; elsewhere it is
+// silent.
+type progress struct {
+	w     io.Writer
+	label string
+	total int64
+	on    bool
+	last  time.Time
+	start time.Time
+}
+
+func newProgress(w io.Writer, label string, total int64) *progress {
+	p := &progress{w: w, label: label, total: total, start: time.Now()}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			p.on = true
+		}
+	}
+	return p
+}
+
+func (p *progress) set(n int64) {
+	if !p.on || time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	rate := float64(n) / max(time.Since(p.start).Seconds(), 1e-3)
+	if p.total > 0 {
+		width := 30
+		fill := int(int64(width) * n / p.total)
+		fmt.Fprintf(p.w, "\r%s [%s%s] %3d%% %s", p.label, strings.Repeat("#", fill), strings.Repeat(" ", width-fill), 100*n/p.total, units.FormatRate(rate))
+	} else {
+		fmt.Fprintf(p.w, "\r%s %s %s", p.label, units.FormatSize(n), units.FormatRate(rate))
+	}
+}
+
+func (p *progress) done() {
+	if p.on && !p.last.IsZero() {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

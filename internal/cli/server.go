@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"cairn"
+	"cairn/director"
+	etcdmeta "cairn/meta/etcd"
+	"cairn/node"
+)
+
+const serverHelp = `Runs a whole cairn cluster in one process: an embedded metadata store
+(etcd, one member), a storage node serving D disk directories, and the
+director. With no flags it keeps everything under ./cairn-data.
+
+It writes DIR/client.conf (metadata endpoints and the cluster secret, mode
+0600) for the CLI:
+
+  cairn mb --config DIR/client.conf photos
+  cairn put --config DIR/client.conf ./cat.jpg photos/cat.jpg
+
+One node cannot survive its own loss: objects survive lost disks (up to the
+code's tolerance), and 'cairn admin status' says so.`
+
+func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn server", flag.ContinueOnError)
+	data := fs.String("data", "cairn-data", "data directory: metadata, disk directories, secret and client.conf")
+	disks := fs.Int("disks", 6, "number of disk directories (DIR/disk1 … DIR/diskN) when --disk is not given")
+	var diskPaths multiFlag
+	fs.Var(&diskPaths, "disk", "a disk directory to serve (repeatable; default DIR/disk1 … DIR/diskN)")
+	metaAddr := fs.String("meta-addr", "127.0.0.1:9379", "metadata (etcd) client address")
+	peerAddr := fs.String("meta-peer-addr", "127.0.0.1:9380", "metadata (etcd) peer address")
+	nodeAddr := fs.String("node-addr", "127.0.0.1:9100", "node protocol address")
+	nodeID := fs.String("node-id", "node1", "this node's ID")
+	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
+	verbose := fs.Bool("v", false, "log more")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+		return err
+	}
+	if *disks < 1 && len(diskPaths) == 0 {
+		return fmt.Errorf("%w: --disks must be at least 1", ErrUsage)
+	}
+	log := logger(stderr, *verbose)
+	if err := os.MkdirAll(*data, 0o700); err != nil {
+		return err
+	}
+	secret, err := loadOrMakeSecret(filepath.Join(*data, "secret"))
+	if err != nil {
+		return err
+	}
+	etcd, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
+		Name: "meta1", Dir: filepath.Join(*data, "meta"),
+		ClientURL: "http://" + *metaAddr, PeerURL: "http://" + *peerAddr, Logger: log,
+	})
+	if err != nil {
+		return fmt.Errorf("starting the metadata store: %w", err)
+	}
+	defer etcd.Close()
+	if len(diskPaths) == 0 {
+		for i := 1; i <= *disks; i++ {
+			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i)))
+		}
+	}
+	stop, err := startNode(ctx, nodeOptions{
+		id: *nodeID, addr: *nodeAddr, meta: etcd.Endpoints(), secret: secret, disks: diskPaths,
+		director: true, grace: *grace, log: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer stop()
+	conf := filepath.Join(*data, "client.conf")
+	if err := writeClientConfig(conf, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}); err != nil {
+		return fmt.Errorf("writing %s: %w", conf, err)
+	}
+	fmt.Fprintf(stdout, "cairn server running\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
+		strings.Join(etcd.Endpoints(), ","), *nodeAddr, *nodeID, len(diskPaths), *data, conf)
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(stdout, "cairn server stopping")
+		return nil
+	case err := <-etcd.Err():
+		return fmt.Errorf("metadata store failed: %w", err)
+	}
+}
+
+type nodeOptions struct {
+	id, addr string
+	meta     []string
+	secret   string
+	disks    []string
+	labels   cairn.Labels
+	director bool
+	grace    time.Duration
+	log      *slog.Logger
+}
+
+// startNode opens the metadata store, starts a storage node (and a director
+// candidate) and returns the function that stops them.
+func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
+	store, err := etcdmeta.Open(ctx, o.meta, etcdmeta.Options{Logger: o.log})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
+	}
+	var dcs []node.DiskConfig
+	for i, p := range o.disks {
+		dcs = append(dcs, node.DiskConfig{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), Path: p})
+	}
+	srv, err := node.NewServer(node.Config{
+		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
+		Listen: o.addr, Registry: store, Logger: o.log,
+	})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	if err := srv.Start(ctx); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("starting node %s: %w", o.id, err)
+	}
+	var dir *director.Director
+	if o.director {
+		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log})
+	}
+	return func() {
+		if dir != nil {
+			dir.Close()
+		}
+		srv.Close()
+		store.Close()
+	}, nil
+}
+
+func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn node", flag.ContinueOnError)
+	id := fs.String("id", "", "this node's ID, unique in the cluster (required)")
+	metaEP := fs.String("meta", "", "metadata endpoints, comma-separated (e.g. http://10.0.0.1:9379) (required)")
+	addr := fs.String("addr", "127.0.0.1:9100", "node protocol listen address")
+	secretFile := fs.String("secret-file", "", "file holding the cluster secret (default $CAIRN_SECRET)")
+	rack := fs.String("rack", "", "rack label (failure domain)")
+	zone := fs.String("zone", "", "zone label (failure domain)")
+	noDirector := fs.Bool("no-director", false, "do not stand for director")
+	grace := fs.Duration("grace", 30*time.Second, "director: how long a disk is suspect before it is marked down")
+	verbose := fs.Bool("v", false, "log more")
+	var disks multiFlag
+	fs.Var(&disks, "disk", "a disk directory to serve (repeatable; required)")
+	usageFor(fs, "cairn node --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
+		"Runs a storage node: serves its disk directories over the node protocol, registers them in\nthe cluster map, keeps a liveness lease, and stands for director.")
+	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+		return err
+	}
+	if *id == "" || *metaEP == "" || len(disks) == 0 {
+		return fmt.Errorf("%w: cairn node needs --id, --meta and at least one --disk", ErrUsage)
+	}
+	secret := os.Getenv("CAIRN_SECRET")
+	if *secretFile != "" {
+		b, err := os.ReadFile(*secretFile)
+		if err != nil {
+			return err
+		}
+		secret = strings.TrimSpace(string(b))
+	}
+	if secret == "" {
+		return fmt.Errorf("%w: no cluster secret: pass --secret-file or set CAIRN_SECRET", ErrUsage)
+	}
+	labels := cairn.Labels{}
+	if *rack != "" {
+		labels[cairn.LabelRack] = *rack
+	}
+	if *zone != "" {
+		labels[cairn.LabelZone] = *zone
+	}
+	log := logger(stderr, *verbose)
+	stop, err := startNode(ctx, nodeOptions{id: *id, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
+		disks: disks, labels: labels, director: !*noDirector, grace: *grace, log: log})
+	if err != nil {
+		return err
+	}
+	defer stop()
+	fmt.Fprintf(stdout, "cairn node %s serving %d disks on %s\n", *id, len(disks), *addr)
+	<-ctx.Done()
+	return nil
+}
+
+func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn meta", flag.ContinueOnError)
+	name := fs.String("name", "meta1", "member name, unique in the metadata cluster")
+	data := fs.String("data", "", "member data directory (required)")
+	clientAddr := fs.String("client-addr", "127.0.0.1:9379", "client address")
+	peerAddr := fs.String("peer-addr", "127.0.0.1:9380", "peer address")
+	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr, comma-separated (default: just this one)")
+	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
+	verbose := fs.Bool("v", false, "log more")
+	usageFor(fs, "cairn meta --name N --data DIR [--initial-cluster ...]",
+		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster.")
+	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+		return err
+	}
+	if *data == "" {
+		return fmt.Errorf("%w: cairn meta needs --data", ErrUsage)
+	}
+	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: *name, Dir: *data,
+		ClientURL: "http://" + *clientAddr, PeerURL: "http://" + *peerAddr,
+		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)})
+	if err != nil {
+		return fmt.Errorf("starting metadata member %s: %w", *name, err)
+	}
+	defer srv.Close()
+	fmt.Fprintf(stdout, "cairn meta %s serving clients on %s\n", *name, strings.Join(srv.Endpoints(), ","))
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-srv.Err():
+		return err
+	}
+}
+
+// loadOrMakeSecret reads the cluster secret from path, creating a random
+// one (mode 0600) on first start.
+func loadOrMakeSecret(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		s := strings.TrimSpace(string(b))
+		if s == "" {
+			return "", fmt.Errorf("%s is empty: delete it to make a new cluster secret", path)
+		}
+		return s, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	var r [32]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", err
+	}
+	s := hex.EncodeToString(r[:])
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+func logger(w io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
