@@ -9,6 +9,7 @@ import (
 	"cairn/codec"
 	"cairn/codec/clay"
 	"cairn/codec/lrc"
+	"cairn/codec/lt"
 	"cairn/codec/replica"
 	"cairn/codec/rs"
 )
@@ -26,6 +27,7 @@ var Schemes = []Scheme{
 	{"rs", "rs-K-M", "rs-10-4", "Reed–Solomon: K data + M parity shards, any K rebuild the stripe; K+M ≤ 256"},
 	{"lrc", "lrc-K-L-R", "lrc-12-2-2", "Azure-style LRC: K data in L local groups (one XOR parity each) + R global parities; one lost shard is rebuilt from its group (K/L reads)"},
 	{"rep", "rep-N", "rep-3", "N-way replication: N copies, any one rebuilds the rest"},
+	{"lt", "lt-K-X", "lt-1024-3", "rateless fountain code (Raptor-style): K source blocks + (X−1)·K repair blocks, any ≈K blocks decode (≈99.5% from exactly K); 16 ≤ K ≤ 8192, shard size a multiple of 64"},
 	{"clay", "clay-K-M-D", "clay-10-4-13", "Clay MSR code: K data + M parity, any K rebuild the stripe; one lost shard is rebuilt from D helpers (K+1 ≤ D ≤ K+M−1) reading D/(D−K+1) shards' worth; shard size a multiple of α"},
 }
 
@@ -63,6 +65,11 @@ func FromPolicy(p codec.Policy) (codec.Code, error) {
 			return nil, err
 		}
 		return replica.New(p.Args[0])
+	case "lt":
+		if err := args(2, "lt-K-X"); err != nil {
+			return nil, err
+		}
+		return lt.New(p.Args[0], p.Args[1])
 	case "clay":
 		if err := args(3, "clay-K-M-D"); err != nil {
 			return nil, err
