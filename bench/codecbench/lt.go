@@ -141,23 +141,8 @@ func ratelessOps(c codec.Code, r codec.Rateless, shard int, seed uint64) ([]Op, 
 				return c.Reconstruct(s, codec.Data(k))
 			}, err
 		},
-	}, Op{
-		Name: "mulacc", Bytes: int64(shard),
-		New: func() (func() error, error) {
-			src, dst := make([]byte, shard), make([]byte, shard)
-			for i := range src {
-				src[i] = byte(i*7 + 1)
-			}
-			return func() error { codec.MulAdd(dst, src, 0x8e); return nil }, nil
-		},
-	}, Op{
-		Name: "memcpy", Bytes: data,
-		New: func() (func() error, error) {
-			src, dst := make([]byte, data), make([]byte, data)
-			return func() error { copy(dst, src); return nil }, nil
-		},
 	})
-	return ops, nil
+	return append(ops, referenceOps(shard, data)...), nil
 }
 
 // shuffled returns the IDs 0..n−1 (K..n−1 with repairOnly) in a seeded

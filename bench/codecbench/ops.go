@@ -87,7 +87,13 @@ func Ops(c codec.Code, shard int, seed uint64) ([]Op, error) {
 	} else if ok {
 		ops = append(ops, op)
 	}
-	ops = append(ops, Op{
+	return append(ops, referenceOps(shard, data)...), nil
+}
+
+// referenceOps measures the mul-acc primitive on one shard and memcpy of
+// data bytes, the reference every other op is compared with.
+func referenceOps(shard int, data int64) []Op {
+	return []Op{{
 		Name: "mulacc", Bytes: int64(shard),
 		New: func() (func() error, error) {
 			src, dst := make([]byte, shard), make([]byte, shard)
@@ -96,14 +102,13 @@ func Ops(c codec.Code, shard int, seed uint64) ([]Op, error) {
 			}
 			return func() error { codec.MulAdd(dst, src, 0x8e); return nil }, nil
 		},
-	}, Op{
+	}, {
 		Name: "memcpy", Bytes: data,
 		New: func() (func() error, error) {
 			src, dst := make([]byte, data), make([]byte, data)
 			return func() error { copy(dst, src); return nil }, nil
 		},
-	})
-	return ops, nil
+	}}
 }
 
 // dataPattern returns up to n data shards to lose that the code can

@@ -3,6 +3,8 @@ package clay
 import (
 	"fmt"
 
+	"cairn/codec"
+
 	"github.com/klauspost/reedsolomon"
 )
 
@@ -76,7 +78,7 @@ func (k *kernel) run(in, out [][]byte, w *work) error {
 		}
 		if !p.first {
 			for r, d := range dst {
-				add(out[p.out0+r], d, 1)
+				codec.MulAdd(out[p.out0+r], d, 1)
 			}
 		}
 	}
