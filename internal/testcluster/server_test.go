@@ -69,10 +69,11 @@ func TestCrashDuringPuts(t *testing.T) {
 				for ctx.Err() == nil {
 					mu.Lock()
 					n++
-					key := fmt.Sprintf("r%d-w%d-%d", round, w, n)
+					id := n
+					key := fmt.Sprintf("r%d-w%d-%d", round, w, id)
 					size := int64(rng.IntN(3 << 20))
 					mu.Unlock()
-					path, _ := writeFile(t, src, key, size, uint64(n))
+					path, _ := writeFile(t, src, key, size, uint64(id))
 					mu.Lock()
 					attempted[key] = path
 					mu.Unlock()
@@ -84,7 +85,10 @@ func TestCrashDuringPuts(t *testing.T) {
 				}
 			})
 		}
-		time.Sleep(time.Duration(300+rng.IntN(1500)) * time.Millisecond)
+		mu.Lock() // the writers draw from rng too
+		pause := time.Duration(300+rng.IntN(1500)) * time.Millisecond
+		mu.Unlock()
+		time.Sleep(pause)
 		s.Kill() // SIGKILL: no clean shutdown
 		cancel()
 		wg.Wait()
