@@ -107,6 +107,7 @@ type nodeOptions struct {
 	disks    []string
 	labels   cairn.Labels
 	director bool
+	noFormat bool
 	grace    time.Duration
 	log      *slog.Logger
 }
@@ -120,7 +121,7 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 	}
 	var dcs []node.DiskConfig
 	for i, p := range o.disks {
-		dcs = append(dcs, node.DiskConfig{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), Path: p})
+		dcs = append(dcs, node.DiskConfig{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), Path: p, NoFormat: o.noFormat})
 	}
 	srv, err := node.NewServer(node.Config{
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
@@ -156,10 +157,11 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rack := fs.String("rack", "", "rack label (failure domain)")
 	zone := fs.String("zone", "", "zone label (failure domain)")
 	noDirector := fs.Bool("no-director", false, "do not stand for director")
+	noFormat := fs.Bool("no-format", false, "refuse to format a missing or empty disk directory (for mount points: an unmounted device is not silently replaced by an empty disk)")
 	grace := fs.Duration("grace", 30*time.Second, "director: how long a disk is suspect before it is marked down")
 	verbose := fs.Bool("v", false, "log more")
 	var disks multiFlag
-	fs.Var(&disks, "disk", "a disk directory to serve (repeatable; required)")
+	fs.Var(&disks, "disk", "a disk directory to serve (repeatable; required). The order names the disks: the i-th is ID/disk<i>")
 	usageFor(fs, "cairn node --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
 		"Runs a storage node: serves its disk directories over the node protocol, registers them in\nthe cluster map, keeps a liveness lease, and stands for director.")
 	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
@@ -188,7 +190,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	log := logger(stderr, *verbose)
 	stop, err := startNode(ctx, nodeOptions{id: *id, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
-		disks: disks, labels: labels, director: !*noDirector, grace: *grace, log: log})
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, log: log})
 	if err != nil {
 		return err
 	}
