@@ -73,9 +73,9 @@ func (e *env) get(t *testing.T, key string, off, n int64) []byte {
 }
 
 func TestPutGetPolicies(t *testing.T) {
-	for _, policy := range []string{"rs-4-2", "rs-3-2", "lrc-4-2-1", "rep-3"} {
+	for _, policy := range []string{"rs-4-2", "rs-3-2", "lrc-4-2-1", "rep-3", "clay-4-2-5", "lt-16-2"} {
 		t.Run(policy, func(t *testing.T) {
-			e := newEnv(t, 8, 1, policy, Config{BlockSize: 4096, WindowBytes: 3 * 4096})
+			e := newEnv(t, 32, 1, policy, Config{BlockSize: 4096, WindowBytes: 3 * 4096})
 			for _, size := range []int{0, 1, 4095, 4096 * 4, 4096*4 + 1, 100_000} {
 				data := randBytes(uint64(size), size)
 				key := fmt.Sprintf("obj-%d", size)
@@ -90,6 +90,17 @@ func TestPutGetPolicies(t *testing.T) {
 				if got := e.get(t, key, 0, -1); !bytes.Equal(got, data) {
 					t.Fatalf("size %d: get returned %d bytes, differing", size, len(got))
 				}
+				// Two data shards unreadable: every policy here tolerates it
+				// (lt-16-2 decodes from 30 of its 32 blocks).
+				e.shards.mu.Lock()
+				e.shards.failGet = map[cairn.DiskID]error{m.Shards[0].Disk: cairn.ErrNotFound, m.Shards[1].Disk: cairn.ErrCorrupt}
+				e.shards.mu.Unlock()
+				if got := e.get(t, key, 0, -1); !bytes.Equal(got, data) {
+					t.Fatalf("size %d: degraded get returned %d bytes, differing", size, len(got))
+				}
+				e.shards.mu.Lock()
+				e.shards.failGet = map[cairn.DiskID]error{}
+				e.shards.mu.Unlock()
 			}
 		})
 	}
