@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	mrand "math/rand/v2"
 	"sync"
 
 	"cairn"
@@ -95,15 +96,18 @@ type Client struct {
 	shards Shards
 	cfg    Config
 
-	mu     sync.Mutex
-	tables map[int]cairn.PGTable // PG tables by width; guarded by mu
-	codes  map[string]codec.Code // codes by policy; guarded by mu
+	mu       sync.Mutex
+	tables   map[int]cairn.PGTable         // PG tables by width; guarded by mu
+	codes    map[string]codec.Code         // codes by policy; guarded by mu
+	arranged map[string][]cairn.DiskID     // shard → disk per policy and PG; guarded by mu
+	nodeOf   map[cairn.DiskID]cairn.NodeID // failure domain of each disk; guarded by mu
 }
 
 // New returns a client over a metadata store and a shard store.
 func New(meta Meta, shards Shards, cfg Config) *Client {
 	cfg.validate()
-	return &Client{meta: meta, shards: shards, cfg: cfg, tables: map[int]cairn.PGTable{}, codes: map[string]codec.Code{}}
+	return &Client{meta: meta, shards: shards, cfg: cfg, tables: map[int]cairn.PGTable{}, codes: map[string]codec.Code{},
+		arranged: map[string][]cairn.DiskID{}}
 }
 
 func (c *Client) code(policy string) (codec.Code, error) {
@@ -151,6 +155,44 @@ func (c *Client) table(ctx context.Context, width int) (cairn.PGTable, error) {
 	c.tables[width] = t
 	c.mu.Unlock()
 	return t, nil
+}
+
+// arrange returns the disks of pg in shard order for a code: the PG's own
+// order, unless the PG puts several shards in one failure domain (node),
+// when placement.Arrange picks the order that survives the most node
+// losses for this code (it matters for codes that are not MDS, e.g. LRC).
+func (c *Client) arrange(ctx context.Context, policy string, code codec.Code, pg cairn.PG) ([]cairn.DiskID, error) {
+	key := fmt.Sprintf("%s/%d/%v", policy, pg.ID, pg.Disks)
+	c.mu.Lock()
+	got, ok := c.arranged[key]
+	nodeOf := c.nodeOf
+	c.mu.Unlock()
+	if ok {
+		return got, nil
+	}
+	if nodeOf == nil {
+		disks, err := c.meta.Disks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		nodeOf = make(map[cairn.DiskID]cairn.NodeID, len(disks))
+		for _, d := range disks {
+			nodeOf[d.ID] = d.Node
+		}
+	}
+	domains := make([]string, len(pg.Disks))
+	for i, d := range pg.Disks {
+		domains[i] = string(nodeOf[d])
+	}
+	perm := placement.Arrange(domains, code.CanReconstruct, 300, mrand.New(mrand.NewPCG(uint64(pg.ID), 0x61727261)))
+	got = make([]cairn.DiskID, len(perm))
+	for i, p := range perm {
+		got[i] = pg.Disks[p]
+	}
+	c.mu.Lock()
+	c.arranged[key], c.nodeOf = got, nodeOf
+	c.mu.Unlock()
+	return got, nil
 }
 
 func (c *Client) newVersion() (string, error) {

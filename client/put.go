@@ -81,6 +81,10 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		return nil, err
 	}
 	pg := table.PGs[placement.PGFor(bucket, key, version, len(table.PGs))]
+	disks, err := c.arrange(ctx, policy, code, pg)
+	if err != nil {
+		return nil, fmt.Errorf("placement for %s: %w", policy, err)
+	}
 
 	mult := max(p.ShardMultiple, 1)
 	bs := (c.cfg.BlockSize + mult - 1) / mult * mult
@@ -97,7 +101,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &putter{c: c, ctx: pctx, cancel: cancel, code: code, p: p, bs: bs, version: version, disks: pg.Disks}
+	w := &putter{c: c, ctx: pctx, cancel: cancel, code: code, p: p, bs: bs, version: version, disks: disks}
 	w.start()
 	md := md5.New()
 	total, err := w.run(r, first, n, single, md, opts)

@@ -122,11 +122,10 @@ func TestSpineRealProcesses(t *testing.T) {
 		c.Nodes[0].Kill()
 		readAll(t, all) // any policy survives one node (≤ 2 shards of lrc-6-2-2 on 6 nodes)
 		c.Nodes[1].Kill()
-		// Two nodes: rs-4-2 and rep-3 have one shard per node. lrc-6-2-2 has 10
-		// shards on 6 nodes, so two nodes can hold 4 of its shards, beyond
-		// what every LRC pattern tolerates; placement does not yet pair
-		// shards per node to make every 2-node loss decodable.
-		readAll(t, func(o object) bool { return o.bucket != "lrc-bucket" })
+		// Two nodes: rs-4-2 and rep-3 have at most one shard per node;
+		// lrc-6-2-2 has 10 shards on 6 nodes, arranged (placement.Arrange)
+		// so that any two nodes' shards are a decodable loss.
+		readAll(t, all)
 	})
 }
 
