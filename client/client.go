@@ -34,7 +34,10 @@ type Meta interface {
 // NodeShards; tests use an in-memory fake).
 type Shards interface {
 	// PutShard stores the whole content of r as shard file name on disk,
-	// durably, and returns its size and CRC-32C.
+	// durably, and returns its size and CRC-32C. The implementation checks
+	// that the stored CRC is that of the bytes it read from r (the node
+	// client compares the node's reply with its own running CRC), so the
+	// data path does not compute it a second time.
 	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (size int64, crc uint32, err error)
 	// GetShard streams n bytes (n < 0: to the end) from offset off of a
 	// shard file, verified against its block checksums: a read error

@@ -48,7 +48,7 @@ func (s *memShards) PutShard(ctx context.Context, disk cairn.DiskID, name string
 	defer s.mu.Unlock()
 	s.files[string(disk)+"/"+name] = buf.Bytes()
 	s.putBytes += int64(buf.Len())
-	return int64(buf.Len()), crc32.Checksum(buf.Bytes(), castagnoli), nil
+	return int64(buf.Len()), crc32.Checksum(buf.Bytes(), crc32.MakeTable(crc32.Castagnoli)), nil
 }
 
 func (s *memShards) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/crc32"
 	"io"
 	"maps"
 	"sync"
@@ -17,8 +16,6 @@ import (
 	"cairn/codec"
 	"cairn/placement"
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // PutOptions are per-object settings for Put.
 type PutOptions struct {
@@ -201,7 +198,7 @@ type putter struct {
 
 type shardResult struct {
 	size, sent int64
-	crc, sum   uint32 // node's CRC and ours
+	crc        uint32 // the node's CRC-32C of what it stored
 	err        error
 }
 
@@ -221,7 +218,7 @@ func (w *putter) start() {
 				w.cancel()
 			}
 			body.drain()                            // release the stripes still queued for this shard
-			res.sent, res.sum = body.sent, body.crc // drain holds no lock now; sent and crc are final
+			res.sent = body.sent // final: drain returned
 		})
 	}
 }
@@ -240,7 +237,6 @@ type blockReader struct {
 	cur     block // guarded by mu
 	off     int   // guarded by mu
 	sent    int64 // guarded by mu
-	crc     uint32
 }
 
 var errDrained = errors.New("shard request already ended")
@@ -270,7 +266,6 @@ func (r *blockReader) Read(p []byte) (int, error) {
 		}
 	}
 	n := copy(p, r.cur.b[r.off:])
-	r.crc = crc32.Update(r.crc, castagnoli, p[:n])
 	r.off += n
 	r.sent += int64(n)
 	return n, nil
@@ -288,7 +283,6 @@ func (r *blockReader) WriteTo(w io.Writer) (int64, error) {
 		if r.cur.done != nil && r.off < len(r.cur.b) {
 			b := r.cur.b[r.off:]
 			n, err := w.Write(b)
-			r.crc = crc32.Update(r.crc, castagnoli, b[:n])
 			r.off += n
 			r.sent += int64(n)
 			total += int64(n)
@@ -405,8 +399,8 @@ func (w *putter) finish() ([]cairn.ShardLoc, error) {
 		switch {
 		case r.err != nil:
 			err = r.err
-		case r.size != r.sent || r.crc != r.sum:
-			err = fmt.Errorf("%w: the node stored %d bytes with CRC %08x, %d with CRC %08x were sent", cairn.ErrCorrupt, r.size, r.crc, r.sent, r.sum)
+		case r.size != r.sent:
+			err = fmt.Errorf("%w: the node stored %d bytes, %d were sent", cairn.ErrCorrupt, r.size, r.sent)
 		}
 		if err != nil && first == nil && !errors.Is(err, context.Canceled) {
 			first = fmt.Errorf("%w: storing shard %d on disk %s: %w", cairn.ErrUnavailable, i, w.disks[i], err)
