@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"cairn"
+	"cairn/internal/invariants"
 	"cairn/internal/vfs"
 )
 
@@ -467,7 +468,7 @@ func (v *Volume) checkWritten(ctx context.Context, f vfs.File, name string, want
 	if err != nil || int64(ft.Length) != want.Size || ft.CRC != want.CRC {
 		return fmt.Errorf("%w: footer read back does not match what was written (%v)", cairn.ErrCorrupt, err)
 	}
-	if invariantsEnabled {
+	if invariants.Enabled {
 		r := &Reader{v: v, ctx: ctx, f: f, name: name, size: want.Size, crc: want.CRC, end: want.Size}
 		got, err := r.verifyAll()
 		if err != nil {
