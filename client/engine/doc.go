@@ -1,0 +1,36 @@
+// Package engine is the speculative access state machine of RobuSTore
+// (PAPERS.md): it decides which block goes to (or comes from) which disk
+// and when to stop, and it does no I/O, reads no clock and starts no
+// goroutines. A driver feeds it events — a request finished, time passed —
+// and carries out the actions it returns: send a request, cancel one, the
+// operation is done, or it failed. Tests and the simulator drive it with a
+// virtual clock.
+//
+// Vocabulary:
+//
+//   - block: a unit of coded data with an ID: shard i of an RS stripe (IDs
+//     ≥ n are spare parity rows, made on demand — rs.Code.MakeParity), or a
+//     fountain-code block (lt).
+//   - request: one block to or from one disk; a disk has at most Depth
+//     requests outstanding.
+//   - durable: a write request acknowledged by its disk (fsynced).
+//   - straggler: a request outstanding for longer than StragglerFactor ×
+//     the median time of the requests finished so far (and at least
+//     MinWait).
+//
+// Write: primaries (disks 0..Primaries−1) start with block = their index.
+// With Eager (RobuSTore mode, the fountain code) every disk keeps getting
+// new blocks as it acknowledges, so fast disks take more, and the write is
+// done the moment Target blocks are durable; everything outstanding is
+// cancelled. Without Eager (RS with spares) each disk takes at most
+// MaxPerDisk blocks, and a spare disk gets a new spare block only when a
+// request straggles or fails: the straggler is replaced rather than waited
+// for. Durable reports where each block really landed, for the manifest.
+//
+// Read: requests Initial blocks (K+δ; 0 = every block, RobuSTore mode),
+// replaces failures, hedges stragglers with further blocks, and is done the
+// moment the blocks that arrived can be decoded (Decodable); the rest are
+// cancelled.
+//
+// Times are durations since the operation started.
+package engine
