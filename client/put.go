@@ -217,7 +217,7 @@ func (w *putter) start() {
 			if err != nil {
 				w.cancel()
 			}
-			body.drain()                            // release the stripes still queued for this shard
+			body.drain()         // release the stripes still queued for this shard
 			res.sent = body.sent // final: drain returned
 		})
 	}
