@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"sync"
+	"time"
 
 	"cairn"
 	"cairn/codec"
@@ -66,6 +67,10 @@ type Config struct {
 	// WindowBytes is the data bytes a GET fetches per window (default
 	// 16 MiB; at least one stripe).
 	WindowBytes int64
+	// HedgeAfter is the least time a shard request of a GET runs before it
+	// may count as a straggler and be hedged with another shard (default
+	// 200 ms; a straggler is also 3× slower than the median request).
+	HedgeAfter time.Duration
 	// Logger receives warnings (default: discard).
 	Logger *slog.Logger
 	// OnDamage, if set, is called for every shard found missing or corrupt.
@@ -84,6 +89,9 @@ func (c *Config) validate() {
 	c.ReadExtra = max(c.ReadExtra, 0)
 	if c.WindowBytes <= 0 {
 		c.WindowBytes = 16 << 20
+	}
+	if c.HedgeAfter <= 0 {
+		c.HedgeAfter = 200 * time.Millisecond
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

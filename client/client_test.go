@@ -358,3 +358,28 @@ func TestConcurrentPutsOneWinner(t *testing.T) {
 		t.Fatalf("%d shard files after 8 overwrites, want 6", n)
 	}
 }
+
+// Two of the K+δ shards a GET asks for hang: the engine hedges with the
+// remaining shard instead of waiting.
+func TestGetHedgesStragglers(t *testing.T) {
+	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024, HedgeAfter: 20 * time.Millisecond})
+	data := randBytes(6, 20_000)
+	m, err := e.c.Put(context.Background(), "bkt", "k", bytes.NewReader(data), PutOptions{Size: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.shards.mu.Lock()
+	e.shards.slow[m.Shards[1].Disk] = time.Hour
+	e.shards.slow[m.Shards[2].Disk] = time.Hour
+	e.shards.mu.Unlock()
+	done := make(chan []byte)
+	go func() { done <- e.get(t, "k", 0, -1) }()
+	select {
+	case got := <-done:
+		if !bytes.Equal(got, data) {
+			t.Fatal("wrong bytes")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("GET waited for stragglers instead of hedging")
+	}
+}

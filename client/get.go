@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"cairn"
+	"cairn/client/engine"
 	"cairn/codec"
 )
 
@@ -91,74 +93,102 @@ func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window)
 }
 
 type fetched struct {
+	req   engine.ReqID
 	shard int
 	buf   []byte
 	err   error
 }
 
 // window fetches stripes [s, e) from the first decodable set of shards and
-// returns their data bytes.
+// returns their data bytes. The choice of shards — K+δ at first, a
+// replacement for each failure, a hedge for each straggler, stop at the
+// first decodable set — is the engine's (client/engine); this is its driver.
 func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 	p, bs := g.p, int64(g.m.BlockSize)
 	n := e - s
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	// Candidates in order of preference: data shards (no decoding needed),
 	// then parity; skip disks that are down and shards that already failed.
-	var cands []int
+	var locs []engine.Loc
 	for i := range p.N() {
 		if !g.bad[i] && g.m.Shards[i].Disk != "" && g.readable[g.m.Shards[i].Disk] {
-			cands = append(cands, i)
+			locs = append(locs, engine.Loc{Block: i, Disk: i})
 		}
 	}
-	results := make(chan fetched, p.N())
-	inflight := 0
-	launch := func() bool {
-		if len(cands) == 0 {
-			return false
-		}
-		i := cands[0]
-		cands = cands[1:]
-		inflight++
-		go func() {
-			buf, err := g.fetch(wctx, i, s*bs, n*bs)
-			results <- fetched{shard: i, buf: buf, err: err}
-		}()
-		return true
+	if len(locs) == 0 {
+		return nil, fmt.Errorf("%w: %s/%s: no readable shard", cairn.ErrUnavailable, g.m.Bucket, g.m.Key)
 	}
-	for range p.K + g.c.cfg.ReadExtra {
-		launch()
-	}
-	have := make([][]byte, p.N())
 	present := make([]bool, p.N())
-	var lastErr error
-	for inflight > 0 {
-		r := <-results
-		inflight--
-		if r.err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+	rd, err := engine.NewRead(engine.ReadConfig{
+		Blocks: locs,
+		Decodable: func(blocks []int) bool {
+			clear(present)
+			for _, b := range blocks {
+				present[b] = true
 			}
-			lastErr = r.err
-			g.bad[r.shard] = true
-			g.damage(r.shard, r.err)
-			launch() // replace the failed shard with another one
-			continue
+			return len(blocks) > 0 && g.code.CanReconstruct(present)
+		},
+		Initial: p.K + g.c.cfg.ReadExtra,
+		MinWait: g.c.cfg.HedgeAfter,
+	})
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	since := func() time.Duration { return time.Since(start) }
+	results := make(chan fetched, p.N())
+	cancels := map[engine.ReqID]context.CancelFunc{}
+	shardOf := map[engine.ReqID]int{}
+	defer func() {
+		for _, c := range cancels {
+			c()
 		}
-		have[r.shard], present[r.shard] = r.buf, true
-		if g.code.CanReconstruct(present) {
-			cancel() // the stragglers are not needed
-			return g.decode(have, n)
+	}()
+	have := make([][]byte, p.N())
+	var lastErr error
+	ticker := time.NewTicker(g.c.cfg.HedgeAfter / 2)
+	defer ticker.Stop()
+	acts := rd.Start(since())
+	for {
+		for _, a := range acts {
+			switch a.Kind {
+			case engine.Send:
+				rctx, cancel := context.WithCancel(ctx)
+				cancels[a.Req], shardOf[a.Req] = cancel, a.Block
+				go func(req engine.ReqID, shard int) {
+					buf, err := g.fetch(rctx, shard, s*bs, n*bs)
+					results <- fetched{req: req, shard: shard, buf: buf, err: err}
+				}(a.Req, a.Block)
+			case engine.Cancel:
+				cancels[a.Req]()
+			case engine.Done:
+				return g.decode(have, n)
+			case engine.Fail:
+				err := fmt.Errorf("%w: %s/%s stripes %d–%d: too few readable shards", cairn.ErrUnavailable, g.m.Bucket, g.m.Key, s, e-1)
+				if lastErr != nil {
+					err = fmt.Errorf("%w (last error: %w)", err, lastErr)
+				}
+				return nil, err
+			}
 		}
-		if inflight == 0 {
-			launch()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-ticker.C:
+			acts = rd.Tick(since())
+		case r := <-results:
+			if r.err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				lastErr = r.err
+				g.bad[r.shard] = true
+				g.damage(r.shard, r.err)
+			} else {
+				have[r.shard] = r.buf
+			}
+			acts = rd.Arrived(r.req, r.err == nil, since())
 		}
 	}
-	err := fmt.Errorf("%w: %s/%s stripes %d–%d: too few readable shards", cairn.ErrUnavailable, g.m.Bucket, g.m.Key, s, e-1)
-	if lastErr != nil {
-		err = fmt.Errorf("%w (last error: %w)", err, lastErr)
-	}
-	return nil, err
 }
 
 func (g *getter) fetch(ctx context.Context, i int, off, n int64) ([]byte, error) {
