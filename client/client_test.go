@@ -248,7 +248,12 @@ func TestTruncatedAndBrokenBodies(t *testing.T) {
 	if !errors.Is(err, broken) {
 		t.Fatalf("broken body: %v", err)
 	}
-	for _, k := range []string{"short", "long", "broken"} {
+	// A truncated HTTP body reports io.ErrUnexpectedEOF: an error, not the end.
+	_, err = e.c.Put(ctx, "bkt", "truncated", &failingReader{r: bytes.NewReader(data), n: 9000, err: io.ErrUnexpectedEOF}, PutOptions{Size: -1})
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("truncated body: %v, want the read error", err)
+	}
+	for _, k := range []string{"short", "long", "broken", "truncated"} {
 		if _, err := e.c.Stat(ctx, "bkt", k); !errors.Is(err, cairn.ErrNotFound) {
 			t.Fatalf("%s is visible after a failed put", k)
 		}

@@ -86,9 +86,8 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	mult := max(p.ShardMultiple, 1)
 	bs := (c.cfg.BlockSize + mult - 1) / mult * mult
 	first := make([]byte, p.K*bs)
-	n, err := io.ReadFull(r, first)
-	single := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-	if err != nil && !single {
+	n, single, err := fill(r, first)
+	if err != nil {
 		return nil, fmt.Errorf("reading the body: %w", err)
 	}
 	if single {
@@ -150,6 +149,24 @@ func sentinel(err error) bool {
 		}
 	}
 	return false
+}
+
+// fill reads into p until it is full or r ends. Only a clean io.EOF from r
+// is the end of the body (eof); any other error, io.ErrUnexpectedEOF from a
+// truncated HTTP body included, is returned as an error — unlike
+// io.ReadFull, which reports a short read with that same error.
+func fill(r io.Reader, p []byte) (n int, eof bool, err error) {
+	for n < len(p) {
+		k, err := r.Read(p[n:])
+		n += k
+		if err == io.EOF {
+			return n, true, nil
+		}
+		if err != nil {
+			return n, false, err
+		}
+	}
+	return n, false, nil
 }
 
 // commit makes m current, replacing whatever version is there, and deletes
@@ -347,9 +364,8 @@ func (w *putter) run(r io.Reader, first []byte, n int, single bool, md hash.Hash
 			end = single
 		} else {
 			var err error
-			got, err = io.ReadFull(r, sb.data)
-			end = errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-			if err != nil && !end {
+			got, end, err = fill(r, sb.data)
+			if err != nil {
 				return total, fmt.Errorf("reading the body: %w", err)
 			}
 			if got == 0 && end {
