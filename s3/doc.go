@@ -1,0 +1,68 @@
+// Package s3 is cairn's S3 gateway: an http.Handler that speaks the S3 REST
+// API (path-style addressing) over the data path (package client) and the
+// metadata store (package meta). It is stateless: every request is
+// authenticated, served and forgotten, so any number of gateways may run
+// side by side.
+//
+// Vocabulary:
+//
+//   - identity: who signed a request (Identity), found by access key
+//     through Credentials. Root sees and touches every bucket; any other
+//     identity only the buckets it owns (Bucket.Owner). There is no
+//     anonymous access.
+//   - Signature V4: the request's signature over its canonical form
+//     (method, path, sorted query, signed headers, payload hash), keyed by
+//     a key derived from the secret, the date, the region and "s3". It
+//     travels in the Authorization header or, for a presigned URL, in the
+//     X-Amz-* query parameters.
+//   - payload hash: the x-amz-content-sha256 value the signature covers:
+//     the body's hex SHA-256 (checked as the body streams by),
+//     UNSIGNED-PAYLOAD, or one of the STREAMING-* modes, where the body is
+//     aws-chunked and each chunk carries its own signature chained from the
+//     previous one (checked chunk by chunk), optionally followed by
+//     trailer headers (a checksum; signed in the signed mode).
+//   - body readers: wrappers around the request body that check it (wire
+//     length, payload hash, chunk signatures, Content-MD5, x-amz-checksum-*)
+//     and turn a failed check into an error instead of io.EOF. The data
+//     path reads a body to EOF before it commits, so a body that fails any
+//     check, or ends early, never becomes a visible object — and nothing is
+//     buffered to check it.
+//   - policy: the cairn code of an object, e.g. "rs-4-2". A bucket's
+//     default comes from the x-cairn-policy header of CreateBucket (else
+//     Config.DefaultPolicy); the same header on PutObject or CopyObject
+//     overrides it for one object, as does x-amz-storage-class through
+//     Config.StorageClasses (REDUCED_REDUNDANCY → rs-4-1 by default).
+//   - S3 error: an *Error (Code, HTTP Status, Message). The gateway's
+//     sentinels (ErrNoSuchKey, ErrSignatureDoesNotMatch, ...) are *Error
+//     values; apiError, the one mapping function, turns any error into
+//     one — gateway sentinels first, then cairn's domain sentinels
+//     (cairn.ErrNotFound → NoSuchKey, ErrBucketNotEmpty → BucketNotEmpty,
+//     ErrUnavailable → ServiceUnavailable, ...), else InternalError.
+//     Handlers wrap a cairn.ErrNotFound with ErrNoSuchBucket or ErrNoSuchKey
+//     where the resource matters (objectErr).
+//
+// Usage:
+//
+//	h, err := s3.New(s3.Config{
+//		Objects:     client.New(metaStore, client.NodeShards{C: nodeClient}, client.Config{}),
+//		Meta:        metaStore,
+//		Credentials: s3.RootCredentials(accessKey, secretKey),
+//	})
+//	srv := &http.Server{Addr: "127.0.0.1:9000", Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+//
+// docs/design/s3.md lists the supported operations and auth modes.
+//
+// Caveats:
+//
+//   - Only path-style addressing (http://host/bucket/key); virtual-hosted
+//     style is not recognised. Mount the handler at the root of a server,
+//     not behind http.ServeMux, which cleans paths ("a//b", "./") that are
+//     legal S3 keys.
+//   - Multipart upload, versioning, ACLs, tagging, lifecycle and the other
+//     subresources answer NotImplemented.
+//   - Checksums (x-amz-checksum-*) are verified but not stored, so GET does
+//     not return them.
+//   - A GET reads the manifest (Stat) for conditions and range, then opens
+//     the data; if the object was replaced in between it starts over (up
+//     to three times).
+package s3

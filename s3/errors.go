@@ -1,0 +1,117 @@
+package s3
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"net/http"
+
+	"cairn"
+)
+
+// Error is an S3 error: the Code and HTTP Status a client sees in the XML
+// error body. The values below are sentinels: the gateway wraps them with
+// fmt.Errorf("...: %w", ErrNoSuchKey) for context, and apiError (the one
+// place errors become S3 errors) finds them with errors.As.
+type Error struct {
+	Code    string // S3 error code, e.g. "NoSuchKey"
+	Status  int    // HTTP status
+	Message string // human-readable default message
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Gateway errors, grouped by what raises them. Each is an S3 error code.
+var (
+	// Authentication (see auth.go).
+	ErrAccessDenied          = &Error{"AccessDenied", http.StatusForbidden, "Access Denied."}
+	ErrInvalidAccessKeyID    = &Error{"InvalidAccessKeyId", http.StatusForbidden, "The AWS access key ID you provided does not exist in our records."}
+	ErrSignatureDoesNotMatch = &Error{"SignatureDoesNotMatch", http.StatusForbidden, "The request signature we calculated does not match the signature you provided. Check your key and signing method."}
+	ErrRequestTimeTooSkewed  = &Error{"RequestTimeTooSkewed", http.StatusForbidden, "The difference between the request time and the server's time is too large."}
+	ErrExpiredPresign        = &Error{"AccessDenied", http.StatusForbidden, "Request has expired."}
+	ErrAuthHeaderMalformed   = &Error{"AuthorizationHeaderMalformed", http.StatusBadRequest, "The authorization header is malformed."}
+	ErrAuthQueryMalformed    = &Error{"AuthorizationQueryParametersError", http.StatusBadRequest, "The presigned URL's authorization query parameters are malformed."}
+	ErrUnsupportedAuth       = &Error{"InvalidRequest", http.StatusBadRequest, "Please use AWS4-HMAC-SHA256."}
+	ErrContentSHA256Mismatch = &Error{"XAmzContentSHA256Mismatch", http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed."}
+	ErrMissingContentSHA256  = &Error{"InvalidRequest", http.StatusBadRequest, "Missing required header for this request: x-amz-content-sha256."}
+	ErrInvalidDigest         = &Error{"InvalidDigest", http.StatusBadRequest, "The Content-MD5 you specified is not valid."}
+	ErrBadDigest             = &Error{"BadDigest", http.StatusBadRequest, "The Content-MD5 you specified did not match what we received."}
+	ErrIncompleteBody        = &Error{"IncompleteBody", http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header."}
+	ErrMissingContentLength  = &Error{"MissingContentLength", http.StatusLengthRequired, "You must provide the Content-Length HTTP header."}
+	ErrMalformedChunk        = &Error{"IncompleteBody", http.StatusBadRequest, "The aws-chunked body is malformed."}
+
+	// Buckets.
+	ErrNoSuchBucket            = &Error{"NoSuchBucket", http.StatusNotFound, "The specified bucket does not exist."}
+	ErrBucketNotEmpty          = &Error{"BucketNotEmpty", http.StatusConflict, "The bucket you tried to delete is not empty."}
+	ErrBucketAlreadyOwnedByYou = &Error{"BucketAlreadyOwnedByYou", http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."}
+	ErrInvalidBucketName       = &Error{"InvalidBucketName", http.StatusBadRequest, "The specified bucket is not valid."}
+	ErrInvalidPolicy           = &Error{"InvalidArgument", http.StatusBadRequest, "The x-cairn-policy header names no valid cairn policy."}
+
+	// Objects.
+	ErrNoSuchKey          = &Error{"NoSuchKey", http.StatusNotFound, "The specified key does not exist."}
+	ErrKeyTooLong         = &Error{"KeyTooLongError", http.StatusBadRequest, "Your key is too long."}
+	ErrInvalidRange       = &Error{"InvalidRange", http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable."}
+	ErrPreconditionFailed = &Error{"PreconditionFailed", http.StatusPreconditionFailed, "At least one of the preconditions you specified did not hold."}
+	ErrNotModified        = &Error{"NotModified", http.StatusNotModified, "Not Modified."}
+	ErrInvalidCopySource  = &Error{"InvalidArgument", http.StatusBadRequest, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey."}
+	ErrInvalidCopyRequest = &Error{"InvalidRequest", http.StatusBadRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata."}
+	ErrMetadataTooLarge   = &Error{"MetadataTooLarge", http.StatusBadRequest, "Your metadata headers exceed the maximum allowed metadata size."}
+
+	// Request shape.
+	ErrInvalidArgument    = &Error{"InvalidArgument", http.StatusBadRequest, "Invalid Argument."}
+	ErrMalformedXML       = &Error{"MalformedXML", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema."}
+	ErrEntityTooLarge     = &Error{"EntityTooLarge", http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."}
+	ErrMethodNotAllowed   = &Error{"MethodNotAllowed", http.StatusMethodNotAllowed, "The specified method is not allowed against this resource."}
+	ErrNotImplemented     = &Error{"NotImplemented", http.StatusNotImplemented, "A header or query you provided implies functionality that is not implemented."}
+	ErrInvalidRequest     = &Error{"InvalidRequest", http.StatusBadRequest, "Invalid Request."}
+	ErrRequestTimeout     = &Error{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
+	ErrOperationAborted   = &Error{"OperationAborted", http.StatusConflict, "A conflicting conditional operation is currently in progress against this resource. Please try again."}
+	ErrServiceUnavailable = &Error{"ServiceUnavailable", http.StatusServiceUnavailable, "Not enough storage nodes are available; please retry."}
+	ErrInsufficientSpace  = &Error{"InsufficientStorage", http.StatusInsufficientStorage, "The storage cluster is out of space."}
+	ErrInternal           = &Error{"InternalError", http.StatusInternalServerError, "We encountered an internal error. Please try again."}
+)
+
+// apiError is the one place where errors become S3 errors: gateway
+// sentinels first (they carry the resource context: NoSuchBucket vs
+// NoSuchKey), then cairn's domain sentinels, then context errors.
+// Anything else is an InternalError.
+func apiError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	switch {
+	case errors.Is(err, cairn.ErrNotFound):
+		return ErrNoSuchKey
+	case errors.Is(err, cairn.ErrExists):
+		return ErrBucketAlreadyOwnedByYou
+	case errors.Is(err, cairn.ErrBucketNotEmpty):
+		return ErrBucketNotEmpty
+	case errors.Is(err, cairn.ErrAuth):
+		return ErrAccessDenied
+	case errors.Is(err, cairn.ErrNoSpace): // before ErrUnavailable, which wraps it
+		return ErrInsufficientSpace
+	case errors.Is(err, cairn.ErrUnavailable):
+		return ErrServiceUnavailable
+	case errors.Is(err, cairn.ErrConflict):
+		return ErrOperationAborted
+	case errors.Is(err, cairn.ErrInvalid):
+		return ErrInvalidArgument
+	case errors.Is(err, cairn.ErrCorrupt):
+		return ErrInternal
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return ErrRequestTimeout
+	}
+	return ErrInternal
+}
+
+// errorBody is the S3 XML error document.
+type errorBody struct {
+	XMLName   xml.Name `xml:"Error"`
+	Code      string   `xml:"Code"`
+	Message   string   `xml:"Message"`
+	Resource  string   `xml:"Resource,omitempty"`
+	RequestID string   `xml:"RequestId"`
+	Key       string   `xml:"Key,omitempty"`
+	Bucket    string   `xml:"BucketName,omitempty"`
+}

@@ -1,0 +1,431 @@
+package s3
+
+import (
+	"context"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"cairn"
+	"cairn/client"
+	"cairn/codec/all"
+)
+
+// Objects is the data path the gateway stores and reads objects through.
+// *client.Client implements it; see its methods for the full contract.
+// Errors wrap cairn's sentinels (ErrNotFound for a missing bucket or key,
+// ErrInvalid, ErrUnavailable, ...); a Put whose body reader fails returns
+// an error wrapping the reader's error, and nothing becomes visible.
+type Objects interface {
+	// Put stores all of r (read to EOF before anything commits) as
+	// bucket/key and returns the committed manifest.
+	Put(ctx context.Context, bucket, key string, r io.Reader, opts client.PutOptions) (*cairn.Manifest, error)
+	// Get opens bytes [off, off+length) (length < 0: to the end).
+	Get(ctx context.Context, bucket, key string, off, length int64) (*cairn.Manifest, io.ReadCloser, error)
+	// Stat returns the committed manifest.
+	Stat(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
+	// Delete removes the object; cairn.ErrNotFound if it does not exist.
+	Delete(ctx context.Context, bucket, key string) error
+}
+
+var _ Objects = (*client.Client)(nil)
+
+// Meta is the part of the metadata store the gateway uses for buckets and
+// listings; meta.Store implements it (see there for each contract).
+type Meta interface {
+	CreateBucket(ctx context.Context, b cairn.Bucket) error
+	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
+	Buckets(ctx context.Context) ([]cairn.Bucket, error)
+	DeleteBucket(ctx context.Context, name string) error
+	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
+}
+
+// Config configures a Handler. Validate fills the defaults.
+type Config struct {
+	Objects     Objects     // required: the data path (a *client.Client)
+	Meta        Meta        // required: the metadata store (a meta.Store)
+	Credentials Credentials // required: who may sign requests; no anonymous access
+	// DefaultPolicy is the policy of buckets created without an
+	// x-cairn-policy header (default "rs-4-2").
+	DefaultPolicy string
+	// Region is the region the gateway reports (default "us-east-1").
+	// Signatures are accepted for any region in their scope.
+	Region string
+	// MaxSkew is the largest accepted difference between a request's
+	// signing time and Now (default 15 minutes).
+	MaxSkew time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// StorageClasses maps x-amz-storage-class values to cairn policies; ""
+	// means the bucket's default. Default: STANDARD → "" and
+	// REDUCED_REDUNDANCY → "rs-4-1". A class not in the map is refused
+	// (InvalidStorageClass); x-cairn-policy overrides the class.
+	StorageClasses map[string]string
+	// CheckPolicy validates an x-cairn-policy value (default: the codec
+	// registry, codec/all.New).
+	CheckPolicy func(policy string) error
+	// MaxXMLBody bounds request bodies that are parsed as XML (default 2 MiB).
+	MaxXMLBody int64
+	// MaxObjectSize bounds a single PUT (default 5 TiB, as S3).
+	MaxObjectSize int64
+	// BodyIdleTimeout fails a request whose client sends no body bytes
+	// for this long (default 1 minute; negative disables). Header and idle
+	// timeouts belong to the http.Server.
+	BodyIdleTimeout time.Duration
+	// Logger receives internal errors (default: discard).
+	Logger *slog.Logger
+}
+
+// Validate checks the required fields and fills the defaults.
+func (c *Config) Validate() error {
+	if c.Objects == nil || c.Meta == nil || c.Credentials == nil {
+		return fmt.Errorf("%w: s3.Config needs Objects, Meta and Credentials", cairn.ErrInvalid)
+	}
+	if c.Region == "" {
+		c.Region = "us-east-1"
+	}
+	if c.MaxSkew <= 0 {
+		c.MaxSkew = 15 * time.Minute
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.CheckPolicy == nil {
+		c.CheckPolicy = func(p string) error { _, err := all.New(p); return err }
+	}
+	if c.DefaultPolicy == "" {
+		c.DefaultPolicy = "rs-4-2"
+	}
+	if err := c.CheckPolicy(c.DefaultPolicy); err != nil {
+		return fmt.Errorf("%w: default policy: %v", cairn.ErrInvalid, err)
+	}
+	if c.StorageClasses == nil {
+		c.StorageClasses = map[string]string{"STANDARD": "", "REDUCED_REDUNDANCY": "rs-4-1"}
+	}
+	for class, p := range c.StorageClasses {
+		if p == "" {
+			continue
+		}
+		if err := c.CheckPolicy(p); err != nil {
+			return fmt.Errorf("%w: storage class %s: %v", cairn.ErrInvalid, class, err)
+		}
+	}
+	if c.MaxXMLBody <= 0 {
+		c.MaxXMLBody = 2 << 20
+	}
+	if c.MaxObjectSize <= 0 {
+		c.MaxObjectSize = 5 << 40
+	}
+	if c.BodyIdleTimeout == 0 {
+		c.BodyIdleTimeout = time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Handler serves the S3 API (path-style addressing) over cairn. It is
+// stateless and safe for concurrent use.
+type Handler struct {
+	cfg   Config
+	reqID atomic.Uint64
+	boot  int64 // start time, unique-ish prefix of request IDs
+}
+
+// New returns a Handler for cfg (see Config.Validate).
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Handler{cfg: cfg, boot: cfg.Now().UnixNano()}, nil
+}
+
+// Subresources the gateway does not implement yet: a request naming one
+// gets NotImplemented rather than being mistaken for a plain GET or PUT.
+var unsupportedSubresources = []string{
+	"accelerate", "acl", "analytics", "attributes", "cors", "encryption", "intelligent-tiering",
+	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
+	"ownershipControls", "partNumber", "policy", "policyStatus", "publicAccessBlock", "replication",
+	"requestPayment", "restore", "retention", "select", "tagging", "torrent", "uploadId", "uploads",
+	"versioning", "versions", "website",
+}
+
+// request is one authenticated request being served.
+type request struct {
+	w      http.ResponseWriter
+	r      *http.Request
+	auth   *authResult
+	bucket string
+	key    string
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := fmt.Sprintf("%X%06X", h.boot, h.reqID.Add(1))
+	w.Header().Set("X-Amz-Request-Id", id)
+	w.Header().Set("Server", "cairn")
+	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	req := &request{w: w, r: r, bucket: bucket, key: key}
+	a, err := h.authenticate(r)
+	if err == nil {
+		req.auth = a
+		err = h.route(req)
+	}
+	if err != nil {
+		h.writeError(req, id, err)
+	}
+}
+
+func (h *Handler) route(q *request) error {
+	r := q.r
+	query := r.URL.Query()
+	for _, s := range unsupportedSubresources {
+		if query.Has(s) {
+			return fmt.Errorf("%w: ?%s", ErrNotImplemented, s)
+		}
+	}
+	if q.bucket == "" {
+		if r.Method == http.MethodGet {
+			return h.listBuckets(q)
+		}
+		return ErrMethodNotAllowed
+	}
+	if err := cairn.ValidateBucketName(q.bucket); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidBucketName, err)
+	}
+	if q.key == "" {
+		switch r.Method {
+		case http.MethodGet:
+			switch {
+			case query.Has("location"):
+				return h.bucketLocation(q)
+			case query.Get("list-type") == "2":
+				return h.listObjects(q, true)
+			}
+			return h.listObjects(q, false)
+		case http.MethodPut:
+			return h.createBucket(q)
+		case http.MethodHead:
+			return h.headBucket(q)
+		case http.MethodDelete:
+			return h.deleteBucket(q)
+		case http.MethodPost:
+			if query.Has("delete") {
+				return h.deleteObjects(q)
+			}
+			return ErrNotImplemented
+		}
+		return ErrMethodNotAllowed
+	}
+	if err := checkKey(q.key); err != nil {
+		return err
+	}
+	switch r.Method {
+	case http.MethodPut:
+		if r.Header.Get("X-Amz-Copy-Source") != "" {
+			return h.copyObject(q)
+		}
+		return h.putObject(q)
+	case http.MethodGet:
+		return h.getObject(q, false)
+	case http.MethodHead:
+		return h.getObject(q, true)
+	case http.MethodDelete:
+		return h.deleteObject(q)
+	case http.MethodPost:
+		return ErrNotImplemented
+	}
+	return ErrMethodNotAllowed
+}
+
+func checkKey(key string) error {
+	if len(key) > cairn.MaxKeyLen {
+		return ErrKeyTooLong
+	}
+	if err := cairn.ValidateKey(key); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	return nil
+}
+
+// bucket returns a bucket the requester may use: NoSuchBucket, or
+// AccessDenied when a non-root identity does not own it.
+func (h *Handler) bucket(q *request, name string) (cairn.Bucket, error) {
+	b, err := h.cfg.Meta.Bucket(q.r.Context(), name)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return b, fmt.Errorf("%w: %w", ErrNoSuchBucket, err)
+	}
+	if err != nil {
+		return b, err
+	}
+	if !q.auth.id.Root && b.Owner != q.auth.id.Name {
+		return b, ErrAccessDenied
+	}
+	return b, nil
+}
+
+// checkBucket is bucket for object operations: root skips the lookup (the
+// data path reports a missing bucket itself, resolved by objectErr).
+func (h *Handler) checkBucket(q *request, name string) error {
+	if q.auth.id.Root {
+		return nil
+	}
+	_, err := h.bucket(q, name)
+	return err
+}
+
+// objectErr gives a cairn.ErrNotFound from an object operation its S3
+// meaning: NoSuchBucket if the bucket is missing, else NoSuchKey.
+func (h *Handler) objectErr(ctx context.Context, bucket string, err error) error {
+	if err == nil || !errors.Is(err, cairn.ErrNotFound) {
+		return err
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	if _, berr := h.cfg.Meta.Bucket(ctx, bucket); errors.Is(berr, cairn.ErrNotFound) {
+		return fmt.Errorf("%w: %w", ErrNoSuchBucket, err)
+	}
+	return fmt.Errorf("%w: %w", ErrNoSuchKey, err)
+}
+
+// body returns the request body wrapped in the readers that check it
+// against what the signature covers and against an x-amz-checksum-*
+// header or trailer (see body.go).
+func (h *Handler) body(q *request) (io.Reader, error) {
+	wb := &wireBody{r: q.r.Body}
+	if t := h.cfg.BodyIdleTimeout; t > 0 {
+		rc := http.NewResponseController(q.w)
+		// Deadlines are wall-clock instants on the socket, not request
+		// times: they use time.Now, not cfg.Now.
+		wb.extend = func() { _ = rc.SetReadDeadline(time.Now().Add(t)) }
+	}
+	var r io.Reader = wb
+	switch p := q.auth.payload; p {
+	case unsignedPayload:
+	case streamingPayload, streamingPayloadTrailer, streamingUnsignedTrailer:
+		cr := newChunkedReader(r, q.auth)
+		if n, err := strconv.ParseInt(q.r.Header.Get("X-Amz-Decoded-Content-Length"), 10, 64); err == nil && n >= 0 {
+			cr.want = n
+		}
+		if p != streamingPayload {
+			name, sum, err := trailerChecksum(q.r.Header)
+			if err != nil {
+				return nil, err
+			}
+			cr.sumName, cr.sum = name, sum
+		}
+		r = cr
+	default:
+		r = newSHA256Reader(r, p)
+	}
+	name, sum, want, err := headerChecksum(q.r.Header)
+	if err != nil {
+		return nil, err
+	}
+	if sum != nil {
+		r = &digestReader{r: r, h: sum, want: want, mismatch: fmt.Errorf("%w: %s", ErrBadChecksum, name)}
+	}
+	return r, nil
+}
+
+// isStreaming reports whether the body is aws-chunked.
+func (q *request) isStreaming() bool {
+	switch q.auth.payload {
+	case streamingPayload, streamingPayloadTrailer, streamingUnsignedTrailer:
+		return true
+	}
+	return false
+}
+
+// readSmallBody reads a body of at most MaxXMLBody bytes, checked like
+// any body (signature payload hash, Content-MD5).
+func (h *Handler) readSmallBody(q *request) ([]byte, error) {
+	body, err := h.body(q)
+	if err != nil {
+		return nil, err
+	}
+	if md := q.r.Header.Get("Content-Md5"); md != "" {
+		want, err := decodeContentMD5(md)
+		if err != nil {
+			return nil, err
+		}
+		body = newMD5Reader(body, want)
+	}
+	b, err := io.ReadAll(io.LimitReader(body, h.cfg.MaxXMLBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > h.cfg.MaxXMLBody {
+		return nil, fmt.Errorf("%w: the body is longer than %d bytes", ErrMalformedXML, h.cfg.MaxXMLBody)
+	}
+	return b, nil
+}
+
+// readXML reads a small XML body into v.
+func (h *Handler) readXML(q *request, v any) error {
+	b, err := h.readSmallBody(q)
+	if err != nil {
+		return err
+	}
+	return parseXML(b, v)
+}
+
+// parseXML decodes an XML request body; any failure is MalformedXML.
+func parseXML(b []byte, v any) error {
+	if err := xml.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformedXML, err)
+	}
+	return nil
+}
+
+func (h *Handler) writeXML(q *request, status int, v any) error {
+	b, err := xml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	q.w.Header().Set("Content-Type", "application/xml")
+	q.w.Header().Set("Content-Length", strconv.Itoa(len(xml.Header)+len(b)))
+	q.w.WriteHeader(status)
+	io.WriteString(q.w, xml.Header)
+	q.w.Write(b)
+	return nil
+}
+
+// writeError sends err as an S3 error response (apiError picks the code).
+func (h *Handler) writeError(q *request, reqID string, err error) {
+	e := apiError(err)
+	internal := e.Status >= 500 && e.Status != http.StatusNotImplemented
+	if internal {
+		h.cfg.Logger.Error("s3 request failed", "method", q.r.Method, "path", q.r.URL.Path, "request_id", reqID, "err", err)
+	}
+	msg := e.Message
+	if !internal && e.Status != http.StatusForbidden && err != e { // add the detail, never for auth or internal failures
+		detail := strings.Replace(err.Error(), e.Error()+": ", "", 1)
+		detail = strings.Trim(strings.Replace(detail, e.Error(), "", 1), ": ")
+		if detail != "" {
+			msg += " (" + detail + ")"
+		}
+	}
+	q.w.Header().Del("Content-Length")
+	if e.Status == http.StatusNotModified || q.r.Method == http.MethodHead {
+		q.w.WriteHeader(e.Status)
+		return
+	}
+	body := errorBody{Code: e.Code, Message: msg, Resource: q.r.URL.Path, RequestID: reqID, Bucket: q.bucket, Key: q.key}
+	b, _ := xml.Marshal(body)
+	q.w.Header().Set("Content-Type", "application/xml")
+	q.w.Header().Set("Content-Length", strconv.Itoa(len(xml.Header)+len(b)))
+	q.w.WriteHeader(e.Status)
+	io.WriteString(q.w, xml.Header)
+	q.w.Write(b)
+}

@@ -1,0 +1,247 @@
+package s3
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/minio/minio-go/v7"
+
+	"cairn"
+)
+
+// listKeys is a bucket of 2,000+ keys: directories of varied sizes,
+// nested directories, top-level files and hostile characters.
+func listKeys() []string {
+	var keys []string
+	for d := range 40 {
+		for f := range 50 {
+			keys = append(keys, fmt.Sprintf("dir%02d/file%03d", d, f))
+		}
+	}
+	for i := range 30 {
+		keys = append(keys, fmt.Sprintf("top%03d", i), fmt.Sprintf("dir07/sub%d/deep/x", i%3))
+	}
+	keys = append(keys, "a b+c%d/ü", "dir00", "dir00/", "dir00//double", "&<>\"'", "dir39/z\u00ff")
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
+// seed commits manifests straight into the metadata store: listing reads
+// only manifests, so 2,000 keys cost nothing.
+func seed(t *testing.T, e *env, bucket string, keys []string) {
+	t.Helper()
+	ctx := context.Background()
+	for i, k := range keys {
+		m := &cairn.Manifest{Bucket: bucket, Key: k, Version: fmt.Sprintf("%032x", i+1), Size: int64(i), ETag: fmt.Sprintf("%032x", i),
+			Created: time.Unix(1700000000, 0), Policy: "rs-4-2", BlockSize: 4096}
+		if err := e.meta.CommitManifest(ctx, m, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// model lists keys the way S3 defines it.
+func model(keys []string, prefix, delim string) (objs, prefixes []string) {
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		if delim != "" {
+			if i := strings.Index(k[len(prefix):], delim); i >= 0 {
+				cp := k[:len(prefix)+i+len(delim)]
+				if !seen[cp] {
+					seen[cp] = true
+					prefixes = append(prefixes, cp)
+				}
+				continue
+			}
+		}
+		objs = append(objs, k)
+	}
+	return objs, prefixes
+}
+
+func TestListObjects(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	keys := listKeys()
+	if len(keys) < 2000 {
+		t.Fatalf("only %d keys", len(keys))
+	}
+	seed(t, e, "bkt", keys)
+	c := e.root()
+
+	cases := []struct{ prefix, delim string }{
+		{"", ""}, {"", "/"}, {"dir07/", "/"}, {"dir07/sub", "/"}, {"dir0", "/"}, {"dir", "file"},
+		{"dir00", "/"}, {"top", ""}, {"nomatch", "/"}, {"", "0"}, {"a b", "/"},
+	}
+	for _, tc := range cases {
+		wantObjs, wantPrefixes := model(keys, tc.prefix, tc.delim)
+		for _, pageSize := range []int32{1000, 7, 1} {
+			if pageSize == 1 && tc.delim == "" && tc.prefix == "" {
+				continue // 2,000 round trips
+			}
+			// ListObjectsV2 with the SDK's paginator.
+			var objs, prefixes []string
+			p := s3.NewListObjectsV2Paginator(c, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), Prefix: aws.String(tc.prefix),
+				Delimiter: aws.String(tc.delim), MaxKeys: aws.Int32(pageSize)})
+			for p.HasMorePages() {
+				out, err := p.NextPage(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := len(out.Contents) + len(out.CommonPrefixes); n > int(pageSize) || int(*out.KeyCount) != n {
+					t.Fatalf("page of %d entries, KeyCount %d, max %d", n, *out.KeyCount, pageSize)
+				}
+				for _, o := range out.Contents {
+					objs = append(objs, *o.Key)
+				}
+				for _, cp := range out.CommonPrefixes {
+					prefixes = append(prefixes, *cp.Prefix)
+				}
+			}
+			if !slices.Equal(objs, wantObjs) || !slices.Equal(prefixes, wantPrefixes) {
+				t.Fatalf("V2 %+v page %d: got %d objects %d prefixes, want %d, %d\n%v\n%v", tc, pageSize, len(objs), len(prefixes), len(wantObjs), len(wantPrefixes), prefixes, wantPrefixes)
+			}
+			// ListObjects (V1) with markers.
+			objs, prefixes = nil, nil
+			marker := ""
+			for {
+				out, err := c.ListObjects(ctx, &s3.ListObjectsInput{Bucket: aws.String("bkt"), Prefix: aws.String(tc.prefix),
+					Delimiter: aws.String(tc.delim), MaxKeys: aws.Int32(pageSize), Marker: aws.String(marker)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range out.Contents {
+					objs = append(objs, *o.Key)
+				}
+				for _, cp := range out.CommonPrefixes {
+					prefixes = append(prefixes, *cp.Prefix)
+				}
+				if !*out.IsTruncated {
+					break
+				}
+				marker = aws.ToString(out.NextMarker)
+			}
+			if !slices.Equal(objs, wantObjs) || !slices.Equal(prefixes, wantPrefixes) {
+				t.Fatalf("V1 %+v page %d: got %d objects %d prefixes, want %d, %d", tc, pageSize, len(objs), len(prefixes), len(wantObjs), len(wantPrefixes))
+			}
+		}
+	}
+
+	// start-after, and its interplay with a continuation token.
+	out, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), StartAfter: aws.String("dir39/file047"), MaxKeys: aws.Int32(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keysOf(out.Contents); fmt.Sprint(got) != "[dir39/file048 dir39/file049 dir39/zÿ]" || !*out.IsTruncated {
+		t.Fatalf("start-after: %v truncated %v", got, *out.IsTruncated)
+	}
+	out, err = c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), StartAfter: aws.String("dir39/file047"), ContinuationToken: out.NextContinuationToken, MaxKeys: aws.Int32(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keysOf(out.Contents); fmt.Sprint(got) != "[top000 top001]" {
+		t.Fatalf("after the token: %v", got)
+	}
+	// max-keys 0, and a bad max-keys / token.
+	out, err = c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), MaxKeys: aws.Int32(0)})
+	if err != nil || len(out.Contents) != 0 {
+		t.Fatalf("max-keys 0: %v", err)
+	}
+	_, err = c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), ContinuationToken: aws.String("!!!")})
+	wantCode(t, err, "InvalidArgument")
+	_, err = c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("nope")})
+	wantCode(t, err, "NoSuchBucket")
+	_, err = c.ListObjects(ctx, &s3.ListObjectsInput{Bucket: aws.String("nope")})
+	wantCode(t, err, "NoSuchBucket")
+
+	// encoding-type=url: keys come back percent-encoded.
+	out, err = c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), Prefix: aws.String("a b"), EncodingType: types.EncodingTypeUrl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Contents) != 1 || *out.Contents[0].Key != "a%20b%2Bc%25d/%C3%BC" || *out.Prefix != "a%20b" {
+		t.Fatalf("url encoding: %v prefix %q", keysOf(out.Contents), *out.Prefix)
+	}
+	if k, err := url.PathUnescape(*out.Contents[0].Key); err != nil || k != "a b+c%d/ü" {
+		t.Fatalf("decoded %q, %v", k, err)
+	}
+
+	// minio-go lists with V2 and encoding-type=url, and V1 on request.
+	mc := e.minio(t)
+	for _, v1 := range []bool{false, true} {
+		for _, recursive := range []bool{false, true} {
+			var got []string
+			for o := range mc.ListObjects(ctx, "bkt", minio.ListObjectsOptions{Prefix: "dir0", Recursive: recursive, UseV1: v1, MaxKeys: 50}) {
+				if o.Err != nil {
+					t.Fatal(o.Err)
+				}
+				got = append(got, o.Key)
+			}
+			objs, prefixes := model(keys, "dir0", map[bool]string{false: "/", true: ""}[recursive])
+			want := append(objs, prefixes...)
+			sort.Strings(want)
+			sort.Strings(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("minio v1=%v recursive=%v: %d entries, want %d", v1, recursive, len(got), len(want))
+			}
+		}
+	}
+}
+
+func keysOf(os []types.Object) []string {
+	var ks []string
+	for _, o := range os {
+		ks = append(ks, *o.Key)
+	}
+	return ks
+}
+
+// countingMeta counts the manifests listings read.
+type countingMeta struct {
+	Meta
+	read int
+}
+
+func (c *countingMeta) ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error) {
+	ms, more, err := c.Meta.ListManifests(ctx, bucket, prefix, startAfter, limit)
+	c.read += len(ms)
+	return ms, more, err
+}
+
+// Rolling up big "directories" reads a few manifests per directory, not
+// all of their keys.
+func TestListSkipsCommonPrefixes(t *testing.T) {
+	e := newEnv(t)
+	e.mkBucket(t, "bkt")
+	var keys []string
+	for d := range 20 {
+		for f := range 200 {
+			keys = append(keys, fmt.Sprintf("d%02d/f%03d", d, f))
+		}
+	}
+	seed(t, e, "bkt", keys)
+	cm := &countingMeta{Meta: e.meta}
+	p, err := list(context.Background(), cm, "bkt", "", "/", "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.prefixes) != 20 || p.truncated {
+		t.Fatalf("%d prefixes, truncated %v", len(p.prefixes), p.truncated)
+	}
+	if cm.read > 20*skipBatch {
+		t.Fatalf("read %d manifests for 20 prefixes", cm.read)
+	}
+}

@@ -1,0 +1,124 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+
+	"cairn"
+	"cairn/client"
+)
+
+// nopObjects and nopMeta satisfy the interfaces for tests that never
+// reach the data path.
+type nopObjects struct{}
+
+func (nopObjects) Put(context.Context, string, string, io.Reader, client.PutOptions) (*cairn.Manifest, error) {
+	return nil, cairn.ErrUnavailable
+}
+func (nopObjects) Get(context.Context, string, string, int64, int64) (*cairn.Manifest, io.ReadCloser, error) {
+	return nil, nil, cairn.ErrNotFound
+}
+func (nopObjects) Stat(context.Context, string, string) (*cairn.Manifest, error) {
+	return nil, cairn.ErrNotFound
+}
+func (nopObjects) Delete(context.Context, string, string) error { return cairn.ErrNotFound }
+
+type nopMeta struct{}
+
+func (nopMeta) CreateBucket(context.Context, cairn.Bucket) error { return cairn.ErrUnavailable }
+func (nopMeta) Bucket(context.Context, string) (cairn.Bucket, error) {
+	return cairn.Bucket{}, cairn.ErrNotFound
+}
+func (nopMeta) Buckets(context.Context) ([]cairn.Bucket, error) { return nil, nil }
+func (nopMeta) DeleteBucket(context.Context, string) error      { return cairn.ErrNotFound }
+func (nopMeta) ListManifests(context.Context, string, string, string, int) ([]*cairn.Manifest, bool, error) {
+	return nil, false, cairn.ErrNotFound
+}
+
+func TestAPIError(t *testing.T) {
+	tests := []struct {
+		err    error
+		code   string
+		status int
+	}{
+		{fmt.Errorf("x: %w", cairn.ErrNotFound), "NoSuchKey", 404},
+		{fmt.Errorf("%w: %w", ErrNoSuchBucket, cairn.ErrNotFound), "NoSuchBucket", 404},
+		{cairn.ErrExists, "BucketAlreadyOwnedByYou", 409},
+		{fmt.Errorf("delete: %w", cairn.ErrBucketNotEmpty), "BucketNotEmpty", 409},
+		{cairn.ErrInvalid, "InvalidArgument", 400},
+		{fmt.Errorf("%w: disk 3: %w", cairn.ErrUnavailable, cairn.ErrNoSpace), "InsufficientStorage", 507},
+		{fmt.Errorf("%w: 2 shards", cairn.ErrUnavailable), "ServiceUnavailable", 503},
+		{cairn.ErrCorrupt, "InternalError", 500},
+		{cairn.ErrAuth, "AccessDenied", 403},
+		{cairn.ErrConflict, "OperationAborted", 409},
+		{context.Canceled, "RequestTimeout", 400},
+		{errors.New("disk on fire"), "InternalError", 500},
+		{fmt.Errorf("reading the body: %w", ErrBadDigest), "BadDigest", 400},
+		{fmt.Errorf("%w: %w", ErrKeyTooLong, cairn.ErrInvalid), "KeyTooLongError", 400},
+		{ErrInvalidRange, "InvalidRange", http.StatusRequestedRangeNotSatisfiable},
+		{ErrNotImplemented, "NotImplemented", 501},
+	}
+	for _, tc := range tests {
+		e := apiError(tc.err)
+		if e.Code != tc.code || e.Status != tc.status {
+			t.Errorf("apiError(%v) = %s %d, want %s %d", tc.err, e.Code, e.Status, tc.code, tc.status)
+		}
+	}
+}
+
+func TestParseRange(t *testing.T) {
+	tests := []struct {
+		v          string
+		size       int64
+		off, n     int64
+		ok, errRng bool
+	}{
+		{"bytes=0-0", 10, 0, 1, true, false},
+		{"bytes=2-5", 10, 2, 4, true, false},
+		{"bytes=5-", 10, 5, 5, true, false},
+		{"bytes=-3", 10, 7, 3, true, false},
+		{"bytes=-30", 10, 0, 10, true, false},
+		{"bytes=8-100", 10, 8, 2, true, false},
+		{"bytes=10-", 10, 0, 0, false, true},
+		{"bytes=-0", 10, 0, 0, false, true},
+		{"bytes=0-", 0, 0, 0, false, true},
+		{"bytes=-3", 0, 0, 0, false, true},
+		{"bytes=5-2", 10, 0, 0, false, false},
+		{"bytes=0-1,3-4", 10, 0, 0, false, false},
+		{"items=0-1", 10, 0, 0, false, false},
+		{"bytes=x-1", 10, 0, 0, false, false},
+		{"", 10, 0, 0, false, false},
+	}
+	for _, tc := range tests {
+		off, n, ok, err := parseRange(tc.v, tc.size)
+		if off != tc.off || n != tc.n || ok != tc.ok || (err != nil) != tc.errRng {
+			t.Errorf("parseRange(%q, %d) = %d, %d, %v, %v", tc.v, tc.size, off, n, ok, err)
+		}
+	}
+}
+
+func TestURIEncode(t *testing.T) {
+	for in, want := range map[string]string{
+		"a/b c": "a/b%20c", "ü+*!~._-": "%C3%BC%2B%2A%21~._-", "%": "%25",
+	} {
+		if got := uriEncode(in, false); got != want {
+			t.Errorf("uriEncode(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := uriEncode("a/b", true); got != "a%2Fb" {
+		t.Errorf("uriEncode slash = %q", got)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if _, err := New(Config{}); !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("empty config: %v", err)
+	}
+	if _, err := New(Config{Objects: nopObjects{}, Meta: nopMeta{}, Credentials: StaticCredentials{}, DefaultPolicy: "bogus"}); err == nil {
+		t.Fatal("a bogus default policy was accepted")
+	}
+}
