@@ -37,6 +37,7 @@ func commands() []command {
 		{"server", "run a whole cluster in one process (metadata, node, director)", runServer},
 		{"meta", "run a metadata (etcd) member", runMeta},
 		{"node", "run a storage node", runNode},
+		{"gateway", "serve the S3 API for a cluster", runGateway},
 		{"mb", "make a bucket", runMb},
 		{"put", "store a file as an object", runPut},
 		{"get", "read an object into a file", runGet},

@@ -22,8 +22,13 @@ import (
 )
 
 const serverHelp = `Runs a whole cairn cluster in one process: an embedded metadata store
-(etcd, one member), a storage node serving D disk directories, and the
-director. With no flags it keeps everything under ./cairn-data.
+(etcd, one member), a storage node serving D disk directories, the
+director, and the S3 API on 127.0.0.1:9000. With no flags it keeps
+everything under ./cairn-data.
+
+S3 credentials: --access-key/--secret-key or $CAIRN_ACCESS_KEY and
+$CAIRN_SECRET_KEY; otherwise they are made on first start, kept in
+DIR/s3-credentials and printed once.
 
 It writes DIR/client.conf (metadata endpoints and the cluster secret, mode
 0600) for the CLI:
@@ -44,6 +49,8 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	peerAddr := fs.String("meta-peer-addr", "127.0.0.1:9380", "metadata (etcd) peer address")
 	nodeAddr := fs.String("node-addr", "127.0.0.1:9100", "node protocol address")
 	nodeID := fs.String("node-id", "node1", "this node's ID")
+	s3Addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 API listen address")
+	creds := credFlags(fs)
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
 	verbose := fs.Bool("v", false, "log more")
 	fs.Usage = func() {
@@ -89,8 +96,33 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := writeClientConfig(conf, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}); err != nil {
 		return fmt.Errorf("writing %s: %w", conf, err)
 	}
-	fmt.Fprintf(stdout, "cairn server running\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
-		strings.Join(etcd.Endpoints(), ","), *nodeAddr, *nodeID, len(diskPaths), *data, conf)
+	c, given, err := creds()
+	if err != nil {
+		return err
+	}
+	fresh := false
+	if !given {
+		if c, fresh, err = loadOrMakeCreds(filepath.Join(*data, "s3-credentials")); err != nil {
+			return err
+		}
+	}
+	cl, err := openCluster(ctx, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}, stderr)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	s3At, stopS3, err := startS3(ctx, cl, *s3Addr, c, log)
+	if err != nil {
+		return err
+	}
+	defer stopS3()
+	fmt.Fprintf(stdout, "  s3        http://%s\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
+		s3At, strings.Join(etcd.Endpoints(), ","), *nodeAddr, *nodeID, len(diskPaths), *data, conf)
+	if fresh {
+		fmt.Fprintf(stdout, "  S3 credentials (made now, kept in %s):\n    access key  %s\n    secret key  %s\n",
+			filepath.Join(*data, "s3-credentials"), c.AccessKey, c.SecretKey)
+	}
+	fmt.Fprintln(stdout, "cairn server running")
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "cairn server stopping")

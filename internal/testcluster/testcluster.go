@@ -270,9 +270,18 @@ func RunCLI(ctx context.Context, conf string, args ...string) (string, error) {
 // Server is an all-in-one `cairn server` process.
 type Server struct {
 	*Proc
-	Data string // --data directory
-	Conf string // DIR/client.conf
+	Data      string // --data directory
+	Conf      string // DIR/client.conf
+	S3        string // http://host:port of the S3 API
+	AccessKey string // the root S3 credentials
+	SecretKey string
 }
+
+// Test S3 credentials of servers started by StartServer.
+const (
+	TestAccessKey = "CAIRNTESTACCESSKEY"
+	TestSecretKey = "cairn-test-secret-key-0123456789"
+)
 
 // StartServer starts `cairn server --data dir` on free ports (dir is made
 // if empty) with extra flags appended.
@@ -281,12 +290,15 @@ func StartServer(t testing.TB, dir string, extra ...string) *Server {
 	if dir == "" {
 		dir = t.TempDir()
 	}
+	s3 := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
 	args := []string{"server", "--data", dir,
 		"--meta-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
 		"--meta-peer-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
-		"--node-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t))}
+		"--node-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
+		"--s3-addr", s3, "--access-key", TestAccessKey, "--secret-key", TestSecretKey}
 	p := StartProc(t, "server", "cairn server running", append(args, extra...)...)
-	return &Server{Proc: p, Data: dir, Conf: filepath.Join(dir, "client.conf")}
+	return &Server{Proc: p, Data: dir, Conf: filepath.Join(dir, "client.conf"), S3: "http://" + s3,
+		AccessKey: TestAccessKey, SecretKey: TestSecretKey}
 }
 
 // CLI runs a CLI command against the server; it fails the test on error.

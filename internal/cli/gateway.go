@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"cairn/s3"
+)
+
+// s3Creds is the root S3 identity.
+type s3Creds struct {
+	AccessKey string `json:"access_key"`
+	SecretKey string `json:"secret_key"`
+}
+
+// credFlags adds --access-key and --secret-key (default $CAIRN_ACCESS_KEY,
+// $CAIRN_SECRET_KEY).
+func credFlags(fs *flag.FlagSet) func() (s3Creds, bool, error) {
+	ak := fs.String("access-key", "", "S3 root access key (default $CAIRN_ACCESS_KEY)")
+	sk := fs.String("secret-key", "", "S3 root secret key (default $CAIRN_SECRET_KEY)")
+	return func() (s3Creds, bool, error) {
+		c := s3Creds{AccessKey: *ak, SecretKey: *sk}
+		if c.AccessKey == "" {
+			c.AccessKey = os.Getenv("CAIRN_ACCESS_KEY")
+		}
+		if c.SecretKey == "" {
+			c.SecretKey = os.Getenv("CAIRN_SECRET_KEY")
+		}
+		switch {
+		case c.AccessKey == "" && c.SecretKey == "":
+			return c, false, nil
+		case c.AccessKey == "" || c.SecretKey == "":
+			return c, false, fmt.Errorf("%w: give both the S3 access key and the secret key, or neither", ErrUsage)
+		case len(c.SecretKey) < 8:
+			return c, false, fmt.Errorf("%w: the S3 secret key must be at least 8 characters", ErrUsage)
+		}
+		return c, true, nil
+	}
+}
+
+// loadOrMakeCreds reads the root S3 credentials kept in path, or makes and
+// stores new ones (mode 0600). fresh reports that they were just made.
+func loadOrMakeCreds(path string) (c s3Creds, fresh bool, err error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if err := json.Unmarshal(b, &c); err != nil || c.AccessKey == "" || c.SecretKey == "" {
+			return c, false, fmt.Errorf("%s is damaged: delete it to make new S3 credentials", path)
+		}
+		return c, false, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return c, false, err
+	}
+	var r [30]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return c, false, err
+	}
+	c = s3Creds{AccessKey: "CAIRN" + strings.ToUpper(hex.EncodeToString(r[:8])), SecretKey: hex.EncodeToString(r[8:])}
+	b, _ = json.MarshalIndent(c, "", "  ")
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return c, false, err
+	}
+	return c, true, nil
+}
+
+// startS3 serves the S3 API of cl on addr until ctx ends; it returns the
+// listener's address and a stop function.
+func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, log *slog.Logger) (string, func(), error) {
+	h, err := s3.New(s3.Config{
+		Objects:       cl.data,
+		Meta:          cl.meta,
+		Credentials:   s3.RootCredentials(creds.AccessKey, creds.SecretKey),
+		DefaultPolicy: DefaultPolicy,
+		Logger:        log,
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("S3 listener: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("S3 server stopped", "err", err)
+		}
+	}()
+	stop := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		<-done
+	}
+	return ln.Addr().String(), stop, nil
+}
+
+func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn gateway", flag.ContinueOnError)
+	addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 listen address")
+	verbose := fs.Bool("v", false, "log more")
+	creds := credFlags(fs)
+	usageFor(fs, "cairn gateway --config CLIENT.CONF [--s3-addr ADDR] --access-key K --secret-key S",
+		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe root credentials come from the flags or $CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY.")
+	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+		c, ok, err := creds()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: cairn gateway needs S3 credentials (--access-key/--secret-key or $CAIRN_ACCESS_KEY/$CAIRN_SECRET_KEY)", ErrUsage)
+		}
+		where, stop, err := startS3(ctx, cl, *addr, c, logger(stderr, *verbose))
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fmt.Fprintf(stdout, "cairn gateway serving S3 on http://%s\n", where)
+		<-ctx.Done()
+		return nil
+	})
+}
