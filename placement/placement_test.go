@@ -1,18 +1,14 @@
 package placement
 
 import (
+	"cairn/internal/golden"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"cairn"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite golden files in testdata/")
 
 func cluster(nodes, disksPer int, capacity func(n, d int) int64, labels func(n int) cairn.Labels) ([]cairn.Node, []cairn.Disk) {
 	var ns []cairn.Node
@@ -53,24 +49,6 @@ func render(t cairn.PGTable, disks []cairn.Disk) string {
 	return b.String()
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -rewrite to create it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("%s differs from the golden file; review the diff and run with -rewrite if intended:\n%s", name, got)
-	}
-}
-
 func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
@@ -92,7 +70,7 @@ func TestGolden(t *testing.T) {
 			if err := Check(tab, ds); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, render(tab, ds))
+			golden.Check(t, tc.name, render(tab, ds))
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cairn/internal/golden"
 	"errors"
 	"slices"
 	"testing"
@@ -17,7 +18,7 @@ func TestWriteRSReplacesSlowDisk(t *testing.T) {
 	}
 	d := disks(10*ms, 10*ms, 10*ms, 1000*ms, 10*ms, 10*ms, 10*ms, 10*ms)
 	res := sim(t, w, d, w.Acked, 5*ms)
-	golden(t, "write_rs_slow_disk.txt", res.trace.String())
+	golden.Check(t, "write_rs_slow_disk.txt", res.trace.String())
 	if res.failed != nil {
 		t.Fatal(res.failed)
 	}
@@ -47,7 +48,7 @@ func TestWriteFountainFastDisksTakeMore(t *testing.T) {
 	}
 	d := disks(5*ms, 5*ms, 7*ms, 10*ms, 10*ms, 20*ms, 50*ms, 500*ms)
 	res := sim(t, w, d, w.Acked, 5*ms)
-	golden(t, "write_fountain.txt", res.trace.String())
+	golden.Check(t, "write_fountain.txt", res.trace.String())
 	per := make([]int, 8)
 	for _, p := range w.Durable() {
 		per[p.Disk]++
@@ -101,7 +102,7 @@ func TestReadDoesNotWaitForUnneededBlocks(t *testing.T) {
 	}
 	d := disks(10*ms, 1000*ms, 10*ms, 12*ms, 11*ms, 10*ms)
 	res := sim(t, r, d, r.Arrived, 5*ms)
-	golden(t, "read_rs_slow_disk.txt", res.trace.String())
+	golden.Check(t, "read_rs_slow_disk.txt", res.trace.String())
 	if res.failed != nil {
 		t.Fatal(res.failed)
 	}

@@ -2,16 +2,11 @@ package engine
 
 import (
 	"container/heap"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite golden traces in testdata/")
 
 // simDisk serves one request at a time, each taking service (or failing).
 type simDisk struct {
@@ -125,24 +120,6 @@ func sim(t *testing.T, m machine, disks []*simDisk, finish func(ReqID, bool, tim
 		}
 	}
 	return res
-}
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -rewrite to create it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("trace %s changed; review and run with -rewrite if intended:\n%s", name, got)
-	}
 }
 
 func disks(services ...time.Duration) []*simDisk {

@@ -15,10 +15,19 @@ import (
 // returns the path and the SHA-256.
 func writeFile(t testing.TB, dir, name string, size int64, seed uint64) (string, [32]byte) {
 	t.Helper()
+	path, sum, err := makeFile(dir, name, size, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, sum
+}
+
+// makeFile is writeFile for goroutines other than the test's.
+func makeFile(dir, name string, size int64, seed uint64) (string, [32]byte, error) {
 	path := filepath.Join(dir, name)
 	f, err := os.Create(path)
 	if err != nil {
-		t.Fatal(err)
+		return "", [32]byte{}, err
 	}
 	defer f.Close()
 	h := sha256.New()
@@ -35,11 +44,11 @@ func writeFile(t testing.TB, dir, name string, size int64, seed uint64) (string,
 		left -= n
 	}
 	if err := w.Flush(); err != nil {
-		t.Fatal(err)
+		return "", [32]byte{}, err
 	}
 	var sum [32]byte
 	copy(sum[:], h.Sum(nil))
-	return path, sum
+	return path, sum, nil
 }
 
 func fileSum(t testing.TB, path string) [32]byte {

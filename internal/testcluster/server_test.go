@@ -73,7 +73,11 @@ func TestCrashDuringPuts(t *testing.T) {
 					key := fmt.Sprintf("r%d-w%d-%d", round, w, id)
 					size := int64(rng.IntN(3 << 20))
 					mu.Unlock()
-					path, _ := writeFile(t, src, key, size, uint64(id))
+					path, _, err := makeFile(src, key, size, uint64(id))
+					if err != nil {
+						t.Error(err)
+						return
+					}
 					mu.Lock()
 					attempted[key] = path
 					mu.Unlock()

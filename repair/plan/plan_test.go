@@ -2,12 +2,11 @@ package plan
 
 import (
 	"bytes"
+	"cairn/internal/golden"
 	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -15,30 +14,7 @@ import (
 	"cairn/codec/all"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite golden files in testdata/")
-
 var seed = flag.Uint64("seed", 1, "seed for the random shard contents")
-
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *rewrite {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -rewrite to create it)", err)
-	}
-	if string(want) != got {
-		t.Fatalf("%s differs from the golden file; review the diff and run with -rewrite if intended:\n%s", name, got)
-	}
-}
 
 func newCode(t *testing.T, policy string) codec.Code {
 	t.Helper()
@@ -342,7 +318,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tc.name, p.String())
+			golden.Check(t, tc.name, p.String())
 		})
 	}
 }
