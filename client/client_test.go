@@ -159,8 +159,16 @@ func TestGetDecodesAroundLostAndCorruptShards(t *testing.T) {
 	if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
 		t.Fatal("degraded read returned wrong bytes")
 	}
-	if len(e.damage) < 2 {
-		t.Fatalf("damage reported %d times, want both bad shards", len(e.damage))
+	// At least one failure must be seen (four of the five shards first asked
+	// for cannot decode without a replacement); the other may lose the race
+	// with the decode. Every report names a bad shard.
+	if len(e.damage) < 1 {
+		t.Fatal("no damage reported")
+	}
+	for _, d := range e.damage {
+		if d.Shard != 0 && d.Shard != 2 {
+			t.Fatalf("damage reported for healthy shard %d", d.Shard)
+		}
 	}
 	// A third loss exceeds rs-4-2's tolerance: a precise error, not wrong data.
 	e.shards.failGet[m.Shards[4].Disk] = errors.New("io error")
