@@ -32,6 +32,47 @@ type Manifest struct {
 	BlockSize   int               `json:"block_size"` // bytes of each shard per stripe
 	PG          int               `json:"pg"`         // placement group the object hashed to
 	Shards      []ShardLoc        `json:"shards"`     // index i: shard i of every stripe
+	// Parts, if set, makes this a multipart object: its content is the
+	// parts' contents in order, each part laid out like a single-part
+	// object of its own (its own version, block size, PG and shards, the
+	// code being Policy). BlockSize, PG and Shards are then unused (zero).
+	Parts []Part `json:"parts,omitempty"`
+}
+
+// Part is one uploaded part of a multipart upload, and (in
+// Manifest.Parts) one part of a multipart object. Its shard files are named
+// ShardName(Version, i) like an object's.
+type Part struct {
+	Number    int        `json:"number"`  // 1 to MaxParts
+	Version   string     `json:"version"` // 32 hex digits, unique per part upload
+	Size      int64      `json:"size"`
+	ETag      string     `json:"etag"` // hex MD5 of the part's content
+	Created   time.Time  `json:"created"`
+	BlockSize int        `json:"block_size"`
+	PG        int        `json:"pg"`
+	Shards    []ShardLoc `json:"shards"`
+}
+
+// MaxParts is the largest part number of a multipart upload (as S3).
+const MaxParts = 10000
+
+// Upload is a multipart upload in progress: what CreateMultipartUpload
+// fixed for the object that Complete will commit.
+type Upload struct {
+	Bucket      string            `json:"bucket"`
+	Key         string            `json:"key"`
+	ID          string            `json:"id"` // 32 hex digits
+	Created     time.Time         `json:"created"`
+	Policy      string            `json:"policy"` // resolved: never ""
+	ContentType string            `json:"content_type,omitempty"`
+	UserMeta    map[string]string `json:"user_meta,omitempty"`
+}
+
+// PartManifest returns the manifest that describes part p of a multipart
+// object m as if it were a single-part object (for reading and deleting).
+func (m *Manifest) PartManifest(p Part) *Manifest {
+	return &Manifest{Bucket: m.Bucket, Key: m.Key, Version: p.Version, Size: p.Size, ETag: p.ETag,
+		Created: p.Created, Policy: m.Policy, BlockSize: p.BlockSize, PG: p.PG, Shards: p.Shards}
 }
 
 // ShardLoc says where one shard file of an object lives and how to check it.

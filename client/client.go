@@ -29,6 +29,15 @@ type Meta interface {
 	CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersion string) error
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	DeleteManifest(ctx context.Context, bucket, key, version string) (*cairn.Manifest, error)
+
+	// Multipart uploads.
+	CreateUpload(ctx context.Context, u cairn.Upload) error
+	Upload(ctx context.Context, bucket, id string) (cairn.Upload, error)
+	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
+	PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*cairn.Part, error)
+	Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error)
+	DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Part, error)
+	CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error)
 }
 
 // Shards stores shard files on disks (implemented over the node protocol by
@@ -77,6 +86,9 @@ type Config struct {
 	OnDamage func(Damage)
 	// Rand is the source of version IDs (default crypto/rand).
 	Rand io.Reader
+	// MinPartSize is the least size of every part of a multipart object
+	// but the last (default 5 MiB, as S3).
+	MinPartSize int64
 }
 
 func (c *Config) validate() {
@@ -98,6 +110,9 @@ func (c *Config) validate() {
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Reader
+	}
+	if c.MinPartSize <= 0 {
+		c.MinPartSize = 5 << 20
 	}
 }
 
@@ -226,8 +241,22 @@ func (c *Client) Delete(ctx context.Context, bucket, key string) error {
 	if err != nil {
 		return err
 	}
-	c.deleteShards(context.WithoutCancel(ctx), m.Version, m.Shards)
+	c.deleteObjectShards(context.WithoutCancel(ctx), m)
 	return nil
+}
+
+// deleteObjectShards removes the shard files of an object, of every part
+// of a multipart object, best effort.
+func (c *Client) deleteObjectShards(ctx context.Context, m *cairn.Manifest) {
+	c.deleteShards(ctx, m.Version, m.Shards)
+	c.deleteParts(ctx, m.Parts)
+}
+
+// deleteParts removes the shard files of parts, best effort.
+func (c *Client) deleteParts(ctx context.Context, parts []cairn.Part) {
+	for _, p := range parts {
+		c.deleteShards(ctx, p.Version, p.Shards)
+	}
 }
 
 // deleteShards removes shard files in parallel, logging failures: the

@@ -43,9 +43,32 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 		return m, nil, fmt.Errorf("reading the cluster map: %w", err)
 	}
 	gctx, cancel := context.WithCancel(ctx)
-	g := &getter{c: c, m: m, code: code, p: code.Params(), readable: readable, bad: map[int]bool{}}
 	out := make(chan window, 1)
-	go g.produce(gctx, off, end, out)
+	newGetter := func(m *cairn.Manifest) *getter {
+		return &getter{c: c, m: m, code: code, p: code.Params(), readable: readable, bad: map[int]bool{}}
+	}
+	if m.Parts == nil {
+		go func() {
+			defer close(out)
+			newGetter(m).produce(gctx, off, end, out)
+		}()
+		return m, &reader{ch: out, cancel: cancel}, nil
+	}
+	// A multipart object: read the parts the range touches, in order, each
+	// like a single-part object (only the stripes the range touches).
+	go func() {
+		defer close(out)
+		var base int64
+		for _, p := range m.Parts {
+			pe := base + p.Size
+			if base < end && pe > off {
+				if !newGetter(m.PartManifest(p)).produce(gctx, max(off-base, 0), min(end, pe)-base, out) {
+					return
+				}
+			}
+			base = pe
+		}
+	}()
 	return m, &reader{ch: out, cancel: cancel}, nil
 }
 
@@ -63,13 +86,13 @@ type getter struct {
 	bad      map[int]bool // shards that failed in this read; owned by produce
 }
 
-// produce sends the data of [off, end) window by window, then closes out.
-func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window) {
-	defer close(out)
+// produce sends the data of [off, end) window by window. It returns false
+// if it stopped early (an error was sent, or ctx ended).
+func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window) bool {
 	sd := g.m.StripeData(g.p.K)
 	perWin := max(1, g.c.cfg.WindowBytes/sd)
 	if off == end {
-		return
+		return true
 	}
 	first, last := off/sd, (end-1)/sd
 	for s := first; s <= last; s += perWin {
@@ -80,16 +103,17 @@ func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window)
 			case out <- window{err: err}:
 			case <-ctx.Done():
 			}
-			return
+			return false
 		}
 		lo := max(off-s*sd, 0)
 		hi := min(end-s*sd, int64(len(data)))
 		select {
 		case out <- window{data: data[lo:hi]}:
 		case <-ctx.Done():
-			return
+			return false
 		}
 	}
+	return true
 }
 
 type fetched struct {

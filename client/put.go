@@ -64,6 +64,47 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if policy == "" {
 		policy = b.Policy
 	}
+	d, err := c.store(ctx, bucket, key, policy, r, opts)
+	if err != nil {
+		return nil, err
+	}
+	version, total, bs, pg, locs := d.version, d.size, d.blockSize, d.pg, d.shards
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	m := &cairn.Manifest{
+		Bucket: bucket, Key: key, Version: version, Size: total,
+		ETag: d.etag, ContentType: opts.ContentType,
+		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
+		Policy: policy, BlockSize: bs, PG: pg.ID, Shards: locs,
+	}
+	if err := c.commit(ctx, m); err != nil {
+		if sentinel(err) {
+			// The store said no: the manifest is certainly not committed.
+			c.deleteShards(context.WithoutCancel(ctx), version, locs)
+		}
+		// Otherwise the outcome is unknown: the manifest may be committed,
+		// so the shards stay (garbage for scrub if it was not).
+		return nil, err
+	}
+	return m, nil
+}
+
+// stored is a body stored as shard files by store, not yet named by any
+// manifest.
+type stored struct {
+	version   string
+	size      int64
+	etag      string
+	blockSize int
+	pg        cairn.PG
+	shards    []cairn.ShardLoc
+}
+
+// store erasure codes the body of r into fresh shard files (placed as if
+// for bucket/key) under a new version. On error nothing is kept.
+func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Reader, opts PutOptions) (*stored, error) {
 	code, err := c.code(policy)
 	if err != nil {
 		return nil, err
@@ -118,26 +159,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		c.deleteShards(context.WithoutCancel(ctx), version, locs)
 		return nil, err
 	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
-	m := &cairn.Manifest{
-		Bucket: bucket, Key: key, Version: version, Size: total,
-		ETag: hex.EncodeToString(md.Sum(nil)), ContentType: opts.ContentType,
-		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
-		Policy: policy, BlockSize: bs, PG: pg.ID, Shards: locs,
-	}
-	if err := c.commit(ctx, m); err != nil {
-		if sentinel(err) {
-			// The store said no: the manifest is certainly not committed.
-			c.deleteShards(context.WithoutCancel(ctx), version, locs)
-		}
-		// Otherwise the outcome is unknown: the manifest may be committed,
-		// so the shards stay (garbage for scrub if it was not).
-		return nil, err
-	}
-	return m, nil
+	return &stored{version: version, size: total, etag: hex.EncodeToString(md.Sum(nil)), blockSize: bs, pg: pg, shards: locs}, nil
 }
 
 // sentinel reports whether err is a definite answer from the metadata store
@@ -189,8 +211,8 @@ func (c *Client) commit(ctx context.Context, m *cairn.Manifest) error {
 		if err != nil {
 			return fmt.Errorf("committing %s/%s: %w", m.Bucket, m.Key, err)
 		}
-		if old != nil {
-			c.deleteShards(context.WithoutCancel(ctx), old.Version, old.Shards)
+		if old != nil && old.Version != m.Version {
+			c.deleteObjectShards(context.WithoutCancel(ctx), old)
 		}
 		return nil
 	}

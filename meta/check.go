@@ -1,7 +1,9 @@
 package meta
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
 
 	"cairn"
 )
@@ -32,4 +34,32 @@ func CheckCampaign(role, id string) error {
 		return fmt.Errorf("campaign: %w: role %q, id %q: both must be non-empty", cairn.ErrInvalid, role, id)
 	}
 	return nil
+}
+
+// CheckUpload returns an error wrapping cairn.ErrInvalid if u cannot be
+// recorded: an empty bucket, an ID that is empty or contains "/", or a key
+// that fails cairn.ValidateKey.
+func CheckUpload(u cairn.Upload) error {
+	if u.Bucket == "" || u.ID == "" || strings.Contains(u.ID, "/") {
+		return fmt.Errorf("create upload %q in bucket %q: %w: bad bucket or upload ID", u.ID, u.Bucket, cairn.ErrInvalid)
+	}
+	if err := cairn.ValidateKey(u.Key); err != nil {
+		return fmt.Errorf("create upload in bucket %s: %w", u.Bucket, err)
+	}
+	return nil
+}
+
+// CheckPart returns an error wrapping cairn.ErrInvalid if p cannot be
+// recorded: its number is outside 1..cairn.MaxParts or it has no version.
+func CheckPart(p cairn.Part) error {
+	if p.Number < 1 || p.Number > cairn.MaxParts || p.Version == "" {
+		return fmt.Errorf("put part %d: %w: part number must be 1 to %d, version non-empty", p.Number, cairn.ErrInvalid, cairn.MaxParts)
+	}
+	return nil
+}
+
+// CompareUploads orders uploads by bucket, key, creation time and ID (the
+// order of Store.Uploads).
+func CompareUploads(a, b cairn.Upload) int {
+	return cmp.Or(cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Key, b.Key), a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
 }

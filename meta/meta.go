@@ -72,6 +72,41 @@ type Store interface {
 	// not exist. limit < 1 means no limit.
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) (ms []*cairn.Manifest, more bool, err error)
 
+	// CreateUpload records a new multipart upload. ErrInvalid if the ID is
+	// empty or contains "/", or the key fails cairn.ValidateKey;
+	// ErrNotFound if the bucket does not exist; ErrExists if the bucket
+	// already has an upload with this ID.
+	CreateUpload(ctx context.Context, u cairn.Upload) error
+	// Upload returns an upload record or ErrNotFound.
+	Upload(ctx context.Context, bucket, id string) (cairn.Upload, error)
+	// Uploads lists the uploads of a bucket ("" = of all buckets), sorted
+	// by bucket, key, creation time and ID. It does not check that the
+	// bucket exists.
+	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
+	// PutPart records part p of an upload, replacing any part with its
+	// number, and returns the replaced part (nil if none) so the caller
+	// can delete its shards. ErrNotFound if the upload does not exist
+	// (checked atomically with the write), ErrInvalid if p.Number is not
+	// in 1..cairn.MaxParts or p.Version is empty. Every PutPart changes
+	// the upload's stamp (see Parts).
+	PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*cairn.Part, error)
+	// Parts returns an upload's parts sorted by number, and its stamp: an
+	// opaque value that changes whenever a part is put. ErrNotFound if the
+	// upload does not exist.
+	Parts(ctx context.Context, bucket, id string) (parts []cairn.Part, stamp int64, err error)
+	// DeleteUpload deletes an upload record and all its parts at once, and
+	// returns the deleted parts (so the caller can delete their shards).
+	// ErrNotFound if the upload does not exist.
+	DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Part, error)
+	// CompleteUpload atomically commits m (as CommitManifest does, against
+	// prevVersion) and deletes the upload with its parts, provided the
+	// upload's stamp is still stamp; it returns the deleted parts. Errors:
+	// ErrNotFound if the upload (or the bucket) does not exist,
+	// ErrConflict if the stamp or the object's version differ, ErrInvalid
+	// as CommitManifest. If the outcome is unknown, retrying may report
+	// ErrNotFound although the commit happened.
+	CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error)
+
 	// KeepAlive announces that holder (e.g. a node ID) is alive for ttl,
 	// renewing until ctx ends or Close; the entry vanishes within ttl after
 	// the holder stops renewing (or its process dies). It returns once the

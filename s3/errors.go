@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"cairn"
+	"cairn/client"
 )
 
 // Error is an S3 error: the Code and HTTP Status a client sees in the XML
@@ -57,6 +58,12 @@ var (
 	ErrInvalidCopyRequest = &Error{"InvalidRequest", http.StatusBadRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata."}
 	ErrMetadataTooLarge   = &Error{"MetadataTooLarge", http.StatusBadRequest, "Your metadata headers exceed the maximum allowed metadata size."}
 
+	// Multipart uploads.
+	ErrNoSuchUpload     = &Error{"NoSuchUpload", http.StatusNotFound, "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed."}
+	ErrInvalidPart      = &Error{"InvalidPart", http.StatusBadRequest, "One or more of the specified parts could not be found. The part might not have been uploaded, or the specified entity tag might not have matched the part's entity tag."}
+	ErrInvalidPartOrder = &Error{"InvalidPartOrder", http.StatusBadRequest, "The list of parts was not in ascending order. The parts list must be specified in order by part number."}
+	ErrEntityTooSmall   = &Error{"EntityTooSmall", http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."}
+
 	// Request shape.
 	ErrInvalidArgument    = &Error{"InvalidArgument", http.StatusBadRequest, "Invalid Argument."}
 	ErrMalformedXML       = &Error{"MalformedXML", http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema."}
@@ -81,6 +88,14 @@ func apiError(err error) *Error {
 		return e
 	}
 	switch {
+	case errors.Is(err, client.ErrNoSuchUpload):
+		return ErrNoSuchUpload
+	case errors.Is(err, client.ErrInvalidPart):
+		return ErrInvalidPart
+	case errors.Is(err, client.ErrInvalidPartOrder):
+		return ErrInvalidPartOrder
+	case errors.Is(err, client.ErrEntityTooSmall):
+		return ErrEntityTooSmall
 	case errors.Is(err, cairn.ErrNotFound):
 		return ErrNoSuchKey
 	case errors.Is(err, cairn.ErrExists):

@@ -33,6 +33,15 @@ type Objects interface {
 	Stat(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	// Delete removes the object; cairn.ErrNotFound if it does not exist.
 	Delete(ctx context.Context, bucket, key string) error
+
+	// Multipart uploads (errors: client.ErrNoSuchUpload, ErrInvalidPart,
+	// ErrInvalidPartOrder, ErrEntityTooSmall, and Put's).
+	CreateUpload(ctx context.Context, bucket, key string, opts client.PutOptions) (cairn.Upload, error)
+	UploadPart(ctx context.Context, bucket, key, id string, n int, r io.Reader, opts client.PutOptions) (cairn.Part, error)
+	CompleteUpload(ctx context.Context, bucket, key, id string, parts []client.CompletePart) (*cairn.Manifest, error)
+	AbortUpload(ctx context.Context, bucket, key, id string) error
+	ListParts(ctx context.Context, bucket, key, id string) (cairn.Upload, []cairn.Part, error)
+	ListUploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
 }
 
 var _ Objects = (*client.Client)(nil)
@@ -153,9 +162,8 @@ func New(cfg Config) (*Handler, error) {
 var unsupportedSubresources = []string{
 	"accelerate", "acl", "analytics", "attributes", "cors", "encryption", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
-	"ownershipControls", "partNumber", "policy", "policyStatus", "publicAccessBlock", "replication",
-	"requestPayment", "restore", "retention", "select", "tagging", "torrent", "uploadId", "uploads",
-	"versioning", "versions", "website",
+	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
+	"requestPayment", "restore", "retention", "select", "tagging", "torrent", "versioning", "versions", "website",
 }
 
 // request is one authenticated request being served.
@@ -207,6 +215,8 @@ func (h *Handler) route(q *request) error {
 			switch {
 			case query.Has("location"):
 				return h.bucketLocation(q)
+			case query.Has("uploads"):
+				return h.listUploads(q)
 			case query.Get("list-type") == "2":
 				return h.listObjects(q, true)
 			}
@@ -227,6 +237,12 @@ func (h *Handler) route(q *request) error {
 	}
 	if err := checkKey(q.key); err != nil {
 		return err
+	}
+	if query.Has("uploadId") || query.Has("uploads") {
+		return h.multipart(q)
+	}
+	if query.Has("partNumber") { // GET/HEAD of one part of an object
+		return fmt.Errorf("%w: ?partNumber", ErrNotImplemented)
 	}
 	switch r.Method {
 	case http.MethodPut:

@@ -156,17 +156,9 @@ func (h *Handler) putObject(q *request) error {
 	if err := h.checkBucket(q, q.bucket); err != nil {
 		return err
 	}
-	size := q.r.ContentLength
-	if q.isStreaming() {
-		v := q.r.Header.Get("X-Amz-Decoded-Content-Length")
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return ErrMissingContentLength
-		}
-		size = n
-	}
-	if size > h.cfg.MaxObjectSize {
-		return ErrEntityTooLarge
+	size, err := h.bodySize(q, h.cfg.MaxObjectSize)
+	if err != nil {
+		return err
 	}
 	if err := checkPutHeaders(q.r.Header); err != nil {
 		return err
@@ -179,19 +171,9 @@ func (h *Handler) putObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	body, err := h.body(q)
+	body, err := h.dataBody(q, size, h.cfg.MaxObjectSize)
 	if err != nil {
 		return err
-	}
-	if size < 0 {
-		body = &limitReader{r: body, n: h.cfg.MaxObjectSize}
-	}
-	if v := q.r.Header.Get("Content-Md5"); v != "" {
-		want, err := decodeContentMD5(v)
-		if err != nil {
-			return err
-		}
-		body = newMD5Reader(body, want)
 	}
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, body, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Size: size,
@@ -203,6 +185,45 @@ func (h *Handler) putObject(q *request) error {
 	q.w.Header().Set("ETag", etag(m))
 	q.w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// bodySize is the announced size of a data body (-1 if unknown):
+// ErrEntityTooLarge above limit.
+func (h *Handler) bodySize(q *request, limit int64) (int64, error) {
+	size := q.r.ContentLength
+	if q.isStreaming() {
+		v := q.r.Header.Get("X-Amz-Decoded-Content-Length")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, ErrMissingContentLength
+		}
+		size = n
+	}
+	if size > limit {
+		return 0, ErrEntityTooLarge
+	}
+	return size, nil
+}
+
+// dataBody is the body of a PutObject or UploadPart, checked (see body)
+// and against Content-MD5, and limited to limit bytes if its size is
+// unknown.
+func (h *Handler) dataBody(q *request, size, limit int64) (io.Reader, error) {
+	body, err := h.body(q)
+	if err != nil {
+		return nil, err
+	}
+	if size < 0 {
+		body = &limitReader{r: body, n: limit}
+	}
+	if v := q.r.Header.Get("Content-Md5"); v != "" {
+		want, err := decodeContentMD5(v)
+		if err != nil {
+			return nil, err
+		}
+		body = newMD5Reader(body, want)
+	}
+	return body, nil
 }
 
 func etag(m *cairn.Manifest) string { return `"` + m.ETag + `"` }

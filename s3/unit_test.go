@@ -26,6 +26,22 @@ func (nopObjects) Stat(context.Context, string, string) (*cairn.Manifest, error)
 	return nil, cairn.ErrNotFound
 }
 func (nopObjects) Delete(context.Context, string, string) error { return cairn.ErrNotFound }
+func (nopObjects) CreateUpload(context.Context, string, string, client.PutOptions) (cairn.Upload, error) {
+	return cairn.Upload{}, cairn.ErrNotFound
+}
+func (nopObjects) UploadPart(context.Context, string, string, string, int, io.Reader, client.PutOptions) (cairn.Part, error) {
+	return cairn.Part{}, client.ErrNoSuchUpload
+}
+func (nopObjects) CompleteUpload(context.Context, string, string, string, []client.CompletePart) (*cairn.Manifest, error) {
+	return nil, client.ErrNoSuchUpload
+}
+func (nopObjects) AbortUpload(context.Context, string, string, string) error {
+	return client.ErrNoSuchUpload
+}
+func (nopObjects) ListParts(context.Context, string, string, string) (cairn.Upload, []cairn.Part, error) {
+	return cairn.Upload{}, nil, client.ErrNoSuchUpload
+}
+func (nopObjects) ListUploads(context.Context, string) ([]cairn.Upload, error) { return nil, nil }
 
 type nopMeta struct{}
 

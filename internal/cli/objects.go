@@ -268,12 +268,23 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 	}) {
 		fmt.Fprintf(w, "meta     %s: %s\n", k, m.UserMeta[k])
 	}
-	fmt.Fprintf(w, "block    %s per shard per stripe\npg       %d\nshards:\n", units.FormatSize(int64(m.BlockSize)), m.PG)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for i, s := range m.Shards {
-		fmt.Fprintf(tw, "  %d\t%s\t%d bytes\tcrc32c %08x\n", i, s.Disk, s.Size, s.CRC)
+	printShards := func(indent string, blockSize, pg int, shards []cairn.ShardLoc) {
+		fmt.Fprintf(w, "%sblock    %s per shard per stripe\n%spg       %d\n%sshards:\n", indent, units.FormatSize(int64(blockSize)), indent, pg, indent)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		for i, s := range shards {
+			fmt.Fprintf(tw, "%s  %d\t%s\t%d bytes\tcrc32c %08x\n", indent, i, s.Disk, s.Size, s.CRC)
+		}
+		tw.Flush()
 	}
-	tw.Flush()
+	if len(m.Parts) == 0 {
+		printShards("", m.BlockSize, m.PG, m.Shards)
+		return
+	}
+	fmt.Fprintf(w, "parts    %d (multipart upload)\n", len(m.Parts))
+	for _, p := range m.Parts {
+		fmt.Fprintf(w, "part %d: %d bytes, version %s, etag %s\n", p.Number, p.Size, p.Version, p.ETag)
+		printShards("  ", p.BlockSize, p.PG, p.Shards)
+	}
 }
 
 type countingReader struct {

@@ -27,6 +27,9 @@ const layoutVersion = "1"
 //	<p>pgs/<width>                 cairn.PGTable (JSON), width in decimal
 //	<p>buckets/<bucket>            cairn.Bucket (JSON)
 //	<p>objects/<bucket>/<key>      manifestRecord (JSON); key raw bytes
+//	<p>uploads/<bucket>/<id>       cairn.Upload (JSON); id is hex
+//	<p>parts/<bucket>/<id>/<n>     cairn.Part (JSON); n is the part number
+//	                               in 5 decimal digits (key order = number order)
 //	<p>alive/<holder>              holder, attached to the holder's lease
 //	<p>election/<role>/<lease id>  leader candidates (concurrency.Election);
 //	                               role path-escaped
@@ -48,8 +51,14 @@ func (k keys) buckets() string                  { return k.p + "buckets/" }
 func (k keys) bucket(name string) string        { return k.buckets() + name }
 func (k keys) objects(bucket string) string     { return k.p + "objects/" + bucket + "/" }
 func (k keys) object(bucket, key string) string { return k.objects(bucket) + key }
-func (k keys) alive() string                    { return k.p + "alive/" }
-func (k keys) holder(h string) string           { return k.alive() + h }
+func (k keys) uploads(bucket string) string     { return k.p + "uploads/" + bucket + "/" }
+func (k keys) upload(bucket, id string) string  { return k.uploads(bucket) + id }
+func (k keys) parts(bucket, id string) string   { return k.p + "parts/" + bucket + "/" + id + "/" }
+func (k keys) part(bucket, id string, n int) string {
+	return fmt.Sprintf("%s%05d", k.parts(bucket, id), n)
+}
+func (k keys) alive() string          { return k.p + "alive/" }
+func (k keys) holder(h string) string { return k.alive() + h }
 
 // election is the concurrency.Election prefix of a role (the election adds
 // "/" and the candidate's lease ID). Escaping keeps role "a" from seeing

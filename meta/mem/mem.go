@@ -28,6 +28,8 @@ type Store struct {
 	disks   map[cairn.DiskID]cairn.Disk
 	pgs     map[int]cairn.PGTable
 	buckets map[string]*bucket
+	uploads map[string]*upload // by bucket + "/" + upload ID
+	stamp   int64              // last upload stamp handed out
 	leases  map[string]*lease
 	roles   map[string]*role
 	stops   []func() bool // context.AfterFunc stoppers of lease watchers, run by Close
@@ -37,6 +39,13 @@ type Store struct {
 type bucket struct {
 	b       cairn.Bucket
 	objects *btree.BTreeG[*cairn.Manifest]
+}
+
+// upload is a multipart upload and its parts.
+type upload struct {
+	u     cairn.Upload
+	parts map[int]cairn.Part
+	stamp int64
 }
 
 var _ meta.Store = (*Store)(nil)
@@ -59,6 +68,7 @@ func New(opts ...Option) *Store {
 		disks:   make(map[cairn.DiskID]cairn.Disk),
 		pgs:     make(map[int]cairn.PGTable),
 		buckets: make(map[string]*bucket),
+		uploads: make(map[string]*upload),
 		leases:  make(map[string]*lease),
 		roles:   make(map[string]*role),
 	}
@@ -408,5 +418,16 @@ func cloneManifest(m *cairn.Manifest) *cairn.Manifest {
 	c := *m
 	c.UserMeta = maps.Clone(m.UserMeta)
 	c.Shards = slices.Clone(m.Shards)
+	if m.Parts != nil {
+		c.Parts = make([]cairn.Part, len(m.Parts))
+		for i, p := range m.Parts {
+			c.Parts[i] = clonePart(p)
+		}
+	}
 	return &c
+}
+
+func clonePart(p cairn.Part) cairn.Part {
+	p.Shards = slices.Clone(p.Shards)
+	return p
 }

@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"DeleteBucketRace", testDeleteBucketRace},
 		{"List", testList},
 		{"ListBuckets", testListBuckets},
+		{"Uploads", testUploads},
 		{"Leases", testLeases},
 		{"Campaign", testCampaign},
 		{"Close", testClose},
@@ -923,4 +924,89 @@ func testClose(t *testing.T, s meta.Store) {
 	_, err = s.Campaign(ctx, "director", "c")
 	wantErr(t, "Campaign after Close", err, meta.ErrClosed)
 	noErr(t, "Close twice", s.Close())
+}
+
+func testUploads(t *testing.T, s meta.Store) {
+	ctx := context.Background()
+	mkBucket(t, s, "upb")
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	u := cairn.Upload{Bucket: "upb", Key: "k", ID: "00aa", Created: t0, Policy: "rs-4-2", UserMeta: map[string]string{"a": "b"}}
+	wantErr(t, "create upload, no bucket", s.CreateUpload(ctx, cairn.Upload{Bucket: "nob", Key: "k", ID: "1"}), cairn.ErrNotFound)
+	wantErr(t, "create upload, bad id", s.CreateUpload(ctx, cairn.Upload{Bucket: "upb", Key: "k", ID: "a/b"}), cairn.ErrInvalid)
+	noErr(t, "create upload", s.CreateUpload(ctx, u))
+	wantErr(t, "create upload twice", s.CreateUpload(ctx, u), cairn.ErrExists)
+	u2 := cairn.Upload{Bucket: "upb", Key: "a", ID: "00bb", Created: t0, Policy: "rs-4-2"}
+	noErr(t, "create upload 2", s.CreateUpload(ctx, u2))
+	got, err := s.Upload(ctx, "upb", "00aa")
+	noErr(t, "upload", err)
+	if !reflect.DeepEqual(got, u) {
+		t.Fatalf("upload: got %+v, want %+v", got, u)
+	}
+	_, err = s.Upload(ctx, "upb", "none")
+	wantErr(t, "missing upload", err, cairn.ErrNotFound)
+	us, err := s.Uploads(ctx, "upb")
+	noErr(t, "uploads", err)
+	if len(us) != 2 || us[0].ID != "00bb" || us[1].ID != "00aa" {
+		t.Fatalf("uploads: %+v", us)
+	}
+	if us, err := s.Uploads(ctx, ""); err != nil || len(us) != 2 {
+		t.Fatalf("all uploads: %+v %v", us, err)
+	}
+	part := func(n int, v string) cairn.Part {
+		return cairn.Part{Number: n, Version: v, Size: int64(n), ETag: "e" + v, Created: t0, BlockSize: 4,
+			Shards: []cairn.ShardLoc{{Disk: "d1", Size: 4, CRC: 7}}}
+	}
+	_, err = s.PutPart(ctx, "upb", "00aa", part(0, "v"))
+	wantErr(t, "part 0", err, cairn.ErrInvalid)
+	_, err = s.PutPart(ctx, "upb", "none", part(1, "v"))
+	wantErr(t, "part of a missing upload", err, cairn.ErrNotFound)
+	_, stamp0, err := s.Parts(ctx, "upb", "00aa")
+	noErr(t, "parts", err)
+	for _, p := range []cairn.Part{part(10, "v10"), part(2, "v2"), part(1, "v1")} {
+		prev, err := s.PutPart(ctx, "upb", "00aa", p)
+		if err != nil || prev != nil {
+			t.Fatalf("put part %d: %v %v", p.Number, prev, err)
+		}
+	}
+	prev, err := s.PutPart(ctx, "upb", "00aa", part(2, "v2b"))
+	if err != nil || prev == nil || !reflect.DeepEqual(*prev, part(2, "v2")) {
+		t.Fatalf("replace part 2: %+v %v", prev, err)
+	}
+	parts, stamp, err := s.Parts(ctx, "upb", "00aa")
+	noErr(t, "parts", err)
+	if len(parts) != 3 || parts[0].Number != 1 || parts[1].Version != "v2b" || parts[2].Number != 10 || stamp == stamp0 {
+		t.Fatalf("parts: %+v stamp %d (was %d)", parts, stamp, stamp0)
+	}
+	m := manifest("upb", "k", "mv1")
+	m.Shards, m.BlockSize = nil, 0
+	m.Parts = parts[:2]
+	_, err = s.CompleteUpload(ctx, m, "", "00aa", stamp0)
+	wantErr(t, "complete with an old stamp", err, cairn.ErrConflict)
+	_, err = s.CompleteUpload(ctx, m, "nope", "00aa", stamp)
+	wantErr(t, "complete over a wrong version", err, cairn.ErrConflict)
+	_, err = s.CompleteUpload(ctx, m, "", "none", stamp)
+	wantErr(t, "complete a missing upload", err, cairn.ErrNotFound)
+	deleted, err := s.CompleteUpload(ctx, m, "", "00aa", stamp)
+	noErr(t, "complete", err)
+	if len(deleted) != 3 {
+		t.Fatalf("complete returned %d parts, want 3", len(deleted))
+	}
+	gm, err := s.Manifest(ctx, "upb", "k")
+	noErr(t, "manifest after complete", err)
+	sameManifest(t, "completed manifest", gm, m)
+	_, err = s.Upload(ctx, "upb", "00aa")
+	wantErr(t, "upload after complete", err, cairn.ErrNotFound)
+	_, _, err = s.Parts(ctx, "upb", "00aa")
+	wantErr(t, "parts after complete", err, cairn.ErrNotFound)
+	_, err = s.PutPart(ctx, "upb", "00bb", part(1, "w1"))
+	noErr(t, "put part 2", err)
+	deleted, err = s.DeleteUpload(ctx, "upb", "00bb")
+	if err != nil || len(deleted) != 1 || deleted[0].Version != "w1" {
+		t.Fatalf("delete upload: %+v %v", deleted, err)
+	}
+	_, err = s.DeleteUpload(ctx, "upb", "00bb")
+	wantErr(t, "delete upload twice", err, cairn.ErrNotFound)
+	if us, err := s.Uploads(ctx, ""); err != nil || len(us) != 0 {
+		t.Fatalf("uploads at the end: %+v %v", us, err)
+	}
 }

@@ -1,0 +1,284 @@
+package client
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"time"
+
+	"cairn"
+)
+
+// Multipart upload errors. Each wraps cairn.ErrInvalid (or, for
+// ErrNoSuchUpload, cairn.ErrNotFound) so callers that do not know them
+// still classify them.
+var (
+	ErrNoSuchUpload     = fmt.Errorf("no such upload: %w", cairn.ErrNotFound)
+	ErrInvalidPart      = fmt.Errorf("%w: a listed part was not uploaded or its ETag differs", cairn.ErrInvalid)
+	ErrInvalidPartOrder = fmt.Errorf("%w: the part list is not in ascending part number order", cairn.ErrInvalid)
+	ErrEntityTooSmall   = fmt.Errorf("%w: a part other than the last is smaller than the minimum part size", cairn.ErrInvalid)
+)
+
+// CompletePart names one part of a Complete request: its number and the
+// ETag its upload returned (hex MD5, with or without quotes).
+type CompletePart struct {
+	Number int
+	ETag   string
+}
+
+// CreateUpload starts a multipart upload of bucket/key. opts.Policy (""
+// = the bucket's default), ContentType and UserMeta are fixed now for the
+// object Complete will commit; opts.Now is the creation time.
+func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutOptions) (cairn.Upload, error) {
+	if err := cairn.ValidateKey(key); err != nil {
+		return cairn.Upload{}, err
+	}
+	b, err := c.meta.Bucket(ctx, bucket)
+	if err != nil {
+		return cairn.Upload{}, fmt.Errorf("bucket %q: %w", bucket, err)
+	}
+	policy := opts.Policy
+	if policy == "" {
+		policy = b.Policy
+	}
+	if _, err := c.code(policy); err != nil {
+		return cairn.Upload{}, err
+	}
+	id, err := c.newVersion()
+	if err != nil {
+		return cairn.Upload{}, err
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	u := cairn.Upload{Bucket: bucket, Key: key, ID: id, Created: now().UTC(), Policy: policy,
+		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta)}
+	if err := c.meta.CreateUpload(ctx, u); err != nil {
+		return cairn.Upload{}, err
+	}
+	return u, nil
+}
+
+// upload returns an upload of bucket/key, or ErrNoSuchUpload.
+func (c *Client) upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error) {
+	u, err := c.meta.Upload(ctx, bucket, id)
+	if errors.Is(err, cairn.ErrNotFound) || err == nil && u.Key != key {
+		return u, fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
+	}
+	return u, err
+}
+
+// UploadPart stores the body of r as part number n of an upload, erasure
+// coded as it arrives (opts.Size, Progress and Now apply; the upload fixed
+// the rest). A part uploaded again replaces the earlier one. Errors:
+// ErrNoSuchUpload, cairn.ErrInvalid (a part number outside 1..MaxParts, a
+// body that does not match opts.Size), and Put's.
+func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, r io.Reader, opts PutOptions) (cairn.Part, error) {
+	if n < 1 || n > cairn.MaxParts {
+		return cairn.Part{}, fmt.Errorf("%w: part number %d (1 to %d allowed)", cairn.ErrInvalid, n, cairn.MaxParts)
+	}
+	u, err := c.upload(ctx, bucket, key, id)
+	if err != nil {
+		return cairn.Part{}, err
+	}
+	d, err := c.store(ctx, bucket, key, u.Policy, r, opts)
+	if err != nil {
+		return cairn.Part{}, err
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	p := cairn.Part{Number: n, Version: d.version, Size: d.size, ETag: d.etag, Created: now().UTC(),
+		BlockSize: d.blockSize, PG: d.pg.ID, Shards: d.shards}
+	prev, err := c.meta.PutPart(ctx, bucket, id, p)
+	if err != nil {
+		if sentinel(err) { // certainly not recorded
+			c.deleteShards(context.WithoutCancel(ctx), d.version, d.shards)
+		}
+		if errors.Is(err, cairn.ErrNotFound) {
+			err = fmt.Errorf("%w: %s (aborted or completed meanwhile)", ErrNoSuchUpload, id)
+		}
+		return cairn.Part{}, err
+	}
+	if prev != nil {
+		c.deleteParts(context.WithoutCancel(ctx), []cairn.Part{*prev})
+	}
+	return p, nil
+}
+
+// ListParts returns an upload and its parts, sorted by number.
+func (c *Client) ListParts(ctx context.Context, bucket, key, id string) (cairn.Upload, []cairn.Part, error) {
+	u, err := c.upload(ctx, bucket, key, id)
+	if err != nil {
+		return u, nil, err
+	}
+	parts, _, err := c.meta.Parts(ctx, bucket, id)
+	if errors.Is(err, cairn.ErrNotFound) {
+		err = fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
+	}
+	return u, parts, err
+}
+
+// ListUploads returns the uploads in progress in a bucket ("" = all),
+// sorted by bucket, key, creation time and ID.
+func (c *Client) ListUploads(ctx context.Context, bucket string) ([]cairn.Upload, error) {
+	return c.meta.Uploads(ctx, bucket)
+}
+
+// AbortUpload deletes an upload and the shards of its parts.
+func (c *Client) AbortUpload(ctx context.Context, bucket, key, id string) error {
+	if _, err := c.upload(ctx, bucket, key, id); err != nil {
+		return err
+	}
+	parts, err := c.meta.DeleteUpload(ctx, bucket, id)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
+	}
+	if err != nil {
+		return err
+	}
+	c.deleteParts(context.WithoutCancel(ctx), parts)
+	return nil
+}
+
+// CompleteUpload commits the listed parts, in order, as bucket/key (no
+// data is copied: the manifest lists the parts) and ends the upload;
+// parts not listed are deleted. The ETag is S3's multipart ETag, the hex
+// MD5 of the parts' binary MD5s followed by "-" and the part count.
+// Errors: ErrNoSuchUpload, ErrInvalidPartOrder (numbers not strictly
+// ascending), ErrInvalidPart (a part missing or its ETag differs),
+// ErrEntityTooSmall (a part but the last below Config.MinPartSize),
+// cairn.ErrInvalid (no parts listed).
+func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, list []CompletePart) (*cairn.Manifest, error) {
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%w: a multipart upload needs at least one part", cairn.ErrInvalid)
+	}
+	for i := 1; i < len(list); i++ {
+		if list[i].Number <= list[i-1].Number {
+			return nil, fmt.Errorf("%w: part %d after part %d", ErrInvalidPartOrder, list[i].Number, list[i-1].Number)
+		}
+	}
+	u, err := c.upload(ctx, bucket, key, id)
+	if err != nil {
+		return nil, err
+	}
+	for range 16 {
+		have, stamp, err := c.meta.Parts(ctx, bucket, id)
+		if errors.Is(err, cairn.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		byNum := make(map[int]cairn.Part, len(have))
+		for _, p := range have {
+			byNum[p.Number] = p
+		}
+		parts := make([]cairn.Part, len(list))
+		md := md5.New()
+		var size int64
+		for i, cp := range list {
+			p, ok := byNum[cp.Number]
+			if !ok || trimETag(cp.ETag) != p.ETag {
+				return nil, fmt.Errorf("%w: part %d", ErrInvalidPart, cp.Number)
+			}
+			if i < len(list)-1 && p.Size < c.cfg.MinPartSize {
+				return nil, fmt.Errorf("%w: part %d has %d bytes, the minimum is %d", ErrEntityTooSmall, cp.Number, p.Size, c.cfg.MinPartSize)
+			}
+			sum, err := hex.DecodeString(p.ETag)
+			if err != nil {
+				return nil, fmt.Errorf("part %d: stored ETag %q: %w", p.Number, p.ETag, err)
+			}
+			md.Write(sum)
+			parts[i], size = p, size+p.Size
+		}
+		version, err := c.newVersion()
+		if err != nil {
+			return nil, err
+		}
+		m := &cairn.Manifest{
+			Bucket: bucket, Key: key, Version: version, Size: size,
+			ETag:        fmt.Sprintf("%s-%d", hex.EncodeToString(md.Sum(nil)), len(parts)),
+			ContentType: u.ContentType, UserMeta: maps.Clone(u.UserMeta), Created: u.Created,
+			Policy: u.Policy, Parts: parts,
+		}
+		prev := ""
+		old, err := c.meta.Manifest(ctx, bucket, key)
+		switch {
+		case err == nil:
+			prev = old.Version
+		case !isNotFound(err):
+			return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, err)
+		}
+		deleted, err := c.meta.CompleteUpload(ctx, m, prev, id, stamp)
+		if errors.Is(err, cairn.ErrConflict) {
+			continue // a part was replaced or the object overwritten: re-check
+		}
+		if errors.Is(err, cairn.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, err)
+		}
+		bg := context.WithoutCancel(ctx)
+		if old != nil {
+			c.deleteObjectShards(bg, old)
+		}
+		chosen := make(map[string]bool, len(parts))
+		for _, p := range parts {
+			chosen[p.Version] = true
+		}
+		for _, p := range deleted {
+			if !chosen[p.Version] {
+				c.deleteParts(bg, []cairn.Part{p})
+			}
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("completing %s/%s: %w (too many concurrent changes)", bucket, key, cairn.ErrConflict)
+}
+
+func trimETag(s string) string {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// SweepUploads aborts every upload created before now − maxAge (the
+// abandoned ones) and deletes their parts' shards. It returns how many
+// uploads it aborted; an upload completed or aborted meanwhile is skipped.
+// The director runs it periodically (S3 leaves this to lifecycle rules;
+// cairn does it by default, with maxAge 7 days: DefaultUploadMaxAge).
+func (c *Client) SweepUploads(ctx context.Context, now time.Time, maxAge time.Duration) (int, error) {
+	us, err := c.meta.Uploads(ctx, "")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, u := range us {
+		if !u.Created.Before(now.Add(-maxAge)) {
+			continue
+		}
+		parts, err := c.meta.DeleteUpload(ctx, u.Bucket, u.ID)
+		if errors.Is(err, cairn.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		c.deleteParts(context.WithoutCancel(ctx), parts)
+		n++
+	}
+	return n, nil
+}
+
+// DefaultUploadMaxAge is the age after which SweepUploads should abort an
+// upload by default.
+const DefaultUploadMaxAge = 7 * 24 * time.Hour

@@ -1,0 +1,163 @@
+package mem
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"cairn"
+	"cairn/meta"
+)
+
+func cloneUpload(u cairn.Upload) cairn.Upload {
+	u.UserMeta = maps.Clone(u.UserMeta)
+	return u
+}
+
+// CreateUpload implements meta.Store.
+func (s *Store) CreateUpload(ctx context.Context, u cairn.Upload) error {
+	if err := meta.CheckUpload(u); err != nil {
+		return err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.bucketLocked(u.Bucket); err != nil {
+		return fmt.Errorf("create upload: %w", err)
+	}
+	k := u.Bucket + "/" + u.ID
+	if _, ok := s.uploads[k]; ok {
+		return fmt.Errorf("create upload %s: %w", k, cairn.ErrExists)
+	}
+	s.stamp++
+	s.uploads[k] = &upload{u: cloneUpload(u), parts: map[int]cairn.Part{}, stamp: s.stamp}
+	return nil
+}
+
+func (s *Store) uploadLocked(bucket, id string) (*upload, error) {
+	up, ok := s.uploads[bucket+"/"+id]
+	if !ok {
+		return nil, fmt.Errorf("upload %s/%s: %w", bucket, id, cairn.ErrNotFound)
+	}
+	return up, nil
+}
+
+// Upload implements meta.Store.
+func (s *Store) Upload(ctx context.Context, bucket, id string) (cairn.Upload, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return cairn.Upload{}, err
+	}
+	defer s.mu.Unlock()
+	up, err := s.uploadLocked(bucket, id)
+	if err != nil {
+		return cairn.Upload{}, err
+	}
+	return cloneUpload(up.u), nil
+}
+
+// Uploads implements meta.Store.
+func (s *Store) Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []cairn.Upload
+	for _, up := range s.uploads {
+		if bucket == "" || up.u.Bucket == bucket {
+			out = append(out, cloneUpload(up.u))
+		}
+	}
+	slices.SortFunc(out, meta.CompareUploads)
+	return out, nil
+}
+
+// PutPart implements meta.Store.
+func (s *Store) PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*cairn.Part, error) {
+	if err := meta.CheckPart(p); err != nil {
+		return nil, err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	up, err := s.uploadLocked(bucket, id)
+	if err != nil {
+		return nil, fmt.Errorf("put part: %w", err)
+	}
+	var prev *cairn.Part
+	if old, ok := up.parts[p.Number]; ok {
+		prev = &old
+	}
+	up.parts[p.Number] = clonePart(p)
+	s.stamp++
+	up.stamp = s.stamp
+	return prev, nil
+}
+
+func sortedParts(up *upload) []cairn.Part {
+	out := make([]cairn.Part, 0, len(up.parts))
+	for _, n := range slices.Sorted(maps.Keys(up.parts)) {
+		out = append(out, clonePart(up.parts[n]))
+	}
+	return out
+}
+
+// Parts implements meta.Store.
+func (s *Store) Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, 0, err
+	}
+	defer s.mu.Unlock()
+	up, err := s.uploadLocked(bucket, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return sortedParts(up), up.stamp, nil
+}
+
+// DeleteUpload implements meta.Store.
+func (s *Store) DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Part, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	up, err := s.uploadLocked(bucket, id)
+	if err != nil {
+		return nil, fmt.Errorf("delete %w", err)
+	}
+	delete(s.uploads, bucket+"/"+id)
+	return sortedParts(up), nil
+}
+
+// CompleteUpload implements meta.Store.
+func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error) {
+	if err := meta.CheckManifest(m); err != nil {
+		return nil, err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	up, err := s.uploadLocked(m.Bucket, id)
+	if err != nil {
+		return nil, fmt.Errorf("complete %w", err)
+	}
+	if up.stamp != stamp {
+		return nil, fmt.Errorf("complete upload %s/%s: %w (parts changed)", m.Bucket, id, cairn.ErrConflict)
+	}
+	b, err := s.bucketLocked(m.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("complete %s/%s: %w", m.Bucket, m.Key, err)
+	}
+	cur, ok := b.objects.Get(&cairn.Manifest{Key: m.Key})
+	switch {
+	case ok && cur.Version == m.Version:
+	case ok && cur.Version != prevVersion, !ok && prevVersion != "":
+		return nil, fmt.Errorf("complete %s/%s over version %q: %w", m.Bucket, m.Key, prevVersion, cairn.ErrConflict)
+	}
+	b.objects.ReplaceOrInsert(cloneManifest(m))
+	delete(s.uploads, m.Bucket+"/"+id)
+	return sortedParts(up), nil
+}

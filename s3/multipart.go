@@ -1,0 +1,285 @@
+package s3
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"cairn"
+	"cairn/client"
+)
+
+// maxPartSize is the largest part S3 accepts.
+const maxPartSize = 5 << 30
+
+// multipart routes the object requests naming ?uploads or ?uploadId.
+func (h *Handler) multipart(q *request) error {
+	query := q.r.URL.Query()
+	id := query.Get("uploadId")
+	if !query.Has("uploads") && id == "" {
+		return fmt.Errorf("%w: empty uploadId", ErrNoSuchUpload)
+	}
+	if err := h.checkBucket(q, q.bucket); err != nil {
+		return err
+	}
+	switch {
+	case q.r.Method == http.MethodPost && query.Has("uploads"):
+		return h.createUpload(q)
+	case q.r.Method == http.MethodPut && query.Has("partNumber"):
+		return h.uploadPart(q, id)
+	case q.r.Method == http.MethodPost:
+		return h.completeUpload(q, id)
+	case q.r.Method == http.MethodDelete:
+		return h.abortUpload(q, id)
+	case q.r.Method == http.MethodGet:
+		return h.listParts(q, id)
+	}
+	return ErrMethodNotAllowed
+}
+
+// uploadErr is objectErr that keeps NoSuchUpload.
+func (h *Handler) uploadErr(q *request, err error) error {
+	if errors.Is(err, client.ErrNoSuchUpload) {
+		return err
+	}
+	return h.objectErr(q.r.Context(), q.bucket, err)
+}
+
+type initiateResult struct {
+	XMLName  xml.Name `xml:"InitiateMultipartUploadResult"`
+	NS       string   `xml:"xmlns,attr"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	UploadID string   `xml:"UploadId"`
+}
+
+func (h *Handler) createUpload(q *request) error {
+	if err := checkPutHeaders(q.r.Header); err != nil {
+		return err
+	}
+	policy, err := h.objectPolicy(q.r.Header)
+	if err != nil {
+		return err
+	}
+	um, err := requestMeta(q.r.Header)
+	if err != nil {
+		return err
+	}
+	if _, err := h.readSmallBody(q); err != nil { // normally empty; checks the signature's payload hash
+		return err
+	}
+	u, err := h.cfg.Objects.CreateUpload(q.r.Context(), q.bucket, q.key, client.PutOptions{
+		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now,
+	})
+	if err != nil {
+		return h.uploadErr(q, err)
+	}
+	return h.writeXML(q, http.StatusOK, initiateResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: u.ID})
+}
+
+func (h *Handler) uploadPart(q *request, id string) error {
+	if q.r.Header.Get("X-Amz-Copy-Source") != "" {
+		return fmt.Errorf("%w: UploadPartCopy", ErrNotImplemented)
+	}
+	n, err := strconv.Atoi(q.r.URL.Query().Get("partNumber"))
+	if err != nil || n < 1 || n > cairn.MaxParts {
+		return fmt.Errorf("%w: partNumber must be an integer from 1 to %d", ErrInvalidArgument, cairn.MaxParts)
+	}
+	size, err := h.bodySize(q, min(h.cfg.MaxObjectSize, maxPartSize))
+	if err != nil {
+		return err
+	}
+	body, err := h.dataBody(q, size, min(h.cfg.MaxObjectSize, maxPartSize))
+	if err != nil {
+		return err
+	}
+	p, err := h.cfg.Objects.UploadPart(q.r.Context(), q.bucket, q.key, id, n, body, client.PutOptions{Size: size, Now: h.cfg.Now})
+	if err != nil {
+		return h.uploadErr(q, err)
+	}
+	q.w.Header().Set("ETag", `"`+p.ETag+`"`)
+	q.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+type completeRequest struct {
+	XMLName xml.Name `xml:"CompleteMultipartUpload"`
+	Parts   []struct {
+		Number int    `xml:"PartNumber"`
+		ETag   string `xml:"ETag"`
+	} `xml:"Part"`
+}
+
+type completeResult struct {
+	XMLName  xml.Name `xml:"CompleteMultipartUploadResult"`
+	NS       string   `xml:"xmlns,attr"`
+	Location string   `xml:"Location"`
+	Bucket   string   `xml:"Bucket"`
+	Key      string   `xml:"Key"`
+	ETag     string   `xml:"ETag"`
+}
+
+func (h *Handler) completeUpload(q *request, id string) error {
+	var req completeRequest
+	if err := h.readXML(q, &req); err != nil {
+		return err
+	}
+	if len(req.Parts) == 0 || len(req.Parts) > cairn.MaxParts {
+		return fmt.Errorf("%w: %d parts (1 to %d allowed)", ErrMalformedXML, len(req.Parts), cairn.MaxParts)
+	}
+	parts := make([]client.CompletePart, len(req.Parts))
+	for i, p := range req.Parts {
+		parts[i] = client.CompletePart{Number: p.Number, ETag: strings.TrimSpace(p.ETag)}
+	}
+	m, err := h.cfg.Objects.CompleteUpload(q.r.Context(), q.bucket, q.key, id, parts)
+	if err != nil {
+		return h.uploadErr(q, err)
+	}
+	return h.writeXML(q, http.StatusOK, completeResult{NS: s3NS, Location: "/" + q.bucket + "/" + q.key,
+		Bucket: q.bucket, Key: q.key, ETag: etag(m)})
+}
+
+func (h *Handler) abortUpload(q *request, id string) error {
+	if err := h.cfg.Objects.AbortUpload(q.r.Context(), q.bucket, q.key, id); err != nil {
+		return h.uploadErr(q, err)
+	}
+	q.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type listPartsResult struct {
+	XMLName              xml.Name    `xml:"ListPartsResult"`
+	NS                   string      `xml:"xmlns,attr"`
+	Bucket               string      `xml:"Bucket"`
+	Key                  string      `xml:"Key"`
+	UploadID             string      `xml:"UploadId"`
+	StorageClass         string      `xml:"StorageClass"`
+	PartNumberMarker     int         `xml:"PartNumberMarker"`
+	NextPartNumberMarker int         `xml:"NextPartNumberMarker"`
+	MaxParts             int         `xml:"MaxParts"`
+	IsTruncated          bool        `xml:"IsTruncated"`
+	Parts                []partEntry `xml:"Part"`
+}
+
+type partEntry struct {
+	PartNumber   int    `xml:"PartNumber"`
+	LastModified string `xml:"LastModified"`
+	ETag         string `xml:"ETag"`
+	Size         int64  `xml:"Size"`
+}
+
+// intParam parses a non-negative integer query parameter (def if absent).
+func intParam(q *request, name string, def int) (int, error) {
+	v := q.r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%w: %s", ErrInvalidArgument, name)
+	}
+	return n, nil
+}
+
+func (h *Handler) listParts(q *request, id string) error {
+	maxParts, err := intParam(q, "max-parts", 1000)
+	if err != nil {
+		return err
+	}
+	maxParts = min(maxParts, 1000)
+	marker, err := intParam(q, "part-number-marker", 0)
+	if err != nil {
+		return err
+	}
+	u, parts, err := h.cfg.Objects.ListParts(q.r.Context(), q.bucket, q.key, id)
+	if err != nil {
+		return h.uploadErr(q, err)
+	}
+	out := listPartsResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id, PartNumberMarker: marker, MaxParts: maxParts,
+		StorageClass: h.storageClass(&cairn.Manifest{Policy: u.Policy})}
+	for _, p := range parts {
+		if p.Number <= marker {
+			continue
+		}
+		if len(out.Parts) == maxParts {
+			out.IsTruncated = true
+			break
+		}
+		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: p.Size})
+		out.NextPartNumberMarker = p.Number
+	}
+	return h.writeXML(q, http.StatusOK, out)
+}
+
+type listUploadsResult struct {
+	XMLName            xml.Name      `xml:"ListMultipartUploadsResult"`
+	NS                 string        `xml:"xmlns,attr"`
+	Bucket             string        `xml:"Bucket"`
+	KeyMarker          string        `xml:"KeyMarker"`
+	UploadIDMarker     string        `xml:"UploadIdMarker"`
+	NextKeyMarker      string        `xml:"NextKeyMarker,omitempty"`
+	NextUploadIDMarker string        `xml:"NextUploadIdMarker,omitempty"`
+	Prefix             string        `xml:"Prefix"`
+	MaxUploads         int           `xml:"MaxUploads"`
+	IsTruncated        bool          `xml:"IsTruncated"`
+	Uploads            []uploadEntry `xml:"Upload"`
+}
+
+type uploadEntry struct {
+	Key          string `xml:"Key"`
+	UploadID     string `xml:"UploadId"`
+	Initiated    string `xml:"Initiated"`
+	StorageClass string `xml:"StorageClass"`
+}
+
+// listUploads serves ListMultipartUploads: prefix, key-marker,
+// upload-id-marker and max-uploads (a delimiter is not supported).
+func (h *Handler) listUploads(q *request) error {
+	if _, err := h.bucket(q, q.bucket); err != nil {
+		return err
+	}
+	query := q.r.URL.Query()
+	if query.Get("delimiter") != "" {
+		return fmt.Errorf("%w: delimiter in ListMultipartUploads", ErrNotImplemented)
+	}
+	maxUploads, err := intParam(q, "max-uploads", 1000)
+	if err != nil {
+		return err
+	}
+	maxUploads = min(maxUploads, 1000)
+	prefix, keyMarker, idMarker := query.Get("prefix"), query.Get("key-marker"), query.Get("upload-id-marker")
+	us, err := h.cfg.Objects.ListUploads(q.r.Context(), q.bucket)
+	if err != nil {
+		return err
+	}
+	out := listUploadsResult{NS: s3NS, Bucket: q.bucket, KeyMarker: keyMarker, UploadIDMarker: idMarker, Prefix: prefix, MaxUploads: maxUploads}
+	passed := idMarker == "" // past the upload-id-marker within key-marker
+	for _, u := range us {
+		if !strings.HasPrefix(u.Key, prefix) || u.Key < keyMarker {
+			continue
+		}
+		if u.Key == keyMarker {
+			if idMarker == "" {
+				continue // key-marker alone: keys after it
+			}
+			if !passed {
+				passed = u.ID == idMarker
+				continue
+			}
+		}
+		if len(out.Uploads) == maxUploads {
+			out.IsTruncated = true
+			break
+		}
+		out.Uploads = append(out.Uploads, uploadEntry{Key: u.Key, UploadID: u.ID, Initiated: isoTime(u.Created),
+			StorageClass: h.storageClass(&cairn.Manifest{Policy: u.Policy})})
+		out.NextKeyMarker, out.NextUploadIDMarker = u.Key, u.ID
+	}
+	if !out.IsTruncated {
+		out.NextKeyMarker, out.NextUploadIDMarker = "", ""
+	}
+	return h.writeXML(q, http.StatusOK, out)
+}

@@ -1,0 +1,203 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/minio/minio-go/v7"
+)
+
+const mib = 1 << 20
+
+func TestMultipartSDK(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	c := e.root()
+	b, k := aws.String("bkt"), aws.String("big/object")
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k,
+		ContentType: aws.String("text/x-mp"), Metadata: map[string]string{"color": "red"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cr.UploadId
+	sizes := []int{5 * mib, 5*mib + 123, 1000}
+	var data []byte
+	for i, n := range sizes {
+		data = append(data, randBytes(uint64(100+i), n)...)
+	}
+	off := func(i int) int {
+		o := 0
+		for _, n := range sizes[:i] {
+			o += n
+		}
+		return o
+	}
+	etags := make([]string, len(sizes))
+	for _, i := range []int{2, 0, 1} { // out of order
+		out, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: id, PartNumber: aws.Int32(int32(i + 1)),
+			Body: bytes.NewReader(data[off(i):off(i+1)])})
+		if err != nil {
+			t.Fatalf("part %d: %v", i+1, err)
+		}
+		if want := `"` + md5hex(data[off(i):off(i+1)]) + `"`; *out.ETag != want {
+			t.Fatalf("part %d ETag %s, want %s", i+1, *out.ETag, want)
+		}
+		etags[i] = *out.ETag
+	}
+	// A too-small part 4 uploaded and then left out; part 3 is < 5 MiB.
+	if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: id, PartNumber: aws.Int32(4), Body: strings.NewReader("tail")}); err != nil {
+		t.Fatal(err)
+	}
+	lp, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: b, Key: k, UploadId: id, MaxParts: aws.Int32(2)})
+	if err != nil || len(lp.Parts) != 2 || *lp.Parts[1].PartNumber != 2 || !*lp.IsTruncated || *lp.Parts[0].Size != int64(sizes[0]) {
+		t.Fatalf("ListParts: %+v %v", lp, err)
+	}
+	lp, err = c.ListParts(ctx, &s3.ListPartsInput{Bucket: b, Key: k, UploadId: id, PartNumberMarker: lp.NextPartNumberMarker})
+	if err != nil || len(lp.Parts) != 2 || *lp.Parts[0].PartNumber != 3 || *lp.IsTruncated {
+		t.Fatalf("ListParts page 2: %+v %v", lp, err)
+	}
+	lu, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: b})
+	if err != nil || len(lu.Uploads) != 1 || *lu.Uploads[0].UploadId != *id || *lu.Uploads[0].Key != *k {
+		t.Fatalf("ListMultipartUploads: %+v %v", lu, err)
+	}
+	complete := func(parts ...types.CompletedPart) error {
+		_, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: id,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+		return err
+	}
+	part := func(n int, etag string) types.CompletedPart {
+		return types.CompletedPart{PartNumber: aws.Int32(int32(n)), ETag: aws.String(etag)}
+	}
+	wantCode(t, complete(part(2, etags[1]), part(1, etags[0])), "InvalidPartOrder")
+	wantCode(t, complete(part(1, etags[1])), "InvalidPart")
+	wantCode(t, complete(part(1, etags[0]), part(5, etags[0])), "InvalidPart")
+	wantCode(t, complete(part(3, etags[2]), part(4, `"`+md5hex([]byte("tail"))+`"`)), "EntityTooSmall")
+	out, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: id,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{part(1, etags[0]), part(2, etags[1]), part(3, etags[2])}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := md5.New()
+	for i := range sizes {
+		s := md5.Sum(data[off(i):off(i+1)])
+		md.Write(s[:])
+	}
+	wantETag := fmt.Sprintf(`"%s-3"`, hex.EncodeToString(md.Sum(nil)))
+	if *out.ETag != wantETag {
+		t.Fatalf("ETag %s, want %s", *out.ETag, wantETag)
+	}
+	// Part 4 was not chosen: only 3 parts × 6 shards remain.
+	if n := e.shards.count(); n != 18 {
+		t.Fatalf("%d shard files, want 18", n)
+	}
+	_, err = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: id, PartNumber: aws.Int32(1), Body: strings.NewReader("x")})
+	wantCode(t, err, "NoSuchUpload")
+	get, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(get.Body)
+	get.Body.Close()
+	if err != nil || !bytes.Equal(got, data) || *get.ETag != wantETag || *get.ContentType != "text/x-mp" || get.Metadata["color"] != "red" {
+		t.Fatalf("GET: %d bytes %v, etag %s type %s meta %v", len(got), err, *get.ETag, *get.ContentType, get.Metadata)
+	}
+	// Ranges across part and stripe boundaries.
+	b1, b2 := off(1), off(2)
+	for _, r := range [][2]int{{b1 - 1, b1}, {b1 - stripe - 7, b1 + stripe + 7}, {b1, b2 + 10}, {100, len(data) - 1}, {b2 - 1, len(data) - 1}, {b2, b2}} {
+		get, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: k, Range: aws.String(fmt.Sprintf("bytes=%d-%d", r[0], r[1]))})
+		if err != nil {
+			t.Fatalf("range %v: %v", r, err)
+		}
+		got, err := io.ReadAll(get.Body)
+		get.Body.Close()
+		if err != nil || !bytes.Equal(got, data[r[0]:r[1]+1]) {
+			t.Fatalf("range %v: %d bytes, %v", r, len(got), err)
+		}
+	}
+	// Overwrite with a single-part object: the parts' shards go.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("small")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.shards.count(); n != 6 {
+		t.Fatalf("%d shard files after overwrite, want 6", n)
+	}
+}
+
+func TestMultipartAbort(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	c := e.root()
+	b, k := aws.String("bkt"), aws.String("k")
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1), Body: bytes.NewReader(randBytes(1, 3*stripe))}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(10001), Body: strings.NewReader("x")})
+	wantCode(t, err, "InvalidArgument")
+	_, err = c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: b, Key: aws.String("other"), UploadId: cr.UploadId})
+	wantCode(t, err, "NoSuchUpload")
+	if _, err := c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.shards.count(); n != 0 {
+		t.Fatalf("%d shard files after abort", n)
+	}
+	_, err = c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId})
+	wantCode(t, err, "NoSuchUpload")
+	_, err = c.ListParts(ctx, &s3.ListPartsInput{Bucket: b, Key: k, UploadId: cr.UploadId})
+	wantCode(t, err, "NoSuchUpload")
+	_, err = c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: aws.String(`"x"`)}}}})
+	wantCode(t, err, "NoSuchUpload")
+	_, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("nobkt"), Key: k})
+	wantCode(t, err, "NoSuchBucket")
+	lu, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: b})
+	if err != nil || len(lu.Uploads) != 0 {
+		t.Fatalf("ListMultipartUploads: %+v %v", lu, err)
+	}
+	_, err = c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: b, Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1), CopySource: aws.String("bkt/k")})
+	wantCode(t, err, "NotImplemented")
+}
+
+func TestMultipartMinio(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	data := randBytes(9, 11*mib)
+	info, err := e.minio(t).PutObject(ctx, "bkt", "m", bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{PartSize: 5 * mib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(info.ETag, "-3") {
+		t.Fatalf("ETag %s, want a 3-part ETag", info.ETag)
+	}
+	obj, err := e.minio(t).GetObject(ctx, "bkt", "m", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(obj)
+	obj.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("GET: %d bytes, %v", len(got), err)
+	}
+	if err := e.minio(t).RemoveObject(ctx, "bkt", "m", minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.shards.count(); n != 0 {
+		t.Fatalf("%d shard files after delete", n)
+	}
+}
