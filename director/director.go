@@ -31,6 +31,17 @@ type Config struct {
 	Logger   *slog.Logger
 	// OnTransition, if set, is called after each applied transition.
 	OnTransition func(Transition)
+	// Duties are more periodic jobs only the leader runs (e.g. sweeping
+	// abandoned multipart uploads).
+	Duties []Duty
+}
+
+// Duty is a periodic job of the leader: Run is called with the time at
+// most every Every (checked each Interval), first right after winning.
+type Duty struct {
+	Name  string
+	Every time.Duration
+	Run   func(ctx context.Context, now time.Time) error
 }
 
 // Director campaigns for leadership and, while leader, applies Detect.
@@ -89,8 +100,19 @@ func (d *Director) run(ctx context.Context) {
 func (d *Director) lead(ctx context.Context, lead meta.Leadership) {
 	t := time.NewTicker(d.cfg.Interval)
 	defer t.Stop()
+	last := make([]time.Time, len(d.cfg.Duties)) // zero: due at once
 	for {
 		d.step(ctx)
+		for i, duty := range d.cfg.Duties {
+			now := d.cfg.Now()
+			if !last[i].IsZero() && now.Sub(last[i]) < duty.Every {
+				continue
+			}
+			last[i] = now
+			if err := duty.Run(ctx, now); err != nil && ctx.Err() == nil {
+				d.cfg.Logger.Warn("director: duty failed", "duty", duty.Name, "err", err)
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -70,3 +70,40 @@ func TestDirectorMarksDeadNodesDisks(t *testing.T) {
 		}
 	}
 }
+
+// The leader runs its duties: at once, then every Every on its clock.
+func TestDirectorRunsDuties(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	store := mem.New(mem.WithClock(clock))
+	runs := make(chan time.Time, 16)
+	d := Start(store, Config{ID: "d", Interval: time.Millisecond, Now: clock, Duties: []Duty{{
+		Name: "count", Every: time.Hour,
+		Run: func(_ context.Context, at time.Time) error { runs <- at; return nil },
+	}}})
+	defer d.Close()
+	wait := func() time.Time {
+		t.Helper()
+		select {
+		case at := <-runs:
+			return at
+		case <-time.After(10 * time.Second):
+			t.Fatal("duty did not run")
+		}
+		return time.Time{}
+	}
+	first := wait()
+	time.Sleep(20 * time.Millisecond) // many intervals, no hour: no second run
+	select {
+	case at := <-runs:
+		t.Fatalf("duty ran again at %v within the hour", at)
+	default:
+	}
+	mu.Lock()
+	now = now.Add(61 * time.Minute)
+	mu.Unlock()
+	if second := wait(); second.Sub(first) < time.Hour {
+		t.Fatalf("second run %v is less than an hour after %v", second, first)
+	}
+}

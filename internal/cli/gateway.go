@@ -20,6 +20,8 @@ import (
 	"cairn/s3"
 )
 
+const usersHelp = `more S3 users, a JSON file {"users":[{"name":..,"access_key":..,"secret_key":..}]}; reloaded on SIGHUP. A user sees and touches only the buckets it made; root sees all`
+
 // s3Creds is the root S3 identity.
 type s3Creds struct {
 	AccessKey string `json:"access_key"`
@@ -77,12 +79,19 @@ func loadOrMakeCreds(path string) (c s3Creds, fresh bool, err error) {
 }
 
 // startS3 serves the S3 API of cl on addr until ctx ends; it returns the
-// listener's address and a stop function.
-func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, log *slog.Logger) (string, func(), error) {
+// listener's address and a stop function. users, if not "", is a users
+// file, reloaded on SIGHUP.
+func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users string, log *slog.Logger) (string, func(), error) {
+	ids, err := loadUsers(users, creds)
+	if err != nil {
+		return "", nil, err
+	}
+	live := &liveCreds{}
+	live.set(ids)
 	h, err := s3.New(s3.Config{
 		Objects:       cl.data,
 		Meta:          cl.meta,
-		Credentials:   s3.RootCredentials(creds.AccessKey, creds.SecretKey),
+		Credentials:   live,
 		DefaultPolicy: DefaultPolicy,
 		Logger:        log,
 	})
@@ -101,7 +110,10 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, log *
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	done := make(chan struct{})
+	done, unwatch := make(chan struct{}), make(chan struct{})
+	if users != "" {
+		watchUsers(live, users, creds, log, unwatch)
+	}
 	go func() {
 		defer close(done)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -113,6 +125,7 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, log *
 		defer cancel()
 		srv.Shutdown(sctx)
 		<-done
+		close(unwatch)
 	}
 	return ln.Addr().String(), stop, nil
 }
@@ -120,6 +133,7 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, log *
 func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn gateway", flag.ContinueOnError)
 	addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 listen address")
+	users := fs.String("users", "", usersHelp)
 	verbose := fs.Bool("v", false, "log more")
 	creds := credFlags(fs)
 	usageFor(fs, "cairn gateway --config CLIENT.CONF [--s3-addr ADDR] --access-key K --secret-key S",
@@ -132,7 +146,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if !ok {
 			return fmt.Errorf("%w: cairn gateway needs S3 credentials (--access-key/--secret-key or $CAIRN_ACCESS_KEY/$CAIRN_SECRET_KEY)", ErrUsage)
 		}
-		where, stop, err := startS3(ctx, cl, *addr, c, logger(stderr, *verbose))
+		where, stop, err := startS3(ctx, cl, *addr, c, *users, logger(stderr, *verbose))
 		if err != nil {
 			return err
 		}

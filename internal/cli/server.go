@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/client"
 	"cairn/director"
 	etcdmeta "cairn/meta/etcd"
 	"cairn/node"
@@ -50,6 +51,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	nodeAddr := fs.String("node-addr", "127.0.0.1:9100", "node protocol address")
 	nodeID := fs.String("node-id", "node1", "this node's ID")
 	s3Addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 API listen address")
+	users := fs.String("users", "", usersHelp)
 	creds := credFlags(fs)
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
 	verbose := fs.Bool("v", false, "log more")
@@ -111,7 +113,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer cl.Close()
-	s3At, stopS3, err := startS3(ctx, cl, *s3Addr, c, log)
+	s3At, stopS3, err := startS3(ctx, cl, *s3Addr, c, *users, log)
 	if err != nil {
 		return err
 	}
@@ -169,7 +171,17 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 	}
 	var dir *director.Director
 	if o.director {
-		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log})
+		data := newCluster(store, o.secret, client.Config{Logger: o.log}).data
+		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: []director.Duty{{
+			Name: "sweep abandoned multipart uploads", Every: time.Hour,
+			Run: func(ctx context.Context, now time.Time) error {
+				n, err := data.SweepUploads(ctx, now, client.DefaultUploadMaxAge)
+				if n > 0 {
+					o.log.Warn("aborted abandoned multipart uploads", "count", n, "older_than", client.DefaultUploadMaxAge)
+				}
+				return err
+			},
+		}}})
 	}
 	return func() {
 		if dir != nil {

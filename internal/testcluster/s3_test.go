@@ -5,10 +5,14 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -76,5 +80,68 @@ func TestServerS3(t *testing.T) {
 	var ae smithy.APIError
 	if !errors.As(err, &ae) || ae.ErrorCode() != "SignatureDoesNotMatch" {
 		t.Fatalf("wrong secret: %v, want SignatureDoesNotMatch", err)
+	}
+}
+
+// Users from --users: each sees only its own buckets; a user added to the
+// file works after SIGHUP without a restart.
+func TestServerS3Users(t *testing.T) {
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.json")
+	write := func(body string) {
+		if err := os.WriteFile(users, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"users":[{"name":"alice","access_key":"ALICEKEY","secret_key":"alice-secret"}]}`)
+	srv := testcluster.StartServer(t, "", "--users", users)
+	as := func(ak, sk string) *s3.Client {
+		return s3.New(s3.Options{
+			Region: "us-east-1", BaseEndpoint: aws.String(srv.S3), UsePathStyle: true,
+			Credentials: credentials.NewStaticCredentialsProvider(ak, sk, ""), Retryer: aws.NopRetryer{},
+		})
+	}
+	ctx := context.Background()
+	alice, bob := as("ALICEKEY", "alice-secret"), as("BOBKEY", "bob-secret")
+	if _, err := alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("alices")}); err != nil {
+		t.Fatal(err)
+	}
+	code := func(err error) string {
+		var ae smithy.APIError
+		if errors.As(err, &ae) {
+			return ae.ErrorCode()
+		}
+		return fmt.Sprint(err)
+	}
+	if _, err := bob.ListBuckets(ctx, &s3.ListBucketsInput{}); code(err) != "InvalidAccessKeyId" {
+		t.Fatalf("bob before he is added: %v, want InvalidAccessKeyId", err)
+	}
+	write(`{"users":[{"name":"alice","access_key":"ALICEKEY","secret_key":"alice-secret"},{"name":"bob","access_key":"BOBKEY","secret_key":"bob-secret"}]}`)
+	if err := srv.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := bob.ListBuckets(ctx, &s3.ListBucketsInput{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("bob after SIGHUP: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, err := bob.ListBuckets(ctx, &s3.ListBucketsInput{})
+	if err != nil || len(out.Buckets) != 0 {
+		t.Fatalf("bob sees %v (%v), want no buckets", out, err)
+	}
+	_, err = bob.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("alices"), Key: aws.String("x"), Body: strings.NewReader("x")})
+	if code(err) != "AccessDenied" {
+		t.Fatalf("bob writing alice's bucket: %v, want AccessDenied", err)
+	}
+	root := as(srv.AccessKey, srv.SecretKey)
+	all, err := root.ListBuckets(ctx, &s3.ListBucketsInput{})
+	if err != nil || len(all.Buckets) != 1 {
+		t.Fatalf("root sees %v (%v), want alice's bucket", all, err)
 	}
 }

@@ -315,3 +315,6 @@ func (s *Server) CLI(t testing.TB, args ...string) string {
 func (s *Server) TryCLI(ctx context.Context, args ...string) (string, error) {
 	return RunCLI(ctx, s.Conf, args...)
 }
+
+// Signal sends sig to the process.
+func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestLoadUsers(t *testing.T) {
+	root := s3Creds{AccessKey: "ROOTKEY", SecretKey: "root-secret"}
+	dir := t.TempDir()
+	write := func(body string) string {
+		p := filepath.Join(dir, "users.json")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ok := write(`{"users":[{"name":"alice","access_key":"AK1","secret_key":"alice-secret"},{"name":"bob","access_key":"AK2","secret_key":"bob-secret!"}]}`)
+	c, err := loadUsers(ok, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, found := c.Lookup("AK1"); !found || id.Name != "alice" || id.Root {
+		t.Fatalf("alice: %+v %v", id, found)
+	}
+	if id, found := c.Lookup("ROOTKEY"); !found || !id.Root {
+		t.Fatalf("root: %+v %v", id, found)
+	}
+	live := &liveCreds{}
+	live.set(c)
+	if _, found := live.Lookup("AK2"); !found {
+		t.Fatal("live credentials lost bob")
+	}
+	for _, tc := range []struct{ body, mention string }{
+		{`{"users":[{"name":"a","access_key":"K","secret_key":"short"}]}`, "at least 8"},
+		{`{"users":[{"name":"a","access_key":"K","secret_key":"12345678"},{"name":"a","access_key":"L","secret_key":"12345678"}]}`, "used twice"},
+		{`{"users":[{"name":"a","access_key":"ROOTKEY","secret_key":"12345678"}]}`, "used twice"},
+		{`{"users":[{"name":"root","access_key":"X","secret_key":"12345678"}]}`, "used twice"},
+		{`{"users":[{"access_key":"X","secret_key":"12345678"}]}`, "needs a name"},
+		{`not json`, "users file"},
+	} {
+		if _, err := loadUsers(write(tc.body), root); err == nil || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%s: %v, want an error mentioning %q", tc.body, err, tc.mention)
+		}
+	}
+	if _, err := loadUsers(filepath.Join(dir, "missing.json"), root); err == nil {
+		t.Error("a missing users file was accepted")
+	}
+}
