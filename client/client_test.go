@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cairn/client/clienttest"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -20,7 +21,7 @@ import (
 
 type env struct {
 	meta   *mem.Store
-	shards *memShards
+	shards *clienttest.MemShards
 	c      *Client
 	damage []Damage
 }
@@ -29,7 +30,7 @@ type env struct {
 func newEnv(t *testing.T, nodes, disks int, policy string, cfg Config) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{meta: mem.New(), shards: newMemShards()}
+	e := &env{meta: mem.New(), shards: clienttest.NewMemShards()}
 	for n := 1; n <= nodes; n++ {
 		id := cairn.NodeID(fmt.Sprintf("node%d", n))
 		if err := e.meta.PutNode(ctx, cairn.Node{ID: id, Addr: "x"}); err != nil {
@@ -92,15 +93,15 @@ func TestPutGetPolicies(t *testing.T) {
 				}
 				// Two data shards unreadable: every policy here tolerates it
 				// (lt-16-2 decodes from 30 of its 32 blocks).
-				e.shards.mu.Lock()
-				e.shards.failGet = map[cairn.DiskID]error{m.Shards[0].Disk: cairn.ErrNotFound, m.Shards[1].Disk: cairn.ErrCorrupt}
-				e.shards.mu.Unlock()
+				e.shards.Mu.Lock()
+				e.shards.FailGet = map[cairn.DiskID]error{m.Shards[0].Disk: cairn.ErrNotFound, m.Shards[1].Disk: cairn.ErrCorrupt}
+				e.shards.Mu.Unlock()
 				if got := e.get(t, key, 0, -1); !bytes.Equal(got, data) {
 					t.Fatalf("size %d: degraded get returned %d bytes, differing", size, len(got))
 				}
-				e.shards.mu.Lock()
-				e.shards.failGet = map[cairn.DiskID]error{}
-				e.shards.mu.Unlock()
+				e.shards.Mu.Lock()
+				e.shards.FailGet = map[cairn.DiskID]error{}
+				e.shards.Mu.Unlock()
 			}
 		})
 	}
@@ -128,16 +129,16 @@ func TestRangeReadsTouchOnlyTheirStripes(t *testing.T) {
 	}
 	// A one-stripe range makes one request per shard read (K+δ = 5), not more.
 	time.Sleep(10 * time.Millisecond) // let cancelled fetches of earlier reads finish
-	e.shards.mu.Lock()
-	e.shards.gets = map[cairn.DiskID]int{}
-	e.shards.mu.Unlock()
+	e.shards.Mu.Lock()
+	e.shards.Gets = map[cairn.DiskID]int{}
+	e.shards.Mu.Unlock()
 	e.get(t, "k", 10*4096+5, 100)
 	calls := 0
-	e.shards.mu.Lock()
-	for _, n := range e.shards.gets {
+	e.shards.Mu.Lock()
+	for _, n := range e.shards.Gets {
 		calls += n
 	}
-	e.shards.mu.Unlock()
+	e.shards.Mu.Unlock()
 	if calls > 5 {
 		t.Fatalf("a one-stripe range made %d shard requests, want ≤ 5", calls)
 	}
@@ -154,8 +155,8 @@ func TestGetDecodesAroundLostAndCorruptShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Lose shard 0's disk entirely and make shard 2's disk return corruption.
-	e.shards.failGet[m.Shards[0].Disk] = fmt.Errorf("disk gone: %w", cairn.ErrNotFound)
-	e.shards.failGet[m.Shards[2].Disk] = fmt.Errorf("block 3: %w", cairn.ErrCorrupt)
+	e.shards.FailGet[m.Shards[0].Disk] = fmt.Errorf("disk gone: %w", cairn.ErrNotFound)
+	e.shards.FailGet[m.Shards[2].Disk] = fmt.Errorf("block 3: %w", cairn.ErrCorrupt)
 	if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
 		t.Fatal("degraded read returned wrong bytes")
 	}
@@ -171,7 +172,7 @@ func TestGetDecodesAroundLostAndCorruptShards(t *testing.T) {
 		}
 	}
 	// A third loss exceeds rs-4-2's tolerance: a precise error, not wrong data.
-	e.shards.failGet[m.Shards[4].Disk] = errors.New("io error")
+	e.shards.FailGet[m.Shards[4].Disk] = errors.New("io error")
 	_, rc, err := e.c.Get(context.Background(), "bkt", "k", 0, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +191,7 @@ func TestGetIgnoresStraggler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.shards.slow[m.Shards[1].Disk] = time.Hour // would never finish
+	e.shards.Slow[m.Shards[1].Disk] = time.Hour // would never finish
 	done := make(chan []byte)
 	go func() { done <- e.get(t, "k", 0, -1) }()
 	select {
@@ -207,7 +208,7 @@ func TestPutFailureLeavesNothing(t *testing.T) {
 	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024})
 	ctx := context.Background()
 	disks, _ := e.meta.Disks(ctx)
-	e.shards.failPut[disks[3].ID] = fmt.Errorf("write: %w", cairn.ErrNoSpace)
+	e.shards.FailPut[disks[3].ID] = fmt.Errorf("write: %w", cairn.ErrNoSpace)
 	_, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader(randBytes(4, 100_000)), PutOptions{Size: -1})
 	if !errors.Is(err, cairn.ErrNoSpace) || !errors.Is(err, cairn.ErrUnavailable) {
 		t.Fatalf("put with a full disk: %v, want ErrUnavailable wrapping ErrNoSpace", err)
@@ -215,7 +216,7 @@ func TestPutFailureLeavesNothing(t *testing.T) {
 	if _, err := e.c.Stat(ctx, "bkt", "k"); !errors.Is(err, cairn.ErrNotFound) {
 		t.Fatalf("failed put is visible: %v", err)
 	}
-	if n := e.shards.count(); n != 0 {
+	if n := e.shards.Count(); n != 0 {
 		t.Fatalf("failed put left %d shard files", n)
 	}
 }
@@ -266,7 +267,7 @@ func TestTruncatedAndBrokenBodies(t *testing.T) {
 			t.Fatalf("%s is visible after a failed put", k)
 		}
 	}
-	if n := e.shards.count(); n != 0 {
+	if n := e.shards.Count(); n != 0 {
 		t.Fatalf("failed puts left %d shard files", n)
 	}
 }
@@ -282,14 +283,14 @@ func TestOverwriteAndDelete(t *testing.T) {
 		if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
 			t.Fatalf("overwrite %d: wrong bytes", i)
 		}
-		if n := e.shards.count(); n != 6 {
+		if n := e.shards.Count(); n != 6 {
 			t.Fatalf("after overwrite %d: %d shard files, want 6 (old versions deleted)", i, n)
 		}
 	}
 	if err := e.c.Delete(ctx, "bkt", "k"); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.shards.count(); n != 0 {
+	if n := e.shards.Count(); n != 0 {
 		t.Fatalf("delete left %d shard files", n)
 	}
 	if err := e.c.Delete(ctx, "bkt", "k"); !errors.Is(err, cairn.ErrNotFound) {
@@ -328,15 +329,15 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("key %q read back wrong", key)
 		}
 	}
-	e.shards.mu.Lock()
+	e.shards.Mu.Lock()
 	names := slices.Sorted(func(yield func(string) bool) {
-		for k := range e.shards.files {
+		for k := range e.shards.Files {
 			if !yield(k) {
 				return
 			}
 		}
 	})
-	e.shards.mu.Unlock()
+	e.shards.Mu.Unlock()
 	for _, n := range names {
 		if strings.Contains(n, "..") || strings.Count(n, "/") != 2 {
 			t.Fatalf("shard file name %q leaks the key", n)
@@ -367,7 +368,7 @@ func TestConcurrentPutsOneWinner(t *testing.T) {
 	if !found {
 		t.Fatal("the object is none of the writes")
 	}
-	if n := e.shards.count(); n != 6 {
+	if n := e.shards.Count(); n != 6 {
 		t.Fatalf("%d shard files after 8 overwrites, want 6", n)
 	}
 }
@@ -381,10 +382,10 @@ func TestGetHedgesStragglers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.shards.mu.Lock()
-	e.shards.slow[m.Shards[1].Disk] = time.Hour
-	e.shards.slow[m.Shards[2].Disk] = time.Hour
-	e.shards.mu.Unlock()
+	e.shards.Mu.Lock()
+	e.shards.Slow[m.Shards[1].Disk] = time.Hour
+	e.shards.Slow[m.Shards[2].Disk] = time.Hour
+	e.shards.Mu.Unlock()
 	done := make(chan []byte)
 	go func() { done <- e.get(t, "k", 0, -1) }()
 	select {

@@ -2,6 +2,7 @@ package s3
 
 import (
 	"bytes"
+	"cairn/client/clienttest"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -45,7 +46,7 @@ const (
 // socket.
 type env struct {
 	meta   *mem.Store
-	shards *memShards
+	shards *clienttest.MemShards
 	h      *Handler
 	srv    *httptest.Server
 	skew   atomic.Int64 // added to the gateway's clock, in ns
@@ -71,7 +72,7 @@ func newEnv(t *testing.T) *env {
 func newEnvWith(t *testing.T, creds Credentials) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{meta: mem.New(), shards: newMemShards(), modes: map[string]int{}}
+	e := &env{meta: mem.New(), shards: clienttest.NewMemShards(), modes: map[string]int{}}
 	for n := 1; n <= 8; n++ {
 		id := cairn.NodeID(fmt.Sprintf("node%d", n))
 		if err := e.meta.PutNode(ctx, cairn.Node{ID: id, Addr: "x"}); err != nil {

@@ -97,7 +97,7 @@ func TestMultipartSDK(t *testing.T) {
 		t.Fatalf("ETag %s, want %s", *out.ETag, wantETag)
 	}
 	// Part 4 was not chosen: only 3 parts × 6 shards remain.
-	if n := e.shards.count(); n != 18 {
+	if n := e.shards.Count(); n != 18 {
 		t.Fatalf("%d shard files, want 18", n)
 	}
 	_, err = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: id, PartNumber: aws.Int32(1), Body: strings.NewReader("x")})
@@ -128,7 +128,7 @@ func TestMultipartSDK(t *testing.T) {
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("small")}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.shards.count(); n != 6 {
+	if n := e.shards.Count(); n != 6 {
 		t.Fatalf("%d shard files after overwrite, want 6", n)
 	}
 }
@@ -153,7 +153,7 @@ func TestMultipartAbort(t *testing.T) {
 	if _, err := c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.shards.count(); n != 0 {
+	if n := e.shards.Count(); n != 0 {
 		t.Fatalf("%d shard files after abort", n)
 	}
 	_, err = c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId})
@@ -197,7 +197,7 @@ func TestMultipartMinio(t *testing.T) {
 	if err := e.minio(t).RemoveObject(ctx, "bkt", "m", minio.RemoveObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.shards.count(); n != 0 {
+	if n := e.shards.Count(); n != 0 {
 		t.Fatalf("%d shard files after delete", n)
 	}
 }

@@ -138,7 +138,7 @@ func TestObjectErrors(t *testing.T) {
 
 	// No shards are left behind by the failed PUTs: 3 objects × 6 shards
 	// (the 1024-byte key, md5, md5-minio).
-	if n := e.shards.count(); n != 18 {
+	if n := e.shards.Count(); n != 18 {
 		t.Fatalf("%d shard files, want 18", n)
 	}
 }

@@ -1,0 +1,106 @@
+// Package clienttest has a working in-memory fake of client.Shards with
+// fault injection, for tests of the data path and of what sits on it (the
+// S3 gateway). The node protocol below it has its own tests.
+package clienttest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sync"
+	"time"
+
+	"cairn"
+)
+
+// MemShards is an in-memory shard store. Tests inject faults by setting
+// the maps under Mu.
+type MemShards struct {
+	Mu       sync.Mutex
+	Files    map[string][]byte      // disk + "/" + name
+	FailPut  map[cairn.DiskID]error // PutShard fails on these disks
+	FailGet  map[cairn.DiskID]error // GetShard fails on these disks
+	Slow     map[cairn.DiskID]time.Duration
+	Gets     map[cairn.DiskID]int // GetShard calls per disk
+	PutBytes int64
+}
+
+// NewMemShards returns an empty store with no faults.
+func NewMemShards() *MemShards {
+	return &MemShards{Files: map[string][]byte{}, FailPut: map[cairn.DiskID]error{}, FailGet: map[cairn.DiskID]error{},
+		Slow: map[cairn.DiskID]time.Duration{}, Gets: map[cairn.DiskID]int{}}
+}
+
+// PutShard implements client.Shards.
+func (s *MemShards) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (int64, uint32, error) {
+	s.Mu.Lock()
+	ferr := s.FailPut[disk]
+	s.Mu.Unlock()
+	if ferr != nil {
+		io.Copy(io.Discard, io.LimitReader(r, 1)) // fail after the first byte arrives
+		return 0, 0, ferr
+	}
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, r); err != nil {
+		return 0, 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, 0, err
+	}
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	s.Files[string(disk)+"/"+name] = buf.Bytes()
+	s.PutBytes += int64(buf.Len())
+	return int64(buf.Len()), crc32.Checksum(buf.Bytes(), crc32.MakeTable(crc32.Castagnoli)), nil
+}
+
+// GetShard implements client.Shards.
+func (s *MemShards) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
+	s.Mu.Lock()
+	s.Gets[disk]++
+	ferr, delay := s.FailGet[disk], s.Slow[disk]
+	b, ok := s.Files[string(disk)+"/"+name]
+	s.Mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if ferr != nil {
+		return nil, ferr
+	}
+	if !ok {
+		return nil, fmt.Errorf("shard %s on %s: %w", name, disk, cairn.ErrNotFound)
+	}
+	if off > int64(len(b)) {
+		off = int64(len(b))
+	}
+	end := int64(len(b))
+	if n >= 0 && off+n < end {
+		end = off + n
+	}
+	return io.NopCloser(bytes.NewReader(b[off:end])), nil
+}
+
+// DeleteShard implements client.Shards.
+func (s *MemShards) DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	k := string(disk) + "/" + name
+	if _, ok := s.Files[k]; !ok {
+		return cairn.ErrNotFound
+	}
+	delete(s.Files, k)
+	return nil
+}
+
+// Count returns the number of shard files stored.
+func (s *MemShards) Count() int {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	return len(s.Files)
+}
