@@ -113,10 +113,14 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 		for r := range *runs {
 			start := time.Now()
 			if op == "put" {
+				// A new key each run: the measurement is a PUT, not an
+				// overwrite (which also deletes the old version's shards).
 				src = newPatternReader(size)
-				if _, err := cl.data.Put(ctx, *bucket, key, src, client.PutOptions{Policy: *policy, Size: size}); err != nil {
+				k := fmt.Sprintf("%s-%d", key, r)
+				if _, err := cl.data.Put(ctx, *bucket, k, src, client.PutOptions{Policy: *policy, Size: size}); err != nil {
 					return err
 				}
+				defer cl.data.Delete(context.WithoutCancel(ctx), *bucket, k)
 			} else {
 				_, rc, err := cl.data.Get(ctx, *bucket, key, 0, -1)
 				if err != nil {
@@ -137,8 +141,10 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 			say("run %d: %s %s of %s in %s\n", r+1, op, units.FormatSize(size), *policy, units.FormatRate(bps))
 		}
 		res.BytesPerS = total / float64(*runs)
-		if err := cl.data.Delete(ctx, *bucket, key); err != nil {
-			return err
+		if op == "get" {
+			if err := cl.data.Delete(ctx, *bucket, key); err != nil {
+				return err
+			}
 		}
 		raw, err := rawBandwidth(ctx, dirs, rawBytes, op == "get", *runs)
 		if err != nil {
