@@ -18,6 +18,8 @@ import (
 	"cairn"
 	"cairn/client"
 	"cairn/director"
+	"cairn/internal/units"
+	"cairn/internal/vfs"
 	etcdmeta "cairn/meta/etcd"
 	"cairn/node"
 )
@@ -45,7 +47,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	data := fs.String("data", "cairn-data", "data directory: metadata, disk directories, secret and client.conf")
 	disks := fs.Int("disks", 6, "number of disk directories (DIR/disk1 … DIR/diskN) when --disk is not given")
 	var diskPaths multiFlag
-	fs.Var(&diskPaths, "disk", "a disk directory to serve (repeatable; default DIR/disk1 … DIR/diskN)")
+	fs.Var(&diskPaths, "disk", diskSpecHelp+"; default DIR/disk1 … DIR/diskN")
 	metaAddr := fs.String("meta-addr", "127.0.0.1:9379", "metadata (etcd) client address")
 	peerAddr := fs.String("meta-peer-addr", "127.0.0.1:9380", "metadata (etcd) peer address")
 	nodeAddr := fs.String("node-addr", "127.0.0.1:9100", "node protocol address")
@@ -154,8 +156,17 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
 	}
 	var dcs []node.DiskConfig
-	for i, p := range o.disks {
-		dcs = append(dcs, node.DiskConfig{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), Path: p, NoFormat: o.noFormat})
+	for i, spec := range o.disks {
+		p, throttle, err := parseDiskSpec(spec)
+		if err != nil {
+			store.Close()
+			return nil, err
+		}
+		dc := node.DiskConfig{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), Path: p, NoFormat: o.noFormat}
+		if throttle.Enabled() {
+			dc.FS = vfs.Throttle(vfs.Default, throttle)
+		}
+		dcs = append(dcs, dc)
 	}
 	srv, err := node.NewServer(node.Config{
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
@@ -205,7 +216,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	grace := fs.Duration("grace", 30*time.Second, "director: how long a disk is suspect before it is marked down")
 	verbose := fs.Bool("v", false, "log more")
 	var disks multiFlag
-	fs.Var(&disks, "disk", "a disk directory to serve (repeatable; required). The order names the disks: the i-th is ID/disk<i>")
+	fs.Var(&disks, "disk", diskSpecHelp+"; required. The order names the disks: the i-th is ID/disk<i>")
 	usageFor(fs, "cairn node --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
 		"Runs a storage node: serves its disk directories over the node protocol, registers them in\nthe cluster map, keeps a liveness lease, and stands for director.")
 	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
@@ -308,6 +319,51 @@ func logger(w io.Writer, verbose bool) *slog.Logger {
 		level = slog.LevelInfo
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// diskSpecHelp documents PATH[,options] of --disk.
+const diskSpecHelp = "a disk directory to serve, PATH[,bw=SIZE][,lat=DURATION][,bg=DURATION:SIZE] (repeatable). " +
+	"The options slow the disk down for experiments: bw bytes per second, lat per request, and a competing " +
+	"background request of SIZE every DURATION (e.g. /d1,bw=10MiB,lat=2ms,bg=100ms:64KiB)"
+
+// parseDiskSpec parses PATH[,bw=SIZE][,lat=DURATION][,bg=DURATION:SIZE].
+func parseDiskSpec(spec string) (string, vfs.ThrottleConfig, error) {
+	parts := strings.Split(spec, ",")
+	var c vfs.ThrottleConfig
+	bad := func(why string) (string, vfs.ThrottleConfig, error) {
+		return "", c, fmt.Errorf("%w: --disk %q: %s (want PATH[,bw=SIZE][,lat=DURATION][,bg=DURATION:SIZE])", ErrUsage, spec, why)
+	}
+	if parts[0] == "" {
+		return bad("no path")
+	}
+	for _, opt := range parts[1:] {
+		k, v, _ := strings.Cut(opt, "=")
+		switch k {
+		case "bw":
+			n, err := units.ParseSize(v)
+			if err != nil || n <= 0 {
+				return bad("bw needs a positive size per second")
+			}
+			c.Bandwidth = n
+		case "lat":
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return bad("lat needs a duration")
+			}
+			c.Latency = d
+		case "bg":
+			ds, ss, ok := strings.Cut(v, ":")
+			d, err1 := time.ParseDuration(ds)
+			n, err2 := units.ParseSize(ss)
+			if !ok || err1 != nil || err2 != nil || d <= 0 || n <= 0 {
+				return bad("bg needs DURATION:SIZE")
+			}
+			c.BackgroundEvery, c.BackgroundBytes = d, n
+		default:
+			return bad(fmt.Sprintf("unknown option %q", k))
+		}
+	}
+	return parts[0], c, nil
 }
 
 type multiFlag []string

@@ -1,0 +1,133 @@
+package vfs
+
+import (
+	"io/fs"
+	"sync"
+	"time"
+)
+
+// ThrottleConfig makes a file system behave like a slower or busier disk:
+// the heterogeneous disks of the RobuSTore experiments (0.52–53 MB/s with
+// competing background requests). The disk is modelled as one server that
+// handles requests in arrival order: a request of n bytes occupies it for
+// Latency + n/Bandwidth, after whatever it is already busy with.
+type ThrottleConfig struct {
+	// Bandwidth is bytes per second for reads and writes (0: unlimited).
+	Bandwidth int64
+	// Latency is added to every write, read and sync.
+	Latency time.Duration
+	// Background load: every BackgroundEvery a competing request of
+	// BackgroundBytes arrives and occupies the disk (0: none).
+	BackgroundEvery time.Duration
+	BackgroundBytes int64
+	// Now and Sleep are the clock (default time.Now and time.Sleep); tests
+	// use a virtual one.
+	Now   func() time.Time
+	Sleep func(time.Duration)
+}
+
+// Enabled reports whether c slows anything down.
+func (c ThrottleConfig) Enabled() bool {
+	return c.Bandwidth > 0 || c.Latency > 0 || (c.BackgroundEvery > 0 && c.BackgroundBytes > 0)
+}
+
+// Throttle returns fs slowed down per cfg: file Write, ReadAt and Sync
+// wait for their turn on the modelled disk. Metadata operations (create,
+// rename, list) are not slowed. Waits happen outside any lock, so
+// concurrent requests queue like requests on a real disk.
+func Throttle(fsys FS, cfg ThrottleConfig) FS {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = time.Sleep
+	}
+	return &throttledFS{FS: fsys, t: &throttle{cfg: cfg, origin: cfg.Now()}}
+}
+
+type throttle struct {
+	cfg    ThrottleConfig
+	origin time.Time // background requests arrive at origin + k·Every
+
+	mu        sync.Mutex
+	busyUntil time.Time // guarded by mu
+	bgDone    int64     // background requests accounted; guarded by mu
+}
+
+func (t *throttle) cost(n int64) time.Duration {
+	d := t.cfg.Latency
+	if t.cfg.Bandwidth > 0 {
+		d += time.Duration(float64(n) / float64(t.cfg.Bandwidth) * float64(time.Second))
+	}
+	return d
+}
+
+// wait blocks until a request of n bytes arriving now would be done.
+func (t *throttle) wait(n int64) {
+	if !t.cfg.Enabled() {
+		return
+	}
+	now := t.cfg.Now()
+	t.mu.Lock()
+	if t.cfg.BackgroundEvery > 0 && t.cfg.BackgroundBytes > 0 {
+		due := int64(now.Sub(t.origin) / t.cfg.BackgroundEvery)
+		for ; t.bgDone < due; t.bgDone++ {
+			arrival := t.origin.Add(time.Duration(t.bgDone+1) * t.cfg.BackgroundEvery)
+			t.busyUntil = later(t.busyUntil, arrival).Add(t.cost(t.cfg.BackgroundBytes))
+		}
+	}
+	end := later(t.busyUntil, now).Add(t.cost(n))
+	t.busyUntil = end
+	t.mu.Unlock()
+	if d := end.Sub(now); d > 0 {
+		t.cfg.Sleep(d)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+type throttledFS struct {
+	FS
+	t *throttle
+}
+
+func (f *throttledFS) wrap(file File, err error) (File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &throttledFile{File: file, t: f.t}, nil
+}
+
+func (f *throttledFS) Create(name string) (File, error) { return f.wrap(f.FS.Create(name)) }
+func (f *throttledFS) Open(name string) (File, error)   { return f.wrap(f.FS.Open(name)) }
+func (f *throttledFS) OpenReadWrite(name string) (File, error) {
+	return f.wrap(f.FS.OpenReadWrite(name))
+}
+func (f *throttledFS) OpenDir(name string) (File, error) { return f.wrap(f.FS.OpenDir(name)) }
+
+type throttledFile struct {
+	File
+	t *throttle
+}
+
+func (f *throttledFile) Write(p []byte) (int, error) {
+	f.t.wait(int64(len(p)))
+	return f.File.Write(p)
+}
+
+func (f *throttledFile) ReadAt(p []byte, off int64) (int, error) {
+	f.t.wait(int64(len(p)))
+	return f.File.ReadAt(p, off)
+}
+
+func (f *throttledFile) Sync() error {
+	f.t.wait(0)
+	return f.File.Sync()
+}
+
+func (f *throttledFile) Stat() (fs.FileInfo, error) { return f.File.Stat() }

@@ -1,0 +1,80 @@
+package vfs
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+// virtualClock is a clock whose Sleep advances it.
+type virtualClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *virtualClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *virtualClock) Sleep(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func writeMB(t *testing.T, fsys FS, name string, mb int) {
+	t.Helper()
+	f, err := fsys.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	for range mb * 16 {
+		if _, err := f.Write(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func TestThrottleBandwidthLatencyAndBackground(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  ThrottleConfig
+		want time.Duration // for writing 2 MiB in 64 KiB writes plus a sync
+	}{
+		{"bandwidth", ThrottleConfig{Bandwidth: 1 << 20}, 2 * time.Second},
+		{"latency", ThrottleConfig{Latency: 10 * time.Millisecond}, 33 * 10 * time.Millisecond},
+		// A competing 512 KiB request every second at 1 MiB/s: our 2 s of
+		// writing is interleaved with the three that arrive at 1, 2 and 3 s,
+		// each taking 0.5 s: 3.5 s in all.
+		{"background", ThrottleConfig{Bandwidth: 1 << 20, BackgroundEvery: time.Second, BackgroundBytes: 512 << 10}, 3500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &virtualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			tc.cfg.Now, tc.cfg.Sleep = clock.Now, clock.Sleep
+			fsys := Throttle(NewMem(), tc.cfg)
+			start := clock.Now()
+			writeMB(t, fsys, "f", 2)
+			got := clock.Now().Sub(start)
+			if got < tc.want*9/10 || got > tc.want*11/10 {
+				t.Fatalf("took %v of virtual time, want about %v", got, tc.want)
+			}
+			// Reads are throttled too.
+			f, err := fsys.Open("f")
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := clock.Now()
+			if _, err := f.ReadAt(make([]byte, 1<<20), 0); err != nil {
+				t.Fatal(err)
+			}
+			if tc.cfg.Bandwidth > 0 && clock.Now().Sub(before) < 900*time.Millisecond {
+				t.Fatalf("reading 1 MiB at 1 MiB/s took %v", clock.Now().Sub(before))
+			}
+		})
+	}
+	if (ThrottleConfig{}).Enabled() {
+		t.Fatal("an empty config throttles")
+	}
+}
