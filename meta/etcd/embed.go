@@ -100,6 +100,12 @@ func (c *EmbedConfig) Validate() error {
 	return nil
 }
 
+// MaxRequestBytes is the largest request an embedded member accepts and the
+// largest message the store's client sends or receives (external clusters
+// need --max-request-bytes at least this for objects with thousands of
+// multipart parts).
+const MaxRequestBytes = 16 << 20
+
 // Server is a running embedded etcd member.
 type Server struct {
 	e         *embed.Etcd
@@ -136,6 +142,10 @@ func StartEmbedded(ctx context.Context, c EmbedConfig) (*Server, error) {
 	cfg.TickMs = c.TickMs
 	cfg.ElectionMs = c.ElectionMs
 	cfg.QuotaBackendBytes = c.QuotaBackendBytes
+	// A multipart manifest lists every part with its shard locations: about
+	// 0.5 KiB a part, 5 MiB for S3's 10,000. etcd's default request limit is
+	// 1.5 MiB.
+	cfg.MaxRequestBytes = MaxRequestBytes
 	cfg.UnsafeNoFsync = c.UnsafeNoFsync
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "1h"

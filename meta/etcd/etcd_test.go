@@ -381,3 +381,34 @@ func TestThreeMembers(t *testing.T) {
 		}
 	}
 }
+
+// A multipart object with S3's 10,000 parts has a ~5 MiB manifest, over
+// etcd's default 1.5 MiB request limit: the embedded member and the client
+// accept it.
+func TestManifestWithTenThousandParts(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	s := open(t, srv.Endpoints(), "")
+	ctx := context.Background()
+	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "parts", Policy: "rs-4-2"}); err != nil {
+		t.Fatal(err)
+	}
+	m := &cairn.Manifest{Bucket: "parts", Key: "big", Version: strings.Repeat("a", 32), Policy: "rs-4-2"}
+	for i := 1; i <= cairn.MaxParts; i++ {
+		p := cairn.Part{Number: i, Version: fmt.Sprintf("%032x", i), Size: 5 << 20, ETag: strings.Repeat("b", 32), BlockSize: 1 << 20}
+		for d := range 6 {
+			p.Shards = append(p.Shards, cairn.ShardLoc{Disk: cairn.DiskID(fmt.Sprintf("node%d/disk%d", d, d)), Size: 2 << 20, CRC: uint32(i*7 + d)})
+		}
+		m.Parts = append(m.Parts, p)
+		m.Size += p.Size
+	}
+	if err := s.CommitManifest(ctx, m, ""); err != nil {
+		t.Fatalf("committing a 10,000-part manifest: %v", err)
+	}
+	got, err := s.Manifest(ctx, "parts", "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Parts) != cairn.MaxParts || got.Parts[9999].Shards[5].CRC != m.Parts[9999].Shards[5].CRC {
+		t.Fatalf("read back %d parts", len(got.Parts))
+	}
+}

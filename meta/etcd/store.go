@@ -93,6 +93,8 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 		Username:             opts.Username,
 		Password:             opts.Password,
 		Logger:               zapLogger(opts.Logger),
+		MaxCallSendMsgSize:   MaxRequestBytes + 64<<10,
+		MaxCallRecvMsgSize:   MaxRequestBytes + 64<<10,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open etcd store at %v: %w", endpoints, err)
