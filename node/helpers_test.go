@@ -35,6 +35,7 @@ func openDisk(t testing.TB, id cairn.DiskID, fsys vfs.FS, dir string) *disk {
 		t.Fatal(err)
 	}
 	fsckCleanup(t, fsys, dir, id)
+	t.Cleanup(func() { v.Close() }) // runs first: fsck reopens the disk, which needs its lock
 	return &disk{id: id, fs: fsys, dir: dir, v: v}
 }
 
@@ -50,6 +51,7 @@ func fsckCleanup(t testing.TB, fsys vfs.FS, dir string, id cairn.DiskID) {
 			t.Errorf("fsck %s: open: %v", id, err)
 			return
 		}
+		defer v.Close()
 		rep, err := v.Fsck(context.Background(), volume.FsckOptions{})
 		if err != nil || !rep.OK() {
 			t.Errorf("fsck %s: %v\n%s", id, err, rep.Problems())

@@ -35,6 +35,9 @@ type MemFS struct {
 	capacity int64            // guarded by mu; 0 = unlimited
 	used     int64            // guarded by mu; bytes of linked files
 	now      func() time.Time // guarded by mu
+
+	lockMu sync.Mutex
+	locks  map[string]bool // names locked; guarded by lockMu
 }
 
 var _ FS = (*MemFS)(nil)
@@ -371,6 +374,36 @@ func (m *MemFS) Stat(name string) (fs.FileInfo, error) {
 }
 
 // GetDiskUsage implements FS. Without a capacity it reports a 1 TiB disk.
+// Lock implements FS: one holder per name within this MemFS; a crash clone
+// starts with no locks held (the process that held them is gone). The lock
+// file itself is created like any file.
+func (m *MemFS) Lock(name string) (io.Closer, error) {
+	f, err := m.OpenReadWrite(name)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	m.lockMu.Lock()
+	defer m.lockMu.Unlock()
+	if m.locks == nil {
+		m.locks = map[string]bool{}
+	}
+	if m.locks[name] {
+		return nil, &fs.PathError{Op: "lock", Path: name, Err: ErrLocked}
+	}
+	m.locks[name] = true
+	return memLock(func() error {
+		m.lockMu.Lock()
+		defer m.lockMu.Unlock()
+		delete(m.locks, name)
+		return nil
+	}), nil
+}
+
+type memLock func() error
+
+func (l memLock) Close() error { return l() }
+
 func (m *MemFS) GetDiskUsage(string) (DiskUsage, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -1,6 +1,7 @@
 package vfs
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 )
@@ -54,7 +55,15 @@ type FS interface {
 	Stat(name string) (fs.FileInfo, error)
 	// GetDiskUsage reports the space of the file system holding path.
 	GetDiskUsage(path string) (DiskUsage, error)
+	// Lock takes an exclusive lock on the file name (created if missing),
+	// held until the returned Closer is closed or the process exits. It
+	// fails at once with an error wrapping ErrLocked if another holder has
+	// it (another process, for the OS file system).
+	Lock(name string) (io.Closer, error)
 }
+
+// ErrLocked: the lock is held by someone else.
+var ErrLocked = errors.New("locked by another process")
 
 // DiskUsage is the space of a file system, in bytes. AvailBytes is what an
 // unprivileged writer can still use (statfs f_bavail).

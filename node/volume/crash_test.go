@@ -36,6 +36,7 @@ func checkAfterCrash(t *testing.T, step string, c *vfs.MemFS, acked, unacked map
 	if err != nil {
 		t.Fatalf("%s: reopen after crash: %v", step, err)
 	}
+	defer v.Close()
 	ctx := context.Background()
 	for name, data := range acked {
 		got, err := readRange(v, name, 0, -1)
@@ -143,7 +144,10 @@ func TestCrashAtEveryStepOfOverwriteAndDelete(t *testing.T) {
 	for i, c := range clones {
 		checkAfterCrash(t, fmt.Sprintf("delete step %d", i), c, nil, map[string][]byte{name: new})
 	}
-	w, _ := Open("/disk", Options{FS: clones[len(clones)-1], DiskID: testDisk})
+	w, err := Open("/disk", Options{FS: clones[len(clones)-1], DiskID: testDisk})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := w.Stat(context.Background(), name); !errors.Is(err, cairn.ErrNotFound) {
 		t.Fatalf("acknowledged delete undone by a crash: %v", err)
 	}

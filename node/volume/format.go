@@ -23,6 +23,9 @@ const (
 	BlockSize = 64 << 10
 	// IdentityName is the identity file's name in the volume directory.
 	IdentityName = "CAIRN-VOLUME"
+	// LockName is the file whose lock a process holds while it has the
+	// volume open (flock; released when the process dies).
+	LockName = "LOCK"
 	// ShardsDir and TmpDir are the volume's subdirectories.
 	ShardsDir = "shards"
 	TmpDir    = "tmp"

@@ -67,7 +67,7 @@ func (v *Volume) Fsck(ctx context.Context, opts FsckOptions) (*FsckReport, error
 	}
 	for _, n := range root {
 		switch n {
-		case IdentityName, ShardsDir, TmpDir:
+		case IdentityName, ShardsDir, TmpDir, LockName:
 		default:
 			rep.Stray = append(rep.Stray, n)
 		}

@@ -77,6 +77,8 @@ type Volume struct {
 	nonce   string       // distinguishes this Open's tmp files
 	seq     atomic.Int64 // numbers tmp files
 
+	lock io.Closer // the disk's lock, held while open (nil if the dir was missing)
+
 	mu      sync.Mutex
 	fanouts map[string]bool // guarded by mu: fan-out dirs known to be durable
 	broken  error           // guarded by mu: set by a failed sync; sticky
@@ -107,9 +109,31 @@ func Open(dir string, opts Options) (*Volume, error) {
 		nonce:   hex.EncodeToString(nonce[:]),
 		fanouts: map[string]bool{},
 	}
-	if err := v.open(opts.Create); err != nil {
+	if _, err := v.fs.Stat(dir); opts.Create && errors.Is(err, fs.ErrNotExist) {
+		// The lock file needs the directory; make it durable as format would.
+		if err := v.fs.MkdirAll(dir, 0o755); err != nil {
+			return nil, v.err("open", "", err)
+		}
+		if err := v.syncDir(path.Dir(dir)); err != nil {
+			return nil, v.err("open", "", err)
+		}
+	}
+	// One process per disk: open removes tmp files it assumes nobody else
+	// is writing.
+	lock, err := v.fs.Lock(v.path(LockName))
+	switch {
+	case errors.Is(err, vfs.ErrLocked):
+		return nil, v.err("open", "", fmt.Errorf("%w: %s is in use by another process", cairn.ErrInvalid, dir))
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, v.err("open", "", err)
 	}
+	if err := v.open(opts.Create); err != nil {
+		if lock != nil {
+			lock.Close()
+		}
+		return nil, v.err("open", "", err)
+	}
+	v.lock = lock
 	return v, nil
 }
 
@@ -187,7 +211,7 @@ func (v *Volume) format() error {
 		return err
 	}
 	for _, n := range names {
-		if n != ShardsDir && n != TmpDir && n != IdentityName+tmpSuffix {
+		if n != ShardsDir && n != TmpDir && n != IdentityName+tmpSuffix && n != LockName {
 			return fmt.Errorf("%w: %s is not empty (has %q)", ErrNotVolume, v.dir, n)
 		}
 	}
@@ -239,7 +263,13 @@ func (v *Volume) Dir() string { return v.dir }
 func (v *Volume) Close() error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	if v.closed {
+		return nil
+	}
 	v.closed = true
+	if v.lock != nil {
+		return v.lock.Close()
+	}
 	return nil
 }
 

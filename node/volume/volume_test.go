@@ -296,7 +296,12 @@ func TestOpenIdentity(t *testing.T) {
 	}
 	v := openTest(t, mem, "/d")
 	mustPut(t, v, shardName(1, 1), []byte("abc"))
-	if _, err := Open("/d", Options{FS: mem, DiskID: "other/disk"}); !errors.Is(err, cairn.ErrInvalid) {
+	// One holder at a time: the disk is locked while open.
+	if _, err := Open("/d", Options{FS: mem, DiskID: testDisk}); !errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second open of an open disk: %v", err)
+	}
+	v.Close()
+	if _, err := Open("/d", Options{FS: mem, DiskID: "other/disk"}); !errors.Is(err, cairn.ErrInvalid) || strings.Contains(err.Error(), "in use") {
 		t.Fatalf("open as another disk: %v", err)
 	}
 	v2, err := Open("/d", Options{FS: mem, DiskID: testDisk})
@@ -304,6 +309,7 @@ func TestOpenIdentity(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustGet(t, v2, shardName(1, 1), []byte("abc"))
+	v2.Close()
 	// A non-empty directory that is not a volume is refused.
 	mem.MkdirAll("/other", 0o755)
 	f, _ := mem.Create("/other/precious")
@@ -360,14 +366,16 @@ func TestNoSpace(t *testing.T) {
 	// Not sticky: a shard that fits is written.
 	mustPut(t, v, name, make([]byte, BlockSize))
 	// MinFree refuses before writing.
+	v.Close()
 	v2, err := Open("/d", Options{FS: mem, DiskID: testDisk, MinFree: 2 * BlockSize})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer v2.Close()
 	if _, err := v2.Put(context.Background(), shardName(2, 0), strings.NewReader("x")); !errors.Is(err, cairn.ErrNoSpace) {
 		t.Fatalf("put below MinFree: %v", err)
 	}
-	u, err := v.Usage()
+	u, err := v2.Usage()
 	if err != nil || u.Capacity != 3*BlockSize || u.Free >= 2*BlockSize {
 		t.Fatalf("usage %+v %v", u, err)
 	}
@@ -500,3 +508,22 @@ func TestTruncatedSourceFails(t *testing.T) {
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// On the OS file system the disk lock is flock(2): a second open of an
+// open disk fails (from this process or another), and closing releases it.
+func TestDiskLockOS(t *testing.T) {
+	dir := t.TempDir()
+	v, err := Open(dir, Options{DiskID: testDisk, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, Options{DiskID: testDisk}); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("second open: %v, want in use", err)
+	}
+	v.Close()
+	v2, err := Open(dir, Options{DiskID: testDisk})
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	v2.Close()
+}

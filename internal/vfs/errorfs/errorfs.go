@@ -11,6 +11,7 @@ package errorfs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sync"
 	"sync/atomic"
@@ -275,6 +276,9 @@ func (e *FS) Stat(name string) (fs.FileInfo, error) {
 }
 
 // GetDiskUsage implements vfs.FS.
+// Lock implements vfs.FS (no errors are injected into locking).
+func (e *FS) Lock(name string) (io.Closer, error) { return e.fs.Lock(name) }
+
 func (e *FS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
 	if err := e.maybe(OpGetDiskUsage, path); err != nil {
 		return vfs.DiskUsage{}, err
