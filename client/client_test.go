@@ -155,8 +155,8 @@ func TestGetDecodesAroundLostAndCorruptShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Lose shard 0's disk entirely and make shard 2's disk return corruption.
-	e.shards.FailGet[m.Shards[0].Disk] = fmt.Errorf("disk gone: %w", cairn.ErrNotFound)
-	e.shards.FailGet[m.Shards[2].Disk] = fmt.Errorf("block 3: %w", cairn.ErrCorrupt)
+	e.shards.Set(func() { e.shards.FailGet[m.Shards[0].Disk] = fmt.Errorf("disk gone: %w", cairn.ErrNotFound) })
+	e.shards.Set(func() { e.shards.FailGet[m.Shards[2].Disk] = fmt.Errorf("block 3: %w", cairn.ErrCorrupt) })
 	if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
 		t.Fatal("degraded read returned wrong bytes")
 	}
@@ -172,7 +172,7 @@ func TestGetDecodesAroundLostAndCorruptShards(t *testing.T) {
 		}
 	}
 	// A third loss exceeds rs-4-2's tolerance: a precise error, not wrong data.
-	e.shards.FailGet[m.Shards[4].Disk] = errors.New("io error")
+	e.shards.Set(func() { e.shards.FailGet[m.Shards[4].Disk] = errors.New("io error") })
 	_, rc, err := e.c.Get(context.Background(), "bkt", "k", 0, -1)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestGetIgnoresStraggler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.shards.Slow[m.Shards[1].Disk] = time.Hour // would never finish
+	e.shards.Set(func() { e.shards.Slow[m.Shards[1].Disk] = time.Hour }) // would never finish
 	done := make(chan []byte)
 	go func() { done <- e.get(t, "k", 0, -1) }()
 	select {
@@ -208,7 +208,7 @@ func TestPutFailureLeavesNothing(t *testing.T) {
 	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024})
 	ctx := context.Background()
 	disks, _ := e.meta.Disks(ctx)
-	e.shards.FailPut[disks[3].ID] = fmt.Errorf("write: %w", cairn.ErrNoSpace)
+	e.shards.Set(func() { e.shards.FailPut[disks[3].ID] = fmt.Errorf("write: %w", cairn.ErrNoSpace) })
 	_, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader(randBytes(4, 100_000)), PutOptions{Size: -1})
 	if !errors.Is(err, cairn.ErrNoSpace) || !errors.Is(err, cairn.ErrUnavailable) {
 		t.Fatalf("put with a full disk: %v, want ErrUnavailable wrapping ErrNoSpace", err)
@@ -382,10 +382,10 @@ func TestGetHedgesStragglers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.shards.Mu.Lock()
-	e.shards.Slow[m.Shards[1].Disk] = time.Hour
-	e.shards.Slow[m.Shards[2].Disk] = time.Hour
-	e.shards.Mu.Unlock()
+	e.shards.Set(func() {
+		e.shards.Slow[m.Shards[1].Disk] = time.Hour
+		e.shards.Slow[m.Shards[2].Disk] = time.Hour
+	})
 	done := make(chan []byte)
 	go func() { done <- e.get(t, "k", 0, -1) }()
 	select {

@@ -27,6 +27,14 @@ type MemShards struct {
 	PutBytes int64
 }
 
+// Set runs fn with Mu held, for injecting faults while requests may be in
+// flight (e.g. s.Set(func() { s.FailGet[d] = err })).
+func (s *MemShards) Set(fn func()) {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	fn()
+}
+
 // NewMemShards returns an empty store with no faults.
 func NewMemShards() *MemShards {
 	return &MemShards{Files: map[string][]byte{}, FailPut: map[cairn.DiskID]error{}, FailGet: map[cairn.DiskID]error{},
