@@ -3,11 +3,10 @@ package clay
 import (
 	"bytes"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 
 	"cairn/codec"
+	"cairn/codec/internal/patcache"
 )
 
 // defaultBatchBytes is the per-node size of a plane batch: planes of one
@@ -31,9 +30,8 @@ type Code struct {
 	// kernel call) to measure what batching buys.
 	batchBytes int
 
-	mu      sync.Mutex
-	decodes map[string]*decodePlan  // by erased set; guarded by mu
-	repairs map[string]*repairSched // by (lost, helpers); guarded by mu
+	decodes *patcache.Cache[*decodePlan]  // by erased set
+	repairs *patcache.Cache[*repairSched] // by (lost, helpers)
 
 	pool sync.Pool // *work
 }
@@ -60,8 +58,8 @@ func New(k, m, d int) (*Code, error) {
 		tf:         cephForm,
 		gen:        generator(&g),
 		batchBytes: defaultBatchBytes,
-		decodes:    make(map[string]*decodePlan),
-		repairs:    make(map[string]*repairSched),
+		decodes:    patcache.New[*decodePlan](maxCached),
+		repairs:    patcache.New[*repairSched](maxCached),
 	}
 	c.pool.New = func() any { return new(work) }
 	parity := make([]int, m)
@@ -249,35 +247,10 @@ func (c *Code) Reconstruct(shards [][]byte, want []int) error {
 	return nil
 }
 
-func nodesKey(prefix int, nodes []int) string {
-	var b strings.Builder
-	b.WriteString(strconv.Itoa(prefix))
-	for _, i := range nodes {
-		b.WriteByte(',')
-		b.WriteString(strconv.Itoa(i))
-	}
-	return b.String()
-}
-
 // decodePlan returns the cached layered-decode schedule for the erased
 // internal nodes (ascending).
 func (c *Code) decodePlan(erased []int) (*decodePlan, error) {
-	key := nodesKey(-1, erased)
-	c.mu.Lock()
-	p, ok := c.decodes[key]
-	c.mu.Unlock()
-	if ok {
-		return p, nil
-	}
-	p, err := newDecodePlan(&c.g, c.gen, erased)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if len(c.decodes) >= maxCached {
-		clear(c.decodes)
-	}
-	c.decodes[key] = p
-	c.mu.Unlock()
-	return p, nil
+	return c.decodes.Get(patcache.Key(erased), func() (*decodePlan, error) {
+		return newDecodePlan(&c.g, c.gen, erased)
+	})
 }

@@ -1,6 +1,7 @@
 package clay
 
 import (
+	"cairn/codec/internal/patcache"
 	"fmt"
 	"slices"
 
@@ -71,24 +72,9 @@ func (c *Code) repairSchedule(lost int, available []int) (*repairSched, error) {
 		return nil, nil
 	}
 	l := c.g.node(lost)
-	key := nodesKey(l, helpers)
-	c.mu.Lock()
-	s, ok := c.repairs[key]
-	c.mu.Unlock()
-	if ok {
-		return s, nil
-	}
-	s, err := newRepairSched(&c.g, c.gen, l, helpers)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if len(c.repairs) >= maxCached {
-		clear(c.repairs)
-	}
-	c.repairs[key] = s
-	c.mu.Unlock()
-	return s, nil
+	return c.repairs.Get(patcache.Key([]int{l}, helpers), func() (*repairSched, error) {
+		return newRepairSched(&c.g, c.gen, l, helpers)
+	})
 }
 
 func newRepairSched(g *geometry, gen [][]byte, l int, helpers []int) (*repairSched, error) {

@@ -2,13 +2,13 @@ package lt
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"cairn/codec"
+	"cairn/codec/internal/patcache"
 )
 
 // Code is the fountain code lt-K-X: K source blocks and, as a codec.Code, a
@@ -27,8 +27,7 @@ type Code struct {
 	symOnce sync.Once
 	sym     *plan // source blocks → intermediate symbols
 
-	mu    sync.Mutex
-	plans map[string]*plan // Reconstruct plans by pattern; guarded by mu
+	plans *patcache.Cache[*plan] // Reconstruct plans by pattern
 }
 
 var (
@@ -58,7 +57,7 @@ func NewWithSeed(k, x int, seed uint64) (*Code, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lt-%d-%d: %w", k, x, err)
 	}
-	return &Code{k: k, x: x, p: p, plans: make(map[string]*plan)}, nil
+	return &Code{k: k, x: x, p: p, plans: patcache.New[*plan](maxCachedPlans)}, nil
 }
 
 type paramsKey struct {
@@ -273,39 +272,22 @@ func (c *Code) Reconstruct(shards [][]byte, want []int) error {
 	return nil
 }
 
+// errNoPlan: the present blocks cannot decode (not cached).
+var errNoPlan = errors.New("lt: no decode plan")
+
 func (c *Code) cachedPlan(present, lost []int) (*plan, bool) {
-	var b strings.Builder
-	for _, i := range present {
-		b.WriteString(strconv.Itoa(i))
-		b.WriteByte(',')
-	}
-	b.WriteByte('|')
-	for _, i := range lost {
-		b.WriteString(strconv.Itoa(i))
-		b.WriteByte(',')
-	}
-	key := b.String()
-	c.mu.Lock()
-	pl, ok := c.plans[key]
-	c.mu.Unlock()
-	if ok {
-		return pl, true
-	}
-	rows, ok := c.choose(present)
-	if !ok {
-		return nil, false
-	}
-	pl, def := c.plan(rows, lost, false)
-	if def != 0 {
-		return nil, false // unreachable: choose checked the rank
-	}
-	c.mu.Lock()
-	if len(c.plans) >= maxCachedPlans {
-		clear(c.plans)
-	}
-	c.plans[key] = pl
-	c.mu.Unlock()
-	return pl, true
+	pl, err := c.plans.Get(patcache.Key(present, lost), func() (*plan, error) {
+		rows, ok := c.choose(present)
+		if !ok {
+			return nil, errNoPlan
+		}
+		pl, def := c.plan(rows, lost, false)
+		if def != 0 {
+			return nil, errNoPlan // unreachable: choose checked the rank
+		}
+		return pl, nil
+	})
+	return pl, err == nil
 }
 
 // verifyWindow is how many bytes of each shard Verify re-encodes at a time.

@@ -14,12 +14,10 @@ package linear
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-	"sync"
 
 	"cairn/codec"
 	"cairn/codec/internal/gf"
+	"cairn/codec/internal/patcache"
 
 	"github.com/klauspost/reedsolomon"
 )
@@ -33,14 +31,13 @@ type Engine struct {
 	k, n int
 	gen  [][]byte // n×k generator, read-only
 
-	mu    sync.Mutex
-	plans map[string]*codec.RepairPlan // guarded by mu
+	plans *patcache.Cache[*codec.RepairPlan]
 }
 
 // New returns an engine for the n×k generator gen. gen is retained and must
 // not be modified.
 func New(gen [][]byte) *Engine {
-	return &Engine{k: len(gen[0]), n: len(gen), gen: gen, plans: make(map[string]*codec.RepairPlan)}
+	return &Engine{k: len(gen[0]), n: len(gen), gen: gen, plans: patcache.New[*codec.RepairPlan](maxCached)}
 }
 
 // Row returns generator row i (read-only).
@@ -58,20 +55,6 @@ func (e *Engine) Rank(idx []int) int {
 	return s.Rank()
 }
 
-func key(lost, avail []int) string {
-	var b strings.Builder
-	for _, i := range lost {
-		b.WriteString(strconv.Itoa(i))
-		b.WriteByte(',')
-	}
-	b.WriteByte('|')
-	for _, i := range avail {
-		b.WriteString(strconv.Itoa(i))
-		b.WriteByte(',')
-	}
-	return b.String()
-}
-
 // Plan returns the repair plan for lost from available (preference order).
 // Indices must be valid (checked); lost and available may overlap only if
 // the caller wants a copy (a lost shard that is available is its own
@@ -83,24 +66,9 @@ func (e *Engine) Plan(lost, available []int) (*codec.RepairPlan, error) {
 	if err := codec.CheckIndices("available", available, e.n); err != nil {
 		return nil, err
 	}
-	k := key(lost, available)
-	e.mu.Lock()
-	p, ok := e.plans[k]
-	e.mu.Unlock()
-	if ok {
-		return p, nil
-	}
-	p, err := e.plan(lost, available)
-	if err != nil {
-		return nil, err
-	}
-	e.mu.Lock()
-	if len(e.plans) >= maxCached {
-		clear(e.plans)
-	}
-	e.plans[k] = p
-	e.mu.Unlock()
-	return p, nil
+	return e.plans.Get(patcache.Key(lost, available), func() (*codec.RepairPlan, error) {
+		return e.plan(lost, available)
+	})
 }
 
 func (e *Engine) plan(lost, available []int) (*codec.RepairPlan, error) {
