@@ -324,18 +324,7 @@ func (s *Store) PGTable(ctx context.Context, width int) (cairn.PGTable, error) {
 	if err := s.live(); err != nil {
 		return cairn.PGTable{}, err
 	}
-	resp, err := s.cli.Get(ctx, s.k.pgs(width))
-	if err != nil {
-		return cairn.PGTable{}, s.wrap(op, err)
-	}
-	if len(resp.Kvs) == 0 {
-		return cairn.PGTable{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	var t cairn.PGTable
-	if err := json.Unmarshal(resp.Kvs[0].Value, &t); err != nil {
-		return cairn.PGTable{}, fmt.Errorf("%s: %w", op, err)
-	}
-	return t, nil
+	return getOne[cairn.PGTable](ctx, s, op, s.k.pgs(width))
 }
 
 // CreatePGTable implements meta.Store: one Txn that puts the table if its
@@ -412,18 +401,7 @@ func (s *Store) Bucket(ctx context.Context, name string) (cairn.Bucket, error) {
 	if strings.Contains(name, "/") {
 		return cairn.Bucket{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	resp, err := s.cli.Get(ctx, s.k.bucket(name))
-	if err != nil {
-		return cairn.Bucket{}, s.wrap(op, err)
-	}
-	if len(resp.Kvs) == 0 {
-		return cairn.Bucket{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	var b cairn.Bucket
-	if err := json.Unmarshal(resp.Kvs[0].Value, &b); err != nil {
-		return cairn.Bucket{}, fmt.Errorf("%s: %w", op, err)
-	}
-	return b, nil
+	return getOne[cairn.Bucket](ctx, s, op, s.k.bucket(name))
 }
 
 // Buckets implements meta.Store.
@@ -681,4 +659,20 @@ func ttlSeconds(d time.Duration) int {
 // errStopped reports whether err comes from the store's own shutdown.
 func (s *Store) errStopped(err error) bool {
 	return errors.Is(err, context.Canceled) && s.ctx.Err() != nil
+}
+
+// getOne reads one JSON value; cairn.ErrNotFound if the key is absent.
+func getOne[T any](ctx context.Context, s *Store, op, key string) (T, error) {
+	var v T
+	resp, err := s.cli.Get(ctx, key)
+	if err != nil {
+		return v, s.wrap(op, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return v, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	if err := json.Unmarshal(resp.Kvs[0].Value, &v); err != nil {
+		return v, fmt.Errorf("%s: %w", op, err)
+	}
+	return v, nil
 }

@@ -67,18 +67,7 @@ func (s *Store) Upload(ctx context.Context, bucket, id string) (cairn.Upload, er
 	if badName(bucket, id) {
 		return cairn.Upload{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	resp, err := s.cli.Get(ctx, s.k.upload(bucket, id))
-	if err != nil {
-		return cairn.Upload{}, s.wrap(op, err)
-	}
-	if len(resp.Kvs) == 0 {
-		return cairn.Upload{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	var u cairn.Upload
-	if err := json.Unmarshal(resp.Kvs[0].Value, &u); err != nil {
-		return cairn.Upload{}, fmt.Errorf("%s: %w", op, err)
-	}
-	return u, nil
+	return getOne[cairn.Upload](ctx, s, op, s.k.upload(bucket, id))
 }
 
 // Uploads implements meta.Store.
