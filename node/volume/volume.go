@@ -434,17 +434,37 @@ func (v *Volume) put(ctx context.Context, name string, r io.Reader) (info ShardI
 	return info, nil
 }
 
-// writeContent writes r as checksummed blocks and the footer.
+// writeContent writes r as checksummed blocks and the footer. Blocks are
+// gathered into batches of writeBatch blocks so a shard costs few write
+// calls, and every writebackEvery bytes the kernel is asked to start
+// writing them out (vfs.StartWriteback), so the Sync that follows does not
+// find the whole shard still dirty.
 func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader) (ShardInfo, error) {
-	bp := blockPool.Get().(*[]byte)
-	defer blockPool.Put(bp)
-	buf := *bp
-	var total int64
+	bp := batchPool.Get().(*[]byte)
+	defer batchPool.Put(bp)
+	batch := *bp
+	var total, off, synced int64
 	var whole uint32
+	flush := func(b []byte) error {
+		if len(b) == 0 {
+			return nil
+		}
+		if _, err := f.Write(b); err != nil {
+			return err
+		}
+		off += int64(len(b))
+		if off-synced >= writebackEvery {
+			vfs.StartWriteback(f, synced, off-synced)
+			synced = off
+		}
+		return nil
+	}
+	used := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return ShardInfo{}, err
 		}
+		buf := batch[used : used+BlockSize+crcSize]
 		n, rerr := fill(r, buf[:BlockSize])
 		if n > 0 {
 			total += int64(n)
@@ -453,8 +473,12 @@ func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader) (Sha
 			}
 			whole = crc32.Update(whole, castagnoli, buf[:n])
 			binary.LittleEndian.PutUint32(buf[n:], crc32.Checksum(buf[:n], castagnoli))
-			if _, err := f.Write(buf[:n+crcSize]); err != nil {
-				return ShardInfo{}, err
+			used += n + crcSize
+			if used+BlockSize+crcSize > len(batch) {
+				if err := flush(batch[:used]); err != nil {
+					return ShardInfo{}, err
+				}
+				used = 0
 			}
 		}
 		if rerr == io.EOF {
@@ -464,11 +488,21 @@ func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader) (Sha
 			return ShardInfo{}, fmt.Errorf("read shard content: %w", rerr)
 		}
 	}
-	if _, err := f.Write(encodeFooter(total, whole)); err != nil {
+	if err := flush(append(batch[:used], encodeFooter(total, whole)...)); err != nil {
 		return ShardInfo{}, err
 	}
 	return ShardInfo{Size: total, CRC: whole}, nil
 }
+
+const (
+	writeBatch     = 16      // blocks per write call (~1 MiB)
+	writebackEvery = 4 << 20 // bytes between writeback hints
+)
+
+var batchPool = sync.Pool{New: func() any {
+	b := make([]byte, writeBatch*(BlockSize+crcSize), writeBatch*(BlockSize+crcSize)+footerSize)
+	return &b
+}}
 
 // fill reads into p until it is full or r ends. Unlike io.ReadFull it
 // returns io.EOF only for a clean end of r, and every other error as is —
