@@ -56,6 +56,7 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 	sizeFlag := fs.String("size", "64MiB", "object size")
 	policy := fs.String("policy", DefaultPolicy, "policy of the benchmark object")
 	runs := fs.Int("runs", 3, "timed runs")
+	warmup := fs.Int("warmup", 1, "untimed runs first (of the operation and of the raw measurement): connections, buffers and caches warm up")
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
 	bucket := fs.String("bucket", "cairn-bench", "bucket to use (made if missing)")
 	verb, files, extra := "write", "fsynced", ""
@@ -77,8 +78,8 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 		if err != nil {
 			return fmt.Errorf("%w: --policy: %v", ErrUsage, err)
 		}
-		if *runs < 1 {
-			return fmt.Errorf("%w: --runs must be at least 1", ErrUsage)
+		if *runs < 1 || *warmup < 0 {
+			return fmt.Errorf("%w: --runs must be at least 1 and --warmup at least 0", ErrUsage)
 		}
 		p := code.Params()
 		expansion := float64(p.N()) / float64(p.K)
@@ -109,31 +110,48 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 				return err
 			}
 		}
-		var total float64
-		for r := range *runs {
-			start := time.Now()
+		var written []string
+		defer func() {
+			for _, k := range written {
+				cl.data.Delete(context.WithoutCancel(ctx), *bucket, k)
+			}
+		}()
+		once := func(r int) error {
 			if op == "put" {
 				// A new key each run: the measurement is a PUT, not an
 				// overwrite (which also deletes the old version's shards).
-				src = newPatternReader(size)
+				// Deleted after the timed runs, not inside them.
 				k := fmt.Sprintf("%s-%d", key, r)
-				if _, err := cl.data.Put(ctx, *bucket, k, src, client.PutOptions{Policy: *policy, Size: size}); err != nil {
-					return err
+				_, err := cl.data.Put(ctx, *bucket, k, newPatternReader(size), client.PutOptions{Policy: *policy, Size: size})
+				if err == nil {
+					written = append(written, k)
 				}
-				defer cl.data.Delete(context.WithoutCancel(ctx), *bucket, k)
-			} else {
-				_, rc, err := cl.data.Get(ctx, *bucket, key, 0, -1)
-				if err != nil {
-					return err
-				}
-				n, err := io.Copy(io.Discard, rc)
-				rc.Close()
-				if err != nil {
-					return err
-				}
-				if n != size {
-					return fmt.Errorf("read %d bytes of %d", n, size)
-				}
+				return err
+			}
+			_, rc, err := cl.data.Get(ctx, *bucket, key, 0, -1)
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			n, err := io.Copy(io.Discard, rc)
+			if err != nil {
+				return err
+			}
+			if n != size {
+				return fmt.Errorf("read %d bytes of %d", n, size)
+			}
+			return nil
+		}
+		for r := range *warmup {
+			if err := once(-1 - r); err != nil {
+				return err
+			}
+		}
+		var total float64
+		for r := range *runs {
+			start := time.Now()
+			if err := once(r); err != nil {
+				return err
 			}
 			bps := float64(size) / time.Since(start).Seconds()
 			res.RunsPerS = append(res.RunsPerS, bps)
@@ -146,7 +164,7 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 				return err
 			}
 		}
-		raw, err := rawBandwidth(ctx, dirs, rawBytes, op == "get", *runs)
+		raw, err := rawBandwidth(ctx, dirs, rawBytes, op == "get", *warmup, *runs)
 		if err != nil {
 			return fmt.Errorf("measuring the disk directories (run this on the server's machine): %w", err)
 		}
@@ -166,7 +184,7 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 // rawBandwidth writes total bytes spread over one file per directory, all
 // at once, each fsynced, and returns bytes per second (mean of runs); with
 // read it then times reading them back.
-func rawBandwidth(ctx context.Context, dirs []string, total int64, read bool, runs int) (float64, error) {
+func rawBandwidth(ctx context.Context, dirs []string, total int64, read bool, warmup, runs int) (float64, error) {
 	if len(dirs) == 0 {
 		return 0, errors.New("no writable disks")
 	}
@@ -205,7 +223,7 @@ func rawBandwidth(ctx context.Context, dirs []string, total int64, read bool, ru
 		return f.Close()
 	}
 	var sum float64
-	for range runs {
+	for r := range warmup + runs {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
@@ -227,7 +245,9 @@ func rawBandwidth(ctx context.Context, dirs []string, total int64, read bool, ru
 				return 0, err
 			}
 		}
-		sum += float64(per*int64(len(paths))) / time.Since(start).Seconds()
+		if r >= warmup {
+			sum += float64(per*int64(len(paths))) / time.Since(start).Seconds()
+		}
 	}
 	return sum / float64(runs), nil
 }
