@@ -3,6 +3,7 @@ package meta
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"cairn"
@@ -62,4 +63,38 @@ func CheckPart(p cairn.Part) error {
 // order of Store.Uploads).
 func CompareUploads(a, b cairn.Upload) int {
 	return cmp.Or(cmp.Compare(a.Bucket, b.Bucket), cmp.Compare(a.Key, b.Key), a.Created.Compare(b.Created), cmp.Compare(a.ID, b.ID))
+}
+
+// CheckUpdate returns an error wrapping cairn.ErrInvalid unless m is a
+// valid manifest for the same object version as prev.
+func CheckUpdate(m, prev *cairn.Manifest) error {
+	if err := CheckManifest(m); err != nil {
+		return err
+	}
+	if prev == nil || prev.Bucket != m.Bucket || prev.Key != m.Key || prev.Version != m.Version {
+		return fmt.Errorf("update %s/%s: %w: the previous manifest is of another object version", m.Bucket, m.Key, cairn.ErrInvalid)
+	}
+	return nil
+}
+
+// CheckRepairTask returns an error wrapping cairn.ErrInvalid if t cannot
+// be queued.
+func CheckRepairTask(t cairn.RepairTask) error {
+	if t.ID == "" || strings.Contains(t.ID, "/") {
+		return fmt.Errorf("repair task: %w: bad ID %q", cairn.ErrInvalid, t.ID)
+	}
+	return nil
+}
+
+// SortRepairTasks orders tasks riskiest first (Risk, Created, ID).
+func SortRepairTasks(ts []cairn.RepairTask) {
+	slices.SortFunc(ts, func(a, b cairn.RepairTask) int {
+		if c := cmp.Compare(a.Risk, b.Risk); c != 0 {
+			return c
+		}
+		if c := a.Created.Compare(b.Created); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 }

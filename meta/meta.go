@@ -66,6 +66,12 @@ type Store interface {
 	// version ("" = whatever it is) and returns the deleted manifest;
 	// ErrNotFound if there is none, ErrConflict if the version differs.
 	DeleteManifest(ctx context.Context, bucket, key, version string) (*cairn.Manifest, error)
+	// UpdateManifest replaces the object's manifest with m if the stored
+	// one is exactly prev (compare-and-swap on the whole record, e.g. to
+	// move repaired shards), and returns ErrConflict otherwise: the object
+	// was overwritten, deleted (ErrNotFound) or updated meanwhile. m and
+	// prev must name the same bucket, key and version (ErrInvalid).
+	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	// ListManifests returns up to limit manifests of a bucket whose keys
 	// start with prefix and sort strictly after startAfter, in key order
 	// (byte-wise), and whether more follow. ErrNotFound if the bucket does
@@ -106,6 +112,15 @@ type Store interface {
 	// as CommitManifest. If the outcome is unknown, retrying may report
 	// ErrNotFound although the commit happened.
 	CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error)
+
+	// PutRepairTask creates or replaces the repair task t.ID. ErrInvalid if
+	// t.ID is empty or contains "/".
+	PutRepairTask(ctx context.Context, t cairn.RepairTask) error
+	// RepairTasks lists the queued repair tasks, riskiest first (by Risk,
+	// then Created, then ID).
+	RepairTasks(ctx context.Context) ([]cairn.RepairTask, error)
+	// DeleteRepairTask removes a task; ErrNotFound if it is not queued.
+	DeleteRepairTask(ctx context.Context, id string) error
 
 	// KeepAlive announces that holder (e.g. a node ID) is alive for ttl,
 	// renewing until ctx ends or Close; the entry vanishes within ttl after

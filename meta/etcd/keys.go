@@ -57,6 +57,8 @@ func (k keys) parts(bucket, id string) string   { return k.p + "parts/" + bucket
 func (k keys) part(bucket, id string, n int) string {
 	return fmt.Sprintf("%s%05d", k.parts(bucket, id), n)
 }
+func (k keys) repairs() string         { return k.p + "repairs/" }
+func (k keys) repair(id string) string { return k.repairs() + id }
 func (k keys) alive() string          { return k.p + "alive/" }
 func (k keys) holder(h string) string { return k.alive() + h }
 

@@ -29,6 +29,7 @@ type Store struct {
 	pgs     map[int]cairn.PGTable
 	buckets map[string]*bucket
 	uploads map[string]*upload // by bucket + "/" + upload ID
+	repairs map[string]cairn.RepairTask
 	stamp   int64              // last upload stamp handed out
 	leases  map[string]*lease
 	roles   map[string]*role
@@ -69,6 +70,7 @@ func New(opts ...Option) *Store {
 		pgs:     make(map[int]cairn.PGTable),
 		buckets: make(map[string]*bucket),
 		uploads: make(map[string]*upload),
+		repairs: make(map[string]cairn.RepairTask),
 		leases:  make(map[string]*lease),
 		roles:   make(map[string]*role),
 	}

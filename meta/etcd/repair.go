@@ -1,0 +1,100 @@
+package etcdmeta
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"cairn"
+	"cairn/meta"
+)
+
+// UpdateManifest implements meta.Store: one Txn comparing the stored
+// record with the encoding of prev, byte for byte.
+func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error {
+	if err := meta.CheckUpdate(m, prev); err != nil {
+		return err
+	}
+	if err := s.live(); err != nil {
+		return err
+	}
+	op := fmt.Sprintf("update %s/%s", m.Bucket, m.Key)
+	if strings.Contains(m.Bucket, "/") {
+		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	v, err := encodeManifest(m)
+	if err != nil {
+		return err
+	}
+	pv, err := encodeManifest(prev)
+	if err != nil {
+		return err
+	}
+	ok := s.k.object(m.Bucket, m.Key)
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.Value(ok), "=", pv)).
+		Then(clientv3.OpPut(ok, v)).
+		Else(clientv3.OpGet(ok)).
+		Commit()
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	if resp.Succeeded {
+		return nil
+	}
+	cur := resp.Responses[0].GetResponseRange().Kvs
+	if len(cur) == 0 {
+		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	if string(cur[0].Value) == v {
+		return nil // this very update is stored: a retried update
+	}
+	return fmt.Errorf("%s: %w (the manifest changed: version %s)", op, cairn.ErrConflict, storedVersion(cur[0].Value))
+}
+
+// PutRepairTask implements meta.Store.
+func (s *Store) PutRepairTask(ctx context.Context, t cairn.RepairTask) error {
+	if err := meta.CheckRepairTask(t); err != nil {
+		return err
+	}
+	if err := s.live(); err != nil {
+		return err
+	}
+	v, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("put repair task %s: %w", t.ID, err)
+	}
+	if _, err := s.cli.Put(ctx, s.k.repair(t.ID), string(v)); err != nil {
+		return s.wrap("put repair task "+t.ID, err)
+	}
+	return nil
+}
+
+// RepairTasks implements meta.Store.
+func (s *Store) RepairTasks(ctx context.Context) ([]cairn.RepairTask, error) {
+	ts, err := list[cairn.RepairTask](ctx, s, "repair tasks", s.k.repairs())
+	meta.SortRepairTasks(ts)
+	return ts, err
+}
+
+// DeleteRepairTask implements meta.Store.
+func (s *Store) DeleteRepairTask(ctx context.Context, id string) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	op := "delete repair task " + id
+	if id == "" || strings.Contains(id, "/") {
+		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	resp, err := s.cli.Delete(ctx, s.k.repair(id))
+	if err != nil {
+		return s.wrap(op, err)
+	}
+	if resp.Deleted == 0 {
+		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	return nil
+}

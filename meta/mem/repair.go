@@ -1,0 +1,89 @@
+package mem
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"cairn"
+	"cairn/meta"
+)
+
+// UpdateManifest implements meta.Store. The stored manifest must equal
+// prev field for field (compared as JSON, as the etcd store compares its
+// records).
+func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error {
+	if err := meta.CheckUpdate(m, prev); err != nil {
+		return err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(m.Bucket)
+	if err != nil {
+		return fmt.Errorf("update %s/%s: %w", m.Bucket, m.Key, err)
+	}
+	cur, ok := b.objects.Get(&cairn.Manifest{Key: m.Key})
+	if !ok {
+		return fmt.Errorf("update %s/%s: %w", m.Bucket, m.Key, cairn.ErrNotFound)
+	}
+	a, err1 := json.Marshal(cur)
+	p, err2 := json.Marshal(prev)
+	n, err3 := json.Marshal(m)
+	if err1 == nil && err3 == nil && string(a) == string(n) {
+		return nil // this very update is stored: a retried update
+	}
+	if err1 != nil || err2 != nil || string(a) != string(p) {
+		return fmt.Errorf("update %s/%s: %w (the manifest changed: version %s)", m.Bucket, m.Key, cairn.ErrConflict, cur.Version)
+	}
+	b.objects.ReplaceOrInsert(cloneManifest(m))
+	return nil
+}
+
+// PutRepairTask implements meta.Store.
+func (s *Store) PutRepairTask(ctx context.Context, t cairn.RepairTask) error {
+	if err := meta.CheckRepairTask(t); err != nil {
+		return err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.repairs[t.ID] = cloneTask(t)
+	return nil
+}
+
+// RepairTasks implements meta.Store.
+func (s *Store) RepairTasks(ctx context.Context) ([]cairn.RepairTask, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]cairn.RepairTask, 0, len(s.repairs))
+	for _, t := range s.repairs {
+		out = append(out, cloneTask(t))
+	}
+	meta.SortRepairTasks(out)
+	return out, nil
+}
+
+// DeleteRepairTask implements meta.Store.
+func (s *Store) DeleteRepairTask(ctx context.Context, id string) error {
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.repairs[id]; !ok {
+		return fmt.Errorf("repair task %s: %w", id, cairn.ErrNotFound)
+	}
+	delete(s.repairs, id)
+	return nil
+}
+
+func cloneTask(t cairn.RepairTask) cairn.RepairTask {
+	t.Lost = slices.Clone(t.Lost)
+	t.Targets = slices.Clone(t.Targets)
+	return t
+}

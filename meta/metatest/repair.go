@@ -1,0 +1,122 @@
+package metatest
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"cairn"
+	"cairn/meta"
+)
+
+func testUpdateManifest(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "bkt")
+	m := manifest("bkt", "k", "v1")
+	noErr(t, "commit", s.CommitManifest(ctx, m, ""))
+	prev, err := s.Manifest(ctx, "bkt", "k")
+	noErr(t, "Manifest", err)
+
+	moved := *prev
+	moved.Shards = append([]cairn.ShardLoc(nil), prev.Shards...)
+	moved.Shards[0].Disk = "node9/disk9"
+	noErr(t, "UpdateManifest", s.UpdateManifest(ctx, &moved, prev))
+	got, err := s.Manifest(ctx, "bkt", "k")
+	noErr(t, "Manifest after update", err)
+	sameManifest(t, "after update", got, &moved)
+	noErr(t, "UpdateManifest retried", s.UpdateManifest(ctx, &moved, prev))
+
+	// prev is stale now: another update must not overwrite the first.
+	other := *prev
+	other.Shards = append([]cairn.ShardLoc(nil), prev.Shards...)
+	other.Shards[0].Disk = "node8/disk8"
+	wantErr(t, "UpdateManifest over a stale manifest", s.UpdateManifest(ctx, &other, prev), cairn.ErrConflict)
+
+	// An overwrite by a new version wins over a repair of the old one.
+	noErr(t, "overwrite", s.CommitManifest(ctx, manifest("bkt", "k", "v2"), "v1"))
+	wantErr(t, "UpdateManifest after overwrite", s.UpdateManifest(ctx, &other, got), cairn.ErrConflict)
+	_, err = s.DeleteManifest(ctx, "bkt", "k", "")
+	noErr(t, "delete", err)
+	wantErr(t, "UpdateManifest after delete", s.UpdateManifest(ctx, &other, got), cairn.ErrNotFound)
+
+	v3 := manifest("bkt", "k", "v3")
+	wantErr(t, "UpdateManifest across versions", s.UpdateManifest(ctx, v3, got), cairn.ErrInvalid)
+	wantErr(t, "UpdateManifest nil prev", s.UpdateManifest(ctx, v3, nil), cairn.ErrInvalid)
+}
+
+// testUpdateManifestRace: of concurrent updates from the same prev,
+// exactly one lands.
+func testUpdateManifestRace(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "bkt")
+	noErr(t, "commit", s.CommitManifest(ctx, manifest("bkt", "k", "v1"), ""))
+	prev, err := s.Manifest(ctx, "bkt", "k")
+	noErr(t, "Manifest", err)
+	const n = 8
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			m := *prev
+			m.Shards = append([]cairn.ShardLoc(nil), prev.Shards...)
+			m.Shards[0].Disk = cairn.DiskID("node/disk" + string(rune('a'+i)))
+			errs[i] = s.UpdateManifest(ctx, &m, prev)
+		})
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !isConflict(err):
+			t.Fatalf("racing update: %v", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of %d racing updates landed, want 1", won, n)
+	}
+}
+
+func testRepairTasks(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	ts, err := s.RepairTasks(ctx)
+	noErr(t, "RepairTasks empty", err)
+	if len(ts) != 0 {
+		t.Fatalf("RepairTasks on a new store: %v", ts)
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	mk := func(key string, risk int, created time.Time) cairn.RepairTask {
+		return cairn.RepairTask{ID: cairn.RepairTaskID("b", key, "v", 0), Bucket: "b", Key: key, Version: "v",
+			Policy: "rs-4-2", Lost: []int{1}, Risk: risk, Bytes: 100, Created: created}
+	}
+	a, b, c := mk("a", 1, t0), mk("b", 0, t0.Add(time.Second)), mk("c", 1, t0.Add(-time.Second))
+	for _, x := range []cairn.RepairTask{a, b, c} {
+		noErr(t, "PutRepairTask", s.PutRepairTask(ctx, x))
+	}
+	a.Targets, a.Attempts, a.LastError = []cairn.DiskID{"n/d"}, 1, "boom"
+	noErr(t, "PutRepairTask replace", s.PutRepairTask(ctx, a))
+	ts, err = s.RepairTasks(ctx)
+	noErr(t, "RepairTasks", err)
+	if len(ts) != 3 || ts[0].Key != "b" || ts[1].Key != "c" || ts[2].Key != "a" {
+		t.Fatalf("RepairTasks order: %+v", ts)
+	}
+	if got := ts[2]; got.Attempts != 1 || got.LastError != "boom" || len(got.Targets) != 1 || got.Targets[0] != "n/d" || !got.Created.Equal(t0) {
+		t.Fatalf("replaced task read back as %+v", got)
+	}
+	ts[2].Lost[0] = 99
+	if again, _ := s.RepairTasks(ctx); again[2].Lost[0] == 99 {
+		t.Fatalf("RepairTasks returned a slice the store still uses")
+	}
+	noErr(t, "DeleteRepairTask", s.DeleteRepairTask(ctx, b.ID))
+	wantErr(t, "DeleteRepairTask twice", s.DeleteRepairTask(ctx, b.ID), cairn.ErrNotFound)
+	wantErr(t, "PutRepairTask no ID", s.PutRepairTask(ctx, cairn.RepairTask{}), cairn.ErrInvalid)
+	wantErr(t, "PutRepairTask slash", s.PutRepairTask(ctx, cairn.RepairTask{ID: "a/b"}), cairn.ErrInvalid)
+	ts, _ = s.RepairTasks(ctx)
+	if len(ts) != 2 {
+		t.Fatalf("after delete: %+v", ts)
+	}
+}
+
+func isConflict(err error) bool { return errors.Is(err, cairn.ErrConflict) }

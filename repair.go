@@ -1,0 +1,42 @@
+package cairn
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+)
+
+// RepairTask is one stripe with lost shards, queued in the metadata store
+// until they are rebuilt. A stripe is an object's shard set, or one part's
+// for a multipart object (Part ≥ 1). Tasks are keyed by RepairTaskID, so
+// enqueuing the same stripe twice is one task.
+//
+// Targets are chosen once, before the first attempt, and kept: a retried
+// or resumed task rewrites the same shard files on the same disks instead
+// of scattering copies.
+type RepairTask struct {
+	ID      string   `json:"id"`
+	Bucket  string   `json:"bucket"`
+	Key     string   `json:"key"`
+	Version string   `json:"version"` // the object version the task was made for
+	Part    int      `json:"part"`    // 0: the object's shards; n ≥ 1: part n's
+	Policy  string   `json:"policy"`
+	Lost    []int    `json:"lost"`              // shard indices to rebuild
+	Targets []DiskID `json:"targets,omitempty"` // Targets[j]: where Lost[j] goes
+	// Risk is the redundancy the stripe has left (shards it can still lose);
+	// 0 means one more loss loses data. The queue runs the lowest first.
+	Risk      int       `json:"risk"`
+	Bytes     int64     `json:"bytes"` // bytes to rebuild (shard size × len(Lost))
+	Created   time.Time `json:"created"`
+	Attempts  int       `json:"attempts"`
+	LastError string    `json:"last_error,omitempty"`
+	NotBefore time.Time `json:"not_before"` // retry backoff
+}
+
+// RepairTaskID names the task of a stripe: a hash of bucket, key, version
+// and part (keys may be long or odd; IDs are 32 hex digits).
+func RepairTaskID(bucket, key, version string, part int) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%d", bucket, key, version, part))
+	return hex.EncodeToString(h[:16])
+}
