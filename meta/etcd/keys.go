@@ -59,8 +59,8 @@ func (k keys) part(bucket, id string, n int) string {
 }
 func (k keys) repairs() string         { return k.p + "repairs/" }
 func (k keys) repair(id string) string { return k.repairs() + id }
-func (k keys) alive() string          { return k.p + "alive/" }
-func (k keys) holder(h string) string { return k.alive() + h }
+func (k keys) alive() string           { return k.p + "alive/" }
+func (k keys) holder(h string) string  { return k.alive() + h }
 
 // election is the concurrency.Election prefix of a role (the election adds
 // "/" and the candidate's lease ID). Escaping keeps role "a" from seeing

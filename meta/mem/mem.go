@@ -30,7 +30,7 @@ type Store struct {
 	buckets map[string]*bucket
 	uploads map[string]*upload // by bucket + "/" + upload ID
 	repairs map[string]cairn.RepairTask
-	stamp   int64              // last upload stamp handed out
+	stamp   int64 // last upload stamp handed out
 	leases  map[string]*lease
 	roles   map[string]*role
 	stops   []func() bool // context.AfterFunc stoppers of lease watchers, run by Close
