@@ -68,6 +68,11 @@ type Disk struct {
 	Free     int64     `json:"free"`
 	State    DiskState `json:"state"`
 	Since    time.Time `json:"since"` // when State last changed
+	// Fault is the node's report of an I/O problem with the disk (its
+	// directory vanished, a write or fsync failed); empty when healthy.
+	// The node sets it when it registers the disk; the director turns a
+	// faulty disk suspect, then down.
+	Fault string `json:"fault,omitempty"`
 }
 
 // PG is a placement group: an ordered list of disks, one per shard index of

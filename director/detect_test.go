@@ -18,8 +18,11 @@ func TestDetect(t *testing.T) {
 		{ID: "e/1", Node: "e", State: cairn.DiskSuspect, Since: t0.Add(-2 * time.Minute)},
 		{ID: "f/1", Node: "f", State: cairn.DiskDown, Since: t0.Add(-time.Hour)},
 		{ID: "g/1", Node: "g", State: cairn.DiskDraining},
+		{ID: "h/1", Node: "h", State: cairn.DiskUp, Fault: "write: input/output error"},
+		{ID: "i/1", Node: "i", State: cairn.DiskSuspect, Since: t0, Fault: "directory missing"},
+		{ID: "j/1", Node: "j", State: cairn.DiskSuspect, Since: t0.Add(-2 * time.Minute), Fault: "directory missing"},
 	}
-	alive := map[string]bool{"a": true, "e": true, "f": true}
+	alive := map[string]bool{"a": true, "e": true, "f": true, "h": true, "i": true, "j": true}
 	got := Detect(disks, alive, t0.Add(30*time.Second), grace)
 	want := []struct {
 		disk cairn.DiskID
@@ -28,6 +31,9 @@ func TestDetect(t *testing.T) {
 		{"b/1", cairn.DiskSuspect}, // dead node: suspect at once
 		{"d/1", cairn.DiskDown},    // suspect past the grace period
 		{"e/1", cairn.DiskUp},      // came back within... any time while suspect
+		{"h/1", cairn.DiskSuspect}, // live node, faulty disk
+		{"j/1", cairn.DiskDown},    // faulty for longer than the grace period
+		// i/1: live but still faulty, within the grace period: stays suspect
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)

@@ -38,10 +38,17 @@ type Config struct {
 
 // Duty is a periodic job of the leader: Run is called with the time at
 // most every Every (checked each Interval), first right after winning.
+// Its ctx ends when leadership does.
+//
+// A Background duty runs in its own goroutine, so a long run (a repair
+// round) does not hold up failure detection; it never overlaps itself:
+// the next run is due Every after the previous one started, and waits for
+// it to finish.
 type Duty struct {
-	Name  string
-	Every time.Duration
-	Run   func(ctx context.Context, now time.Time) error
+	Name       string
+	Every      time.Duration
+	Background bool
+	Run        func(ctx context.Context, now time.Time) error
 }
 
 // Director campaigns for leadership and, while leader, applies Detect.
@@ -98,9 +105,21 @@ func (d *Director) run(ctx context.Context) {
 }
 
 func (d *Director) lead(ctx context.Context, lead meta.Leadership) {
+	ctx, cancel := context.WithCancel(ctx)
+	var bg sync.WaitGroup
+	defer bg.Wait()
+	defer cancel() // ends the duties of this term
+	go func() {
+		select {
+		case <-lead.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	t := time.NewTicker(d.cfg.Interval)
 	defer t.Stop()
 	last := make([]time.Time, len(d.cfg.Duties)) // zero: due at once
+	running := make([]chan struct{}, len(d.cfg.Duties))
 	for {
 		d.step(ctx)
 		for i, duty := range d.cfg.Duties {
@@ -108,19 +127,48 @@ func (d *Director) lead(ctx context.Context, lead meta.Leadership) {
 			if !last[i].IsZero() && now.Sub(last[i]) < duty.Every {
 				continue
 			}
-			last[i] = now
-			if err := duty.Run(ctx, now); err != nil && ctx.Err() == nil {
-				d.cfg.Logger.Warn("director: duty failed", "duty", duty.Name, "err", err)
+			if running[i] != nil {
+				select {
+				case <-running[i]:
+				default:
+					continue // the previous run is still going
+				}
 			}
+			last[i] = now
+			if duty.Background {
+				done := make(chan struct{})
+				running[i] = done
+				bg.Go(func() {
+					defer close(done)
+					d.runDuty(ctx, duty, now)
+				})
+				continue
+			}
+			d.runDuty(ctx, duty, now)
 		}
 		select {
 		case <-ctx.Done():
-			return
-		case <-lead.Done():
-			d.cfg.Logger.Warn("director: lost leadership")
+			if isClosed(lead.Done()) {
+				d.cfg.Logger.Warn("director: lost leadership")
+			}
 			return
 		case <-t.C:
 		}
+	}
+}
+
+func (d *Director) runDuty(ctx context.Context, duty Duty, now time.Time) {
+	if err := duty.Run(ctx, now); err != nil && ctx.Err() == nil {
+		d.cfg.Logger.Warn("director: duty failed", "duty", duty.Name, "err", err)
+	}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
