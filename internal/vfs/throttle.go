@@ -3,6 +3,7 @@ package vfs
 import (
 	"io/fs"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +17,11 @@ type ThrottleConfig struct {
 	Bandwidth int64
 	// Latency is added to every write, read and sync.
 	Latency time.Duration
+	// Seek is added to every read or write that does not continue the
+	// previous one on this disk (another file, or another offset): a
+	// spinning disk, where interleaved streams cost head movement and one
+	// sequential stream does not (0: none).
+	Seek time.Duration
 	// Background load: every BackgroundEvery a competing request of
 	// BackgroundBytes arrives and occupies the disk (0: none).
 	BackgroundEvery time.Duration
@@ -28,7 +34,7 @@ type ThrottleConfig struct {
 
 // Enabled reports whether c slows anything down.
 func (c ThrottleConfig) Enabled() bool {
-	return c.Bandwidth > 0 || c.Latency > 0 || (c.BackgroundEvery > 0 && c.BackgroundBytes > 0)
+	return c.Bandwidth > 0 || c.Latency > 0 || c.Seek > 0 || (c.BackgroundEvery > 0 && c.BackgroundBytes > 0)
 }
 
 // Throttle returns fs slowed down per cfg: file Write, ReadAt and Sync
@@ -50,8 +56,10 @@ type throttle struct {
 	origin time.Time // background requests arrive at origin + k·Every
 
 	mu        sync.Mutex
-	busyUntil time.Time // guarded by mu
-	bgDone    int64     // background requests accounted; guarded by mu
+	busyUntil time.Time      // guarded by mu
+	bgDone    int64          // background requests accounted; guarded by mu
+	head      *throttledFile // the file the last request was on; guarded by mu
+	headOff   int64          // where the last request ended; guarded by mu
 }
 
 func (t *throttle) cost(n int64) time.Duration {
@@ -62,8 +70,9 @@ func (t *throttle) cost(n int64) time.Duration {
 	return d
 }
 
-// wait blocks until a request of n bytes arriving now would be done.
-func (t *throttle) wait(n int64) {
+// wait blocks until a request of n bytes of f at off arriving now would be
+// done (f nil: a sync, which does not move the head).
+func (t *throttle) wait(f *throttledFile, off, n int64) {
 	if !t.cfg.Enabled() {
 		return
 	}
@@ -77,6 +86,12 @@ func (t *throttle) wait(n int64) {
 		}
 	}
 	end := later(t.busyUntil, now).Add(t.cost(n))
+	if f != nil && t.cfg.Seek > 0 {
+		if t.head != f || t.headOff != off {
+			end = end.Add(t.cfg.Seek)
+		}
+		t.head, t.headOff = f, off+n
+	}
 	t.busyUntil = end
 	t.mu.Unlock()
 	if d := end.Sub(now); d > 0 {
@@ -112,21 +127,22 @@ func (f *throttledFS) OpenDir(name string) (File, error) { return f.wrap(f.FS.Op
 
 type throttledFile struct {
 	File
-	t *throttle
+	t       *throttle
+	written atomic.Int64 // the offset of the next Write (files are written sequentially)
 }
 
 func (f *throttledFile) Write(p []byte) (int, error) {
-	f.t.wait(int64(len(p)))
+	f.t.wait(f, f.written.Add(int64(len(p)))-int64(len(p)), int64(len(p)))
 	return f.File.Write(p)
 }
 
 func (f *throttledFile) ReadAt(p []byte, off int64) (int, error) {
-	f.t.wait(int64(len(p)))
+	f.t.wait(f, off, int64(len(p)))
 	return f.File.ReadAt(p, off)
 }
 
 func (f *throttledFile) Sync() error {
-	f.t.wait(0)
+	f.t.wait(nil, 0, 0)
 	return f.File.Sync()
 }
 

@@ -78,3 +78,35 @@ func TestThrottleBandwidthLatencyAndBackground(t *testing.T) {
 		t.Fatal("an empty config throttles")
 	}
 }
+
+// TestThrottleSeek: one sequential stream pays one seek; two interleaved
+// streams pay one per request.
+func TestThrottleSeek(t *testing.T) {
+	clock := &virtualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	cfg := ThrottleConfig{Seek: 10 * time.Millisecond, Now: clock.Now, Sleep: clock.Sleep}
+	fsys := Throttle(NewMem(), cfg)
+	start := clock.Now()
+	writeMB(t, fsys, "seq", 1) // 16 writes in one stream
+	if got := clock.Now().Sub(start); got != 10*time.Millisecond {
+		t.Fatalf("one stream of 16 writes cost %v, want one seek (10ms)", got)
+	}
+	a, _ := fsys.Create("a")
+	b, _ := fsys.Create("b")
+	buf := make([]byte, 4096)
+	start = clock.Now()
+	for range 8 {
+		a.Write(buf)
+		b.Write(buf)
+	}
+	if got := clock.Now().Sub(start); got != 16*10*time.Millisecond {
+		t.Fatalf("16 interleaved writes cost %v, want 16 seeks", got)
+	}
+	// Reads: sequential ReadAt continues the head; a jump seeks.
+	start = clock.Now()
+	a.ReadAt(buf, 0)
+	a.ReadAt(buf, 4096)
+	a.ReadAt(buf, 3*4096)
+	if got := clock.Now().Sub(start); got != 20*time.Millisecond {
+		t.Fatalf("read, continue, jump cost %v, want two seeks", got)
+	}
+}
