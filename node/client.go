@@ -39,29 +39,41 @@ type Client struct {
 // overall timeout (shards are streamed; use ctx) and no redirects.
 func NewClient(secret string, resolve func(cairn.DiskID) (addr string, err error), hc *http.Client) *Client {
 	if hc == nil {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 64
-		t.ResponseHeaderTimeout = 0
-		hc = &http.Client{
-			Transport:     t,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
+		hc = defaultHTTPClient()
 	}
 	return &Client{secret: secret, resolve: resolve, hc: hc}
 }
 
-// Error is a failed node call.
+// defaultHTTPClient is NewClient's default client.
+func defaultHTTPClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	t.ResponseHeaderTimeout = 0
+	return &http.Client{
+		Transport:     t,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// Error is a failed node call. For a push or pull, Disk and Shard name the
+// culprit, which may be on another node than the one called: the helper
+// whose shard is missing or corrupt, or the target that failed.
 type Error struct {
-	Op     string // "put", "get", "delete", "list", "stat"
+	Op     string // "put", "get", "delete", "list", "stat", "push", "pull"
 	Disk   cairn.DiskID
 	Shard  string
 	Status int    // HTTP status, 0 if none arrived
 	Code   string // protocol error code, if any
 	Err    error  // chain holding the sentinel
+
+	msg string // the node's message verbatim, when Code came from a node
 }
 
 func (e *Error) Error() string {
-	s := "node " + e.Op + " " + string(e.Disk)
+	s := "node " + e.Op
+	if e.Disk != "" {
+		s += " " + string(e.Disk)
+	}
 	if e.Shard != "" {
 		s += " " + e.Shard
 	}
@@ -74,44 +86,78 @@ func (c *Client) errf(op string, disk cairn.DiskID, shard string, sentinel error
 	return &Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))}
 }
 
-// request builds and sends one request; a transport failure becomes
-// ErrUnavailable (or ctx's error), an error status an *Error.
+// request resolves disk and sends one request; a transport failure
+// becomes ErrUnavailable (or ctx's error), an error status an *Error.
 func (c *Client) request(ctx context.Context, op, method string, disk cairn.DiskID, shard, path string, q url.Values, body io.Reader) (*http.Response, error) {
 	addr, err := c.resolve(disk)
 	if err != nil {
 		return nil, &Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("resolve disk: %w", err)}
 	}
-	base := addr
-	if !strings.Contains(addr, "://") {
-		base = "http://" + addr
+	return c.send(ctx, call{op: op, method: method, addr: addr, disk: disk, shard: shard, path: path, query: q, body: body})
+}
+
+// call is one request to a node at a known address. disk and shard name
+// what the call is about, for errors.
+type call struct {
+	op, method  string
+	addr        string // "host:port" or a base URL with a scheme
+	disk        cairn.DiskID
+	shard, path string
+	query       url.Values
+	header      http.Header
+	body        io.Reader // nil: none
+	length      int64     // body length if > 0; otherwise unknown (chunked)
+}
+
+// send sends one request; a transport failure becomes ErrUnavailable (or
+// ctx's error), an error status an *Error.
+func (c *Client) send(ctx context.Context, k call) (*http.Response, error) {
+	base := k.addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
 	}
-	u := base + path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
+	u := base + k.path
+	if len(k.query) > 0 {
+		u += "?" + k.query.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	req, err := http.NewRequestWithContext(ctx, k.method, u, k.body)
 	if err != nil {
-		return nil, c.errf(op, disk, shard, cairn.ErrInvalid, "%v", err)
+		return nil, c.errf(k.op, k.disk, k.shard, cairn.ErrInvalid, "%v", err)
+	}
+	for h, v := range k.header {
+		req.Header[h] = v
 	}
 	req.Header.Set("Authorization", "Bearer "+c.secret)
-	if body != nil {
+	if k.body != nil {
 		req.Header.Set("Content-Type", "application/octet-stream")
+		if k.length > 0 {
+			req.ContentLength = k.length
+		}
+		// Streamed bodies cannot be rewound, but a request that failed on a
+		// stale pooled connection before any of its body was read may be
+		// retried as is: the transport calls GetBody only if it was read.
+		req.GetBody = func() (io.ReadCloser, error) { return nil, errNoRewind }
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, &Error{Op: op, Disk: disk, Shard: shard, Err: cerr}
+			return nil, &Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: cerr}
 		}
-		return nil, &Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("%w: %w", cairn.ErrUnavailable, err)}
+		return nil, &Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: fmt.Errorf("%w: %s: %w", cairn.ErrUnavailable, k.addr, err)}
 	}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
-		return nil, responseError(op, disk, shard, resp)
+		return nil, responseError(k.op, k.disk, k.shard, resp)
 	}
 	return resp, nil
 }
 
+// errNoRewind: a streamed request body cannot be sent again.
+var errNoRewind = errors.New("node: a streamed body cannot be sent twice")
+
 // responseError decodes an error response (the body is read, up to 64 KiB).
+// A body naming a disk and shard (a repair's culprit) overrides disk and
+// shard.
 func responseError(op string, disk cairn.DiskID, shard string, resp *http.Response) *Error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	var eb errorBody
@@ -120,7 +166,10 @@ func responseError(op string, disk cairn.DiskID, shard string, resp *http.Respon
 		e.Err = fmt.Errorf("%w: node answered %s without a protocol error body", decodeError("", resp.StatusCode), resp.Status)
 		return e
 	}
-	e.Code = eb.Code
+	if eb.Disk != "" {
+		e.Disk, e.Shard = eb.Disk, eb.Shard
+	}
+	e.Code, e.msg = eb.Code, eb.Message
 	e.Err = fmt.Errorf("%w: %s (%s)", decodeError(eb.Code, resp.StatusCode), eb.Message, eb.Code)
 	return e
 }
@@ -165,10 +214,23 @@ func (c *Client) PutShard(ctx context.Context, disk cairn.DiskID, name string, r
 	if err := volume.ValidateName(name); err != nil {
 		return ShardInfo{}, &Error{Op: "put", Disk: disk, Shard: name, Err: err}
 	}
+	addr, err := c.resolve(disk)
+	if err != nil {
+		return ShardInfo{}, &Error{Op: "put", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
+	}
+	return c.putShardAt(ctx, addr, disk, name, r)
+}
+
+// putShardAt is PutShard to the node at addr.
+func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID, name string, r io.Reader) (ShardInfo, error) {
+	if err := volume.ValidateName(name); err != nil {
+		return ShardInfo{}, &Error{Op: "put", Disk: disk, Shard: name, Err: err}
+	}
 	cr := &crcReader{r: r}
 	// A body with no Len is sent chunked; wrapping hides any Len, so the
 	// transport never sets a wrong Content-Length.
-	resp, err := c.request(ctx, "put", http.MethodPut, disk, name, shardPath(disk, name), nil, io.NopCloser(cr))
+	resp, err := c.send(ctx, call{op: "put", method: http.MethodPut, addr: addr, disk: disk, shard: name,
+		path: shardPath(disk, name), body: io.NopCloser(cr)})
 	if err != nil {
 		return ShardInfo{}, err
 	}
@@ -196,6 +258,18 @@ func (c *Client) GetShard(ctx context.Context, disk cairn.DiskID, name string, o
 	if err := volume.ValidateName(name); err != nil {
 		return nil, &Error{Op: "get", Disk: disk, Shard: name, Err: err}
 	}
+	addr, err := c.resolve(disk)
+	if err != nil {
+		return nil, &Error{Op: "get", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
+	}
+	return c.getShardAt(ctx, addr, disk, name, off, n)
+}
+
+// getShardAt is GetShard from the node at addr.
+func (c *Client) getShardAt(ctx context.Context, addr string, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
+	if err := volume.ValidateName(name); err != nil {
+		return nil, &Error{Op: "get", Disk: disk, Shard: name, Err: err}
+	}
 	if off < 0 || n < -1 {
 		return nil, c.errf("get", disk, name, cairn.ErrInvalid, "bad range offset %d length %d", off, n)
 	}
@@ -203,7 +277,7 @@ func (c *Client) GetShard(ctx context.Context, disk cairn.DiskID, name string, o
 	if n >= 0 {
 		q.Set("length", strconv.FormatInt(n, 10))
 	}
-	resp, err := c.request(ctx, "get", http.MethodGet, disk, name, shardPath(disk, name), q, nil)
+	resp, err := c.send(ctx, call{op: "get", method: http.MethodGet, addr: addr, disk: disk, shard: name, path: shardPath(disk, name), query: q})
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +346,8 @@ func (r *shardReader) finish() error {
 	default:
 		e := *r.op
 		e.Status, e.Code = r.resp.StatusCode, st
-		e.Err = fmt.Errorf("%w: node stopped after %d of %d bytes: %s (%s)", decodeError(st, 0), r.got, r.want, tr.Get(TrailerError), st)
+		e.msg = fmt.Sprintf("node stopped after %d of %d bytes: %s", r.got, r.want, tr.Get(TrailerError))
+		e.Err = fmt.Errorf("%w: %s (%s)", decodeError(st, 0), e.msg, st)
 		return &e
 	}
 	if r.got != r.want {
@@ -302,7 +377,19 @@ func (c *Client) DeleteShard(ctx context.Context, disk cairn.DiskID, name string
 	if err := volume.ValidateName(name); err != nil {
 		return &Error{Op: "delete", Disk: disk, Shard: name, Err: err}
 	}
-	resp, err := c.request(ctx, "delete", http.MethodDelete, disk, name, shardPath(disk, name), nil, nil)
+	addr, err := c.resolve(disk)
+	if err != nil {
+		return &Error{Op: "delete", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
+	}
+	return c.deleteShardAt(ctx, addr, disk, name)
+}
+
+// deleteShardAt is DeleteShard on the node at addr.
+func (c *Client) deleteShardAt(ctx context.Context, addr string, disk cairn.DiskID, name string) error {
+	if err := volume.ValidateName(name); err != nil {
+		return &Error{Op: "delete", Disk: disk, Shard: name, Err: err}
+	}
+	resp, err := c.send(ctx, call{op: "delete", method: http.MethodDelete, addr: addr, disk: disk, shard: name, path: shardPath(disk, name)})
 	if err != nil {
 		return err
 	}

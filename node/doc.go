@@ -7,7 +7,7 @@
 //
 //   - Handler: the http.Handler of the protocol over a fixed set of
 //     volumes. PUT, GET (range), DELETE of a shard; LIST of a disk's shards
-//     (paginated); STAT of a disk; health.
+//     (paginated); STAT of a disk; health; PUSH and PULL repair.
 //   - Client: what the data path, repair and scrub call. It resolves a disk
 //     ID to its node's address on every call and maps responses back to
 //     cairn sentinel errors (ErrNotFound, ErrNoSpace, ErrCorrupt, ErrAuth,
@@ -17,6 +17,25 @@
 //     the lease, refreshes disk space and sweeps stale temporary files.
 //   - cluster secret: every request carries "Authorization: Bearer
 //     <secret>", compared in constant time; otherwise 401 → ErrAuth.
+//
+// Repair (push and pull): a RepairSpec rebuilds f = len(Store) lost shards
+// of a bytewise linear code from helper shards (Hops): rebuilt shard j =
+// Σ_i Hops[i].Coeffs[j]·helper_i in GF(2^8), computed with codec.MulAdd.
+// The work moves by slice (the request unit, Unit bytes): slice s of
+// every shard is itself a valid stripe. In a PUSH chain (Client.Push) the
+// coordinator calls the first hop; each hop reads its slice S_i, receives
+// the f partial blocks I_{i-1} of the slice from the previous hop (POST
+// /v1/push: the partial stream, f·L bytes per slice), adds Coeffs·S_i and
+// forwards the f partials; the last hop streams the finished slices to the
+// targets (Store), writing locally when a target disk is its own. Hops on
+// the same node in a row run in one request. In a PULL (Client.Pull) one
+// node, the puller, fetches every helper at once and computes the f shards
+// itself. A node answers a push only once the rest of the chain has, so
+// the coordinator gets one answer: what each target stored, or an *Error
+// naming the helper or target at fault (a corrupt or missing helper
+// several hops down, a full target), whichever node found it. The PUSH
+// property: no node receives more than f partials per slice position,
+// where the puller of a PULL receives k slices.
 //
 // Streaming and cancellation: PUT bodies and GET responses are streamed
 // block by block; nothing holds a whole shard. The request's context
@@ -42,8 +61,17 @@
 //	c := node.NewClient(secret, resolve, nil)
 //	info, err := c.PutShard(ctx, disk, cairn.ShardName(version, i), stream)
 //	r, err := c.GetShard(ctx, disk, name, off, n)
+//	stored, err := c.Push(ctx, node.RepairSpec{Size: size, Unit: 1 << 20, Hops: chain, Store: targets})
 //
-// Caveats: plain HTTP — the secret and data cross the network in clear
+// Link shaping: Config.LinkRate gives a node a slow network link for
+// repair experiments (one token bucket per direction, shared by every
+// connection the node accepts or dials; shape.go).
+//
+// Caveats: a push or pull error can reach the coordinator before nodes
+// further down a chain have finished removing their temporary files (they
+// do, as their requests are cancelled). Partial blocks carry no checksum
+// of their own; the rebuilt shards' CRCs, which the coordinator checks
+// against the manifest, cover them. Plain HTTP — the secret and data cross the network in clear
 // (TLS is for a later issue); the secret is one shared bearer token, not a
 // per-request signature, so anyone who sees traffic can replay it.
 package node

@@ -36,6 +36,12 @@ type HandlerConfig struct {
 	// progress for this long (0: 1 minute). Whole transfers have no limit:
 	// shards may be large.
 	IdleTimeout time.Duration
+	// HTTPClient makes the node's own requests to other nodes: forwarding
+	// partials to the next hop of a push, PUTs of rebuilt shards to remote
+	// targets, and a pull's fetches. They carry the cluster secret. nil: a
+	// client like NewClient's default (pooled keep-alive connections, no
+	// overall timeout, no redirects).
+	HTTPClient *http.Client
 	// Logger (nil: discarded).
 	Logger *slog.Logger
 }
@@ -51,6 +57,7 @@ type Handler struct {
 	idle    time.Duration
 	log     *slog.Logger
 	mux     *http.ServeMux
+	peer    *Client // the node's requests to other nodes (repair)
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -77,6 +84,9 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
+	h.peer = NewClient(cfg.Secret, func(d cairn.DiskID) (string, error) {
+		return "", fmt.Errorf("%w: node %s resolves no disks (%s)", cairn.ErrInvalid, cfg.Node, d)
+	}, cfg.HTTPClient)
 	for _, v := range cfg.Volumes {
 		if _, dup := h.vols[v.ID()]; dup {
 			return nil, fmt.Errorf("node handler: %w: disk %s served twice", cairn.ErrInvalid, v.ID())
@@ -91,6 +101,8 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	m.HandleFunc("GET "+apiPrefix+"/disks/{disk}/shards", h.list)
 	m.HandleFunc("GET "+apiPrefix+"/disks/{disk}", h.stat)
 	m.HandleFunc("GET "+apiPrefix+"/health", h.health)
+	m.HandleFunc("POST "+pushPath, h.push)
+	m.HandleFunc("POST "+pullPath, h.pull)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, "no_route", http.StatusNotFound, fmt.Errorf("no endpoint %s %s", r.Method, r.URL.Path))
 	})

@@ -24,9 +24,14 @@ import (
 //	GET    /v1/disks/{disk}/shards?after=&limit=    → 200 listResponse
 //	GET    /v1/disks/{disk}                         → 200 DiskStat
 //	GET    /v1/health                               → 200 healthResponse
+//	POST   /v1/push   header X-Cairn-Repair: the spec; body: partials from the previous hop
+//	                                                → 200 repairResponse (after the whole chain)
+//	POST   /v1/pull   header X-Cairn-Repair: the spec; no body
+//	                                                → 200 repairResponse
 //
 // Errors are a status and an errorBody; the code, not the status, is the
-// contract (errorTable).
+// contract (errorTable). Repair errors also name the culprit's disk and
+// shard (errorBody.Disk, Shard).
 const (
 	apiPrefix = "/v1"
 
@@ -88,10 +93,16 @@ type healthResponse struct {
 	Disks []DiskStat   `json:"disks"`
 }
 
-// errorBody is the JSON body of every error response (wire format).
+// errorBody is the JSON body of every error response (wire format). Disk
+// and Shard are optional (omitted when empty): a push or pull sets them to
+// the disk and shard that caused the failure — a helper whose shard is
+// missing or corrupt, a target that is full or unreachable — which may be
+// on another node than the one answering. Older clients ignore them.
 type errorBody struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string       `json:"code"`
+	Message string       `json:"message"`
+	Disk    cairn.DiskID `json:"disk,omitempty"`
+	Shard   string       `json:"shard,omitempty"`
 }
 
 // errorTable maps the cairn sentinels to protocol codes and HTTP statuses,

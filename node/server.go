@@ -69,6 +69,17 @@ type Config struct {
 	MinFree int64
 	// IdleTimeout ends a transfer that makes no progress (default 1m).
 	IdleTimeout time.Duration
+	// HTTPClient makes the node's requests to other nodes (repair: push
+	// forwarding, PUTs to remote targets, pull fetches); nil: a default
+	// pooled client (see HandlerConfig.HTTPClient). With LinkRate, its
+	// Transport must be nil or an *http.Transport (a shaped copy is used).
+	HTTPClient *http.Client
+	// LinkRate, in bytes per second, shapes the node's network link for
+	// repair experiments: all bytes the node receives, and separately all
+	// bytes it sends, over every connection — accepted by its listener or
+	// made by its own HTTP client — share one token bucket per direction.
+	// 0: unlimited.
+	LinkRate int64
 	// Logger (nil: discarded).
 	Logger *slog.Logger
 }
@@ -95,6 +106,14 @@ func (c *Config) Validate() error {
 			return bad("disk %s listed twice", d.ID)
 		}
 		seen[d.ID] = true
+	}
+	if c.LinkRate < 0 {
+		return bad("negative link rate %d", c.LinkRate)
+	}
+	if c.LinkRate > 0 && c.HTTPClient != nil {
+		if _, ok := c.HTTPClient.Transport.(*http.Transport); !ok && c.HTTPClient.Transport != nil {
+			return bad("link shaping needs an *http.Transport in HTTPClient, not %T", c.HTTPClient.Transport)
+		}
 	}
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:0"
@@ -181,9 +200,15 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 		s.vols = append(s.vols, v)
 	}
+	hc := s.cfg.HTTPClient
+	var shaper *linkShaper
+	if s.cfg.LinkRate > 0 {
+		shaper = newLinkShaper(s.cfg.LinkRate, wallClock{})
+		hc = shaper.client(hc)
+	}
 	s.handler, err = NewHandler(HandlerConfig{
 		Node: s.cfg.Node, Secret: s.cfg.Secret, Volumes: s.vols, MaxShardSize: s.cfg.MaxShardSize,
-		IdleTimeout: s.cfg.IdleTimeout, Logger: s.log,
+		IdleTimeout: s.cfg.IdleTimeout, HTTPClient: hc, Logger: s.log,
 	})
 	if err != nil {
 		return err
@@ -191,6 +216,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.ln, err = net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("node %s: listen: %w", s.cfg.Node, err)
+	}
+	if shaper != nil {
+		s.ln = shaper.listener(s.ln)
 	}
 	s.http = &http.Server{
 		Handler:           s.handler,
