@@ -16,6 +16,7 @@ import (
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return dispatch(ctx, "cairn admin", "Inspect and operate the cluster.", []command{
 		{"status", "nodes, disks and their states, placement groups, capacity", runAdminStatus},
+		{"repair", "the repair queue and repair-time predictions", runAdminRepair},
 	}, args, stdout, stderr)
 }
 

@@ -56,6 +56,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	users := fs.String("users", "", usersHelp)
 	creds := credFlags(fs)
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
+	rep := repairFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
@@ -90,7 +91,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: *nodeAddr, meta: etcd.Endpoints(), secret: secret, disks: diskPaths,
-		director: true, grace: *grace, log: log,
+		director: true, grace: *grace, repair: rep, log: log,
 	})
 	if err != nil {
 		return err
@@ -145,6 +146,8 @@ type nodeOptions struct {
 	director bool
 	noFormat bool
 	grace    time.Duration
+	linkRate int64 // bytes/s each way, 0 = unlimited
+	repair   *repairOptions
 	log      *slog.Logger
 }
 
@@ -170,7 +173,7 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 	}
 	srv, err := node.NewServer(node.Config{
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
-		Listen: o.addr, Registry: store, Logger: o.log,
+		Listen: o.addr, Registry: store, Logger: o.log, LinkRate: o.linkRate,
 	})
 	if err != nil {
 		store.Close()
@@ -182,8 +185,14 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 	}
 	var dir *director.Director
 	if o.director {
-		data := newCluster(store, o.secret, client.Config{Logger: o.log}).data
-		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: []director.Duty{{
+		if err := o.repair.validate(); err != nil {
+			srv.Close()
+			store.Close()
+			return nil, err
+		}
+		cl := newCluster(store, o.secret, client.Config{Logger: o.log})
+		data := cl.data
+		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,
 			Run: func(ctx context.Context, now time.Time) error {
 				n, err := data.SweepUploads(ctx, now, client.DefaultUploadMaxAge)
@@ -192,7 +201,9 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 				}
 				return err
 			},
-		}}})
+		}}
+		duties = append(duties, o.repair.duties(store, cl.nodes, o.log)...)
+		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties})
 	}
 	return func() {
 		if dir != nil {
@@ -214,6 +225,8 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	noDirector := fs.Bool("no-director", false, "do not stand for director")
 	noFormat := fs.Bool("no-format", false, "refuse to format a missing or empty disk directory (for mount points: an unmounted device is not silently replaced by an empty disk)")
 	grace := fs.Duration("grace", 30*time.Second, "director: how long a disk is suspect before it is marked down")
+	linkRate := fs.String("link-rate", "", "limit this node's network traffic to SIZE per second in each direction (for experiments, e.g. 10MiB; default unlimited)")
+	rep := repairFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
 	var disks multiFlag
 	fs.Var(&disks, "disk", diskSpecHelp+"; required. The order names the disks: the i-th is ID/disk<i>")
@@ -243,9 +256,16 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *zone != "" {
 		labels[cairn.LabelZone] = *zone
 	}
+	var rate int64
+	if *linkRate != "" {
+		var err error
+		if rate, err = units.ParseSize(*linkRate); err != nil || rate <= 0 {
+			return fmt.Errorf("%w: --link-rate: want a positive size per second", ErrUsage)
+		}
+	}
 	log := logger(stderr, *verbose)
-	stop, err := startNode(ctx, nodeOptions{id: *id, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, log: log})
+	stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, log: log})
 	if err != nil {
 		return err
 	}
@@ -322,16 +342,17 @@ func logger(w io.Writer, verbose bool) *slog.Logger {
 }
 
 // diskSpecHelp documents PATH[,options] of --disk.
-const diskSpecHelp = "a disk directory to serve, PATH[,bw=SIZE][,lat=DURATION][,bg=DURATION:SIZE] (repeatable). " +
-	"The options slow the disk down for experiments: bw bytes per second, lat per request, and a competing " +
+const diskSpecHelp = "a disk directory to serve, PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,bg=DURATION:SIZE] (repeatable). " +
+	"The options slow the disk down for experiments: bw bytes per second, lat per request, seek per request that " +
+	"does not continue the previous one (a spinning disk), and a competing " +
 	"background request of SIZE every DURATION (e.g. /d1,bw=10MiB,lat=2ms,bg=100ms:64KiB)"
 
-// parseDiskSpec parses PATH[,bw=SIZE][,lat=DURATION][,bg=DURATION:SIZE].
+// parseDiskSpec parses PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,bg=DURATION:SIZE].
 func parseDiskSpec(spec string) (string, vfs.ThrottleConfig, error) {
 	parts := strings.Split(spec, ",")
 	var c vfs.ThrottleConfig
 	bad := func(why string) (string, vfs.ThrottleConfig, error) {
-		return "", c, fmt.Errorf("%w: --disk %q: %s (want PATH[,bw=SIZE][,lat=DURATION][,bg=DURATION:SIZE])", ErrUsage, spec, why)
+		return "", c, fmt.Errorf("%w: --disk %q: %s (want PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,bg=DURATION:SIZE])", ErrUsage, spec, why)
 	}
 	if parts[0] == "" {
 		return bad("no path")
@@ -351,6 +372,12 @@ func parseDiskSpec(spec string) (string, vfs.ThrottleConfig, error) {
 				return bad("lat needs a duration")
 			}
 			c.Latency = d
+		case "seek":
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 {
+				return bad("seek needs a duration")
+			}
+			c.Seek = d
 		case "bg":
 			ds, ss, ok := strings.Cut(v, ":")
 			d, err1 := time.ParseDuration(ds)

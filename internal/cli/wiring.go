@@ -18,8 +18,9 @@ import (
 // cluster is an open connection to a cluster: its metadata store and the
 // data path over the node protocol.
 type cluster struct {
-	meta meta.Store
-	data *client.Client
+	meta  meta.Store
+	data  *client.Client
+	nodes *node.Client
 }
 
 func (c *cluster) Close() error { return c.meta.Close() }
@@ -42,7 +43,7 @@ func newCluster(store meta.Store, secret string, ccfg client.Config) *cluster {
 		ReadBufferSize:      256 << 10,
 		IdleConnTimeout:     90 * time.Second,
 	}})
-	return &cluster{meta: store, data: client.New(store, client.NodeShards{C: nc}, ccfg)}
+	return &cluster{meta: store, data: client.New(store, client.NodeShards{C: nc}, ccfg), nodes: nc}
 }
 
 // resolver maps disks to node addresses from the cluster map, re-reading

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -162,6 +163,8 @@ type Config struct {
 	DisksPerNode int // default 1
 	// Grace is the director's suspect → down delay (default 30s).
 	Grace time.Duration
+	// NodeArgs are more flags for every `cairn node` (e.g. repair settings).
+	NodeArgs []string
 }
 
 // Cluster is a running multi-process cluster.
@@ -216,6 +219,7 @@ func Start(t testing.TB, cfg Config) *Cluster {
 		for d := 1; d <= cfg.DisksPerNode; d++ {
 			args = append(args, "--disk", filepath.Join(c.Dir, id, fmt.Sprintf("disk%d", d)))
 		}
+		args = append(args, cfg.NodeArgs...)
 		c.Nodes = append(c.Nodes, StartProc(t, id, "serving", args...))
 	}
 	c.Conf = filepath.Join(c.Dir, "client.conf")
@@ -256,10 +260,16 @@ func (c *Cluster) TryCLI(ctx context.Context, args ...string) (string, error) {
 // RunCLI runs `cairn CMD --config conf ARGS...` (the config flag goes
 // right after the subcommand name).
 func RunCLI(ctx context.Context, conf string, args ...string) (string, error) {
-	full := append([]string{args[0], "--config", conf}, args[1:]...)
+	// The flag goes after the command words: "admin repair status" has three.
+	words := 1
 	if args[0] == "admin" || args[0] == "bench" {
-		full = append([]string{args[0], args[1], "--config", conf}, args[2:]...)
+		words = 2
 	}
+	if len(args) > 2 && args[0] == "admin" && args[1] == "repair" {
+		words = 3
+	}
+	words = min(words, len(args))
+	full := append(append(slices.Clone(args[:words]), "--config", conf), args[words:]...)
 	cmd := exec.CommandContext(ctx, binPath, full...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"text/tabwriter"
+	"time"
+
+	"cairn"
+	"cairn/codec/all"
+	"cairn/director"
+	"cairn/internal/units"
+	"cairn/meta"
+	"cairn/node"
+	"cairn/repair"
+	"cairn/repair/plan"
+)
+
+func runAdminRepair(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return dispatch(ctx, "cairn admin repair", "The repair queue: what is left to rebuild, and how long each scheme would take.", []command{
+		{"status", "queued repair tasks: stripes, bytes, risk, failing tasks", runRepairStatus},
+		{"plan", "predict the repair time of each scheme (PUSH paper's models)", runRepairPlan},
+	}, args, stdout, stderr)
+}
+
+// RepairStatus is what `cairn admin repair status --json` prints.
+type RepairStatus struct {
+	Tasks   int                `json:"tasks"`
+	Bytes   int64              `json:"bytes"`
+	ByRisk  map[int]int        `json:"by_risk"` // shards a stripe can still lose → tasks
+	Failing int                `json:"failing"` // tasks with failed attempts
+	Queue   []cairn.RepairTask `json:"queue,omitempty"`
+}
+
+func runRepairStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin repair status", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON (with the whole queue)")
+	show := fs.Int("show", 10, "tasks to list, riskiest first")
+	usageFor(fs, "cairn admin repair status [--json] [--show N]",
+		`Shows the repair queue the director works through: how many stripes (objects
+or parts) have lost shards, how many bytes are left to rebuild, how close the
+riskiest stripes are to data loss ("risk 0": one more lost shard loses data),
+and the tasks that failed with their last error (they are retried with a
+backoff). The director logs each repaired stripe.`)
+	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+		ts, err := cl.meta.RepairTasks(ctx)
+		if err != nil {
+			return err
+		}
+		st := RepairStatus{Tasks: len(ts), ByRisk: map[int]int{}}
+		for _, t := range ts {
+			st.Bytes += t.Bytes
+			st.ByRisk[t.Risk]++
+			if t.Attempts > 0 {
+				st.Failing++
+			}
+		}
+		if *asJSON {
+			st.Queue = ts
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(st)
+		}
+		if len(ts) == 0 {
+			fmt.Fprintln(stdout, "repair queue: empty (every stripe has its full redundancy, as far as the director knows)")
+			return nil
+		}
+		fmt.Fprintf(stdout, "repair queue: %d stripes, %s to rebuild, %d with failed attempts\n", st.Tasks, units.FormatSize(st.Bytes), st.Failing)
+		for r := range 8 {
+			if n := st.ByRisk[r]; n > 0 {
+				fmt.Fprintf(stdout, "  risk %d (can lose %d more shards): %d stripes\n", r, r, n)
+			}
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "OBJECT\tPART\tPOLICY\tLOST\tRISK\tBYTES\tATTEMPTS\tLAST ERROR")
+		for i, t := range ts {
+			if i == *show {
+				break
+			}
+			fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%v\t%d\t%s\t%d\t%s\n", t.Bucket, t.Key, t.Part, t.Policy, t.Lost, t.Risk,
+				units.FormatSize(t.Bytes), t.Attempts, t.LastError)
+		}
+		return tw.Flush()
+	})
+}
+
+func runRepairPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin repair plan", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	policy := fs.String("policy", "", "code to model, rs-K-R (default: the most common policy in the repair queue, else rs-6-3)")
+	failed := fs.Int("f", 1, "failed nodes")
+	nodeData := fs.String("node-data", "", "bytes each failed node held (default: the bytes in the repair queue ÷ f, else 1TiB)")
+	unit := fs.String("unit", "1MiB", "request unit")
+	netRate := fs.String("net", "117MB", "each node's network bandwidth per second, each direction (1 GbE ≈ 117MB)")
+	readRate := fs.String("read", "150MB", "each node's sequential disk read per second")
+	writeRate := fs.String("write", "150MB", "each node's sequential disk write per second")
+	mixedRate := fs.String("mixed-write", "5MB", "disk write per second under PULL-Sur's mix of random reads and writes")
+	usageFor(fs, "cairn admin repair plan [--policy rs-K-R] [--f N] [--node-data SIZE] [--net RATE] ...",
+		`Predicts how long rebuilding the failed nodes' data takes with each scheme,
+from the PUSH paper's models (its Eqs. 9–12) and cairn's bottleneck model of
+the plans it builds, given each node's bandwidths (measure them, e.g. with
+cairn bench push, and pass them here). The fastest scheme is what the
+director would pick.
+
+  PULL-Rep  a replacement fetches k shards per rebuilt shard and decodes
+  PULL-Sur  the survivors each rebuild a share, pulling from each other
+  PUSH-Rep  a chain of k helpers adds partial blocks hop by hop; the
+            replacement receives one block per rebuilt block
+  PUSH-Sur  chains that end at the survivors, rotating
+
+Rates are sizes per second (e.g. 117MB, 1GiB).`)
+	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+		ts, err := cl.meta.RepairTasks(ctx)
+		if err != nil {
+			return err
+		}
+		var queued int64
+		count := map[string]int{}
+		for _, t := range ts {
+			queued += t.Bytes
+			count[t.Policy]++
+		}
+		if *policy == "" {
+			*policy = "rs-6-3"
+			best := 0
+			for p, n := range count {
+				if n > best {
+					*policy, best = p, n
+				}
+			}
+		}
+		code, err := all.New(*policy)
+		if err != nil {
+			return fmt.Errorf("%w: --policy: %v", ErrUsage, err)
+		}
+		p := code.Params()
+		m := plan.Model{K: p.K, R: p.N() - p.K, F: *failed}
+		if *nodeData != "" {
+			v, err := units.ParseSize(*nodeData)
+			if err != nil {
+				return fmt.Errorf("%w: --node-data: %v", ErrUsage, err)
+			}
+			m.SNode = float64(v)
+		} else if queued > 0 {
+			m.SNode = float64(queued) / float64(*failed)
+		} else {
+			m.SNode = 1 << 40
+		}
+		u, err := units.ParseSize(*unit)
+		if err != nil {
+			return fmt.Errorf("%w: --unit: %v", ErrUsage, err)
+		}
+		m.SBlock = float64(u)
+		var rates [4]float64
+		for i, f := range []struct{ name, v string }{{"net", *netRate}, {"read", *readRate}, {"write", *writeRate}, {"mixed-write", *mixedRate}} {
+			v, err := units.ParseSize(f.v)
+			if err != nil || v <= 0 {
+				return fmt.Errorf("%w: --%s: want a positive size per second", ErrUsage, f.name)
+			}
+			rates[i] = float64(v)
+		}
+		r := plan.Rates{Read: rates[1], Write: rates[2], MixedWrite: rates[3], Send: rates[0], Recv: rates[0]}
+		m.Survivors, m.Replacement = []plan.Rates{r}, r
+		best, preds, err := plan.Choose(m, nil)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrUsage, err)
+		}
+		if *asJSON {
+			return json.NewEncoder(stdout).Encode(map[string]any{"model": m, "predictions": preds, "choice": best.Scheme.String()})
+		}
+		fmt.Fprintf(stdout, "%s, %d failed node(s) of %s each, unit %s\n", *policy, m.F, units.FormatSize(int64(m.SNode)), units.FormatSize(u))
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SCHEME\tPREDICTED\tPAPER\tEQ\tBOUND BY")
+		for _, pr := range preds {
+			mark := ""
+			if pr.Scheme == best.Scheme {
+				mark = "  ← chosen"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", pr.Scheme, seconds(pr.Seconds), seconds(pr.Paper), pr.Eq, pr.Bound, mark)
+		}
+		return tw.Flush()
+	})
+}
+
+func seconds(s float64) string {
+	switch {
+	case s >= 3600:
+		return fmt.Sprintf("%.1f h", s/3600)
+	case s >= 60:
+		return fmt.Sprintf("%.1f min", s/60)
+	}
+	return fmt.Sprintf("%.1f s", s)
+}
+
+// repairOptions are the director's repair settings (cairn server, cairn node).
+type repairOptions struct {
+	scheme   *string
+	unit     *string
+	parallel *int
+	scan     *time.Duration
+
+	parsed plan.Scheme
+	bytes  int64
+}
+
+func repairFlags(fs *flag.FlagSet) *repairOptions {
+	return &repairOptions{
+		scheme:   fs.String("repair-scheme", "push-sur", "director: how lost shards are rebuilt: push-sur, push-rep, pull-sur or pull-rep (see cairn admin repair plan --help)"),
+		unit:     fs.String("repair-unit", "1MiB", "director: request unit of repairs (the slice a repair chain moves at a time)"),
+		parallel: fs.Int("repair-parallel", 2, "director: stripes repaired at once (more: faster repair, more load on the nodes)"),
+		scan:     fs.Duration("repair-scan", 10*time.Second, "director: how often manifests are scanned for shards on down disks"),
+	}
+}
+
+func (o *repairOptions) validate() error {
+	s, err := plan.ParseScheme(*o.scheme)
+	if err != nil {
+		return fmt.Errorf("%w: --repair-scheme: %v", ErrUsage, err)
+	}
+	u, err := units.ParseSize(*o.unit)
+	if err != nil || u < 4096 || u > 64<<20 {
+		return fmt.Errorf("%w: --repair-unit: want a size from 4KiB to 64MiB", ErrUsage)
+	}
+	if *o.parallel < 1 || *o.scan <= 0 {
+		return fmt.Errorf("%w: --repair-parallel must be at least 1 and --repair-scan positive", ErrUsage)
+	}
+	o.parsed, o.bytes = s, u
+	return nil
+}
+
+// duties are the director's repair jobs: a scan that queues stripes with
+// shards on down disks, and a background worker that drains the queue.
+func (o *repairOptions) duties(store meta.Store, nc *node.Client, log *slog.Logger) []director.Duty {
+	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Unit: o.bytes, Parallel: *o.parallel, Logger: log})
+	return []director.Duty{
+		{Name: "queue repairs", Every: *o.scan, Run: func(ctx context.Context, now time.Time) error {
+			n, err := r.Scan(ctx, now)
+			if n > 0 {
+				log.Warn("repair: stripes with lost shards queued", "count", n)
+			}
+			return err
+		}},
+		{Name: "repair", Every: time.Second, Background: true, Run: func(ctx context.Context, now time.Time) error {
+			n, err := r.Work(ctx, now)
+			if n > 0 {
+				st := r.Stats()
+				log.Info("repair: progress", "stripes_done", n, "total_stripes", st.Repaired, "total_bytes", st.Bytes,
+					"failed_attempts", st.Failed, "bad_helpers", st.HelpersMarked)
+			}
+			return err
+		}},
+	}
+}

@@ -1,0 +1,46 @@
+// Package repair brings lost redundancy back: it finds stripes with shards
+// on unusable disks, queues them in the metadata store, and rebuilds them
+// through the storage nodes with the schemes of package repair/plan
+// (PUSH-Rep, PUSH-Sur, PULL-Rep, PULL-Sur), then moves the rebuilt shards
+// into the manifest with a compare-and-swap.
+//
+// # Vocabulary
+//
+//   - stripe: the shard set of an object, or of one part of a multipart
+//     object. Shard i is one file (cairn.ShardName(version, i)) on one disk;
+//     the codes are bytewise linear, so a shard file is rebuilt as a whole
+//     from whole helper files, slice by slice.
+//   - lost shard: a shard whose disk is down or failed (the director
+//     decided so), or that a repair found missing or corrupt.
+//   - task: one stripe to repair, a cairn.RepairTask in the queue (meta),
+//     keyed by cairn.RepairTaskID. Scan adds tasks; Work runs them riskiest
+//     first (least redundancy left). A task that fails is retried later
+//     with a backoff and its error recorded; one failing task never stops
+//     the others.
+//   - target: the disk a lost shard is rebuilt onto. Targets are chosen on
+//     the first attempt and stored in the task, so a retry or a new
+//     director after a crash rewrites the same files (volume writes are
+//     atomic renames) rather than leaving copies around.
+//   - executor: the node side (node.Client's Push and Pull): the chain or
+//     the puller reads helper shards, computes, and writes the target
+//     shards, returning their sizes and CRC-32Cs.
+//
+// # Safety
+//
+// A rebuilt shard is accepted only if its size and CRC-32C equal what the
+// manifest recorded when the object was written; only then is the
+// manifest updated, and only if it is still exactly the one the task
+// read (meta.Store.UpdateManifest). An object overwritten or deleted
+// meanwhile drops the task and deletes the rebuilt files. A helper found
+// missing or corrupt during a repair becomes lost too, and the stripe is
+// re-planned without it.
+//
+// # Scheme choice
+//
+// Config.Scheme is the preferred scheme (default PUSH-Sur). The -Sur
+// schemes store the rebuilt shard on a surviving node of the stripe (a
+// disk holding none of its shards), spreading the rebuilt data over the
+// survivors by rotating per stripe; when no survivor has such a disk the
+// task falls back to the -Rep form, whose target is a disk on a node
+// holding nothing of the stripe if one exists.
+package repair

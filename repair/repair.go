@@ -1,0 +1,714 @@
+package repair
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"cairn"
+	"cairn/codec"
+	"cairn/codec/all"
+	"cairn/node"
+	"cairn/repair/plan"
+)
+
+// Store is the part of the metadata store the repairer uses; meta.Store
+// satisfies it.
+type Store interface {
+	Nodes(ctx context.Context) ([]cairn.Node, error)
+	Disks(ctx context.Context) ([]cairn.Disk, error)
+	Buckets(ctx context.Context) ([]cairn.Bucket, error)
+	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
+	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
+	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
+	PutRepairTask(ctx context.Context, t cairn.RepairTask) error
+	RepairTasks(ctx context.Context) ([]cairn.RepairTask, error)
+	DeleteRepairTask(ctx context.Context, id string) error
+}
+
+// Executor runs repairs on the storage nodes; node.Client satisfies it.
+// Errors that blame a helper or a target are *node.Error naming its disk
+// and shard.
+type Executor interface {
+	Push(ctx context.Context, spec node.RepairSpec) ([]node.ShardInfo, error)
+	Pull(ctx context.Context, puller string, spec node.RepairSpec) ([]node.ShardInfo, error)
+	DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error
+}
+
+// Config configures a Repairer. Zero values take defaults.
+type Config struct {
+	// Scheme is the preferred scheme (default plan.PushSur).
+	Scheme plan.Scheme
+	// Unit is the request unit in bytes (default 1 MiB).
+	Unit int64
+	// Parallel is how many tasks run at once (default 2).
+	Parallel int
+	// MaxBackoff caps the wait before a failed task is retried (default
+	// 5 min); the wait doubles from 1 s with each attempt.
+	MaxBackoff time.Duration
+	Logger     *slog.Logger
+}
+
+// Repairer scans for and runs repair tasks. Its methods are safe to call
+// from one goroutine at a time (the director's leader loop).
+type Repairer struct {
+	store Store
+	exec  Executor
+	cfg   Config
+
+	mu    sync.Mutex
+	stats Stats // guarded by mu
+
+	scanned string // the lost disks the last complete Scan saw
+}
+
+// Stats counts what a Repairer did since it was made.
+type Stats struct {
+	Repaired      int           // tasks completed
+	Shards        int           // shards rebuilt
+	Bytes         int64         // bytes rebuilt
+	Busy          time.Duration // time spent running tasks (summed over parallel tasks)
+	Failed        int           // failed attempts
+	Dropped       int           // tasks dropped (object overwritten or deleted)
+	HelpersMarked int           // helper shards found missing or corrupt
+}
+
+// New returns a Repairer.
+func New(store Store, exec Executor, cfg Config) *Repairer {
+	if cfg.Scheme == 0 {
+		cfg.Scheme = plan.PushSur
+	}
+	if cfg.Unit <= 0 {
+		cfg.Unit = 1 << 20
+	}
+	if cfg.Parallel <= 0 {
+		cfg.Parallel = 2
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 5 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Repairer{store: store, exec: exec, cfg: cfg}
+}
+
+// Stats returns the counters so far.
+func (r *Repairer) Stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stats
+}
+
+// lostDisk reports whether shards on a disk in state s are gone for good
+// (to be rebuilt), as opposed to temporarily unreachable (suspect).
+func lostDisk(s cairn.DiskState) bool { return s == cairn.DiskDown || s == cairn.DiskFailed }
+
+// stripe is one shard set of a manifest.
+type stripe struct {
+	part    int // 0: the object; n: part n
+	version string
+	shards  []cairn.ShardLoc
+}
+
+func stripes(m *cairn.Manifest) []stripe {
+	if len(m.Parts) == 0 {
+		return []stripe{{0, m.Version, m.Shards}}
+	}
+	out := make([]stripe, len(m.Parts))
+	for i, p := range m.Parts {
+		out[i] = stripe{p.Number, p.Version, p.Shards}
+	}
+	return out
+}
+
+func findStripe(m *cairn.Manifest, part int) (stripe, bool) {
+	for _, s := range stripes(m) {
+		if s.part == part {
+			return s, true
+		}
+	}
+	return stripe{}, false
+}
+
+// Scan walks every manifest and queues a task for every stripe with a
+// shard on a down or failed disk that is not queued yet. It returns how
+// many tasks it added. Writes never go to such disks, so once a scan has
+// completed, the next one skips the walk until the set of lost disks
+// changes.
+func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
+	disks, err := r.store.Disks(ctx)
+	if err != nil {
+		return 0, err
+	}
+	state := make(map[cairn.DiskID]cairn.DiskState, len(disks))
+	var lostSet string
+	for _, d := range disks {
+		state[d.ID] = d.State
+		if lostDisk(d.State) {
+			lostSet += string(d.ID) + "\x00"
+		}
+	}
+	if lostSet == "" || lostSet == r.scanned {
+		return 0, nil
+	}
+	queued, err := r.store.RepairTasks(ctx)
+	if err != nil {
+		return 0, err
+	}
+	have := make(map[string]bool, len(queued))
+	for _, t := range queued {
+		have[t.ID] = true
+	}
+	buckets, err := r.store.Buckets(ctx)
+	if err != nil {
+		return 0, err
+	}
+	added := 0
+	for _, b := range buckets {
+		after := ""
+		for {
+			ms, more, err := r.store.ListManifests(ctx, b.Name, "", after, 1000)
+			if err != nil {
+				return added, err
+			}
+			for _, m := range ms {
+				after = m.Key
+				for _, st := range stripes(m) {
+					t, ok := newTask(m, st, state, now)
+					if !ok || have[t.ID] {
+						continue
+					}
+					if err := r.store.PutRepairTask(ctx, t); err != nil {
+						return added, err
+					}
+					have[t.ID] = true
+					added++
+				}
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	r.scanned = lostSet
+	return added, nil
+}
+
+// newTask returns the task for a stripe if it has lost shards.
+func newTask(m *cairn.Manifest, st stripe, state map[cairn.DiskID]cairn.DiskState, now time.Time) (cairn.RepairTask, bool) {
+	var lost []int
+	unavailable := 0
+	var size int64
+	for i, s := range st.shards {
+		ds, known := state[s.Disk]
+		switch {
+		case !known || lostDisk(ds):
+			lost = append(lost, i)
+			size = max(size, s.Size)
+		case !ds.Readable():
+			unavailable++
+		}
+	}
+	if len(lost) == 0 {
+		return cairn.RepairTask{}, false
+	}
+	t := cairn.RepairTask{
+		ID:      cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.part),
+		Bucket:  m.Bucket,
+		Key:     m.Key,
+		Version: m.Version,
+		Part:    st.part,
+		Stripe:  st.version,
+		Policy:  m.Policy,
+		Lost:    lost,
+		Bytes:   size * int64(len(lost)),
+		Created: now,
+	}
+	t.Risk = risk(m.Policy, len(lost)+unavailable)
+	return t, true
+}
+
+// risk is how many more shards a stripe of policy can lose after gone.
+func risk(policy string, gone int) int {
+	c, err := all.New(policy)
+	if err != nil {
+		return 0
+	}
+	p := c.Params()
+	return max(p.N()-p.K-gone, 0)
+}
+
+// Work runs the due tasks of the queue, riskiest first, Parallel at a
+// time, until every due task has been attempted once or ctx ends. It
+// returns the number of tasks completed.
+func (r *Repairer) Work(ctx context.Context, now time.Time) (int, error) {
+	tasks, err := r.store.RepairTasks(ctx)
+	if err != nil {
+		return 0, err
+	}
+	sem := make(chan struct{}, r.cfg.Parallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for _, t := range tasks {
+		if t.NotBefore.After(now) {
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if r.attempt(ctx, t, now) {
+				mu.Lock()
+				done++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return done, ctx.Err()
+}
+
+// attempt runs one task and records the outcome in the queue; it reports
+// whether the task is finished (repaired or dropped).
+func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Time) bool {
+	start := time.Now() // for Stats only; decisions take no clock reads
+	res, err := r.Run(ctx, &t)
+	r.mu.Lock()
+	r.stats.Busy += time.Since(start)
+	r.stats.HelpersMarked += res.marked
+	switch {
+	case err == nil && res.dropped:
+		r.stats.Dropped++
+	case err == nil:
+		r.stats.Repaired++
+		r.stats.Shards += res.shards
+		r.stats.Bytes += res.bytes
+	default:
+		r.stats.Failed++
+	}
+	r.mu.Unlock()
+	if err == nil {
+		if derr := r.store.DeleteRepairTask(context.WithoutCancel(ctx), t.ID); derr != nil && !errors.Is(derr, cairn.ErrNotFound) {
+			r.cfg.Logger.Warn("repair: task done but not dequeued; it will run again harmlessly", "task", t.ID, "err", derr)
+		}
+		return true
+	}
+	if ctx.Err() != nil {
+		return false // stopping (e.g. leadership lost): the task stays as it was
+	}
+	t.Attempts++
+	t.LastError = err.Error()
+	t.NotBefore = now.Add(min(time.Second<<min(t.Attempts-1, 20), r.cfg.MaxBackoff))
+	r.cfg.Logger.Warn("repair: attempt failed; will retry", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
+		"attempt", t.Attempts, "err", err)
+	if perr := r.store.PutRepairTask(context.WithoutCancel(ctx), t); perr != nil {
+		r.cfg.Logger.Warn("repair: recording a failed attempt", "task", t.ID, "err", perr)
+	}
+	return false
+}
+
+// result is what one run did.
+type result struct {
+	dropped bool
+	shards  int
+	bytes   int64
+	marked  int
+}
+
+// Run repairs one task's stripe now: it re-reads the manifest and the
+// cluster map, rebuilds every lost shard onto its target, checks the
+// rebuilt shards against the manifest's checksums and updates the
+// manifest. t's Lost and Targets may be updated (helpers found bad,
+// targets chosen) and are persisted before any shard is written.
+func (r *Repairer) Run(ctx context.Context, t *cairn.RepairTask) (result, error) {
+	var res result
+	for range 4 { // re-plans after a bad helper, a bounded number of times
+		m, err := r.store.Manifest(ctx, t.Bucket, t.Key)
+		if errors.Is(err, cairn.ErrNotFound) || err == nil && m.Version != t.Version {
+			res.dropped = true
+			r.deleteTargets(ctx, t)
+			return res, nil
+		}
+		if err != nil {
+			return res, err
+		}
+		st, ok := findStripe(m, t.Part)
+		if !ok {
+			res.dropped = true
+			return res, nil
+		}
+		cl, err := r.cluster(ctx)
+		if err != nil {
+			return res, err
+		}
+		code, err := all.New(m.Policy)
+		if err != nil {
+			return res, fmt.Errorf("policy of %s/%s: %w", m.Bucket, m.Key, err)
+		}
+		lost := r.lostShards(t, st, cl)
+		if len(lost) == 0 {
+			return res, nil // nothing left to do (e.g. the disk came back)
+		}
+		present := make([]bool, len(st.shards))
+		for _, i := range available(st, lost, cl) {
+			present[i] = true
+		}
+		if !code.CanReconstruct(present) {
+			return res, fmt.Errorf("%w: %s/%s part %d: too few shards left to rebuild %v", cairn.ErrUnavailable, t.Bucket, t.Key, t.Part, lost)
+		}
+		targets, scheme, err := r.targets(t, st, lost, cl)
+		if err != nil {
+			return res, err
+		}
+		if !slices.Equal(t.Lost, lost) || !slices.Equal(t.Targets, targets) {
+			t.Lost, t.Targets = lost, targets
+			if err := r.store.PutRepairTask(ctx, *t); err != nil {
+				return res, err
+			}
+		}
+		infos, err := r.rebuild(ctx, t, m, st, code, scheme, cl)
+		var ne *node.Error
+		if err != nil && errors.As(err, &ne) && isHelperFault(ne) && helperIndex(st, ne) >= 0 {
+			i := helperIndex(st, ne)
+			r.cfg.Logger.Warn("repair: helper shard is bad; re-planning without it", "bucket", t.Bucket, "key", t.Key,
+				"shard", i, "disk", ne.Disk, "err", err)
+			res.marked++
+			t.Lost = append(t.Lost, i)
+			slices.Sort(t.Lost)
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		for j, i := range t.Lost {
+			want := st.shards[i]
+			if infos[j].Size != want.Size || infos[j].CRC != want.CRC {
+				return res, fmt.Errorf("%w: rebuilt shard %d of %s/%s is %d bytes, CRC %08x; the manifest says %d bytes, CRC %08x",
+					cairn.ErrCorrupt, i, t.Bucket, t.Key, infos[j].Size, infos[j].CRC, want.Size, want.CRC)
+			}
+		}
+		next := withShards(m, t.Part, t.Lost, t.Targets)
+		if err := r.store.UpdateManifest(ctx, next, m); err != nil {
+			if errors.Is(err, cairn.ErrConflict) || errors.Is(err, cairn.ErrNotFound) {
+				continue // changed meanwhile: look again
+			}
+			return res, err
+		}
+		res.shards, res.bytes = len(t.Lost), int64(len(t.Lost))*st.shards[t.Lost[0]].Size
+		r.cfg.Logger.Info("repair: stripe repaired", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
+			"shards", t.Lost, "targets", t.Targets, "scheme", scheme)
+		return res, nil
+	}
+	return res, fmt.Errorf("repair of %s/%s part %d: gave up after repeated re-plans", t.Bucket, t.Key, t.Part)
+}
+
+func isHelperFault(e *node.Error) bool {
+	return errors.Is(e, cairn.ErrCorrupt) || errors.Is(e, cairn.ErrNotFound)
+}
+
+// helperIndex returns the shard index of the stripe that e names, or -1.
+func helperIndex(st stripe, e *node.Error) int {
+	for i, s := range st.shards {
+		if s.Disk == e.Disk && cairn.ShardName(st.version, i) == e.Shard {
+			return i
+		}
+	}
+	return -1
+}
+
+// clusterView is the cluster map a run plans against.
+type clusterView struct {
+	disks map[cairn.DiskID]cairn.Disk
+	addr  map[cairn.NodeID]string
+	order []cairn.DiskID
+}
+
+func (r *Repairer) cluster(ctx context.Context) (*clusterView, error) {
+	nodes, err := r.store.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	disks, err := r.store.Disks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cl := &clusterView{disks: make(map[cairn.DiskID]cairn.Disk), addr: make(map[cairn.NodeID]string)}
+	for _, n := range nodes {
+		cl.addr[n.ID] = n.Addr
+	}
+	for _, d := range disks {
+		cl.disks[d.ID] = d
+		cl.order = append(cl.order, d.ID)
+	}
+	return cl, nil
+}
+
+// usable reports whether a shard on disk can serve as a helper.
+func (cl *clusterView) usable(disk cairn.DiskID) bool {
+	d, ok := cl.disks[disk]
+	return ok && d.State == cairn.DiskUp && cl.addr[d.Node] != ""
+}
+
+// lostShards is the task's lost set brought up to date: shards on lost
+// disks, plus those the task already found bad, minus those a target
+// already holds (a previous attempt rebuilt them and updated the manifest).
+func (r *Repairer) lostShards(t *cairn.RepairTask, st stripe, cl *clusterView) []int {
+	var lost []int
+	for i, s := range st.shards {
+		d, known := cl.disks[s.Disk]
+		if !known || lostDisk(d.State) || slices.Contains(t.Lost, i) && !movedTo(t, i, s.Disk) {
+			lost = append(lost, i)
+		}
+	}
+	return lost
+}
+
+func available(st stripe, lost []int, cl *clusterView) []int {
+	var out []int
+	for i, s := range st.shards {
+		if !slices.Contains(lost, i) && cl.usable(s.Disk) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// targets returns a target disk for every lost shard (kept from earlier
+// attempts when still writable) and the scheme to use.
+func (r *Repairer) targets(t *cairn.RepairTask, st stripe, lost []int, cl *clusterView) ([]cairn.DiskID, plan.Scheme, error) {
+	holding := map[cairn.NodeID]bool{}
+	used := map[cairn.DiskID]bool{}
+	for i, s := range st.shards {
+		used[s.Disk] = true
+		if !slices.Contains(lost, i) {
+			holding[cl.disks[s.Disk].Node] = true
+		}
+	}
+	prev := map[int]cairn.DiskID{}
+	for j, i := range t.Lost {
+		if j < len(t.Targets) {
+			prev[i] = t.Targets[j]
+		}
+	}
+	chosen := map[cairn.NodeID]bool{}
+	out := make([]cairn.DiskID, len(lost))
+	for j, i := range lost {
+		if d, ok := prev[i]; ok && cl.disks[d].State.Writable() && cl.usable(d) {
+			out[j], used[d], chosen[cl.disks[d].Node] = d, true, true
+			continue
+		}
+		d, ok := pick(t.ID, i, cl, used, func(d cairn.Disk) int {
+			// Lower is better: a node holding nothing of the stripe keeps
+			// its failure domains apart; then one not chosen for another
+			// lost shard of it.
+			rk := 0
+			if holding[d.Node] {
+				rk += 2
+			}
+			if chosen[d.Node] {
+				rk++
+			}
+			return rk
+		})
+		if !ok {
+			return nil, 0, fmt.Errorf("%w: no writable disk outside the stripe of %s/%s to rebuild shard %d on", cairn.ErrNoSpace, t.Bucket, t.Key, i)
+		}
+		out[j], used[d], chosen[cl.disks[d].Node] = d, true, true
+	}
+	// The scheme follows where the targets are: on survivors, -Sur.
+	onSurvivors := true
+	for _, d := range out {
+		onSurvivors = onSurvivors && holding[cl.disks[d].Node]
+	}
+	scheme := r.cfg.Scheme
+	switch {
+	case onSurvivors && scheme == plan.PushRep:
+		// Rep with a replacement that is a helper: still fine as Rep.
+	case !onSurvivors && scheme == plan.PushSur:
+		scheme = plan.PushRep
+	case !onSurvivors && scheme == plan.PullSur:
+		scheme = plan.PullRep
+	}
+	if !scheme.Rep() && len(distinctNodes(out, cl)) > 1 {
+		// -Sur stores all of a stripe's rebuilt shards on one survivor;
+		// targets on several nodes are a -Rep plan.
+		if scheme == plan.PushSur {
+			scheme = plan.PushRep
+		} else {
+			scheme = plan.PullRep
+		}
+	}
+	return out, scheme, nil
+}
+
+// movedTo reports whether the task rebuilt shard i onto disk (an earlier
+// attempt got as far as the manifest update).
+func movedTo(t *cairn.RepairTask, i int, disk cairn.DiskID) bool {
+	j := slices.Index(t.Lost, i)
+	return j >= 0 && j < len(t.Targets) && t.Targets[j] == disk
+}
+
+func distinctNodes(ds []cairn.DiskID, cl *clusterView) []cairn.NodeID {
+	var out []cairn.NodeID
+	for _, d := range ds {
+		if n := cl.disks[d].Node; !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// pick chooses a writable disk not in used, best rank first, ties broken
+// by rendezvous hashing on (task, shard, disk) so choices spread evenly
+// and repeat exactly.
+func pick(id string, shard int, cl *clusterView, used map[cairn.DiskID]bool, rank func(cairn.Disk) int) (cairn.DiskID, bool) {
+	var best cairn.DiskID
+	bestRank, bestHash := 0, uint64(0)
+	found := false
+	for _, did := range cl.order {
+		d := cl.disks[did]
+		if used[did] || !d.State.Writable() || !cl.usable(did) {
+			continue
+		}
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s\x00%d\x00%s", id, shard, did)
+		rk, hv := rank(d), h.Sum64()
+		if !found || rk < bestRank || rk == bestRank && hv > bestHash {
+			best, bestRank, bestHash, found = did, rk, hv, true
+		}
+	}
+	return best, found
+}
+
+// rebuild plans and executes the repair of t.Lost onto t.Targets and
+// returns what was stored, in t.Lost order.
+func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, m *cairn.Manifest, st stripe, code codec.Code, scheme plan.Scheme, cl *clusterView) ([]node.ShardInfo, error) {
+	size := st.shards[t.Lost[0]].Size
+	for _, i := range t.Lost {
+		if st.shards[i].Size != size {
+			return nil, fmt.Errorf("%w: shards of %s/%s differ in size", cairn.ErrCorrupt, t.Bucket, t.Key)
+		}
+	}
+	if size == 0 {
+		return nil, fmt.Errorf("%w: %s/%s has empty shards", cairn.ErrInvalid, t.Bucket, t.Key)
+	}
+	nodes := make([]string, len(st.shards))
+	for i, s := range st.shards {
+		if !slices.Contains(t.Lost, i) && cl.usable(s.Disk) {
+			nodes[i] = string(cl.disks[s.Disk].Node)
+		}
+	}
+	target := map[int]cairn.DiskID{}
+	var tnodes []string
+	for j, i := range t.Lost {
+		target[i] = t.Targets[j]
+		tnodes = append(tnodes, string(cl.disks[t.Targets[j]].Node))
+	}
+	in := plan.Input{Code: code, Lost: t.Lost, Nodes: nodes, ShardSize: size, Unit: r.cfg.Unit, Rotate: int(hashString(t.ID) % 1024)}
+	if scheme.Rep() {
+		// The plan sends Lost[j] to Replacements[j mod len] and wants
+		// them distinct.
+		var reps []string
+		for _, n := range distinctNodes(t.Targets, cl) {
+			reps = append(reps, string(n))
+		}
+		for j, n := range tnodes {
+			if reps[j%len(reps)] != n {
+				return nil, fmt.Errorf("%w: targets %v of %s/%s do not fit one repair plan", cairn.ErrUnavailable, t.Targets, t.Bucket, t.Key)
+			}
+		}
+		in.Replacements = reps
+	} else {
+		in.Survivors = tnodes[:1]
+	}
+	p, err := plan.Build(scheme, in)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]node.ShardInfo, len(t.Lost))
+	for _, task := range p.Tasks {
+		if task.First != 0 || task.End != p.Slices() {
+			return nil, fmt.Errorf("repair plan %s splits a shard into shares; cairn stores whole shards", scheme)
+		}
+		spec := node.RepairSpec{Size: size, Unit: r.cfg.Unit}
+		for _, h := range task.Helpers {
+			d := st.shards[h.Shard].Disk
+			spec.Hops = append(spec.Hops, node.Hop{Addr: cl.addr[cl.disks[d].Node], Disk: d, Shard: cairn.ShardName(st.version, h.Shard), Coeffs: h.Coeffs})
+		}
+		for j, i := range task.Lost {
+			d := target[i]
+			if string(cl.disks[d].Node) != task.Store[j] {
+				return nil, fmt.Errorf("repair plan stores shard %d on node %s, its target disk %s is elsewhere", i, task.Store[j], d)
+			}
+			spec.Store = append(spec.Store, node.Target{Addr: cl.addr[cl.disks[d].Node], Disk: d, Shard: cairn.ShardName(st.version, i)})
+		}
+		var got []node.ShardInfo
+		if task.Puller != "" {
+			got, err = r.exec.Pull(ctx, cl.addr[cairn.NodeID(task.Puller)], spec)
+		} else {
+			got, err = r.exec.Push(ctx, spec)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != len(task.Lost) {
+			return nil, fmt.Errorf("%w: the node stored %d shards, %d were asked", cairn.ErrUnavailable, len(got), len(task.Lost))
+		}
+		for j, i := range task.Lost {
+			infos[slices.Index(t.Lost, i)] = got[j]
+		}
+	}
+	return infos, nil
+}
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// withShards returns a copy of m whose stripe part has shards lost[j]
+// moved to targets[j] (sizes and CRCs unchanged: they were checked).
+func withShards(m *cairn.Manifest, part int, lost []int, targets []cairn.DiskID) *cairn.Manifest {
+	next := *m
+	move := func(shards []cairn.ShardLoc) []cairn.ShardLoc {
+		out := slices.Clone(shards)
+		for j, i := range lost {
+			out[i].Disk = targets[j]
+		}
+		return out
+	}
+	if part == 0 {
+		next.Shards = move(m.Shards)
+		return &next
+	}
+	next.Parts = slices.Clone(m.Parts)
+	for k := range next.Parts {
+		if next.Parts[k].Number == part {
+			next.Parts[k].Shards = move(next.Parts[k].Shards)
+		}
+	}
+	return &next
+}
+
+// deleteTargets removes rebuilt files of a dropped task (best effort; the
+// scrubber would find them as orphans otherwise).
+func (r *Repairer) deleteTargets(ctx context.Context, t *cairn.RepairTask) {
+	for j, i := range t.Lost {
+		if j < len(t.Targets) {
+			_ = r.exec.DeleteShard(context.WithoutCancel(ctx), t.Targets[j], cairn.ShardName(t.Stripe, i))
+		}
+	}
+}

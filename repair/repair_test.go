@@ -1,0 +1,375 @@
+package repair
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cairn"
+	"cairn/client"
+	"cairn/client/clienttest"
+	"cairn/codec"
+	"cairn/meta/mem"
+	"cairn/node"
+	"cairn/repair/plan"
+)
+
+// fakeExec runs repair specs on in-memory shards, computing what the node
+// chain would: rebuilt[j] = Σ Coeffs[j]·helper. It is the node side below
+// the line this package tests; node's own tests run the real thing.
+type fakeExec struct {
+	s       *clienttest.MemShards
+	corrupt map[string]bool // disk/name of helpers that fail their CRC
+	pushes  atomic.Int64
+	pulls   atomic.Int64
+	mu      sync.Mutex
+	fail    error // the next call fails with it (guarded by mu)
+}
+
+func (f *fakeExec) run(spec node.RepairSpec) ([]node.ShardInfo, error) {
+	f.mu.Lock()
+	err := f.fail
+	f.fail = nil
+	f.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(spec.Store))
+	for j := range out {
+		out[j] = make([]byte, spec.Size)
+	}
+	for _, h := range spec.Hops {
+		f.s.Mu.Lock()
+		data, ok := f.s.Files[string(h.Disk)+"/"+h.Shard]
+		f.s.Mu.Unlock()
+		switch {
+		case f.corrupt[string(h.Disk)+"/"+h.Shard]:
+			return nil, &node.Error{Op: "push", Disk: h.Disk, Shard: h.Shard, Err: fmt.Errorf("block 0: %w", cairn.ErrCorrupt)}
+		case !ok || int64(len(data)) < spec.Size:
+			return nil, &node.Error{Op: "push", Disk: h.Disk, Shard: h.Shard, Err: cairn.ErrNotFound}
+		}
+		for j := range out {
+			codec.MulAdd(out[j], data[:spec.Size], h.Coeffs[j])
+		}
+	}
+	infos := make([]node.ShardInfo, len(out))
+	for j, t := range spec.Store {
+		if _, _, err := f.s.PutShard(context.Background(), t.Disk, t.Shard, bytes.NewReader(out[j])); err != nil {
+			return nil, err
+		}
+		infos[j] = node.ShardInfo{Size: spec.Size, CRC: crc32.Checksum(out[j], crc32.MakeTable(crc32.Castagnoli))}
+	}
+	return infos, nil
+}
+
+func (f *fakeExec) Push(_ context.Context, spec node.RepairSpec) ([]node.ShardInfo, error) {
+	f.pushes.Add(1)
+	return f.run(spec)
+}
+
+func (f *fakeExec) Pull(_ context.Context, _ string, spec node.RepairSpec) ([]node.ShardInfo, error) {
+	f.pulls.Add(1)
+	return f.run(spec)
+}
+
+func (f *fakeExec) DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error {
+	return f.s.DeleteShard(ctx, disk, name)
+}
+
+type env struct {
+	meta  *mem.Store
+	files *clienttest.MemShards
+	c     *client.Client
+	exec  *fakeExec
+	data  map[string][]byte
+	orig  map[string]*cairn.Manifest // as written
+}
+
+func newEnv(t *testing.T, nodes int, policy string, objects int) *env {
+	t.Helper()
+	ctx := context.Background()
+	e := &env{meta: mem.New(), files: clienttest.NewMemShards(), data: map[string][]byte{}}
+	for n := 1; n <= nodes; n++ {
+		id := cairn.NodeID(fmt.Sprintf("n%d", n))
+		if err := e.meta.PutNode(ctx, cairn.Node{ID: id, Addr: "addr-" + string(id)}); err != nil {
+			t.Fatal(err)
+		}
+		for d := 1; d <= 2; d++ {
+			if err := e.meta.PutDisk(ctx, cairn.Disk{ID: cairn.DiskID(fmt.Sprintf("%s/d%d", id, d)), Node: id, Capacity: 1 << 40, State: cairn.DiskUp}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.meta.CreateBucket(ctx, cairn.Bucket{Name: "bkt", Policy: policy}); err != nil {
+		t.Fatal(err)
+	}
+	e.c = client.New(e.meta, e.files, client.Config{BlockSize: 4096})
+	e.exec = &fakeExec{s: e.files, corrupt: map[string]bool{}}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range objects {
+		b := make([]byte, 1+rng.IntN(40000))
+		for k := range b {
+			b[k] = byte(rng.Uint32())
+		}
+		key := fmt.Sprintf("obj-%03d", i)
+		if _, err := e.c.Put(ctx, "bkt", key, bytes.NewReader(b), client.PutOptions{Size: int64(len(b))}); err != nil {
+			t.Fatal(err)
+		}
+		e.data[key] = b
+	}
+	e.orig = map[string]*cairn.Manifest{}
+	for key := range e.data {
+		e.orig[key], _ = e.meta.Manifest(ctx, "bkt", key)
+	}
+	return e
+}
+
+// loseNode marks every disk of node down and deletes its files.
+func (e *env) loseNode(t *testing.T, id string) {
+	t.Helper()
+	disks, _ := e.meta.Disks(context.Background())
+	for _, d := range disks {
+		if string(d.Node) != id {
+			continue
+		}
+		if err := e.meta.SetDiskState(context.Background(), d.ID, cairn.DiskDown, time.Unix(0, 0)); err != nil {
+			t.Fatal(err)
+		}
+		e.files.Mu.Lock()
+		for k := range e.files.Files {
+			if bytes.HasPrefix([]byte(k), []byte(string(d.ID)+"/")) {
+				delete(e.files.Files, k)
+			}
+		}
+		e.files.Mu.Unlock()
+	}
+}
+
+// check: no manifest names a down disk, and every object reads back
+// byte-exact — for rs policies also with as many shards as the code
+// tolerates unreadable, all of them ones that were not rebuilt, so the
+// rebuilt shards must be right.
+func (e *env) check(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	disks, _ := e.meta.Disks(ctx)
+	down := map[cairn.DiskID]bool{}
+	for _, d := range disks {
+		down[d.ID] = d.State != cairn.DiskUp
+	}
+	defer e.files.Set(func() { e.files.FailGet = map[cairn.DiskID]error{} })
+	for key, want := range e.data {
+		m, err := e.meta.Manifest(ctx, "bkt", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fail := map[cairn.DiskID]error{}
+		tolerance := 0
+		if strings.HasPrefix(m.Policy, "rs-") {
+			tolerance = 2
+		}
+		for i, s := range m.Shards {
+			if down[s.Disk] {
+				t.Fatalf("%s: shard %d still on down disk %s", key, i, s.Disk)
+			}
+			if s.Disk == e.orig[key].Shards[i].Disk && len(fail) < tolerance {
+				fail[s.Disk] = cairn.ErrNotFound
+			}
+		}
+		e.files.Set(func() { e.files.FailGet = fail })
+		_, rc, err := e.c.Get(ctx, "bkt", key, 0, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		_, err = buf.ReadFrom(rc)
+		rc.Close()
+		if err != nil || !bytes.Equal(buf.Bytes(), want) {
+			t.Fatalf("%s: read back %d bytes (%v), differing", key, buf.Len(), err)
+		}
+	}
+}
+
+func drain(t *testing.T, r *Repairer, store *mem.Store) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Unix(1000, 0)
+	for round := range 10 {
+		if _, err := r.Scan(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Work(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		ts, _ := store.RepairTasks(ctx)
+		if len(ts) == 0 {
+			return
+		}
+		now = now.Add(time.Hour) // past every backoff
+		_ = round
+	}
+	ts, _ := store.RepairTasks(ctx)
+	t.Fatalf("queue not empty after 10 rounds: %+v", ts[0])
+}
+
+// TestRepairEverySchemeAfterNodeLoss: on 6 nodes every target is on a
+// survivor of the stripe (the -Sur schemes' case); on 8 a node holding
+// nothing of it can take the shard.
+func TestRepairEverySchemeAfterNodeLoss(t *testing.T) {
+	for _, s := range plan.Schemes {
+		for _, c := range []struct {
+			policy string
+			nodes  int
+		}{{"rs-4-2", 6}, {"rs-4-2", 8}, {"lrc-4-2-1", 8}} {
+			t.Run(fmt.Sprintf("%s/%s/%d-nodes", s, c.policy, c.nodes), func(t *testing.T) {
+				e := newEnv(t, c.nodes, c.policy, 40)
+				e.loseNode(t, "n3")
+				r := New(e.meta, e.exec, Config{Scheme: s, Unit: 4096})
+				added, err := r.Scan(context.Background(), time.Unix(1000, 0))
+				if err != nil || added == 0 {
+					t.Fatalf("scan: %d tasks, %v", added, err)
+				}
+				drain(t, r, e.meta)
+				st := r.Stats()
+				if st.Repaired != added || st.Failed != 0 {
+					t.Fatalf("stats %+v, %d tasks queued", st, added)
+				}
+				if s.Push() && e.exec.pulls.Load() != 0 || !s.Push() && e.exec.pushes.Load() != 0 {
+					t.Fatalf("%s ran %d pushes and %d pulls", s, e.exec.pushes.Load(), e.exec.pulls.Load())
+				}
+				e.check(t)
+			})
+		}
+	}
+}
+
+func TestRepairTwoNodesLost(t *testing.T) {
+	e := newEnv(t, 8, "rs-4-2", 30)
+	e.loseNode(t, "n2")
+	e.loseNode(t, "n5")
+	r := New(e.meta, e.exec, Config{Unit: 4096})
+	drain(t, r, e.meta)
+	if r.Stats().Shards <= r.Stats().Repaired {
+		t.Fatalf("two lost nodes but no stripe lost two shards: %+v", r.Stats())
+	}
+	e.check(t)
+	// The repaired objects now survive losing two more nodes.
+	e.loseNode(t, "n1")
+	e.loseNode(t, "n7")
+	drain(t, r, e.meta)
+	e.check(t)
+}
+
+func TestCorruptHelperIsReplanned(t *testing.T) {
+	e := newEnv(t, 7, "rs-4-2", 10)
+	e.loseNode(t, "n3")
+	// Corrupt every shard on n4's disks: repairs must route around them
+	// and rebuild them too.
+	e.files.Mu.Lock()
+	for k := range e.files.Files {
+		if bytes.HasPrefix([]byte(k), []byte("n4/")) {
+			e.exec.corrupt[k] = true
+		}
+	}
+	e.files.Mu.Unlock()
+	r := New(e.meta, e.exec, Config{Scheme: plan.PushRep, Unit: 4096})
+	drain(t, r, e.meta)
+	if r.Stats().HelpersMarked == 0 {
+		t.Fatalf("no corrupt helper was found: %+v", r.Stats())
+	}
+	// Every helper found corrupt was rebuilt elsewhere (helpers a repair
+	// did not read stay, for the scrubber to find).
+	ctx := context.Background()
+	moved := 0
+	for key := range e.data {
+		m, _ := e.meta.Manifest(ctx, "bkt", key)
+		for i, s := range m.Shards {
+			o := e.orig[key].Shards[i]
+			if e.exec.corrupt[string(o.Disk)+"/"+cairn.ShardName(m.Version, i)] && s.Disk != o.Disk {
+				moved++
+			}
+		}
+	}
+	if moved != r.Stats().HelpersMarked {
+		t.Fatalf("%d corrupt helpers found, %d rebuilt elsewhere", r.Stats().HelpersMarked, moved)
+	}
+	e.check(t)
+}
+
+func TestFailedAttemptIsRetriedAndResumed(t *testing.T) {
+	e := newEnv(t, 7, "rs-4-2", 5)
+	e.loseNode(t, "n6")
+	ctx := context.Background()
+	now := time.Unix(1000, 0)
+	r := New(e.meta, e.exec, Config{Unit: 4096, Parallel: 1})
+	if _, err := r.Scan(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	e.exec.mu.Lock()
+	e.exec.fail = fmt.Errorf("%w: link down", cairn.ErrUnavailable)
+	e.exec.mu.Unlock()
+	if _, err := r.Work(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := e.meta.RepairTasks(ctx)
+	failed := 0
+	for _, task := range ts {
+		if task.Attempts > 0 {
+			failed++
+			if task.LastError == "" || !task.NotBefore.After(now) || len(task.Targets) != len(task.Lost) {
+				t.Fatalf("failed task recorded as %+v", task)
+			}
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d tasks recorded a failure, want 1", failed)
+	}
+	// A new repairer (a new director) resumes from the queue; the failed
+	// task keeps its targets.
+	var kept cairn.RepairTask
+	for _, task := range ts {
+		if task.Attempts > 0 {
+			kept = task
+		}
+	}
+	r2 := New(e.meta, e.exec, Config{Unit: 4096})
+	drain(t, r2, e.meta)
+	m, _ := e.meta.Manifest(ctx, kept.Bucket, kept.Key)
+	for j, i := range kept.Lost {
+		if m.Shards[i].Disk != kept.Targets[j] {
+			t.Fatalf("resumed task moved shard %d to %s, its recorded target was %s", i, m.Shards[i].Disk, kept.Targets[j])
+		}
+	}
+	e.check(t)
+}
+
+func TestOverwrittenObjectDropsTask(t *testing.T) {
+	e := newEnv(t, 7, "rs-4-2", 3)
+	e.loseNode(t, "n1")
+	ctx := context.Background()
+	r := New(e.meta, e.exec, Config{Unit: 4096})
+	if _, err := r.Scan(ctx, time.Unix(1000, 0)); err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := e.meta.RepairTasks(ctx)
+	if len(ts) == 0 {
+		t.Fatal("no tasks")
+	}
+	for _, task := range ts {
+		if err := e.c.Delete(ctx, "bkt", task.Key); err != nil {
+			t.Fatal(err)
+		}
+		delete(e.data, task.Key)
+	}
+	drain(t, r, e.meta)
+	if st := r.Stats(); st.Dropped != len(ts) || st.Repaired != 0 {
+		t.Fatalf("stats %+v after deleting every damaged object", st)
+	}
+}
