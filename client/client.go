@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	mrand "math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -127,6 +129,8 @@ type Client struct {
 	codes    map[string]codec.Code         // codes by policy; guarded by mu
 	arranged map[string][]cairn.DiskID     // shard → disk per policy and PG; guarded by mu
 	nodeOf   map[cairn.DiskID]cairn.NodeID // failure domain of each disk; guarded by mu
+	disks    []cairn.Disk                  // the cluster's disks as last read; guarded by mu
+	disksAt  time.Time                     // when disks was read; guarded by mu
 }
 
 // New returns a client over a metadata store and a shard store.
@@ -219,6 +223,85 @@ func (c *Client) arrange(ctx context.Context, policy string, code codec.Code, pg
 	c.arranged[key], c.nodeOf = got, nodeOf
 	c.mu.Unlock()
 	return got, nil
+}
+
+// disksMaxAge bounds how stale the disk states a PUT avoids may be.
+const disksMaxAge = 2 * time.Second
+
+// clusterDisks returns the cluster's disks, read at most disksMaxAge ago.
+func (c *Client) clusterDisks(ctx context.Context) ([]cairn.Disk, error) {
+	c.mu.Lock()
+	ds, at := c.disks, c.disksAt
+	c.mu.Unlock()
+	if ds != nil && time.Since(at) < disksMaxAge {
+		return ds, nil
+	}
+	ds, err := c.meta.Disks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.disks, c.disksAt = ds, time.Now()
+	c.mu.Unlock()
+	return ds, nil
+}
+
+// avoidUnwritable replaces the disks of a stripe that are not up (down,
+// failed, suspect, draining) with writable disks outside the stripe,
+// preferring nodes the stripe does not use yet, so writes keep working
+// while lost disks wait for repair. The manifest records where each shard
+// really went. A disk with no replacement is kept (its write then fails
+// with a precise error).
+func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, version string) ([]cairn.DiskID, error) {
+	all, err := c.clusterDisks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[cairn.DiskID]cairn.Disk, len(all))
+	for _, d := range all {
+		byID[d.ID] = d
+	}
+	bad := false
+	for _, d := range disks {
+		bad = bad || !byID[d].State.Writable()
+	}
+	if !bad {
+		return disks, nil
+	}
+	out := slices.Clone(disks)
+	used := map[cairn.DiskID]bool{}
+	nodes := map[cairn.NodeID]bool{}
+	for _, d := range disks {
+		used[d] = true
+		if byID[d].State.Writable() {
+			nodes[byID[d].Node] = true
+		}
+	}
+	for i, d := range disks {
+		if byID[d].State.Writable() {
+			continue
+		}
+		var best cairn.DiskID
+		bestRank, bestHash := 0, uint64(0)
+		for _, cand := range all {
+			if used[cand.ID] || !cand.State.Writable() {
+				continue
+			}
+			rank := 0
+			if nodes[cand.Node] {
+				rank = 1
+			}
+			h := fnv.New64a()
+			fmt.Fprintf(h, "%s\x00%d\x00%s", version, i, cand.ID)
+			if best == "" || rank < bestRank || rank == bestRank && h.Sum64() > bestHash {
+				best, bestRank, bestHash = cand.ID, rank, h.Sum64()
+			}
+		}
+		if best != "" {
+			out[i], used[best], nodes[byID[best].Node] = best, true, true
+		}
+	}
+	return out, nil
 }
 
 func (c *Client) newVersion() (string, error) {

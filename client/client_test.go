@@ -430,3 +430,42 @@ func TestReusedStripeMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestPutAvoidsLostDisks: shards meant for a disk that is down or suspect
+// go to a writable disk outside the stripe, on an unused node when there
+// is one, and the manifest says where.
+func TestPutAvoidsLostDisks(t *testing.T) {
+	e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 4096})
+	ctx := context.Background()
+	if err := e.meta.SetDiskState(ctx, "node2/disk1", cairn.DiskDown, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.meta.SetDiskState(ctx, "node5/disk1", cairn.DiskSuspect, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	e.shards.Set(func() {
+		e.shards.FailPut = map[cairn.DiskID]error{"node2/disk1": cairn.ErrUnavailable, "node5/disk1": cairn.ErrUnavailable}
+	})
+	for i := range 20 {
+		data := randBytes(uint64(i), 10000+i)
+		key := fmt.Sprintf("k%d", i)
+		m, err := e.c.Put(ctx, "bkt", key, bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+		if err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+		nodes := map[string]bool{}
+		for _, s := range m.Shards {
+			if s.Disk == "node2/disk1" || s.Disk == "node5/disk1" {
+				t.Fatalf("%s: shard on a lost disk: %+v", key, m.Shards)
+			}
+			n := strings.Split(string(s.Disk), "/")[0]
+			if nodes[n] {
+				t.Fatalf("%s: two shards on %s although free nodes exist: %+v", key, n, m.Shards)
+			}
+			nodes[n] = true
+		}
+		if got := e.get(t, key, 0, -1); !bytes.Equal(got, data) {
+			t.Fatalf("%s read back differently", key)
+		}
+	}
+}

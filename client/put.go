@@ -159,6 +159,9 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 	if err != nil {
 		return nil, fmt.Errorf("placement for %s: %w", policy, err)
 	}
+	if disks, err = c.avoidUnwritable(ctx, disks, version); err != nil {
+		return nil, fmt.Errorf("placement for %s: %w", policy, err)
+	}
 
 	mult := max(p.ShardMultiple, 1)
 	bs := (c.cfg.BlockSize + mult - 1) / mult * mult

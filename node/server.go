@@ -284,6 +284,10 @@ func (s *Server) putDisks(ctx context.Context, now time.Time) error {
 		}
 		d := cairn.Disk{ID: v.ID(), Node: s.cfg.Node, Path: v.Dir(), Capacity: u.Capacity, Free: u.Free,
 			State: cairn.DiskUp, Since: now}
+		if herr := v.Health(); herr != nil {
+			d.Fault = herr.Error()
+			s.log.Warn("disk fault reported to the director", "disk", string(v.ID()), "err", herr)
+		}
 		if err := s.cfg.Registry.PutDisk(ctx, d); err != nil {
 			return fmt.Errorf("node %s: register disk %s: %w", s.cfg.Node, v.ID(), err)
 		}

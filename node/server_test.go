@@ -130,6 +130,51 @@ func TestServerLifecycle(t *testing.T) {
 		}
 	}
 
+	// A volume whose identity file vanishes (the directory was wiped or the
+	// device unmounted) is reported as a fault, which the director turns
+	// suspect, then down; the other disk stays healthy; the fault clears
+	// when the file is back.
+	idPath := "/d1/" + volume.IdentityName
+	f, err := mem.Open(idPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := f.Stat()
+	ident := make([]byte, st.Size())
+	if _, err := f.ReadAt(ident, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := mem.Remove(idPath); err != nil {
+		t.Fatal(err)
+	}
+	waitFault := func(want bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; {
+			reg.mu.Lock()
+			bad, good := reg.disks["node1/disk1"], reg.disks["node1/disk2"]
+			reg.mu.Unlock()
+			if good.Fault != "" {
+				t.Fatalf("healthy disk reported faulty: %s", good.Fault)
+			}
+			if (bad.Fault != "") == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("fault reported: %q, want a fault: %v", bad.Fault, want)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitFault(true)
+	f, err = mem.Create(idPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(ident)
+	f.Close()
+	waitFault(false)
+
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,12 @@
 package repair
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -37,6 +39,7 @@ type Store interface {
 type Executor interface {
 	Push(ctx context.Context, spec node.RepairSpec) ([]node.ShardInfo, error)
 	Pull(ctx context.Context, puller string, spec node.RepairSpec) ([]node.ShardInfo, error)
+	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (node.ShardInfo, error)
 	DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error
 }
 
@@ -288,13 +291,13 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 	r.mu.Lock()
 	r.stats.Busy += time.Since(start)
 	r.stats.HelpersMarked += res.marked
+	r.stats.Shards += res.shards // a partial repair counts too
+	r.stats.Bytes += res.bytes
 	switch {
 	case err == nil && res.dropped:
 		r.stats.Dropped++
 	case err == nil:
 		r.stats.Repaired++
-		r.stats.Shards += res.shards
-		r.stats.Bytes += res.bytes
 	default:
 		r.stats.Failed++
 	}
@@ -378,37 +381,50 @@ func (r *Repairer) Run(ctx context.Context, t *cairn.RepairTask) (result, error)
 				return res, err
 			}
 		}
-		infos, err := r.rebuild(ctx, t, m, st, code, scheme, cl)
+		// This round rebuilds the shards that have a target.
+		var now []int
+		var onto []cairn.DiskID
+		for j, i := range t.Lost {
+			if t.Targets[j] != "" {
+				now, onto = append(now, i), append(onto, t.Targets[j])
+			}
+		}
+		infos, err := r.rebuild(ctx, t, now, onto, st, code, scheme, cl)
 		var ne *node.Error
 		if err != nil && errors.As(err, &ne) && isHelperFault(ne) && helperIndex(st, ne) >= 0 {
 			i := helperIndex(st, ne)
 			r.cfg.Logger.Warn("repair: helper shard is bad; re-planning without it", "bucket", t.Bucket, "key", t.Key,
 				"shard", i, "disk", ne.Disk, "err", err)
 			res.marked++
-			t.Lost = append(t.Lost, i)
-			slices.Sort(t.Lost)
+			// Aligned with Targets (no target yet); the next round sorts
+			// both out.
+			t.Lost, t.Targets = append(t.Lost, i), append(t.Targets, "")
 			continue
 		}
 		if err != nil {
 			return res, err
 		}
-		for j, i := range t.Lost {
+		for j, i := range now {
 			want := st.shards[i]
 			if infos[j].Size != want.Size || infos[j].CRC != want.CRC {
 				return res, fmt.Errorf("%w: rebuilt shard %d of %s/%s is %d bytes, CRC %08x; the manifest says %d bytes, CRC %08x",
 					cairn.ErrCorrupt, i, t.Bucket, t.Key, infos[j].Size, infos[j].CRC, want.Size, want.CRC)
 			}
 		}
-		next := withShards(m, t.Part, t.Lost, t.Targets)
+		next := withShards(m, t.Part, now, onto)
 		if err := r.store.UpdateManifest(ctx, next, m); err != nil {
 			if errors.Is(err, cairn.ErrConflict) || errors.Is(err, cairn.ErrNotFound) {
 				continue // changed meanwhile: look again
 			}
 			return res, err
 		}
-		res.shards, res.bytes = len(t.Lost), int64(len(t.Lost))*st.shards[t.Lost[0]].Size
+		res.shards, res.bytes = len(now), int64(len(now))*st.shards[now[0]].Size
 		r.cfg.Logger.Info("repair: stripe repaired", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
-			"shards", t.Lost, "targets", t.Targets, "scheme", scheme)
+			"shards", now, "targets", onto, "scheme", scheme)
+		if len(now) < len(t.Lost) {
+			return res, fmt.Errorf("%w: rebuilt %d of the %d lost shards of %s/%s part %d; no writable disk outside the stripe for the rest",
+				cairn.ErrNoSpace, len(now), len(t.Lost), t.Bucket, t.Key, t.Part)
+		}
 		return res, nil
 	}
 	return res, fmt.Errorf("repair of %s/%s part %d: gave up after repeated re-plans", t.Bucket, t.Key, t.Part)
@@ -455,10 +471,11 @@ func (r *Repairer) cluster(ctx context.Context) (*clusterView, error) {
 	return cl, nil
 }
 
-// usable reports whether a shard on disk can serve as a helper.
+// usable reports whether a shard on disk can serve as a helper: its disk
+// is up or draining (not suspect: its node may be gone).
 func (cl *clusterView) usable(disk cairn.DiskID) bool {
 	d, ok := cl.disks[disk]
-	return ok && d.State == cairn.DiskUp && cl.addr[d.Node] != ""
+	return ok && (d.State == cairn.DiskUp || d.State == cairn.DiskDraining) && cl.addr[d.Node] != ""
 }
 
 // lostShards is the task's lost set brought up to date: shards on lost
@@ -505,7 +522,7 @@ func (r *Repairer) targets(t *cairn.RepairTask, st stripe, lost []int, cl *clust
 	chosen := map[cairn.NodeID]bool{}
 	out := make([]cairn.DiskID, len(lost))
 	for j, i := range lost {
-		if d, ok := prev[i]; ok && cl.disks[d].State.Writable() && cl.usable(d) {
+		if d, ok := prev[i]; ok && d != "" && cl.disks[d].State.Writable() && cl.usable(d) {
 			out[j], used[d], chosen[cl.disks[d].Node] = d, true, true
 			continue
 		}
@@ -523,14 +540,21 @@ func (r *Repairer) targets(t *cairn.RepairTask, st stripe, lost []int, cl *clust
 			return rk
 		})
 		if !ok {
-			return nil, 0, fmt.Errorf("%w: no writable disk outside the stripe of %s/%s to rebuild shard %d on", cairn.ErrNoSpace, t.Bucket, t.Key, i)
+			continue // none left: this shard waits (out[j] == "")
 		}
 		out[j], used[d], chosen[cl.disks[d].Node] = d, true, true
 	}
+	if !slices.ContainsFunc(out, func(d cairn.DiskID) bool { return d != "" }) {
+		return nil, 0, fmt.Errorf("%w: no writable disk outside the stripe of %s/%s to rebuild its lost shards %v on", cairn.ErrNoSpace, t.Bucket, t.Key, lost)
+	}
 	// The scheme follows where the targets are: on survivors, -Sur.
 	onSurvivors := true
+	var placed []cairn.DiskID
 	for _, d := range out {
-		onSurvivors = onSurvivors && holding[cl.disks[d].Node]
+		if d != "" {
+			onSurvivors = onSurvivors && holding[cl.disks[d].Node]
+			placed = append(placed, d)
+		}
 	}
 	scheme := r.cfg.Scheme
 	switch {
@@ -541,7 +565,7 @@ func (r *Repairer) targets(t *cairn.RepairTask, st stripe, lost []int, cl *clust
 	case !onSurvivors && scheme == plan.PullSur:
 		scheme = plan.PullRep
 	}
-	if !scheme.Rep() && len(distinctNodes(out, cl)) > 1 {
+	if !scheme.Rep() && len(distinctNodes(placed, cl)) > 1 {
 		// -Sur stores all of a stripe's rebuilt shards on one survivor;
 		// targets on several nodes are a -Rep plan.
 		if scheme == plan.PushSur {
@@ -592,17 +616,26 @@ func pick(id string, shard int, cl *clusterView, used map[cairn.DiskID]bool, ran
 	return best, found
 }
 
-// rebuild plans and executes the repair of t.Lost onto t.Targets and
-// returns what was stored, in t.Lost order.
-func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, m *cairn.Manifest, st stripe, code codec.Code, scheme plan.Scheme, cl *clusterView) ([]node.ShardInfo, error) {
-	size := st.shards[t.Lost[0]].Size
-	for _, i := range t.Lost {
+// rebuild plans and executes the repair of lost[j] onto targets[j] (the
+// task's other lost shards are unavailable too) and returns what was
+// stored, in lost order.
+func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, lost []int, targets []cairn.DiskID, st stripe, code codec.Code, scheme plan.Scheme, cl *clusterView) ([]node.ShardInfo, error) {
+	size := st.shards[lost[0]].Size
+	for _, i := range lost {
 		if st.shards[i].Size != size {
 			return nil, fmt.Errorf("%w: shards of %s/%s differ in size", cairn.ErrCorrupt, t.Bucket, t.Key)
 		}
 	}
-	if size == 0 {
-		return nil, fmt.Errorf("%w: %s/%s has empty shards", cairn.ErrInvalid, t.Bucket, t.Key)
+	if size == 0 { // an empty object: nothing to compute, only files to make
+		infos := make([]node.ShardInfo, len(lost))
+		for j, i := range lost {
+			info, err := r.exec.PutShard(ctx, targets[j], cairn.ShardName(st.version, i), bytes.NewReader(nil))
+			if err != nil {
+				return nil, err
+			}
+			infos[j] = info
+		}
+		return infos, nil
 	}
 	nodes := make([]string, len(st.shards))
 	for i, s := range st.shards {
@@ -612,21 +645,21 @@ func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, m *cairn.Ma
 	}
 	target := map[int]cairn.DiskID{}
 	var tnodes []string
-	for j, i := range t.Lost {
-		target[i] = t.Targets[j]
-		tnodes = append(tnodes, string(cl.disks[t.Targets[j]].Node))
+	for j, i := range lost {
+		target[i] = targets[j]
+		tnodes = append(tnodes, string(cl.disks[targets[j]].Node))
 	}
-	in := plan.Input{Code: code, Lost: t.Lost, Nodes: nodes, ShardSize: size, Unit: r.cfg.Unit, Rotate: int(hashString(t.ID) % 1024)}
+	in := plan.Input{Code: code, Lost: lost, Nodes: nodes, ShardSize: size, Unit: r.cfg.Unit, Rotate: int(hashString(t.ID) % 1024)}
 	if scheme.Rep() {
 		// The plan sends Lost[j] to Replacements[j mod len] and wants
 		// them distinct.
 		var reps []string
-		for _, n := range distinctNodes(t.Targets, cl) {
+		for _, n := range distinctNodes(targets, cl) {
 			reps = append(reps, string(n))
 		}
 		for j, n := range tnodes {
 			if reps[j%len(reps)] != n {
-				return nil, fmt.Errorf("%w: targets %v of %s/%s do not fit one repair plan", cairn.ErrUnavailable, t.Targets, t.Bucket, t.Key)
+				return nil, fmt.Errorf("%w: targets %v of %s/%s do not fit one repair plan", cairn.ErrUnavailable, targets, t.Bucket, t.Key)
 			}
 		}
 		in.Replacements = reps
@@ -637,7 +670,7 @@ func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, m *cairn.Ma
 	if err != nil {
 		return nil, err
 	}
-	infos := make([]node.ShardInfo, len(t.Lost))
+	infos := make([]node.ShardInfo, len(lost))
 	for _, task := range p.Tasks {
 		if task.First != 0 || task.End != p.Slices() {
 			return nil, fmt.Errorf("repair plan %s splits a shard into shares; cairn stores whole shards", scheme)
@@ -667,7 +700,7 @@ func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, m *cairn.Ma
 			return nil, fmt.Errorf("%w: the node stored %d shards, %d were asked", cairn.ErrUnavailable, len(got), len(task.Lost))
 		}
 		for j, i := range task.Lost {
-			infos[slices.Index(t.Lost, i)] = got[j]
+			infos[slices.Index(lost, i)] = got[j]
 		}
 	}
 	return infos, nil
@@ -707,7 +740,7 @@ func withShards(m *cairn.Manifest, part int, lost []int, targets []cairn.DiskID)
 // scrubber would find them as orphans otherwise).
 func (r *Repairer) deleteTargets(ctx context.Context, t *cairn.RepairTask) {
 	for j, i := range t.Lost {
-		if j < len(t.Targets) {
+		if j < len(t.Targets) && t.Targets[j] != "" {
 			_ = r.exec.DeleteShard(context.WithoutCancel(ctx), t.Targets[j], cairn.ShardName(t.Stripe, i))
 		}
 	}

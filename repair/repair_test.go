@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -372,4 +373,61 @@ func TestOverwrittenObjectDropsTask(t *testing.T) {
 	if st := r.Stats(); st.Dropped != len(ts) || st.Repaired != 0 {
 		t.Fatalf("stats %+v after deleting every damaged object", st)
 	}
+}
+
+func (f *fakeExec) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (node.ShardInfo, error) {
+	n, crc, err := f.s.PutShard(ctx, disk, name, r)
+	return node.ShardInfo{Size: n, CRC: crc}, err
+}
+
+// TestPartialRepairWhenDisksRunOut: a stripe that lost more shards than
+// there are free disks gets what fits now, and the rest once a disk
+// appears.
+func TestPartialRepairWhenDisksRunOut(t *testing.T) {
+	e := newEnv(t, 6, "rs-4-2", 1) // 12 disks; the stripe uses 6
+	ctx := context.Background()
+	// Lose n1 and n2 (the stripe loses 2 shards) and leave one writable
+	// disk outside the stripe: the others drain (still read, not written).
+	e.loseNode(t, "n1")
+	e.loseNode(t, "n2")
+	m := e.orig["obj-000"]
+	inStripe := map[cairn.DiskID]bool{}
+	for _, s := range m.Shards {
+		inStripe[s.Disk] = true
+	}
+	var drained []cairn.DiskID
+	spare := false
+	disks, _ := e.meta.Disks(ctx)
+	for _, d := range disks {
+		if inStripe[d.ID] || d.State != cairn.DiskUp {
+			continue
+		}
+		if !spare {
+			spare = true
+			continue
+		}
+		drained = append(drained, d.ID)
+		if err := e.meta.SetDiskState(ctx, d.ID, cairn.DiskDraining, time.Unix(0, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := New(e.meta, e.exec, Config{Unit: 4096})
+	now := time.Unix(1000, 0)
+	r.Scan(ctx, now)
+	r.Work(ctx, now)
+	ts, _ := e.meta.RepairTasks(ctx)
+	if len(ts) == 0 || r.Stats().Shards == 0 {
+		t.Fatalf("expected partial progress and tasks left: %d tasks, %+v", len(ts), r.Stats())
+	}
+	if len(ts) != 1 || r.Stats().Shards != 1 || !strings.Contains(ts[0].LastError, "rebuilt 1 of the 2") {
+		t.Fatalf("after one round: %+v, %+v", ts, r.Stats())
+	}
+	// Disks come back: the rest is repaired.
+	for _, d := range drained {
+		if err := e.meta.SetDiskState(ctx, d, cairn.DiskUp, time.Unix(0, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drain(t, r, e.meta)
+	e.check(t)
 }

@@ -280,6 +280,22 @@ func (v *Volume) Err() error {
 	return v.broken
 }
 
+// Health reports a fault a node should announce for this disk: the
+// sticky write error (Err), or the volume's identity file or shard
+// directory gone (the directory was removed or the device unmounted). nil
+// means healthy as far as a cheap check can tell.
+func (v *Volume) Health() error {
+	if err := v.Err(); err != nil {
+		return err
+	}
+	for _, name := range []string{IdentityName, ShardsDir} {
+		if _, err := v.fs.Stat(v.path(name)); err != nil {
+			return fmt.Errorf("volume %s: %w", v.id, err)
+		}
+	}
+	return nil
+}
+
 func (v *Volume) check(write bool) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
