@@ -521,9 +521,15 @@ func (r *Repairer) targets(t *cairn.RepairTask, st stripe, lost []int, cl *clust
 	}
 	chosen := map[cairn.NodeID]bool{}
 	out := make([]cairn.DiskID, len(lost))
+	// Keep earlier choices first (so a new pick cannot take one), then
+	// pick for the rest.
 	for j, i := range lost {
-		if d, ok := prev[i]; ok && d != "" && cl.disks[d].State.Writable() && cl.usable(d) {
+		if d, ok := prev[i]; ok && d != "" && !used[d] && cl.disks[d].State.Writable() && cl.usable(d) {
 			out[j], used[d], chosen[cl.disks[d].Node] = d, true, true
+		}
+	}
+	for j, i := range lost {
+		if out[j] != "" {
 			continue
 		}
 		d, ok := pick(t.ID, i, cl, used, func(d cairn.Disk) int {

@@ -176,10 +176,15 @@ func (e *env) check(t *testing.T) {
 		if strings.HasPrefix(m.Policy, "rs-") {
 			tolerance = 2
 		}
+		seen := map[cairn.DiskID]bool{}
 		for i, s := range m.Shards {
 			if down[s.Disk] {
 				t.Fatalf("%s: shard %d still on down disk %s", key, i, s.Disk)
 			}
+			if seen[s.Disk] {
+				t.Fatalf("%s: two shards on disk %s: %+v (written as %+v)", key, s.Disk, m.Shards, e.orig[key].Shards)
+			}
+			seen[s.Disk] = true
 			if s.Disk == e.orig[key].Shards[i].Disk && len(fail) < tolerance {
 				fail[s.Disk] = cairn.ErrNotFound
 			}
@@ -269,7 +274,13 @@ func TestRepairTwoNodesLost(t *testing.T) {
 }
 
 func TestCorruptHelperIsReplanned(t *testing.T) {
-	e := newEnv(t, 7, "rs-4-2", 10)
+	for _, nodes := range []int{6, 7} {
+		t.Run(fmt.Sprint(nodes), func(t *testing.T) { testCorruptHelper(t, nodes) })
+	}
+}
+
+func testCorruptHelper(t *testing.T, nodes int) {
+	e := newEnv(t, nodes, "rs-4-2", 30)
 	e.loseNode(t, "n3")
 	// Corrupt every shard on n4's disks: repairs must route around them
 	// and rebuild them too.

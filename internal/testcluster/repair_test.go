@@ -84,6 +84,8 @@ func testRepair(t *testing.T, scheme string) {
 		NodeArgs: []string{"--repair-scheme", scheme, "--repair-scan", "1s", "--repair-unit", "64KiB"}})
 	d := openDirect(t, c)
 	ctx := t.Context()
+	var victimName string // for the failure report
+	var data map[string][]byte
 	c.CLI(t, "mb", "rep", "--policy", "rs-4-2")
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -92,6 +94,10 @@ func testRepair(t *testing.T, scheme string) {
 		if out, err := c.TryCLI(context.Background(), "admin", "repair", "status"); err == nil {
 			t.Logf("repair status:\n%s", out)
 		}
+		if out, err := c.TryCLI(context.Background(), "admin", "status"); err == nil {
+			t.Logf("status:\n%s", out)
+		}
+		unrepaired(t, d, data, map[cairn.NodeID]bool{nodeOf(cairn.DiskID(victimName + "/x")): true})
 		for _, p := range c.Nodes {
 			lines := strings.Split(p.Output(), "\n")
 			t.Logf("%s (last lines):\n%s", p.Name, strings.Join(lines[max(0, len(lines)-15):], "\n"))
@@ -100,7 +106,7 @@ func testRepair(t *testing.T, scheme string) {
 
 	const objects = 500
 	rng := rand.New(rand.NewPCG(7, uint64(len(scheme))))
-	data := make(map[string][]byte, objects)
+	data = make(map[string][]byte, objects)
 	for i := range objects {
 		b := make([]byte, 1+rng.IntN(200<<10))
 		for k := range b {
@@ -136,6 +142,7 @@ func testRepair(t *testing.T, scheme string) {
 		}
 	}
 	victimID := cairn.NodeID(fmt.Sprintf("node%d", victim+1))
+	victimName = string(victimID)
 	t.Logf("%s: killing %s (shards of %d objects); director is %s", scheme, victimID, count[victimID], leader)
 
 	// A corrupt helper: one shard, on a surviving non-director node, of an
@@ -229,14 +236,18 @@ func nodeOf(d cairn.DiskID) cairn.NodeID {
 func unrepaired(t *testing.T, d *direct, data map[string][]byte, dead map[cairn.NodeID]bool) int {
 	n := 0
 	for key := range data {
-		m, err := d.meta.Manifest(t.Context(), "rep", key)
+		m, err := d.meta.Manifest(context.Background(), "rep", key)
 		if err != nil {
+			t.Logf("%s: %v", key, err)
 			return len(data)
 		}
 		seen := map[cairn.DiskID]bool{}
-		for _, s := range m.Shards {
+		for i, s := range m.Shards {
 			if dead[nodeOf(s.Disk)] || seen[s.Disk] {
 				n++
+				if n <= 3 && t.Failed() {
+					t.Logf("unrepaired: %s shard %d on %s: %+v", key, i, s.Disk, m.Shards)
+				}
 			}
 			seen[s.Disk] = true
 		}
