@@ -41,3 +41,16 @@ func RepairTaskID(bucket, key, version string, part int) string {
 	h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%d", bucket, key, version, part))
 	return hex.EncodeToString(h[:16])
 }
+
+// RepairProgress is what the director last reported about its repairs,
+// for operators (cairn admin status / repair status): totals since it
+// became director and the recent repair rate, which with the queue's bytes
+// gives an ETA.
+type RepairProgress struct {
+	Director string    `json:"director"`
+	Updated  time.Time `json:"updated"`
+	Shards   int64     `json:"shards"`           // shards rebuilt
+	Bytes    int64     `json:"bytes"`            // bytes rebuilt
+	Failed   int64     `json:"failed"`           // failed attempts
+	Rate     float64   `json:"rate_bytes_per_s"` // recent rebuild rate
+}

@@ -121,6 +121,10 @@ type Store interface {
 	RepairTasks(ctx context.Context) ([]cairn.RepairTask, error)
 	// DeleteRepairTask removes a task; ErrNotFound if it is not queued.
 	DeleteRepairTask(ctx context.Context, id string) error
+	// PutRepairProgress replaces the director's progress report.
+	PutRepairProgress(ctx context.Context, p cairn.RepairProgress) error
+	// RepairProgress returns the last progress report, or ErrNotFound.
+	RepairProgress(ctx context.Context) (cairn.RepairProgress, error)
 
 	// KeepAlive announces that holder (e.g. a node ID) is alive for ttl,
 	// renewing until ctx ends or Close; the entry vanishes within ttl after

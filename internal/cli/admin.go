@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"text/tabwriter"
+	"time"
 
 	"cairn"
 	"cairn/director"
@@ -30,6 +31,7 @@ type Status struct {
 	Free     int64          `json:"free"`
 	Buckets  int            `json:"buckets"`
 	Warnings []string       `json:"warnings,omitempty"`
+	Repair   string         `json:"repair"` // one line: the repair queue and its ETA
 	States   map[string]int `json:"disk_states"`
 }
 
@@ -87,6 +89,20 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	if id, err := cl.meta.Leader(ctx, director.Role); err == nil {
 		st.Director = id
 	}
+	st.Repair = "nothing to repair"
+	if ts, err := cl.meta.RepairTasks(ctx); err == nil && len(ts) > 0 {
+		var bytes int64
+		for _, t := range ts {
+			bytes += t.Bytes
+		}
+		st.Repair = fmt.Sprintf("%d stripes with lost shards, %s to rebuild", len(ts), fmtBytes(bytes))
+		if p, err := cl.meta.RepairProgress(ctx); err == nil {
+			if eta := repairETA(bytes, p, time.Now()); eta != "" {
+				st.Repair += ", ETA " + eta
+			}
+		}
+		st.Repair += " (cairn admin repair status)"
+	}
 	per := map[cairn.NodeID]int{}
 	for _, d := range disks {
 		per[d.Node]++
@@ -125,8 +141,8 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 }
 
 func printStatus(w io.Writer, st *Status) {
-	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free; %d buckets\n\n", orNone(st.Director),
-		fmtBytes(st.Capacity), fmtBytes(st.Free), st.Buckets)
+	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free; %d buckets\nrepair: %s\n\n", orNone(st.Director),
+		fmtBytes(st.Capacity), fmtBytes(st.Free), st.Buckets, st.Repair)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tDISKS")
 	for _, n := range st.Nodes {

@@ -29,11 +29,13 @@ func runAdminRepair(ctx context.Context, args []string, stdout, stderr io.Writer
 
 // RepairStatus is what `cairn admin repair status --json` prints.
 type RepairStatus struct {
-	Tasks   int                `json:"tasks"`
-	Bytes   int64              `json:"bytes"`
-	ByRisk  map[int]int        `json:"by_risk"` // shards a stripe can still lose → tasks
-	Failing int                `json:"failing"` // tasks with failed attempts
-	Queue   []cairn.RepairTask `json:"queue,omitempty"`
+	Tasks    int                   `json:"tasks"`
+	Bytes    int64                 `json:"bytes"`
+	ByRisk   map[int]int           `json:"by_risk"` // shards a stripe can still lose → tasks
+	Failing  int                   `json:"failing"` // tasks with failed attempts
+	Progress *cairn.RepairProgress `json:"progress,omitempty"`
+	ETA      string                `json:"eta,omitempty"`
+	Queue    []cairn.RepairTask    `json:"queue,omitempty"`
 }
 
 func runRepairStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -59,17 +61,29 @@ backoff). The director logs each repaired stripe.`)
 				st.Failing++
 			}
 		}
+		if p, err := cl.meta.RepairProgress(ctx); err == nil {
+			st.Progress = &p
+			st.ETA = repairETA(st.Bytes, p, time.Now())
+		}
 		if *asJSON {
 			st.Queue = ts
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
 			return enc.Encode(st)
 		}
+		if p := st.Progress; p != nil {
+			fmt.Fprintf(stdout, "director %s has rebuilt %d shards (%s), %d failed attempts; rate %s (as of %s)\n",
+				p.Director, p.Shards, fmtBytes(p.Bytes), p.Failed, units.FormatRate(p.Rate), p.Updated.Format(time.RFC3339))
+		}
 		if len(ts) == 0 {
 			fmt.Fprintln(stdout, "repair queue: empty (every stripe has its full redundancy, as far as the director knows)")
 			return nil
 		}
-		fmt.Fprintf(stdout, "repair queue: %d stripes, %s to rebuild, %d with failed attempts\n", st.Tasks, units.FormatSize(st.Bytes), st.Failing)
+		eta := ""
+		if st.ETA != "" {
+			eta = ", ETA " + st.ETA
+		}
+		fmt.Fprintf(stdout, "repair queue: %d stripes, %s to rebuild%s, %d with failed attempts\n", st.Tasks, fmtBytes(st.Bytes), eta, st.Failing)
 		for r := range 8 {
 			if n := st.ByRisk[r]; n > 0 {
 				fmt.Fprintf(stdout, "  risk %d (can lose %d more shards): %d stripes\n", r, r, n)
@@ -82,7 +96,7 @@ backoff). The director logs each repaired stripe.`)
 				break
 			}
 			fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%v\t%d\t%s\t%d\t%s\n", t.Bucket, t.Key, t.Part, t.Policy, t.Lost, t.Risk,
-				units.FormatSize(t.Bytes), t.Attempts, t.LastError)
+				fmtBytes(t.Bytes), t.Attempts, t.LastError)
 		}
 		return tw.Flush()
 	})
@@ -233,9 +247,40 @@ func (o *repairOptions) validate() error {
 }
 
 // duties are the director's repair jobs: a scan that queues stripes with
-// shards on down disks, and a background worker that drains the queue.
-func (o *repairOptions) duties(store meta.Store, nc *node.Client, log *slog.Logger) []director.Duty {
+// shards on down disks, and a background worker that drains the queue and
+// reports its progress (for the ETA in cairn admin repair status).
+func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger) []director.Duty {
 	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Unit: o.bytes, Parallel: *o.parallel, Logger: log})
+	var (
+		last      time.Time
+		lastBytes int64
+		lastPut   time.Time
+		rate      float64
+	)
+	report := func(ctx context.Context) {
+		now := time.Now()
+		st := r.Stats()
+		if !last.IsZero() {
+			if dt := now.Sub(last).Seconds(); dt > 0 {
+				inst := float64(st.Bytes-lastBytes) / dt
+				if rate == 0 {
+					rate = inst
+				} else {
+					rate = 0.7*rate + 0.3*inst
+				}
+			}
+		}
+		changed := st.Bytes != lastBytes
+		last, lastBytes = now, st.Bytes
+		if !changed && now.Sub(lastPut) < 30*time.Second {
+			return
+		}
+		lastPut = now
+		p := cairn.RepairProgress{Director: id, Updated: now, Shards: int64(st.Shards), Bytes: st.Bytes, Failed: int64(st.Failed), Rate: rate}
+		if err := store.PutRepairProgress(ctx, p); err != nil && ctx.Err() == nil {
+			log.Warn("repair: reporting progress", "err", err)
+		}
+	}
 	return []director.Duty{
 		{Name: "queue repairs", Every: *o.scan, Run: func(ctx context.Context, now time.Time) error {
 			n, err := r.Scan(ctx, now)
@@ -246,6 +291,7 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, log *slog.Logg
 		}},
 		{Name: "repair", Every: time.Second, Background: true, Run: func(ctx context.Context, now time.Time) error {
 			n, err := r.Work(ctx, now)
+			report(ctx)
 			if n > 0 {
 				st := r.Stats()
 				log.Info("repair: progress", "stripes_done", n, "total_stripes", st.Repaired, "total_bytes", st.Bytes,
@@ -254,4 +300,13 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, log *slog.Logg
 			return err
 		}},
 	}
+}
+
+// repairETA formats the time the queue's bytes take at the director's
+// recent rate ("" when unknown).
+func repairETA(bytes int64, p cairn.RepairProgress, now time.Time) string {
+	if bytes == 0 || p.Rate <= 0 || now.Sub(p.Updated) > 2*time.Minute {
+		return ""
+	}
+	return seconds(float64(bytes) / p.Rate)
 }

@@ -202,7 +202,7 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 				return err
 			},
 		}}
-		duties = append(duties, o.repair.duties(store, cl.nodes, o.log)...)
+		duties = append(duties, o.repair.duties(store, cl.nodes, o.id, o.log)...)
 		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties})
 	}
 	return func() {

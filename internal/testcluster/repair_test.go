@@ -220,10 +220,18 @@ func testRepair(t *testing.T, scheme string) {
 			t.Fatalf("%s: read back %d bytes (%v), want %d", key, len(got), err, len(want))
 		}
 	}
-	out := c.CLI(t, "admin", "repair", "status")
+	var out string
+	waitFor(t, 60*time.Second, "the director's progress report", func() bool {
+		out = c.CLI(t, "admin", "repair", "status")
+		return strings.Contains(out, "has rebuilt") && !strings.Contains(out, "has rebuilt 0 shards")
+	})
 	if !strings.Contains(out, "empty") {
 		t.Fatalf("repair status after repair:\n%s", out)
 	}
+	if st := c.CLI(t, "admin", "status"); !strings.Contains(st, "repair: nothing to repair") {
+		t.Fatalf("admin status after repair:\n%s", st)
+	}
+	t.Logf("%s", out)
 }
 
 func nodeOf(d cairn.DiskID) cairn.NodeID {

@@ -59,6 +59,7 @@ func (k keys) part(bucket, id string, n int) string {
 }
 func (k keys) repairs() string         { return k.p + "repairs/" }
 func (k keys) repair(id string) string { return k.repairs() + id }
+func (k keys) repairProgress() string  { return k.p + "repair-progress" }
 func (k keys) alive() string           { return k.p + "alive/" }
 func (k keys) holder(h string) string  { return k.alive() + h }
 

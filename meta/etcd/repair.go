@@ -98,3 +98,26 @@ func (s *Store) DeleteRepairTask(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// PutRepairProgress implements meta.Store.
+func (s *Store) PutRepairProgress(ctx context.Context, p cairn.RepairProgress) error {
+	if err := s.live(); err != nil {
+		return err
+	}
+	v, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cli.Put(ctx, s.k.repairProgress(), string(v)); err != nil {
+		return s.wrap("put repair progress", err)
+	}
+	return nil
+}
+
+// RepairProgress implements meta.Store.
+func (s *Store) RepairProgress(ctx context.Context) (cairn.RepairProgress, error) {
+	if err := s.live(); err != nil {
+		return cairn.RepairProgress{}, err
+	}
+	return getOne[cairn.RepairProgress](ctx, s, "repair progress", s.k.repairProgress())
+}

@@ -22,18 +22,19 @@ import (
 type Store struct {
 	now func() time.Time
 
-	mu      sync.Mutex
-	closed  bool
-	nodes   map[cairn.NodeID]cairn.Node
-	disks   map[cairn.DiskID]cairn.Disk
-	pgs     map[int]cairn.PGTable
-	buckets map[string]*bucket
-	uploads map[string]*upload // by bucket + "/" + upload ID
-	repairs map[string]cairn.RepairTask
-	stamp   int64 // last upload stamp handed out
-	leases  map[string]*lease
-	roles   map[string]*role
-	stops   []func() bool // context.AfterFunc stoppers of lease watchers, run by Close
+	mu       sync.Mutex
+	closed   bool
+	nodes    map[cairn.NodeID]cairn.Node
+	disks    map[cairn.DiskID]cairn.Disk
+	pgs      map[int]cairn.PGTable
+	buckets  map[string]*bucket
+	uploads  map[string]*upload // by bucket + "/" + upload ID
+	repairs  map[string]cairn.RepairTask
+	progress *cairn.RepairProgress
+	stamp    int64 // last upload stamp handed out
+	leases   map[string]*lease
+	roles    map[string]*role
+	stops    []func() bool // context.AfterFunc stoppers of lease watchers, run by Close
 }
 
 // bucket is a bucket and its committed manifests, ordered by key.

@@ -87,3 +87,25 @@ func cloneTask(t cairn.RepairTask) cairn.RepairTask {
 	t.Targets = slices.Clone(t.Targets)
 	return t
 }
+
+// PutRepairProgress implements meta.Store.
+func (s *Store) PutRepairProgress(ctx context.Context, p cairn.RepairProgress) error {
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.progress = &p
+	return nil
+}
+
+// RepairProgress implements meta.Store.
+func (s *Store) RepairProgress(ctx context.Context) (cairn.RepairProgress, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return cairn.RepairProgress{}, err
+	}
+	defer s.mu.Unlock()
+	if s.progress == nil {
+		return cairn.RepairProgress{}, fmt.Errorf("repair progress: %w", cairn.ErrNotFound)
+	}
+	return *s.progress, nil
+}

@@ -117,6 +117,18 @@ func testRepairTasks(t *testing.T, s meta.Store) {
 	if len(ts) != 2 {
 		t.Fatalf("after delete: %+v", ts)
 	}
+
+	_, err = s.RepairProgress(ctx)
+	wantErr(t, "RepairProgress before any", err, cairn.ErrNotFound)
+	p := cairn.RepairProgress{Director: "n1", Updated: t0, Shards: 3, Bytes: 300, Failed: 1, Rate: 12.5}
+	noErr(t, "PutRepairProgress", s.PutRepairProgress(ctx, p))
+	p.Shards = 4
+	noErr(t, "PutRepairProgress again", s.PutRepairProgress(ctx, p))
+	got, err := s.RepairProgress(ctx)
+	noErr(t, "RepairProgress", err)
+	if got.Director != "n1" || got.Shards != 4 || got.Rate != 12.5 || !got.Updated.Equal(t0) {
+		t.Fatalf("RepairProgress = %+v, want %+v", got, p)
+	}
 }
 
 func isConflict(err error) bool { return errors.Is(err, cairn.ErrConflict) }
