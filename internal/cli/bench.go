@@ -25,6 +25,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{"codec", "encode/decode/repair throughput of a code, against memcpy", runBenchCodec},
 		{"put", "PUT throughput of a running cluster vs the raw disk directories", runBenchPut},
 		{"get", "GET throughput of a running cluster vs the raw disk directories", runBenchGet},
+		{"push", "the PUSH paper's repair experiment: PULL/PUSH-Rep/Sur on shaped links", runBenchPush},
 	}, args, stdout, stderr)
 }
 

@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"cairn"
+	"cairn/bench/pushbench"
+	"cairn/internal/units"
+	etcdmeta "cairn/meta/etcd"
+	"cairn/node"
+	"cairn/repair/plan"
+)
+
+const benchPushHelp = `Usage: cairn bench push [--quick] [--out DIR] [--link RATE] [--json]
+
+Reproduces the PUSH paper's reconstruction experiment (its Figs. 8-11) on
+real processes: it starts an embedded etcd and storage nodes (cairn node,
+one disk each, links shaped by the node to --link per direction), lays out
+(k+r, k) RS stripes so that every node holds one shard of each, fails f
+nodes, and rebuilds their data with PULL-Rep, PULL-Sur, PUSH-Rep and
+PUSH-Sur through the nodes' repair endpoints, next to the repair-time
+model's prediction for each.
+
+The paper's links were 1 GbE (about 117 MB/s) with the CPU idle; here every
+node shares two cores, so all links are scaled down by one factor until
+the links, not the CPU, bound the repair; the output prints the factor and
+the CPU use of every run. Points: k in {6, 9, 12}, r in {3, 4}, f in {1, 2},
+request units of 256 KiB and 1 MiB (about 20 minutes); --quick: k=6, r=3,
+f=1 at both units and f=2 at 1 MiB (about 2 minutes).
+
+The model beside each time is repair/plan's bottleneck model of the plans
+(the paper's Eqs. 9-12 where they apply) plus the pipeline fill the
+steady-state equations leave out (a PUSH chain's first slice crosses k
+links in turn).
+
+Writes DIR/push.csv and PNG plots (time against k, against the unit, and
+measured against the model) and prints, last, a JSON line with
+push_rep_speedup and push_sur_speedup (PULL ÷ PUSH at k=6, r=3, f=1),
+model_error_max, cpu_util_max and max_partials_per_slice.`
+
+func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn bench push", flag.ContinueOnError)
+	quick := fs.Bool("quick", false, "the small run (k=6, r=3; under 3 minutes)")
+	out := fs.String("out", "", "directory for push.csv and the plots (default: a new directory under the system's temp dir)")
+	link := fs.String("link", "8MiB", "each node's link, bytes per second in each direction")
+	nodeData := fs.String("node-data", "", "data each failed node held, rounded up to whole stripes per survivor (default 24MiB)")
+	shard := fs.String("shard", "2MiB", "shard size (each stripe's share of a node)")
+	asJSON := fs.Bool("json", false, "print only the JSON summary")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", benchPushHelp)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+		return err
+	}
+	size := func(name, v, def string) (int64, error) {
+		if v == "" {
+			v = def
+		}
+		n, err := units.ParseSize(v)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("%w: --%s: want a positive size", ErrUsage, name)
+		}
+		return n, nil
+	}
+	linkRate, err := size("link", *link, "")
+	if err != nil {
+		return err
+	}
+	data, err := size("node-data", *nodeData, "24MiB")
+	if err != nil {
+		return err
+	}
+	shardSize, err := size("shard", *shard, "")
+	if err != nil {
+		return err
+	}
+	say := func(f string, a ...any) {
+		if !*asJSON {
+			fmt.Fprintf(stdout, f+"\n", a...)
+		}
+	}
+	var points []pushbench.Point
+	if *quick {
+		points = []pushbench.Point{{K: 6, R: 3, F: 1, Unit: 256 << 10}, {K: 6, R: 3, F: 1, Unit: 1 << 20}, {K: 6, R: 3, F: 2, Unit: 1 << 20}}
+	} else {
+		for _, k := range []int{6, 9, 12} {
+			for _, r := range []int{3, 4} {
+				for _, f := range []int{1, 2} {
+					for _, u := range []int64{256 << 10, 1 << 20} {
+						if u > shardSize {
+							continue
+						}
+						points = append(points, pushbench.Point{K: k, R: r, F: f, Unit: u})
+					}
+				}
+			}
+		}
+	}
+	need := 0
+	for _, p := range points {
+		need = max(need, p.K+p.R+p.F)
+	}
+	dir := *out
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "cairn-bench-push-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "cairn-push-cluster-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+
+	say("starting etcd and %d nodes (links %s/s each way, %.0f× slower than 1 GbE) in %s", need, units.FormatSize(linkRate), 117e6/float64(linkRate), work)
+	cl, err := startBenchCluster(ctx, work, need, linkRate)
+	if err != nil {
+		return err
+	}
+	defer cl.stop()
+
+	cfg := pushbench.Config{Points: points, Schemes: plan.Schemes, NodeData: data, ShardSize: shardSize,
+		LinkRate: float64(linkRate), Seed: 1, Log: func(f string, a ...any) { say(f, a...) }}
+	rows, err := pushbench.Run(ctx, cfg, cl.nodes, cl.client, runtime.NumCPU())
+	if err != nil {
+		return err
+	}
+	csvPath := filepath.Join(dir, "push.csv")
+	f, err := os.Create(csvPath)
+	if err != nil {
+		return err
+	}
+	if err := pushbench.WriteCSV(f, rows); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	pngs, err := pushbench.Plot(rows, dir)
+	if err != nil {
+		return err
+	}
+	say("wrote %s and %s", csvPath, strings.Join(pngs, ", "))
+	sum := pushbench.Summarize(rows)
+	line := struct {
+		pushbench.Summary
+		LinkBytesPerS int64   `json:"link_bytes_per_s"`
+		ScaleFactor   float64 `json:"link_scale_vs_1gbe"`
+		NodeData      int64   `json:"node_data_bytes"`
+	}{sum, linkRate, 117e6 / float64(linkRate), data}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\n", b)
+	return nil
+}
+
+// benchCluster is an embedded etcd and node processes for an experiment.
+type benchCluster struct {
+	nodes  []pushbench.Node
+	client *node.Client
+	stop   func()
+}
+
+func startBenchCluster(ctx context.Context, dir string, n int, linkRate int64) (*benchCluster, error) {
+	ports := make([]int, n+2)
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	etcd, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: "bench", Dir: filepath.Join(dir, "meta"),
+		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, fmt.Errorf("starting etcd: %w", err)
+	}
+	secretB := make([]byte, 16)
+	rand.Read(secretB)
+	secret := hex.EncodeToString(secretB)
+	secretFile := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secretFile, []byte(secret), 0o600); err != nil {
+		etcd.Close()
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		etcd.Close()
+		return nil, err
+	}
+	var cmds []*exec.Cmd
+	stop := func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+		etcd.Close()
+	}
+	cl := &benchCluster{stop: stop}
+	addrs := map[cairn.DiskID]string{}
+	for i := range n {
+		id := fmt.Sprintf("n%d", i+1)
+		addr := fmt.Sprintf("127.0.0.1:%d", ports[i+2])
+		cmd := exec.Command(self, "node", "--id", id, "--meta", strings.Join(etcd.Endpoints(), ","), "--secret-file", secretFile,
+			"--addr", addr, "--disk", filepath.Join(dir, id), "--no-director", "--link-rate", strconv.FormatInt(linkRate, 10))
+		pipe, pw := io.Pipe() // stdout and stderr: "serving" is on stdout
+		cmd.Stdout, cmd.Stderr = pw, pw
+		if err := cmd.Start(); err != nil {
+			stop()
+			return nil, err
+		}
+		cmds = append(cmds, cmd)
+		if err := waitServing(pipe, 30*time.Second); err != nil {
+			stop()
+			return nil, fmt.Errorf("node %s: %w", id, err)
+		}
+		pid := cmd.Process.Pid
+		disk := cairn.DiskID(id + "/disk1")
+		addrs[disk] = addr
+		cl.nodes = append(cl.nodes, pushbench.Node{ID: id, Addr: addr, Disk: disk, CPU: func() time.Duration { return procCPU(pid) }})
+	}
+	cl.client = node.NewClient(secret, func(d cairn.DiskID) (string, error) {
+		if a, ok := addrs[d]; ok {
+			return a, nil
+		}
+		return "", fmt.Errorf("disk %s: %w", d, cairn.ErrNotFound)
+	}, nil)
+	return cl, nil
+}
+
+// waitServing reads a node's log until it says it serves, then drains the
+// rest in the background.
+func waitServing(r io.Reader, d time.Duration) error {
+	ok := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		var tail []string
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "serving") {
+				ok <- nil
+				for sc.Scan() {
+				}
+				return
+			}
+			tail = append(tail, sc.Text())
+		}
+		ok <- fmt.Errorf("exited before serving: %s", strings.Join(tail, "; "))
+	}()
+	select {
+	case err := <-ok:
+		return err
+	case <-time.After(d):
+		return errors.New("not serving after " + d.String())
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// procCPU is a process's user+system CPU time from /proc (0 where there
+// is none). Linux reports it in clock ticks of 1/100 s.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u+st) * 10 * time.Millisecond
+}
