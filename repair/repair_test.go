@@ -442,3 +442,69 @@ func TestPartialRepairWhenDisksRunOut(t *testing.T) {
 	drain(t, r, e.meta)
 	e.check(t)
 }
+
+// TestRepairMultipartParts: each part of a multipart object is its own
+// stripe; every part with a shard on the lost node is repaired and the
+// object reads back whole.
+func TestRepairMultipartParts(t *testing.T) {
+	e := newEnv(t, 7, "rs-4-2", 0)
+	ctx := context.Background()
+	e.c = client.New(e.meta, e.files, client.Config{BlockSize: 4096, MinPartSize: 1})
+	up, err := e.c.CreateUpload(ctx, "bkt", "big", client.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	var list []client.CompletePart
+	for n := 1; n <= 5; n++ {
+		b := randBytes(uint64(100+n), 20000+n)
+		p, err := e.c.UploadPart(ctx, "bkt", "big", up.ID, n, bytes.NewReader(b), client.PutOptions{Size: int64(len(b))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+		list = append(list, client.CompletePart{Number: n, ETag: p.ETag})
+	}
+	if _, err := e.c.CompleteUpload(ctx, "bkt", "big", up.ID, list); err != nil {
+		t.Fatal(err)
+	}
+	e.data["big"] = all
+	e.orig["big"], _ = e.meta.Manifest(ctx, "bkt", "big")
+	e.loseNode(t, "n4")
+	r := New(e.meta, e.exec, Config{Unit: 4096})
+	added, err := r.Scan(ctx, time.Unix(1000, 0))
+	if err != nil || added == 0 {
+		t.Fatalf("scan: %d, %v", added, err)
+	}
+	drain(t, r, e.meta)
+	m, _ := e.meta.Manifest(ctx, "bkt", "big")
+	for _, p := range m.Parts {
+		for i, s := range p.Shards {
+			if strings.HasPrefix(string(s.Disk), "n4/") {
+				t.Fatalf("part %d shard %d still on %s", p.Number, i, s.Disk)
+			}
+		}
+	}
+	if st := r.Stats(); st.Repaired != added {
+		t.Fatalf("%d parts queued, stats %+v", added, st)
+	}
+	_, rc, err := e.c.Get(ctx, "bkt", "big", 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	buf.ReadFrom(rc)
+	rc.Close()
+	if !bytes.Equal(buf.Bytes(), all) {
+		t.Fatalf("multipart object read back %d bytes, differing", buf.Len())
+	}
+}
+
+func randBytes(seed uint64, n int) []byte {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
