@@ -67,8 +67,15 @@ type Repairer struct {
 	mu    sync.Mutex
 	stats Stats // guarded by mu
 
-	scanned string // the lost disks the last complete Scan saw
+	scanned   string    // the lost disks the last complete Scan saw
+	scannedAt time.Time // when it completed
 }
+
+// rescanEvery bounds how long Scan trusts its last walk: a repair that
+// was already running when a disk went down can land (and delete its
+// task) after that walk skipped the stripe, leaving a shard on the newly
+// lost disk with no task.
+const rescanEvery = 30 * time.Second
 
 // Stats counts what a Repairer did since it was made.
 type Stats struct {
@@ -142,8 +149,8 @@ func findStripe(m *cairn.Manifest, part int) (stripe, bool) {
 // Scan walks every manifest and queues a task for every stripe with a
 // shard on a down or failed disk that is not queued yet. It returns how
 // many tasks it added. Writes never go to such disks, so once a scan has
-// completed, the next one skips the walk until the set of lost disks
-// changes.
+// completed, the next ones skip the walk until the set of lost disks
+// changes, or rescanEvery has passed.
 func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	disks, err := r.store.Disks(ctx)
 	if err != nil {
@@ -157,7 +164,7 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 			lostSet += string(d.ID) + "\x00"
 		}
 	}
-	if lostSet == "" || lostSet == r.scanned {
+	if lostSet == "" || lostSet == r.scanned && now.Sub(r.scannedAt) < rescanEvery {
 		return 0, nil
 	}
 	queued, err := r.store.RepairTasks(ctx)
@@ -199,7 +206,7 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 			}
 		}
 	}
-	r.scanned = lostSet
+	r.scanned, r.scannedAt = lostSet, now
 	return added, nil
 }
 
