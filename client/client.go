@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"log/slog"
 	mrand "math/rand/v2"
@@ -281,22 +280,14 @@ func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, vers
 		if byID[d].State.Writable() {
 			continue
 		}
-		var best cairn.DiskID
-		bestRank, bestHash := 0, uint64(0)
-		for _, cand := range all {
-			if used[cand.ID] || !cand.State.Writable() {
-				continue
+		best, _ := placement.Spare(all, fmt.Sprintf("%s\x00%d", version, i), func(d cairn.Disk) bool {
+			return !used[d.ID] && d.State.Writable()
+		}, func(d cairn.Disk) int {
+			if nodes[d.Node] {
+				return 1 // a node the stripe already uses
 			}
-			rank := 0
-			if nodes[cand.Node] {
-				rank = 1
-			}
-			h := fnv.New64a()
-			fmt.Fprintf(h, "%s\x00%d\x00%s", version, i, cand.ID)
-			if best == "" || rank < bestRank || rank == bestRank && h.Sum64() > bestHash {
-				best, bestRank, bestHash = cand.ID, rank, h.Sum64()
-			}
-		}
+			return 0
+		})
 		if best != "" {
 			out[i], used[best], nodes[byID[best].Node] = best, true, true
 		}

@@ -16,6 +16,7 @@ import (
 	"cairn/codec"
 	"cairn/codec/all"
 	"cairn/node"
+	"cairn/placement"
 	"cairn/repair/plan"
 )
 
@@ -455,7 +456,7 @@ func helperIndex(st stripe, e *node.Error) int {
 type clusterView struct {
 	disks map[cairn.DiskID]cairn.Disk
 	addr  map[cairn.NodeID]string
-	order []cairn.DiskID
+	list  []cairn.Disk // in ID order
 }
 
 func (r *Repairer) cluster(ctx context.Context) (*clusterView, error) {
@@ -467,13 +468,12 @@ func (r *Repairer) cluster(ctx context.Context) (*clusterView, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl := &clusterView{disks: make(map[cairn.DiskID]cairn.Disk), addr: make(map[cairn.NodeID]string)}
+	cl := &clusterView{disks: make(map[cairn.DiskID]cairn.Disk), addr: make(map[cairn.NodeID]string), list: disks}
 	for _, n := range nodes {
 		cl.addr[n.ID] = n.Addr
 	}
 	for _, d := range disks {
 		cl.disks[d.ID] = d
-		cl.order = append(cl.order, d.ID)
 	}
 	return cl, nil
 }
@@ -607,26 +607,12 @@ func distinctNodes(ds []cairn.DiskID, cl *clusterView) []cairn.NodeID {
 	return out
 }
 
-// pick chooses a writable disk not in used, best rank first, ties broken
-// by rendezvous hashing on (task, shard, disk) so choices spread evenly
-// and repeat exactly.
+// pick chooses a writable disk not in used for shard of task id, best
+// rank first (placement.Spare).
 func pick(id string, shard int, cl *clusterView, used map[cairn.DiskID]bool, rank func(cairn.Disk) int) (cairn.DiskID, bool) {
-	var best cairn.DiskID
-	bestRank, bestHash := 0, uint64(0)
-	found := false
-	for _, did := range cl.order {
-		d := cl.disks[did]
-		if used[did] || !d.State.Writable() || !cl.usable(did) {
-			continue
-		}
-		h := fnv.New64a()
-		fmt.Fprintf(h, "%s\x00%d\x00%s", id, shard, did)
-		rk, hv := rank(d), h.Sum64()
-		if !found || rk < bestRank || rk == bestRank && hv > bestHash {
-			best, bestRank, bestHash, found = did, rk, hv, true
-		}
-	}
-	return best, found
+	return placement.Spare(cl.list, fmt.Sprintf("%s\x00%d", id, shard), func(d cairn.Disk) bool {
+		return !used[d.ID] && d.State.Writable() && cl.usable(d.ID)
+	}, rank)
 }
 
 // rebuild plans and executes the repair of lost[j] onto targets[j] (the
