@@ -66,7 +66,8 @@ type Repairer struct {
 	cfg   Config
 
 	mu    sync.Mutex
-	stats Stats // guarded by mu
+	stats Stats                 // guarded by mu
+	codes map[string]codec.Code // by policy; guarded by mu
 
 	scanned   string    // the lost disks the last complete Scan saw
 	scannedAt time.Time // when it completed
@@ -191,7 +192,8 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 			for _, m := range ms {
 				after = m.Key
 				for _, st := range stripes(m) {
-					t, ok := newTask(m, st, state, now)
+					code, _ := r.code(m.Policy) // an unknown policy: risk 0, and Run says why
+					t, ok := newTask(m, st, code, state, now)
 					if !ok || have[t.ID] {
 						continue
 					}
@@ -212,7 +214,7 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 }
 
 // newTask returns the task for a stripe if it has lost shards.
-func newTask(m *cairn.Manifest, st stripe, state map[cairn.DiskID]cairn.DiskState, now time.Time) (cairn.RepairTask, bool) {
+func newTask(m *cairn.Manifest, st stripe, code codec.Code, state map[cairn.DiskID]cairn.DiskState, now time.Time) (cairn.RepairTask, bool) {
 	var lost []int
 	unavailable := 0
 	var size int64
@@ -241,18 +243,38 @@ func newTask(m *cairn.Manifest, st stripe, state map[cairn.DiskID]cairn.DiskStat
 		Bytes:   size * int64(len(lost)),
 		Created: now,
 	}
-	t.Risk = risk(m.Policy, len(lost)+unavailable)
+	t.Risk = risk(code, len(lost)+unavailable)
 	return t, true
 }
 
-// risk is how many more shards a stripe of policy can lose after gone.
-func risk(policy string, gone int) int {
-	c, err := all.New(policy)
-	if err != nil {
+// risk is how many more shards a stripe of code can lose after gone
+// (0 if the policy is unknown).
+func risk(code codec.Code, gone int) int {
+	if code == nil {
 		return 0
 	}
-	p := c.Params()
+	p := code.Params()
 	return max(p.N()-p.K-gone, 0)
+}
+
+// code returns the codec of a policy, made once per Repairer: codecs keep
+// their decoding plans, and a scan meets the same few policies on every
+// manifest.
+func (r *Repairer) code(policy string) (codec.Code, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c, ok := r.codes[policy]; ok {
+		return c, nil
+	}
+	c, err := all.New(policy)
+	if err != nil {
+		return nil, err
+	}
+	if r.codes == nil {
+		r.codes = map[string]codec.Code{}
+	}
+	r.codes[policy] = c
+	return c, nil
 }
 
 // Work runs the due tasks of the queue, riskiest first, Parallel at a
@@ -364,7 +386,7 @@ func (r *Repairer) Run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		if err != nil {
 			return res, err
 		}
-		code, err := all.New(m.Policy)
+		code, err := r.code(m.Policy)
 		if err != nil {
 			return res, fmt.Errorf("policy of %s/%s: %w", m.Bucket, m.Key, err)
 		}
