@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,7 +32,8 @@ type fakeExec struct {
 	pushes  atomic.Int64
 	pulls   atomic.Int64
 	mu      sync.Mutex
-	fail    error // the next call fails with it (guarded by mu)
+	fail    error       // the next call fails with it (guarded by mu)
+	wrong   atomic.Bool // rebuild wrong bytes (a node that computes badly)
 }
 
 func (f *fakeExec) run(spec node.RepairSpec) ([]node.ShardInfo, error) {
@@ -59,6 +61,9 @@ func (f *fakeExec) run(spec node.RepairSpec) ([]node.ShardInfo, error) {
 		for j := range out {
 			codec.MulAdd(out[j], data[:spec.Size], h.Coeffs[j])
 		}
+	}
+	if f.wrong.Load() {
+		out[0][0] ^= 1
 	}
 	infos := make([]node.ShardInfo, len(out))
 	for j, t := range spec.Store {
@@ -507,4 +512,71 @@ func randBytes(seed uint64, n int) []byte {
 		b[i] = byte(rng.Uint32())
 	}
 	return b
+}
+
+// TestWrongRebuildIsRejected: a rebuilt shard whose CRC differs from the
+// one the manifest recorded never enters the manifest.
+func TestWrongRebuildIsRejected(t *testing.T) {
+	e := newEnv(t, 7, "rs-4-2", 5)
+	e.loseNode(t, "n2")
+	ctx := context.Background()
+	r := New(e.meta, e.exec, Config{Unit: 4096})
+	now := time.Unix(1000, 0)
+	if _, err := r.Scan(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	e.exec.wrong.Store(true)
+	if n, err := r.Work(ctx, now); err != nil || n != 0 {
+		t.Fatalf("work with a bad rebuild: %d done, %v", n, err)
+	}
+	ts, _ := e.meta.RepairTasks(ctx)
+	for _, task := range ts {
+		if task.Attempts != 1 || !strings.Contains(task.LastError, "the manifest says") {
+			t.Fatalf("task after a wrong rebuild: %+v", task)
+		}
+	}
+	for key := range e.data {
+		m, _ := e.meta.Manifest(ctx, "bkt", key)
+		for i, s := range m.Shards {
+			if s != e.orig[key].Shards[i] {
+				t.Fatalf("%s: manifest changed by a rejected rebuild: %+v", key, m.Shards)
+			}
+		}
+	}
+	e.exec.wrong.Store(false)
+	drain(t, r, e.meta)
+	e.check(t)
+}
+
+// TestScanRequeuesWhatItSkipped: a stripe that lands on a lost disk after
+// a scan (a repair in flight when the disk went down) is queued by the
+// periodic rescan although the set of lost disks did not change.
+func TestScanRequeuesWhatItSkipped(t *testing.T) {
+	e := newEnv(t, 7, "rs-4-2", 3)
+	e.loseNode(t, "n1")
+	ctx := context.Background()
+	r := New(e.meta, e.exec, Config{Unit: 4096})
+	t0 := time.Unix(1000, 0)
+	drain(t, r, e.meta) // scans at t0 and later rounds
+	// Move one shard of a healthy-looking object onto the lost disk, as a
+	// repair landing late would.
+	var key string
+	for k := range e.data {
+		key = k
+		break
+	}
+	m, _ := e.meta.Manifest(ctx, "bkt", key)
+	next := *m
+	next.Shards = slices.Clone(m.Shards)
+	next.Shards[0].Disk = "n1/d1"
+	if err := e.meta.UpdateManifest(ctx, &next, m); err != nil {
+		t.Fatal(err)
+	}
+	// drain emptied the queue in its first round, which scanned at t0.
+	if n, err := r.Scan(ctx, t0.Add(rescanEvery/2)); err != nil || n != 0 {
+		t.Fatalf("a scan within %v of the last walked again: %d tasks, %v", rescanEvery, n, err)
+	}
+	if n, err := r.Scan(ctx, t0.Add(rescanEvery)); err != nil || n != 1 {
+		t.Fatalf("rescan after %v queued %d tasks (%v), want the stripe on the lost disk", rescanEvery, n, err)
+	}
 }
