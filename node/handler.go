@@ -213,6 +213,10 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, putResponse{Size: info.Size, CRC: info.CRC})
 }
 
+// getReadRun is the disk request size of a GET: a streamed shard is read
+// 1 MiB at a time (a smaller range in one request).
+const getReadRun = 1 << 20
+
 var copyPool = sync.Pool{New: func() any { b := make([]byte, volume.BlockSize); return &b }}
 
 // get streams a verified range. The first block is read and checked before
@@ -250,6 +254,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer rr.Close()
+	rr.ReadAhead(getReadRun)
 	length := rr.Remaining()
 	bp := copyPool.Get().(*[]byte)
 	defer copyPool.Put(bp)

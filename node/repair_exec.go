@@ -54,6 +54,11 @@ import (
 const (
 	repairReadAhead = 2 // slices a source reads ahead of the computation
 	repairSlots     = 2 // output buffers: one being computed while one is written
+	// repairReadRun is the read region of a local helper shard: the disk
+	// request size of its sequential read (PUSH's read-ahead into a
+	// bounded memory region), so chains sharing a spinning disk pay one
+	// head movement per run, not per block.
+	repairReadRun = 4 << 20
 )
 
 // source is one input stream of a job, read slice by slice: a helper
@@ -174,15 +179,69 @@ func (j *repairJob) pipe() (*io.PipeReader, *io.PipeWriter) {
 // localSource reads a helper shard from one of this node's volumes.
 func (j *repairJob) localSource(v *volume.Volume, hop Hop) *source {
 	return newSource(1, hop.Coeffs, func(ctx context.Context) (io.ReadCloser, error) {
-		return v.NewReader(ctx, hop.Shard, 0, j.spec.Size)
+		r, err := v.NewReader(ctx, hop.Shard, 0, j.spec.Size)
+		if err == nil {
+			r.ReadAhead(repairReadRun)
+		}
+		return r, err
 	}, j.blameHop(hop))
 }
 
-// remoteSource fetches a helper shard from its node (pull).
+// remoteSource fetches a helper shard from its node (pull), one request
+// unit per GET: a puller asks each helper for the next unit as it needs
+// it, which is the PULL of the paper and what its helpers' disks see as
+// unit-sized requests from several pullers at once.
 func (j *repairJob) remoteSource(hop Hop) *source {
 	return newSource(1, hop.Coeffs, func(ctx context.Context) (io.ReadCloser, error) {
-		return j.h.peer.getShardAt(ctx, hop.Addr, hop.Disk, hop.Shard, 0, j.spec.Size)
+		return &unitReader{end: j.spec.Size, unit: j.spec.Unit, open: func(off, n int64) (io.ReadCloser, error) {
+			return j.h.peer.getShardAt(ctx, hop.Addr, hop.Disk, hop.Shard, off, n)
+		}}, nil
 	}, j.blameHop(hop))
+}
+
+// unitReader reads [0, end) as consecutive ranges of at most unit bytes,
+// each from its own reader; a range's reader must end with io.EOF only
+// after checking its range (a node GET's trailers do).
+type unitReader struct {
+	off, end, unit int64
+	open           func(off, n int64) (io.ReadCloser, error)
+	cur            io.ReadCloser
+	err            error // sticky
+}
+
+func (u *unitReader) Read(p []byte) (int, error) {
+	for u.err == nil {
+		if u.cur == nil {
+			if u.off >= u.end {
+				return 0, io.EOF
+			}
+			n := min(u.unit, u.end-u.off)
+			if u.cur, u.err = u.open(u.off, n); u.err != nil {
+				u.cur = nil
+				break
+			}
+			u.off += n
+		}
+		n, err := u.cur.Read(p)
+		if err == io.EOF {
+			u.cur.Close()
+			u.cur = nil
+			err = nil
+		}
+		if n > 0 || err != nil {
+			u.err = err
+			return n, err
+		}
+	}
+	return 0, u.err
+}
+
+func (u *unitReader) Close() error {
+	if u.cur != nil {
+		u.cur.Close()
+		u.cur = nil
+	}
+	return nil
 }
 
 // blameHop names the helper in an error that does not name a culprit yet

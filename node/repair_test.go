@@ -310,7 +310,7 @@ func TestRepairCancel(t *testing.T) {
 
 func testRepairCancel(t *testing.T, scheme plan.Scheme, remote bool) {
 	c := newRepairCluster(t, "rs-6-3", testLayout)
-	const size = 4 << 20
+	const size = 2 * repairReadRun
 	version := fmt.Sprintf("%032x", 0xcafe)
 	c.stripe(t, version, size, 1)
 	lost := []int{8}
@@ -332,12 +332,18 @@ func testRepairCancel(t *testing.T, scheme plan.Scheme, remote bool) {
 	if scheme == plan.PullRep && remote {
 		spec.Store[0].Addr, spec.Store[0].Disk = c.nodes[6].addr(), c.nodes[6].spare()
 	}
-	// The first helper's disk stalls after half the shard.
+	// The first helper's disk stalls after half the shard: a push hop
+	// reads its footer, then the shard in runs of repairReadRun; a pull
+	// fetches it one unit per GET, each reading the footer and the unit.
+	half := int64(1 + size/repairReadRun/2)
+	if !scheme.Push() {
+		half = 2 * size / in.Unit / 2
+	}
 	first := c.disks[spec.Hops[0].Disk].efs[spec.Hops[0].Disk]
 	release := make(chan struct{})
 	var reads atomic.Int64
 	first.SetInjector(errorfs.InjectorFunc(func(op errorfs.Op) error {
-		if op.Kind == errorfs.OpFileReadAt && strings.HasSuffix(op.Path, spec.Hops[0].Shard) && reads.Add(1) > size/volume.BlockSize/2 {
+		if op.Kind == errorfs.OpFileReadAt && strings.HasSuffix(op.Path, spec.Hops[0].Shard) && reads.Add(1) > half {
 			<-release
 		}
 		return nil
@@ -412,9 +418,9 @@ func testRepairCancel(t *testing.T, scheme plan.Scheme, remote bool) {
 		t.Fatal("the cancelled repair did not return")
 	}
 	c.checkNothingStored(t, spec) // waits for every handler to return
-	// The footer, the blocks up to the stall, and the one that was blocked.
-	if n := reads.Load(); n > size/volume.BlockSize/2+1 {
-		t.Errorf("the first helper's disk had %d reads after the cancel; %d blocks were read before", n, size/volume.BlockSize/2)
+	// The reads up to the stall, and the one that was blocked.
+	if n := reads.Load(); n > half+1 {
+		t.Errorf("the first helper's disk had %d reads after the cancel; %d were done before", n, half)
 	}
 }
 
@@ -553,4 +559,56 @@ func mustEncode(t *testing.T, req repairRequest) string {
 		t.Fatal(err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// The disk requests a helper's shard costs: a push hop reads it in runs of
+// repairReadRun (its read region), a pull fetches it one request unit per
+// GET. On a spinning disk shared by several repairs this is the whole
+// difference between the two (the paper's PULL-Sur suffers seeks).
+func TestRepairHelperDiskRequests(t *testing.T) {
+	const size = 2*repairReadRun + 100<<10
+	const unit = 128 << 10
+	for _, scheme := range []plan.Scheme{plan.PushRep, plan.PullRep} {
+		t.Run(scheme.String(), func(t *testing.T) {
+			c := newRepairCluster(t, "rs-6-3", testLayout)
+			version := fmt.Sprintf("%032x", 0xd15c)
+			shards := c.stripe(t, version, size, 7)
+			lost := []int{8}
+			in := plan.Input{Code: c.code, Lost: lost, Nodes: c.nodesOf(lost), ShardSize: size, Unit: unit, Replacements: []string{"node6"}}
+			p, err := plan.Build(scheme, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec, puller := c.spec(t, version, p)
+			logs := map[cairn.DiskID]*errorfs.Log{}
+			for _, h := range spec.Hops {
+				logs[h.Disk] = &errorfs.Log{}
+				c.disks[h.Disk].efs[h.Disk].SetInjector(logs[h.Disk])
+			}
+			var infos []ShardInfo
+			if scheme.Push() {
+				infos, err = c.client.Push(context.Background(), spec)
+			} else {
+				infos, err = c.client.Pull(context.Background(), puller, spec)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.checkStored(t, spec, lost, shards, infos)
+			units := (size + unit - 1) / unit
+			want := 1 + (size+repairReadRun-1)/repairReadRun // footer + runs
+			if !scheme.Push() {
+				want = 2 * units // footer + one unit, per GET
+			}
+			for _, h := range spec.Hops {
+				c.disks[h.Disk].efs[h.Disk].SetInjector(nil)
+				reads := logs[h.Disk].Count(func(op errorfs.Op) bool {
+					return op.Kind == errorfs.OpFileReadAt && strings.HasSuffix(op.Path, h.Shard)
+				})
+				if reads != want {
+					t.Errorf("%s: %d disk reads of helper %s, want %d", scheme, reads, h.Shard, want)
+				}
+			}
+		})
+	}
 }
