@@ -113,6 +113,8 @@ func runRepairPlan(ctx context.Context, args []string, stdout, stderr io.Writer)
 	readRate := fs.String("read", "150MB", "each node's sequential disk read per second")
 	writeRate := fs.String("write", "150MB", "each node's sequential disk write per second")
 	mixedRate := fs.String("mixed-write", "5MB", "disk write per second under PULL-Sur's mix of random reads and writes")
+	serveRate := fs.String("serve-read", "", "disk read per second when serving pullers one unit per request (default: --read)")
+	sharedDisk := fs.Bool("shared-disk", false, "reads and writes share one disk per node: their times add instead of overlapping")
 	usageFor(fs, "cairn admin repair plan [--policy rs-K-R] [--f N] [--node-data SIZE] [--net RATE] ...",
 		`Predicts how long rebuilding the failed nodes' data takes with each scheme,
 from the PUSH paper's models (its Eqs. 9–12) and cairn's bottleneck model of
@@ -177,7 +179,14 @@ Rates are sizes per second (e.g. 117MB, 1GiB).`)
 			}
 			rates[i] = float64(v)
 		}
-		r := plan.Rates{Read: rates[1], Write: rates[2], MixedWrite: rates[3], Send: rates[0], Recv: rates[0]}
+		r := plan.Rates{Read: rates[1], Write: rates[2], MixedWrite: rates[3], Send: rates[0], Recv: rates[0], SharedDisk: *sharedDisk}
+		if *serveRate != "" {
+			v, err := units.ParseSize(*serveRate)
+			if err != nil || v <= 0 {
+				return fmt.Errorf("%w: --serve-read: want a positive size per second", ErrUsage)
+			}
+			r.ServeRead = float64(v)
+		}
 		m.Survivors, m.Replacement = []plan.Rates{r}, r
 		best, preds, err := plan.Choose(m, nil)
 		if err != nil {

@@ -97,13 +97,15 @@ func (p *Plan) MaxPartialsPerSlice() int {
 	return best
 }
 
-// Load is the work a plan gives one node, in bytes.
+// Load is the work a plan gives one node, in bytes. Serve is the part of
+// Read that pullers on other nodes fetch (one request unit at a time).
 type Load struct {
-	Read, Write, Send, Recv int64
+	Read, Serve, Write, Send, Recv int64
 }
 
-// Loads returns each node's bytes read (helper slices), written (rebuilt
-// slices), sent and received (messages) over the whole plan. Add the
+// Loads returns each node's bytes read (helper slices; those sent to a
+// puller also count as Serve), written (rebuilt slices), sent and
+// received (messages) over the whole plan. Add the
 // loads of many stripes' plans to model a node-level repair.
 func (p *Plan) Loads() map[string]*Load {
 	out := map[string]*Load{}
@@ -122,6 +124,9 @@ func (p *Plan) Loads() map[string]*Load {
 			}
 			for _, h := range t.Helpers {
 				at(h.Node).Read += b
+				if t.Puller != "" && h.Node != t.Puller {
+					at(h.Node).Serve += b
+				}
 			}
 			for _, st := range t.Store {
 				at(st).Write += b
@@ -144,6 +149,7 @@ func AddLoads(dst, src map[string]*Load) {
 			dst[n] = d
 		}
 		d.Read += l.Read
+		d.Serve += l.Serve
 		d.Write += l.Write
 		d.Send += l.Send
 		d.Recv += l.Recv

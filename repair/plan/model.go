@@ -14,6 +14,13 @@ type Rates struct {
 	// (one write for every k−1 reads served to peers: the paper's Fig. 6
 	// measures < 5 MB/s on HDDs). 0 means Write.
 	MixedWrite float64
+	// ServeRead is the read throughput of a helper serving pullers one
+	// request unit at a time (PULL): on a spinning disk shared by several
+	// pullers each unit costs a seek. 0 means Read.
+	ServeRead float64
+	// SharedDisk says reads and writes go to one device, so their times
+	// add up instead of overlapping (one spinning disk per node).
+	SharedDisk bool
 	Send, Recv float64 // network
 }
 
@@ -24,13 +31,38 @@ func (r Rates) mixed() float64 {
 	return r.Write
 }
 
+func (r Rates) serve() float64 {
+	if r.ServeRead > 0 {
+		return r.ServeRead
+	}
+	return r.Read
+}
+
+// diskTimes returns the time of the given bytes (or request units) of
+// local reads, reads served to pullers and writes at these rates, and the
+// binding disk resource: reads and writes overlap, unless SharedDisk.
+func (r Rates) diskTimes(read, serve, write float64, mixed bool) (float64, string) {
+	wr := r.Write
+	if mixed {
+		wr = r.mixed()
+	}
+	rd, wt := read/r.Read+serve/r.serve(), write/wr
+	switch {
+	case r.SharedDisk:
+		return rd + wt, "disk"
+	case wt > rd:
+		return wt, "write"
+	}
+	return rd, "read"
+}
+
 func (r Rates) valid() bool {
 	for _, v := range []float64{r.Read, r.Write, r.Send, r.Recv} {
 		if !(v > 0) || math.IsInf(v, 0) {
 			return false
 		}
 	}
-	return r.MixedWrite >= 0
+	return r.MixedWrite >= 0 && r.ServeRead >= 0 && !math.IsInf(r.ServeRead, 0)
 }
 
 // Model holds the inputs of the reconstruction-time models: a (k+r, k)
@@ -101,20 +133,18 @@ func (m Model) sur(i int) Rates {
 	return m.Survivors[i]
 }
 
-// work is one node's per-row work, in request units, on each resource.
-type work struct{ read, write, send, recv float64 }
+// work is one node's per-row work, in request units, on each resource:
+// read is of local shards (sequential), serve is read for pullers on
+// other nodes (one unit per request).
+type work struct{ read, serve, write, send, recv float64 }
 
 // time returns the node's per-row time and its binding resource.
 func (w work) time(r Rates, mixed bool) (float64, string) {
-	wr := r.Write
-	if mixed {
-		wr = r.mixed()
-	}
-	best, name := w.read/r.Read, "read"
+	best, name := r.diskTimes(w.read, w.serve, w.write, mixed)
 	for _, x := range []struct {
 		t    float64
 		name string
-	}{{w.write / wr, "write"}, {w.send / r.Send, "send"}, {w.recv / r.Recv, "recv"}} {
+	}{{w.send / r.Send, "send"}, {w.recv / r.Recv, "recv"}} {
 		if x.t > best {
 			best, name = x.t, x.name
 		}
@@ -137,12 +167,13 @@ func (w work) time(r Rates, mixed bool) (float64, string) {
 // Seconds charges each of the n = k+r−f survivors, per row (S_node/S_block
 // rows), with the average work of the plans Build makes, in request units:
 //
-//	PULL-Rep  survivor: read k/n, send f·k/n; replacement: recv k, write 1
-//	PULL-Sur  survivor: read k/n, send and recv (k−1)/n, mixed write f/n
+//	PULL-Rep  survivor: serve and send f·k/n; replacement: recv k, write 1
+//	PULL-Sur  survivor: read 1/n, serve, send and recv (k−1)/n, mixed write f/n
 //	PUSH-Rep  survivor: read k/n, recv f(k−1)/n, send f·k/n; replacement: recv 1, write 1
 //	PUSH-Sur  survivor: read k/n, recv and send f(k−1)/n, write f/n
 //
-// (one replacement per lost shard). Seconds is the largest node time.
+// (one replacement per lost shard; serve is read at ServeRead). Seconds
+// is the largest node time.
 func (m Model) Predict(s Scheme) (Prediction, error) {
 	if err := m.Validate(); err != nil {
 		return Prediction{}, err
@@ -172,7 +203,7 @@ func (m Model) Predict(s Scheme) (Prediction, error) {
 		// The replacement receives k blocks per row, no faster than its
 		// link or the helpers' (Eq. 9's sum).
 		repRecv = k * B / sum
-		sw = work{read: k / nf, send: f * k / nf}
+		sw = work{serve: f * k / nf, send: f * k / nf} // each replacement pulls its own k
 		rw = &work{recv: k, write: 1}
 	case PullSur:
 		eq = "Eq. 14"
@@ -184,7 +215,7 @@ func (m Model) Predict(s Scheme) (Prediction, error) {
 			w = math.Max(w, B/m.sur(i).mixed())
 		}
 		paper = w * f * m.SNode / (nf * B)
-		sw = work{read: k / nf, send: (k - 1) / nf, recv: (k - 1) / nf, write: f / nf}
+		sw = work{read: 1 / nf, serve: (k - 1) / nf, send: (k - 1) / nf, recv: (k - 1) / nf, write: f / nf}
 	case PushRep:
 		eq = "Eq. 11"
 		t := 0.0
@@ -276,11 +307,8 @@ func Estimate(loads map[string]*Load, rates map[string]Rates, mixed bool) (float
 		if !ok || !r.valid() {
 			return 0, fmt.Errorf("%w: no valid rates for node %q", ErrInvalid, n)
 		}
-		w := r.Write
-		if mixed {
-			w = r.mixed()
-		}
-		t = max(t, float64(l.Read)/r.Read, float64(l.Write)/w, float64(l.Send)/r.Send, float64(l.Recv)/r.Recv)
+		disk, _ := r.diskTimes(float64(l.Read-l.Serve), float64(l.Serve), float64(l.Write), mixed)
+		t = max(t, disk, float64(l.Send)/r.Send, float64(l.Recv)/r.Recv)
 	}
 	return t, nil
 }

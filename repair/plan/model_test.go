@@ -21,6 +21,11 @@ var hdd = Rates{Read: 120 * mb, Write: 110 * mb, MixedWrite: 5 * mb, Send: 100 *
 // fast is a node whose disks outrun its 1 Gbit/s link.
 var fast = Rates{Read: 2000 * mb, Write: 1000 * mb, Send: 125 * mb, Recv: 125 * mb}
 
+// spin is a node with one spinning disk behind a 1 Gbit/s link: reads in
+// large runs and batched writes near its sequential rate, but unit-sized
+// reads served to pullers pay a seek each.
+var spin = Rates{Read: 200 * mb, Write: 120 * mb, ServeRead: 25 * mb, SharedDisk: true, Send: 125 * mb, Recv: 125 * mb}
+
 func model(k, r, f int, rates Rates) Model {
 	return Model{K: k, R: r, F: f, SNode: 10 * gb, SBlock: 128 * 1024, Survivors: []Rates{rates}, Replacement: rates}
 }
@@ -235,7 +240,7 @@ func TestEstimateMatchesModel(t *testing.T) {
 					}
 					AddLoads(total, p.Loads())
 				}
-				for _, rates := range []Rates{hdd, fast} {
+				for _, rates := range []Rates{hdd, fast, spin} {
 					rm := map[string]Rates{}
 					for node := range total {
 						rm[node] = rates
@@ -247,10 +252,39 @@ func TestEstimateMatchesModel(t *testing.T) {
 					m := Model{K: tc.k, R: tc.r, F: f, SNode: float64(stripes * size), SBlock: unit, Survivors: []Rates{rates}, Replacement: rates}
 					p := predict(t, m, s)
 					if !near(est, p.Seconds, 0.05) {
-						t.Errorf("%s f=%d %v hdd=%v: plans give %.4fs, model %.4fs (%s)", tc.policy, f, s, rates == hdd, est, p.Seconds, p.Bound)
+						t.Errorf("%s f=%d %v rates %+v: plans give %.4fs, model %.4fs (%s)", tc.policy, f, s, rates, est, p.Seconds, p.Bound)
 					}
 				}
 			}
 		}
+	}
+}
+
+// TestSpinningDisk: on one spinning disk per node, PULL-Sur's helpers
+// serve (k−1)/n units per row at the seek-bound ServeRead, on the same
+// disk as their own read and write, while PUSH-Sur reads in runs and stays
+// link-bound: the paper's PULL-Sur vs PUSH-Sur gap, by hand.
+func TestSpinningDisk(t *testing.T) {
+	m := model(6, 3, 1, spin)
+	B, n := m.SBlock, 8.0
+	rows := m.SNode / B
+	pullDisk := (1/n)*B/spin.Read + (5/n)*B/spin.ServeRead + (1/n)*B/spin.Write
+	pushNet := (5 / n) * B / spin.Recv
+	pushDisk := (6/n)*B/spin.Read + (1/n)*B/spin.Write
+	ps, us := predict(t, m, PullSur), predict(t, m, PushSur)
+	if !near(ps.Seconds, pullDisk*rows, 1e-9) || !strings.HasSuffix(ps.Bound, " disk") {
+		t.Errorf("PULL-Sur %.2fs (%s), want %.2fs bound by the disk", ps.Seconds, ps.Bound, pullDisk*rows)
+	}
+	if !near(us.Seconds, math.Max(pushNet, pushDisk)*rows, 1e-9) || (strings.HasSuffix(us.Bound, " disk")) {
+		t.Errorf("PUSH-Sur %.2fs (%s), want %.2fs bound by the link", us.Seconds, us.Bound, pushNet*rows)
+	}
+	if r := ps.Seconds / us.Seconds; r < 2 {
+		t.Errorf("PULL-Sur/PUSH-Sur = %.2f on seek-bound disks, want > 2", r)
+	}
+	// Without SharedDisk the same rates overlap reads and writes.
+	split := spin
+	split.SharedDisk = false
+	if p := predict(t, model(6, 3, 1, split), PullSur); p.Seconds >= ps.Seconds {
+		t.Errorf("overlapping reads and writes (%.2fs) should be faster than one shared disk (%.2fs)", p.Seconds, ps.Seconds)
 	}
 }
