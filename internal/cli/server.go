@@ -342,17 +342,18 @@ func logger(w io.Writer, verbose bool) *slog.Logger {
 }
 
 // diskSpecHelp documents PATH[,options] of --disk.
-const diskSpecHelp = "a disk directory to serve, PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,bg=DURATION:SIZE] (repeatable). " +
+const diskSpecHelp = "a disk directory to serve, PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE] (repeatable). " +
 	"The options slow the disk down for experiments: bw bytes per second, lat per request, seek per request that " +
-	"does not continue the previous one (a spinning disk), and a competing " +
+	"does not continue the previous one (a spinning disk), wb bytes of writes that may run ahead of the disk until a sync " +
+	"(a page cache; default none), and a competing " +
 	"background request of SIZE every DURATION (e.g. /d1,bw=10MiB,lat=2ms,bg=100ms:64KiB)"
 
-// parseDiskSpec parses PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,bg=DURATION:SIZE].
+// parseDiskSpec parses PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE].
 func parseDiskSpec(spec string) (string, vfs.ThrottleConfig, error) {
 	parts := strings.Split(spec, ",")
 	var c vfs.ThrottleConfig
 	bad := func(why string) (string, vfs.ThrottleConfig, error) {
-		return "", c, fmt.Errorf("%w: --disk %q: %s (want PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,bg=DURATION:SIZE])", ErrUsage, spec, why)
+		return "", c, fmt.Errorf("%w: --disk %q: %s (want PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE])", ErrUsage, spec, why)
 	}
 	if parts[0] == "" {
 		return bad("no path")
@@ -378,6 +379,12 @@ func parseDiskSpec(spec string) (string, vfs.ThrottleConfig, error) {
 				return bad("seek needs a duration")
 			}
 			c.Seek = d
+		case "wb":
+			n, err := units.ParseSize(v)
+			if err != nil || n <= 0 {
+				return bad("wb needs a positive size")
+			}
+			c.WriteBehind = n
 		case "bg":
 			ds, ss, ok := strings.Cut(v, ":")
 			d, err1 := time.ParseDuration(ds)

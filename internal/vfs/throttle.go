@@ -15,13 +15,22 @@ import (
 type ThrottleConfig struct {
 	// Bandwidth is bytes per second for reads and writes (0: unlimited).
 	Bandwidth int64
-	// Latency is added to every write, read and sync.
+	// Latency is added to every write, read and sync (a sync does not
+	// queue: writes are on the disk when Write returns).
 	Latency time.Duration
 	// Seek is added to every read or write that does not continue the
 	// previous one on this disk (another file, or another offset): a
 	// spinning disk, where interleaved streams cost head movement and one
-	// sequential stream does not (0: none).
+	// sequential stream does not (0: none). With a Seek, reads of at most
+	// CachedRead bytes are free and leave the head where it was: small
+	// metadata (a shard's footer) that a real node's page cache serves.
 	Seek time.Duration
+	// WriteBehind lets writes run ahead of the disk by up to this many
+	// bytes, as they do into a page cache: a Write queues its request and
+	// returns once at most WriteBehind bytes' worth of queued work is left
+	// on the disk, and Sync waits until the file's last write is done
+	// (0: write-through — every Write waits for its own request).
+	WriteBehind int64
 	// Background load: every BackgroundEvery a competing request of
 	// BackgroundBytes arrives and occupies the disk (0: none).
 	BackgroundEvery time.Duration
@@ -31,6 +40,10 @@ type ThrottleConfig struct {
 	Now   func() time.Time
 	Sleep func(time.Duration)
 }
+
+// CachedRead is the largest read a seeking throttle treats as a page-cache
+// hit.
+const CachedRead = 4 << 10
 
 // Enabled reports whether c slows anything down.
 func (c ThrottleConfig) Enabled() bool {
@@ -71,13 +84,22 @@ func (t *throttle) cost(n int64) time.Duration {
 }
 
 // wait blocks until a request of n bytes of f at off arriving now would be
-// done (f nil: a sync, which does not move the head).
+// done.
 func (t *throttle) wait(f *throttledFile, off, n int64) {
 	if !t.cfg.Enabled() {
 		return
 	}
 	now := t.cfg.Now()
+	if d := t.queue(now, f, off, n).Sub(now); d > 0 {
+		t.cfg.Sleep(d)
+	}
+}
+
+// queue puts a request of n bytes of f at off, arriving at now, on the
+// disk and returns when it will be done.
+func (t *throttle) queue(now time.Time, f *throttledFile, off, n int64) time.Time {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.cfg.BackgroundEvery > 0 && t.cfg.BackgroundBytes > 0 {
 		due := int64(now.Sub(t.origin) / t.cfg.BackgroundEvery)
 		for ; t.bgDone < due; t.bgDone++ {
@@ -86,17 +108,14 @@ func (t *throttle) wait(f *throttledFile, off, n int64) {
 		}
 	}
 	end := later(t.busyUntil, now).Add(t.cost(n))
-	if f != nil && t.cfg.Seek > 0 {
+	if t.cfg.Seek > 0 {
 		if t.head != f || t.headOff != off {
 			end = end.Add(t.cfg.Seek)
 		}
 		t.head, t.headOff = f, off+n
 	}
 	t.busyUntil = end
-	t.mu.Unlock()
-	if d := end.Sub(now); d > 0 {
-		t.cfg.Sleep(d)
-	}
+	return end
 }
 
 func later(a, b time.Time) time.Time {
@@ -129,20 +148,50 @@ type throttledFile struct {
 	File
 	t       *throttle
 	written atomic.Int64 // the offset of the next Write (files are written sequentially)
+
+	mu   sync.Mutex
+	done time.Time // when this file's last queued write is on the disk; guarded by mu
 }
 
 func (f *throttledFile) Write(p []byte) (int, error) {
-	f.t.wait(f, f.written.Add(int64(len(p)))-int64(len(p)), int64(len(p)))
+	n := int64(len(p))
+	off := f.written.Add(n) - n
+	if f.t.cfg.WriteBehind <= 0 || !f.t.cfg.Enabled() {
+		f.t.wait(f, off, n)
+		return f.File.Write(p)
+	}
+	now := f.t.cfg.Now()
+	end := f.t.queue(now, f, off, n)
+	f.mu.Lock()
+	f.done = later(f.done, end)
+	f.mu.Unlock()
+	// Return once no more than WriteBehind bytes' worth of work is queued.
+	slack := f.t.cost(f.t.cfg.WriteBehind) - f.t.cfg.Latency
+	if d := end.Sub(now) - slack; d > 0 {
+		f.t.cfg.Sleep(d)
+	}
 	return f.File.Write(p)
 }
 
 func (f *throttledFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.t.cfg.Seek > 0 && len(p) <= CachedRead {
+		return f.File.ReadAt(p, off)
+	}
 	f.t.wait(f, off, int64(len(p)))
 	return f.File.ReadAt(p, off)
 }
 
+// Sync waits until the file's queued writes are on the disk (with
+// WriteBehind; without, each Write already waited for its own), then costs
+// Latency. It does not queue behind other files' requests.
 func (f *throttledFile) Sync() error {
-	f.t.wait(nil, 0, 0)
+	f.mu.Lock()
+	done := f.done
+	f.mu.Unlock()
+	now := f.t.cfg.Now()
+	if d := done.Sub(now) + f.t.cfg.Latency; d > 0 {
+		f.t.cfg.Sleep(d)
+	}
 	return f.File.Sync()
 }
 
