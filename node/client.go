@@ -228,9 +228,14 @@ func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 	}
 	cr := &crcReader{r: r}
 	// A body with no Len is sent chunked; wrapping hides any Len, so the
-	// transport never sets a wrong Content-Length.
-	resp, err := c.send(ctx, call{op: "put", method: http.MethodPut, addr: addr, disk: disk, shard: name,
-		path: shardPath(disk, name), body: io.NopCloser(cr)})
+	// transport never sets a wrong Content-Length. A reader that knows its
+	// Size declares it, which lets the node write it in larger runs.
+	k := call{op: "put", method: http.MethodPut, addr: addr, disk: disk, shard: name,
+		path: shardPath(disk, name), body: io.NopCloser(cr)}
+	if sz, ok := r.(interface{ Size() int64 }); ok {
+		k.length = sz.Size()
+	}
+	resp, err := c.send(ctx, k)
 	if err != nil {
 		return ShardInfo{}, err
 	}

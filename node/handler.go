@@ -171,7 +171,11 @@ type bodyReader struct {
 	c    idleConn
 	max  int64
 	left int64 // bytes still allowed
+	size int64 // the declared Content-Length; -1 if unknown (chunked)
 }
+
+// Size is the declared length (a hint for the volume's write runs).
+func (r *bodyReader) Size() int64 { return r.size }
 
 func (r *bodyReader) Read(p []byte) (int, error) {
 	r.c.read()
@@ -199,7 +203,7 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request) {
 	}
 	ic := idleConn{rc: http.NewResponseController(w), idle: h.idle}
 	defer ic.clear()
-	info, err := v.Put(r.Context(), name, &bodyReader{r: r.Body, c: ic, max: h.maxSize, left: h.maxSize})
+	info, err := v.Put(r.Context(), name, &bodyReader{r: r.Body, c: ic, max: h.maxSize, left: h.maxSize, size: r.ContentLength})
 	if errors.Is(err, errTooLarge) {
 		h.fail(w, r, "too_large", http.StatusRequestEntityTooLarge, err)
 		return

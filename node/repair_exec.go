@@ -24,14 +24,16 @@ import (
 //
 //   - one per source (a local shard, a shard fetched from another node, or
 //     the partials from the previous hop), reading at most repairReadAhead
-//     slices ahead of the computation into its own buffers;
+//     slices (a local shard: a whole RepairReadRun of slices) ahead of the
+//     computation into its own buffers;
 //   - one per output, writing computed slices into an io.Pipe whose reader
 //     is the body of the request to the next hop, or a target's PUT body,
 //     or a local volume's Put;
 //   - one per consumer of those pipes (the HTTP call or the Put).
 //
 // The handler's goroutine computes. Memory is bounded by (readAhead+1)
-// slices per source and repairSlots·f slices of output; back-pressure
+// slices per source (a local shard: about 2·RepairReadRun with its
+// volume reader's run buffer) and repairSlots·f slices of output; back-pressure
 // comes from the pipes, which are synchronous, and from TCP.
 //
 // Failure: the first error recorded (fail) is the job's verdict and names
@@ -54,12 +56,14 @@ import (
 const (
 	repairReadAhead = 2 // slices a source reads ahead of the computation
 	repairSlots     = 2 // output buffers: one being computed while one is written
-	// repairReadRun is the read region of a local helper shard: the disk
-	// request size of its sequential read (PUSH's read-ahead into a
-	// bounded memory region), so chains sharing a spinning disk pay one
-	// head movement per run, not per block.
-	repairReadRun = 4 << 20
 )
+
+// RepairReadRun is the read region of a local helper shard: the disk
+// request size of its sequential read (PUSH's read-ahead into a bounded
+// memory region), so chains sharing a spinning disk pay one head movement
+// per run, not per block. Pulls fetch remote helpers one request unit per
+// GET instead.
+const RepairReadRun = 4 << 20
 
 // source is one input stream of a job, read slice by slice: a helper
 // shard (width 1: L bytes per slice) or the partials from the previous hop
@@ -73,10 +77,13 @@ type source struct {
 	free   chan []byte           // buffers to fill; nil entries are allocated on first use
 }
 
-func newSource(width int, coeffs []byte, open func(context.Context) (io.ReadCloser, error), blame func(error) error) *source {
+// newSource makes a source that reads up to ahead slices (at least
+// repairReadAhead) ahead of the computation.
+func newSource(width, ahead int, coeffs []byte, open func(context.Context) (io.ReadCloser, error), blame func(error) error) *source {
+	ahead = max(ahead, repairReadAhead)
 	s := &source{open: open, width: width, coeffs: coeffs, blame: blame,
-		ready: make(chan []byte, repairReadAhead), free: make(chan []byte, repairReadAhead+1)}
-	for range repairReadAhead + 1 {
+		ready: make(chan []byte, ahead), free: make(chan []byte, ahead+1)}
+	for range ahead + 1 {
 		s.free <- nil
 	}
 	return s
@@ -178,10 +185,13 @@ func (j *repairJob) pipe() (*io.PipeReader, *io.PipeWriter) {
 
 // localSource reads a helper shard from one of this node's volumes.
 func (j *repairJob) localSource(v *volume.Volume, hop Hop) *source {
-	return newSource(1, hop.Coeffs, func(ctx context.Context) (io.ReadCloser, error) {
+	// Slices buffered ahead cover a whole run, so the disk reads the next
+	// run while the computation uses this one.
+	ahead := int(min(RepairReadRun, j.spec.Size) / max(j.spec.Unit, 1))
+	return newSource(1, ahead, hop.Coeffs, func(ctx context.Context) (io.ReadCloser, error) {
 		r, err := v.NewReader(ctx, hop.Shard, 0, j.spec.Size)
 		if err == nil {
-			r.ReadAhead(repairReadRun)
+			r.ReadAhead(RepairReadRun)
 		}
 		return r, err
 	}, j.blameHop(hop))
@@ -192,7 +202,7 @@ func (j *repairJob) localSource(v *volume.Volume, hop Hop) *source {
 // it, which is the PULL of the paper and what its helpers' disks see as
 // unit-sized requests from several pullers at once.
 func (j *repairJob) remoteSource(hop Hop) *source {
-	return newSource(1, hop.Coeffs, func(ctx context.Context) (io.ReadCloser, error) {
+	return newSource(1, 0, hop.Coeffs, func(ctx context.Context) (io.ReadCloser, error) {
 		return &unitReader{end: j.spec.Size, unit: j.spec.Unit, open: func(off, n int64) (io.ReadCloser, error) {
 			return j.h.peer.getShardAt(ctx, hop.Addr, hop.Disk, hop.Shard, off, n)
 		}}, nil
@@ -278,6 +288,14 @@ func (j *repairJob) forward(b int) []*output {
 	return []*output{o}
 }
 
+// sizedReader is a stream that declares its length.
+type sizedReader struct {
+	io.Reader
+	size int64
+}
+
+func (r sizedReader) Size() int64 { return r.size }
+
 // errOutputDone closes a pipe whose consumer has returned.
 var errOutputDone = errors.New("node: repair output consumer returned")
 
@@ -294,12 +312,13 @@ func (j *repairJob) store() []*output {
 			defer j.outs.Done()
 			var info ShardInfo
 			var err error
+			body := sizedReader{pr, j.spec.Size} // the write region: runs of up to volume.WriteRun
 			if v != nil {
 				var vi volume.ShardInfo
-				vi, err = v.Put(j.sinkCtx, t.Shard, pr)
+				vi, err = v.Put(j.sinkCtx, t.Shard, body)
 				info = ShardInfo{Size: vi.Size, CRC: vi.CRC}
 			} else {
-				info, err = j.h.peer.putShardAt(j.sinkCtx, t.Addr, t.Disk, t.Shard, pr)
+				info, err = j.h.peer.putShardAt(j.sinkCtx, t.Addr, t.Disk, t.Shard, body)
 			}
 			pr.CloseWithError(errOutputDone)
 			if err != nil {
@@ -572,7 +591,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) {
 	if a > 0 {
 		prev := spec.Hops[a-1]
 		body := &idleReader{ctx: j.ctx, r: r.Body, c: ic}
-		up = newSource(f, nil, func(context.Context) (io.ReadCloser, error) { return body, nil }, func(err error) error {
+		up = newSource(f, 0, nil, func(context.Context) (io.ReadCloser, error) { return body, nil }, func(err error) error {
 			return &Error{Op: "push", Disk: prev.Disk, Shard: prev.Shard,
 				Err: fmt.Errorf("%w: partials from the previous hop (%s) broke off: %w", cairn.ErrUnavailable, prev.Addr, err)}
 		})

@@ -40,7 +40,7 @@ type repairNode struct {
 	pushReqs  atomic.Int64 // POST /v1/push requests received
 	putBytes  atomic.Int64 // request body bytes of PUT received
 	inflight  atomic.Int64 // requests whose handler has not returned
-	ctxDone   chan string  // "METHOD path" of requests whose context ended
+	ctxDone   chan string  // "METHOD path" of requests whose context ended while their handler ran
 }
 
 func (n *repairNode) addr() string { return n.srv.Listener.Addr().String() }
@@ -106,7 +106,12 @@ func newRepairCluster(t *testing.T, policy string, layout [][]int) *repairCluste
 		n.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			n.inflight.Add(1)
 			defer n.inflight.Add(-1)
+			var returned atomic.Bool // the context of a finished request ends too; that is not news
+			defer returned.Store(true)
 			context.AfterFunc(r.Context(), func() {
+				if returned.Load() {
+					return
+				}
 				select {
 				case n.ctxDone <- r.Method + " " + r.URL.Path:
 				default:

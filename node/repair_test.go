@@ -310,7 +310,7 @@ func TestRepairCancel(t *testing.T) {
 
 func testRepairCancel(t *testing.T, scheme plan.Scheme, remote bool) {
 	c := newRepairCluster(t, "rs-6-3", testLayout)
-	const size = 2 * repairReadRun
+	const size = 2*RepairReadRun + volume.BlockSize
 	version := fmt.Sprintf("%032x", 0xcafe)
 	c.stripe(t, version, size, 1)
 	lost := []int{8}
@@ -333,9 +333,12 @@ func testRepairCancel(t *testing.T, scheme plan.Scheme, remote bool) {
 		spec.Store[0].Addr, spec.Store[0].Disk = c.nodes[6].addr(), c.nodes[6].spare()
 	}
 	// The first helper's disk stalls after half the shard: a push hop
-	// reads its footer, then the shard in runs of repairReadRun; a pull
-	// fetches it one unit per GET, each reading the footer and the unit.
-	half := int64(1 + size/repairReadRun/2)
+	// reads its footer, then the shard in runs of up to RepairReadRun; a
+	// pull fetches it one unit per GET, each reading the footer and the
+	// unit.
+	// Push: the footer and the first run, which is more than a target's
+	// first write run.
+	half := int64(2)
 	if !scheme.Push() {
 		half = 2 * size / in.Unit / 2
 	}
@@ -562,11 +565,11 @@ func mustEncode(t *testing.T, req repairRequest) string {
 }
 
 // The disk requests a helper's shard costs: a push hop reads it in runs of
-// repairReadRun (its read region), a pull fetches it one request unit per
+// RepairReadRun (its read region), a pull fetches it one request unit per
 // GET. On a spinning disk shared by several repairs this is the whole
 // difference between the two (the paper's PULL-Sur suffers seeks).
 func TestRepairHelperDiskRequests(t *testing.T) {
-	const size = 2*repairReadRun + 100<<10
+	const size = 2*RepairReadRun + 100<<10
 	const unit = 128 << 10
 	for _, scheme := range []plan.Scheme{plan.PushRep, plan.PullRep} {
 		t.Run(scheme.String(), func(t *testing.T) {
@@ -596,7 +599,7 @@ func TestRepairHelperDiskRequests(t *testing.T) {
 			}
 			c.checkStored(t, spec, lost, shards, infos)
 			units := (size + unit - 1) / unit
-			want := 1 + (size+repairReadRun-1)/repairReadRun // footer + runs
+			want := 1 + (size+RepairReadRun-1)/RepairReadRun // footer + runs
 			if !scheme.Push() {
 				want = 2 * units // footer + one unit, per GET
 			}

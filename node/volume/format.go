@@ -21,6 +21,13 @@ const (
 	FormatVersion = 1
 	// BlockSize is the number of content bytes per checksummed block.
 	BlockSize = 64 << 10
+	// WriteRun is the most content a Put hands the disk per write call:
+	// shards of known size are written in runs of whole blocks up to
+	// 4 MiB (the write region), so writes that share a spinning disk pay
+	// one head movement per run; DefaultWriteRun is the run when the size
+	// is unknown. A Put holds one run of memory.
+	WriteRun        = 64 * BlockSize
+	DefaultWriteRun = 16 * BlockSize
 	// IdentityName is the identity file's name in the volume directory.
 	IdentityName = "CAIRN-VOLUME"
 	// LockName is the file whose lock a process holds while it has the

@@ -95,3 +95,42 @@ func TestReadAheadStopsAtTheBadBlock(t *testing.T) {
 		}
 	}
 }
+
+// A Put whose reader declares its size writes runs of up to WriteRun;
+// one that does not, runs of DefaultWriteRun. The footer rides with the
+// last run when it fits.
+func TestPutWriteRuns(t *testing.T) {
+	efs := errorfs.Wrap(vfs.NewMem(), nil)
+	v := openTest(t, efs, "/d")
+	rng := rand.New(rand.NewPCG(13, 14))
+	for i, c := range []struct {
+		size   int
+		sized  bool
+		writes int
+	}{
+		{100, true, 1},
+		{3 << 20, true, 1},  // one 4 MiB run holds it all
+		{WriteRun, true, 2}, // a full run, then the footer
+		{2*WriteRun + BlockSize, true, 3},
+		{3 << 20, false, 4}, // three 1 MiB runs, then the footer
+		{DefaultWriteRun + 1, false, 2},
+	} {
+		data := randBytes(rng, c.size)
+		var r io.Reader = bytes.NewReader(data)
+		if !c.sized {
+			r = io.MultiReader(r) // hides Size
+		}
+		log := &errorfs.Log{}
+		efs.SetInjector(log)
+		name := shardName(40+i, 0)
+		info, err := v.Put(context.Background(), name, r)
+		efs.SetInjector(nil)
+		if err != nil || info.CRC != crcOf(data) {
+			t.Fatalf("put %d bytes: %v", c.size, err)
+		}
+		if got := log.Count(errorfs.OnKinds(errorfs.OpFileWrite)); got != c.writes {
+			t.Errorf("%d bytes (sized %v): %d write calls, want %d", c.size, c.sized, got, c.writes)
+		}
+		mustGet(t, v, name, data)
+	}
+}

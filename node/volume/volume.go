@@ -367,7 +367,11 @@ func (v *Volume) ensureFanout(name string) error {
 var blockPool = sync.Pool{New: func() any { b := make([]byte, BlockSize+crcSize); return &b }}
 
 // Put stores the content of r as shard name, streaming: it reads r block
-// by block and never holds more than one block. It returns only after the
+// by block and hands the disk runs of blocks (see WriteRun); if r has a
+// Size() int64 method that returns its length (bytes.Reader, strings.Reader,
+// io.SectionReader, a node's request body with a Content-Length) the run is
+// up to WriteRun, else DefaultWriteRun.
+// It returns only after the
 // shard is durable — written to tmp/, fsynced, its footer read back and
 // checked, renamed into shards/, and the directory fsynced. An existing
 // shard of the same name is replaced atomically.
@@ -424,7 +428,11 @@ func (v *Volume) put(ctx context.Context, name string, r io.Reader) (info ShardI
 			}
 		}
 	}()
-	info, err = v.writeContent(ctx, f, r)
+	run := int64(DefaultWriteRun)
+	if sz, ok := r.(interface{ Size() int64 }); ok && sz.Size() >= 0 {
+		run = min(max(sz.Size(), 1), WriteRun)
+	}
+	info, err = v.writeContent(ctx, f, r, run)
 	if err != nil {
 		return info, err
 	}
@@ -451,13 +459,18 @@ func (v *Volume) put(ctx context.Context, name string, r io.Reader) (info ShardI
 }
 
 // writeContent writes r as checksummed blocks and the footer. Blocks are
-// gathered into batches of writeBatch blocks so a shard costs few write
-// calls, and every writebackEvery bytes the kernel is asked to start
-// writing them out (vfs.StartWriteback), so the Sync that follows does not
-// find the whole shard still dirty.
-func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader) (ShardInfo, error) {
-	bp := batchPool.Get().(*[]byte)
-	defer batchPool.Put(bp)
+// gathered into batches of run bytes (rounded up to a power of two of
+// blocks) so a shard costs few write calls, and every writebackEvery bytes
+// the kernel is asked to start writing them out (vfs.StartWriteback), so
+// the Sync that follows does not find the whole shard still dirty.
+func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader, run int64) (ShardInfo, error) {
+	blocks := int64(1)
+	for blocks*BlockSize < run {
+		blocks *= 2
+	}
+	pool := batchPool(blocks)
+	bp := pool.Get().(*[]byte)
+	defer pool.Put(bp)
 	batch := *bp
 	var total, off, synced int64
 	var whole uint32
@@ -480,6 +493,12 @@ func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader) (Sha
 		if err := ctx.Err(); err != nil {
 			return ShardInfo{}, err
 		}
+		if used+BlockSize+crcSize > len(batch) { // full: write it (the footer may join the last batch)
+			if err := flush(batch[:used]); err != nil {
+				return ShardInfo{}, err
+			}
+			used = 0
+		}
 		buf := batch[used : used+BlockSize+crcSize]
 		n, rerr := fill(r, buf[:BlockSize])
 		if n > 0 {
@@ -490,12 +509,6 @@ func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader) (Sha
 			whole = crc32.Update(whole, castagnoli, buf[:n])
 			binary.LittleEndian.PutUint32(buf[n:], crc32.Checksum(buf[:n], castagnoli))
 			used += n + crcSize
-			if used+BlockSize+crcSize > len(batch) {
-				if err := flush(batch[:used]); err != nil {
-					return ShardInfo{}, err
-				}
-				used = 0
-			}
 		}
 		if rerr == io.EOF {
 			break
@@ -510,15 +523,18 @@ func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader) (Sha
 	return ShardInfo{Size: total, CRC: whole}, nil
 }
 
-const (
-	writeBatch     = 16      // blocks per write call (~1 MiB)
-	writebackEvery = 4 << 20 // bytes between writeback hints
-)
+const writebackEvery = 4 << 20 // bytes between writeback hints
 
-var batchPool = sync.Pool{New: func() any {
-	b := make([]byte, writeBatch*(BlockSize+crcSize), writeBatch*(BlockSize+crcSize)+footerSize)
-	return &b
-}}
+// batchPools hold write batches, one pool per size in blocks.
+var batchPools sync.Map // int64 → *sync.Pool of *[]byte
+
+func batchPool(blocks int64) *sync.Pool {
+	p, _ := batchPools.LoadOrStore(blocks, &sync.Pool{New: func() any {
+		b := make([]byte, blocks*(BlockSize+crcSize), blocks*(BlockSize+crcSize)+footerSize)
+		return &b
+	}})
+	return p.(*sync.Pool)
+}
 
 // fill reads into p until it is full or r ends. Unlike io.ReadFull it
 // returns io.EOF only for a clean end of r, and every other error as is —

@@ -84,7 +84,7 @@ func TestPutGetRanges(t *testing.T) {
 	}{{"mem", vfs.NewMem(), "/disk1"}, {"os", vfs.Default, path.Join(t.TempDir(), "disk1")}} {
 		t.Run(fsys.name, func(t *testing.T) {
 			v := openTest(t, fsys.fs, fsys.dir)
-			batch := writeBatch * BlockSize // one write call; and past writebackEvery
+			batch := DefaultWriteRun // one write call; and past writebackEvery
 			for i, size := range []int{0, 1, BlockSize - 1, BlockSize, BlockSize + 1, 3*BlockSize + 17,
 				batch - 1, batch, batch + 1, 2*batch + BlockSize/2, writebackEvery*2 + 3} {
 				name := shardName(i, i)
