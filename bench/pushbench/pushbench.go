@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -29,6 +30,7 @@ import (
 	"cairn"
 	"cairn/codec/all"
 	"cairn/node"
+	"cairn/node/volume"
 	"cairn/repair/plan"
 )
 
@@ -64,9 +66,17 @@ type Config struct {
 	NodeData  int64         // bytes of shards each failed node held
 	ShardSize int64
 	LinkRate  float64 // each node's link, bytes/s each way (what the nodes were started with)
-	DiskRate  float64 // each node's disk, bytes/s (0: not throttled; the model then uses 100× the link)
-	// Concurrency is the number of stripes rebuilt at once (default: the
-	// number of surviving nodes).
+	// DiskRate and Seek are each node's disk as the nodes were started
+	// with it (vfs.Throttle): sequential bytes/s and the time of a request
+	// that does not continue the previous one. DiskRate 0: not throttled
+	// (the model then uses 100× the link and no seeks).
+	DiskRate float64
+	Seek     time.Duration
+	// Concurrency is the number of stripes rebuilt at once. By default
+	// the -Sur schemes rebuild one stripe per survivor at once (each
+	// survivor stores one), and the -Rep schemes, whose every stripe ends
+	// at the replacements, RepConcurrency: enough to keep the
+	// replacements' links busy, where more would only queue there.
 	Concurrency int
 	Seed        uint64
 	Log         func(format string, args ...any)
@@ -80,7 +90,7 @@ type Row struct {
 	Stripes     int
 	NodeData    int64
 	Seconds     float64 // measured
-	Model       float64 // repair/plan's bottleneck model of these plans, plus the pipeline fill
+	Model       float64 // repair/plan's bottleneck model of these plans, plus the fill and drain of a finite run
 	Paper       float64 // the paper's equation (Eqs. 9–12)
 	ModelError  float64 // |Model − Seconds| / Seconds
 	CPUUtil     float64 // node CPU time ÷ (wall × cores) during the run
@@ -233,6 +243,9 @@ func measure(ctx context.Context, cfg Config, pt Point, s plan.Scheme, l *layout
 	conc := cfg.Concurrency
 	if conc <= 0 {
 		conc = len(survivors)
+		if s.Rep() {
+			conc = RepConcurrency
+		}
 	}
 	type job struct {
 		stripe int
@@ -326,11 +339,11 @@ func measure(ctx context.Context, cfg Config, pt Point, s plan.Scheme, l *layout
 	if firstErr != nil {
 		return Row{}, firstErr
 	}
-	disk := cfg.DiskRate
-	if disk <= 0 {
-		disk = 100 * cfg.LinkRate
+	rates := DiskRates(cfg.DiskRate, cfg.Seek, cfg.ShardSize, pt.Unit)
+	rates.Send, rates.Recv = cfg.LinkRate, cfg.LinkRate
+	if cfg.DiskRate <= 0 {
+		rates = plan.Rates{Read: 100 * cfg.LinkRate, Write: 100 * cfg.LinkRate, Send: cfg.LinkRate, Recv: cfg.LinkRate}
 	}
-	rates := plan.Rates{Read: disk, Write: disk, Send: cfg.LinkRate, Recv: cfg.LinkRate}
 	m := plan.Model{K: pt.K, R: pt.R, F: pt.F, SNode: float64(int64(l.stripes) * cfg.ShardSize), SBlock: float64(pt.Unit),
 		Survivors: []plan.Rates{rates}, Replacement: rates}
 	pred, err := m.Predict(s)
@@ -338,20 +351,77 @@ func measure(ctx context.Context, cfg Config, pt Point, s plan.Scheme, l *layout
 		return Row{}, err
 	}
 	row := Row{K: pt.K, R: pt.R, F: pt.F, Unit: pt.Unit, Scheme: s.String(), Stripes: l.stripes, NodeData: int64(l.stripes) * cfg.ShardSize,
-		Seconds: wall, Model: pred.Seconds + fill(s, pt, cfg.LinkRate), Paper: pred.Paper, CPUUtil: cpu / (wall * float64(cores)), MaxPartials: maxPartials}
+		Seconds: wall, Model: pred.Seconds + cfg.tail(s, pt, l.stripes, conc, len(survivors)), Paper: pred.Paper, CPUUtil: cpu / (wall * float64(cores)), MaxPartials: maxPartials}
 	row.ModelError = abs(row.Model-row.Seconds) / row.Seconds
 	return row, nil
 }
 
-// fill is the time before the bottleneck link gets its first slice, which
-// the paper's steady-state models leave out: a PUSH chain's first slice
-// (f partials of a unit) crosses k links one after the other; a PULL
-// slice crosses one.
-func fill(s plan.Scheme, pt Point, link float64) float64 {
-	if s.Push() {
-		return float64(pt.K*pt.F) * float64(pt.Unit) / link
+// DiskRates are the model's disk rates of a node whose one disk streams
+// bw bytes/s and pays seek for each request that does not continue the
+// previous one — every request, on a disk shared by several repairs. The
+// request sizes are the nodes': a push hop (and a puller's own helper)
+// reads a shard in runs of node.RepairReadRun, a puller fetches a remote helper one unit per
+// GET, and rebuilt shards are written in runs of up to volume.WriteRun.
+// Footers are small reads the page cache serves.
+func DiskRates(bw float64, seek time.Duration, shard, unit int64) plan.Rates {
+	rate := func(bytes int64, requests int) float64 {
+		return float64(bytes) / (float64(requests)*seek.Seconds() + float64(bytes)/bw)
 	}
-	return float64(pt.Unit) / link
+	reads := int((shard + node.RepairReadRun - 1) / node.RepairReadRun)
+	writes := int((shard + volume.WriteRun - 1) / volume.WriteRun)
+	units := int((shard + unit - 1) / unit)
+	return plan.Rates{Read: rate(shard, reads), ServeRead: rate(shard, units), Write: rate(shard, writes), SharedDisk: true}
+}
+
+// RepConcurrency is the -Rep schemes' default number of stripes in flight.
+const RepConcurrency = 4
+
+// tail is what a finite run adds to the steady state the equations
+// describe (the paper's 10 GB per node made it negligible): the fill
+// before the bottleneck gets its first slice, and on seeking disks the
+// drain after the last stream ends.
+//
+// Fill is the longer of two delays that overlap. The pipeline fill: a
+// PUSH chain's first slice (f partials of a unit) crosses k links one
+// after the other; a PULL slice crosses one. Every later wave pays it
+// again: a stripe starts in a slot freed when another's stream ended, so
+// nothing else fills the bottleneck meanwhile. The disk fill: the stripes
+// of the first wave start at once, so each survivor's disk gets q =
+// ⌈wave·k/n⌉ first requests together (a run for a push hop, a unit for a
+// pull) and serves them in turn; a chain or pull starts when the last of
+// its k helpers' requests is served, on average after E[max of k positions
+// drawn from 1..q] requests.
+//
+// Drain: a rebuilt shard's last write run reaches the disk only when its
+// stream ends, and the stripes of the final wave end together, so their
+// last runs queue on the targets' disks: on each replacement one per
+// stripe (-Rep), on each survivor f per stripe it stores (-Sur).
+func (cfg Config) tail(s plan.Scheme, pt Point, stripes, conc, survivors int) float64 {
+	pipe := float64(pt.Unit) / cfg.LinkRate
+	if s.Push() {
+		pipe *= float64(pt.K * pt.F)
+	}
+	wave := min(conc, stripes)
+	later := float64((stripes+wave-1)/wave-1) * pipe // the later waves' pipeline fills
+	if cfg.DiskRate <= 0 {
+		return pipe + later
+	}
+	req := func(b int64) float64 { return cfg.Seek.Seconds() + float64(b)/cfg.DiskRate }
+	first := req(min(cfg.ShardSize, node.RepairReadRun))
+	if !s.Push() {
+		first = req(min(cfg.ShardSize, pt.Unit))
+	}
+	q := (wave*pt.K + survivors - 1) / survivors
+	var start float64 // E[max of k uniform positions in 1..q]
+	for j := 1; j <= q; j++ {
+		start += 1 - math.Pow(float64(j-1)/float64(q), float64(pt.K))
+	}
+	last := cfg.ShardSize - (cfg.ShardSize-1)/volume.WriteRun*volume.WriteRun
+	queued := wave // -Rep: every stripe of the wave has a shard for each replacement
+	if !s.Rep() {
+		queued = pt.F * ((wave + survivors - 1) / survivors)
+	}
+	return max(pipe, start*first) + later + float64(queued)*req(last)
 }
 
 func cpuOf(nodes []Node) time.Duration {

@@ -28,7 +28,7 @@ import (
 	"cairn/repair/plan"
 )
 
-const benchPushHelp = `Usage: cairn bench push [--quick] [--out DIR] [--link RATE] [--json]
+const benchPushHelp = `Usage: cairn bench push [--quick] [--out DIR] [--link RATE] [--disk-rate RATE] [--seek DUR] [--json]
 
 Reproduces the PUSH paper's reconstruction experiment (its Figs. 8-11) on
 real processes: it starts an embedded etcd and storage nodes (cairn node,
@@ -38,17 +38,31 @@ nodes, and rebuilds their data with PULL-Rep, PULL-Sur, PUSH-Rep and
 PUSH-Sur through the nodes' repair endpoints, next to the repair-time
 model's prediction for each.
 
-The paper's links were 1 GbE (about 117 MB/s) with the CPU idle; here every
-node shares two cores, so all links are scaled down by one factor until
-the links, not the CPU, bound the repair; the output prints the factor and
-the CPU use of every run. Points: k in {6, 9, 12}, r in {3, 4}, f in {1, 2},
-request units of 256 KiB and 1 MiB (about 20 minutes); --quick: k=6, r=3,
-f=1 at both units and f=2 at 1 MiB (about 2 minutes).
+The paper's nodes had 1 GbE links (about 117 MB/s) and one spinning disk
+each, with the CPU idle; here every node shares two cores, so links and
+disks are all slowed down by one factor until they, not the CPU, bound the
+repair; the output prints the factor and the CPU use of every run. Each
+node's disk is modelled as a current 7200 rpm disk — 250 MB/s sequential,
+and 4.2 ms (half a rotation) for each request that does not continue the
+previous one — slowed by that factor, with a page cache that lets writes
+run ahead until a sync. A push hop reads its shard in 4 MiB runs and
+targets write in 4 MiB runs, while a pull fetches one request unit per
+GET, so on these disks PULL-Sur pays the seeks the paper describes (its
+Fig. 6: under 5 MB/s of writes in that mix). --disk-rate 0 leaves the disks
+unthrottled (links only).
+
+Points: k in {6, 9, 12}, r in {3, 4}, f in {1, 2}, request units of 128 KiB
+and 1 MiB, plus units of 64 KiB to 2 MiB at k=6, r=3, f=1 (about 40
+minutes); --quick: k=6, r=3, f=1 and f=2 at 128 KiB (about 2 minutes). The speedups are taken at k=6, r=3, f=1 with 128 KiB
+units, the paper's. The -Sur schemes rebuild one stripe per survivor at
+once, the -Rep schemes 4 (--concurrency overrides both).
 
 The model beside each time is repair/plan's bottleneck model of the plans
-(the paper's Eqs. 9-12 where they apply) plus the pipeline fill the
-steady-state equations leave out (a PUSH chain's first slice crosses k
-links in turn).
+(the paper's Eqs. 9-12 where they apply), with the disks' rates for the
+request sizes the nodes use, plus what a finite run adds to that steady
+state: the fill (a PUSH chain's first slice crosses k links in turn; the
+first wave's helper reads queue on each disk) and the drain (the final
+wave's last write runs queue on the targets' disks).
 
 Writes DIR/push.csv and PNG plots (time against k, against the unit, and
 measured against the model) and prints, last, a JSON line with
@@ -61,8 +75,33 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	out := fs.String("out", "", "directory for push.csv and the plots (default: a new directory under the system's temp dir)")
 	link := fs.String("link", "8MiB", "each node's link, bytes per second in each direction")
 	nodeData := fs.String("node-data", "", "data each failed node held, rounded up to whole stripes per survivor (default 24MiB)")
-	shard := fs.String("shard", "2MiB", "shard size (each stripe's share of a node)")
+	shard := fs.String("shard", "4MiB", "shard size (each stripe's share of a node; a push hop reads it, and a target writes it, in runs of up to 4 MiB)")
+	diskRate := fs.String("disk-rate", "", "each node's disk, sequential bytes per second (default: 250MB scaled like the link; 0: not throttled)")
+	seek := fs.Duration("seek", 0, "each node's disk: time of a request that does not continue the previous one (default: 4.2ms scaled like the link)")
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
+	conc := fs.Int("concurrency", 0, "stripes rebuilt at once (default: the number of surviving nodes for -Sur, 4 for -Rep)")
+	var only []pushbench.Point
+	fs.Func("point", "measure only this point, K,R,F,UNIT (e.g. 6,3,1,128KiB; repeatable)", func(v string) error {
+		f := strings.Split(v, ",")
+		if len(f) != 4 {
+			return errors.New("want K,R,F,UNIT")
+		}
+		var p pushbench.Point
+		var err error
+		for i, dst := range []*int{&p.K, &p.R, &p.F} {
+			if *dst, err = strconv.Atoi(f[i]); err != nil || *dst < 1 {
+				return fmt.Errorf("bad number %q", f[i])
+			}
+		}
+		if p.Unit, err = units.ParseSize(f[3]); err != nil || p.Unit <= 0 {
+			return fmt.Errorf("bad unit %q", f[3])
+		}
+		if p.F > p.R {
+			return errors.New("f must be at most r")
+		}
+		only = append(only, p)
+		return nil
+	})
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", benchPushHelp)
 		fs.PrintDefaults()
@@ -92,23 +131,43 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
+	factor := 117e6 / float64(linkRate) // the paper's 1 GbE ÷ our link
+	disk := int64(250e6 / factor)
+	if *diskRate != "" {
+		if disk, err = units.ParseSize(*diskRate); err != nil || disk < 0 {
+			return fmt.Errorf("%w: --disk-rate: want a size per second, or 0", ErrUsage)
+		}
+	}
+	if *seek < 0 {
+		return fmt.Errorf("%w: --seek must not be negative", ErrUsage)
+	}
+	if *seek == 0 && disk > 0 {
+		*seek = time.Duration(4.2 * factor * float64(time.Millisecond)).Round(100 * time.Microsecond)
+	}
+	if disk == 0 {
+		*seek = 0
+	}
 	say := func(f string, a ...any) {
 		if !*asJSON {
 			fmt.Fprintf(stdout, f+"\n", a...)
 		}
 	}
-	var points []pushbench.Point
-	if *quick {
-		points = []pushbench.Point{{K: 6, R: 3, F: 1, Unit: 256 << 10}, {K: 6, R: 3, F: 1, Unit: 1 << 20}, {K: 6, R: 3, F: 2, Unit: 1 << 20}}
+	points := only
+	if len(points) > 0 {
+	} else if *quick {
+		points = []pushbench.Point{{K: 6, R: 3, F: 1, Unit: 128 << 10}, {K: 6, R: 3, F: 2, Unit: 128 << 10}}
 	} else {
 		for _, k := range []int{6, 9, 12} {
 			for _, r := range []int{3, 4} {
 				for _, f := range []int{1, 2} {
-					for _, u := range []int64{256 << 10, 1 << 20} {
-						if u > shardSize {
-							continue
+					us := []int64{128 << 10, 1 << 20}
+					if k == 6 && r == 3 && f == 1 {
+						us = []int64{64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20}
+					}
+					for _, u := range us {
+						if u <= shardSize {
+							points = append(points, pushbench.Point{K: k, R: r, F: f, Unit: u})
 						}
-						points = append(points, pushbench.Point{K: k, R: r, F: f, Unit: u})
 					}
 				}
 			}
@@ -132,15 +191,20 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer os.RemoveAll(work)
 
-	say("starting etcd and %d nodes (links %s/s each way, %.0f× slower than 1 GbE) in %s", need, units.FormatSize(linkRate), 117e6/float64(linkRate), work)
-	cl, err := startBenchCluster(ctx, work, need, linkRate)
+	say("starting etcd and %d nodes in %s: links %s/s each way, %.1f× slower than 1 GbE", need, work, units.FormatSize(linkRate), factor)
+	if disk > 0 {
+		say("disks %s/s sequential, %v per seek (a 7200 rpm disk slowed %.1f×)", units.FormatSize(disk), *seek, factor)
+	} else {
+		say("disks not throttled")
+	}
+	cl, err := startBenchCluster(ctx, work, need, linkRate, disk, *seek)
 	if err != nil {
 		return err
 	}
 	defer cl.stop()
 
 	cfg := pushbench.Config{Points: points, Schemes: plan.Schemes, NodeData: data, ShardSize: shardSize,
-		LinkRate: float64(linkRate), Seed: 1, Log: func(f string, a ...any) { say(f, a...) }}
+		LinkRate: float64(linkRate), DiskRate: float64(disk), Seek: *seek, Seed: 1, Concurrency: *conc, Log: func(f string, a ...any) { say(f, a...) }}
 	rows, err := pushbench.Run(ctx, cfg, cl.nodes, cl.client, runtime.NumCPU())
 	if err != nil {
 		return err
@@ -167,8 +231,10 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		pushbench.Summary
 		LinkBytesPerS int64   `json:"link_bytes_per_s"`
 		ScaleFactor   float64 `json:"link_scale_vs_1gbe"`
+		DiskBytesPerS int64   `json:"disk_bytes_per_s"`
+		SeekSeconds   float64 `json:"seek_s"`
 		NodeData      int64   `json:"node_data_bytes"`
-	}{sum, linkRate, 117e6 / float64(linkRate), data}
+	}{sum, linkRate, factor, disk, seek.Seconds(), data}
 	b, err := json.Marshal(line)
 	if err != nil {
 		return err
@@ -177,6 +243,11 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
+// benchWriteBehind is how far writes may run ahead of a bench node's disk
+// (its page cache): rebuilt data streams in while earlier runs are
+// written, and each shard's fsync waits for its own.
+const benchWriteBehind = 16 << 20
+
 // benchCluster is an embedded etcd and node processes for an experiment.
 type benchCluster struct {
 	nodes  []pushbench.Node
@@ -184,7 +255,7 @@ type benchCluster struct {
 	stop   func()
 }
 
-func startBenchCluster(ctx context.Context, dir string, n int, linkRate int64) (*benchCluster, error) {
+func startBenchCluster(ctx context.Context, dir string, n int, linkRate, diskRate int64, seek time.Duration) (*benchCluster, error) {
 	ports := make([]int, n+2)
 	for i := range ports {
 		p, err := freePort()
@@ -225,8 +296,12 @@ func startBenchCluster(ctx context.Context, dir string, n int, linkRate int64) (
 	for i := range n {
 		id := fmt.Sprintf("n%d", i+1)
 		addr := fmt.Sprintf("127.0.0.1:%d", ports[i+2])
+		spec := filepath.Join(dir, id)
+		if diskRate > 0 {
+			spec += fmt.Sprintf(",bw=%d,seek=%v,wb=%d", diskRate, seek, benchWriteBehind)
+		}
 		cmd := exec.Command(self, "node", "--id", id, "--meta", strings.Join(etcd.Endpoints(), ","), "--secret-file", secretFile,
-			"--addr", addr, "--disk", filepath.Join(dir, id), "--no-director", "--link-rate", strconv.FormatInt(linkRate, 10))
+			"--addr", addr, "--disk", spec, "--no-director", "--link-rate", strconv.FormatInt(linkRate, 10))
 		pipe, pw := io.Pipe() // stdout and stderr: "serving" is on stdout
 		cmd.Stdout, cmd.Stderr = pw, pw
 		if err := cmd.Start(); err != nil {
