@@ -48,6 +48,12 @@ type Executor interface {
 type Config struct {
 	// Scheme is the preferred scheme (default plan.PushSur).
 	Scheme plan.Scheme
+	// Rates, if set, are the nodes' measured rates, and each task's
+	// scheme is chosen by the time models (plan.Choose) between the PUSH
+	// and PULL form that its targets allow (-Sur when they are on a
+	// survivor, else -Rep). Codes whose repair reads a local group (LRC)
+	// keep Scheme.
+	Rates *plan.Rates
 	// Unit is the request unit in bytes (default 1 MiB).
 	Unit int64
 	// Parallel is how many tasks run at once (default 2).
@@ -419,6 +425,7 @@ func (r *Repairer) Run(ctx context.Context, t *cairn.RepairTask) (result, error)
 				now, onto = append(now, i), append(onto, t.Targets[j])
 			}
 		}
+		scheme = r.choose(scheme, code, len(now), st.shards[now[0]].Size)
 		infos, err := r.rebuild(ctx, t, now, onto, st, code, scheme, cl)
 		var ne *node.Error
 		if err != nil && errors.As(err, &ne) && isHelperFault(ne) && helperIndex(st, ne) >= 0 {
@@ -610,6 +617,27 @@ func (r *Repairer) targets(t *cairn.RepairTask, st stripe, lost []int, cl *clust
 		}
 	}
 	return out, scheme, nil
+}
+
+// choose returns the scheme the time models predict fastest for
+// rebuilding f shards of a stripe of code, between the PUSH and PULL form
+// of the given one (Config.Rates; without them, the given one).
+func (r *Repairer) choose(given plan.Scheme, code codec.Code, f int, shard int64) plan.Scheme {
+	p := code.Params()
+	if _, local := code.(codec.LocalGroups); local || r.cfg.Rates == nil || f < 1 || shard <= 0 || p.Alpha != 1 {
+		return given
+	}
+	m := plan.Model{K: p.K, R: p.M, F: min(f, p.M), SNode: float64(shard), SBlock: float64(min(r.cfg.Unit, shard)),
+		Survivors: []plan.Rates{*r.cfg.Rates}, Replacement: *r.cfg.Rates}
+	allowed := []plan.Scheme{plan.PushSur, plan.PullSur}
+	if given.Rep() {
+		allowed = []plan.Scheme{plan.PushRep, plan.PullRep}
+	}
+	best, _, err := plan.Choose(m, allowed)
+	if err != nil {
+		return given
+	}
+	return best.Scheme
 }
 
 // movedTo reports whether the task rebuilt shard i onto disk (an earlier

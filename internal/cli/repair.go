@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -222,17 +223,26 @@ func seconds(s float64) string {
 // repairOptions are the director's repair settings (cairn server, cairn node).
 type repairOptions struct {
 	scheme   *string
+	rates    *string
+	rate     *string
 	unit     *string
 	parallel *int
 	scan     *time.Duration
 
-	parsed plan.Scheme
-	bytes  int64
+	parsed    plan.Scheme
+	auto      *plan.Rates // --repair-scheme auto: the rates the choice uses
+	bytes     int64
+	rateBytes int64 // --repair-rate; 0: unlimited
 }
 
 func repairFlags(fs *flag.FlagSet) *repairOptions {
 	return &repairOptions{
-		scheme:   fs.String("repair-scheme", "push-sur", "director: how lost shards are rebuilt: push-sur, push-rep, pull-sur or pull-rep (see cairn admin repair plan --help)"),
+		scheme: fs.String("repair-scheme", "auto", "director: how lost shards are rebuilt: push-sur, push-rep, pull-sur, pull-rep, or auto: "+
+			"per stripe, the PUSH or PULL form the repair-time models predict fastest with --repair-rates (see cairn admin repair plan --help)"),
+		rates: fs.String("repair-rates", "117MB,150MB,150MB,5MB", "director: the nodes' rates per second for --repair-scheme auto: "+
+			"NET (each way),READ,WRITE,MIXED-WRITE (disk writes under PULL-Sur's random mix); the default is the PUSH paper's HDD nodes on 1 GbE"),
+		rate: fs.String("repair-rate", "", "this node: most repair data it computes per second — partials it forwards, rebuilt shards it stores — "+
+			"so repair leaves room for clients (e.g. 50MiB; default unlimited)"),
 		unit:     fs.String("repair-unit", "1MiB", "director: request unit of repairs (the slice a repair chain moves at a time)"),
 		parallel: fs.Int("repair-parallel", 2, "director: stripes repaired at once (more: faster repair, more load on the nodes)"),
 		scan:     fs.Duration("repair-scan", 10*time.Second, "director: how often manifests are scanned for shards on down disks"),
@@ -240,9 +250,28 @@ func repairFlags(fs *flag.FlagSet) *repairOptions {
 }
 
 func (o *repairOptions) validate() error {
-	s, err := plan.ParseScheme(*o.scheme)
-	if err != nil {
-		return fmt.Errorf("%w: --repair-scheme: %v", ErrUsage, err)
+	var s plan.Scheme
+	if *o.scheme == "auto" {
+		s = plan.PushSur // the form when targets allow; the choice is per stripe
+		f := strings.Split(*o.rates, ",")
+		var v [4]float64
+		for i := range v {
+			var n int64
+			var err error
+			if len(f) == 4 {
+				n, err = units.ParseSize(f[i])
+			}
+			if len(f) != 4 || err != nil || n <= 0 {
+				return fmt.Errorf("%w: --repair-rates: want NET,READ,WRITE,MIXED-WRITE, four positive sizes per second", ErrUsage)
+			}
+			v[i] = float64(n)
+		}
+		o.auto = &plan.Rates{Send: v[0], Recv: v[0], Read: v[1], Write: v[2], MixedWrite: v[3]}
+	} else {
+		var err error
+		if s, err = plan.ParseScheme(*o.scheme); err != nil {
+			return fmt.Errorf("%w: --repair-scheme: %v (or auto)", ErrUsage, err)
+		}
 	}
 	u, err := units.ParseSize(*o.unit)
 	if err != nil || u < 4096 || u > 64<<20 {
@@ -250,6 +279,11 @@ func (o *repairOptions) validate() error {
 	}
 	if *o.parallel < 1 || *o.scan <= 0 {
 		return fmt.Errorf("%w: --repair-parallel must be at least 1 and --repair-scan positive", ErrUsage)
+	}
+	if *o.rate != "" {
+		if o.rateBytes, err = units.ParseSize(*o.rate); err != nil || o.rateBytes <= 0 {
+			return fmt.Errorf("%w: --repair-rate: want a positive size per second", ErrUsage)
+		}
 	}
 	o.parsed, o.bytes = s, u
 	return nil
@@ -259,7 +293,7 @@ func (o *repairOptions) validate() error {
 // shards on down disks, and a background worker that drains the queue and
 // reports its progress (for the ETA in cairn admin repair status).
 func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger) []director.Duty {
-	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Unit: o.bytes, Parallel: *o.parallel, Logger: log})
+	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Rates: o.auto, Unit: o.bytes, Parallel: *o.parallel, Logger: log})
 	var (
 		last      time.Time
 		lastBytes int64
