@@ -42,8 +42,16 @@ type HandlerConfig struct {
 	// client like NewClient's default (pooled keep-alive connections, no
 	// overall timeout, no redirects).
 	HTTPClient *http.Client
+	// RepairRate, in bytes per second, caps the repair data this node
+	// computes — the partials it forwards and the rebuilt shards it stores
+	// — over all its push and pull jobs together, so repair leaves the
+	// disks and links room for client traffic (0: unlimited). Every hop of
+	// a chain applies its own node's cap.
+	RepairRate int64
 	// Logger (nil: discarded).
 	Logger *slog.Logger
+
+	repairClock linkClock // tests: the clock of the RepairRate limiter
 }
 
 // Handler serves the node protocol over a fixed set of volumes. It is an
@@ -58,6 +66,9 @@ type Handler struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	peer    *Client // the node's requests to other nodes (repair)
+	// repairLimit paces repair jobs' output (HandlerConfig.RepairRate;
+	// nil: unlimited).
+	repairLimit *linkLimiter
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -83,6 +94,16 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.RepairRate < 0 {
+		return nil, fmt.Errorf("node handler: %w: negative repair rate %d", cairn.ErrInvalid, cfg.RepairRate)
+	}
+	if cfg.RepairRate > 0 {
+		clock := cfg.repairClock
+		if clock == nil {
+			clock = wallClock{}
+		}
+		h.repairLimit = newLinkLimiter(cfg.RepairRate, clock)
 	}
 	h.peer = NewClient(cfg.Secret, func(d cairn.DiskID) (string, error) {
 		return "", fmt.Errorf("%w: node %s resolves no disks (%s)", cairn.ErrInvalid, cfg.Node, d)

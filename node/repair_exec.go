@@ -481,6 +481,9 @@ func (j *repairJob) compute(up *source, helpers []*source, outs []*output) bool 
 			first = false
 			s.free <- b
 		}
+		if j.h.repairLimit != nil && j.h.repairLimit.wait(len(out), j.ctx.Done()) != nil {
+			return false
+		}
 		sl.busy.Add(len(outs))
 		for _, o := range outs {
 			p := out

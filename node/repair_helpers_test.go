@@ -74,7 +74,7 @@ type repairCluster struct {
 
 // newRepairCluster builds one node per entry of layout; node x holds the
 // shards layout[x] (one disk each) and a spare disk.
-func newRepairCluster(t *testing.T, policy string, layout [][]int) *repairCluster {
+func newRepairCluster(t *testing.T, policy string, layout [][]int, opts ...func(node string, cfg *HandlerConfig)) *repairCluster {
 	t.Helper()
 	code, err := all.New(policy)
 	if err != nil {
@@ -99,7 +99,11 @@ func newRepairCluster(t *testing.T, policy string, layout [][]int) *repairCluste
 			vols = append(vols, d.v)
 			c.disks[id] = n
 		}
-		n.h, err = NewHandler(HandlerConfig{Node: cairn.NodeID(n.name), Secret: testSecret, Volumes: vols, Logger: testLogger(t, n.name)})
+		hc := HandlerConfig{Node: cairn.NodeID(n.name), Secret: testSecret, Volumes: vols, Logger: testLogger(t, n.name)}
+		for _, o := range opts {
+			o(n.name, &hc)
+		}
+		n.h, err = NewHandler(hc)
 		if err != nil {
 			t.Fatal(err)
 		}

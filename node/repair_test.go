@@ -615,3 +615,46 @@ func TestRepairHelperDiskRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestRepairRate: a node with a RepairRate paces the repair data it
+// computes; the others are not slowed. Measured on a fake clock: the
+// limited node waits for about (its output − the burst) / rate.
+func TestRepairRate(t *testing.T) {
+	const size, rate = 1 << 20, 256 << 10
+	clock := &fakeClock{now: time.Unix(0, 0)}
+	var limited string
+	c := newRepairCluster(t, "rs-6-3", testLayout, func(name string, cfg *HandlerConfig) {
+		if name == "node2" {
+			cfg.RepairRate, cfg.repairClock = rate, clock
+		}
+	})
+	version := fmt.Sprintf("%032x", 0xbead)
+	shards := c.stripe(t, version, size, 11)
+	lost := []int{8}
+	p, err := plan.Build(plan.PushRep, plan.Input{Code: c.code, Lost: lost, Nodes: c.nodesOf(lost), ShardSize: size, Unit: 64 << 10, Replacements: []string{"node6"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := c.spec(t, version, p)
+	for _, h := range spec.Hops {
+		if c.disks[h.Disk].name == "node2" {
+			limited = h.Shard
+		}
+	}
+	if limited == "" {
+		t.Fatal("node2 is not in the chain")
+	}
+	infos, err := c.client.Push(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.checkStored(t, spec, lost, shards, infos)
+	waited := clock.Now().Sub(time.Unix(0, 0))
+	want := time.Duration(float64(size-linkBurst) / rate * float64(time.Second))
+	if waited < want*9/10 || waited > want*11/10 {
+		t.Fatalf("node2 waited %v for its 1 MiB of partials at 256 KiB/s, want about %v", waited, want)
+	}
+	if _, err := NewHandler(HandlerConfig{Secret: "s", RepairRate: -1}); !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("negative repair rate: %v", err)
+	}
+}

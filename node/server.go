@@ -80,6 +80,9 @@ type Config struct {
 	// made by its own HTTP client — share one token bucket per direction.
 	// 0: unlimited.
 	LinkRate int64
+	// RepairRate caps the repair data the node computes per second
+	// (HandlerConfig.RepairRate; 0: unlimited).
+	RepairRate int64
 	// Logger (nil: discarded).
 	Logger *slog.Logger
 }
@@ -107,8 +110,8 @@ func (c *Config) Validate() error {
 		}
 		seen[d.ID] = true
 	}
-	if c.LinkRate < 0 {
-		return bad("negative link rate %d", c.LinkRate)
+	if c.LinkRate < 0 || c.RepairRate < 0 {
+		return bad("negative link or repair rate %d, %d", c.LinkRate, c.RepairRate)
 	}
 	if c.LinkRate > 0 && c.HTTPClient != nil {
 		if _, ok := c.HTTPClient.Transport.(*http.Transport); !ok && c.HTTPClient.Transport != nil {
@@ -208,7 +211,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	s.handler, err = NewHandler(HandlerConfig{
 		Node: s.cfg.Node, Secret: s.cfg.Secret, Volumes: s.vols, MaxShardSize: s.cfg.MaxShardSize,
-		IdleTimeout: s.cfg.IdleTimeout, HTTPClient: hc, Logger: s.log,
+		IdleTimeout: s.cfg.IdleTimeout, HTTPClient: hc, RepairRate: s.cfg.RepairRate, Logger: s.log,
 	})
 	if err != nil {
 		return err

@@ -154,6 +154,9 @@ type nodeOptions struct {
 // startNode opens the metadata store, starts a storage node (and a director
 // candidate) and returns the function that stops them.
 func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
+	if err := o.repair.validate(); err != nil {
+		return nil, err
+	}
 	store, err := etcdmeta.Open(ctx, o.meta, etcdmeta.Options{Logger: o.log})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
@@ -173,7 +176,7 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 	}
 	srv, err := node.NewServer(node.Config{
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
-		Listen: o.addr, Registry: store, Logger: o.log, LinkRate: o.linkRate,
+		Listen: o.addr, Registry: store, Logger: o.log, LinkRate: o.linkRate, RepairRate: o.repair.rateBytes,
 	})
 	if err != nil {
 		store.Close()
@@ -185,11 +188,6 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 	}
 	var dir *director.Director
 	if o.director {
-		if err := o.repair.validate(); err != nil {
-			srv.Close()
-			store.Close()
-			return nil, err
-		}
 		cl := newCluster(store, o.secret, client.Config{Logger: o.log})
 		data := cl.data
 		duties := []director.Duty{{
