@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/internal/vfs"
 	"cairn/node"
+	"cairn/node/volume"
 	"cairn/repair/plan"
 )
 
@@ -75,5 +78,63 @@ func TestRunRebuildsEveryScheme(t *testing.T) {
 	s := Summarize(rows)
 	if s.PushRepSpeedup <= 0 || s.PushSurSpeedup <= 0 || s.Reference != "k=6 r=3 f=1 unit=16KiB" {
 		t.Fatalf("summary %+v", s)
+	}
+}
+
+// TestDiskRates: a disk's rate for a request size is the size over one
+// seek plus its transfer, with the nodes' request sizes.
+func TestDiskRates(t *testing.T) {
+	const bw, seek = 10e6, 50 * time.Millisecond
+	rate := func(req float64) float64 { return req / (seek.Seconds() + req/bw) }
+	r := DiskRates(bw, seek, 8<<20, 128<<10)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"read (4 MiB runs)", r.Read, rate(node.RepairReadRun)},
+		{"serve (one unit per GET)", r.ServeRead, rate(128 << 10)},
+		{"write (4 MiB runs)", r.Write, rate(volume.WriteRun)},
+	} {
+		if math.Abs(c.got-c.want) > 1e-6*c.want {
+			t.Errorf("%s: %.0f B/s, want %.0f", c.name, c.got, c.want)
+		}
+	}
+	if !r.SharedDisk || r.ServeRead >= r.Read/4 {
+		t.Errorf("rates %+v: one shared disk, and unit requests far slower than runs", r)
+	}
+	// A shard smaller than a run is read and written in one request.
+	if s := DiskRates(bw, seek, 1<<20, 4<<20); math.Abs(s.Read-rate(1<<20)) > 1 || math.Abs(s.ServeRead-s.Read) > 1 {
+		t.Errorf("1 MiB shard: %+v", s)
+	}
+}
+
+// TestTail checks the fill and drain terms by hand for one -Rep and one
+// -Sur case.
+func TestTail(t *testing.T) {
+	cfg := Config{ShardSize: 4 << 20, LinkRate: 8 << 20, DiskRate: 16 << 20, Seek: 50 * time.Millisecond}
+	req := func(b float64) float64 { return 0.05 + b/(16<<20) }
+	pt := Point{K: 6, R: 3, F: 1, Unit: 128 << 10}
+	// PUSH-Rep, 8 stripes, 4 at a time on 8 survivors: q = ⌈4·6/8⌉ = 3
+	// first reads per disk; E[max of 6 draws from 1..3] = Σ_j 1−((j−1)/3)^6.
+	e := 1 + (1 - math.Pow(1.0/3, 6)) + (1 - math.Pow(2.0/3, 6))
+	pipe := 6 * float64(128<<10) / float64(8<<20)
+	want := max(pipe, e*req(4<<20)) + pipe /* the second wave */ + 4*req(4<<20) /* 4 last runs on the replacement */
+	if got := cfg.tail(plan.PushRep, pt, 8, 4, 8); math.Abs(got-want) > 1e-9 {
+		t.Errorf("push-rep tail %.4f s, want %.4f", got, want)
+	}
+	// PULL-Sur, one wave of 8 on 8 survivors: q = 6 unit requests per
+	// disk; each survivor stores one stripe.
+	e = 0
+	for j := 1; j <= 6; j++ {
+		e += 1 - math.Pow(float64(j-1)/6, 6)
+	}
+	want = max(float64(128<<10)/float64(8<<20), e*req(128<<10)) + req(4<<20)
+	if got := cfg.tail(plan.PullSur, pt, 8, 8, 8); math.Abs(got-want) > 1e-9 {
+		t.Errorf("pull-sur tail %.4f s, want %.4f", got, want)
+	}
+	// Unthrottled disks: only the pipeline fill.
+	cfg.DiskRate = 0
+	if got := cfg.tail(plan.PushSur, pt, 8, 8, 8); math.Abs(got-pipe) > 1e-9 {
+		t.Errorf("unthrottled push-sur tail %.4f s, want the pipeline fill %.4f", got, pipe)
 	}
 }
