@@ -37,6 +37,7 @@ type Reader struct {
 	// and rn how many are complete. Each block's CRC is still checked
 	// when the block is served.
 	run    int64
+	rcap   int64 // blocks rbuf holds
 	rbuf   []byte
 	rp     *[]byte
 	rfirst int64
@@ -210,7 +211,13 @@ func (r *Reader) ahead(b int64) ([]byte, error) {
 		tail := min(BlockSize, r.size-(b+count-1)*BlockSize) // data in the run's last block
 		want := (count-1)*(BlockSize+crcSize) + tail + crcSize
 		if r.rbuf == nil {
-			r.rp = runBuffer(r.run)
+			// The first run is the longest: size the buffer for it, in a
+			// power of two of blocks, so a small range holds little.
+			r.rcap = 1
+			for r.rcap < count {
+				r.rcap *= 2
+			}
+			r.rp = runBuffer(r.rcap)
 			r.rbuf = *r.rp
 		}
 		raw := r.rbuf[:want]
@@ -233,7 +240,8 @@ func (r *Reader) ahead(b int64) ([]byte, error) {
 	return r.rbuf[at : at+dlen+crcSize], nil
 }
 
-// runPools hold read-ahead buffers, one pool per run length in blocks.
+// runPools hold read-ahead buffers, one pool per length in blocks (powers
+// of two).
 var runPools sync.Map // int64 → *sync.Pool of *[]byte
 
 func runBuffer(blocks int64) *[]byte {
@@ -272,7 +280,7 @@ func (r *Reader) Close() error {
 		r.bp, r.buf, r.cur = nil, nil, nil
 	}
 	if r.rp != nil {
-		p, _ := runPools.Load(r.run)
+		p, _ := runPools.Load(r.rcap)
 		p.(*sync.Pool).Put(r.rp)
 		r.rp, r.rbuf, r.rn, r.cur = nil, nil, 0, nil
 	}
