@@ -393,9 +393,10 @@ const RepConcurrency = 4
 // drawn from 1..q] requests.
 //
 // Drain: a rebuilt shard's last write run reaches the disk only when its
-// stream ends, and the stripes of the final wave end together, so their
-// last runs queue on the targets' disks: on each replacement one per
-// stripe (-Rep), on each survivor f per stripe it stores (-Sur).
+// stream ends, and the stripes of the final wave (what is left after the
+// full waves) end together, so their last runs queue on the targets'
+// disks: on each replacement one per stripe (-Rep), on each survivor f per
+// stripe it stores (-Sur).
 func (cfg Config) tail(s plan.Scheme, pt Point, stripes, conc, survivors int) float64 {
 	pipe := float64(pt.Unit) / cfg.LinkRate
 	if s.Push() {
@@ -417,9 +418,10 @@ func (cfg Config) tail(s plan.Scheme, pt Point, stripes, conc, survivors int) fl
 		start += 1 - math.Pow(float64(j-1)/float64(q), float64(pt.K))
 	}
 	last := cfg.ShardSize - (cfg.ShardSize-1)/volume.WriteRun*volume.WriteRun
-	queued := wave // -Rep: every stripe of the wave has a shard for each replacement
+	final := stripes - (stripes-1)/wave*wave // the stripes of the final wave
+	queued := final                           // -Rep: every stripe has a shard for each replacement
 	if !s.Rep() {
-		queued = pt.F * ((wave + survivors - 1) / survivors)
+		queued = pt.F * ((final + survivors - 1) / survivors)
 	}
 	return max(pipe, start*first) + later + float64(queued)*req(last)
 }

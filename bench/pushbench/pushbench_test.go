@@ -122,6 +122,11 @@ func TestTail(t *testing.T) {
 	if got := cfg.tail(plan.PushRep, pt, 8, 4, 8); math.Abs(got-want) > 1e-9 {
 		t.Errorf("push-rep tail %.4f s, want %.4f", got, want)
 	}
+	// 9 stripes: waves of 4, 4 and 1; only the last one's run drains.
+	want = max(pipe, e*req(4<<20)) + 2*pipe + req(4<<20)
+	if got := cfg.tail(plan.PushRep, pt, 9, 4, 9); math.Abs(got-want) > 1e-9 {
+		t.Errorf("push-rep tail of 9 stripes %.4f s, want %.4f", got, want)
+	}
 	// PULL-Sur, one wave of 8 on 8 survivors: q = 6 unit requests per
 	// disk; each survivor stores one stripe.
 	e = 0
