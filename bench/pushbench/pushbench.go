@@ -419,7 +419,7 @@ func (cfg Config) tail(s plan.Scheme, pt Point, stripes, conc, survivors int) fl
 	}
 	last := cfg.ShardSize - (cfg.ShardSize-1)/volume.WriteRun*volume.WriteRun
 	final := stripes - (stripes-1)/wave*wave // the stripes of the final wave
-	queued := final                           // -Rep: every stripe has a shard for each replacement
+	queued := final                          // -Rep: every stripe has a shard for each replacement
 	if !s.Rep() {
 		queued = pt.F * ((final + survivors - 1) / survivors)
 	}
