@@ -393,10 +393,12 @@ const RepConcurrency = 4
 // drawn from 1..q] requests.
 //
 // Drain: a rebuilt shard's last write run reaches the disk only when its
-// stream ends, and the stripes of the final wave (what is left after the
-// full waves) end together, so their last runs queue on the targets'
-// disks: on each replacement one per stripe (-Rep), on each survivor f per
-// stripe it stores (-Sur).
+// stream ends. The f shards one chain or pull stores on one survivor
+// (-Sur) end together and queue. Different stripes of the final wave do
+// not: they started one disk request apart (the disk fill above) and, as
+// they share the bottleneck fairly, end at least that far apart, so the
+// run of each later one waits only for what is left of the one before it:
+// max(0, run − spacing) per further stripe on the target.
 func (cfg Config) tail(s plan.Scheme, pt Point, stripes, conc, survivors int) float64 {
 	pipe := float64(pt.Unit) / cfg.LinkRate
 	if s.Push() {
@@ -419,11 +421,13 @@ func (cfg Config) tail(s plan.Scheme, pt Point, stripes, conc, survivors int) fl
 	}
 	last := cfg.ShardSize - (cfg.ShardSize-1)/volume.WriteRun*volume.WriteRun
 	final := stripes - (stripes-1)/wave*wave // the stripes of the final wave
-	queued := final                          // -Rep: every stripe has a shard for each replacement
+	together, each := 1, final               // -Rep: each replacement stores one shard of every stripe
 	if !s.Rep() {
-		queued = pt.F * ((final + survivors - 1) / survivors)
+		together, each = pt.F, (final+survivors-1)/survivors
 	}
-	return max(pipe, start*first) + later + float64(queued)*req(last)
+	run := float64(together) * req(last)
+	drain := run + float64(each-1)*max(0, run-first)
+	return max(pipe, start*first) + later + drain
 }
 
 func cpuOf(nodes []Node) time.Duration {

@@ -118,7 +118,9 @@ func TestTail(t *testing.T) {
 	// first reads per disk; E[max of 6 draws from 1..3] = Σ_j 1−((j−1)/3)^6.
 	e := 1 + (1 - math.Pow(1.0/3, 6)) + (1 - math.Pow(2.0/3, 6))
 	pipe := 6 * float64(128<<10) / float64(8<<20)
-	want := max(pipe, e*req(4<<20)) + pipe /* the second wave */ + 4*req(4<<20) /* 4 last runs on the replacement */
+	// The final wave's 4 last runs on the replacement end one read (of the
+	// same 4 MiB) apart, so only the last one is waited for.
+	want := max(pipe, e*req(4<<20)) + pipe /* the second wave */ + req(4<<20)
 	if got := cfg.tail(plan.PushRep, pt, 8, 4, 8); math.Abs(got-want) > 1e-9 {
 		t.Errorf("push-rep tail %.4f s, want %.4f", got, want)
 	}
@@ -136,6 +138,28 @@ func TestTail(t *testing.T) {
 	want = max(float64(128<<10)/float64(8<<20), e*req(128<<10)) + req(4<<20)
 	if got := cfg.tail(plan.PullSur, pt, 8, 8, 8); math.Abs(got-want) > 1e-9 {
 		t.Errorf("pull-sur tail %.4f s, want %.4f", got, want)
+	}
+	// PULL-Rep, f=2, the same waves: each replacement gets the last runs of
+	// 4 stripes, which end one unit read (the pull's disk request) apart.
+	pt2 := Point{K: 6, R: 3, F: 2, Unit: 128 << 10}
+	e = 0 // q = ⌈4·6/7⌉ = 4 unit requests per disk
+	for j := 1; j <= 4; j++ {
+		e += 1 - math.Pow(float64(j-1)/4, 6)
+	}
+	pullPipe := float64(128<<10) / float64(8<<20)
+	want = max(pullPipe, e*req(128<<10)) + pullPipe + req(4<<20) + 3*(req(4<<20)-req(128<<10))
+	if got := cfg.tail(plan.PullRep, pt2, 8, 4, 7); math.Abs(got-want) > 1e-9 {
+		t.Errorf("pull-rep f=2 tail %.4f s, want %.4f", got, want)
+	}
+	// PUSH-Sur, f=2, one wave of 7 on 7 survivors: q = 6 first reads per
+	// disk; a survivor's two shards of one chain end together and queue.
+	e = 0
+	for j := 1; j <= 6; j++ {
+		e += 1 - math.Pow(float64(j-1)/6, 6)
+	}
+	want = max(2*pipe, e*req(4<<20)) + 2*req(4<<20)
+	if got := cfg.tail(plan.PushSur, pt2, 7, 7, 7); math.Abs(got-want) > 1e-9 {
+		t.Errorf("push-sur f=2 tail %.4f s, want %.4f", got, want)
 	}
 	// Unthrottled disks: only the pipeline fill.
 	cfg.DiskRate = 0
