@@ -18,7 +18,8 @@ func validUTF8(s string) bool { return utf8.ValidString(s) }
 // stripe zero-padded). Stripe s's shard i is bytes [s·BlockSize,
 // (s+1)·BlockSize) of shard file i, so each shard file holds Stripes()
 // blocks back to back. Shard file i lives on Shards[i].Disk under the name
-// ShardName(Version, i).
+// ShardName(Version, RowOf(Shards, i)): row i of the code, or a spare
+// parity row that took its place (ShardLoc.Row).
 type Manifest struct {
 	Bucket      string            `json:"bucket"`
 	Key         string            `json:"key"`
@@ -78,8 +79,32 @@ func (m *Manifest) PartManifest(p Part) *Manifest {
 // ShardLoc says where one shard file of an object lives and how to check it.
 type ShardLoc struct {
 	Disk DiskID `json:"disk"`
+	// Row is the code row the shard holds when that is not its own index
+	// i: a spare parity row (≥ N, of the code extended by
+	// codec.Extensible) that a writer made in place of a straggling or
+	// failed shard. 0 means row i (a spare row is never 0).
+	Row  int    `json:"row,omitempty"`
 	Size int64  `json:"size"`   // bytes in the shard file: Stripes()·BlockSize
 	CRC  uint32 `json:"crc32c"` // CRC-32C (Castagnoli) of the whole shard file's content
+}
+
+// RowOf returns the code row shard i of shards holds (and names its file:
+// ShardName(version, RowOf(shards, i))).
+func RowOf(shards []ShardLoc, i int) int {
+	if shards[i].Row != 0 {
+		return shards[i].Row
+	}
+	return i
+}
+
+// Rows returns how many rows the code of a stripe with these shards must
+// have to decode it: len(shards), or more when a spare row is among them.
+func Rows(shards []ShardLoc) int {
+	n := len(shards)
+	for i := range shards {
+		n = max(n, RowOf(shards, i)+1)
+	}
+	return n
 }
 
 // StripeData returns the data bytes per stripe for a code with k data shards.

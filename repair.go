@@ -25,6 +25,10 @@ type RepairTask struct {
 	Policy  string   `json:"policy"`
 	Lost    []int    `json:"lost"`              // shard indices to rebuild
 	Targets []DiskID `json:"targets,omitempty"` // Targets[j]: where Lost[j] goes
+	// SpareRows maps the stripe's shard indices that hold a spare parity
+	// row (ShardLoc.Row) to that row, which names their files: what a
+	// dropped task's rebuilt files are deleted by.
+	SpareRows map[int]int `json:"spare_rows,omitempty"`
 	// Risk is the redundancy the stripe has left (shards it can still lose);
 	// 0 means one more loss loses data. The queue runs the lowest first.
 	Risk      int       `json:"risk"`

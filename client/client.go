@@ -81,6 +81,22 @@ type Config struct {
 	// may count as a straggler and be hedged with another shard (default
 	// 200 ms; a straggler is also 3× slower than the median request).
 	HedgeAfter time.Duration
+	// StreamWait is the least time a shard stream of a PUT holds the
+	// others back before it is replaced by a spare (default 100 ms; it
+	// must also hold them back for 3× the median time between blocks).
+	StreamWait time.Duration
+	// Spares is how many spare disks a PUT may use to replace straggling
+	// or failed shard streams with spare parity rows, for codes that can
+	// make them (rs; codec.Extensible). Default: the code's M; negative:
+	// none. Spares are other writable disks, on nodes the stripe does not
+	// use where possible; nothing is written to them unless a stream
+	// straggles or fails.
+	Spares int
+	// SpareWindow is how many data bytes at the start of an object a PUT
+	// keeps in memory so that a spare stream can start from the
+	// beginning (default 64 MiB; negative: no spares). Past it, a slow
+	// stream is waited for and a failed one fails the PUT.
+	SpareWindow int64
 	// Logger receives warnings (default: discard).
 	Logger *slog.Logger
 	// OnDamage, if set, is called for every shard found missing or corrupt.
@@ -105,6 +121,12 @@ func (c *Config) validate() {
 	}
 	if c.HedgeAfter <= 0 {
 		c.HedgeAfter = 200 * time.Millisecond
+	}
+	if c.StreamWait <= 0 {
+		c.StreamWait = 100 * time.Millisecond
+	}
+	if c.SpareWindow == 0 {
+		c.SpareWindow = 64 << 20
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -295,6 +317,48 @@ func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, vers
 	return out, nil
 }
 
+// spareDisks chooses up to Config.Spares writable disks outside the
+// stripe for a PUT's spare streams, on nodes the stripe does not use
+// first (each its own, while there are such nodes).
+func (c *Client) spareDisks(ctx context.Context, code codec.Code, disks []cairn.DiskID, version string) ([]cairn.DiskID, error) {
+	want := c.cfg.Spares
+	if want == 0 {
+		want = code.Params().M
+	}
+	if _, ok := code.(codec.Extensible); !ok || want < 0 || c.cfg.SpareWindow < 0 {
+		return nil, nil
+	}
+	all, err := c.clusterDisks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	nodeOf := make(map[cairn.DiskID]cairn.NodeID, len(all))
+	for _, d := range all {
+		nodeOf[d.ID] = d.Node
+	}
+	used := map[cairn.DiskID]bool{}
+	nodes := map[cairn.NodeID]bool{}
+	for _, d := range disks {
+		used[d], nodes[nodeOf[d]] = true, true
+	}
+	var out []cairn.DiskID
+	for j := range want {
+		best, ok := placement.Spare(all, fmt.Sprintf("%s\x00spare%d", version, j), func(d cairn.Disk) bool {
+			return !used[d.ID] && d.State.Writable()
+		}, func(d cairn.Disk) int {
+			if nodes[d.Node] {
+				return 1
+			}
+			return 0
+		})
+		if !ok {
+			break
+		}
+		out, used[best], nodes[nodeOf[best]] = append(out, best), true, true
+	}
+	return out, nil
+}
+
 func (c *Client) newVersion() (string, error) {
 	var b [16]byte
 	if _, err := io.ReadFull(c.cfg.Rand, b[:]); err != nil {
@@ -342,7 +406,7 @@ func (c *Client) deleteShards(ctx context.Context, version string, locs []cairn.
 			continue
 		}
 		wg.Go(func() {
-			if err := c.shards.DeleteShard(ctx, l.Disk, cairn.ShardName(version, i)); err != nil && !isNotFound(err) {
+			if err := c.shards.DeleteShard(ctx, l.Disk, cairn.ShardName(version, cairn.RowOf(locs, i))); err != nil && !isNotFound(err) {
 				c.cfg.Logger.Warn("deleting shard left garbage", "version", version, "shard", i, "disk", l.Disk, "err", err)
 			}
 		})

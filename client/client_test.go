@@ -469,3 +469,130 @@ func TestPutAvoidsLostDisks(t *testing.T) {
 		}
 	}
 }
+
+// slotOf returns the manifest slot on disk, or -1.
+func slotOf(m *cairn.Manifest, disk cairn.DiskID) int {
+	return slices.IndexFunc(m.Shards, func(s cairn.ShardLoc) bool { return s.Disk == disk })
+}
+
+// TestPutReplacesSlowShard: a shard stream that holds the PUT back is
+// replaced by a spare parity row on a spare disk and cancelled; the
+// manifest records the row, the slow disk keeps nothing, and the object
+// reads back — also with one more shard lost, decoding with the spare row.
+func TestPutReplacesSlowShard(t *testing.T) {
+	e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 64 << 10})
+	ctx := context.Background()
+	data := randBytes(31, 4<<20) // 16 stripes of 256 KiB
+	// The PG depends on the version: write until the slow disk is one of
+	// the object's six.
+	disks, _ := e.meta.Disks(ctx)
+	slow := disks[2].ID
+	e.shards.Set(func() { e.shards.SlowPut[slow] = 500 * time.Millisecond }) // 64 KiB per 500 ms: 16 blocks take 8 s
+	var m *cairn.Manifest
+	for i := 0; m == nil; i++ {
+		if i == 40 {
+			t.Fatal("the slow disk was never a primary of 40 objects")
+		}
+		start := time.Now()
+		got, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		if took > 4*time.Second {
+			t.Fatalf("put took %v: it waited for the slow disk", took)
+		}
+		for j, s := range got.Shards {
+			if s.Row != 0 {
+				t.Logf("put %d took %v; slot %d holds spare row %d on %s", i, took, j, s.Row, s.Disk)
+				m = got
+			}
+		}
+	}
+	if slotOf(m, slow) >= 0 {
+		t.Fatalf("the slow disk is in the manifest: %+v", m.Shards)
+	}
+	e.shards.Set(func() { // the cancelled stream's file was deleted before the PUT returned
+		for name := range e.shards.Files {
+			if strings.HasPrefix(name, string(slow)+"/"+m.Version) {
+				t.Errorf("the slow disk kept %s", name)
+			}
+		}
+	})
+	if got := e.get(t, m.Key, 0, -1); !bytes.Equal(got, data) {
+		t.Fatal("read back differs")
+	}
+	// Lose a data shard too: the read decodes with the spare row.
+	spare := slices.IndexFunc(m.Shards, func(s cairn.ShardLoc) bool { return s.Row != 0 })
+	lose := (spare + 1) % 4
+	e.shards.Set(func() { e.shards.FailGet[m.Shards[lose].Disk] = cairn.ErrUnavailable })
+	if got := e.get(t, m.Key, 0, -1); !bytes.Equal(got, data) {
+		t.Fatal("read back with a lost shard differs")
+	}
+	if got := e.get(t, m.Key, 300_000, 1_000_000); !bytes.Equal(got, data[300_000:1_300_000]) {
+		t.Fatal("range read back differs")
+	}
+}
+
+// TestPutReplacesFailedShard: a disk that refuses the write is replaced by
+// a spare, and the PUT succeeds with full redundancy.
+func TestPutReplacesFailedShard(t *testing.T) {
+	e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 4096})
+	ctx := context.Background()
+	disks, _ := e.meta.Disks(ctx)
+	bad := disks[5].ID
+	e.shards.Set(func() { e.shards.FailPut[bad] = fmt.Errorf("write: %w", cairn.ErrNoSpace) })
+	for i := range 10 {
+		data := randBytes(uint64(40+i), 50_000)
+		m, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: -1})
+		if err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+		if slotOf(m, bad) >= 0 {
+			t.Fatalf("the failing disk is in the manifest: %+v", m.Shards)
+		}
+		if len(m.Shards) != 6 || slices.ContainsFunc(m.Shards, func(s cairn.ShardLoc) bool { return s.Disk == "" }) {
+			t.Fatalf("manifest lacks a shard: %+v", m.Shards)
+		}
+		if got := e.get(t, m.Key, 0, -1); !bytes.Equal(got, data) {
+			t.Fatal("read back differs")
+		}
+	}
+}
+
+// TestPutPastSpareWindowWaits: once the stripes a spare would need are
+// gone (the spare window is one stripe here), a slow stream is waited for;
+// the PUT is still complete and correct, with no spare row.
+func TestPutPastSpareWindowWaits(t *testing.T) {
+	e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 4096, SpareWindow: 16 << 10, StreamWait: 10 * time.Millisecond})
+	ctx := context.Background()
+	disks, _ := e.meta.Disks(ctx)
+	slow := disks[1].ID
+	e.shards.Set(func() { e.shards.SlowPut[slow] = 20 * time.Millisecond }) // 512 KiB shards: 160 ms
+	data := randBytes(50, 2<<20)
+	for i := 0; ; i++ {
+		if i == 40 {
+			t.Fatal("the slow disk was never a primary of 40 objects")
+		}
+		start := time.Now()
+		m, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		for _, s := range m.Shards {
+			if s.Row != 0 {
+				t.Fatalf("a spare row after the spare window: %+v", m.Shards)
+			}
+		}
+		if got := e.get(t, m.Key, 0, -1); !bytes.Equal(got, data) {
+			t.Fatal("read back differs")
+		}
+		if slotOf(m, slow) >= 0 {
+			if took < 160*time.Millisecond {
+				t.Fatalf("put took %v, less than the slow disk needs: it did not wait for it", took)
+			}
+			return
+		}
+	}
+}

@@ -44,13 +44,30 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 	}
 	gctx, cancel := context.WithCancel(ctx)
 	out := make(chan window, 1)
-	newGetter := func(m *cairn.Manifest) *getter {
-		return &getter{c: c, m: m, code: code, p: code.Params(), readable: readable, bad: map[int]bool{}}
+	newGetter := func(m *cairn.Manifest) (*getter, error) {
+		g := &getter{c: c, m: m, code: code, p: code.Params(), readable: readable, bad: map[int]bool{}}
+		if rows := cairn.Rows(m.Shards); rows > g.p.N() {
+			// A spare parity row took some shard's place at write time:
+			// decode with the code extended to it.
+			x, ok := code.(codec.Extensible)
+			if !ok {
+				return nil, fmt.Errorf("%w: %s/%s holds row %d of %s, which has no spare rows", cairn.ErrCorrupt, m.Bucket, m.Key, rows-1, m.Policy)
+			}
+			if g.code, err = x.ExtendTo(rows); err != nil {
+				return nil, fmt.Errorf("%w: %s/%s: %w", cairn.ErrCorrupt, m.Bucket, m.Key, err)
+			}
+		}
+		return g, nil
 	}
 	if m.Parts == nil {
+		g, err := newGetter(m)
+		if err != nil {
+			cancel()
+			return m, nil, err
+		}
 		go func() {
 			defer close(out)
-			newGetter(m).produce(gctx, off, end, out)
+			g.produce(gctx, off, end, out)
 		}()
 		return m, &reader{ch: out, cancel: cancel}, nil
 	}
@@ -62,7 +79,15 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 		for _, p := range m.Parts {
 			pe := base + p.Size
 			if base < end && pe > off {
-				if !newGetter(m.PartManifest(p)).produce(gctx, max(off-base, 0), min(end, pe)-base, out) {
+				g, err := newGetter(m.PartManifest(p))
+				if err != nil {
+					select {
+					case out <- window{err: err}:
+					case <-gctx.Done():
+					}
+					return
+				}
+				if !g.produce(gctx, max(off-base, 0), min(end, pe)-base, out) {
 					return
 				}
 			}
@@ -80,8 +105,8 @@ type window struct {
 type getter struct {
 	c        *Client
 	m        *cairn.Manifest
-	code     codec.Code
-	p        codec.Params
+	code     codec.Code   // decodes the stripe: the policy's, extended if a shard holds a spare row
+	p        codec.Params // the policy's code's (N shard slots)
 	readable map[cairn.DiskID]bool
 	bad      map[int]bool // shards that failed in this read; owned by produce
 }
@@ -130,8 +155,9 @@ type fetched struct {
 func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 	p, bs := g.p, int64(g.m.BlockSize)
 	n := e - s
-	// Candidates in order of preference: data shards (no decoding needed),
-	// then parity; skip disks that are down and shards that already failed.
+	// Candidates (shard slots) in order of preference: data rows (no
+	// decoding needed), then parity; skip disks that are down and shards
+	// that already failed.
 	var locs []engine.Loc
 	for i := range p.N() {
 		if !g.bad[i] && g.m.Shards[i].Disk != "" && g.readable[g.m.Shards[i].Disk] {
@@ -141,13 +167,14 @@ func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 	if len(locs) == 0 {
 		return nil, fmt.Errorf("%w: %s/%s: no readable shard", cairn.ErrUnavailable, g.m.Bucket, g.m.Key)
 	}
-	present := make([]bool, p.N())
+	slices.SortStableFunc(locs, func(a, b engine.Loc) int { return g.row(a.Block) - g.row(b.Block) })
+	present := make([]bool, g.code.Params().N())
 	rd, err := engine.NewRead(engine.ReadConfig{
 		Blocks: locs,
 		Decodable: func(blocks []int) bool {
 			clear(present)
 			for _, b := range blocks {
-				present[b] = true
+				present[g.row(b)] = true
 			}
 			return len(blocks) > 0 && g.code.CanReconstruct(present)
 		},
@@ -215,8 +242,11 @@ func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 	}
 }
 
+// row returns the code row shard slot i holds.
+func (g *getter) row(i int) int { return cairn.RowOf(g.m.Shards, i) }
+
 func (g *getter) fetch(ctx context.Context, i int, off, n int64) ([]byte, error) {
-	rc, err := g.c.shards.GetShard(ctx, g.m.Shards[i].Disk, cairn.ShardName(g.m.Version, i), off, n)
+	rc, err := g.c.shards.GetShard(ctx, g.m.Shards[i].Disk, cairn.ShardName(g.m.Version, g.row(i)), off, n)
 	if err != nil {
 		return nil, err
 	}
@@ -240,14 +270,21 @@ func (g *getter) damage(shard int, err error) {
 }
 
 // decode rebuilds missing data blocks stripe by stripe and returns the
-// window's data bytes in order.
-func (g *getter) decode(have [][]byte, n int64) ([]byte, error) {
+// window's data bytes in order. have is by shard slot.
+func (g *getter) decode(bySlot [][]byte, n int64) ([]byte, error) {
 	p, bs := g.p, int64(g.m.BlockSize)
+	rows := g.code.Params().N()
+	have := make([][]byte, rows) // by code row
+	for i, b := range bySlot {
+		if b != nil {
+			have[g.row(i)] = b
+		}
+	}
 	out := make([]byte, n*bs*int64(p.K))
 	missing := slices.ContainsFunc(have[:p.K], func(b []byte) bool { return b == nil })
-	stripe := make([][]byte, p.N())
+	stripe := make([][]byte, rows)
 	for j := range n {
-		for i := range p.N() {
+		for i := range rows {
 			switch {
 			case have[i] != nil:
 				stripe[i] = have[i][j*bs : (j+1)*bs]

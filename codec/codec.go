@@ -117,6 +117,26 @@ type LinearRepairer interface {
 	RepairPlan(lost, available []int) (*RepairPlan, error)
 }
 
+// Extensible is the optional capability of codes whose parity is
+// prefix-stable (CODES.md §3.0): more parity rows than N can be made, one
+// at a time and on demand, and any K rows of the extended code decode. A
+// writer uses it to replace a straggling shard by a spare parity row; a
+// reader decodes a stripe holding such rows with the extended code.
+type Extensible interface {
+	// MaxRows returns how many rows the code can be extended to: rows
+	// 0..MaxRows()−1 exist, the first N being the code's own shards.
+	MaxRows() int
+	// MakeRow writes row r (0 ≤ r < MaxRows) of the stripe whose K data
+	// shards are data into dst, which must have their length. Row r is
+	// byte-identical to shard r of every extension with more than r rows.
+	// Errors: ErrShardIndex, ErrShardCount, ErrShardSize.
+	MakeRow(r int, data [][]byte, dst []byte) error
+	// ExtendTo returns the code with rows shards (N ≤ rows ≤ MaxRows):
+	// its first N shards are this code's, byte for byte. ErrInvalidParams
+	// otherwise.
+	ExtendTo(rows int) (Code, error)
+}
+
 // LocalGroups is the optional capability of locally repairable codes.
 type LocalGroups interface {
 	// Groups returns the local groups. Each group lists shard indices: its

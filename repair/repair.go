@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -134,6 +135,37 @@ type stripe struct {
 	shards  []cairn.ShardLoc
 }
 
+// row returns the code row shard i holds (and names its file).
+func (st stripe) row(i int) int { return cairn.RowOf(st.shards, i) }
+
+// spareRows returns the shards holding spare rows, by index (nil if none).
+func (st stripe) spareRows() map[int]int {
+	var out map[int]int
+	for i, s := range st.shards {
+		if s.Row != 0 {
+			if out == nil {
+				out = map[int]int{}
+			}
+			out[i] = s.Row
+		}
+	}
+	return out
+}
+
+// stripeCode returns the code that decodes st: the policy's code, or the
+// code extended to the spare rows some of its shards hold.
+func stripeCode(code codec.Code, st stripe) (codec.Code, error) {
+	rows := cairn.Rows(st.shards)
+	if rows == code.Params().N() {
+		return code, nil
+	}
+	x, ok := code.(codec.Extensible)
+	if !ok {
+		return nil, fmt.Errorf("%w: a shard holds row %d, and the code has no spare rows", cairn.ErrCorrupt, rows-1)
+	}
+	return x.ExtendTo(rows)
+}
+
 func stripes(m *cairn.Manifest) []stripe {
 	if len(m.Parts) == 0 {
 		return []stripe{{0, m.Version, m.Shards}}
@@ -238,16 +270,17 @@ func newTask(m *cairn.Manifest, st stripe, code codec.Code, state map[cairn.Disk
 		return cairn.RepairTask{}, false
 	}
 	t := cairn.RepairTask{
-		ID:      cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.part),
-		Bucket:  m.Bucket,
-		Key:     m.Key,
-		Version: m.Version,
-		Part:    st.part,
-		Stripe:  st.version,
-		Policy:  m.Policy,
-		Lost:    lost,
-		Bytes:   size * int64(len(lost)),
-		Created: now,
+		ID:        cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.part),
+		Bucket:    m.Bucket,
+		Key:       m.Key,
+		Version:   m.Version,
+		Part:      st.part,
+		Stripe:    st.version,
+		Policy:    m.Policy,
+		Lost:      lost,
+		SpareRows: st.spareRows(),
+		Bytes:     size * int64(len(lost)),
+		Created:   now,
 	}
 	t.Risk = risk(code, len(lost)+unavailable)
 	return t, true
@@ -400,19 +433,23 @@ func (r *Repairer) Run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		if len(lost) == 0 {
 			return res, nil // nothing left to do (e.g. the disk came back)
 		}
-		present := make([]bool, len(st.shards))
-		for _, i := range available(st, lost, cl) {
-			present[i] = true
+		scode, err := stripeCode(code, st)
+		if err != nil {
+			return res, fmt.Errorf("%s/%s part %d: %w", m.Bucket, m.Key, t.Part, err)
 		}
-		if !code.CanReconstruct(present) {
+		present := make([]bool, scode.Params().N())
+		for _, i := range available(st, lost, cl) {
+			present[st.row(i)] = true
+		}
+		if !scode.CanReconstruct(present) {
 			return res, fmt.Errorf("%w: %s/%s part %d: too few shards left to rebuild %v", cairn.ErrUnavailable, t.Bucket, t.Key, t.Part, lost)
 		}
 		targets, scheme, err := r.targets(t, st, lost, cl)
 		if err != nil {
 			return res, err
 		}
-		if !slices.Equal(t.Lost, lost) || !slices.Equal(t.Targets, targets) {
-			t.Lost, t.Targets = lost, targets
+		if !slices.Equal(t.Lost, lost) || !slices.Equal(t.Targets, targets) || !maps.Equal(t.SpareRows, st.spareRows()) {
+			t.Lost, t.Targets, t.SpareRows = lost, targets, st.spareRows()
 			if err := r.store.PutRepairTask(ctx, *t); err != nil {
 				return res, err
 			}
@@ -426,7 +463,7 @@ func (r *Repairer) Run(ctx context.Context, t *cairn.RepairTask) (result, error)
 			}
 		}
 		scheme = r.choose(scheme, code, len(now), st.shards[now[0]].Size)
-		infos, err := r.rebuild(ctx, t, now, onto, st, code, scheme, cl)
+		infos, err := r.rebuild(ctx, t, now, onto, st, scode, scheme, cl)
 		var ne *node.Error
 		if err != nil && errors.As(err, &ne) && isHelperFault(ne) && helperIndex(st, ne) >= 0 {
 			i := helperIndex(st, ne)
@@ -474,7 +511,7 @@ func isHelperFault(e *node.Error) bool {
 // helperIndex returns the shard index of the stripe that e names, or -1.
 func helperIndex(st stripe, e *node.Error) int {
 	for i, s := range st.shards {
-		if s.Disk == e.Disk && cairn.ShardName(st.version, i) == e.Shard {
+		if s.Disk == e.Disk && cairn.ShardName(st.version, st.row(i)) == e.Shard {
 			return i
 		}
 	}
@@ -667,7 +704,8 @@ func pick(id string, shard int, cl *clusterView, used map[cairn.DiskID]bool, ran
 
 // rebuild plans and executes the repair of lost[j] onto targets[j] (the
 // task's other lost shards are unavailable too) and returns what was
-// stored, in lost order.
+// stored, in lost order. code decodes the stripe (stripeCode): the plan is
+// made over code rows, which a spare row shard holds instead of its index.
 func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, lost []int, targets []cairn.DiskID, st stripe, code codec.Code, scheme plan.Scheme, cl *clusterView) ([]node.ShardInfo, error) {
 	size := st.shards[lost[0]].Size
 	for _, i := range lost {
@@ -678,7 +716,7 @@ func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, lost []int,
 	if size == 0 { // an empty object: nothing to compute, only files to make
 		infos := make([]node.ShardInfo, len(lost))
 		for j, i := range lost {
-			info, err := r.exec.PutShard(ctx, targets[j], cairn.ShardName(st.version, i), bytes.NewReader(nil))
+			info, err := r.exec.PutShard(ctx, targets[j], cairn.ShardName(st.version, st.row(i)), bytes.NewReader(nil))
 			if err != nil {
 				return nil, err
 			}
@@ -686,19 +724,24 @@ func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, lost []int,
 		}
 		return infos, nil
 	}
-	nodes := make([]string, len(st.shards))
+	// The plan works on code rows: slot[row] is the shard holding it.
+	nodes := make([]string, code.Params().N())
+	slot := map[int]int{}
 	for i, s := range st.shards {
+		slot[st.row(i)] = i
 		if !slices.Contains(t.Lost, i) && cl.usable(s.Disk) {
-			nodes[i] = string(cl.disks[s.Disk].Node)
+			nodes[st.row(i)] = string(cl.disks[s.Disk].Node)
 		}
 	}
-	target := map[int]cairn.DiskID{}
+	target := map[int]cairn.DiskID{} // by row
 	var tnodes []string
+	var lostRows []int
 	for j, i := range lost {
-		target[i] = targets[j]
+		target[st.row(i)] = targets[j]
+		lostRows = append(lostRows, st.row(i))
 		tnodes = append(tnodes, string(cl.disks[targets[j]].Node))
 	}
-	in := plan.Input{Code: code, Lost: lost, Nodes: nodes, ShardSize: size, Unit: r.cfg.Unit, Rotate: int(hashString(t.ID) % 1024)}
+	in := plan.Input{Code: code, Lost: lostRows, Nodes: nodes, ShardSize: size, Unit: r.cfg.Unit, Rotate: int(hashString(t.ID) % 1024)}
 	if scheme.Rep() {
 		// The plan sends Lost[j] to Replacements[j mod len] and wants
 		// them distinct.
@@ -726,15 +769,15 @@ func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, lost []int,
 		}
 		spec := node.RepairSpec{Size: size, Unit: r.cfg.Unit}
 		for _, h := range task.Helpers {
-			d := st.shards[h.Shard].Disk
+			d := st.shards[slot[h.Shard]].Disk
 			spec.Hops = append(spec.Hops, node.Hop{Addr: cl.addr[cl.disks[d].Node], Disk: d, Shard: cairn.ShardName(st.version, h.Shard), Coeffs: h.Coeffs})
 		}
-		for j, i := range task.Lost {
-			d := target[i]
+		for j, row := range task.Lost {
+			d := target[row]
 			if string(cl.disks[d].Node) != task.Store[j] {
-				return nil, fmt.Errorf("repair plan stores shard %d on node %s, its target disk %s is elsewhere", i, task.Store[j], d)
+				return nil, fmt.Errorf("repair plan stores row %d on node %s, its target disk %s is elsewhere", row, task.Store[j], d)
 			}
-			spec.Store = append(spec.Store, node.Target{Addr: cl.addr[cl.disks[d].Node], Disk: d, Shard: cairn.ShardName(st.version, i)})
+			spec.Store = append(spec.Store, node.Target{Addr: cl.addr[cl.disks[d].Node], Disk: d, Shard: cairn.ShardName(st.version, row)})
 		}
 		var got []node.ShardInfo
 		if task.Puller != "" {
@@ -748,8 +791,8 @@ func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, lost []int,
 		if len(got) != len(task.Lost) {
 			return nil, fmt.Errorf("%w: the node stored %d shards, %d were asked", cairn.ErrUnavailable, len(got), len(task.Lost))
 		}
-		for j, i := range task.Lost {
-			infos[slices.Index(lost, i)] = got[j]
+		for j, row := range task.Lost {
+			infos[slices.Index(lost, slot[row])] = got[j]
 		}
 	}
 	return infos, nil
@@ -790,7 +833,11 @@ func withShards(m *cairn.Manifest, part int, lost []int, targets []cairn.DiskID)
 func (r *Repairer) deleteTargets(ctx context.Context, t *cairn.RepairTask) {
 	for j, i := range t.Lost {
 		if j < len(t.Targets) && t.Targets[j] != "" {
-			_ = r.exec.DeleteShard(context.WithoutCancel(ctx), t.Targets[j], cairn.ShardName(t.Stripe, i))
+			row, ok := t.SpareRows[i]
+			if !ok {
+				row = i
+			}
+			_ = r.exec.DeleteShard(context.WithoutCancel(ctx), t.Targets[j], cairn.ShardName(t.Stripe, row))
 		}
 	}
 }

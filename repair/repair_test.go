@@ -630,3 +630,69 @@ func TestRepairWithRates(t *testing.T) {
 	}
 	e.check(t)
 }
+
+// TestRepairSpareRows: objects written while a node refused writes hold
+// spare parity rows (ShardLoc.Row) in its place. Losing the node that
+// holds most of those spare rows, every scheme rebuilds them — rows named
+// by their row, planned with the extended code — and every object reads
+// back byte-exact, also with two of its other shards unreadable.
+func TestRepairSpareRows(t *testing.T) {
+	for _, s := range plan.Schemes {
+		t.Run(s.String(), func(t *testing.T) {
+			ctx := context.Background()
+			e := newEnv(t, 8, "rs-4-2", 0)
+			e.files.Set(func() {
+				e.files.FailPut["n2/d1"] = cairn.ErrNoSpace
+				e.files.FailPut["n2/d2"] = cairn.ErrNoSpace
+			})
+			rng := rand.New(rand.NewPCG(3, 4))
+			spareOn := map[string]int{}
+			for i := range 30 {
+				b := make([]byte, 1+rng.IntN(40000))
+				for k := range b {
+					b[k] = byte(rng.Uint32())
+				}
+				key := fmt.Sprintf("obj-%03d", i)
+				m, err := e.c.Put(ctx, "bkt", key, bytes.NewReader(b), client.PutOptions{Size: int64(len(b))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.data[key], e.orig[key] = b, m
+				for _, sh := range m.Shards {
+					if sh.Row != 0 {
+						spareOn[strings.Split(string(sh.Disk), "/")[0]]++
+					}
+				}
+			}
+			e.files.Set(func() { e.files.FailPut = map[cairn.DiskID]error{} })
+			victim, most := "", 0
+			for n, c := range spareOn {
+				if c > most || c == most && n < victim {
+					victim, most = n, c
+				}
+			}
+			if most == 0 {
+				t.Fatal("no object got a spare row")
+			}
+			e.loseNode(t, victim)
+			r := New(e.meta, e.exec, Config{Scheme: s, Unit: 4096})
+			drain(t, r, e.meta)
+			rebuiltSpares := 0
+			for key := range e.data {
+				m, _ := e.meta.Manifest(ctx, "bkt", key)
+				for i, sh := range m.Shards {
+					if sh.Row != 0 && sh.Disk != e.orig[key].Shards[i].Disk {
+						rebuiltSpares++
+						if sh.Row != e.orig[key].Shards[i].Row {
+							t.Fatalf("%s: slot %d row %d became %d", key, i, e.orig[key].Shards[i].Row, sh.Row)
+						}
+					}
+				}
+			}
+			if rebuiltSpares < most {
+				t.Fatalf("%d spare rows rebuilt, %d were on %s", rebuiltSpares, most, victim)
+			}
+			e.check(t)
+		})
+	}
+}

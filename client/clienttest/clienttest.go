@@ -18,11 +18,14 @@ import (
 // MemShards is an in-memory shard store. Tests inject faults by setting
 // the maps under Mu.
 type MemShards struct {
-	Mu       sync.Mutex
-	Files    map[string][]byte      // disk + "/" + name
-	FailPut  map[cairn.DiskID]error // PutShard fails on these disks
-	FailGet  map[cairn.DiskID]error // GetShard fails on these disks
-	Slow     map[cairn.DiskID]time.Duration
+	Mu      sync.Mutex
+	Files   map[string][]byte              // disk + "/" + name
+	FailPut map[cairn.DiskID]error         // PutShard fails on these disks
+	FailGet map[cairn.DiskID]error         // GetShard fails on these disks
+	Slow    map[cairn.DiskID]time.Duration // GetShard waits this long before answering
+	// SlowPut makes PutShard take this long per 64 KiB of body it reads
+	// on a disk (a slow disk that still makes progress).
+	SlowPut  map[cairn.DiskID]time.Duration
 	Gets     map[cairn.DiskID]int // GetShard calls per disk
 	PutBytes int64
 }
@@ -38,21 +41,34 @@ func (s *MemShards) Set(fn func()) {
 // NewMemShards returns an empty store with no faults.
 func NewMemShards() *MemShards {
 	return &MemShards{Files: map[string][]byte{}, FailPut: map[cairn.DiskID]error{}, FailGet: map[cairn.DiskID]error{},
-		Slow: map[cairn.DiskID]time.Duration{}, Gets: map[cairn.DiskID]int{}}
+		Slow: map[cairn.DiskID]time.Duration{}, SlowPut: map[cairn.DiskID]time.Duration{}, Gets: map[cairn.DiskID]int{}}
 }
 
 // PutShard implements client.Shards.
 func (s *MemShards) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (int64, uint32, error) {
 	s.Mu.Lock()
-	ferr := s.FailPut[disk]
+	ferr, slow := s.FailPut[disk], s.SlowPut[disk]
 	s.Mu.Unlock()
 	if ferr != nil {
 		io.Copy(io.Discard, io.LimitReader(r, 1)) // fail after the first byte arrives
 		return 0, 0, ferr
 	}
 	var buf bytes.Buffer
-	if _, err := io.Copy(&buf, r); err != nil {
-		return 0, 0, err
+	for {
+		n, err := io.Copy(&buf, io.LimitReader(r, 64<<10))
+		if err != nil {
+			return 0, 0, err
+		}
+		if n == 0 {
+			break
+		}
+		if slow > 0 {
+			select {
+			case <-time.After(slow):
+			case <-ctx.Done():
+				return 0, 0, ctx.Err()
+			}
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, 0, err

@@ -27,6 +27,18 @@
 // request straggles or fails: the straggler is replaced rather than waited
 // for. Durable reports where each block really landed, for the manifest.
 //
+// Stream write (RS with spares in the PUT path): every request is a whole
+// shard, streamed block by block in step with the encoder, which can queue
+// only Lag blocks ahead of the slowest stream — so one slow stream holds
+// back every other. The driver reports each block a stream takes
+// (Progress). A stream that has held the write back for longer than
+// StragglerFactor × the median time between blocks (measured while nobody
+// held it back) and MinWait is replaced at once by a spare block (a spare
+// parity row) on a spare disk, which the driver starts from the first
+// stripe, and cancelled. StopSpares ends this when the driver no longer
+// holds the stripes a new stream would need; from then on stragglers are
+// waited for and a failed stream fails the write.
+//
 // Read: requests Initial blocks (K+δ; 0 = every block, RobuSTore mode),
 // replaces failures, hedges stragglers with further blocks, and is done the
 // moment the blocks that arrived can be decoded (Decodable); the rest are

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -25,6 +26,18 @@ type WriteConfig struct {
 	// StragglerFactor and MinWait define a straggler (defaults 3 and 0).
 	StragglerFactor float64
 	MinWait         time.Duration
+	// Stream makes every request a stream of blocks, one per stripe of
+	// the object, that the driver feeds in step: it may queue at most Lag
+	// blocks ahead of the slowest open request, so a request that falls
+	// behind holds back all the others. The driver reports each block a
+	// request takes from its queue (Progress). A straggler is an open
+	// request Lag blocks behind the furthest one that has taken nothing
+	// for longer than StragglerFactor × the median time between blocks
+	// (and MinWait): it is replaced by a spare block on a spare disk and
+	// cancelled at once — left to finish, it would stall the rest. Without
+	// a spare disk, or after StopSpares, a straggler is waited for.
+	Stream bool
+	Lag    int // Stream: the driver's queue depth per request (default 1)
 }
 
 // Placed is a durable block and the disk that holds it.
@@ -39,6 +52,13 @@ type Write struct {
 	taken   []int // blocks sent to each disk (durable or outstanding)
 	bad     []bool
 	durable []Placed
+
+	// Stream mode.
+	noSpares bool                    // StopSpares was called
+	took     map[ReqID]int           // blocks each request took from its queue
+	last     map[ReqID]time.Duration // when it last took one (or was sent)
+	holding  map[ReqID]time.Duration // since when a request holds back the write
+	gaps     []time.Duration         // times between a request's blocks while none held back the write
 }
 
 // NewWrite returns a write; Start begins it.
@@ -49,7 +69,12 @@ func NewWrite(cfg WriteConfig) (*Write, error) {
 	if cfg.StragglerFactor <= 0 {
 		cfg.StragglerFactor = 3
 	}
+	if cfg.Lag <= 0 {
+		cfg.Lag = 1
+	}
 	switch {
+	case cfg.Stream && (cfg.Eager || cfg.MaxPerDisk != 1):
+		return nil, fmt.Errorf("engine: write: a stream write takes one block per disk and is not eager")
 	case cfg.Disks < 1 || cfg.Primaries < 0 || cfg.Primaries > cfg.Disks:
 		return nil, fmt.Errorf("engine: write: %d primaries of %d disks", cfg.Primaries, cfg.Disks)
 	case cfg.Target < 1 || cfg.MaxBlock < cfg.Target || cfg.MaxBlock < cfg.Primaries:
@@ -58,7 +83,8 @@ func NewWrite(cfg WriteConfig) (*Write, error) {
 		return nil, fmt.Errorf("engine: write: %d disks × %d blocks cannot hold %d", cfg.Disks, cfg.MaxPerDisk, cfg.Target)
 	}
 	return &Write{cfg: cfg, t: tracker{factor: cfg.StragglerFactor, minWait: cfg.MinWait},
-		next: cfg.Primaries, taken: make([]int, cfg.Disks), bad: make([]bool, cfg.Disks)}, nil
+		next: cfg.Primaries, taken: make([]int, cfg.Disks), bad: make([]bool, cfg.Disks),
+		took: map[ReqID]int{}, last: map[ReqID]time.Duration{}, holding: map[ReqID]time.Duration{}}, nil
 }
 
 // Start returns the first requests.
@@ -74,7 +100,8 @@ func (w *Write) Start(now time.Duration) []Action {
 
 func (w *Write) sendTo(disk, block int, now time.Duration) {
 	w.taken[disk]++
-	w.t.send(disk, block, now)
+	r := w.t.send(disk, block, now)
+	w.last[r.id] = now
 }
 
 // canTake reports whether disk may get another block now.
@@ -107,6 +134,9 @@ func (w *Write) fill(now time.Duration) {
 // spare sends one new block to the least used spare disk; it reports
 // whether it could.
 func (w *Write) spare(now time.Duration) bool {
+	if w.noSpares {
+		return false
+	}
 	best := -1
 	for d := w.cfg.Primaries; d < w.cfg.Disks; d++ {
 		if w.canTake(d) && (best < 0 || w.taken[d] < w.taken[best]) {
@@ -144,6 +174,9 @@ func (w *Write) Acked(id ReqID, ok bool, now time.Duration) []Action {
 	if w.cfg.Eager {
 		w.fill(now)
 	}
+	if w.cfg.Stream {
+		w.updateHolding(now)
+	}
 	w.checkStuck()
 	return w.t.flush()
 }
@@ -162,6 +195,10 @@ func (w *Write) Tick(now time.Duration) []Action {
 	if w.t.finished {
 		return nil
 	}
+	if w.cfg.Stream {
+		w.replaceLaggard(now)
+		return w.t.flush()
+	}
 	for _, r := range w.t.stragglers(now) {
 		r.hedged = true
 		w.replace(now)
@@ -169,11 +206,91 @@ func (w *Write) Tick(now time.Duration) []Action {
 	return w.t.flush()
 }
 
-// checkStuck fails the write when nothing is outstanding and the target
-// cannot be reached.
+// Progress reports that stream request id took its next block from its
+// queue (Stream mode; ignored otherwise and for closed requests).
+func (w *Write) Progress(id ReqID, now time.Duration) {
+	r := w.t.get(id)
+	if !w.cfg.Stream || w.t.finished || r == nil || !r.open {
+		return
+	}
+	if w.took[id] > 0 && len(w.holding) == 0 {
+		w.gaps = append(w.gaps, now-w.last[id])
+	}
+	w.took[id]++
+	w.last[id] = now
+	w.updateHolding(now)
+}
+
+// updateHolding records which open requests are Lag blocks behind the
+// furthest one — the ones the driver cannot queue more for, so the write
+// waits for them — and since when.
+func (w *Write) updateHolding(now time.Duration) {
+	ahead := 0 // over requests open or durable, not failed or cancelled
+	for _, r := range w.t.reqs {
+		if !w.bad[r.disk] {
+			ahead = max(ahead, w.took[r.id])
+		}
+	}
+	for _, r := range w.t.reqs {
+		_, held := w.holding[r.id]
+		switch behind := r.open && ahead-w.took[r.id] >= w.cfg.Lag; {
+		case behind && !held:
+			w.holding[r.id] = now
+		case !behind && held:
+			delete(w.holding, r.id)
+		}
+	}
+}
+
+// StopSpares tells a stream write that no spare can be started any more
+// (the driver no longer holds the blocks a new stream would need from the
+// start): from now on stragglers are waited for and failures fail the
+// write.
+func (w *Write) StopSpares() { w.noSpares = true }
+
+// replaceLaggard replaces and cancels each request that has held back a
+// stream write for longer than the straggler limit, while spares last.
+func (w *Write) replaceLaggard(now time.Duration) {
+	if w.noSpares {
+		return
+	}
+	limit := w.cfg.MinWait
+	if len(w.gaps) > 0 {
+		g := slices.Clone(w.gaps)
+		slices.Sort(g)
+		limit = max(limit, time.Duration(float64(g[len(g)/2])*w.cfg.StragglerFactor))
+	}
+	for _, r := range w.t.reqs {
+		since, held := w.holding[r.id]
+		if !held || now-since <= limit {
+			continue
+		}
+		if !w.spare(now) {
+			return
+		}
+		r.open = false
+		w.taken[r.disk]--
+		w.bad[r.disk] = true // a disk too slow to stream gets no more of this write
+		w.t.out = append(w.t.out, Action{Kind: Cancel, Req: r.id, Disk: r.disk, Block: r.block})
+	}
+	w.updateHolding(now)
+}
+
+// checkStuck fails the write when the target cannot be reached: nothing
+// is outstanding, or (Stream mode, one block per request and no more sent
+// but to replace one) too few requests are left to reach it.
 func (w *Write) checkStuck() {
-	if !w.t.finished && !w.t.anyOpen() {
-		w.t.end(fmt.Errorf("%w: %d of %d blocks durable and no disk can take more", ErrUnavailable, len(w.durable), w.cfg.Target))
+	if w.t.finished {
+		return
+	}
+	open := 0
+	for _, r := range w.t.reqs {
+		if r.open {
+			open++
+		}
+	}
+	if open == 0 || w.cfg.Stream && len(w.durable)+open < w.cfg.Target {
+		w.t.end(fmt.Errorf("%w: %d of %d blocks durable, %d outstanding, and no disk can take more", ErrUnavailable, len(w.durable), w.cfg.Target, open))
 	}
 }
 

@@ -27,6 +27,7 @@ type Code struct {
 var (
 	_ codec.Code           = (*Code)(nil)
 	_ codec.LinearRepairer = (*Code)(nil)
+	_ codec.Extensible     = (*Code)(nil)
 )
 
 // New returns rs-K-M. It needs 1 ≤ k, 1 ≤ m and k+m ≤ 256; the error wraps
@@ -130,6 +131,31 @@ func (c *Code) Extend(m2 int) (*Code, error) {
 		return nil, fmt.Errorf("%w: rs-%d-%d: cannot extend to fewer parity shards (%d)", codec.ErrInvalidParams, c.k, c.m, m2)
 	}
 	return New(c.k, m2)
+}
+
+// MaxRows implements codec.Extensible: 256 (MaxShards).
+func (c *Code) MaxRows() int { return MaxShards }
+
+// MakeRow implements codec.Extensible: row r < K is data shard r itself,
+// row r ≥ K parity row r−K (MakeParity).
+func (c *Code) MakeRow(r int, data [][]byte, dst []byte) error {
+	if r >= 0 && r < c.k {
+		if len(data) != c.k || len(data[r]) != len(dst) {
+			return fmt.Errorf("%w: make row %d: want %d data shards of %d bytes", codec.ErrShardSize, r, c.k, len(dst))
+		}
+		copy(dst, data[r])
+		return nil
+	}
+	return c.MakeParity(r-c.k, data, dst)
+}
+
+// ExtendTo implements codec.Extensible: rs-K-(rows−K).
+func (c *Code) ExtendTo(rows int) (codec.Code, error) {
+	e, err := c.Extend(rows - c.k)
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // MakeParity writes parity row i (0 ≤ i < 256−K, not limited to M) of the

@@ -126,6 +126,26 @@ func TestPrefixStableParity(t *testing.T) {
 	if _, err := c.Extend(3); !errors.Is(err, codec.ErrInvalidParams) {
 		t.Fatalf("Extend(3) = %v, want ErrInvalidParams", err)
 	}
+	// The same through codec.Extensible: rows by number, data rows too.
+	var x codec.Extensible = c
+	for r := range 22 {
+		dst := make([]byte, 4096)
+		if err := x.MakeRow(r, shards[:10], dst); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(dst, shards[r]) {
+			t.Fatalf("MakeRow(%d) differs from shard %d of rs-10-12", r, r)
+		}
+	}
+	if e, err := x.ExtendTo(22); err != nil || e.Params().N() != 22 {
+		t.Fatalf("ExtendTo(22) = %v, %v", e, err)
+	}
+	if _, err := x.ExtendTo(13); !errors.Is(err, codec.ErrInvalidParams) {
+		t.Fatalf("ExtendTo(13) = %v, want ErrInvalidParams", err)
+	}
+	if err := x.MakeRow(256, shards[:10], make([]byte, 4096)); !errors.Is(err, codec.ErrShardIndex) {
+		t.Fatalf("MakeRow(256) = %v, want ErrShardIndex", err)
+	}
 }
 
 // RS repair reads exactly K helpers, and they are the first K available.

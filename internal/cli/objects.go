@@ -272,7 +272,11 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 		fmt.Fprintf(w, "%sblock    %s per shard per stripe\n%spg       %d\n%sshards:\n", indent, units.FormatSize(int64(blockSize)), indent, pg, indent)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for i, s := range shards {
-			fmt.Fprintf(tw, "%s  %d\t%s\t%d bytes\tcrc32c %08x\n", indent, i, s.Disk, s.Size, s.CRC)
+			spare := ""
+			if s.Row != 0 {
+				spare = fmt.Sprintf("\tspare parity row %d (written in place of a slow or failed shard)", s.Row)
+			}
+			fmt.Fprintf(tw, "%s  %d\t%s\t%d bytes\tcrc32c %08x%s\n", indent, i, s.Disk, s.Size, s.CRC, spare)
 		}
 		tw.Flush()
 	}

@@ -1,0 +1,589 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"cairn"
+	"cairn/client/engine"
+	"cairn/codec"
+)
+
+// putter streams one object's shards to their disks. Each shard is one
+// request: a stream of the shard's blocks, one per stripe, fed in step
+// with the encoder (at most pipelineDepth blocks queued per stream). The
+// speculative write engine (client/engine, Stream mode) decides what to
+// do when a stream holds the others back: if the code can make spare
+// parity rows (codec.Extensible) and a spare disk is free, the stream is
+// replaced by a spare row on the spare disk, which catches up from the
+// stripes the putter still holds, and cancelled. The putter holds every
+// stripe of the first spareWindow data bytes; past that, or without a
+// spare, a slow stream is waited for. The manifest records which row each
+// shard slot holds (cairn.ShardLoc.Row).
+//
+// Locking: mu guards the engine and the stream table; a stream's
+// goroutine reports progress and completion under it. The run loop never
+// holds mu while it blocks.
+type putter struct {
+	c       *Client
+	ctx     context.Context // the PUT's; cancelling it aborts every stream
+	cancel  context.CancelFunc
+	code    codec.Code
+	ext     codec.Extensible // nil: no spare rows for this code
+	p       codec.Params
+	bs      int
+	version string
+	disks   []cairn.DiskID // the engine's disks: the stripe's N, then spares
+	hold    int            // stripes held for spares' catch-up
+	start   time.Time
+	tick    time.Duration
+
+	mu       sync.Mutex
+	eng      *engine.Write // guarded by mu
+	streams  []*stream     // by engine request ID; guarded by mu
+	ring     []*stripeBuf  // stripe s lives in ring[s % len]; guarded by mu
+	produced int           // stripes handed to the streams; guarded by mu
+	closed   bool          // the body ended: no more stripes; guarded by mu
+	outcome  error         // the engine's Fail; guarded by mu
+	ended    chan struct{} // closed when the engine is done or failed
+	endOnce  sync.Once
+
+	wg sync.WaitGroup // stream goroutines
+}
+
+// stream is one shard request.
+type stream struct {
+	req    engine.ReqID
+	row    int
+	disk   cairn.DiskID
+	ch     chan block // stripes after its catch-up; closed when the body ends
+	ctx    context.Context
+	cancel context.CancelFunc
+	res    shardResult // final once the goroutine ended
+}
+
+type shardResult struct {
+	size, sent int64
+	crc        uint32 // the node's CRC-32C of what it stored
+	err        error
+	cancelled  bool // by the engine: surplus or too slow
+}
+
+type stripeBuf struct {
+	data   []byte   // K·BlockSize
+	shards [][]byte // K views into data + M parity blocks
+	wg     sync.WaitGroup
+}
+
+type block struct {
+	b    []byte     // for the hash queue
+	sb   *stripeBuf // for shard streams: the stripe
+	done *sync.WaitGroup
+}
+
+// spareWindowStripes is how many stripes a PUT holds so that a spare can
+// start from the beginning.
+func spareWindowStripes(window int64, stripeData int) int {
+	if window <= 0 || stripeData <= 0 {
+		return 0
+	}
+	return int(window / int64(stripeData))
+}
+
+func newPutter(c *Client, ctx context.Context, code codec.Code, bs int, version string, disks, spares []cairn.DiskID) (*putter, error) {
+	p := code.Params()
+	w := &putter{c: c, code: code, p: p, bs: bs, version: version, start: time.Now(),
+		tick: max(c.cfg.StreamWait/4, time.Millisecond), ended: make(chan struct{})}
+	w.ctx, w.cancel = context.WithCancel(ctx)
+	maxBlock := p.N()
+	if x, ok := code.(codec.Extensible); ok && len(spares) > 0 {
+		w.ext, maxBlock = x, x.MaxRows()
+		w.hold = spareWindowStripes(c.cfg.SpareWindow, p.K*bs)
+	}
+	if w.ext == nil {
+		spares = nil
+	}
+	w.disks = append(slices.Clone(disks), spares...)
+	eng, err := engine.NewWrite(engine.WriteConfig{Disks: len(w.disks), Primaries: p.N(), Target: p.N(), MaxBlock: maxBlock,
+		MaxPerDisk: 1, Stream: true, Lag: pipelineDepth, MinWait: c.cfg.StreamWait})
+	if err != nil {
+		w.cancel()
+		return nil, err
+	}
+	w.eng = eng
+	w.ring = make([]*stripeBuf, max(pipelineDepth, w.hold))
+	w.mu.Lock()
+	if w.hold == 0 {
+		eng.StopSpares()
+	}
+	w.apply(eng.Start(0))
+	w.mu.Unlock()
+	return w, nil
+}
+
+func (w *putter) now() time.Duration { return time.Since(w.start) }
+
+// apply carries out the engine's actions. w.mu must be held.
+func (w *putter) apply(acts []engine.Action) {
+	for _, a := range acts {
+		switch a.Kind {
+		case engine.Send:
+			w.launchLocked(a.Req, a.Block, w.disks[a.Disk])
+		case engine.Cancel:
+			st := w.streams[a.Req]
+			st.res.cancelled = true
+			st.cancel()
+		case engine.Done:
+			w.endOnce.Do(func() { close(w.ended) })
+		case engine.Fail:
+			w.outcome = a.Err
+			w.endOnce.Do(func() { close(w.ended) })
+		}
+	}
+}
+
+// launchLocked starts the request for row on disk: it first takes the
+// stripes made so far (held: a spare is only sent while they are), then
+// the ones queued on its channel. w.mu must be held.
+func (w *putter) launchLocked(req engine.ReqID, row int, disk cairn.DiskID) {
+	if int(req) != len(w.streams) {
+		panic(fmt.Sprintf("client: engine request %d out of order (have %d)", req, len(w.streams)))
+	}
+	st := &stream{req: req, row: row, disk: disk, ch: make(chan block, pipelineDepth)}
+	st.ctx, st.cancel = context.WithCancel(w.ctx)
+	w.streams = append(w.streams, st)
+	var backlog []block
+	for s := range w.produced {
+		sb := w.ring[s%len(w.ring)]
+		sb.wg.Add(1)
+		backlog = append(backlog, block{sb: sb, done: &sb.wg})
+	}
+	if w.closed {
+		close(st.ch)
+	}
+	body := &blockReader{ctx: st.ctx, backlog: backlog, ch: st.ch, row: row, w: w, onTake: func() { w.progress(req) }}
+	w.wg.Go(func() {
+		size, crc, err := w.c.shards.PutShard(st.ctx, disk, cairn.ShardName(w.version, row), body)
+		st.cancel()
+		body.drain() // release the stripes still queued for this stream
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		st.res.size, st.res.crc, st.res.err, st.res.sent = size, crc, err, body.sent
+		if err == nil && size != body.sent {
+			st.res.err = fmt.Errorf("%w: the node stored %d bytes, %d were sent", cairn.ErrCorrupt, size, body.sent)
+		}
+		w.apply(w.eng.Acked(req, st.res.err == nil, w.now()))
+	})
+}
+
+func (w *putter) progress(req engine.ReqID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.eng.Progress(req, w.now())
+}
+
+func (w *putter) onTick() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.apply(w.eng.Tick(w.now()))
+}
+
+// slot returns the buffer for stripe s, once nothing uses it any more.
+// Reusing a held stripe ends the spare window.
+func (w *putter) slot(s int) *stripeBuf {
+	w.mu.Lock()
+	i := s % len(w.ring)
+	sb := w.ring[i]
+	if sb == nil {
+		mem := getBuf(w.p.N() * w.bs)
+		sb = &stripeBuf{data: mem[:w.p.K*w.bs], shards: make([][]byte, w.p.N())}
+		for j := range w.p.N() {
+			sb.shards[j] = mem[j*w.bs : (j+1)*w.bs : (j+1)*w.bs]
+		}
+		w.ring[i] = sb
+	}
+	if s >= len(w.ring) {
+		w.eng.StopSpares() // stripe s−len(ring) is about to be overwritten
+	}
+	w.mu.Unlock()
+	sb.wg.Wait()
+	return sb
+}
+
+// run encodes the body stripe by stripe and feeds the streams. It returns
+// the body's length.
+func (w *putter) run(r io.Reader, first []byte, n int, single bool, md hash.Hash, opts PutOptions) (int64, error) {
+	defer w.closeStreams()
+	// MD5 (the ETag) runs beside the encoder: at ~0.6 GB/s per core it
+	// would otherwise set the pace.
+	hashq := make(chan block, pipelineDepth)
+	hashed := make(chan struct{})
+	go func() {
+		for blk := range hashq {
+			md.Write(blk.b)
+			blk.done.Done()
+		}
+		close(hashed)
+	}()
+	defer func() { close(hashq); <-hashed }()
+	ticker := time.NewTicker(w.tick)
+	defer ticker.Stop()
+	var total int64
+	for s := 0; ; s++ {
+		sb := w.slot(s)
+		var got int
+		var end bool
+		if s == 0 {
+			got = copy(sb.data, first[:n])
+			end = single
+		} else {
+			var err error
+			got, end, err = fill(r, sb.data)
+			if err != nil {
+				return total, fmt.Errorf("reading the body: %w", err)
+			}
+			if got == 0 && end {
+				return total, nil // the previous stripe was the last one
+			}
+		}
+		if err := w.ctx.Err(); err != nil {
+			return total, err
+		}
+		clear(sb.data[got:])
+		total += int64(got)
+		if opts.Progress != nil {
+			opts.Progress(total)
+		}
+		if opts.Size >= 0 && total > opts.Size {
+			return total, fmt.Errorf("%w: the body is longer than the %d bytes announced", cairn.ErrInvalid, opts.Size)
+		}
+		if err := w.code.Encode(sb.shards); err != nil {
+			return total, err
+		}
+		sb.wg.Add(1)
+		hashq <- block{b: sb.data[:got], done: &sb.wg}
+		w.mu.Lock()
+		w.produced = s + 1
+		var open []*stream
+		for _, st := range w.streams {
+			if st.ctx.Err() == nil {
+				open = append(open, st)
+			} else {
+				release(st.ch) // what was queued before it ended
+			}
+		}
+		sb.wg.Add(len(open))
+		w.mu.Unlock()
+		for _, st := range open {
+			w.feed(st, block{sb: sb, done: &sb.wg}, ticker.C)
+		}
+		if end || got < len(sb.data) {
+			return total, nil
+		}
+	}
+}
+
+// feed queues blk for st, ticking the engine while st holds the write
+// back (the engine may cancel it meanwhile).
+func (w *putter) feed(st *stream, blk block, tick <-chan time.Time) {
+	for {
+		select {
+		case st.ch <- blk:
+			return
+		case <-st.ctx.Done():
+			blk.done.Done() // a cancelled or finished stream takes no more
+			release(st.ch)
+			return
+		case <-tick:
+			w.onTick()
+		}
+	}
+}
+
+// closeStreams ends every stream's input: after the stripes queued, its
+// request body ends. Streams started later get a closed channel.
+func (w *putter) closeStreams() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closed = true
+	for _, st := range w.streams {
+		if st.ctx.Err() != nil {
+			release(st.ch)
+		}
+		close(st.ch)
+	}
+}
+
+// release marks the blocks queued on ch as done, without waiting for
+// more. The run loop is the only sender: once it has seen a stream end and
+// released its channel, no block of it is left behind (the stream's own
+// drain may take some of them first; each block is received once).
+func release(ch <-chan block) {
+	for {
+		select {
+		case blk, ok := <-ch:
+			if !ok {
+				return
+			}
+			blk.done.Done()
+		default:
+			return
+		}
+	}
+}
+
+// finish waits for the engine's verdict (unless the body already failed:
+// then every stream is being aborted) and for every stream, deletes the
+// shard files the object will not use — all of them unless ok and the
+// engine is done — and returns the manifest's shard slots.
+func (w *putter) finish(ok bool) ([]cairn.ShardLoc, error) {
+	if ok {
+		ticker := time.NewTicker(w.tick)
+		for waiting := true; waiting; {
+			select {
+			case <-w.ended:
+				waiting = false
+			case <-w.ctx.Done():
+				waiting = false
+			case <-ticker.C:
+				w.onTick()
+			}
+		}
+		ticker.Stop()
+	}
+	w.mu.Lock()
+	outcome, done := w.outcome, isClosed(w.ended)
+	w.mu.Unlock()
+	if !ok || !done || outcome != nil {
+		w.cancel()
+	}
+	w.wg.Wait()
+	defer w.releaseRing()
+	var err error
+	switch {
+	case !ok:
+		err = context.Canceled // the caller has the real error
+	case !done:
+		err = w.ctx.Err()
+	case outcome != nil:
+		err = w.streamError(outcome)
+	}
+	var locs []cairn.ShardLoc
+	if err == nil {
+		locs = w.slots()
+	}
+	w.deleteUnused(locs)
+	return locs, err
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
+// streamError explains a failed write by its first stream error that is
+// not a cancellation.
+func (w *putter) streamError(outcome error) error {
+	for _, st := range w.streams {
+		if err := st.res.err; err != nil && !st.res.cancelled && !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("%w: storing shard %d on disk %s: %w", cairn.ErrUnavailable, st.row, st.disk, err)
+		}
+	}
+	return fmt.Errorf("%w: %w", cairn.ErrUnavailable, outcome)
+}
+
+// slots maps the engine's durable rows onto the manifest's N shard slots:
+// row i < N fills slot i, and spare rows fill the slots whose own row did
+// not become durable, in the order they did.
+func (w *putter) slots() []cairn.ShardLoc {
+	n := w.p.N()
+	locs := make([]cairn.ShardLoc, n)
+	byRow := map[int]*stream{}
+	for _, st := range w.streams {
+		if st.res.err == nil && !st.res.cancelled {
+			byRow[st.row] = st
+		}
+	}
+	var spares []engine.Placed
+	for _, pl := range w.eng.Durable() {
+		if pl.Block < n {
+			st := byRow[pl.Block]
+			locs[pl.Block] = cairn.ShardLoc{Disk: st.disk, Size: st.res.size, CRC: st.res.crc}
+		} else {
+			spares = append(spares, pl)
+		}
+	}
+	for i := range locs {
+		if locs[i].Disk == "" && len(spares) > 0 {
+			st := byRow[spares[0].Block]
+			locs[i] = cairn.ShardLoc{Disk: st.disk, Row: st.row, Size: st.res.size, CRC: st.res.crc}
+			spares = spares[1:]
+		}
+	}
+	return locs
+}
+
+// deleteUnused removes the shard files of every stream whose file is not
+// in keep (cancelled, failed or surplus ones, whose node may have stored
+// the file anyway), best effort.
+func (w *putter) deleteUnused(keep []cairn.ShardLoc) {
+	var wg sync.WaitGroup
+	for _, st := range w.streams {
+		if slices.ContainsFunc(keep, func(l cairn.ShardLoc) bool { return l.Disk == st.disk }) {
+			continue
+		}
+		wg.Go(func() {
+			err := w.c.shards.DeleteShard(context.WithoutCancel(w.ctx), st.disk, cairn.ShardName(w.version, st.row))
+			if err != nil && !isNotFound(err) {
+				w.c.cfg.Logger.Warn("deleting a shard the object does not use left garbage", "version", w.version, "row", st.row, "disk", st.disk, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (w *putter) releaseRing() {
+	for _, sb := range w.ring {
+		if sb != nil {
+			sb.wg.Wait()
+			putBuf(sb.data[:cap(sb.data)])
+		}
+	}
+}
+
+// blockReader is a shard request's body: the blocks of its row, first
+// from the backlog (the stripes made before it started), then from its
+// channel. It hands each block's own memory to the transport (WriteTo)
+// when the row is one the encoder made, and computes spare rows into a
+// buffer of its own. onTake reports each block taken (engine progress).
+//
+// The transport may still read the body after PutShard returned (a node
+// that answers early): mu serializes that against drain.
+type blockReader struct {
+	ctx     context.Context // the request's: once it ends, nothing more is read
+	backlog []block
+	ch      <-chan block
+	row     int
+	w       *putter
+	onTake  func()
+
+	mu      sync.Mutex
+	drained bool   // guarded by mu
+	cur     block  // guarded by mu
+	b       []byte // cur's bytes of this row; guarded by mu
+	off     int    // guarded by mu
+	sent    int64  // guarded by mu
+	spare   []byte // buffer for a spare row; guarded by mu
+}
+
+var errDrained = errors.New("shard request already ended")
+
+// next moves to the next block; it returns false at the end (or if the
+// spare row could not be made, which cannot happen for valid stripes).
+func (r *blockReader) next() bool {
+	if r.cur.done != nil {
+		r.cur.done.Done()
+		r.cur, r.b = block{}, nil
+	}
+	var blk block
+	if len(r.backlog) > 0 {
+		blk, r.backlog = r.backlog[0], r.backlog[1:]
+	} else {
+		var ok bool
+		select {
+		case blk, ok = <-r.ch:
+			if !ok {
+				return false
+			}
+		case <-r.ctx.Done():
+			return false
+		}
+	}
+	r.cur, r.off = blk, 0
+	if r.row < len(blk.sb.shards) {
+		r.b = blk.sb.shards[r.row]
+	} else {
+		if r.spare == nil {
+			r.spare = make([]byte, r.w.bs)
+		}
+		if err := r.w.ext.MakeRow(r.row, blk.sb.shards[:r.w.p.K], r.spare); err != nil {
+			r.w.c.cfg.Logger.Error("making a spare parity row failed", "row", r.row, "err", err)
+			return false
+		}
+		r.b = r.spare
+	}
+	if r.onTake != nil {
+		r.onTake()
+	}
+	return true
+}
+
+func (r *blockReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.drained {
+		return 0, errDrained
+	}
+	for r.cur.done == nil || r.off == len(r.b) {
+		if !r.next() {
+			return 0, io.EOF
+		}
+	}
+	n := copy(p, r.b[r.off:])
+	r.off += n
+	r.sent += int64(n)
+	return n, nil
+}
+
+// WriteTo writes the remaining blocks to w without copying them.
+func (r *blockReader) WriteTo(w io.Writer) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.drained {
+		return 0, errDrained
+	}
+	var total int64
+	for {
+		if r.cur.done != nil && r.off < len(r.b) {
+			n, err := w.Write(r.b[r.off:])
+			r.off += n
+			r.sent += int64(n)
+			total += int64(n)
+			if err != nil {
+				return total, err
+			}
+		}
+		if !r.next() {
+			return total, nil
+		}
+	}
+}
+
+// drain marks every block not consumed as done (after the request
+// ended): the backlog, the current block and what is queued (the run loop
+// releases what it queues later).
+func (r *blockReader) drain() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.drained = true
+	r.onTake = nil
+	if r.cur.done != nil {
+		r.cur.done.Done()
+		r.cur = block{}
+	}
+	for _, blk := range r.backlog {
+		blk.done.Done()
+	}
+	r.backlog = nil
+	release(r.ch)
+}
