@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -340,18 +341,19 @@ func logger(w io.Writer, verbose bool) *slog.Logger {
 }
 
 // diskSpecHelp documents PATH[,options] of --disk.
-const diskSpecHelp = "a disk directory to serve, PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE] (repeatable). " +
+const diskSpecHelp = "a disk directory to serve, PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE][,bgseed=N] (repeatable). " +
 	"The options slow the disk down for experiments: bw bytes per second, lat per request, seek per request that " +
 	"does not continue the previous one (a spinning disk), wb bytes of writes that may run ahead of the disk until a sync " +
 	"(a page cache; default none), and a competing " +
-	"background request of SIZE every DURATION (e.g. /d1,bw=10MiB,lat=2ms,bg=100ms:64KiB)"
+	"background request of SIZE every DURATION — at random times, DURATION apart on average, with bgseed=N " +
+	"(e.g. /d1,bw=10MiB,lat=2ms,bg=100ms:64KiB,bgseed=7)"
 
-// parseDiskSpec parses PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE].
+// parseDiskSpec parses PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE][,bgseed=N].
 func parseDiskSpec(spec string) (string, vfs.ThrottleConfig, error) {
 	parts := strings.Split(spec, ",")
 	var c vfs.ThrottleConfig
 	bad := func(why string) (string, vfs.ThrottleConfig, error) {
-		return "", c, fmt.Errorf("%w: --disk %q: %s (want PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE])", ErrUsage, spec, why)
+		return "", c, fmt.Errorf("%w: --disk %q: %s (want PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE][,bgseed=N])", ErrUsage, spec, why)
 	}
 	if parts[0] == "" {
 		return bad("no path")
@@ -391,6 +393,12 @@ func parseDiskSpec(spec string) (string, vfs.ThrottleConfig, error) {
 				return bad("bg needs DURATION:SIZE")
 			}
 			c.BackgroundEvery, c.BackgroundBytes = d, n
+		case "bgseed":
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil || n == 0 {
+				return bad("bgseed needs a positive integer")
+			}
+			c.BackgroundSeed = n
 		default:
 			return bad(fmt.Sprintf("unknown option %q", k))
 		}

@@ -51,15 +51,15 @@ func TestLoadUsers(t *testing.T) {
 }
 
 func TestParseDiskSpec(t *testing.T) {
-	p, c, err := parseDiskSpec("/d1,bw=10MiB,lat=2ms,seek=8ms,wb=16MiB,bg=100ms:64KiB")
+	p, c, err := parseDiskSpec("/d1,bw=10MiB,lat=2ms,seek=8ms,wb=16MiB,bg=100ms:64KiB,bgseed=7")
 	if err != nil || p != "/d1" || c.Bandwidth != 10<<20 || c.Latency.String() != "2ms" || c.Seek.String() != "8ms" || c.WriteBehind != 16<<20 ||
-		c.BackgroundEvery.String() != "100ms" || c.BackgroundBytes != 64<<10 {
+		c.BackgroundEvery.String() != "100ms" || c.BackgroundBytes != 64<<10 || c.BackgroundSeed != 7 {
 		t.Fatalf("got %q %+v %v", p, c, err)
 	}
 	if p, c, err := parseDiskSpec("/plain"); err != nil || p != "/plain" || c.Enabled() {
 		t.Fatalf("plain path: %q %+v %v", p, c, err)
 	}
-	for _, bad := range []string{"", ",bw=1MB", "/d,bw=0", "/d,bw=fast", "/d,lat=soon", "/d,seek=-1s", "/d,wb=0", "/d,bg=1s", "/d,bg=x:1MB", "/d,color=red"} {
+	for _, bad := range []string{"", ",bw=1MB", "/d,bw=0", "/d,bw=fast", "/d,lat=soon", "/d,seek=-1s", "/d,wb=0", "/d,bg=1s", "/d,bg=x:1MB", "/d,bgseed=0", "/d,bgseed=-3", "/d,color=red"} {
 		if _, _, err := parseDiskSpec(bad); err == nil {
 			t.Errorf("parseDiskSpec(%q) accepted", bad)
 		}

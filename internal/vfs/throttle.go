@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"io/fs"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,11 @@ type ThrottleConfig struct {
 	// BackgroundBytes arrives and occupies the disk (0: none).
 	BackgroundEvery time.Duration
 	BackgroundBytes int64
+	// BackgroundSeed, if not 0, makes the background requests arrive at
+	// random, as a Poisson process with BackgroundEvery as the mean
+	// interval (exponential gaps drawn from this seed): a disk shared with
+	// other work, whose speed varies from one moment to the next.
+	BackgroundSeed uint64
 	// Now and Sleep are the clock (default time.Now and time.Sleep); tests
 	// use a virtual one.
 	Now   func() time.Time
@@ -61,7 +67,21 @@ func Throttle(fsys FS, cfg ThrottleConfig) FS {
 	if cfg.Sleep == nil {
 		cfg.Sleep = time.Sleep
 	}
-	return &throttledFS{FS: fsys, t: &throttle{cfg: cfg, origin: cfg.Now()}}
+	t := &throttle{cfg: cfg, origin: cfg.Now()}
+	if cfg.BackgroundSeed != 0 {
+		t.bgRand = rand.New(rand.NewPCG(cfg.BackgroundSeed, 0x6267))
+	}
+	t.bgNext = t.origin.Add(t.bgGap())
+	return &throttledFS{FS: fsys, t: t}
+}
+
+// bgGap returns the time to the next background request: BackgroundEvery,
+// or an exponential gap with that mean.
+func (t *throttle) bgGap() time.Duration {
+	if t.bgRand == nil {
+		return t.cfg.BackgroundEvery
+	}
+	return time.Duration(t.bgRand.ExpFloat64() * float64(t.cfg.BackgroundEvery))
 }
 
 type throttle struct {
@@ -70,7 +90,8 @@ type throttle struct {
 
 	mu        sync.Mutex
 	busyUntil time.Time      // guarded by mu
-	bgDone    int64          // background requests accounted; guarded by mu
+	bgNext    time.Time      // when the next background request arrives; guarded by mu
+	bgRand    *rand.Rand     // gaps between random background requests; guarded by mu
 	head      *throttledFile // the file the last request was on; guarded by mu
 	headOff   int64          // where the last request ended; guarded by mu
 }
@@ -101,10 +122,9 @@ func (t *throttle) queue(now time.Time, f *throttledFile, off, n int64) time.Tim
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cfg.BackgroundEvery > 0 && t.cfg.BackgroundBytes > 0 {
-		due := int64(now.Sub(t.origin) / t.cfg.BackgroundEvery)
-		for ; t.bgDone < due; t.bgDone++ {
-			arrival := t.origin.Add(time.Duration(t.bgDone+1) * t.cfg.BackgroundEvery)
-			t.busyUntil = later(t.busyUntil, arrival).Add(t.cost(t.cfg.BackgroundBytes))
+		for !t.bgNext.After(now) {
+			t.busyUntil = later(t.busyUntil, t.bgNext).Add(t.cost(t.cfg.BackgroundBytes))
+			t.bgNext = t.bgNext.Add(t.bgGap())
 		}
 	}
 	end := later(t.busyUntil, now).Add(t.cost(n))

@@ -79,6 +79,40 @@ func TestThrottleBandwidthLatencyAndBackground(t *testing.T) {
 	}
 }
 
+// Random background load (BackgroundSeed): on average it takes the same
+// share of the disk as the periodic one, but one write's time varies from
+// run to run with the seed, and a seed replays exactly.
+func TestThrottleRandomBackground(t *testing.T) {
+	run := func(seed uint64) time.Duration {
+		clock := &virtualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+		fsys := Throttle(NewMem(), ThrottleConfig{Bandwidth: 1 << 20, BackgroundEvery: 250 * time.Millisecond,
+			BackgroundBytes: 128 << 10, BackgroundSeed: seed, Now: clock.Now, Sleep: clock.Sleep})
+		start := clock.Now()
+		writeMB(t, fsys, "f", 2)
+		return clock.Now().Sub(start)
+	}
+	// Periodic: 2 s of writing plus the 8–11 background requests of 125 ms
+	// that arrive meanwhile: about 4 s. Random: the same on average.
+	var sum time.Duration
+	seen := map[time.Duration]bool{}
+	const runs = 40
+	for seed := uint64(1); seed <= runs; seed++ {
+		d := run(seed)
+		sum += d
+		seen[d] = true
+	}
+	mean := sum / runs
+	if mean < 3500*time.Millisecond || mean > 4500*time.Millisecond {
+		t.Fatalf("mean time %v over %d seeds, want about 4 s", mean, runs)
+	}
+	if len(seen) < runs/2 {
+		t.Fatalf("only %d distinct times over %d seeds: the background is not random", len(seen), runs)
+	}
+	if a, b := run(17), run(17); a != b {
+		t.Fatalf("seed 17 gave %v and %v", a, b)
+	}
+}
+
 // TestThrottleSeek: one sequential stream pays one seek; two interleaved
 // streams pay one per request.
 func TestThrottleSeek(t *testing.T) {
