@@ -44,5 +44,14 @@
 // moment the blocks that arrived can be decoded (Decodable); the rest are
 // cancelled.
 //
+// Adaptive read (RRAID-A, the replicated baseline of the paper): every disk
+// reads its primary copies in order, Depth at a time; a disk that runs out
+// of its own blocks is idle and is given an unarrived block it holds a copy
+// of — one nobody fetches first, else the one fetched longest — never the
+// same block twice. So fast disks take over the rest of slow or failed
+// disks' work, and extra requests are made only for otherwise idle disks.
+// A block's other requests are cancelled when it arrives, and everything
+// outstanding when Need distinct blocks have.
+//
 // Times are durations since the operation started.
 package engine

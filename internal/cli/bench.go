@@ -26,6 +26,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{"put", "PUT throughput of a running cluster vs the raw disk directories", runBenchPut},
 		{"get", "GET throughput of a running cluster vs the raw disk directories", runBenchGet},
 		{"push", "the PUSH paper's repair experiment: PULL/PUSH-Rep/Sur on shaped links", runBenchPush},
+		{"robustore", "the RobuSTore paper's experiment: speculative access on 64 heterogeneous disks", runBenchRobustore},
 	}, args, stdout, stderr)
 }
 

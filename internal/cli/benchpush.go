@@ -256,11 +256,51 @@ type benchCluster struct {
 }
 
 func startBenchCluster(ctx context.Context, dir string, n int, linkRate, diskRate int64, seek time.Duration) (*benchCluster, error) {
-	ports := make([]int, n+2)
+	specs := make([]benchNodeSpec, n)
+	for i := range specs {
+		id := fmt.Sprintf("n%d", i+1)
+		disk := filepath.Join(dir, id)
+		if diskRate > 0 {
+			disk += fmt.Sprintf(",bw=%d,seek=%v,wb=%d", diskRate, seek, benchWriteBehind)
+		}
+		specs[i] = benchNodeSpec{ID: id, Disks: []string{disk}, Args: []string{"--link-rate", strconv.FormatInt(linkRate, 10)}}
+	}
+	procs, nc, stop, err := startBenchNodes(ctx, dir, specs)
+	if err != nil {
+		return nil, err
+	}
+	cl := &benchCluster{client: nc, stop: stop}
+	for _, p := range procs {
+		cl.nodes = append(cl.nodes, pushbench.Node{ID: p.ID, Addr: p.Addr, Disk: p.Disks[0], CPU: p.CPU})
+	}
+	return cl, nil
+}
+
+// benchNodeSpec is one node process of an experiment: its ID, its --disk
+// specs (PATH[,options]) and any further flags.
+type benchNodeSpec struct {
+	ID    string
+	Disks []string
+	Args  []string
+}
+
+// benchNode is a running node process.
+type benchNode struct {
+	ID    string
+	Addr  string
+	Disks []cairn.DiskID // ID/disk1, ID/disk2, … in --disk order
+	CPU   func() time.Duration
+}
+
+// startBenchNodes starts an embedded etcd and one cairn node process per
+// spec (no director), and returns them with a node client that resolves
+// their disks, and a stop function.
+func startBenchNodes(ctx context.Context, dir string, specs []benchNodeSpec) ([]benchNode, *node.Client, func(), error) {
+	ports := make([]int, len(specs)+2)
 	for i := range ports {
 		p, err := freePort()
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		ports[i] = p
 	}
@@ -268,7 +308,7 @@ func startBenchCluster(ctx context.Context, dir string, n int, linkRate, diskRat
 		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return nil, fmt.Errorf("starting etcd: %w", err)
+		return nil, nil, nil, fmt.Errorf("starting etcd: %w", err)
 	}
 	secretB := make([]byte, 16)
 	rand.Read(secretB)
@@ -276,12 +316,12 @@ func startBenchCluster(ctx context.Context, dir string, n int, linkRate, diskRat
 	secretFile := filepath.Join(dir, "secret")
 	if err := os.WriteFile(secretFile, []byte(secret), 0o600); err != nil {
 		etcd.Close()
-		return nil, err
+		return nil, nil, nil, err
 	}
 	self, err := os.Executable()
 	if err != nil {
 		etcd.Close()
-		return nil, err
+		return nil, nil, nil, err
 	}
 	var cmds []*exec.Cmd
 	stop := func() {
@@ -291,40 +331,43 @@ func startBenchCluster(ctx context.Context, dir string, n int, linkRate, diskRat
 		}
 		etcd.Close()
 	}
-	cl := &benchCluster{stop: stop}
+	var procs []benchNode
 	addrs := map[cairn.DiskID]string{}
-	for i := range n {
-		id := fmt.Sprintf("n%d", i+1)
+	for i, sp := range specs {
 		addr := fmt.Sprintf("127.0.0.1:%d", ports[i+2])
-		spec := filepath.Join(dir, id)
-		if diskRate > 0 {
-			spec += fmt.Sprintf(",bw=%d,seek=%v,wb=%d", diskRate, seek, benchWriteBehind)
+		args := []string{"node", "--id", sp.ID, "--meta", strings.Join(etcd.Endpoints(), ","), "--secret-file", secretFile,
+			"--addr", addr, "--no-director"}
+		for _, d := range sp.Disks {
+			args = append(args, "--disk", d)
 		}
-		cmd := exec.Command(self, "node", "--id", id, "--meta", strings.Join(etcd.Endpoints(), ","), "--secret-file", secretFile,
-			"--addr", addr, "--disk", spec, "--no-director", "--link-rate", strconv.FormatInt(linkRate, 10))
+		cmd := exec.Command(self, append(args, sp.Args...)...)
 		pipe, pw := io.Pipe() // stdout and stderr: "serving" is on stdout
 		cmd.Stdout, cmd.Stderr = pw, pw
 		if err := cmd.Start(); err != nil {
 			stop()
-			return nil, err
+			return nil, nil, nil, err
 		}
 		cmds = append(cmds, cmd)
 		if err := waitServing(pipe, 30*time.Second); err != nil {
 			stop()
-			return nil, fmt.Errorf("node %s: %w", id, err)
+			return nil, nil, nil, fmt.Errorf("node %s: %w", sp.ID, err)
 		}
 		pid := cmd.Process.Pid
-		disk := cairn.DiskID(id + "/disk1")
-		addrs[disk] = addr
-		cl.nodes = append(cl.nodes, pushbench.Node{ID: id, Addr: addr, Disk: disk, CPU: func() time.Duration { return procCPU(pid) }})
+		bn := benchNode{ID: sp.ID, Addr: addr, CPU: func() time.Duration { return procCPU(pid) }}
+		for d := range sp.Disks {
+			id := cairn.DiskID(fmt.Sprintf("%s/disk%d", sp.ID, d+1))
+			bn.Disks = append(bn.Disks, id)
+			addrs[id] = addr
+		}
+		procs = append(procs, bn)
 	}
-	cl.client = node.NewClient(secret, func(d cairn.DiskID) (string, error) {
+	nc := node.NewClient(secret, func(d cairn.DiskID) (string, error) {
 		if a, ok := addrs[d]; ok {
 			return a, nil
 		}
 		return "", fmt.Errorf("disk %s: %w", d, cairn.ErrNotFound)
 	}, nil)
-	return cl, nil
+	return procs, nc, stop, nil
 }
 
 // waitServing reads a node's log until it says it serves, then drains the

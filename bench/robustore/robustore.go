@@ -1,0 +1,492 @@
+// Package robustore is the RobuSTore paper's experiment (its Figs. 8–9) on
+// real storage nodes: one client writes and reads an object over many
+// heterogeneous disks with four schemes, at several degrees of
+// redundancy, and measures bandwidth, the standard deviation of latency
+// and I/O overhead.
+//
+// Vocabulary:
+//
+//   - source block: one of the K equal pieces of the object.
+//   - redundancy D (percent): the extra storage; a scheme at D stores
+//     (1+D/100)·K blocks.
+//   - RAID-0: the K source blocks striped round-robin over the disks, no
+//     redundancy (D = 0). A write waits for every disk, a read too.
+//   - RRAID-S: each source block replicated 1+D/100 times on distinct
+//     disks (same share per disk); writes wait for every copy; a read
+//     requests every copy at once and is done when each block has arrived
+//     once (speculative access), the rest cancelled.
+//   - RRAID-A: the same layout and write; a read requests each block's
+//     first copy, and a disk that has served its share asks for blocks not
+//     yet received from the other copies it holds (adaptive access,
+//     engine.AdaptiveRead).
+//   - cairn (RobuSTore): the fountain code lt-K-X with X = 1+D/100. A write
+//     keeps every disk busy with new coded blocks (fast disks take more)
+//     and stops once X·K are durable, cancelling the rest (engine.Write in
+//     Eager mode); a read requests every stored block and decodes from the
+//     first that arrive, cancelling the rest (engine.Read, Initial 0).
+//
+// Each block is one shard file on one disk (node.Client PutShard and
+// GetShard), so every request is one block, as in the paper's simulator.
+// Metrics follow the paper: bandwidth = object size ÷ latency, the
+// standard deviation of latency over the repetitions, I/O overhead =
+// (bytes sent over the network − object size) ÷ object size, counting the
+// bytes of cancelled requests that had been moved.
+package robustore
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	mrand "math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"cairn"
+	"cairn/client/engine"
+	"cairn/codec/lt"
+	"cairn/node"
+)
+
+// Nodes is the node protocol client the experiment drives; node.Client
+// satisfies it (its resolver must know every disk).
+type Nodes interface {
+	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (node.ShardInfo, error)
+	GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error)
+	DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error
+}
+
+// Schemes in the order they are measured and plotted.
+const (
+	RAID0  = "raid-0"
+	RRAIDS = "rraid-s"
+	RRAIDA = "rraid-a"
+	Cairn  = "cairn"
+)
+
+// Config describes the experiment.
+type Config struct {
+	Disks        []cairn.DiskID
+	ObjectSize   int64 // bytes; a multiple of SourceBlocks·64
+	SourceBlocks int   // K
+	Redundancies []int // percent, ≥ 100 (RAID-0 is measured at 0 regardless)
+	Reps         int   // writes and reads per scheme and redundancy
+	Depth        int   // requests a disk serves at once (default 2)
+	Seed         uint64
+	// CPU returns the CPU time of every process of the experiment so far
+	// (the nodes' and this one's); Cores is the machine's.
+	CPU   func() time.Duration
+	Cores int
+	Log   func(format string, args ...any)
+}
+
+// Row is one scheme at one redundancy, for one operation.
+type Row struct {
+	Scheme     string
+	Redundancy int // percent
+	Op         string
+	Reps       int
+	Mean       float64 // seconds
+	Std        float64 // seconds, over the repetitions
+	Bandwidth  float64 // bytes per second: object size ÷ mean latency
+	IOOverhead float64 // mean (bytes moved − object size) ÷ object size
+	CPUUtil    float64 // CPU time ÷ (wall × cores) over the operations
+	Seconds    []float64
+}
+
+// Run measures every scheme and returns write and read rows.
+func Run(ctx context.Context, cfg Config, nc Nodes) ([]Row, error) {
+	x, err := newExperiment(cfg, nc)
+	if err != nil {
+		return nil, err
+	}
+	cfg = x.cfg
+	var rows []Row
+	add := func(scheme string, red int) error {
+		got, err := x.measure(ctx, scheme, red)
+		if err != nil {
+			return fmt.Errorf("%s at %d%%: %w", scheme, red, err)
+		}
+		for i := 0; i < len(got); i += 2 {
+			w, r := got[i], got[i+1]
+			cfg.Log("%-8s %4d%%  write %7.2f MB/s (σ %.3f s, I/O +%.0f%%)  read %7.2f MB/s (σ %.3f s, I/O +%.0f%%)  cpu %.0f%%",
+				w.Scheme, red, w.Bandwidth/1e6, w.Std, 100*w.IOOverhead, r.Bandwidth/1e6, r.Std, 100*r.IOOverhead, 100*max(w.CPUUtil, r.CPUUtil))
+		}
+		rows = append(rows, got...)
+		return nil
+	}
+	if err := add(RAID0, 0); err != nil {
+		return rows, err
+	}
+	for _, red := range cfg.Redundancies {
+		for _, s := range []string{RRAIDS, Cairn} { // RRAID-A is measured with RRAID-S: same layout and write
+			if err := add(s, red); err != nil {
+				return rows, err
+			}
+		}
+	}
+	return rows, nil
+}
+
+// Warmup writes and reads one object with cairn at redundancy red
+// (untimed for the results) and returns the CPU use during it: CPU time ÷
+// (wall × cores), to check that the disks, not this machine, set the pace.
+func Warmup(ctx context.Context, cfg Config, nc Nodes, red int) (float64, error) {
+	cfg.Reps, cfg.Redundancies = 1, []int{red}
+	x, err := newExperiment(cfg, nc)
+	if err != nil {
+		return 0, err
+	}
+	rows, err := x.measure(ctx, Cairn, red)
+	if err != nil {
+		return 0, err
+	}
+	return max(rows[0].CPUUtil, rows[1].CPUUtil), nil
+}
+
+func newExperiment(cfg Config, nc Nodes) (*experiment, error) {
+	if cfg.Depth <= 0 {
+		cfg.Depth = 2
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string, ...any) {}
+	}
+	if cfg.CPU == nil {
+		cfg.CPU = func() time.Duration { return 0 }
+	}
+	if len(cfg.Disks) == 0 || cfg.SourceBlocks <= 0 || cfg.ObjectSize%int64(cfg.SourceBlocks) != 0 || cfg.Reps <= 0 {
+		return nil, fmt.Errorf("robustore: bad config: %d disks, %d bytes in %d blocks, %d reps", len(cfg.Disks), cfg.ObjectSize, cfg.SourceBlocks, cfg.Reps)
+	}
+	data := make([]byte, cfg.ObjectSize)
+	rng := mrand.New(mrand.NewPCG(cfg.Seed, 0x726f62))
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	return &experiment{cfg: cfg, nc: nc, data: data, bs: int(cfg.ObjectSize) / cfg.SourceBlocks}, nil
+}
+
+type experiment struct {
+	cfg  Config
+	nc   Nodes
+	data []byte
+	bs   int // bytes per block
+}
+
+// stored is one written object: where each block went.
+type stored struct {
+	version string
+	copies  int          // replication: copies per source block
+	locs    []engine.Loc // durable blocks; Block is the file index: the lt block ID, or b + j·K for copy j of source block b
+	sent    []engine.Loc // every block a request was started for (to delete)
+}
+
+// sample is one timed operation.
+type sample struct {
+	seconds float64
+	bytes   int64 // moved over the network
+	cpu     time.Duration
+}
+
+// measure runs the repetitions of scheme at redundancy red and returns a
+// write row and a read row; for RRAID-S also RRAID-A's, whose write is
+// the same operation and whose reads read the same objects.
+func (x *experiment) measure(ctx context.Context, scheme string, red int) ([]Row, error) {
+	var ws, rs, as []sample
+	for rep := range x.cfg.Reps {
+		obj, w, err := x.write(ctx, scheme, red)
+		if err != nil {
+			return nil, fmt.Errorf("write %d: %w", rep, err)
+		}
+		ws = append(ws, w)
+		r, err := x.read(ctx, scheme, obj, false)
+		if err == nil && scheme == RRAIDS {
+			var a sample
+			if a, err = x.read(ctx, scheme, obj, true); err == nil {
+				as = append(as, a)
+			}
+		}
+		x.remove(obj)
+		if err != nil {
+			return nil, fmt.Errorf("read %d: %w", rep, err)
+		}
+		rs = append(rs, r)
+	}
+	rows := []Row{x.row(scheme, red, "write", ws), x.row(scheme, red, "read", rs)}
+	if scheme == RRAIDS {
+		rows = append(rows, x.row(RRAIDA, red, "write", ws), x.row(RRAIDA, red, "read", as))
+	}
+	return rows, nil
+}
+
+func (x *experiment) row(scheme string, red int, op string, ss []sample) Row {
+	r := Row{Scheme: scheme, Redundancy: red, Op: op, Reps: len(ss)}
+	var sum, over float64
+	var cpu time.Duration
+	for _, s := range ss {
+		r.Seconds = append(r.Seconds, s.seconds)
+		sum += s.seconds
+		over += float64(s.bytes-x.cfg.ObjectSize) / float64(x.cfg.ObjectSize)
+		cpu += s.cpu
+	}
+	n := float64(len(ss))
+	r.Mean, r.IOOverhead = sum/n, over/n
+	for _, s := range ss {
+		r.Std += (s.seconds - r.Mean) * (s.seconds - r.Mean)
+	}
+	r.Std = math.Sqrt(r.Std / n)
+	r.Bandwidth = float64(x.cfg.ObjectSize) / r.Mean
+	if x.cfg.Cores > 0 && sum > 0 {
+		r.CPUUtil = cpu.Seconds() / (sum * float64(x.cfg.Cores))
+	}
+	return r
+}
+
+func newVersion() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// source returns source block b of the object.
+func (x *experiment) source(b int) []byte { return x.data[b*x.bs : (b+1)*x.bs] }
+
+// replicaLayout is RAID-0 (copies 1) and RRAID's layout: copy j of source
+// block b on disk (b + j·⌊H/copies⌋) mod H, so copies are on distinct
+// disks and every disk holds the same share; its file index is b + j·K.
+func (x *experiment) replicaLayout(copies int) []engine.Loc {
+	h, k := len(x.cfg.Disks), x.cfg.SourceBlocks
+	var locs []engine.Loc
+	for j := range copies { // first copies first: they are the primaries (AdaptiveRead)
+		for b := range k {
+			locs = append(locs, engine.Loc{Block: b + j*k, Disk: (b + j*(h/copies)) % h})
+		}
+	}
+	return locs
+}
+
+// write stores a new object with scheme at redundancy red and times it.
+func (x *experiment) write(ctx context.Context, scheme string, red int) (*stored, sample, error) {
+	k := x.cfg.SourceBlocks
+	obj := &stored{version: newVersion(), copies: 1 + red/100}
+	var m machine
+	var block func(id int) ([]byte, error)
+	var ew *engine.Write
+	cpu0 := x.cfg.CPU()
+	switch scheme {
+	case RAID0, RRAIDS:
+		if scheme == RAID0 {
+			obj.copies = 1
+		}
+		m = &fixed{locs: x.replicaLayout(obj.copies)}
+		block = func(id int) ([]byte, error) { return x.source(id % k), nil }
+	case Cairn:
+		code, err := lt.New(k, 1+red/100)
+		if err != nil {
+			return nil, sample{}, err
+		}
+		src := make([][]byte, k)
+		for b := range k {
+			src[b] = x.source(b)
+		}
+		// Preparing the encoder (the precode) is part of the write.
+		enc, err := code.Encoder(src)
+		if err != nil {
+			return nil, sample{}, err
+		}
+		var mu sync.Mutex // the encoder is not safe for concurrent use
+		block = func(id int) ([]byte, error) {
+			out := make([]byte, x.bs)
+			mu.Lock()
+			defer mu.Unlock()
+			if err := enc.EncodeBlocks([]int{id}, [][]byte{out}); err != nil {
+				return nil, err
+			}
+			return out, nil
+		}
+		ew, err = engine.NewWrite(engine.WriteConfig{Disks: len(x.cfg.Disks), Primaries: len(x.cfg.Disks), Target: (1 + red/100) * k,
+			MaxBlock: min(lt.MaxID, 9999), Depth: x.cfg.Depth, Eager: true})
+		if err != nil {
+			return nil, sample{}, err
+		}
+		m = writeMachine{ew}
+	default:
+		return nil, sample{}, fmt.Errorf("unknown scheme %q", scheme)
+	}
+	var moved atomic.Int64
+	var mu sync.Mutex
+	ok := map[engine.Loc]bool{}
+	lat, err := drive(ctx, m, driveOpts{depth: x.cfg.Depth, tick: 10 * time.Millisecond,
+		do: func(ctx context.Context, a engine.Action) ([]byte, error) {
+			loc := engine.Loc{Block: a.Block, Disk: a.Disk}
+			mu.Lock()
+			obj.sent = append(obj.sent, loc)
+			mu.Unlock()
+			b, err := block(a.Block)
+			if err != nil {
+				return nil, err
+			}
+			cr := &countingReader{r: bytes.NewReader(b), n: &moved}
+			if _, err := x.nc.PutShard(ctx, x.cfg.Disks[a.Disk], cairn.ShardName(obj.version, a.Block), cr); err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			ok[loc] = true
+			mu.Unlock()
+			return nil, nil
+		}})
+	s := sample{seconds: lat.Seconds(), bytes: moved.Load(), cpu: x.cfg.CPU() - cpu0}
+	if err != nil {
+		x.remove(obj)
+		return nil, s, err
+	}
+	if ew != nil {
+		for _, p := range ew.Durable() {
+			obj.locs = append(obj.locs, engine.Loc{Block: p.Block, Disk: p.Disk})
+		}
+	} else {
+		obj.locs = x.replicaLayout(obj.copies)
+	}
+	return obj, s, nil
+}
+
+// read reads obj back with scheme's access (adaptive: RRAID-A), checks
+// the bytes and times it.
+func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adaptive bool) (sample, error) {
+	k := x.cfg.SourceBlocks
+	got := make([][]byte, k) // source blocks as they arrive or decode
+	have := 0
+	var m machine
+	var feed func(a engine.Action, data []byte)
+	var finish func() error
+	file := map[engine.Loc]int{} // (block, disk) of a request → its file index, where they differ
+	cpu0 := x.cfg.CPU()
+	switch scheme {
+	case RAID0, RRAIDS:
+		feed = func(a engine.Action, data []byte) {
+			if b := a.Block % k; got[b] == nil {
+				got[b] = data
+				have++
+			}
+		}
+		finish = func() error { return nil }
+		if adaptive {
+			// AdaptiveRead names copies by source block; the files by
+			// copy (b + j·K): map back in do.
+			var locs []engine.Loc
+			for _, l := range obj.locs {
+				file[engine.Loc{Block: l.Block % k, Disk: l.Disk}] = l.Block
+				locs = append(locs, engine.Loc{Block: l.Block % k, Disk: l.Disk})
+			}
+			ar, err := engine.NewAdaptiveRead(engine.AdaptiveConfig{Blocks: locs, Need: k, Depth: x.cfg.Depth})
+			if err != nil {
+				return sample{}, err
+			}
+			m = adaptiveMachine{ar}
+		} else {
+			rd, err := engine.NewRead(engine.ReadConfig{Blocks: obj.locs, Decodable: func([]int) bool { return have == k }})
+			if err != nil {
+				return sample{}, err
+			}
+			m = readMachine{rd}
+		}
+	case Cairn:
+		code, err := lt.New(k, 2) // a decoder takes any block ID; X does not matter
+		if err != nil {
+			return sample{}, err
+		}
+		dec, err := code.Decoder(x.bs)
+		if err != nil {
+			return sample{}, err
+		}
+		done := false
+		var ferr error
+		feed = func(a engine.Action, data []byte) {
+			if !done && ferr == nil {
+				done, ferr = dec.Add(a.Block, data)
+			}
+		}
+		finish = func() error {
+			if ferr != nil {
+				return ferr
+			}
+			return dec.Source(got)
+		}
+		// Every stored block, requested at once (queued per disk), in
+		// block order: source blocks first, which decode for free.
+		locs := append([]engine.Loc(nil), obj.locs...)
+		sortLocs(locs)
+		rd, err := engine.NewRead(engine.ReadConfig{Blocks: locs, Decodable: func([]int) bool { return done || ferr != nil }})
+		if err != nil {
+			return sample{}, err
+		}
+		m = readMachine{rd}
+	}
+	var moved atomic.Int64
+	start := time.Now()
+	_, err := drive(ctx, m, driveOpts{depth: x.cfg.Depth, tick: 10 * time.Millisecond, got: feed,
+		do: func(ctx context.Context, a engine.Action) ([]byte, error) {
+			idx, ok := file[engine.Loc{Block: a.Block, Disk: a.Disk}]
+			if !ok {
+				idx = a.Block
+			}
+			rc, err := x.nc.GetShard(ctx, x.cfg.Disks[a.Disk], cairn.ShardName(obj.version, idx), 0, -1)
+			if err != nil {
+				return nil, err
+			}
+			defer rc.Close()
+			return io.ReadAll(&countingReader{r: rc, n: &moved})
+		}})
+	if err == nil {
+		err = finish() // decoding the last blocks is part of the read
+	}
+	lat := time.Since(start)
+	s := sample{seconds: lat.Seconds(), bytes: moved.Load(), cpu: x.cfg.CPU() - cpu0}
+	if err != nil {
+		return s, err
+	}
+	for b := range k {
+		if !bytes.Equal(got[b], x.source(b)) {
+			return s, fmt.Errorf("%w: source block %d read back wrong", cairn.ErrCorrupt, b)
+		}
+	}
+	return s, nil
+}
+
+// remove deletes every block a request was started for (best effort).
+func (x *experiment) remove(obj *stored) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	seen := map[engine.Loc]bool{}
+	for _, l := range obj.sent {
+		if seen[l] {
+			continue
+		}
+		seen[l] = true
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_ = x.nc.DeleteShard(context.Background(), x.cfg.Disks[l.Disk], cairn.ShardName(obj.version, l.Block))
+		})
+	}
+	wg.Wait()
+}
+
+func sortLocs(locs []engine.Loc) {
+	slices.SortFunc(locs, func(a, b engine.Loc) int { return a.Block - b.Block })
+}
+
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
