@@ -116,13 +116,26 @@ func Plot(rows []Row, dir string) ([]string, error) {
 		files = append(files, f)
 		return nil
 	}
-	maxUnit := int64(0)
-	for _, r := range rows {
-		maxUnit = max(maxUnit, r.Unit)
-	}
 	for _, f := range []int{1, 2} {
-		if err := line(fmt.Sprintf("time_vs_k_f%d.png", f), fmt.Sprintf("r=3, f=%d, unit %s", f, sizeString(maxUnit)), "k",
-			func(r Row) bool { return r.F == f && r.R == 3 && r.Unit == maxUnit }, func(r Row) float64 { return float64(r.K) }); err != nil {
+		// The unit measured at the most values of k (the full run measures
+		// 128 KiB and 1 MiB at every k, other units only at k=6).
+		ks := map[int64]map[int]bool{}
+		for _, r := range rows {
+			if r.F == f && r.R == 3 {
+				if ks[r.Unit] == nil {
+					ks[r.Unit] = map[int]bool{}
+				}
+				ks[r.Unit][r.K] = true
+			}
+		}
+		unit := int64(0)
+		for u, k := range ks {
+			if len(k) > len(ks[unit]) || len(k) == len(ks[unit]) && (u == ReferenceUnit || unit != ReferenceUnit && u > unit) {
+				unit = u
+			}
+		}
+		if err := line(fmt.Sprintf("time_vs_k_f%d.png", f), fmt.Sprintf("r=3, f=%d, unit %s", f, sizeString(unit)), "k",
+			func(r Row) bool { return r.F == f && r.R == 3 && r.Unit == unit }, func(r Row) float64 { return float64(r.K) }); err != nil {
 			return files, err
 		}
 	}
