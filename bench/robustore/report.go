@@ -141,7 +141,7 @@ func Plot(rows []Row, dir string) ([]string, error) {
 			if err := plotutil.AddLinePoints(p, args...); err != nil {
 				return files, err
 			}
-			p.Legend.Top = true
+			p.Legend.Top, p.Legend.Left = true, true
 			panels = append(panels, p)
 		}
 		img := vgimg.New(15*vg.Inch, 4.5*vg.Inch)

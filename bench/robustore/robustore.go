@@ -133,11 +133,12 @@ func Run(ctx context.Context, cfg Config, nc Nodes) ([]Row, error) {
 	return rows, nil
 }
 
-// Warmup writes and reads one object with cairn at redundancy red
-// (untimed for the results) and returns the CPU use during it: CPU time ÷
-// (wall × cores), to check that the disks, not this machine, set the pace.
+// Warmup writes and reads cfg.Reps objects with cairn at redundancy red
+// (untimed for the results) and returns the CPU use during them: CPU time
+// ÷ (wall × cores), to check that the disks, not this machine, set the
+// pace.
 func Warmup(ctx context.Context, cfg Config, nc Nodes, red int) (float64, error) {
-	cfg.Reps, cfg.Redundancies = 1, []int{red}
+	cfg.Redundancies = []int{red}
 	x, err := newExperiment(cfg, nc)
 	if err != nil {
 		return 0, err

@@ -180,7 +180,7 @@ func (r *AdaptiveRead) Have() []int { return slices.Clone(r.have) }
 
 // cancel withdraws outstanding request q, whose block arrived from elsewhere.
 func (r *AdaptiveRead) cancel(q *request) {
-	q.open = false
+	r.t.close(q)
 	r.open--
 	r.byDisk[q.disk].open--
 	r.t.out = append(r.t.out, Action{Kind: Cancel, Req: q.id, Disk: q.disk, Block: q.block})

@@ -59,6 +59,8 @@ type request struct {
 // tracker is the bookkeeping Write and Read share.
 type tracker struct {
 	reqs      []*request
+	opened    map[int]int     // open requests per disk
+	nopen     int             // open requests in all
 	latencies []time.Duration // of finished successful requests
 	factor    float64
 	minWait   time.Duration
@@ -69,6 +71,11 @@ type tracker struct {
 func (t *tracker) send(disk, block int, now time.Duration) *request {
 	r := &request{id: ReqID(len(t.reqs)), disk: disk, block: block, sent: now, open: true}
 	t.reqs = append(t.reqs, r)
+	if t.opened == nil {
+		t.opened = map[int]int{}
+	}
+	t.opened[disk]++
+	t.nopen++
 	t.out = append(t.out, Action{Kind: Send, Req: r.id, Disk: disk, Block: block})
 	return r
 }
@@ -87,32 +94,29 @@ func (t *tracker) finish(id ReqID, ok bool, now time.Duration) *request {
 	if r == nil || !r.open {
 		return nil
 	}
-	r.open = false
+	t.close(r)
 	if ok {
 		t.latencies = append(t.latencies, now-r.sent)
 	}
 	return r
 }
 
-func (t *tracker) openOn(disk int) int {
-	n := 0
-	for _, r := range t.reqs {
-		if r.open && r.disk == disk {
-			n++
-		}
-	}
-	return n
+// close marks open request r closed (finished or withdrawn).
+func (t *tracker) close(r *request) {
+	r.open = false
+	t.opened[r.disk]--
+	t.nopen--
 }
 
-func (t *tracker) anyOpen() bool {
-	return slices.ContainsFunc(t.reqs, func(r *request) bool { return r.open })
-}
+func (t *tracker) openOn(disk int) int { return t.opened[disk] }
+
+func (t *tracker) anyOpen() bool { return t.nopen > 0 }
 
 // end emits Done or Fail and cancels everything outstanding.
 func (t *tracker) end(err error) {
 	for _, r := range t.reqs {
 		if r.open {
-			r.open = false
+			t.close(r)
 			t.out = append(t.out, Action{Kind: Cancel, Req: r.id, Disk: r.disk, Block: r.block})
 		}
 	}

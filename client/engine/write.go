@@ -268,7 +268,7 @@ func (w *Write) replaceLaggard(now time.Duration) {
 		if !w.spare(now) {
 			return
 		}
-		r.open = false
+		w.t.close(r)
 		w.taken[r.disk]--
 		w.bad[r.disk] = true // a disk too slow to stream gets no more of this write
 		w.t.out = append(w.t.out, Action{Kind: Cancel, Req: r.id, Disk: r.disk, Block: r.block})
@@ -283,12 +283,7 @@ func (w *Write) checkStuck() {
 	if w.t.finished {
 		return
 	}
-	open := 0
-	for _, r := range w.t.reqs {
-		if r.open {
-			open++
-		}
-	}
+	open := w.t.nopen
 	if open == 0 || w.cfg.Stream && len(w.durable)+open < w.cfg.Target {
 		w.t.end(fmt.Errorf("%w: %d of %d blocks durable, %d outstanding, and no disk can take more", ErrUnavailable, len(w.durable), w.cfg.Target, open))
 	}
