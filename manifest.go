@@ -38,20 +38,41 @@ type Manifest struct {
 	// object of its own (its own version, block size, PG and shards, the
 	// code being Policy). BlockSize, PG and Shards are then unused (zero).
 	Parts []Part `json:"parts,omitempty"`
+	// Coded, if set, is the layout of a fountain-coded (lt) object instead
+	// of Shards: stripe s holds data bytes [s·K·BlockSize, (s+1)·K·BlockSize)
+	// as its K source blocks of BlockSize, coded into blocks that landed on
+	// whichever disks took them (RobuSTore's speculative write).
+	Coded []CodedStripe `json:"coded,omitempty"`
+}
+
+// CodedStripe is one stripe of a fountain-coded object: the coded blocks
+// that were durable when the write stopped. Block id's file is
+// ShardName(Version, id) on its disk; every block is BlockSize bytes.
+type CodedStripe struct {
+	Version string     `json:"version"` // 32 hex digits, unique per stripe
+	Blocks  []BlockLoc `json:"blocks"`  // in the order they became durable
+}
+
+// BlockLoc is one stored coded block.
+type BlockLoc struct {
+	ID   int    `json:"id"` // the code's block ID (0..K−1: a source block itself)
+	Disk DiskID `json:"disk"`
+	CRC  uint32 `json:"crc32c"` // CRC-32C of the block
 }
 
 // Part is one uploaded part of a multipart upload, and (in
 // Manifest.Parts) one part of a multipart object. Its shard files are named
 // ShardName(Version, i) like an object's.
 type Part struct {
-	Number    int        `json:"number"`  // 1 to MaxParts
-	Version   string     `json:"version"` // 32 hex digits, unique per part upload
-	Size      int64      `json:"size"`
-	ETag      string     `json:"etag"` // hex MD5 of the part's content
-	Created   time.Time  `json:"created"`
-	BlockSize int        `json:"block_size"`
-	PG        int        `json:"pg"`
-	Shards    []ShardLoc `json:"shards"`
+	Number    int           `json:"number"`  // 1 to MaxParts
+	Version   string        `json:"version"` // 32 hex digits, unique per part upload
+	Size      int64         `json:"size"`
+	ETag      string        `json:"etag"` // hex MD5 of the part's content
+	Created   time.Time     `json:"created"`
+	BlockSize int           `json:"block_size"`
+	PG        int           `json:"pg"`
+	Shards    []ShardLoc    `json:"shards"`
+	Coded     []CodedStripe `json:"coded,omitempty"` // a fountain-coded part's layout (see Manifest.Coded)
 }
 
 // MaxParts is the largest part number of a multipart upload (as S3).
@@ -73,7 +94,7 @@ type Upload struct {
 // object m as if it were a single-part object (for reading and deleting).
 func (m *Manifest) PartManifest(p Part) *Manifest {
 	return &Manifest{Bucket: m.Bucket, Key: m.Key, Version: p.Version, Size: p.Size, ETag: p.ETag,
-		Created: p.Created, Policy: m.Policy, BlockSize: p.BlockSize, PG: p.PG, Shards: p.Shards}
+		Created: p.Created, Policy: m.Policy, BlockSize: p.BlockSize, PG: p.PG, Shards: p.Shards, Coded: p.Coded}
 }
 
 // ShardLoc says where one shard file of an object lives and how to check it.

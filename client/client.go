@@ -387,6 +387,7 @@ func (c *Client) Delete(ctx context.Context, bucket, key string) error {
 // of a multipart object, best effort.
 func (c *Client) deleteObjectShards(ctx context.Context, m *cairn.Manifest) {
 	c.deleteShards(ctx, m.Version, m.Shards)
+	c.deleteCoded(ctx, m.Coded)
 	c.deleteParts(ctx, m.Parts)
 }
 
@@ -394,6 +395,7 @@ func (c *Client) deleteObjectShards(ctx context.Context, m *cairn.Manifest) {
 func (c *Client) deleteParts(ctx context.Context, parts []cairn.Part) {
 	for _, p := range parts {
 		c.deleteShards(ctx, p.Version, p.Shards)
+		c.deleteCoded(ctx, p.Coded)
 	}
 }
 

@@ -93,8 +93,9 @@ func TestPutGetPolicies(t *testing.T) {
 				}
 				// Two data shards unreadable: every policy here tolerates it
 				// (lt-16-2 decodes from 30 of its 32 blocks).
+				d0, d1 := firstDisks(m)
 				e.shards.Mu.Lock()
-				e.shards.FailGet = map[cairn.DiskID]error{m.Shards[0].Disk: cairn.ErrNotFound, m.Shards[1].Disk: cairn.ErrCorrupt}
+				e.shards.FailGet = map[cairn.DiskID]error{d0: cairn.ErrNotFound, d1: cairn.ErrCorrupt}
 				e.shards.Mu.Unlock()
 				if got := e.get(t, key, 0, -1); !bytes.Equal(got, data) {
 					t.Fatalf("size %d: degraded get returned %d bytes, differing", size, len(got))
@@ -105,6 +106,15 @@ func TestPutGetPolicies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// firstDisks returns the disks of an object's first two shards, or of
+// the first two blocks of a fountain-coded one's first stripe.
+func firstDisks(m *cairn.Manifest) (cairn.DiskID, cairn.DiskID) {
+	if m.Coded == nil {
+		return m.Shards[0].Disk, m.Shards[1].Disk
+	}
+	return m.Coded[0].Blocks[0].Disk, m.Coded[0].Blocks[1].Disk
 }
 
 func TestRangeReadsTouchOnlyTheirStripes(t *testing.T) {

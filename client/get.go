@@ -114,6 +114,9 @@ type getter struct {
 // produce sends the data of [off, end) window by window. It returns false
 // if it stopped early (an error was sent, or ctx ended).
 func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window) bool {
+	if g.m.Coded != nil {
+		return g.produceCoded(ctx, off, end, out)
+	}
 	sd := g.m.StripeData(g.p.K)
 	perWin := max(1, g.c.cfg.WindowBytes/sd)
 	if off == end {

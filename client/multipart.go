@@ -95,11 +95,11 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 		now = opts.Now
 	}
 	p := cairn.Part{Number: n, Version: d.version, Size: d.size, ETag: d.etag, Created: now().UTC(),
-		BlockSize: d.blockSize, PG: d.pg.ID, Shards: d.shards}
+		BlockSize: d.blockSize, PG: d.pg.ID, Shards: d.shards, Coded: d.coded}
 	prev, err := c.meta.PutPart(ctx, bucket, id, p)
 	if err != nil {
 		if sentinel(err) { // certainly not recorded
-			c.deleteShards(context.WithoutCancel(ctx), d.version, d.shards)
+			c.deleteStored(context.WithoutCancel(ctx), d)
 		}
 		if errors.Is(err, cairn.ErrNotFound) {
 			err = fmt.Errorf("%w: %s (aborted or completed meanwhile)", ErrNoSuchUpload, id)

@@ -94,8 +94,16 @@ func TestMultipart(t *testing.T) {
 }
 
 func TestMultipartDeleteAndAbort(t *testing.T) {
+	for _, policy := range []string{"rs-4-2", "lt-16-3"} {
+		t.Run(policy, func(t *testing.T) { testMultipartDeleteAndAbort(t, policy) })
+	}
+}
+
+// testMultipartDeleteAndAbort: a completed object's delete and an
+// upload's abort leave no shard (or block) file behind; a part reads back.
+func testMultipartDeleteAndAbort(t *testing.T, policy string) {
 	ctx := context.Background()
-	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024, MinPartSize: 100})
+	e := newEnv(t, 6, 1, policy, Config{BlockSize: 1024, MinPartSize: 100})
 	u, err := e.c.CreateUpload(ctx, "bkt", "k", PutOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +114,9 @@ func TestMultipartDeleteAndAbort(t *testing.T) {
 	}
 	if _, err := e.c.CompleteUpload(ctx, "bkt", "k", u.ID, []CompletePart{{1, p.ETag}}); err != nil {
 		t.Fatal(err)
+	}
+	if got := e.get(t, "k", 0, -1); !bytes.Equal(got, randBytes(1, 5000)) {
+		t.Fatal("the completed object reads back differently")
 	}
 	if err := e.c.Delete(ctx, "bkt", "k"); err != nil || e.shards.Count() != 0 {
 		t.Fatalf("delete: %v, %d shard files", err, e.shards.Count())

@@ -101,12 +101,12 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		Bucket: bucket, Key: key, Version: version, Size: total,
 		ETag: d.etag, ContentType: opts.ContentType,
 		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
-		Policy: policy, BlockSize: bs, PG: pg.ID, Shards: locs,
+		Policy: policy, BlockSize: bs, PG: pg.ID, Shards: locs, Coded: d.coded,
 	}
 	if err := c.commit(ctx, m); err != nil {
 		if sentinel(err) {
 			// The store said no: the manifest is certainly not committed.
-			c.deleteShards(context.WithoutCancel(ctx), version, locs)
+			c.deleteStored(context.WithoutCancel(ctx), d)
 		}
 		// Otherwise the outcome is unknown: the manifest may be committed,
 		// so the shards stay (garbage for scrub if it was not).
@@ -124,6 +124,13 @@ type stored struct {
 	blockSize int
 	pg        cairn.PG
 	shards    []cairn.ShardLoc
+	coded     []cairn.CodedStripe // a fountain-coded object's layout instead of shards
+}
+
+// deleteStored removes what store wrote, best effort.
+func (c *Client) deleteStored(ctx context.Context, d *stored) {
+	c.deleteShards(ctx, d.version, d.shards)
+	c.deleteCoded(ctx, d.coded)
 }
 
 // store erasure codes the body of r into fresh shard files (placed as if
@@ -132,6 +139,9 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 	code, err := c.code(policy)
 	if err != nil {
 		return nil, err
+	}
+	if rc, ok := code.(rateless); ok {
+		return c.storeCoded(ctx, rc, r, opts)
 	}
 	p := code.Params()
 	table, err := c.table(ctx, p.N())

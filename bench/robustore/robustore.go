@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/client/drive"
 	"cairn/client/engine"
 	"cairn/codec/lt"
 	"cairn/node"
@@ -274,7 +275,7 @@ func (x *experiment) replicaLayout(copies int) []engine.Loc {
 func (x *experiment) write(ctx context.Context, scheme string, red int) (*stored, sample, error) {
 	k := x.cfg.SourceBlocks
 	obj := &stored{version: newVersion(), copies: 1 + red/100}
-	var m machine
+	var m drive.Machine
 	var block func(id int) ([]byte, error)
 	var ew *engine.Write
 	cpu0 := x.cfg.CPU()
@@ -283,7 +284,7 @@ func (x *experiment) write(ctx context.Context, scheme string, red int) (*stored
 		if scheme == RAID0 {
 			obj.copies = 1
 		}
-		m = &fixed{locs: x.replicaLayout(obj.copies)}
+		m = &drive.Fixed{Locs: x.replicaLayout(obj.copies)}
 		block = func(id int) ([]byte, error) { return x.source(id % k), nil }
 	case Cairn:
 		code, err := lt.New(k, 1+red/100)
@@ -314,15 +315,15 @@ func (x *experiment) write(ctx context.Context, scheme string, red int) (*stored
 		if err != nil {
 			return nil, sample{}, err
 		}
-		m = writeMachine{ew}
+		m = drive.WriteMachine{Write: ew}
 	default:
 		return nil, sample{}, fmt.Errorf("unknown scheme %q", scheme)
 	}
 	var moved atomic.Int64
 	var mu sync.Mutex
 	ok := map[engine.Loc]bool{}
-	lat, err := drive(ctx, m, driveOpts{depth: x.cfg.Depth, tick: 10 * time.Millisecond,
-		do: func(ctx context.Context, a engine.Action) ([]byte, error) {
+	lat, err := drive.Run(ctx, m, drive.Options{Depth: x.cfg.Depth, Tick: 10 * time.Millisecond,
+		Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
 			loc := engine.Loc{Block: a.Block, Disk: a.Disk}
 			mu.Lock()
 			obj.sent = append(obj.sent, loc)
@@ -361,7 +362,7 @@ func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adapt
 	k := x.cfg.SourceBlocks
 	got := make([][]byte, k) // source blocks as they arrive or decode
 	have := 0
-	var m machine
+	var m drive.Machine
 	var feed func(a engine.Action, data []byte)
 	var finish func() error
 	file := map[engine.Loc]int{} // (block, disk) of a request → its file index, where they differ
@@ -387,13 +388,13 @@ func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adapt
 			if err != nil {
 				return sample{}, err
 			}
-			m = adaptiveMachine{ar}
+			m = drive.AdaptiveMachine{AdaptiveRead: ar}
 		} else {
 			rd, err := engine.NewRead(engine.ReadConfig{Blocks: obj.locs, Decodable: func([]int) bool { return have == k }})
 			if err != nil {
 				return sample{}, err
 			}
-			m = readMachine{rd}
+			m = drive.ReadMachine{Read: rd}
 		}
 	case Cairn:
 		code, err := lt.New(k, 2) // a decoder takes any block ID; X does not matter
@@ -425,12 +426,12 @@ func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adapt
 		if err != nil {
 			return sample{}, err
 		}
-		m = readMachine{rd}
+		m = drive.ReadMachine{Read: rd}
 	}
 	var moved atomic.Int64
 	start := time.Now()
-	_, err := drive(ctx, m, driveOpts{depth: x.cfg.Depth, tick: 10 * time.Millisecond, got: feed,
-		do: func(ctx context.Context, a engine.Action) ([]byte, error) {
+	_, err := drive.Run(ctx, m, drive.Options{Depth: x.cfg.Depth, Tick: 10 * time.Millisecond, Got: feed,
+		Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
 			idx, ok := file[engine.Loc{Block: a.Block, Disk: a.Disk}]
 			if !ok {
 				idx = a.Block

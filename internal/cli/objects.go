@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -280,13 +281,37 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 		}
 		tw.Flush()
 	}
+	printCoded := func(indent string, blockSize int, coded []cairn.CodedStripe) {
+		fmt.Fprintf(w, "%sblock    %s per coded block\n%sstripes  %d (fountain-coded: blocks on whichever disks took them)\n", indent,
+			units.FormatSize(int64(blockSize)), indent, len(coded))
+		for i, st := range coded {
+			per := map[cairn.DiskID]int{}
+			for _, b := range st.Blocks {
+				per[b.Disk]++
+			}
+			disks := slices.Sorted(maps.Keys(per))
+			var parts []string
+			for _, d := range disks {
+				parts = append(parts, fmt.Sprintf("%s:%d", d, per[d]))
+			}
+			fmt.Fprintf(w, "%s  %d  %s  %d blocks on %d disks: %s\n", indent, i, st.Version, len(st.Blocks), len(disks), strings.Join(parts, " "))
+		}
+	}
 	if len(m.Parts) == 0 {
+		if m.Coded != nil {
+			printCoded("", m.BlockSize, m.Coded)
+			return
+		}
 		printShards("", m.BlockSize, m.PG, m.Shards)
 		return
 	}
 	fmt.Fprintf(w, "parts    %d (multipart upload)\n", len(m.Parts))
 	for _, p := range m.Parts {
 		fmt.Fprintf(w, "part %d: %d bytes, version %s, etag %s\n", p.Number, p.Size, p.Version, p.ETag)
+		if p.Coded != nil {
+			printCoded("  ", p.BlockSize, p.Coded)
+			continue
+		}
 		printShards("  ", p.BlockSize, p.PG, p.Shards)
 	}
 }

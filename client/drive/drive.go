@@ -1,4 +1,4 @@
-package robustore
+package drive
 
 import (
 	"context"
@@ -9,58 +9,66 @@ import (
 	"cairn/client/engine"
 )
 
-// machine is what drive runs: the speculative engine's Write, Read and
-// AdaptiveRead, and the fixed plans of the baselines' writes.
-type machine interface {
+// Machine is what Run drives: the speculative engine's Write, Read and
+// AdaptiveRead (through WriteMachine, ReadMachine, AdaptiveMachine), or
+// any plan with the same shape.
+type Machine interface {
 	Start(now time.Duration) []engine.Action
 	Tick(now time.Duration) []engine.Action
 	Finished(id engine.ReqID, ok bool, now time.Duration) []engine.Action
 }
 
-// The engine's machines name their completion event differently.
+// The engine's machines name their completion event differently; these
+// adapt them to Machine.
 type (
-	writeMachine    struct{ *engine.Write }
-	readMachine     struct{ *engine.Read }
-	adaptiveMachine struct{ *engine.AdaptiveRead }
+	WriteMachine    struct{ *engine.Write }
+	ReadMachine     struct{ *engine.Read }
+	AdaptiveMachine struct{ *engine.AdaptiveRead }
 )
 
-func (m writeMachine) Finished(id engine.ReqID, ok bool, now time.Duration) []engine.Action {
+// Finished implements Machine.
+func (m WriteMachine) Finished(id engine.ReqID, ok bool, now time.Duration) []engine.Action {
 	return m.Acked(id, ok, now)
 }
-func (m readMachine) Finished(id engine.ReqID, ok bool, now time.Duration) []engine.Action {
+// Finished implements Machine.
+func (m ReadMachine) Finished(id engine.ReqID, ok bool, now time.Duration) []engine.Action {
 	return m.Arrived(id, ok, now)
 }
-func (m adaptiveMachine) Finished(id engine.ReqID, ok bool, now time.Duration) []engine.Action {
+// Finished implements Machine.
+func (m AdaptiveMachine) Finished(id engine.ReqID, ok bool, now time.Duration) []engine.Action {
 	return m.Arrived(id, ok, now)
 }
 
-// fixed is the baselines' write: every (block, disk) of a fixed layout is
-// sent at once and the write is done when all are durable — RAID-0 and
-// replication write the same share to every disk and wait for the slowest.
-type fixed struct {
-	locs []engine.Loc
+// Fixed is a write of a fixed layout: every (block, disk) is sent at once
+// and the write is done when all are durable — how RAID-0 and replication
+// write, the same share to every disk, waiting for the slowest.
+type Fixed struct {
+	Locs []engine.Loc
 	left int
 	done bool
 }
 
-func (f *fixed) Start(time.Duration) []engine.Action {
-	f.left = len(f.locs)
-	out := make([]engine.Action, len(f.locs))
-	for i, l := range f.locs {
+// Start implements Machine.
+func (f *Fixed) Start(time.Duration) []engine.Action {
+	f.left = len(f.Locs)
+	out := make([]engine.Action, len(f.Locs))
+	for i, l := range f.Locs {
 		out[i] = engine.Action{Kind: engine.Send, Req: engine.ReqID(i), Disk: l.Disk, Block: l.Block}
 	}
 	return out
 }
 
-func (f *fixed) Tick(time.Duration) []engine.Action { return nil }
+// Tick implements Machine.
+func (f *Fixed) Tick(time.Duration) []engine.Action { return nil }
 
-func (f *fixed) Finished(id engine.ReqID, ok bool, _ time.Duration) []engine.Action {
+// Finished implements Machine.
+func (f *Fixed) Finished(id engine.ReqID, ok bool, _ time.Duration) []engine.Action {
 	if f.done {
 		return nil
 	}
 	if !ok {
 		f.done = true
-		return []engine.Action{{Kind: engine.Fail, Err: fmt.Errorf("%w: block %d on disk %d failed", engine.ErrUnavailable, f.locs[id].Block, f.locs[id].Disk)}}
+		return []engine.Action{{Kind: engine.Fail, Err: fmt.Errorf("%w: block %d on disk %d failed", engine.ErrUnavailable, f.Locs[id].Block, f.Locs[id].Disk)}}
 	}
 	if f.left--; f.left == 0 {
 		f.done = true
@@ -76,24 +84,31 @@ type result struct {
 	err  error
 }
 
-// driveOpts are drive's knobs.
-type driveOpts struct {
-	depth int           // requests a disk serves at once
-	tick  time.Duration // how often the machine's Tick runs
-	// do carries out one Send: a PUT or GET of one block. It runs on its
+// Options are Run's knobs.
+type Options struct {
+	Depth int           // requests a disk serves at once (at least 1)
+	Tick  time.Duration // how often the machine's Tick runs (default 10 ms)
+	// Do carries out one Send: a PUT or GET of one block. It runs on its
 	// own goroutine and must return when ctx ends.
-	do func(ctx context.Context, a engine.Action) ([]byte, error)
-	// got, if set, sees every successful result on drive's goroutine
-	// before the machine does (a read feeds its decoder here).
-	got func(a engine.Action, data []byte)
+	Do func(ctx context.Context, a engine.Action) ([]byte, error)
+	// Got, if set, sees every successful result on Run's goroutine before
+	// the machine does (a read feeds its decoder here).
+	Got func(a engine.Action, data []byte)
+	// Failed, if set, sees every failed request's error on Run's
+	// goroutine (to explain a failure).
+	Failed func(a engine.Action, err error)
 }
 
-// drive runs m to its end: Send actions queue on their disk, which serves
+// Run runs m to its end: Send actions queue on their disk, which serves
 // depth of them at a time; Cancel drops a queued request or cancels a
 // running one (its disk work stops with its context). It returns the time
 // from Start to Done, after every request it started has ended (so byte
 // counts are final), or the machine's failure.
-func drive(ctx context.Context, m machine, o driveOpts) (time.Duration, error) {
+func Run(ctx context.Context, m Machine, o Options) (time.Duration, error) {
+	o.Depth = max(o.Depth, 1)
+	if o.Tick <= 0 {
+		o.Tick = 10 * time.Millisecond
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type running struct{ cancel context.CancelFunc }
@@ -105,14 +120,14 @@ func drive(ctx context.Context, m machine, o driveOpts) (time.Duration, error) {
 	since := func() time.Duration { return time.Since(start) }
 	var pump func(disk int)
 	pump = func(disk int) {
-		for busy[disk] < o.depth && len(queues[disk]) > 0 {
+		for busy[disk] < o.Depth && len(queues[disk]) > 0 {
 			a := queues[disk][0]
 			queues[disk] = queues[disk][1:]
 			rctx, rcancel := context.WithCancel(ctx)
 			inflight[a.Req] = running{rcancel}
 			busy[disk]++
 			go func() {
-				data, err := o.do(rctx, a)
+				data, err := o.Do(rctx, a)
 				results <- result{act: a, data: data, err: err}
 			}()
 		}
@@ -139,7 +154,7 @@ func drive(ctx context.Context, m machine, o driveOpts) (time.Duration, error) {
 			}
 		}
 	}
-	ticker := time.NewTicker(o.tick)
+	ticker := time.NewTicker(o.Tick)
 	defer ticker.Stop()
 	apply(m.Start(0))
 	for !ended {
@@ -153,8 +168,11 @@ func drive(ctx context.Context, m machine, o driveOpts) (time.Duration, error) {
 			busy[r.act.Disk]--
 			pump(r.act.Disk)
 			ok := r.err == nil
-			if ok && o.got != nil {
-				o.got(r.act, r.data)
+			if ok && o.Got != nil {
+				o.Got(r.act, r.data)
+			}
+			if !ok && o.Failed != nil {
+				o.Failed(r.act, r.err)
 			}
 			apply(m.Finished(r.act.Req, ok, since()))
 		}

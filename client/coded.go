@@ -1,0 +1,387 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"slices"
+	"sync"
+
+	"cairn"
+	"cairn/client/drive"
+	"cairn/client/engine"
+	"cairn/codec"
+	"cairn/placement"
+)
+
+// Fountain-coded (lt) objects, written and read the RobuSTore way: the
+// object is cut into stripes of K source blocks; the writer keeps every
+// disk of the object busy with new coded blocks, each disk getting more
+// as it acknowledges faster, and stops as soon as X·K blocks are durable
+// (engine.Write, Eager mode), cancelling the rest; a reader asks every
+// disk for every block of a stripe and decodes from the first that
+// arrive (engine.Read, every block at once), cancelling the rest. Each
+// block is one shard file, named by its stripe's version and block ID.
+
+const (
+	// codedMaxStripe bounds the data bytes of one stripe, which the writer
+	// holds in memory to encode (and the reader to decode).
+	codedMaxStripe = 64 << 20
+	// codedMaxWidth bounds the disks one fountain-coded object spreads over.
+	codedMaxWidth = 64
+	// codedDepth is the block requests a disk serves at once.
+	codedDepth = 2
+	// codedMaxID bounds block IDs: shard file names allow indices up to
+	// 9999, and a write hands out at most X·K plus what is in flight.
+	codedMaxID = 10000
+)
+
+// rateless is what the fountain-coded path needs of a code.
+type rateless interface {
+	codec.Code
+	codec.Rateless
+}
+
+// codedBlockSize returns the block size for an object of a known size n
+// (or −1) under code: the configured block size, smaller if a stripe would
+// exceed codedMaxStripe, and for an object of at most one stripe just
+// enough for it, all multiples of the code's block multiple.
+func (c *Client) codedBlockSize(code rateless) int {
+	k, mult := code.SourceBlocks(), code.BlockMultiple()
+	bs := min(c.cfg.BlockSize, codedMaxStripe/k)
+	return max(mult, bs/mult*mult)
+}
+
+// codedDisks returns the disks a fountain-coded object of this version
+// spreads over: the writable ones, in an order of their own for every
+// version (rendezvous), at most codedMaxWidth.
+func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID, error) {
+	all, err := c.clusterDisks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []cairn.DiskID
+	taken := map[cairn.DiskID]bool{}
+	for len(out) < codedMaxWidth {
+		d, ok := placement.Spare(all, version, func(d cairn.Disk) bool { return !taken[d.ID] && d.State.Writable() },
+			func(cairn.Disk) int { return 0 })
+		if !ok {
+			break
+		}
+		taken[d] = true
+		out = append(out, d)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: no writable disk", cairn.ErrUnavailable)
+	}
+	return out, nil
+}
+
+// storeCoded is store for fountain-coded policies.
+func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opts PutOptions) (*stored, error) {
+	k, x := code.SourceBlocks(), code.Params().N()/code.SourceBlocks()
+	if x*k+codedDepth*codedMaxWidth > codedMaxID {
+		return nil, fmt.Errorf("%w: %s makes %d blocks per stripe; the data path stores at most %d", cairn.ErrInvalid,
+			code.Policy(), x*k, codedMaxID-codedDepth*codedMaxWidth)
+	}
+	version, err := c.newVersion()
+	if err != nil {
+		return nil, err
+	}
+	disks, err := c.codedDisks(ctx, version)
+	if err != nil {
+		return nil, err
+	}
+	bs := c.codedBlockSize(code)
+	buf := getBuf(k * bs)
+	defer putBuf(buf)
+	md := md5.New()
+	d := &stored{version: version, blockSize: bs}
+	fail := func(err error) (*stored, error) {
+		c.deleteCoded(context.WithoutCancel(ctx), d.coded)
+		return nil, err
+	}
+	for s := 0; ; s++ {
+		got, end, err := fill(r, buf)
+		if err != nil {
+			return fail(fmt.Errorf("reading the body: %w", err))
+		}
+		if s == 0 && end {
+			// A one-stripe object gets blocks just big enough for it.
+			mult := code.BlockMultiple()
+			perBlock := (got + k - 1) / k
+			bs = max(1, (perBlock+mult-1)/mult) * mult
+			d.blockSize = bs
+		} else if got == 0 && end {
+			break
+		}
+		d.size += int64(got)
+		md.Write(buf[:got])
+		if opts.Progress != nil {
+			opts.Progress(d.size)
+		}
+		if opts.Size >= 0 && d.size > opts.Size {
+			return fail(fmt.Errorf("%w: the body is longer than the %d bytes announced", cairn.ErrInvalid, opts.Size))
+		}
+		clear(buf[got : k*bs])
+		st, err := c.writeCodedStripe(ctx, code, buf[:k*bs], bs, disks)
+		if st.Version != "" {
+			d.coded = append(d.coded, st)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if end || got < k*bs {
+			break
+		}
+	}
+	if opts.Size >= 0 && d.size != opts.Size {
+		return fail(fmt.Errorf("%w: the body was %d bytes, %d were announced", cairn.ErrInvalid, d.size, opts.Size))
+	}
+	d.etag = hex.EncodeToString(md.Sum(nil))
+	return d, nil
+}
+
+// writeCodedStripe encodes one stripe (K source blocks of bs bytes back to
+// back in data) and writes coded blocks to disks until X·K are durable.
+// It returns the stripe's layout: on error, the blocks that may be stored
+// (for clean-up).
+func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byte, bs int, disks []cairn.DiskID) (cairn.CodedStripe, error) {
+	k := code.SourceBlocks()
+	target := code.Params().N()
+	version, err := c.newVersion()
+	if err != nil {
+		return cairn.CodedStripe{}, err
+	}
+	st := cairn.CodedStripe{Version: version}
+	src := make([][]byte, k)
+	for i := range k {
+		src[i] = data[i*bs : (i+1)*bs]
+	}
+	enc, err := code.NewEncoder(src)
+	if err != nil {
+		return st, err
+	}
+	w, err := engine.NewWrite(engine.WriteConfig{Disks: len(disks), Primaries: min(len(disks), target), Target: target,
+		MaxBlock: codedMaxID, Depth: codedDepth, Eager: true, MinWait: c.cfg.StreamWait})
+	if err != nil {
+		return st, err
+	}
+	var mu sync.Mutex // guards enc (not safe for concurrent use), crcs and sent
+	crcs := map[int]uint32{}
+	var sent []cairn.BlockLoc
+	var lastErr error // set on Run's goroutine
+	_, err = drive.Run(ctx, drive.WriteMachine{Write: w}, drive.Options{Depth: codedDepth, Tick: c.cfg.StreamWait / 4,
+		Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
+			var b []byte
+			if a.Block < k {
+				b = src[a.Block]
+			} else {
+				b = make([]byte, bs)
+				mu.Lock()
+				err := enc.EncodeBlocks([]int{a.Block}, [][]byte{b})
+				mu.Unlock()
+				if err != nil {
+					return nil, err
+				}
+			}
+			mu.Lock()
+			sent = append(sent, cairn.BlockLoc{ID: a.Block, Disk: disks[a.Disk]})
+			mu.Unlock()
+			_, crc, err := c.shards.PutShard(ctx, disks[a.Disk], cairn.ShardName(version, a.Block), bytes.NewReader(b))
+			if err == nil && crc != crc32.Checksum(b, castagnoli) {
+				err = fmt.Errorf("%w: block %d: the node stored CRC %08x", cairn.ErrCorrupt, a.Block, crc)
+			}
+			if err != nil {
+				return nil, err
+			}
+			mu.Lock()
+			crcs[a.Block] = crc
+			mu.Unlock()
+			return nil, nil
+		},
+		Failed: func(a engine.Action, err error) {
+			if !errors.Is(err, context.Canceled) {
+				lastErr = fmt.Errorf("block %d on disk %s: %w", a.Block, disks[a.Disk], err)
+			}
+		},
+	})
+	if err != nil {
+		st.Blocks = sent // whatever may be stored
+		if errors.Is(err, engine.ErrUnavailable) {
+			err = fmt.Errorf("%w: only %d of %d blocks of a stripe could be stored: %w", cairn.ErrUnavailable, len(w.Durable()), target, err)
+			if lastErr != nil {
+				err = fmt.Errorf("%w (last error: %w)", err, lastErr)
+			}
+		}
+		return st, err
+	}
+	for _, p := range w.Durable() {
+		st.Blocks = append(st.Blocks, cairn.BlockLoc{ID: p.Block, Disk: disks[p.Disk], CRC: crcs[p.Block]})
+	}
+	// Blocks sent but not kept (cancelled, or durable after the target):
+	// their nodes may have stored them anyway.
+	var stray []cairn.BlockLoc
+	for _, b := range sent {
+		if !slices.ContainsFunc(st.Blocks, func(k cairn.BlockLoc) bool { return k.ID == b.ID }) {
+			stray = append(stray, b)
+		}
+	}
+	c.deleteCoded(context.WithoutCancel(ctx), []cairn.CodedStripe{{Version: version, Blocks: stray}})
+	return st, nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// deleteCoded removes the block files of fountain-coded stripes, best
+// effort.
+func (c *Client) deleteCoded(ctx context.Context, stripes []cairn.CodedStripe) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for _, st := range stripes {
+		for _, b := range st.Blocks {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				if err := c.shards.DeleteShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID)); err != nil && !isNotFound(err) {
+					c.cfg.Logger.Warn("deleting a block left garbage", "stripe", st.Version, "block", b.ID, "disk", b.Disk, "err", err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+}
+
+// produceCoded sends the data of [off, end) of a fountain-coded object
+// stripe by stripe. It returns false if it stopped early.
+func (g *getter) produceCoded(ctx context.Context, off, end int64, out chan<- window) bool {
+	code, ok := g.code.(rateless)
+	if !ok {
+		return sendErr(ctx, out, fmt.Errorf("%w: %s/%s has a fountain-coded layout but policy %s", cairn.ErrCorrupt, g.m.Bucket, g.m.Key, g.m.Policy))
+	}
+	sd := int64(code.SourceBlocks()) * int64(g.m.BlockSize)
+	if off == end {
+		return true
+	}
+	for s := off / sd; s <= (end-1)/sd; s++ {
+		if s >= int64(len(g.m.Coded)) {
+			return sendErr(ctx, out, fmt.Errorf("%w: %s/%s has %d stripes, its size needs more", cairn.ErrCorrupt, g.m.Bucket, g.m.Key, len(g.m.Coded)))
+		}
+		data, err := g.readCodedStripe(ctx, code, g.m.Coded[s])
+		if err != nil {
+			return sendErr(ctx, out, err)
+		}
+		lo, hi := max(off-s*sd, 0), min(end-s*sd, sd)
+		select {
+		case out <- window{data: data[lo:hi]}:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+func sendErr(ctx context.Context, out chan<- window, err error) bool {
+	select {
+	case out <- window{err: err}:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// readCodedStripe asks every readable disk of the stripe for every block
+// it holds (source blocks first), decodes from the first that arrive and
+// cancels the rest. Blocks whose CRC does not match are erasures.
+func (g *getter) readCodedStripe(ctx context.Context, code rateless, st cairn.CodedStripe) ([]byte, error) {
+	k, bs := code.SourceBlocks(), g.m.BlockSize
+	var locs []engine.Loc
+	for i, b := range st.Blocks {
+		if g.readable[b.Disk] {
+			locs = append(locs, engine.Loc{Block: i, Disk: i}) // by index into st.Blocks; drive queues by disk below
+		}
+	}
+	slices.SortStableFunc(locs, func(a, b engine.Loc) int { return st.Blocks[a.Block].ID - st.Blocks[b.Block].ID })
+	if len(locs) == 0 {
+		return nil, fmt.Errorf("%w: %s/%s: no readable block", cairn.ErrUnavailable, g.m.Bucket, g.m.Key)
+	}
+	// The driver queues requests per disk: give each distinct disk one index.
+	diskIdx := map[cairn.DiskID]int{}
+	for j := range locs {
+		d := st.Blocks[locs[j].Block].Disk
+		if _, ok := diskIdx[d]; !ok {
+			diskIdx[d] = len(diskIdx)
+		}
+		locs[j].Disk = diskIdx[d]
+	}
+	dec, err := code.NewDecoder(bs)
+	if err != nil {
+		return nil, err
+	}
+	done := false
+	var lastErr error
+	rd, err := engine.NewRead(engine.ReadConfig{Blocks: locs, Decodable: func([]int) bool { return done }, MinWait: g.c.cfg.HedgeAfter})
+	if err != nil {
+		return nil, err
+	}
+	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Depth: codedDepth, Tick: g.c.cfg.HedgeAfter / 2,
+		Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
+			b := st.Blocks[a.Block]
+			rc, err := g.c.shards.GetShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID), 0, int64(bs))
+			if err != nil {
+				return nil, err
+			}
+			defer rc.Close()
+			buf := make([]byte, bs)
+			if _, err := io.ReadFull(rc, buf); err != nil {
+				if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+					err = fmt.Errorf("%w: block file is shorter than the manifest says", cairn.ErrCorrupt)
+				}
+				return nil, err
+			}
+			if crc32.Checksum(buf, castagnoli) != b.CRC {
+				return nil, fmt.Errorf("%w: block %d of stripe %s has the wrong CRC", cairn.ErrCorrupt, b.ID, st.Version)
+			}
+			return buf, nil
+		},
+		Got: func(a engine.Action, data []byte) {
+			if !done {
+				var err error
+				if done, err = dec.Add(st.Blocks[a.Block].ID, data); err != nil {
+					lastErr = err
+				}
+			}
+		},
+		Failed: func(a engine.Action, err error) {
+			if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+				lastErr = err
+				b := st.Blocks[a.Block]
+				g.c.cfg.Logger.Warn("block unreadable; decoding around it", "bucket", g.m.Bucket, "key", g.m.Key,
+					"stripe", st.Version, "block", b.ID, "disk", b.Disk, "err", err)
+			}
+		},
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		err = fmt.Errorf("%w: %s/%s: too few blocks of stripe %s could be read", cairn.ErrUnavailable, g.m.Bucket, g.m.Key, st.Version)
+		if lastErr != nil {
+			err = fmt.Errorf("%w (last error: %w)", err, lastErr)
+		}
+		return nil, err
+	}
+	out := make([]byte, k*bs)
+	dst := make([][]byte, k)
+	for i := range dst {
+		dst[i] = out[i*bs : (i+1)*bs : (i+1)*bs]
+	}
+	if err := dec.Source(dst); err != nil {
+		return nil, fmt.Errorf("decoding %s/%s: %w", g.m.Bucket, g.m.Key, err)
+	}
+	return out, nil
+}
