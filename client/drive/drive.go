@@ -30,10 +30,12 @@ type (
 func (m WriteMachine) Finished(id engine.ReqID, ok bool, now time.Duration) []engine.Action {
 	return m.Acked(id, ok, now)
 }
+
 // Finished implements Machine.
 func (m ReadMachine) Finished(id engine.ReqID, ok bool, now time.Duration) []engine.Action {
 	return m.Arrived(id, ok, now)
 }
+
 // Finished implements Machine.
 func (m AdaptiveMachine) Finished(id engine.ReqID, ok bool, now time.Duration) []engine.Action {
 	return m.Arrived(id, ok, now)
