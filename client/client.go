@@ -72,7 +72,8 @@ type Config struct {
 	// stripe (default 1 MiB, rounded up to the code's shard multiple).
 	BlockSize int
 	// ReadExtra is δ, the shards requested beyond K on reads (default 1;
-	// negative means 0).
+	// negative means 0), unless the object's policy says otherwise
+	// ("rs-4-2/read=all", "rs-4-2/read=k+2"; codec.Policy.Read).
 	ReadExtra int
 	// WindowBytes is the data bytes a GET fetches per window (default
 	// 16 MiB; at least one stripe).

@@ -606,3 +606,42 @@ func TestPutPastSpareWindowWaits(t *testing.T) {
 		}
 	}
 }
+
+// The policy's read mode decides how many shards a GET asks for at
+// first: K+δ from the client by default, "read=k+N", or "read=all"
+// (every shard, RobuSTore mode). With nothing slow, a read that asks for
+// K data shards decodes nothing and touches no parity disk.
+func TestPolicyReadModes(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		disks  int // disks a healthy one-window GET touches
+	}{{"rs-4-2", 5}, {"rs-4-2/read=k+0", 4}, {"rs-4-2/read=k+2", 6}, {"rs-4-2/read=all", 6}} {
+		t.Run(c.policy, func(t *testing.T) {
+			e := newEnv(t, 6, 1, c.policy, Config{BlockSize: 4096})
+			data := randBytes(3, 4*4096*3)
+			m, err := e.c.Put(context.Background(), "bkt", "k", bytes.NewReader(data), PutOptions{Size: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Policy != c.policy {
+				t.Fatalf("manifest policy %q", m.Policy)
+			}
+			// Make every request slow enough that none finishes before all
+			// the first ones are sent.
+			e.shards.Set(func() {
+				e.shards.Gets = map[cairn.DiskID]int{}
+				for _, s := range m.Shards {
+					e.shards.Slow[s.Disk] = 20 * time.Millisecond
+				}
+			})
+			if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
+				t.Fatal("read back differs")
+			}
+			e.shards.Set(func() {
+				if len(e.shards.Gets) != c.disks {
+					t.Errorf("the GET asked %d disks, want %d: %v", len(e.shards.Gets), c.disks, e.shards.Gets)
+				}
+			})
+		})
+	}
+}

@@ -45,7 +45,16 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 	gctx, cancel := context.WithCancel(ctx)
 	out := make(chan window, 1)
 	newGetter := func(m *cairn.Manifest) (*getter, error) {
-		g := &getter{c: c, m: m, code: code, p: code.Params(), readable: readable, bad: map[int]bool{}}
+		g := &getter{c: c, m: m, code: code, p: code.Params(), readable: readable, bad: map[int]bool{}, extra: c.cfg.ReadExtra}
+		if pol, err := codec.ParsePolicy(m.Policy); err == nil {
+			all, extra := pol.ReadExtra()
+			switch {
+			case all:
+				g.extra = -1
+			case extra >= 0:
+				g.extra = extra
+			}
+		}
 		if rows := cairn.Rows(m.Shards); rows > g.p.N() {
 			// A spare parity row took some shard's place at write time:
 			// decode with the code extended to it.
@@ -109,6 +118,7 @@ type getter struct {
 	p        codec.Params // the policy's code's (N shard slots)
 	readable map[cairn.DiskID]bool
 	bad      map[int]bool // shards that failed in this read; owned by produce
+	extra    int          // δ: shards asked beyond K; −1: every shard (the policy's read mode)
 }
 
 // produce sends the data of [off, end) window by window. It returns false
@@ -181,7 +191,7 @@ func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 			}
 			return len(blocks) > 0 && g.code.CanReconstruct(present)
 		},
-		Initial: p.K + g.c.cfg.ReadExtra,
+		Initial: g.initial(),
 		MinWait: g.c.cfg.HedgeAfter,
 	})
 	if err != nil {
@@ -243,6 +253,14 @@ func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 			acts = rd.Arrived(r.req, r.err == nil, since())
 		}
 	}
+}
+
+// initial is how many shards a window asks for at first: K+δ, or all.
+func (g *getter) initial() int {
+	if g.extra < 0 {
+		return 0 // every shard (the engine's RobuSTore mode)
+	}
+	return g.p.K + g.extra
 }
 
 // row returns the code row shard slot i holds.

@@ -11,7 +11,7 @@ import (
 )
 
 func TestParsePolicy(t *testing.T) {
-	good := []string{"rs-10-4", "lrc-12-2-2", "rep-3", "clay-10-4-13", "raidp"}
+	good := []string{"rs-10-4", "lrc-12-2-2", "rep-3", "clay-10-4-13", "raidp", "rs-4-2/read=all", "rs-4-2/read=k+0", "lrc-12-2-2/read=k+3"}
 	for _, s := range good {
 		p, err := codec.ParsePolicy(s)
 		if err != nil {
@@ -21,10 +21,21 @@ func TestParsePolicy(t *testing.T) {
 			t.Fatalf("ParsePolicy(%q).String() = %q", s, p.String())
 		}
 	}
-	bad := []string{"", "-1", "RS-10-4", "rs--4", "rs-1x-4", "rs-10-", "rs 10 4", "rs-99999999-1", "ß-1"}
+	bad := []string{"", "-1", "RS-10-4", "rs--4", "rs-1x-4", "rs-10-", "rs 10 4", "rs-99999999-1", "ß-1",
+		"rs-4-2/", "rs-4-2/read=", "rs-4-2/read=some", "rs-4-2/read=k+", "rs-4-2/read=k+256", "rs-4-2/read=k+-1", "rs-4-2/read=k+01", "rs-4-2/write=all", "/read=all"}
 	for _, s := range bad {
 		if _, err := codec.ParsePolicy(s); !errors.Is(err, codec.ErrInvalidParams) {
 			t.Errorf("ParsePolicy(%q) = %v, want ErrInvalidParams", s, err)
+		}
+	}
+	for _, c := range []struct {
+		s     string
+		all   bool
+		extra int
+	}{{"rs-4-2", false, -1}, {"rs-4-2/read=all", true, 0}, {"rs-4-2/read=k+2", false, 2}} {
+		p, _ := codec.ParsePolicy(c.s)
+		if all, extra := p.ReadExtra(); all != c.all || extra != c.extra {
+			t.Errorf("%s: ReadExtra() = %v, %d", c.s, all, extra)
 		}
 	}
 }

@@ -14,6 +14,13 @@ import (
 type Policy struct {
 	Scheme string // lower-case scheme name: "rs", "lrc", "rep", ...
 	Args   []int  // the scheme's integer parameters, in order
+	// Read is how a reader asks for a stripe's shards, written after the
+	// code as "/read=all" or "/read=k+N": "all" asks every shard at once
+	// and decodes from the first to arrive (RobuSTore mode), "k+N" asks K
+	// plus δ = N (0 ≤ N ≤ 255). "" leaves it to the reader (K+1 by
+	// default; fountain codes always read all). It does not change the
+	// code.
+	Read string
 }
 
 // String prints the policy in the form ParsePolicy reads.
@@ -24,11 +31,30 @@ func (p Policy) String() string {
 		b.WriteByte('-')
 		b.WriteString(strconv.Itoa(a))
 	}
+	if p.Read != "" {
+		b.WriteString("/read=")
+		b.WriteString(p.Read)
+	}
 	return b.String()
 }
 
-// ParsePolicy parses the syntax SCHEME-N[-N...] with a lower-case ASCII
-// scheme and decimal non-negative arguments. The error wraps
+// ReadExtra reports the policy's read mode: all (ask every shard), or
+// δ ≥ 0, or −1 when the policy leaves it to the reader.
+func (p Policy) ReadExtra() (all bool, extra int) {
+	switch {
+	case p.Read == "all":
+		return true, 0
+	case strings.HasPrefix(p.Read, "k+"):
+		n, err := strconv.Atoi(p.Read[2:])
+		if err == nil {
+			return false, n
+		}
+	}
+	return false, -1
+}
+
+// ParsePolicy parses the syntax SCHEME-N[-N...][/read=all|/read=k+N] with
+// a lower-case ASCII scheme and decimal non-negative arguments. The error wraps
 // ErrInvalidParams and quotes the input.
 func ParsePolicy(s string) (Policy, error) {
 	bad := func(why string) (Policy, error) {
@@ -37,7 +63,22 @@ func ParsePolicy(s string) (Policy, error) {
 	if len(s) > 64 {
 		return bad("too long")
 	}
-	parts := strings.Split(s, "-")
+	code, opt, hasOpt := strings.Cut(s, "/")
+	read := ""
+	if hasOpt {
+		v, ok := strings.CutPrefix(opt, "read=")
+		n, err := strconv.Atoi(strings.TrimPrefix(v, "k+"))
+		switch {
+		case !ok:
+			return bad(fmt.Sprintf("unknown option %q (the one option is read=all or read=k+N)", opt))
+		case v == "all":
+		case strings.HasPrefix(v, "k+") && err == nil && n >= 0 && n <= 255 && strconv.Itoa(n) == v[2:]:
+		default:
+			return bad(fmt.Sprintf("read=%s: want read=all or read=k+N with 0 ≤ N ≤ 255", v))
+		}
+		read = v
+	}
+	parts := strings.Split(code, "-")
 	scheme := parts[0]
 	if scheme == "" {
 		return bad("missing scheme name")
@@ -47,7 +88,7 @@ func ParsePolicy(s string) (Policy, error) {
 			return bad("scheme name must be lower-case letters")
 		}
 	}
-	p := Policy{Scheme: scheme}
+	p := Policy{Scheme: scheme, Read: read}
 	for _, a := range parts[1:] {
 		if a == "" || len(a) > 6 {
 			return bad(fmt.Sprintf("argument %q is not a number", a))

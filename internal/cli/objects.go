@@ -81,7 +81,7 @@ func usageFor(fs *flag.FlagSet, line, text string) {
 
 func runMb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn mb", flag.ContinueOnError)
-	policy := fs.String("policy", DefaultPolicy, "default policy of the bucket's objects (rs-K-M, lrc-K-L-R, rep-N)")
+	policy := fs.String("policy", DefaultPolicy, "default policy of the bucket's objects (rs-K-M, lrc-K-L-R, rep-N, clay-K-M-D, lt-K-X; append /read=all or /read=k+N to choose how reads ask for shards)")
 	usageFor(fs, "cairn mb BUCKET [--policy P]", "Makes a bucket. Its policy is the code new objects get unless a put names another.")
 	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
 		if err := cairn.ValidateBucketName(args[0]); err != nil {
