@@ -168,6 +168,10 @@ func Run(ctx context.Context, m Machine, o Options) (time.Duration, error) {
 		case r := <-results:
 			delete(inflight, r.act.Req)
 			busy[r.act.Disk]--
+			if ctx.Err() != nil { // the caller gave up: its requests fail because of that
+				latency, outcome, ended = since(), ctx.Err(), true
+				break
+			}
 			pump(r.act.Disk)
 			ok := r.err == nil
 			if ok && o.Got != nil {
