@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -99,6 +100,18 @@ func StartProc(t testing.TB, name, ready string, args ...string) *Proc {
 
 func (p *Proc) start(t testing.TB, ready string) {
 	t.Helper()
+	if err := p.tryStart(t, ready); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errPortTaken: the process exited because a port it was given was taken
+// meanwhile (FreePort's port is free only when it is asked).
+var errPortTaken = errors.New("address already in use")
+
+// tryStart is start returning the failure instead of failing the test.
+func (p *Proc) tryStart(t testing.TB, ready string) error {
+	t.Helper()
 	p.out = &syncBuffer{}
 	p.cmd = exec.Command(Binary(t), p.Args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
@@ -112,14 +125,18 @@ func (p *Proc) start(t testing.TB, ready string) {
 	for !strings.Contains(p.out.String(), ready) {
 		select {
 		case <-p.done:
-			t.Fatalf("%s exited before it was ready:\n%s", p.Name, p.out.String())
+			if strings.Contains(p.out.String(), "address already in use") {
+				return fmt.Errorf("%s exited before it was ready: %w:\n%s", p.Name, errPortTaken, p.out.String())
+			}
+			return fmt.Errorf("%s exited before it was ready:\n%s", p.Name, p.out.String())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after a minute:\n%s", p.Name, p.out.String())
+			return fmt.Errorf("%s not ready after a minute:\n%s", p.Name, p.out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return nil
 }
 
 // Kill sends SIGKILL and waits for the process to exit.
@@ -300,15 +317,29 @@ func StartServer(t testing.TB, dir string, extra ...string) *Server {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	s3 := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-	args := []string{"server", "--data", dir,
-		"--meta-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
-		"--meta-peer-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
-		"--node-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
-		"--s3-addr", s3, "--access-key", TestAccessKey, "--secret-key", TestSecretKey}
-	p := StartProc(t, "server", "cairn server running", append(args, extra...)...)
-	return &Server{Proc: p, Data: dir, Conf: filepath.Join(dir, "client.conf"), S3: "http://" + s3,
-		AccessKey: TestAccessKey, SecretKey: TestSecretKey}
+	// A port FreePort found may be taken before the server binds it (other
+	// tests run in parallel): start again on new ports then.
+	for attempt := 1; ; attempt++ {
+		s3 := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
+		args := []string{"server", "--data", dir,
+			"--meta-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
+			"--meta-peer-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
+			"--node-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
+			"--s3-addr", s3, "--access-key", TestAccessKey, "--secret-key", TestSecretKey}
+		p := &Proc{Name: "server", Args: append(args, extra...)}
+		err := p.tryStart(t, "cairn server running")
+		if errors.Is(err, errPortTaken) && attempt < 4 {
+			t.Logf("retrying on other ports: %v", err)
+			continue
+		}
+		if err != nil {
+			p.Kill()
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Kill() })
+		return &Server{Proc: p, Data: dir, Conf: filepath.Join(dir, "client.conf"), S3: "http://" + s3,
+			AccessKey: TestAccessKey, SecretKey: TestSecretKey}
+	}
 }
 
 // CLI runs a CLI command against the server; it fails the test on error.
