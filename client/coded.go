@@ -168,7 +168,7 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 		return st, err
 	}
 	w, err := engine.NewWrite(engine.WriteConfig{Disks: len(disks), Primaries: min(len(disks), target), Target: target,
-		MaxBlock: codedMaxID, Depth: codedDepth, Eager: true, MinWait: c.cfg.StreamWait})
+		MaxBlock: codedMaxID, MaxPerDisk: codedPerDisk(k, target, len(disks)), Depth: codedDepth, Eager: true, MinWait: c.cfg.StreamWait})
 	if err != nil {
 		return st, err
 	}
@@ -234,6 +234,24 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 	}
 	c.deleteCoded(context.WithoutCancel(ctx), []cairn.CodedStripe{{Version: version, Blocks: stray}})
 	return st, nil
+}
+
+// codedMargin is the blocks beyond K a stripe keeps after losing disks:
+// the fountain code decodes from exactly K 99.5 % of the time, and from K+2
+// practically always (docs/design/lt.md).
+const codedMargin = 2
+
+// codedPerDisk bounds the blocks of one stripe a disk may take. The
+// speculative write gives fast disks more, but not so many that losing
+// any two disks leaves fewer than K+codedMargin blocks: each may hold
+// (N − K − margin)/2. When the stripe spans too few disks for that, the
+// bound is what spreads the N blocks as evenly as the disks allow.
+func codedPerDisk(k, n, disks int) int {
+	c := (n - k - codedMargin) / 2
+	if c*disks < n {
+		c = (n + disks - 1) / disks
+	}
+	return max(c, 1)
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

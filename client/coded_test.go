@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +52,12 @@ func TestCodedWriteAndReadAroundSlowDisks(t *testing.T) {
 	for i, st := range m.Coded {
 		if len(st.Blocks) != 128 {
 			t.Fatalf("stripe %d has %d durable blocks, want X·K = 128", i, len(st.Blocks))
+		}
+		on := map[cairn.DiskID]int{}
+		for _, b := range st.Blocks {
+			if on[b.Disk]++; on[b.Disk] > codedPerDisk(32, 128, 8) {
+				t.Fatalf("stripe %d has %d blocks on %s, more than losing two disks allows", i, on[b.Disk], b.Disk)
+			}
 		}
 	}
 	per := blocksOn(m)
@@ -107,12 +115,39 @@ func TestCodedFailures(t *testing.T) {
 	if per := blocksOn(m); per[disks[0].ID]+per[disks[3].ID] != 0 {
 		t.Fatalf("blocks on failing disks: %v", per)
 	}
-	// Two more disks now fail reads, one with corrupt data: 2 of the 4
-	// disks holding blocks still have enough for K = 16.
+	// Of the disks that hold blocks, the two holding fewest now fail
+	// reads, one with corrupt data, as long as 24 blocks (K = 16 and a
+	// margin) are left elsewhere; how the 48 blocks spread depends on the
+	// disks' speed during the write.
+	per := blocksOn(m)
+	holders := slices.SortedFunc(maps.Keys(per), func(a, b cairn.DiskID) int { return per[a] - per[b] })
+	leftIn := func(lost []cairn.DiskID) int { // the fewest blocks a stripe keeps
+		least := 1 << 30
+		for _, st := range m.Coded {
+			n := 0
+			for _, b := range st.Blocks {
+				if !slices.Contains(lost, b.Disk) {
+					n++
+				}
+			}
+			least = min(least, n)
+		}
+		return least
+	}
+	var lose []cairn.DiskID
+	for _, d := range holders {
+		if len(lose) == 2 || leftIn(append(slices.Clone(lose), d)) < 24 {
+			break
+		}
+		lose = append(lose, d)
+	}
+	if len(lose) == 0 {
+		t.Fatalf("no disk can be lost: blocks per disk %v", per)
+	}
 	e.shards.Set(func() {
-		e.shards.FailGet[disks[1].ID] = cairn.ErrNotFound
+		e.shards.FailGet[lose[0]] = cairn.ErrNotFound
 		for name := range e.shards.Files {
-			if strings.HasPrefix(name, string(disks[2].ID)+"/") {
+			if len(lose) == 2 && strings.HasPrefix(name, string(lose[1])+"/") {
 				e.shards.Files[name][0] ^= 1
 			}
 		}
@@ -139,5 +174,25 @@ func TestCodedFailures(t *testing.T) {
 	// allow is refused with the reason.
 	if _, err := e.c.Put(ctx, "bkt", "k3", bytes.NewReader(data), PutOptions{Size: -1, Policy: "lt-1024-10"}); !errors.Is(err, cairn.ErrInvalid) {
 		t.Fatalf("lt-1024-10: %v, want ErrInvalid", err)
+	}
+}
+
+// The per-disk bound lets a stripe lose any two disks and keep K+2
+// blocks, unless it spans too few disks for that.
+func TestCodedPerDisk(t *testing.T) {
+	for _, c := range []struct{ k, n, disks, want int }{
+		{16, 32, 32, 7}, // 2×7 = 14 lost, 18 = K+2 left
+		{16, 48, 6, 15}, // 2×15 = 30 lost, 18 left
+		{96, 384, 64, 143},
+		{16, 32, 3, 11}, // 3 disks cannot hold 32 at 7 each: as even as possible
+		{16, 32, 1, 32}, // one disk holds everything
+	} {
+		got := codedPerDisk(c.k, c.n, c.disks)
+		if got != c.want {
+			t.Errorf("codedPerDisk(%d, %d, %d) = %d, want %d", c.k, c.n, c.disks, got, c.want)
+		}
+		if c.disks*got < c.n {
+			t.Errorf("codedPerDisk(%d, %d, %d) = %d: the disks cannot hold the stripe", c.k, c.n, c.disks, got)
+		}
 	}
 }
