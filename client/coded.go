@@ -193,10 +193,8 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 			mu.Lock()
 			sent = append(sent, cairn.BlockLoc{ID: a.Block, Disk: disks[a.Disk]})
 			mu.Unlock()
+			// PutShard checks the stored CRC against the bytes it sent.
 			_, crc, err := c.shards.PutShard(ctx, disks[a.Disk], cairn.ShardName(version, a.Block), bytes.NewReader(b))
-			if err == nil && crc != crc32.Checksum(b, castagnoli) {
-				err = fmt.Errorf("%w: block %d: the node stored CRC %08x", cairn.ErrCorrupt, a.Block, crc)
-			}
 			if err != nil {
 				return nil, err
 			}
@@ -349,16 +347,8 @@ func (g *getter) readCodedStripe(ctx context.Context, code rateless, st cairn.Co
 	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Depth: codedDepth, Tick: g.c.cfg.HedgeAfter / 2,
 		Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
 			b := st.Blocks[a.Block]
-			rc, err := g.c.shards.GetShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID), 0, int64(bs))
+			buf, err := g.c.readShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID), 0, int64(bs))
 			if err != nil {
-				return nil, err
-			}
-			defer rc.Close()
-			buf := make([]byte, bs)
-			if _, err := io.ReadFull(rc, buf); err != nil {
-				if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-					err = fmt.Errorf("%w: block file is shorter than the manifest says", cairn.ErrCorrupt)
-				}
 				return nil, err
 			}
 			if crc32.Checksum(buf, castagnoli) != b.CRC {

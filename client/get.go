@@ -267,7 +267,13 @@ func (g *getter) initial() int {
 func (g *getter) row(i int) int { return cairn.RowOf(g.m.Shards, i) }
 
 func (g *getter) fetch(ctx context.Context, i int, off, n int64) ([]byte, error) {
-	rc, err := g.c.shards.GetShard(ctx, g.m.Shards[i].Disk, cairn.ShardName(g.m.Version, g.row(i)), off, n)
+	return g.c.readShard(ctx, g.m.Shards[i].Disk, cairn.ShardName(g.m.Version, g.row(i)), off, n)
+}
+
+// readShard reads n bytes at off of a shard (or block) file; a file
+// shorter than that is cairn.ErrCorrupt: the manifest says how long it is.
+func (c *Client) readShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) ([]byte, error) {
+	rc, err := c.shards.GetShard(ctx, disk, name, off, n)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +281,7 @@ func (g *getter) fetch(ctx context.Context, i int, off, n int64) ([]byte, error)
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(rc, buf); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			err = fmt.Errorf("%w: shard file is shorter than the manifest says", cairn.ErrCorrupt)
+			err = fmt.Errorf("%w: %s on %s is shorter than the manifest says", cairn.ErrCorrupt, name, disk)
 		}
 		return nil, err
 	}
