@@ -84,11 +84,10 @@ func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID
 
 // storeCoded is store for fountain-coded policies.
 func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opts PutOptions) (*stored, error) {
-	k, x := code.SourceBlocks(), code.Params().N()/code.SourceBlocks()
-	if x*k+codedDepth*codedMaxWidth > codedMaxID {
-		return nil, fmt.Errorf("%w: %s makes %d blocks per stripe; the data path stores at most %d", cairn.ErrInvalid,
-			code.Policy(), x*k, codedMaxID-codedDepth*codedMaxWidth)
+	if err := checkCoded(code); err != nil {
+		return nil, err
 	}
+	k := code.SourceBlocks()
 	version, err := c.newVersion()
 	if err != nil {
 		return nil, err
@@ -130,12 +129,10 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 		}
 		clear(buf[got : k*bs])
 		st, err := c.writeCodedStripe(ctx, code, buf[:k*bs], bs, disks)
-		if st.Version != "" {
-			d.coded = append(d.coded, st)
-		}
 		if err != nil {
 			return fail(err)
 		}
+		d.coded = append(d.coded, st)
 		if end || got < k*bs {
 			break
 		}
@@ -147,10 +144,60 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 	return d, nil
 }
 
+// WriteCodedStripe writes one stripe of a fountain-coded object exactly
+// as a PUT does: data is the K source blocks of policy (an lt policy)
+// back to back, coded blocks go to disks until X·K are durable, and the
+// stripe's layout is returned. On error nothing of it is kept. It uses no
+// metadata (the RobuSTore experiment calls it on a Client without any).
+func (c *Client) WriteCodedStripe(ctx context.Context, policy string, data []byte, disks []cairn.DiskID) (cairn.CodedStripe, error) {
+	code, err := c.ratelessCode(policy)
+	if err != nil {
+		return cairn.CodedStripe{}, err
+	}
+	k := code.SourceBlocks()
+	if len(data) == 0 || len(data)%(k*code.BlockMultiple()) != 0 {
+		return cairn.CodedStripe{}, fmt.Errorf("%w: %d bytes are not %d source blocks of a multiple of %d", cairn.ErrInvalid, len(data), k, code.BlockMultiple())
+	}
+	return c.writeCodedStripe(ctx, code, data, len(data)/k, disks)
+}
+
+// ReadCodedStripe reads one stripe of a fountain-coded object exactly as
+// a GET does (every disk asked for every block, decoded from the first
+// arrivals) and returns its K·blockSize data bytes. It uses no metadata:
+// every disk counts as readable.
+func (c *Client) ReadCodedStripe(ctx context.Context, policy string, st cairn.CodedStripe, blockSize int) ([]byte, error) {
+	code, err := c.ratelessCode(policy)
+	if err != nil {
+		return nil, err
+	}
+	return c.readCodedStripe(ctx, code, st, blockSize, func(cairn.DiskID) bool { return true }, "stripe "+st.Version)
+}
+
+func (c *Client) ratelessCode(policy string) (rateless, error) {
+	code, err := c.code(policy)
+	if err != nil {
+		return nil, err
+	}
+	rc, ok := code.(rateless)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s is not a fountain code", cairn.ErrInvalid, policy)
+	}
+	return rc, checkCoded(rc)
+}
+
+// checkCoded refuses codes whose stripes need more block IDs than shard
+// names allow (X·K plus the requests in flight when the write stops).
+func checkCoded(code rateless) error {
+	if n := code.Params().N(); n+codedDepth*codedMaxWidth > codedMaxID {
+		return fmt.Errorf("%w: %s makes %d blocks per stripe; the data path stores at most %d", cairn.ErrInvalid,
+			code.Policy(), n, codedMaxID-codedDepth*codedMaxWidth)
+	}
+	return nil
+}
+
 // writeCodedStripe encodes one stripe (K source blocks of bs bytes back to
 // back in data) and writes coded blocks to disks until X·K are durable.
-// It returns the stripe's layout: on error, the blocks that may be stored
-// (for clean-up).
+// It returns the stripe's layout; on error it deletes what may be stored.
 func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byte, bs int, disks []cairn.DiskID) (cairn.CodedStripe, error) {
 	k := code.SourceBlocks()
 	target := code.Params().N()
@@ -165,12 +212,12 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 	}
 	enc, err := code.NewEncoder(src)
 	if err != nil {
-		return st, err
+		return cairn.CodedStripe{}, err
 	}
 	w, err := engine.NewWrite(engine.WriteConfig{Disks: len(disks), Primaries: min(len(disks), target), Target: target,
 		MaxBlock: codedMaxID, MaxPerDisk: codedPerDisk(k, target, len(disks)), Depth: codedDepth, Eager: true, MinWait: c.cfg.StreamWait})
 	if err != nil {
-		return st, err
+		return cairn.CodedStripe{}, err
 	}
 	var mu sync.Mutex // guards enc (not safe for concurrent use), crcs and sent
 	crcs := map[int]uint32{}
@@ -210,14 +257,14 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 		},
 	})
 	if err != nil {
-		st.Blocks = sent // whatever may be stored
+		c.deleteCoded(context.WithoutCancel(ctx), []cairn.CodedStripe{{Version: version, Blocks: sent}})
 		if errors.Is(err, engine.ErrUnavailable) {
 			err = fmt.Errorf("%w: only %d of %d blocks of a stripe could be stored: %w", cairn.ErrUnavailable, len(w.Durable()), target, err)
 			if lastErr != nil {
 				err = fmt.Errorf("%w (last error: %w)", err, lastErr)
 			}
 		}
-		return st, err
+		return cairn.CodedStripe{}, err
 	}
 	for _, p := range w.Durable() {
 		st.Blocks = append(st.Blocks, cairn.BlockLoc{ID: p.Block, Disk: disks[p.Disk], CRC: crcs[p.Block]})
@@ -288,7 +335,8 @@ func (g *getter) produceCoded(ctx context.Context, off, end int64, out chan<- wi
 		if s >= int64(len(g.m.Coded)) {
 			return sendErr(ctx, out, fmt.Errorf("%w: %s/%s has %d stripes, its size needs more", cairn.ErrCorrupt, g.m.Bucket, g.m.Key, len(g.m.Coded)))
 		}
-		data, err := g.readCodedStripe(ctx, code, g.m.Coded[s])
+		data, err := g.c.readCodedStripe(ctx, code, g.m.Coded[s], g.m.BlockSize, func(d cairn.DiskID) bool { return g.readable[d] },
+			fmt.Sprintf("%s/%s", g.m.Bucket, g.m.Key))
 		if err != nil {
 			return sendErr(ctx, out, err)
 		}
@@ -312,18 +360,19 @@ func sendErr(ctx context.Context, out chan<- window, err error) bool {
 
 // readCodedStripe asks every readable disk of the stripe for every block
 // it holds (source blocks first), decodes from the first that arrive and
-// cancels the rest. Blocks whose CRC does not match are erasures.
-func (g *getter) readCodedStripe(ctx context.Context, code rateless, st cairn.CodedStripe) ([]byte, error) {
-	k, bs := code.SourceBlocks(), g.m.BlockSize
+// cancels the rest. Blocks whose CRC does not match are erasures. what
+// names the object in errors and logs.
+func (c *Client) readCodedStripe(ctx context.Context, code rateless, st cairn.CodedStripe, bs int, readable func(cairn.DiskID) bool, what string) ([]byte, error) {
+	k := code.SourceBlocks()
 	var locs []engine.Loc
 	for i, b := range st.Blocks {
-		if g.readable[b.Disk] {
+		if readable(b.Disk) {
 			locs = append(locs, engine.Loc{Block: i, Disk: i}) // by index into st.Blocks; drive queues by disk below
 		}
 	}
 	slices.SortStableFunc(locs, func(a, b engine.Loc) int { return st.Blocks[a.Block].ID - st.Blocks[b.Block].ID })
 	if len(locs) == 0 {
-		return nil, fmt.Errorf("%w: %s/%s: no readable block", cairn.ErrUnavailable, g.m.Bucket, g.m.Key)
+		return nil, fmt.Errorf("%w: %s: no readable block", cairn.ErrUnavailable, what)
 	}
 	// The driver queues requests per disk: give each distinct disk one index.
 	diskIdx := map[cairn.DiskID]int{}
@@ -340,14 +389,14 @@ func (g *getter) readCodedStripe(ctx context.Context, code rateless, st cairn.Co
 	}
 	done := false
 	var lastErr error
-	rd, err := engine.NewRead(engine.ReadConfig{Blocks: locs, Decodable: func([]int) bool { return done }, MinWait: g.c.cfg.HedgeAfter})
+	rd, err := engine.NewRead(engine.ReadConfig{Blocks: locs, Decodable: func([]int) bool { return done }, MinWait: c.cfg.HedgeAfter})
 	if err != nil {
 		return nil, err
 	}
-	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Depth: codedDepth, Tick: g.c.cfg.HedgeAfter / 2,
+	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Depth: codedDepth, Tick: c.cfg.HedgeAfter / 2,
 		Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
 			b := st.Blocks[a.Block]
-			buf, err := g.c.readShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID), 0, int64(bs))
+			buf, err := c.readShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID), 0, int64(bs))
 			if err != nil {
 				return nil, err
 			}
@@ -368,7 +417,7 @@ func (g *getter) readCodedStripe(ctx context.Context, code rateless, st cairn.Co
 			if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 				lastErr = err
 				b := st.Blocks[a.Block]
-				g.c.cfg.Logger.Warn("block unreadable; decoding around it", "bucket", g.m.Bucket, "key", g.m.Key,
+				c.cfg.Logger.Warn("block unreadable; decoding around it", "object", what,
 					"stripe", st.Version, "block", b.ID, "disk", b.Disk, "err", err)
 			}
 		},
@@ -377,7 +426,7 @@ func (g *getter) readCodedStripe(ctx context.Context, code rateless, st cairn.Co
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		err = fmt.Errorf("%w: %s/%s: too few blocks of stripe %s could be read", cairn.ErrUnavailable, g.m.Bucket, g.m.Key, st.Version)
+		err = fmt.Errorf("%w: %s: too few blocks of stripe %s could be read", cairn.ErrUnavailable, what, st.Version)
 		if lastErr != nil {
 			err = fmt.Errorf("%w (last error: %w)", err, lastErr)
 		}
@@ -389,7 +438,7 @@ func (g *getter) readCodedStripe(ctx context.Context, code rateless, st cairn.Co
 		dst[i] = out[i*bs : (i+1)*bs : (i+1)*bs]
 	}
 	if err := dec.Source(dst); err != nil {
-		return nil, fmt.Errorf("decoding %s/%s: %w", g.m.Bucket, g.m.Key, err)
+		return nil, fmt.Errorf("decoding %s: %w", what, err)
 	}
 	return out, nil
 }

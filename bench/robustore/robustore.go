@@ -19,11 +19,12 @@
 //     first copy, and a disk that has served its share asks for blocks not
 //     yet received from the other copies it holds (adaptive access,
 //     engine.AdaptiveRead).
-//   - cairn (RobuSTore): the fountain code lt-K-X with X = 1+D/100. A write
-//     keeps every disk busy with new coded blocks (fast disks take more)
-//     and stops once X·K are durable, cancelling the rest (engine.Write in
-//     Eager mode); a read requests every stored block and decodes from the
-//     first that arrive, cancelling the rest (engine.Read, Initial 0).
+//   - cairn (RobuSTore): the fountain code lt-K-X with X = 1+D/100, written
+//     and read by the client's own data path for lt objects
+//     (client.WriteCodedStripe, ReadCodedStripe): a write keeps every disk
+//     busy with new coded blocks (fast disks take more) and stops once X·K
+//     are durable, cancelling the rest; a read requests every stored block
+//     and decodes from the first that arrive, cancelling the rest.
 //
 // Each block is one shard file on one disk (node.Client PutShard and
 // GetShard), so every request is one block, as in the paper's simulator.
@@ -48,19 +49,10 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/client"
 	"cairn/client/drive"
 	"cairn/client/engine"
-	"cairn/codec/lt"
-	"cairn/node"
 )
-
-// Nodes is the node protocol client the experiment drives; node.Client
-// satisfies it (its resolver must know every disk).
-type Nodes interface {
-	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (node.ShardInfo, error)
-	GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error)
-	DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error
-}
 
 // Schemes in the order they are measured and plotted.
 const (
@@ -77,7 +69,7 @@ type Config struct {
 	SourceBlocks int   // K
 	Redundancies []int // percent, ≥ 100 (RAID-0 is measured at 0 regardless)
 	Reps         int   // writes and reads per scheme and redundancy
-	Depth        int   // requests a disk serves at once (default 2)
+	Depth        int   // requests a disk serves at once for the baselines (default 2; cairn's is the client's, also 2)
 	Seed         uint64
 	// CPU returns the CPU time of every process of the experiment so far
 	// (the nodes' and this one's); Cores is the machine's.
@@ -101,7 +93,7 @@ type Row struct {
 }
 
 // Run measures every scheme and returns write and read rows.
-func Run(ctx context.Context, cfg Config, nc Nodes) ([]Row, error) {
+func Run(ctx context.Context, cfg Config, nc client.Shards) ([]Row, error) {
 	x, err := newExperiment(cfg, nc)
 	if err != nil {
 		return nil, err
@@ -138,7 +130,7 @@ func Run(ctx context.Context, cfg Config, nc Nodes) ([]Row, error) {
 // (untimed for the results) and returns the CPU use during them: CPU time
 // ÷ (wall × cores), to check that the disks, not this machine, set the
 // pace.
-func Warmup(ctx context.Context, cfg Config, nc Nodes, red int) (float64, error) {
+func Warmup(ctx context.Context, cfg Config, nc client.Shards, red int) (float64, error) {
 	cfg.Redundancies = []int{red}
 	x, err := newExperiment(cfg, nc)
 	if err != nil {
@@ -151,7 +143,7 @@ func Warmup(ctx context.Context, cfg Config, nc Nodes, red int) (float64, error)
 	return max(rows[0].CPUUtil, rows[1].CPUUtil), nil
 }
 
-func newExperiment(cfg Config, nc Nodes) (*experiment, error) {
+func newExperiment(cfg Config, nc client.Shards) (*experiment, error) {
 	if cfg.Depth <= 0 {
 		cfg.Depth = 2
 	}
@@ -174,7 +166,7 @@ func newExperiment(cfg Config, nc Nodes) (*experiment, error) {
 
 type experiment struct {
 	cfg  Config
-	nc   Nodes
+	nc   client.Shards
 	data []byte
 	bs   int // bytes per block
 }
@@ -182,9 +174,10 @@ type experiment struct {
 // stored is one written object: where each block went.
 type stored struct {
 	version string
-	copies  int          // replication: copies per source block
-	locs    []engine.Loc // durable blocks; Block is the file index: the lt block ID, or b + j·K for copy j of source block b
-	sent    []engine.Loc // every block a request was started for (to delete)
+	copies  int                // replication: copies per source block
+	locs    []engine.Loc       // durable copies; Block is the file index b + j·K of copy j of source block b
+	sent    []engine.Loc       // every copy a request was started for (to delete)
+	coded   *cairn.CodedStripe // cairn: the stripe as the client wrote it
 }
 
 // sample is one timed operation.
@@ -272,88 +265,53 @@ func (x *experiment) replicaLayout(copies int) []engine.Loc {
 }
 
 // write stores a new object with scheme at redundancy red and times it.
+// cairn's write is the client's own (client.WriteCodedStripe: what a PUT
+// of an lt object does); the baselines write a fixed layout.
 func (x *experiment) write(ctx context.Context, scheme string, red int) (*stored, sample, error) {
-	k := x.cfg.SourceBlocks
 	obj := &stored{version: newVersion(), copies: 1 + red/100}
-	var m drive.Machine
-	var block func(id int) ([]byte, error)
-	var ew *engine.Write
+	counted := &countingShards{Shards: x.nc}
 	cpu0 := x.cfg.CPU()
+	var lat time.Duration
+	var err error
 	switch scheme {
 	case RAID0, RRAIDS:
 		if scheme == RAID0 {
 			obj.copies = 1
 		}
-		m = &drive.Fixed{Locs: x.replicaLayout(obj.copies)}
-		block = func(id int) ([]byte, error) { return x.source(id % k), nil }
-	case Cairn:
-		code, err := lt.New(k, 1+red/100)
-		if err != nil {
-			return nil, sample{}, err
-		}
-		src := make([][]byte, k)
-		for b := range k {
-			src[b] = x.source(b)
-		}
-		// Preparing the encoder (the precode) is part of the write.
-		enc, err := code.Encoder(src)
-		if err != nil {
-			return nil, sample{}, err
-		}
-		var mu sync.Mutex // the encoder is not safe for concurrent use
-		block = func(id int) ([]byte, error) {
-			out := make([]byte, x.bs)
-			mu.Lock()
-			defer mu.Unlock()
-			if err := enc.EncodeBlocks([]int{id}, [][]byte{out}); err != nil {
+		var mu sync.Mutex
+		start := time.Now()
+		_, err = drive.Run(ctx, &drive.Fixed{Locs: x.replicaLayout(obj.copies)}, drive.Options{Depth: x.cfg.Depth, Tick: 10 * time.Millisecond,
+			Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
+				mu.Lock()
+				obj.sent = append(obj.sent, engine.Loc{Block: a.Block, Disk: a.Disk})
+				mu.Unlock()
+				name := cairn.ShardName(obj.version, a.Block)
+				_, _, err := counted.PutShard(ctx, x.cfg.Disks[a.Disk], name, bytes.NewReader(x.source(a.Block%x.cfg.SourceBlocks)))
 				return nil, err
-			}
-			return out, nil
-		}
-		ew, err = engine.NewWrite(engine.WriteConfig{Disks: len(x.cfg.Disks), Primaries: len(x.cfg.Disks), Target: (1 + red/100) * k,
-			MaxBlock: min(lt.MaxID, 9999), Depth: x.cfg.Depth, Eager: true})
-		if err != nil {
-			return nil, sample{}, err
-		}
-		m = drive.WriteMachine{Write: ew}
+			}})
+		lat = time.Since(start)
+		obj.locs = x.replicaLayout(obj.copies)
+	case Cairn:
+		cl := client.New(nil, counted, client.Config{})
+		start := time.Now()
+		var st cairn.CodedStripe
+		st, err = cl.WriteCodedStripe(ctx, x.policy(red), x.data, x.cfg.Disks)
+		lat = time.Since(start)
+		obj.coded = &st
 	default:
 		return nil, sample{}, fmt.Errorf("unknown scheme %q", scheme)
 	}
-	var moved atomic.Int64
-	var mu sync.Mutex
-	ok := map[engine.Loc]bool{}
-	lat, err := drive.Run(ctx, m, drive.Options{Depth: x.cfg.Depth, Tick: 10 * time.Millisecond,
-		Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
-			loc := engine.Loc{Block: a.Block, Disk: a.Disk}
-			mu.Lock()
-			obj.sent = append(obj.sent, loc)
-			mu.Unlock()
-			b, err := block(a.Block)
-			if err != nil {
-				return nil, err
-			}
-			cr := &countingReader{r: bytes.NewReader(b), n: &moved}
-			if _, err := x.nc.PutShard(ctx, x.cfg.Disks[a.Disk], cairn.ShardName(obj.version, a.Block), cr); err != nil {
-				return nil, err
-			}
-			mu.Lock()
-			ok[loc] = true
-			mu.Unlock()
-			return nil, nil
-		}})
-	s := sample{seconds: lat.Seconds(), bytes: moved.Load(), cpu: x.cfg.CPU() - cpu0}
+	s := sample{seconds: lat.Seconds(), bytes: counted.n.Load(), cpu: x.cfg.CPU() - cpu0}
 	if err != nil {
 		x.remove(obj)
 		return nil, s, err
 	}
-	if ew != nil {
-		for _, p := range ew.Durable() {
-			obj.locs = append(obj.locs, engine.Loc{Block: p.Block, Disk: p.Disk})
-		}
-	} else {
-		obj.locs = x.replicaLayout(obj.copies)
-	}
 	return obj, s, nil
+}
+
+// policy is cairn's code at redundancy red: lt-K-(1+red/100).
+func (x *experiment) policy(red int) string {
+	return fmt.Sprintf("lt-%d-%d", x.cfg.SourceBlocks, 1+red/100)
 }
 
 // read reads obj back with scheme's access (adaptive: RRAID-A), checks
@@ -364,8 +322,8 @@ func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adapt
 	have := 0
 	var m drive.Machine
 	var feed func(a engine.Action, data []byte)
-	var finish func() error
 	file := map[engine.Loc]int{} // (block, disk) of a request → its file index, where they differ
+	counted := &countingShards{Shards: x.nc}
 	cpu0 := x.cfg.CPU()
 	switch scheme {
 	case RAID0, RRAIDS:
@@ -375,7 +333,6 @@ func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adapt
 				have++
 			}
 		}
-		finish = func() error { return nil }
 		if adaptive {
 			// AdaptiveRead names copies by source block; the files by
 			// copy (b + j·K): map back in do.
@@ -397,38 +354,15 @@ func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adapt
 			m = drive.ReadMachine{Read: rd}
 		}
 	case Cairn:
-		code, err := lt.New(k, 2) // a decoder takes any block ID; X does not matter
-		if err != nil {
-			return sample{}, err
+		cl := client.New(nil, counted, client.Config{})
+		start := time.Now()
+		data, err := cl.ReadCodedStripe(ctx, fmt.Sprintf("lt-%d-2", k), *obj.coded, x.bs) // X does not matter to a reader
+		s := sample{seconds: time.Since(start).Seconds(), bytes: counted.n.Load(), cpu: x.cfg.CPU() - cpu0}
+		if err == nil && !bytes.Equal(data, x.data) {
+			err = fmt.Errorf("%w: the object read back wrong", cairn.ErrCorrupt)
 		}
-		dec, err := code.Decoder(x.bs)
-		if err != nil {
-			return sample{}, err
-		}
-		done := false
-		var ferr error
-		feed = func(a engine.Action, data []byte) {
-			if !done && ferr == nil {
-				done, ferr = dec.Add(a.Block, data)
-			}
-		}
-		finish = func() error {
-			if ferr != nil {
-				return ferr
-			}
-			return dec.Source(got)
-		}
-		// Every stored block, requested at once (queued per disk), in
-		// block order: source blocks first, which decode for free.
-		locs := append([]engine.Loc(nil), obj.locs...)
-		sortLocs(locs)
-		rd, err := engine.NewRead(engine.ReadConfig{Blocks: locs, Decodable: func([]int) bool { return done || ferr != nil }})
-		if err != nil {
-			return sample{}, err
-		}
-		m = drive.ReadMachine{Read: rd}
+		return s, err
 	}
-	var moved atomic.Int64
 	start := time.Now()
 	_, err := drive.Run(ctx, m, drive.Options{Depth: x.cfg.Depth, Tick: 10 * time.Millisecond, Got: feed,
 		Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
@@ -436,18 +370,15 @@ func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adapt
 			if !ok {
 				idx = a.Block
 			}
-			rc, err := x.nc.GetShard(ctx, x.cfg.Disks[a.Disk], cairn.ShardName(obj.version, idx), 0, -1)
+			rc, err := counted.GetShard(ctx, x.cfg.Disks[a.Disk], cairn.ShardName(obj.version, idx), 0, -1)
 			if err != nil {
 				return nil, err
 			}
 			defer rc.Close()
-			return io.ReadAll(&countingReader{r: rc, n: &moved})
+			return io.ReadAll(rc)
 		}})
-	if err == nil {
-		err = finish() // decoding the last blocks is part of the read
-	}
 	lat := time.Since(start)
-	s := sample{seconds: lat.Seconds(), bytes: moved.Load(), cpu: x.cfg.CPU() - cpu0}
+	s := sample{seconds: lat.Seconds(), bytes: counted.n.Load(), cpu: x.cfg.CPU() - cpu0}
 	if err != nil {
 		return s, err
 	}
@@ -459,8 +390,16 @@ func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adapt
 	return s, nil
 }
 
-// remove deletes every block a request was started for (best effort).
+// remove deletes every block a request was started for (best effort);
+// the client already deleted cairn's blocks that it did not keep.
 func (x *experiment) remove(obj *stored) {
+	if obj.coded != nil {
+		for _, b := range obj.coded.Blocks {
+			i := slices.Index(x.cfg.Disks, b.Disk)
+			obj.sent = append(obj.sent, engine.Loc{Block: b.ID, Disk: i})
+		}
+		obj.version = obj.coded.Version
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
 	seen := map[engine.Loc]bool{}
@@ -478,8 +417,26 @@ func (x *experiment) remove(obj *stored) {
 	wg.Wait()
 }
 
-func sortLocs(locs []engine.Loc) {
-	slices.SortFunc(locs, func(a, b engine.Loc) int { return a.Block - b.Block })
+// countingShards counts the bytes moved over the network: sent in PUT
+// bodies and received from GETs, cancelled requests' included.
+type countingShards struct {
+	client.Shards
+	n atomic.Int64
+}
+
+func (c *countingShards) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (int64, uint32, error) {
+	return c.Shards.PutShard(ctx, disk, name, &countingReader{r: r, n: &c.n})
+}
+
+func (c *countingShards) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
+	rc, err := c.Shards.GetShard(ctx, disk, name, off, n)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{&countingReader{r: rc, n: &c.n}, rc}, nil
 }
 
 type countingReader struct {

@@ -3,23 +3,12 @@ package robustore
 import (
 	"context"
 	"fmt"
-	"io"
 	"testing"
 	"time"
 
 	"cairn"
 	"cairn/client/clienttest"
-	"cairn/node"
 )
-
-// memNodes adapts the in-memory shard store (with per-disk slowness) to
-// Nodes: the node protocol below this line has its own tests.
-type memNodes struct{ *clienttest.MemShards }
-
-func (m memNodes) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (node.ShardInfo, error) {
-	n, crc, err := m.MemShards.PutShard(ctx, disk, name, r)
-	return node.ShardInfo{Size: n, CRC: crc}, err
-}
 
 // Every scheme writes and reads back a byte-exact object (read checks the
 // bytes) over 16 disks, one of them slow, and leaves no file behind; the
@@ -34,7 +23,7 @@ func TestRunAllSchemes(t *testing.T) {
 	mem.Slow[disks[5]] = 20 * time.Millisecond
 	mem.SlowPut[disks[5]] = 20 * time.Millisecond
 	cfg := Config{Disks: disks, ObjectSize: 256 * 1024, SourceBlocks: 64, Redundancies: []int{100, 300}, Reps: 2, Depth: 2, Seed: 3}
-	rows, err := Run(context.Background(), cfg, memNodes{mem})
+	rows, err := Run(context.Background(), cfg, mem)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"cairn"
 	"cairn/bench/robustore"
+	"cairn/client"
 	"cairn/internal/units"
 )
 
@@ -233,7 +234,7 @@ const maxBenchCPU = 0.6
 type robustoreCluster struct {
 	dir    string
 	disks  []cairn.DiskID
-	client robustore.Nodes
+	client client.Shards
 	cpu    func() time.Duration
 	stop   func()
 }
@@ -264,7 +265,7 @@ func startRobustoreCluster(ctx context.Context, nodes, perNode int, scale float6
 		os.RemoveAll(work)
 		return nil, err
 	}
-	cl := &robustoreCluster{dir: work, client: nc, stop: func() { stop(); os.RemoveAll(work) }}
+	cl := &robustoreCluster{dir: work, client: client.NodeShards{C: nc}, stop: func() { stop(); os.RemoveAll(work) }}
 	for _, p := range procs {
 		cl.disks = append(cl.disks, p.Disks...)
 	}
