@@ -113,10 +113,9 @@ func Run(ctx context.Context, m Machine, o Options) (time.Duration, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type running struct{ cancel context.CancelFunc }
 	queues := map[int][]engine.Action{}
 	busy := map[int]int{}
-	inflight := map[engine.ReqID]running{}
+	inflight := map[engine.ReqID]context.CancelFunc{}
 	results := make(chan result)
 	start := time.Now()
 	since := func() time.Duration { return time.Since(start) }
@@ -126,7 +125,7 @@ func Run(ctx context.Context, m Machine, o Options) (time.Duration, error) {
 			a := queues[disk][0]
 			queues[disk] = queues[disk][1:]
 			rctx, rcancel := context.WithCancel(ctx)
-			inflight[a.Req] = running{rcancel}
+			inflight[a.Req] = rcancel
 			busy[disk]++
 			go func() {
 				data, err := o.Do(rctx, a)
@@ -144,8 +143,8 @@ func Run(ctx context.Context, m Machine, o Options) (time.Duration, error) {
 				queues[a.Disk] = append(queues[a.Disk], a)
 				pump(a.Disk)
 			case engine.Cancel:
-				if r, ok := inflight[a.Req]; ok {
-					r.cancel()
+				if cancel, ok := inflight[a.Req]; ok {
+					cancel()
 				} else {
 					queues[a.Disk] = slices.DeleteFunc(queues[a.Disk], func(q engine.Action) bool { return q.Req == a.Req })
 				}
@@ -185,8 +184,8 @@ func Run(ctx context.Context, m Machine, o Options) (time.Duration, error) {
 	}
 	// The machine cancelled what it no longer needs; stop that disk work
 	// and wait for it, so the caller's byte counts are final.
-	for _, r := range inflight {
-		r.cancel()
+	for _, cancel := range inflight {
+		cancel()
 	}
 	for n := sumBusy(busy); n > 0; n-- {
 		<-results
