@@ -645,3 +645,28 @@ func TestPolicyReadModes(t *testing.T) {
 		})
 	}
 }
+
+// Spare disks cost nothing when no stream straggles or fails: a healthy
+// rs-4-2 PUT on 8 disks (2 spares) stores exactly its 6 shards and sends
+// exactly their bytes.
+func TestSparesUnusedWhenHealthy(t *testing.T) {
+	e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 4096})
+	data := randBytes(12, 4*4096*5)
+	m, err := e.c.Put(context.Background(), "bkt", "k", bytes.NewReader(data), PutOptions{Size: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.shards.Set(func() {
+		if n := len(e.shards.Files); n != 6 {
+			t.Errorf("%d shard files, want 6", n)
+		}
+		if want := int64(6 * 5 * 4096); e.shards.PutBytes != want {
+			t.Errorf("%d bytes stored, want %d", e.shards.PutBytes, want)
+		}
+	})
+	for _, s := range m.Shards {
+		if s.Row != 0 {
+			t.Fatalf("a spare row without a straggler: %+v", m.Shards)
+		}
+	}
+}

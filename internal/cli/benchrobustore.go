@@ -225,9 +225,10 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 }
 
 // maxBenchCPU is the CPU use (of all the machine's cores) under which the
-// disks, not the CPU, set the pace of the experiment: between 8 and 32
-// the scaled cairn write bandwidth (MB/s × factor) changes by about 10 %
-// while the warm-up's CPU use falls from ~0.7 to ~0.35.
+// disks, not the CPU, set the pace of the experiment. Observed once, on
+// runs of different object sizes: the warm-up used 0.66–0.85 at factor 8,
+// 0.48–0.61 at 16 and 0.31–0.33 at 32, while cairn's write bandwidth ×
+// factor was 156, 155 and 171 MB/s — within about 10 % from 16 on.
 const maxBenchCPU = 0.6
 
 // robustoreCluster is the experiment's etcd and node processes.
