@@ -279,40 +279,20 @@ func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, vers
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[cairn.DiskID]cairn.Disk, len(all))
-	for _, d := range all {
-		byID[d.ID] = d
-	}
-	bad := false
-	for _, d := range disks {
-		bad = bad || !byID[d].State.Writable()
-	}
-	if !bad {
+	o := newOutside(all)
+	if !slices.ContainsFunc(disks, func(d cairn.DiskID) bool { return !o.byID[d].State.Writable() }) {
 		return disks, nil
 	}
-	out := slices.Clone(disks)
-	used := map[cairn.DiskID]bool{}
-	nodes := map[cairn.NodeID]bool{}
 	for _, d := range disks {
-		used[d] = true
-		if byID[d].State.Writable() {
-			nodes[byID[d].Node] = true
-		}
+		o.use(d, o.byID[d].State.Writable())
 	}
+	out := slices.Clone(disks)
 	for i, d := range disks {
-		if byID[d].State.Writable() {
+		if o.byID[d].State.Writable() {
 			continue
 		}
-		best, _ := placement.Spare(all, fmt.Sprintf("%s\x00%d", version, i), func(d cairn.Disk) bool {
-			return !used[d.ID] && d.State.Writable()
-		}, func(d cairn.Disk) int {
-			if nodes[d.Node] {
-				return 1 // a node the stripe already uses
-			}
-			return 0
-		})
-		if best != "" {
-			out[i], used[best], nodes[byID[best].Node] = best, true, true
+		if best, ok := o.pick(fmt.Sprintf("%s\x00%d", version, i)); ok {
+			out[i] = best
 		}
 	}
 	return out, nil
@@ -333,31 +313,60 @@ func (c *Client) spareDisks(ctx context.Context, code codec.Code, disks []cairn.
 	if err != nil {
 		return nil, err
 	}
-	nodeOf := make(map[cairn.DiskID]cairn.NodeID, len(all))
-	for _, d := range all {
-		nodeOf[d.ID] = d.Node
-	}
-	used := map[cairn.DiskID]bool{}
-	nodes := map[cairn.NodeID]bool{}
+	o := newOutside(all)
 	for _, d := range disks {
-		used[d], nodes[nodeOf[d]] = true, true
+		o.use(d, true)
 	}
 	var out []cairn.DiskID
 	for j := range want {
-		best, ok := placement.Spare(all, fmt.Sprintf("%s\x00spare%d", version, j), func(d cairn.Disk) bool {
-			return !used[d.ID] && d.State.Writable()
-		}, func(d cairn.Disk) int {
-			if nodes[d.Node] {
-				return 1
-			}
-			return 0
-		})
+		best, ok := o.pick(fmt.Sprintf("%s\x00spare%d", version, j))
 		if !ok {
 			break
 		}
-		out, used[best], nodes[nodeOf[best]] = append(out, best), true, true
+		out = append(out, best)
 	}
 	return out, nil
+}
+
+// outside picks writable disks outside a stripe, on nodes the stripe
+// does not use first (placement.Spare: the same choice every time for a
+// key); every pick joins the stripe.
+type outside struct {
+	all   []cairn.Disk
+	byID  map[cairn.DiskID]cairn.Disk
+	used  map[cairn.DiskID]bool
+	nodes map[cairn.NodeID]bool
+}
+
+func newOutside(all []cairn.Disk) *outside {
+	o := &outside{all: all, byID: make(map[cairn.DiskID]cairn.Disk, len(all)), used: map[cairn.DiskID]bool{}, nodes: map[cairn.NodeID]bool{}}
+	for _, d := range all {
+		o.byID[d.ID] = d
+	}
+	return o
+}
+
+// use marks disk d as the stripe's, and its node too if node.
+func (o *outside) use(d cairn.DiskID, node bool) {
+	o.used[d] = true
+	if node {
+		o.nodes[o.byID[d].Node] = true
+	}
+}
+
+func (o *outside) pick(key string) (cairn.DiskID, bool) {
+	best, ok := placement.Spare(o.all, key, func(d cairn.Disk) bool {
+		return !o.used[d.ID] && d.State.Writable()
+	}, func(d cairn.Disk) int {
+		if o.nodes[d.Node] {
+			return 1 // a node the stripe already uses
+		}
+		return 0
+	})
+	if ok {
+		o.use(best, true)
+	}
+	return best, ok
 }
 
 func (c *Client) newVersion() (string, error) {
