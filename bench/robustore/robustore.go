@@ -424,6 +424,8 @@ type countingShards struct {
 	n atomic.Int64
 }
 
+var _ client.Shards = (*countingShards)(nil)
+
 func (c *countingShards) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (int64, uint32, error) {
 	return c.Shards.PutShard(ctx, disk, name, &countingReader{r: r, n: &c.n})
 }

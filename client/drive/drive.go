@@ -50,6 +50,13 @@ type Fixed struct {
 	done bool
 }
 
+var (
+	_ Machine = (*Fixed)(nil)
+	_ Machine = WriteMachine{}
+	_ Machine = ReadMachine{}
+	_ Machine = AdaptiveMachine{}
+)
+
 // Start implements Machine.
 func (f *Fixed) Start(time.Duration) []engine.Action {
 	f.left = len(f.Locs)
