@@ -118,8 +118,9 @@ type LinearRepairer interface {
 }
 
 // Extensible is the optional capability of codes whose parity is
-// prefix-stable (CODES.md §3.0): more parity rows than N can be made, one
-// at a time and on demand, and any K rows of the extended code decode. A
+// prefix-stable (docs/codes.md#prefix-stable-parity): more parity rows than
+// N can be made, one at a time and on demand, and any K rows of the extended
+// code decode. A
 // writer uses it to replace a straggling shard by a spare parity row; a
 // reader decodes a stripe holding such rows with the extended code.
 type Extensible interface {

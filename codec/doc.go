@@ -20,8 +20,23 @@
 //     per byte, it holds on any byte range, so a PUSH repair chain applies it
 //     slice by slice and hop by hop (RepairPlan.Apply, MulAdd).
 //
-// Capabilities beyond Code (type-assert for them): LinearRepairer (RS, LRC,
-// replication), LocalGroups (LRC).
+// Capabilities beyond Code, found by type assertion (a caller checks for
+// the one it needs; no code stubs out the others):
+//
+//   - LinearRepairer (rs, lrc, rep): RepairPlan, the helpers and
+//     coefficients that rebuild lost shards byte by byte.
+//   - Extensible (rs): parity rows beyond the stripe made one at a time on
+//     demand (MakeRow), and the code extended to decode them (ExtendTo).
+//   - LocalGroups (lrc): the local groups; any one shard of a group is the
+//     XOR of the others.
+//   - SubChunkRepairer (clay): SubChunkPlan, which rebuilds one shard from
+//     a fraction of the sub-chunks of each helper.
+//   - Rateless (lt): coded blocks made by ID on demand (NewEncoder), an
+//     incremental decoder (NewDecoder), and Decodable, which judges a set of
+//     block IDs without their payload.
+//
+// docs/codes.md says what each code is, what it tolerates and what its
+// repair costs.
 //
 // Usage:
 //

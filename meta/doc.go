@@ -9,11 +9,13 @@
 //
 // Keys (etcd implementation; documented in docs/design/meta.md):
 // nodes, disks, placement-group tables by width, buckets, manifests by
-// bucket and key, liveness leases, election keys.
+// bucket and key, multipart uploads and their parts, repair tasks and the
+// repair progress report, liveness leases, election keys.
 //
-// Shared by the implementations: ErrClosed (every method after Close),
-// CheckManifest and CheckCampaign (argument checks that return
-// cairn.ErrInvalid).
+// Shared by the implementations: ErrClosed (every method after Close); the
+// argument checks CheckManifest, CheckUpdate, CheckCampaign, CheckUpload,
+// CheckPart and CheckRepairTask (they return cairn.ErrInvalid); and the
+// orders CompareUploads and SortRepairTasks that listings return.
 //
 // Caveats: manifests are small JSON documents; etcd's practical limit (a few
 // GB of keys) bounds the object count of one cluster.

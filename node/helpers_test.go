@@ -27,7 +27,8 @@ type disk struct {
 	v   *volume.Volume
 }
 
-// openDisk opens a volume and registers the fsck cleanup (STYLE #10).
+// openDisk opens a volume and registers the fsck cleanup that every test
+// opening a volume has (fsckCleanup).
 func openDisk(t testing.TB, id cairn.DiskID, fsys vfs.FS, dir string) *disk {
 	t.Helper()
 	v, err := volume.Open(dir, volume.Options{FS: fsys, DiskID: id, Create: true})

@@ -1,6 +1,13 @@
 // Package placement decides where shards go. It is pure: a cluster map in,
-// placement groups out, with no I/O, clock or randomness, so the same map
-// always gives the same table (golden-tested in testdata/).
+// placement groups out, with no I/O or clock, and randomness only from a
+// *rand.Rand the caller passes (Arrange), so the same map always gives the
+// same table (golden-tested in testdata/).
+//
+// Compute builds a PG table for one width; PGFor maps an object version to
+// a PG of it; Check verifies a table's invariants. Arrange orders a stripe's
+// shards over a PG whose disks share failure domains so that a code that is
+// not MDS (LRC) survives as many domain losses as it can. Spare picks a disk
+// for a shard that cannot go where its PG put it (a down or lost disk).
 //
 // Vocabulary:
 //

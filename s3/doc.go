@@ -58,8 +58,10 @@
 //     style is not recognised. Mount the handler at the root of a server,
 //     not behind http.ServeMux, which cleans paths ("a//b", "./") that are
 //     legal S3 keys.
-//   - Multipart upload, versioning, ACLs, tagging, lifecycle and the other
-//     subresources answer NotImplemented.
+//   - Multipart upload is implemented except UploadPartCopy, GET/HEAD of
+//     one part (?partNumber) and a delimiter in ListMultipartUploads, which
+//     answer NotImplemented, as do versioning, ACLs, tagging, lifecycle and
+//     the other subresources (docs/design/s3.md).
 //   - Checksums (x-amz-checksum-*) are verified but not stored, so GET does
 //     not return them.
 //   - A GET reads the manifest (Stat) for conditions and range, then opens

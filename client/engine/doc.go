@@ -1,5 +1,5 @@
 // Package engine is the speculative access state machine of RobuSTore
-// (PAPERS.md): it decides which block goes to (or comes from) which disk
+// (docs/papers.md#robustore): it decides which block goes to (or comes from) which disk
 // and when to stop, and it does no I/O, reads no clock and starts no
 // goroutines. A driver feeds it events — a request finished, time passed —
 // and carries out the actions it returns: send a request, cancel one, the

@@ -111,7 +111,7 @@ func (c *Code) nodeBufs(w *work, shards [][]byte) [][]byte {
 }
 
 // Encode implements codec.Code. It is the layered decode of the M parity
-// nodes (CODES.md §2.4).
+// nodes (docs/codes.md#clay-layered-decode).
 func (c *Code) Encode(shards [][]byte) error {
 	size, err := codec.PrepareEncode(c.Params(), shards)
 	if err != nil {
@@ -162,10 +162,10 @@ func (c *Code) CanReconstruct(present []bool) bool {
 	return n >= c.g.k
 }
 
-// Reconstruct implements codec.Code. One wanted shard whose column-mates
-// and d helpers are present is rebuilt by the sub-chunk repair (reading β
-// of α sub-chunks of d shards: about q times less work than a decode);
-// otherwise the layered decode (CODES.md §2.5) runs over every missing
+// Reconstruct implements codec.Code. One wanted shard whose column-mates and
+// d helpers are present is rebuilt by the sub-chunk repair (reading β of α
+// sub-chunks of d shards and decoding β planes instead of α); otherwise the
+// layered decode (docs/codes.md#clay-layered-decode) runs over every missing
 // shard, keeping only the wanted ones.
 func (c *Code) Reconstruct(shards [][]byte, want []int) error {
 	p := c.Params()

@@ -1,12 +1,12 @@
 package clay
 
 // Tests tied to the construction of Clay codes: Vajha, Ramkumar, Puranik,
-// Kini, Lobo, Sasidharan, Kumar, Barg, Ye, Narayanamurthy, Nandi, "Clay
-// Codes: Moulding MDS Codes to Yield an MSR Code", USENIX FAST 2018,
-// Section 3 ("Construction of the Clay code": layers, the uncoupled code,
-// the pairwise coupling, decoding by intersection score, repair), and the
-// implementable summary in /work/shared/CODES.md §2, whose subsection
-// numbers (§2.1 parameters ... §2.7 shortening) the tests cite.
+// Kini, Lobo, Sasidharan, Kumar, Barg, Ye, Narayanamurthy, Hussain, Nandi,
+// "Clay Codes: Moulding MDS Codes to Yield an MSR Code", USENIX FAST 2018,
+// Section 3 ("Construction of the Clay code": layers, the uncoupled code, the
+// pairwise coupling, decoding by intersection score, repair), and the summary
+// in docs/codes.md#clay, whose subsections (parameters, geometry, coupling,
+// layered decode, repair) the tests cite.
 
 import (
 	"bytes"
@@ -20,9 +20,9 @@ import (
 	"cairn/codec/internal/gf"
 )
 
-// CODES.md §2.1: q = d−k+1, ν = shortening so that q | k+m+ν, t = (k+m+ν)/q,
-// α = q^t sub-chunks, β = α/q read per helper, repair traffic d·β
-// sub-chunks = d/(d−k+1) chunks. The table is CODES.md's.
+// docs/codes.md#clay-parameters: q = d−k+1, ν = shortening so that q | k+m+ν,
+// t = (k+m+ν)/q, α = q^t sub-chunks, β = α/q read per helper, repair traffic
+// d·β sub-chunks = d/(d−k+1) chunks. The table is the one on that page.
 func TestParameters(t *testing.T) {
 	tests := []struct {
 		k, m, d            int
@@ -64,7 +64,8 @@ func TestParameters(t *testing.T) {
 	}
 }
 
-// CODES.md §2.1 limits: k+1 ≤ d ≤ k+m−1, k+m+ν ≤ MaxNodes, α ≤ MaxAlpha.
+// docs/codes.md#clay-parameters, the limits: k+1 ≤ d ≤ k+m−1, k+m+ν ≤
+// MaxNodes, α ≤ MaxAlpha.
 func TestParameterLimits(t *testing.T) {
 	tests := []struct {
 		k, m, d int
@@ -93,11 +94,11 @@ func TestParameterLimits(t *testing.T) {
 	}
 }
 
-// CODES.md §2.2: data shard j → node j, ν virtual nodes k..k+ν−1, parity
-// shard j → node j+ν; x = i mod q, y = i div q; plane z has digits z_0
-// (most significant) .. z_{t−1}; (x, y, z) is a dot iff z_y = x, else its
-// companion is (z_y, y) in the plane with digit y set to x. Pairing is an
-// involution within a y-section.
+// docs/codes.md#clay-geometry: data shard j → node j, ν virtual nodes
+// k..k+ν−1, parity shard j → node j+ν; x = i mod q, y = i div q; plane z has
+// digits z_0 (most significant) .. z_{t−1}; (x, y, z) is a dot iff z_y = x,
+// else its companion is (z_y, y) in the plane with digit y set to x. Pairing
+// is an involution within a y-section.
 func TestIndexingAndCompanions(t *testing.T) {
 	c := mustNew(t, 10, 4, 13) // q=4, ν=2, t=4
 	g := &c.g
@@ -143,9 +144,9 @@ func TestIndexingAndCompanions(t *testing.T) {
 	}
 }
 
-// CODES.md §2.3: the pairwise transform is invertible and any two of
-// {C, C*, U, U*} determine the other two — checked for both forms through
-// the operations the decoders use.
+// docs/codes.md#clay-coupling: the pairwise transform is invertible and any
+// two of {C, C*, U, U*} determine the other two — checked for both forms
+// through the operations the decoders use.
 func TestTransformAnyTwoOfFour(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for name, tf := range map[string]transform{"ceph": cephForm, "symmetric": symmetricForm} {
@@ -201,10 +202,10 @@ func TestTransformAnyTwoOfFour(t *testing.T) {
 	}
 }
 
-// Paper §3 / CODES.md §2.3: in every layer (plane) z the uncoupled symbols
-// (U(0,z), …, U(n−1,z)) form a codeword of the scalar [n, k+ν] MDS code, and
-// the virtual nodes store zeros. Checked against an independent, byte-by-byte
-// computation of U from the stored C.
+// Paper §3 / docs/codes.md#clay-coupling: in every layer (plane) z the
+// uncoupled symbols (U(0,z), …, U(n−1,z)) form a codeword of the scalar
+// [n, k+ν] MDS code, and the virtual nodes store zeros. Checked against an
+// independent, byte-by-byte computation of U from the stored C.
 func TestUncoupledLayersAreCodewords(t *testing.T) {
 	rng := codectest.Rand(t)
 	for _, p := range [][3]int{{4, 2, 5}, {10, 4, 13}, {10, 4, 12}, {5, 4, 7}, {1, 2, 2}} {
@@ -245,11 +246,12 @@ func TestUncoupledLayersAreCodewords(t *testing.T) {
 	}
 }
 
-// Paper §3 (Theorem: the Clay code is MDS) / CODES.md §2.5: any K of the
-// K+M shards determine the stripe. Checked as a rank property of the
-// code's generator over GF(2^8) — K·α×K·α submatrices for every K-subset —
-// built by encoding unit vectors (1-byte sub-chunks). Small codes only; the
-// conformance suite decodes every pattern of the larger ones.
+// Paper §3 (Theorem: the Clay code is MDS) /
+// docs/codes.md#clay-layered-decode: any K of the K+M shards determine the
+// stripe. Checked as a rank property of the code's generator over GF(2^8) —
+// K·α×K·α submatrices for every K-subset — built by encoding unit vectors
+// (1-byte sub-chunks). Small codes only; the conformance suite decodes every
+// pattern of the larger ones.
 func TestMDSProperty(t *testing.T) {
 	for _, p := range [][3]int{{4, 2, 5}, {3, 3, 4}, {4, 3, 5}, {2, 2, 3}, {1, 2, 2}} {
 		c := mustNew(t, p[0], p[1], p[2])
@@ -316,9 +318,9 @@ func forSubsets(n, k int, fn func([]int)) {
 	rec(0, 0)
 }
 
-// CODES.md §2.5 step 2: the intersection score IS(z) counts erased dots in
-// plane z; decoding goes by score, lowest first; the highest score is the
-// number of distinct y-sections the erasures hit.
+// docs/codes.md#clay-layered-decode, step 2: the intersection score IS(z)
+// counts erased dots in plane z; decoding goes by score, lowest first; the
+// highest score is the number of distinct y-sections the erasures hit.
 func TestDecodeOrderByIntersectionScore(t *testing.T) {
 	c := mustNew(t, 10, 4, 13)
 	g := &c.g
@@ -358,8 +360,9 @@ func TestDecodeOrderByIntersectionScore(t *testing.T) {
 	}
 }
 
-// CODES.md §2.6 / paper §3 repair: a lost node L = (x0, y0) is rebuilt from
-// d helpers (its real column-mates, then others up to d), each sending the β sub-chunks of the planes with z_{y0} = x0: d·β sub-chunks in
+// docs/codes.md#clay-repair / paper §3 repair: a lost node L = (x0, y0) is
+// rebuilt from d helpers (its real column-mates, then others up to d), each
+// sending the β sub-chunks of the planes with z_{y0} = x0: d·β sub-chunks in
 // all, d/(d−k+1) chunks, against k for Reed–Solomon.
 func TestRepairBandwidth(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -392,7 +395,7 @@ func TestRepairBandwidth(t *testing.T) {
 					t.Fatalf("lost %d: reads %d bytes, want d/(d−k+1) = %d/%d shards < k", lost, plan.ReadBytes(), g.d, g.d-g.k+1)
 				}
 				// The column-mates are always helpers (their U cannot be
-				// computed without the lost node, CODES.md §2.6).
+				// computed without the lost node).
 				l := g.node(lost)
 				for x := range g.q {
 					mate := l/g.q*g.q + x
@@ -408,9 +411,9 @@ func TestRepairBandwidth(t *testing.T) {
 	}
 }
 
-// CODES.md §2.6 (Ceph's get_repair_subchunks): for L = (x0, y0) the repair
-// planes form q^{y0} runs of q^{t−1−y0} sub-chunks, run j starting at
-// j·q^{t−y0} + x0·q^{t−1−y0}.
+// docs/codes.md#clay-repair (Ceph's get_repair_subchunks): for L = (x0, y0)
+// the repair planes form q^{y0} runs of q^{t−1−y0} sub-chunks, run j starting
+// at j·q^{t−y0} + x0·q^{t−1−y0}.
 func TestRepairRunLayout(t *testing.T) {
 	for _, p := range [][3]int{{4, 2, 5}, {6, 3, 8}, {10, 4, 13}, {16, 4, 19}} {
 		c := mustNew(t, p[0], p[1], p[2])
@@ -443,10 +446,10 @@ func TestRepairRunLayout(t *testing.T) {
 	}
 }
 
-// CODES.md §2.7: with d < k+m−1 the n−1−d available shards not chosen are
-// aloof — never read — and the repair still reads exactly d·β sub-chunks.
-// With shortening the ν virtual nodes are never read and count as neither
-// helpers nor aloof.
+// docs/codes.md#clay-repair: with d < k+m−1 the n−1−d available shards not
+// chosen are aloof — never read — and the repair still reads exactly d·β
+// sub-chunks. With shortening the ν virtual nodes are never read and count as
+// neither helpers nor aloof.
 func TestAloofAndVirtualNodes(t *testing.T) {
 	for _, p := range [][3]int{{10, 4, 12}, {5, 4, 7}, {3, 3, 4}, {7, 4, 9}, {10, 4, 13}} {
 		c := mustNew(t, p[0], p[1], p[2])

@@ -116,8 +116,9 @@ func assertStripe(t testing.TB, what string, got, want [][]byte) {
 
 func errorsIsInvalid(err error) bool { return errors.Is(err, codec.ErrInvalidParams) }
 
-// CODES.md §2.3 allows any coupling of which two of four values give the
-// rest; the paper's symmetric form passes the exhaustive suite too.
+// Any coupling of which two of four values give the other two will do
+// (docs/codes.md#clay-coupling); the paper's symmetric form passes the
+// exhaustive suite too.
 func TestSymmetricForm(t *testing.T) {
 	for _, p := range [][3]int{{4, 2, 5}, {6, 3, 8}, {4, 3, 5}} {
 		c := mustNew(t, p[0], p[1], p[2])
@@ -183,10 +184,10 @@ func BenchmarkSubChunkRepair(b *testing.B) {
 }
 
 // BenchmarkBatching measures what batching same-pattern planes into one
-// kernel call buys (CODES.md §2.8): planes=1 is one klauspost call per
-// plane, batched the default (≈16 KiB per node per call). Small shards have
-// small sub-chunks (64 KiB / α=256 = 256 bytes), where per-call costs
-// dominate.
+// kernel call buys (docs/codes.md#clay-sub-chunk-size): planes=1 is one
+// klauspost call per plane, batched the default (≈16 KiB per node per call).
+// Small shards have small sub-chunks (64 KiB / α=256 = 256 bytes), where
+// per-call costs dominate.
 func BenchmarkBatching(b *testing.B) {
 	sizes := []int{64 << 10, 256 << 10}
 	if testing.Short() {

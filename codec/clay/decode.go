@@ -53,9 +53,10 @@ func planeMatrix(gen [][]byte, inputs, outputs []int) ([][]byte, error) {
 // path handles; below it, gathering many planes per kernel call wins.
 const directMinBytes = 2 << 10
 
-// decodePlan is the schedule of a layered decode (CODES.md §2.5) for one
-// set of erased nodes. It is immutable and shared, except for the direct
-// kernels, which are built on first use.
+// decodePlan is the schedule of a layered decode
+// (docs/codes.md#clay-layered-decode) for one set of erased nodes. It is
+// immutable and shared, except for the direct kernels, which are built on
+// first use.
 type decodePlan struct {
 	erased   []int  // E: internal nodes whose C is computed, ascending
 	isErased []bool // by internal node
@@ -274,7 +275,7 @@ func (v *view) strip(k int) view {
 //     a plane of lower score, already decoded);
 //  2. one plane-code kernel call for the whole batch gives U of the erased
 //     nodes (the batch is laid out node-major, so same-pattern planes are
-//     one contiguous "shard" per node: CODES.md §2.8);
+//     one contiguous "shard" per node: docs/codes.md#clay-sub-chunk-size);
 //  3. recouple: C of the erased nodes — dots C = U; companion known:
 //     from U and C*; companion erased too: the pair is solved once both
 //     of its planes (same score) are decoded.

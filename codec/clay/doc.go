@@ -84,12 +84,13 @@
 //
 //   - Sub-chunks are shard/α bytes; keep them ≥ 4 KiB (shards ≥ 4 KiB·α,
 //     1 MiB for clay-10-4-13), or the per-plane work and the helpers'
-//     scattered small reads dominate (CODES.md §2.8).
+//     scattered small reads dominate (docs/codes.md#clay-sub-chunk-size).
 //   - α = q^t grows fast: New refuses α > MaxAlpha (4096) and more than
 //     MaxNodes (254) nodes.
 //   - Reconstruct of a single shard uses the sub-chunk repair when its
-//     column-mates and D shards are present (about q times less work);
-//     any other pattern runs the full layered decode.
+//     column-mates and D shards are present (it reads D·β sub-chunks and
+//     decodes β of the α planes); any other pattern runs the full layered
+//     decode over K whole shards.
 //   - Parity is not byte-compatible with Ceph's clay plugin: the coupling
 //     is Ceph's, but the per-plane scalar code is Cauchy, not jerasure's
 //     Vandermonde code.

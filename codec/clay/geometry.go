@@ -18,7 +18,8 @@ const (
 )
 
 // geometry is the pure arithmetic of a Clay code: node coordinates, plane
-// digits, dots and companions, repair planes (CODES.md §2.1–2.2).
+// digits, dots and companions, repair planes (docs/codes.md#clay-parameters,
+// docs/codes.md#clay-geometry).
 //
 // Internal node i ∈ [0, n) has coordinates x = i mod q, y = i div q. Data
 // shard j < k is node j; the ν virtual (always zero) nodes are k..k+ν−1;
@@ -109,7 +110,8 @@ func (g *geometry) companion(i, z int) (j, zs int, ok bool) {
 }
 
 // repairPlanes returns the planes whose sub-chunks helpers send to repair
-// node i = (x0, y0): those with z_{y0} = x0, ascending (CODES.md §2.6).
+// node i = (x0, y0): those with z_{y0} = x0, ascending
+// (docs/codes.md#clay-repair).
 func (g *geometry) repairPlanes(i int) []int32 {
 	x0, y0 := i%g.q, i/g.q
 	planes := make([]int32, 0, g.beta)

@@ -9,7 +9,8 @@ import (
 )
 
 // repairSched is the schedule of the sub-chunk repair of one node from one
-// set of d helpers (CODES.md §2.6, paper §3.3). Immutable and shared.
+// set of d helpers (docs/codes.md#clay-repair, paper §3.3). Immutable and
+// shared.
 type repairSched struct {
 	lost     int   // internal node L = (x0, y0)
 	x0, y0   int   // its coordinates
@@ -229,12 +230,12 @@ func (c *Code) repairStrip(s *repairSched, v *view, out []byte, w *work) error {
 
 // SubChunkPlan implements codec.SubChunkRepairer. The helpers are every
 // column-mate of lost (the q−1 other shards of its y-section; virtual ones
-// need no reading) and then the earliest other shards of available, d in
-// all; each reads the β sub-chunks of the repair planes, z_{y0} = x0, which
-// lie in q^{y0} runs of q^{t−1−y0} sub-chunks (CODES.md §2.6). The shards
-// not chosen are aloof. When a column-mate is unavailable or fewer than d
-// shards are, the plan is degraded: the first K available shards are read
-// whole and the lost one is decoded from them.
+// need no reading) and then the earliest other shards of available, d in all;
+// each reads the β sub-chunks of the repair planes, z_{y0} = x0, which lie in
+// q^{y0} runs of q^{t−1−y0} sub-chunks (docs/codes.md#clay-repair). The
+// shards not chosen are aloof. When a column-mate is unavailable or fewer
+// than d shards are, the plan is degraded: the first K available shards are
+// read whole and the lost one is decoded from them.
 func (c *Code) SubChunkPlan(lost int, available []int, shardSize int) (*codec.SubChunkPlan, error) {
 	p := c.Params()
 	if err := codec.CheckIndices("lost", []int{lost}, p.N()); err != nil {

@@ -6,9 +6,9 @@ import (
 )
 
 // transform is the pairwise coupling of a coupled pair of vertices (paper
-// §3.1, CODES.md §2.3). Of the two members, lo is the one with the smaller
-// x and hi the one with the larger; their stored (coupled) symbols C and
-// virtual (uncoupled) symbols U satisfy
+// §3.1, docs/codes.md#clay-coupling). Of the two members, lo is the one with
+// the smaller x and hi the one with the larger; their stored (coupled)
+// symbols C and virtual (uncoupled) symbols U satisfy
 //
 //	[U_lo]       [C_lo]
 //	[U_hi] = M · [C_hi]

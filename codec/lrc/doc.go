@@ -22,7 +22,7 @@
 // (and CanReconstruct stays exact for parameters where they are not, e.g.
 // some r ≥ 3).
 // LRC(12,2,2) decodes every 3-failure pattern and 86.2 % of the 4-failure
-// patterns (CODES.md §4.1).
+// patterns (docs/codes.md#lrc).
 //
 // Reconstruct and RepairPlan prefer, in this order: the lost shards' own
 // groups, other data shards, other local parities, global parities; so

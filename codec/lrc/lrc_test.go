@@ -109,7 +109,7 @@ func TestLocalRepairReadsGroup(t *testing.T) {
 }
 
 // mrDecodable is the maximal-recoverability rule for LRC with one local
-// parity per group (CODES.md §4.1): Σ_g max(0, e_g−1) ≤ r − lost globals.
+// parity per group (docs/codes.md#lrc): Σ_g max(0, e_g−1) ≤ r − lost globals.
 func mrDecodable(k, l, r int, lost []int) bool {
 	size := k / l
 	e := make([]int, l)
@@ -133,11 +133,12 @@ func mrDecodable(k, l, r int, lost []int) bool {
 
 // Our coefficients make the code maximally recoverable: for every failure
 // pattern of every size, rank-based decodability equals the MR rule. And the
-// share of decodable 4-failure patterns matches the published figures.
+// share of decodable 4-failure patterns matches the figures in
+// docs/codes.md#lrc.
 func TestMaximallyRecoverable(t *testing.T) {
 	for _, tc := range []struct {
 		k, l, r   int
-		fourRatio float64 // decodable share of 4-failure patterns, CODES.md §4.1
+		fourRatio float64 // decodable share of 4-failure patterns, docs/codes.md#lrc
 	}{
 		{6, 2, 2, 0.857},
 		{12, 2, 2, 0.862},

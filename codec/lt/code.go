@@ -67,9 +67,9 @@ type paramsKey struct {
 
 var paramsCache sync.Map // paramsKey → *params; params are immutable
 
-// maxJ bounds the search for the systematic index. For every K and seed
-// tried, J = 0 or 1 works (the source rows are singular with probability
-// about 1%).
+// maxJ bounds the search for the systematic index. For seed 0 and every K
+// in 16..8192, J is 0 for 8139 values of K and 1 for the other 38: the
+// source rows are singular about 0.5% of the time.
 const maxJ = 1000
 
 // paramsFor returns the parameters for (k, seed), searching the systematic

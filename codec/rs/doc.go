@@ -11,7 +11,8 @@
 // M) agree on their first M parity shards. A writer can make parity row i
 // later, on demand (MakeParity), for a spare disk, and a reader decodes any K
 // of rows 0..i with New(K, i+1) (or Extend). This is what makes RS
-// "rateless up to 256−K" for speculative writes (CODES.md §3.0).
+// "rateless up to 256−K" for speculative writes
+// (docs/codes.md#prefix-stable-parity).
 //
 // Usage:
 //

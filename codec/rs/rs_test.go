@@ -75,9 +75,9 @@ func TestMatchesKlauspostCauchy(t *testing.T) {
 	}
 }
 
-// Prefix-stable parity (CODES.md §3.0): parity row i made on demand equals
-// shard K+i of any wider code, and a reader decodes from any K of rows
-// 0..i with the extended code.
+// Prefix-stable parity (docs/codes.md#prefix-stable-parity): parity row i
+// made on demand equals shard K+i of any wider code, and a reader decodes
+// from any K of rows 0..i with the extended code.
 func TestPrefixStableParity(t *testing.T) {
 	rng := codectest.Rand(t)
 	c := mustNew(t, 10, 4)

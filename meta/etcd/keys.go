@@ -30,6 +30,8 @@ const layoutVersion = "1"
 //	<p>uploads/<bucket>/<id>       cairn.Upload (JSON); id is hex
 //	<p>parts/<bucket>/<id>/<n>     cairn.Part (JSON); n is the part number
 //	                               in 5 decimal digits (key order = number order)
+//	<p>repairs/<task id>           cairn.RepairTask (JSON)
+//	<p>repair-progress             cairn.RepairProgress (JSON)
 //	<p>alive/<holder>              holder, attached to the holder's lease
 //	<p>election/<role>/<lease id>  leader candidates (concurrency.Election);
 //	                               role path-escaped

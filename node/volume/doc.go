@@ -45,8 +45,10 @@
 // until it is reopened, because after a failed fsync the kernel may have
 // dropped the dirty pages it could not write.
 //
-// Caveats: one process must own a directory (there is no lock file yet:
-// Open removes every temporary file it finds). Deletes are durable but a
-// crash during one may leave the shard in place (it is garbage the scrub
-// finds). The block size is fixed per format version.
+// Caveats: one process owns a directory, because Open removes every
+// temporary file it finds; on Unix, Open holds a flock on the LOCK file and
+// refuses a directory another process has open. Deletes are durable but a
+// crash during one may leave the shard in place; nothing collects such
+// leftovers yet (there is no scrubber). The block size is fixed per format
+// version.
 package volume

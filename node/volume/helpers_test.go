@@ -17,9 +17,9 @@ import (
 
 const testDisk cairn.DiskID = "node1/disk1"
 
-// openTest opens (creating) a volume and registers the fsck cleanup every
-// test that opens a volume has (STYLE #10): at the end the volume must
-// have no corrupt shard, no stray file and no temporary file.
+// openTest opens (creating) a volume and registers the fsck cleanup that
+// every test opening a volume has: at the end the volume must have no
+// corrupt shard, no stray file and no temporary file.
 func openTest(t testing.TB, fsys vfs.FS, dir string) *Volume {
 	t.Helper()
 	v, err := Open(dir, Options{FS: fsys, DiskID: testDisk, Create: true})

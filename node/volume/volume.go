@@ -439,7 +439,8 @@ func (v *Volume) put(ctx context.Context, name string, r io.Reader) (info ShardI
 	if err = f.Sync(); err != nil {
 		return info, v.syncFailed(err)
 	}
-	// Read back what is now on disk before acknowledging it (STYLE #8).
+	// Read back what is now on disk before acknowledging it: the footer,
+	// or with invariants on every block's CRC.
 	if err = v.checkWritten(ctx, f, name, info); err != nil {
 		return info, err
 	}

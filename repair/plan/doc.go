@@ -6,9 +6,9 @@
 // plans; this package only says who does what.
 //
 // It follows the PUSH paper (Huang et al., "PUSH: A Pipelined
-// Reconstruction I/O for Erasure-Coded Storage Clusters", IEEE TPDS;
-// notes in PAPERS.md) and applies to scalar linear codes: RS and LRC,
-// which implement codec.LinearRepairer.
+// Reconstruction I/O for Erasure-Coded Storage Clusters", IEEE TPDS 2015;
+// docs/papers.md#push) and applies to scalar linear codes, those that
+// implement codec.LinearRepairer (rs, lrc, rep).
 //
 // # Vocabulary
 //
