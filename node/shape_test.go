@@ -16,6 +16,7 @@ import (
 	"cairn/codec"
 	"cairn/codec/all"
 	"cairn/internal/vfs"
+	"cairn/node/wire"
 	"cairn/repair/plan"
 )
 
@@ -242,9 +243,9 @@ func TestServerLinkRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := RepairSpec{Size: size, Unit: 64 << 10, Store: []Target{{Addr: slow.Addr(), Disk: "slow/d1", Shard: cairn.ShardName(version, 2)}}}
+	spec := wire.RepairSpec{Size: size, Unit: 64 << 10, Store: []wire.Target{{Addr: slow.Addr(), Disk: "slow/d1", Shard: cairn.ShardName(version, 2)}}}
 	for _, h := range p.Tasks[0].Helpers {
-		spec.Hops = append(spec.Hops, Hop{Addr: fast.Addr(), Disk: "fast/d1", Shard: cairn.ShardName(version, h.Shard), Coeffs: h.Coeffs})
+		spec.Hops = append(spec.Hops, wire.Hop{Addr: fast.Addr(), Disk: "fast/d1", Shard: cairn.ShardName(version, h.Shard), Coeffs: h.Coeffs})
 	}
 	timed("the slow node pulls 2 × 512 KiB", 700*time.Millisecond, func() error {
 		_, err := c.Pull(ctx, slow.Addr(), spec)

@@ -16,7 +16,7 @@ import (
 	"cairn"
 	"cairn/codec"
 	"cairn/codec/all"
-	"cairn/node"
+	"cairn/node/wire"
 	"cairn/placement"
 	"cairn/repair/plan"
 )
@@ -36,12 +36,12 @@ type Store interface {
 }
 
 // Executor runs repairs on the storage nodes; node.Client satisfies it.
-// Errors that blame a helper or a target are *node.Error naming its disk
+// Errors that blame a helper or a target are *wire.Error naming its disk
 // and shard.
 type Executor interface {
-	Push(ctx context.Context, spec node.RepairSpec) ([]node.ShardInfo, error)
-	Pull(ctx context.Context, puller string, spec node.RepairSpec) ([]node.ShardInfo, error)
-	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (node.ShardInfo, error)
+	Push(ctx context.Context, spec wire.RepairSpec) ([]wire.ShardInfo, error)
+	Pull(ctx context.Context, puller string, spec wire.RepairSpec) ([]wire.ShardInfo, error)
+	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error)
 	DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error
 }
 
@@ -464,7 +464,7 @@ func (r *Repairer) Run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		}
 		scheme = r.choose(scheme, code, len(now), st.shards[now[0]].Size)
 		infos, err := r.rebuild(ctx, t, now, onto, st, scode, scheme, cl)
-		var ne *node.Error
+		var ne *wire.Error
 		if err != nil && errors.As(err, &ne) && isHelperFault(ne) && helperIndex(st, ne) >= 0 {
 			i := helperIndex(st, ne)
 			r.cfg.Logger.Warn("repair: helper shard is bad; re-planning without it", "bucket", t.Bucket, "key", t.Key,
@@ -504,12 +504,12 @@ func (r *Repairer) Run(ctx context.Context, t *cairn.RepairTask) (result, error)
 	return res, fmt.Errorf("repair of %s/%s part %d: gave up after repeated re-plans", t.Bucket, t.Key, t.Part)
 }
 
-func isHelperFault(e *node.Error) bool {
+func isHelperFault(e *wire.Error) bool {
 	return errors.Is(e, cairn.ErrCorrupt) || errors.Is(e, cairn.ErrNotFound)
 }
 
 // helperIndex returns the shard index of the stripe that e names, or -1.
-func helperIndex(st stripe, e *node.Error) int {
+func helperIndex(st stripe, e *wire.Error) int {
 	for i, s := range st.shards {
 		if s.Disk == e.Disk && cairn.ShardName(st.version, st.row(i)) == e.Shard {
 			return i
@@ -706,7 +706,7 @@ func pick(id string, shard int, cl *clusterView, used map[cairn.DiskID]bool, ran
 // task's other lost shards are unavailable too) and returns what was
 // stored, in lost order. code decodes the stripe (stripeCode): the plan is
 // made over code rows, which a spare row shard holds instead of its index.
-func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, lost []int, targets []cairn.DiskID, st stripe, code codec.Code, scheme plan.Scheme, cl *clusterView) ([]node.ShardInfo, error) {
+func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, lost []int, targets []cairn.DiskID, st stripe, code codec.Code, scheme plan.Scheme, cl *clusterView) ([]wire.ShardInfo, error) {
 	size := st.shards[lost[0]].Size
 	for _, i := range lost {
 		if st.shards[i].Size != size {
@@ -714,7 +714,7 @@ func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, lost []int,
 		}
 	}
 	if size == 0 { // an empty object: nothing to compute, only files to make
-		infos := make([]node.ShardInfo, len(lost))
+		infos := make([]wire.ShardInfo, len(lost))
 		for j, i := range lost {
 			info, err := r.exec.PutShard(ctx, targets[j], cairn.ShardName(st.version, st.row(i)), bytes.NewReader(nil))
 			if err != nil {
@@ -762,24 +762,24 @@ func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, lost []int,
 	if err != nil {
 		return nil, err
 	}
-	infos := make([]node.ShardInfo, len(lost))
+	infos := make([]wire.ShardInfo, len(lost))
 	for _, task := range p.Tasks {
 		if task.First != 0 || task.End != p.Slices() {
 			return nil, fmt.Errorf("repair plan %s splits a shard into shares; cairn stores whole shards", scheme)
 		}
-		spec := node.RepairSpec{Size: size, Unit: r.cfg.Unit}
+		spec := wire.RepairSpec{Size: size, Unit: r.cfg.Unit}
 		for _, h := range task.Helpers {
 			d := st.shards[slot[h.Shard]].Disk
-			spec.Hops = append(spec.Hops, node.Hop{Addr: cl.addr[cl.disks[d].Node], Disk: d, Shard: cairn.ShardName(st.version, h.Shard), Coeffs: h.Coeffs})
+			spec.Hops = append(spec.Hops, wire.Hop{Addr: cl.addr[cl.disks[d].Node], Disk: d, Shard: cairn.ShardName(st.version, h.Shard), Coeffs: h.Coeffs})
 		}
 		for j, row := range task.Lost {
 			d := target[row]
 			if string(cl.disks[d].Node) != task.Store[j] {
 				return nil, fmt.Errorf("repair plan stores row %d on node %s, its target disk %s is elsewhere", row, task.Store[j], d)
 			}
-			spec.Store = append(spec.Store, node.Target{Addr: cl.addr[cl.disks[d].Node], Disk: d, Shard: cairn.ShardName(st.version, row)})
+			spec.Store = append(spec.Store, wire.Target{Addr: cl.addr[cl.disks[d].Node], Disk: d, Shard: cairn.ShardName(st.version, row)})
 		}
-		var got []node.ShardInfo
+		var got []wire.ShardInfo
 		if task.Puller != "" {
 			got, err = r.exec.Pull(ctx, cl.addr[cairn.NodeID(task.Puller)], spec)
 		} else {

@@ -20,7 +20,7 @@ import (
 	"cairn/codec"
 	"cairn/codec/all"
 	"cairn/meta/mem"
-	"cairn/node"
+	"cairn/node/wire"
 	"cairn/repair/plan"
 )
 
@@ -37,7 +37,7 @@ type fakeExec struct {
 	wrong   atomic.Bool // rebuild wrong bytes (a node that computes badly)
 }
 
-func (f *fakeExec) run(spec node.RepairSpec) ([]node.ShardInfo, error) {
+func (f *fakeExec) run(spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 	f.mu.Lock()
 	err := f.fail
 	f.fail = nil
@@ -55,9 +55,9 @@ func (f *fakeExec) run(spec node.RepairSpec) ([]node.ShardInfo, error) {
 		f.s.Mu.Unlock()
 		switch {
 		case f.corrupt[string(h.Disk)+"/"+h.Shard]:
-			return nil, &node.Error{Op: "push", Disk: h.Disk, Shard: h.Shard, Err: fmt.Errorf("block 0: %w", cairn.ErrCorrupt)}
+			return nil, &wire.Error{Op: "push", Disk: h.Disk, Shard: h.Shard, Err: fmt.Errorf("block 0: %w", cairn.ErrCorrupt)}
 		case !ok || int64(len(data)) < spec.Size:
-			return nil, &node.Error{Op: "push", Disk: h.Disk, Shard: h.Shard, Err: cairn.ErrNotFound}
+			return nil, &wire.Error{Op: "push", Disk: h.Disk, Shard: h.Shard, Err: cairn.ErrNotFound}
 		}
 		for j := range out {
 			codec.MulAdd(out[j], data[:spec.Size], h.Coeffs[j])
@@ -66,22 +66,22 @@ func (f *fakeExec) run(spec node.RepairSpec) ([]node.ShardInfo, error) {
 	if f.wrong.Load() {
 		out[0][0] ^= 1
 	}
-	infos := make([]node.ShardInfo, len(out))
+	infos := make([]wire.ShardInfo, len(out))
 	for j, t := range spec.Store {
 		if _, _, err := f.s.PutShard(context.Background(), t.Disk, t.Shard, bytes.NewReader(out[j])); err != nil {
 			return nil, err
 		}
-		infos[j] = node.ShardInfo{Size: spec.Size, CRC: crc32.Checksum(out[j], crc32.MakeTable(crc32.Castagnoli))}
+		infos[j] = wire.ShardInfo{Size: spec.Size, CRC: crc32.Checksum(out[j], crc32.MakeTable(crc32.Castagnoli))}
 	}
 	return infos, nil
 }
 
-func (f *fakeExec) Push(_ context.Context, spec node.RepairSpec) ([]node.ShardInfo, error) {
+func (f *fakeExec) Push(_ context.Context, spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 	f.pushes.Add(1)
 	return f.run(spec)
 }
 
-func (f *fakeExec) Pull(_ context.Context, _ string, spec node.RepairSpec) ([]node.ShardInfo, error) {
+func (f *fakeExec) Pull(_ context.Context, _ string, spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 	f.pulls.Add(1)
 	return f.run(spec)
 }
@@ -392,9 +392,9 @@ func TestOverwrittenObjectDropsTask(t *testing.T) {
 	}
 }
 
-func (f *fakeExec) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (node.ShardInfo, error) {
+func (f *fakeExec) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
 	n, crc, err := f.s.PutShard(ctx, disk, name, r)
-	return node.ShardInfo{Size: n, CRC: crc}, err
+	return wire.ShardInfo{Size: n, CRC: crc}, err
 }
 
 // TestPartialRepairWhenDisksRunOut: a stripe that lost more shards than
