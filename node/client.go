@@ -225,7 +225,7 @@ func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 }
 
 // GetShard returns a reader of n bytes of shard name from offset off
-// (n = -1: to the end). The range must lie within the shard (ErrInvalid).
+// (n < 0: to the end). The range must lie within the shard (ErrInvalid).
 // The node checks every block's CRC before sending it; the reader returns
 // the good bytes and then an error wrapping cairn.ErrCorrupt if the node
 // found corruption (even mid-stream), or if the bytes received differ from
@@ -248,7 +248,7 @@ func (c *Client) getShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 	if err := cairn.ValidateShardName(name); err != nil {
 		return nil, &wire.Error{Op: "get", Disk: disk, Shard: name, Err: err}
 	}
-	if off < 0 || n < -1 {
+	if off < 0 {
 		return nil, c.errf("get", disk, name, cairn.ErrInvalid, "bad range offset %d length %d", off, n)
 	}
 	q := url.Values{"offset": {strconv.FormatInt(off, 10)}}

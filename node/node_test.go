@@ -40,7 +40,7 @@ func TestPutGetDeleteListStat(t *testing.T) {
 			if err != nil || !bytes.Equal(got, data) {
 				t.Fatalf("get %s (%d bytes): %v", name, size, err)
 			}
-			for _, r := range [][2]int64{{0, 0}, {int64(size) / 3, int64(size) / 2}, {int64(size), -1}, {int64(size / 2), -1}} {
+			for _, r := range [][2]int64{{0, 0}, {int64(size) / 3, int64(size) / 2}, {int64(size), -1}, {int64(size / 2), -1}, {int64(size / 2), -7}} {
 				got, err := readAll(t, c, d.id, name, r[0], r[1])
 				end := int64(size)
 				if r[1] >= 0 {

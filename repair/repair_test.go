@@ -68,7 +68,7 @@ func (f *fakeExec) run(spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 	}
 	infos := make([]wire.ShardInfo, len(out))
 	for j, t := range spec.Store {
-		if _, _, err := f.s.PutShard(context.Background(), t.Disk, t.Shard, bytes.NewReader(out[j])); err != nil {
+		if _, err := f.s.PutShard(context.Background(), t.Disk, t.Shard, bytes.NewReader(out[j])); err != nil {
 			return nil, err
 		}
 		infos[j] = wire.ShardInfo{Size: spec.Size, CRC: crc32.Checksum(out[j], crc32.MakeTable(crc32.Castagnoli))}
@@ -393,8 +393,7 @@ func TestOverwrittenObjectDropsTask(t *testing.T) {
 }
 
 func (f *fakeExec) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
-	n, crc, err := f.s.PutShard(ctx, disk, name, r)
-	return wire.ShardInfo{Size: n, CRC: crc}, err
+	return f.s.PutShard(ctx, disk, name, r)
 }
 
 // TestPartialRepairWhenDisksRunOut: a stripe that lost more shards than
