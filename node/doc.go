@@ -65,7 +65,8 @@
 //
 // Link shaping: Config.LinkRate gives a node a slow network link for
 // repair experiments (one token bucket per direction, shared by every
-// connection the node accepts or dials; shape.go).
+// connection the node accepts or dials; package internal/linkshape), and
+// HandlerConfig.RepairRate paces its repair output with the same limiter.
 //
 // Caveats: a push or pull error can reach the coordinator before nodes
 // further down a chain have finished removing their temporary files (they

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/internal/linkshape"
 	"cairn/node/volume"
 	"cairn/node/wire"
 )
@@ -52,7 +53,7 @@ type HandlerConfig struct {
 	// Logger (nil: discarded).
 	Logger *slog.Logger
 
-	repairClock linkClock // tests: the clock of the RepairRate limiter
+	repairClock linkshape.Clock // tests: the clock of the RepairRate limiter
 }
 
 // Handler serves the node protocol over a fixed set of volumes. It is an
@@ -69,7 +70,7 @@ type Handler struct {
 	peer    *Client // the node's requests to other nodes (repair)
 	// repairLimit paces repair jobs' output (HandlerConfig.RepairRate;
 	// nil: unlimited).
-	repairLimit *linkLimiter
+	repairLimit *linkshape.Limiter
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -102,9 +103,9 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	if cfg.RepairRate > 0 {
 		clock := cfg.repairClock
 		if clock == nil {
-			clock = wallClock{}
+			clock = linkshape.WallClock{}
 		}
-		h.repairLimit = newLinkLimiter(cfg.RepairRate, clock)
+		h.repairLimit = linkshape.NewLimiter(cfg.RepairRate, clock)
 	}
 	h.peer = NewClient(cfg.Secret, func(d cairn.DiskID) (string, error) {
 		return "", fmt.Errorf("%w: node %s resolves no disks (%s)", cairn.ErrInvalid, cfg.Node, d)

@@ -482,7 +482,7 @@ func (j *repairJob) compute(up *source, helpers []*source, outs []*output) bool 
 			first = false
 			s.free <- b
 		}
-		if j.h.repairLimit != nil && j.h.repairLimit.wait(len(out), j.ctx.Done()) != nil {
+		if j.h.repairLimit != nil && j.h.repairLimit.Wait(len(out), j.ctx.Done()) != nil {
 			return false
 		}
 		sl.busy.Add(len(outs))

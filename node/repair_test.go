@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/internal/linkshape"
 	"cairn/internal/vfs/errorfs"
 	"cairn/node/volume"
 	"cairn/node/wire"
@@ -617,6 +618,25 @@ func TestRepairHelperDiskRequests(t *testing.T) {
 	}
 }
 
+// fakeClock advances only when someone sleeps (one sleeper at a time).
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(d time.Duration, _ <-chan struct{}) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return nil
+}
+
 // TestRepairRate: a node with a RepairRate paces the repair data it
 // computes; the others are not slowed. Measured on a fake clock: the
 // limited node waits for about (its output − the burst) / rate.
@@ -651,7 +671,7 @@ func TestRepairRate(t *testing.T) {
 	}
 	c.checkStored(t, spec, lost, shards, infos)
 	waited := clock.Now().Sub(time.Unix(0, 0))
-	want := time.Duration(float64(size-linkBurst) / rate * float64(time.Second))
+	want := time.Duration(float64(size-linkshape.Burst) / rate * float64(time.Second))
 	if waited < want*9/10 || waited > want*11/10 {
 		t.Fatalf("node2 waited %v for its 1 MiB of partials at 256 KiB/s, want about %v", waited, want)
 	}
