@@ -18,7 +18,6 @@ import (
 	"cairn/client"
 	"cairn/client/clienttest"
 	"cairn/codec"
-	"cairn/codec/all"
 	"cairn/meta/mem"
 	"cairn/node/wire"
 	"cairn/repair/plan"
@@ -578,40 +577,6 @@ func TestScanRequeuesWhatItSkipped(t *testing.T) {
 	}
 	if n, err := r.Scan(ctx, t0.Add(rescanEvery)); err != nil || n != 1 {
 		t.Fatalf("rescan after %v queued %d tasks (%v), want the stripe on the lost disk", rescanEvery, n, err)
-	}
-}
-
-// TestChooseScheme: with Config.Rates the time models pick between the
-// PUSH and PULL form of the scheme the targets allow. On the paper's disks
-// (PULL-Sur writes at 5 MB/s under mixed I/O) PUSH wins; with fast disks
-// behind slow links, a -Sur stripe that lost two shards is pulled (one pull
-// serves both, while a push hop carries two partials); LRC keeps the
-// configured scheme.
-func TestChooseScheme(t *testing.T) {
-	hdd := plan.Rates{Read: 120e6, Write: 110e6, MixedWrite: 5e6, Send: 100e6, Recv: 100e6}
-	fast := plan.Rates{Read: 2e9, Write: 1e9, Send: 125e6, Recv: 125e6}
-	rs, _ := all.New("rs-6-3")
-	lrc, _ := all.New("lrc-4-2-1")
-	for _, c := range []struct {
-		rates       *plan.Rates
-		code        codec.Code
-		f           int
-		given, want plan.Scheme
-	}{
-		{nil, rs, 2, plan.PushSur, plan.PushSur},
-		{&hdd, rs, 1, plan.PushSur, plan.PushSur},
-		{&hdd, rs, 2, plan.PushSur, plan.PushSur},
-		{&hdd, rs, 1, plan.PullSur, plan.PushSur},
-		{&fast, rs, 1, plan.PushSur, plan.PushSur}, // a tie: PUSH first
-		{&fast, rs, 2, plan.PushSur, plan.PullSur},
-		{&fast, rs, 2, plan.PushRep, plan.PushRep}, // -Rep: the replacement's link binds PULL
-		{&fast, rs, 2, plan.PullRep, plan.PushRep},
-		{&fast, lrc, 2, plan.PushSur, plan.PushSur},
-	} {
-		r := New(mem.New(), nil, Config{Unit: 1 << 20, Rates: c.rates})
-		if got := r.choose(c.given, c.code, c.f, 64<<20); got != c.want {
-			t.Errorf("rates %+v, %d lost, given %s: chose %s, want %s", c.rates, c.f, c.given, got, c.want)
-		}
 	}
 }
 
