@@ -10,9 +10,9 @@ import (
 
 // NewTask returns the task for stripe st of m if it has lost shards: a
 // shard on a disk that is lost (LostDisk) or that v does not know. Shards
-// on disks that are not readable now (suspect) count against its Risk,
-// not as lost. code is the policy's code (nil if unknown: Risk 0). now
-// stamps the task.
+// on disks in a state that is neither lost nor readable count against its
+// Risk; readable ones (suspect included) do not. code is the policy's
+// code (nil if unknown: Risk 0). now stamps the task.
 func NewTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Time) (cairn.RepairTask, bool) {
 	var lost []int
 	unavailable := 0
