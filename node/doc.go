@@ -11,7 +11,11 @@
 //   - Client: what the data path, repair and scrub call. It resolves a disk
 //     ID to its node's address on every call and maps responses back to
 //     cairn sentinel errors (ErrNotFound, ErrNoSpace, ErrCorrupt, ErrAuth,
-//     ErrInvalid, ErrUnavailable).
+//     ErrInvalid, ErrUnavailable). It speaks in the types of package
+//     node/wire, so it satisfies client.Shards and repair.Executor as is.
+//   - wire types: the protocol's paths, headers, JSON bodies, RepairSpec
+//     and *wire.Error live in package node/wire, which clients import
+//     instead of this server package.
 //   - Server: a node process's core: opens the volumes, listens, serves,
 //     registers in a Registry (the slice of meta.Store it uses) and keeps
 //     the lease, refreshes disk space and sweeps stale temporary files.
