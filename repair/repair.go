@@ -35,7 +35,8 @@ type Store interface {
 	DeleteRepairTask(ctx context.Context, id string) error
 }
 
-// Executor runs repairs on the storage nodes; node.Client satisfies it.
+// Executor runs repairs on the storage nodes; *node.Client satisfies it
+// (asserted in internal/cli).
 // Errors that blame a helper or a target are *wire.Error naming its disk
 // and shard.
 type Executor interface {
