@@ -16,6 +16,7 @@ import (
 	"cairn"
 	"cairn/codec"
 	"cairn/codec/all"
+	"cairn/node/wire"
 	"cairn/placement"
 )
 
@@ -41,15 +42,16 @@ type Meta interface {
 	CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error)
 }
 
-// Shards stores shard files on disks (implemented over the node protocol by
-// NodeShards; tests use an in-memory fake).
+// Shards stores shard files on disks (*node.Client implements it over the
+// node protocol; tests use an in-memory fake, clienttest.MemShards).
 type Shards interface {
 	// PutShard stores the whole content of r as shard file name on disk,
-	// durably, and returns its size and CRC-32C. The implementation checks
+	// durably, and returns its size and CRC-32C (wire.ShardInfo, as the
+	// node protocol answers a PUT). The implementation checks
 	// that the stored CRC is that of the bytes it read from r (the node
 	// client compares the node's reply with its own running CRC), so the
 	// data path does not compute it a second time.
-	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (size int64, crc uint32, err error)
+	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error)
 	// GetShard streams n bytes (n < 0: to the end) from offset off of a
 	// shard file, verified against its block checksums: a read error
 	// wrapping cairn.ErrCorrupt means the disk holds bad data.

@@ -241,12 +241,12 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 			sent = append(sent, cairn.BlockLoc{ID: a.Block, Disk: disks[a.Disk]})
 			mu.Unlock()
 			// PutShard checks the stored CRC against the bytes it sent.
-			_, crc, err := c.shards.PutShard(ctx, disks[a.Disk], cairn.ShardName(version, a.Block), bytes.NewReader(b))
+			info, err := c.shards.PutShard(ctx, disks[a.Disk], cairn.ShardName(version, a.Block), bytes.NewReader(b))
 			if err != nil {
 				return nil, err
 			}
 			mu.Lock()
-			crcs[a.Block] = crc
+			crcs[a.Block] = info.CRC
 			mu.Unlock()
 			return nil, nil
 		},

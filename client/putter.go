@@ -169,7 +169,8 @@ func (w *putter) launchLocked(req engine.ReqID, row int, disk cairn.DiskID) {
 	}
 	body := &blockReader{ctx: st.ctx, backlog: backlog, ch: st.ch, row: row, w: w, onTake: func() { w.progress(req) }}
 	w.wg.Go(func() {
-		size, crc, err := w.c.shards.PutShard(st.ctx, disk, cairn.ShardName(w.version, row), body)
+		info, err := w.c.shards.PutShard(st.ctx, disk, cairn.ShardName(w.version, row), body)
+		size, crc := info.Size, info.CRC
 		st.cancel()
 		body.drain() // release the stripes still queued for this stream
 		w.mu.Lock()

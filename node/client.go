@@ -13,14 +13,14 @@ import (
 	"strings"
 
 	"cairn"
-	"cairn/node/volume"
+	"cairn/node/wire"
 )
 
 // Client speaks the node protocol. It resolves a disk to its node's
 // address on every call (so a disk that moved is found again). Safe for
 // concurrent use.
 //
-// Errors are *Error values whose chain holds a cairn sentinel: ErrInvalid
+// Errors are *wire.Error values whose chain holds a cairn sentinel: ErrInvalid
 // (bad name or range, refused before sending when it can be told locally),
 // ErrNotFound (no such shard or disk), ErrNoSpace, ErrCorrupt (the node
 // found a bad block, or the bytes received do not match what the node
@@ -55,43 +55,16 @@ func defaultHTTPClient() *http.Client {
 	}
 }
 
-// Error is a failed node call. For a push or pull, Disk and Shard name the
-// culprit, which may be on another node than the one called: the helper
-// whose shard is missing or corrupt, or the target that failed.
-type Error struct {
-	Op     string // "put", "get", "delete", "list", "stat", "push", "pull"
-	Disk   cairn.DiskID
-	Shard  string
-	Status int    // HTTP status, 0 if none arrived
-	Code   string // protocol error code, if any
-	Err    error  // chain holding the sentinel
-
-	msg string // the node's message verbatim, when Code came from a node
-}
-
-func (e *Error) Error() string {
-	s := "node " + e.Op
-	if e.Disk != "" {
-		s += " " + string(e.Disk)
-	}
-	if e.Shard != "" {
-		s += " " + e.Shard
-	}
-	return s + ": " + e.Err.Error()
-}
-
-func (e *Error) Unwrap() error { return e.Err }
-
-func (c *Client) errf(op string, disk cairn.DiskID, shard string, sentinel error, format string, args ...any) *Error {
-	return &Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))}
+func (c *Client) errf(op string, disk cairn.DiskID, shard string, sentinel error, format string, args ...any) *wire.Error {
+	return &wire.Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))}
 }
 
 // request resolves disk and sends one request; a transport failure
-// becomes ErrUnavailable (or ctx's error), an error status an *Error.
+// becomes ErrUnavailable (or ctx's error), an error status a *wire.Error.
 func (c *Client) request(ctx context.Context, op, method string, disk cairn.DiskID, shard, path string, q url.Values, body io.Reader) (*http.Response, error) {
 	addr, err := c.resolve(disk)
 	if err != nil {
-		return nil, &Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("resolve disk: %w", err)}
+		return nil, &wire.Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("resolve disk: %w", err)}
 	}
 	return c.send(ctx, call{op: op, method: method, addr: addr, disk: disk, shard: shard, path: path, query: q, body: body})
 }
@@ -110,7 +83,7 @@ type call struct {
 }
 
 // send sends one request; a transport failure becomes ErrUnavailable (or
-// ctx's error), an error status an *Error.
+// ctx's error), an error status a *wire.Error.
 func (c *Client) send(ctx context.Context, k call) (*http.Response, error) {
 	base := k.addr
 	if !strings.Contains(base, "://") {
@@ -141,9 +114,9 @@ func (c *Client) send(ctx context.Context, k call) (*http.Response, error) {
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, &Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: cerr}
+			return nil, &wire.Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: cerr}
 		}
-		return nil, &Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: fmt.Errorf("%w: %s: %w", cairn.ErrUnavailable, k.addr, err)}
+		return nil, &wire.Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: fmt.Errorf("%w: %s: %w", cairn.ErrUnavailable, k.addr, err)}
 	}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
@@ -158,19 +131,19 @@ var errNoRewind = errors.New("node: a streamed body cannot be sent twice")
 // responseError decodes an error response (the body is read, up to 64 KiB).
 // A body naming a disk and shard (a repair's culprit) overrides disk and
 // shard.
-func responseError(op string, disk cairn.DiskID, shard string, resp *http.Response) *Error {
+func responseError(op string, disk cairn.DiskID, shard string, resp *http.Response) *wire.Error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var eb errorBody
-	e := &Error{Op: op, Disk: disk, Shard: shard, Status: resp.StatusCode}
+	var eb wire.ErrorBody
+	e := &wire.Error{Op: op, Disk: disk, Shard: shard, Status: resp.StatusCode}
 	if json.Unmarshal(b, &eb) != nil || eb.Code == "" {
-		e.Err = fmt.Errorf("%w: node answered %s without a protocol error body", decodeError("", resp.StatusCode), resp.Status)
+		e.Err = fmt.Errorf("%w: node answered %s without a protocol error body", wire.DecodeError("", resp.StatusCode), resp.Status)
 		return e
 	}
 	if eb.Disk != "" {
 		e.Disk, e.Shard = eb.Disk, eb.Shard
 	}
-	e.Code, e.msg = eb.Code, eb.Message
-	e.Err = fmt.Errorf("%w: %s (%s)", decodeError(eb.Code, resp.StatusCode), eb.Message, eb.Code)
+	e.Code, e.Message = eb.Code, eb.Message
+	e.Err = fmt.Errorf("%w: %s (%s)", wire.DecodeError(eb.Code, resp.StatusCode), eb.Message, eb.Code)
 	return e
 }
 
@@ -210,49 +183,49 @@ func (cw crcWriter) Write(p []byte) (int, error) {
 // the node stored once it is durable there. The reply's size and CRC are
 // checked against what was sent (ErrCorrupt on mismatch). r is read to EOF
 // (or until the call fails); it is never buffered whole.
-func (c *Client) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (ShardInfo, error) {
-	if err := volume.ValidateName(name); err != nil {
-		return ShardInfo{}, &Error{Op: "put", Disk: disk, Shard: name, Err: err}
+func (c *Client) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
+	if err := cairn.ValidateShardName(name); err != nil {
+		return wire.ShardInfo{}, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: err}
 	}
 	addr, err := c.resolve(disk)
 	if err != nil {
-		return ShardInfo{}, &Error{Op: "put", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
+		return wire.ShardInfo{}, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
 	}
 	return c.putShardAt(ctx, addr, disk, name, r)
 }
 
 // putShardAt is PutShard to the node at addr.
-func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID, name string, r io.Reader) (ShardInfo, error) {
-	if err := volume.ValidateName(name); err != nil {
-		return ShardInfo{}, &Error{Op: "put", Disk: disk, Shard: name, Err: err}
+func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
+	if err := cairn.ValidateShardName(name); err != nil {
+		return wire.ShardInfo{}, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: err}
 	}
 	cr := &crcReader{r: r}
 	// A body with no Len is sent chunked; wrapping hides any Len, so the
 	// transport never sets a wrong Content-Length. A reader that knows its
 	// Size declares it, which lets the node write it in larger runs.
 	k := call{op: "put", method: http.MethodPut, addr: addr, disk: disk, shard: name,
-		path: shardPath(disk, name), body: io.NopCloser(cr)}
+		path: wire.ShardPath(disk, name), body: io.NopCloser(cr)}
 	if sz, ok := r.(interface{ Size() int64 }); ok {
 		k.length = sz.Size()
 	}
 	resp, err := c.send(ctx, k)
 	if err != nil {
-		return ShardInfo{}, err
+		return wire.ShardInfo{}, err
 	}
 	defer resp.Body.Close()
-	var pr putResponse
+	var pr wire.PutResponse
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&pr); err != nil {
-		return ShardInfo{}, c.errf("put", disk, name, cairn.ErrUnavailable, "bad reply: %v", err)
+		return wire.ShardInfo{}, c.errf("put", disk, name, cairn.ErrUnavailable, "bad reply: %v", err)
 	}
 	if pr.Size != cr.n || pr.CRC != cr.crc {
-		return ShardInfo{}, c.errf("put", disk, name, cairn.ErrCorrupt,
+		return wire.ShardInfo{}, c.errf("put", disk, name, cairn.ErrCorrupt,
 			"node stored %d bytes with CRC %08x, sent %d with CRC %08x", pr.Size, pr.CRC, cr.n, cr.crc)
 	}
-	return ShardInfo(pr), nil
+	return pr, nil
 }
 
 // GetShard returns a reader of n bytes of shard name from offset off
-// (n = -1: to the end). The range must lie within the shard (ErrInvalid).
+// (n < 0: to the end). The range must lie within the shard (ErrInvalid).
 // The node checks every block's CRC before sending it; the reader returns
 // the good bytes and then an error wrapping cairn.ErrCorrupt if the node
 // found corruption (even mid-stream), or if the bytes received differ from
@@ -260,44 +233,44 @@ func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 // whole range. The caller must Close it; cancelling ctx stops the node's
 // reading.
 func (c *Client) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
-	if err := volume.ValidateName(name); err != nil {
-		return nil, &Error{Op: "get", Disk: disk, Shard: name, Err: err}
+	if err := cairn.ValidateShardName(name); err != nil {
+		return nil, &wire.Error{Op: "get", Disk: disk, Shard: name, Err: err}
 	}
 	addr, err := c.resolve(disk)
 	if err != nil {
-		return nil, &Error{Op: "get", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
+		return nil, &wire.Error{Op: "get", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
 	}
 	return c.getShardAt(ctx, addr, disk, name, off, n)
 }
 
 // getShardAt is GetShard from the node at addr.
 func (c *Client) getShardAt(ctx context.Context, addr string, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
-	if err := volume.ValidateName(name); err != nil {
-		return nil, &Error{Op: "get", Disk: disk, Shard: name, Err: err}
+	if err := cairn.ValidateShardName(name); err != nil {
+		return nil, &wire.Error{Op: "get", Disk: disk, Shard: name, Err: err}
 	}
-	if off < 0 || n < -1 {
+	if off < 0 {
 		return nil, c.errf("get", disk, name, cairn.ErrInvalid, "bad range offset %d length %d", off, n)
 	}
 	q := url.Values{"offset": {strconv.FormatInt(off, 10)}}
 	if n >= 0 {
 		q.Set("length", strconv.FormatInt(n, 10))
 	}
-	resp, err := c.send(ctx, call{op: "get", method: http.MethodGet, addr: addr, disk: disk, shard: name, path: shardPath(disk, name), query: q})
+	resp, err := c.send(ctx, call{op: "get", method: http.MethodGet, addr: addr, disk: disk, shard: name, path: wire.ShardPath(disk, name), query: q})
 	if err != nil {
 		return nil, err
 	}
-	want, err := strconv.ParseInt(resp.Header.Get(HeaderLength), 10, 64)
+	want, err := strconv.ParseInt(resp.Header.Get(wire.HeaderLength), 10, 64)
 	if err != nil || want < 0 || (n >= 0 && want != n) {
 		resp.Body.Close()
-		return nil, c.errf("get", disk, name, cairn.ErrUnavailable, "node sent a bad %s %q", HeaderLength, resp.Header.Get(HeaderLength))
+		return nil, c.errf("get", disk, name, cairn.ErrUnavailable, "node sent a bad %s %q", wire.HeaderLength, resp.Header.Get(wire.HeaderLength))
 	}
-	return &shardReader{ctx: ctx, op: &Error{Op: "get", Disk: disk, Shard: name}, resp: resp, want: want}, nil
+	return &shardReader{ctx: ctx, op: &wire.Error{Op: "get", Disk: disk, Shard: name}, resp: resp, want: want}, nil
 }
 
 // shardReader checks a GET body against its header and trailers.
 type shardReader struct {
 	ctx  context.Context
-	op   *Error // template for errors
+	op   *wire.Error // template for errors
 	resp *http.Response
 	want int64
 	got  int64
@@ -344,23 +317,23 @@ func (r *shardReader) Read(p []byte) (int, error) {
 // finish judges the trailers once the body ended.
 func (r *shardReader) finish() error {
 	tr := r.resp.Trailer
-	switch st := tr.Get(TrailerStatus); st {
-	case statusOK:
+	switch st := tr.Get(wire.TrailerStatus); st {
+	case wire.StatusOK:
 	case "":
 		return r.fail(cairn.ErrUnavailable, "body ended after %d of %d bytes without a status trailer", r.got, r.want)
 	default:
 		e := *r.op
 		e.Status, e.Code = r.resp.StatusCode, st
-		e.msg = fmt.Sprintf("node stopped after %d of %d bytes: %s", r.got, r.want, tr.Get(TrailerError))
-		e.Err = fmt.Errorf("%w: %s (%s)", decodeError(st, 0), e.msg, st)
+		e.Message = fmt.Sprintf("node stopped after %d of %d bytes: %s", r.got, r.want, tr.Get(wire.TrailerError))
+		e.Err = fmt.Errorf("%w: %s (%s)", wire.DecodeError(st, 0), e.Message, st)
 		return &e
 	}
 	if r.got != r.want {
 		return r.fail(cairn.ErrUnavailable, "node confirmed %d bytes, announced %d", r.got, r.want)
 	}
-	sent, err := parseCRC(tr.Get(TrailerBodyCRC))
+	sent, err := wire.ParseCRC(tr.Get(wire.TrailerBodyCRC))
 	if err != nil {
-		return r.fail(cairn.ErrUnavailable, "bad %s trailer: %v", TrailerBodyCRC, err)
+		return r.fail(cairn.ErrUnavailable, "bad %s trailer: %v", wire.TrailerBodyCRC, err)
 	}
 	if sent != r.crc {
 		return r.fail(cairn.ErrCorrupt, "received bytes have CRC %08x, node sent %08x", r.crc, sent)
@@ -379,22 +352,22 @@ func (r *shardReader) Close() error {
 
 // DeleteShard removes shard name from disk. ErrNotFound if it is not there.
 func (c *Client) DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error {
-	if err := volume.ValidateName(name); err != nil {
-		return &Error{Op: "delete", Disk: disk, Shard: name, Err: err}
+	if err := cairn.ValidateShardName(name); err != nil {
+		return &wire.Error{Op: "delete", Disk: disk, Shard: name, Err: err}
 	}
 	addr, err := c.resolve(disk)
 	if err != nil {
-		return &Error{Op: "delete", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
+		return &wire.Error{Op: "delete", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
 	}
 	return c.deleteShardAt(ctx, addr, disk, name)
 }
 
 // deleteShardAt is DeleteShard on the node at addr.
 func (c *Client) deleteShardAt(ctx context.Context, addr string, disk cairn.DiskID, name string) error {
-	if err := volume.ValidateName(name); err != nil {
-		return &Error{Op: "delete", Disk: disk, Shard: name, Err: err}
+	if err := cairn.ValidateShardName(name); err != nil {
+		return &wire.Error{Op: "delete", Disk: disk, Shard: name, Err: err}
 	}
-	resp, err := c.send(ctx, call{op: "delete", method: http.MethodDelete, addr: addr, disk: disk, shard: name, path: shardPath(disk, name)})
+	resp, err := c.send(ctx, call{op: "delete", method: http.MethodDelete, addr: addr, disk: disk, shard: name, path: wire.ShardPath(disk, name)})
 	if err != nil {
 		return err
 	}
@@ -405,7 +378,7 @@ func (c *Client) deleteShardAt(ctx context.Context, addr string, disk cairn.Disk
 // ListShards returns up to limit shards of disk whose names sort after
 // after, in name order, and whether more follow (limit <= 0: the node's
 // default page, 1000).
-func (c *Client) ListShards(ctx context.Context, disk cairn.DiskID, after string, limit int) ([]ShardStat, bool, error) {
+func (c *Client) ListShards(ctx context.Context, disk cairn.DiskID, after string, limit int) ([]wire.ShardStat, bool, error) {
 	q := url.Values{}
 	if after != "" {
 		q.Set("after", after)
@@ -413,17 +386,17 @@ func (c *Client) ListShards(ctx context.Context, disk cairn.DiskID, after string
 	if limit > 0 {
 		q.Set("limit", strconv.Itoa(limit))
 	}
-	var lr listResponse
-	if err := c.getJSON(ctx, "list", disk, diskPath(disk)+"/shards", q, &lr); err != nil {
+	var lr wire.ListResponse
+	if err := c.getJSON(ctx, "list", disk, wire.DiskPath(disk)+"/shards", q, &lr); err != nil {
 		return nil, false, err
 	}
 	return lr.Shards, lr.More, nil
 }
 
 // DiskStat returns a disk's capacity and free space.
-func (c *Client) DiskStat(ctx context.Context, disk cairn.DiskID) (DiskStat, error) {
-	var st DiskStat
-	err := c.getJSON(ctx, "stat", disk, diskPath(disk), nil, &st)
+func (c *Client) DiskStat(ctx context.Context, disk cairn.DiskID) (wire.DiskStat, error) {
+	var st wire.DiskStat
+	err := c.getJSON(ctx, "stat", disk, wire.DiskPath(disk), nil, &st)
 	return st, err
 }
 

@@ -11,14 +11,18 @@
 //   - Client: what the data path, repair and scrub call. It resolves a disk
 //     ID to its node's address on every call and maps responses back to
 //     cairn sentinel errors (ErrNotFound, ErrNoSpace, ErrCorrupt, ErrAuth,
-//     ErrInvalid, ErrUnavailable).
+//     ErrInvalid, ErrUnavailable). It speaks in the types of package
+//     node/wire, so it satisfies client.Shards and repair.Executor as is.
+//   - wire types: the protocol's paths, headers, JSON bodies, RepairSpec
+//     and *wire.Error live in package node/wire, which clients import
+//     instead of this server package.
 //   - Server: a node process's core: opens the volumes, listens, serves,
 //     registers in a Registry (the slice of meta.Store it uses) and keeps
 //     the lease, refreshes disk space and sweeps stale temporary files.
 //   - cluster secret: every request carries "Authorization: Bearer
 //     <secret>", compared in constant time; otherwise 401 → ErrAuth.
 //
-// Repair (push and pull): a RepairSpec rebuilds f = len(Store) lost shards
+// Repair (push and pull): a wire.RepairSpec rebuilds f = len(Store) lost shards
 // of a bytewise linear code from helper shards (Hops): rebuilt shard j =
 // Σ_i Hops[i].Coeffs[j]·helper_i in GF(2^8), computed with codec.MulAdd.
 // The work moves by slice (the request unit, Unit bytes): slice s of
@@ -31,7 +35,7 @@
 // the same node in a row run in one request. In a PULL (Client.Pull) one
 // node, the puller, fetches every helper at once and computes the f shards
 // itself. A node answers a push only once the rest of the chain has, so
-// the coordinator gets one answer: what each target stored, or an *Error
+// the coordinator gets one answer: what each target stored, or a *wire.Error
 // naming the helper or target at fault (a corrupt or missing helper
 // several hops down, a full target), whichever node found it. The PUSH
 // property: no node receives more than f partials per slice position,
@@ -61,11 +65,12 @@
 //	c := node.NewClient(secret, resolve, nil)
 //	info, err := c.PutShard(ctx, disk, cairn.ShardName(version, i), stream)
 //	r, err := c.GetShard(ctx, disk, name, off, n)
-//	stored, err := c.Push(ctx, node.RepairSpec{Size: size, Unit: 1 << 20, Hops: chain, Store: targets})
+//	stored, err := c.Push(ctx, wire.RepairSpec{Size: size, Unit: 1 << 20, Hops: chain, Store: targets})
 //
 // Link shaping: Config.LinkRate gives a node a slow network link for
 // repair experiments (one token bucket per direction, shared by every
-// connection the node accepts or dials; shape.go).
+// connection the node accepts or dials; package internal/linkshape), and
+// HandlerConfig.RepairRate paces its repair output with the same limiter.
 //
 // Caveats: a push or pull error can reach the coordinator before nodes
 // further down a chain have finished removing their temporary files (they

@@ -13,6 +13,7 @@ import (
 	"cairn/codec/all"
 	"cairn/internal/vfs"
 	"cairn/node"
+	"cairn/node/wire"
 )
 
 func Example() {
@@ -86,12 +87,12 @@ func ExampleClient_Push() {
 	}
 
 	rp, _ := code.(codec.LinearRepairer).RepairPlan([]int{2}, []int{0, 1})
-	spec := node.RepairSpec{Size: int64(len(shards[0])), Unit: 1 << 20,
-		Store: []node.Target{{Addr: servers["node2"].Addr(), Disk: "node2/spare", Shard: cairn.ShardName(version, 2)}}}
+	spec := wire.RepairSpec{Size: int64(len(shards[0])), Unit: 1 << 20,
+		Store: []wire.Target{{Addr: servers["node2"].Addr(), Disk: "node2/spare", Shard: cairn.ShardName(version, 2)}}}
 	for i, h := range rp.Helpers {
 		disk := cairn.DiskID(fmt.Sprintf("node%d/disk1", h+1))
 		addr, _ := resolve(disk)
-		spec.Hops = append(spec.Hops, node.Hop{Addr: addr, Disk: disk, Shard: cairn.ShardName(version, h), Coeffs: []byte{rp.Coeffs[0][i]}})
+		spec.Hops = append(spec.Hops, wire.Hop{Addr: addr, Disk: disk, Shard: cairn.ShardName(version, h), Coeffs: []byte{rp.Coeffs[0][i]}})
 	}
 	stored, err := c.Push(ctx, spec)
 	if err != nil {

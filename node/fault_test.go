@@ -22,6 +22,7 @@ import (
 	"cairn/internal/vfs"
 	"cairn/internal/vfs/errorfs"
 	"cairn/node/volume"
+	"cairn/node/wire"
 )
 
 // TestHostileNames sends names that would be dangerous as file names, both
@@ -145,26 +146,26 @@ func TestGarbageNode(t *testing.T) {
 			io.WriteString(w, "hello")
 		}, cairn.ErrUnavailable},
 		{"truncated, no trailer", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set(HeaderLength, "10")
+			w.Header().Set(wire.HeaderLength, "10")
 			io.WriteString(w, "hello")
 		}, cairn.ErrUnavailable},
 		{"too many bytes", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set(HeaderLength, "2")
+			w.Header().Set(wire.HeaderLength, "2")
 			io.WriteString(w, "hello")
 		}, cairn.ErrUnavailable},
 		{"bytes changed in transit", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Trailer", TrailerStatus+", "+TrailerBodyCRC)
-			w.Header().Set(HeaderLength, "5")
+			w.Header().Set("Trailer", wire.TrailerStatus+", "+wire.TrailerBodyCRC)
+			w.Header().Set(wire.HeaderLength, "5")
 			io.WriteString(w, "hellO")
-			w.Header().Set(TrailerStatus, "ok")
-			w.Header().Set(TrailerBodyCRC, formatCRC(crc32c([]byte("hello"))))
+			w.Header().Set(wire.TrailerStatus, "ok")
+			w.Header().Set(wire.TrailerBodyCRC, wire.FormatCRC(crc32c([]byte("hello"))))
 		}, cairn.ErrCorrupt},
 		{"error trailer", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Trailer", TrailerStatus+", "+TrailerError)
-			w.Header().Set(HeaderLength, "5")
+			w.Header().Set("Trailer", wire.TrailerStatus+", "+wire.TrailerError)
+			w.Header().Set(wire.HeaderLength, "5")
 			io.WriteString(w, "he")
-			w.Header().Set(TrailerStatus, "corrupt")
-			w.Header().Set(TrailerError, "block 0 bad")
+			w.Header().Set(wire.TrailerStatus, "corrupt")
+			w.Header().Set(wire.TrailerError, "block 0 bad")
 		}, cairn.ErrCorrupt},
 	}
 	for _, tc := range cases {
@@ -189,7 +190,7 @@ func TestGarbageNode(t *testing.T) {
 	// A PUT whose reply does not match what was sent.
 	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
-		writeJSON(w, 201, putResponse{Size: 3, CRC: 1})
+		writeJSON(w, 201, wire.PutResponse{Size: 3, CRC: 1})
 	}))
 	defer srv.Close()
 	c = NewClient("x", func(cairn.DiskID) (string, error) { return srv.URL, nil }, nil)
@@ -223,7 +224,7 @@ func TestNoSpace(t *testing.T) {
 			if !errors.Is(err, cairn.ErrNoSpace) {
 				t.Fatalf("put on a full disk: %v", err)
 			}
-			var ne *Error
+			var ne *wire.Error
 			if !errors.As(err, &ne) || ne.Status != http.StatusInsufficientStorage || ne.Code != "no_space" {
 				t.Fatalf("error %#v", err)
 			}
@@ -347,7 +348,7 @@ func TestMaxShardSize(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	req, _ := http.NewRequest("PUT", srv.URL+shardPath(d.id, shardName(1, 0)), bytes.NewReader(make([]byte, 101)))
+	req, _ := http.NewRequest("PUT", srv.URL+wire.ShardPath(d.id, shardName(1, 0)), bytes.NewReader(make([]byte, 101)))
 	req.Header.Set("Authorization", "Bearer "+testSecret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/internal/linkshape"
 	"cairn/node/volume"
+	"cairn/node/wire"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -51,7 +53,7 @@ type HandlerConfig struct {
 	// Logger (nil: discarded).
 	Logger *slog.Logger
 
-	repairClock linkClock // tests: the clock of the RepairRate limiter
+	repairClock linkshape.Clock // tests: the clock of the RepairRate limiter
 }
 
 // Handler serves the node protocol over a fixed set of volumes. It is an
@@ -68,7 +70,7 @@ type Handler struct {
 	peer    *Client // the node's requests to other nodes (repair)
 	// repairLimit paces repair jobs' output (HandlerConfig.RepairRate;
 	// nil: unlimited).
-	repairLimit *linkLimiter
+	repairLimit *linkshape.Limiter
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -101,9 +103,9 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	if cfg.RepairRate > 0 {
 		clock := cfg.repairClock
 		if clock == nil {
-			clock = wallClock{}
+			clock = linkshape.WallClock{}
 		}
-		h.repairLimit = newLinkLimiter(cfg.RepairRate, clock)
+		h.repairLimit = linkshape.NewLimiter(cfg.RepairRate, clock)
 	}
 	h.peer = NewClient(cfg.Secret, func(d cairn.DiskID) (string, error) {
 		return "", fmt.Errorf("%w: node %s resolves no disks (%s)", cairn.ErrInvalid, cfg.Node, d)
@@ -116,14 +118,14 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 		h.order = append(h.order, v.ID())
 	}
 	m := http.NewServeMux()
-	m.HandleFunc("PUT "+apiPrefix+"/disks/{disk}/shards/{name}", h.put)
-	m.HandleFunc("GET "+apiPrefix+"/disks/{disk}/shards/{name}", h.get)
-	m.HandleFunc("DELETE "+apiPrefix+"/disks/{disk}/shards/{name}", h.delete)
-	m.HandleFunc("GET "+apiPrefix+"/disks/{disk}/shards", h.list)
-	m.HandleFunc("GET "+apiPrefix+"/disks/{disk}", h.stat)
-	m.HandleFunc("GET "+apiPrefix+"/health", h.health)
-	m.HandleFunc("POST "+pushPath, h.push)
-	m.HandleFunc("POST "+pullPath, h.pull)
+	m.HandleFunc("PUT "+wire.Prefix+"/disks/{disk}/shards/{name}", h.put)
+	m.HandleFunc("GET "+wire.Prefix+"/disks/{disk}/shards/{name}", h.get)
+	m.HandleFunc("DELETE "+wire.Prefix+"/disks/{disk}/shards/{name}", h.delete)
+	m.HandleFunc("GET "+wire.Prefix+"/disks/{disk}/shards", h.list)
+	m.HandleFunc("GET "+wire.Prefix+"/disks/{disk}", h.stat)
+	m.HandleFunc("GET "+wire.Prefix+"/health", h.health)
+	m.HandleFunc("POST "+wire.PushPath, h.push)
+	m.HandleFunc("POST "+wire.PullPath, h.pull)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, "no_route", http.StatusNotFound, fmt.Errorf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
@@ -143,7 +145,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code, status := encodeError(err)
+	code, status := wire.EncodeError(err)
 	h.fail(w, r, code, status, err)
 }
 
@@ -153,7 +155,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code string, stat
 		lvl = slog.LevelWarn
 	}
 	h.log.Log(r.Context(), lvl, "node request failed", "method", r.Method, "path", r.URL.Path, "code", code, "err", err)
-	writeJSON(w, status, errorBody{Code: code, Message: err.Error()})
+	writeJSON(w, status, wire.ErrorBody{Code: code, Message: err.Error()})
 }
 
 // volume finds the request's disk or answers 404 no_disk.
@@ -233,9 +235,9 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	w.Header().Set(HeaderSize, strconv.FormatInt(info.Size, 10))
-	w.Header().Set(HeaderCRC, formatCRC(info.CRC))
-	writeJSON(w, http.StatusCreated, putResponse{Size: info.Size, CRC: info.CRC})
+	w.Header().Set(wire.HeaderSize, strconv.FormatInt(info.Size, 10))
+	w.Header().Set(wire.HeaderCRC, wire.FormatCRC(info.CRC))
+	writeJSON(w, http.StatusCreated, wire.PutResponse{Size: info.Size, CRC: info.CRC})
 }
 
 // getReadRun is the disk request size of a GET: a streamed shard is read
@@ -291,10 +293,10 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", "application/octet-stream")
-	hd.Set("Trailer", TrailerStatus+", "+TrailerError+", "+TrailerBodyCRC)
-	hd.Set(HeaderLength, strconv.FormatInt(length, 10))
-	hd.Set(HeaderSize, strconv.FormatInt(rr.Size(), 10))
-	hd.Set(HeaderCRC, formatCRC(rr.CRC()))
+	hd.Set("Trailer", wire.TrailerStatus+", "+wire.TrailerError+", "+wire.TrailerBodyCRC)
+	hd.Set(wire.HeaderLength, strconv.FormatInt(length, 10))
+	hd.Set(wire.HeaderSize, strconv.FormatInt(rr.Size(), 10))
+	hd.Set(wire.HeaderCRC, wire.FormatCRC(rr.CRC()))
 	ic := idleConn{rc: http.NewResponseController(w), idle: h.idle}
 	defer ic.clear()
 	ic.write()
@@ -312,17 +314,17 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		}
 		k, rerr = rr.Read(buf)
 		if rerr != nil && rerr != io.EOF {
-			code, _ := encodeError(rerr)
+			code, _ := wire.EncodeError(rerr)
 			if r.Context().Err() == nil {
 				h.log.Warn("get: stopped mid-stream", "path", r.URL.Path, "code", code, "err", rerr)
 			}
-			hd.Set(TrailerStatus, code)
-			hd.Set(TrailerError, rerr.Error())
+			hd.Set(wire.TrailerStatus, code)
+			hd.Set(wire.TrailerError, rerr.Error())
 			return
 		}
 	}
-	hd.Set(TrailerStatus, statusOK)
-	hd.Set(TrailerBodyCRC, formatCRC(crc))
+	hd.Set(wire.TrailerStatus, wire.StatusOK)
+	hd.Set(wire.TrailerBodyCRC, wire.FormatCRC(crc))
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
@@ -356,19 +358,19 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	resp := listResponse{Shards: make([]ShardStat, len(page)), More: more}
+	resp := wire.ListResponse{Shards: make([]wire.ShardStat, len(page)), More: more}
 	for i, s := range page {
-		resp.Shards[i] = ShardStat{Name: s.Name, Size: s.Size}
+		resp.Shards[i] = wire.ShardStat{Name: s.Name, Size: s.Size}
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
-func (h *Handler) diskStat(v *volume.Volume) (DiskStat, error) {
+func (h *Handler) diskStat(v *volume.Volume) (wire.DiskStat, error) {
 	u, err := v.Usage()
 	if err != nil {
-		return DiskStat{}, err
+		return wire.DiskStat{}, err
 	}
-	st := DiskStat{ID: v.ID(), Capacity: u.Capacity, Free: u.Free}
+	st := wire.DiskStat{ID: v.ID(), Capacity: u.Capacity, Free: u.Free}
 	if err := v.Err(); err != nil {
 		st.Broken = err.Error()
 	}
@@ -389,11 +391,11 @@ func (h *Handler) stat(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
-	resp := healthResponse{Node: h.node, OK: true, Disks: []DiskStat{}}
+	resp := wire.HealthResponse{Node: h.node, OK: true, Disks: []wire.DiskStat{}}
 	for _, id := range h.order {
 		st, err := h.diskStat(h.vols[id])
 		if err != nil {
-			st = DiskStat{ID: id, Broken: err.Error()}
+			st = wire.DiskStat{ID: id, Broken: err.Error()}
 		}
 		if st.Broken != "" {
 			resp.OK = false

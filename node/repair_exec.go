@@ -13,6 +13,7 @@ import (
 	"cairn"
 	"cairn/codec"
 	"cairn/node/volume"
+	"cairn/node/wire"
 )
 
 // The node's part of a push or pull: a repairJob reads its sources slice
@@ -106,7 +107,7 @@ type slicePart struct {
 type repairJob struct {
 	h      *Handler
 	op     string // "push" or "pull"
-	spec   *RepairSpec
+	spec   *wire.RepairSpec
 	f, n   int             // targets, slices
 	parent context.Context // the request's context
 	ctx    context.Context // the job's: cancelled by the first failure
@@ -130,13 +131,13 @@ type repairJob struct {
 	outs sync.WaitGroup // output writers and their consumers
 
 	pipes     []*io.PipeReader // closed when sinkCtx ends
-	stored    []ShardInfo      // per target; each written by one consumer before outs.Done
+	stored    []wire.ShardInfo // per target; each written by one consumer before outs.Done
 	committed []bool           // per target: a local or remote shard was stored by this job
 }
 
-func (h *Handler) newRepairJob(r *http.Request, op string, spec *RepairSpec) *repairJob {
-	j := &repairJob{h: h, op: op, spec: spec, f: len(spec.Store), n: spec.slices(), parent: r.Context(),
-		stored: make([]ShardInfo, len(spec.Store)), committed: make([]bool, len(spec.Store))}
+func (h *Handler) newRepairJob(r *http.Request, op string, spec *wire.RepairSpec) *repairJob {
+	j := &repairJob{h: h, op: op, spec: spec, f: len(spec.Store), n: spec.Slices(), parent: r.Context(),
+		stored: make([]wire.ShardInfo, len(spec.Store)), committed: make([]bool, len(spec.Store))}
 	j.ctx, j.cancel = context.WithCancel(r.Context())
 	j.sinkCtx, j.sinkCancel = context.WithCancel(r.Context())
 	return j
@@ -184,7 +185,7 @@ func (j *repairJob) pipe() (*io.PipeReader, *io.PipeWriter) {
 }
 
 // localSource reads a helper shard from one of this node's volumes.
-func (j *repairJob) localSource(v *volume.Volume, hop Hop) *source {
+func (j *repairJob) localSource(v *volume.Volume, hop wire.Hop) *source {
 	// Slices buffered ahead cover a whole run, so the disk reads the next
 	// run while the computation uses this one.
 	ahead := int(min(RepairReadRun, j.spec.Size) / max(j.spec.Unit, 1))
@@ -201,7 +202,7 @@ func (j *repairJob) localSource(v *volume.Volume, hop Hop) *source {
 // unit per GET: a puller asks each helper for the next unit as it needs
 // it, which is the PULL of the paper and what its helpers' disks see as
 // unit-sized requests from several pullers at once.
-func (j *repairJob) remoteSource(hop Hop) *source {
+func (j *repairJob) remoteSource(hop wire.Hop) *source {
 	return newSource(1, 0, hop.Coeffs, func(ctx context.Context) (io.ReadCloser, error) {
 		return &unitReader{end: j.spec.Size, unit: j.spec.Unit, open: func(off, n int64) (io.ReadCloser, error) {
 			return j.h.peer.getShardAt(ctx, hop.Addr, hop.Disk, hop.Shard, off, n)
@@ -255,14 +256,14 @@ func (u *unitReader) Close() error {
 }
 
 // blameHop names the helper in an error that does not name a culprit yet
-// (a node call's *Error already does).
-func (j *repairJob) blameHop(hop Hop) func(error) error {
+// (a node call's *wire.Error already does).
+func (j *repairJob) blameHop(hop wire.Hop) func(error) error {
 	return func(err error) error {
-		var ne *Error
+		var ne *wire.Error
 		if errors.As(err, &ne) {
 			return err
 		}
-		return &Error{Op: j.op, Disk: hop.Disk, Shard: hop.Shard, Err: err}
+		return &wire.Error{Op: j.op, Disk: hop.Disk, Shard: hop.Shard, Err: err}
 	}
 }
 
@@ -276,8 +277,8 @@ func (j *repairJob) forward(b int) []*output {
 	go func() {
 		defer j.outs.Done()
 		k := call{op: j.op, method: http.MethodPost, addr: next.Addr, disk: next.Disk, shard: next.Shard,
-			path: pushPath, body: pr, length: int64(j.f) * j.spec.Size}
-		stored, err := j.h.peer.repair(j.sinkCtx, k, repairRequest{Spec: *j.spec, Hop: b})
+			path: wire.PushPath, body: pr, length: int64(j.f) * j.spec.Size}
+		stored, err := j.h.peer.repair(j.sinkCtx, k, wire.RepairRequest{Spec: *j.spec, Hop: b})
 		pr.CloseWithError(errOutputDone)
 		if err != nil {
 			j.fail(err)
@@ -310,21 +311,21 @@ func (j *repairJob) store() []*output {
 		j.outs.Add(1)
 		go func() {
 			defer j.outs.Done()
-			var info ShardInfo
+			var info wire.ShardInfo
 			var err error
 			body := sizedReader{pr, j.spec.Size} // the write region: runs of up to volume.WriteRun
 			if v != nil {
 				var vi volume.ShardInfo
 				vi, err = v.Put(j.sinkCtx, t.Shard, body)
-				info = ShardInfo{Size: vi.Size, CRC: vi.CRC}
+				info = wire.ShardInfo{Size: vi.Size, CRC: vi.CRC}
 			} else {
 				info, err = j.h.peer.putShardAt(j.sinkCtx, t.Addr, t.Disk, t.Shard, body)
 			}
 			pr.CloseWithError(errOutputDone)
 			if err != nil {
-				var ne *Error
+				var ne *wire.Error
 				if !errors.As(err, &ne) {
-					err = &Error{Op: j.op, Disk: t.Disk, Shard: t.Shard, Err: err}
+					err = &wire.Error{Op: j.op, Disk: t.Disk, Shard: t.Shard, Err: err}
 				}
 				j.fail(err)
 				return
@@ -361,7 +362,7 @@ func (j *repairJob) run(up *source, helpers []*source, outs []*output) {
 	if done {
 		j.srcs.Wait() // each source checks its end before anything commits
 	} else {
-		j.fail(&Error{Op: j.op, Err: fmt.Errorf("repair stopped: %w", context.Cause(j.ctx))}) // if nothing failed before
+		j.fail(&wire.Error{Op: j.op, Err: fmt.Errorf("repair stopped: %w", context.Cause(j.ctx))}) // if nothing failed before
 	}
 	j.mu.Lock()
 	final := j.err
@@ -392,7 +393,7 @@ func (j *repairJob) read(s *source) {
 		case <-j.ctx.Done():
 			return
 		}
-		l := s.width * j.spec.sliceLen(i)
+		l := s.width * j.spec.SliceLen(i)
 		if cap(buf) < l {
 			buf = make([]byte, l) // slice 0 is the longest
 		}
@@ -450,7 +451,7 @@ func (j *repairJob) compute(up *source, helpers []*source, outs []*output) bool 
 		if j.ctx.Err() != nil {
 			return false
 		}
-		l := j.spec.sliceLen(i)
+		l := j.spec.SliceLen(i)
 		if cap(sl.buf) < j.f*l {
 			sl.buf = make([]byte, j.f*l)
 		}
@@ -481,7 +482,7 @@ func (j *repairJob) compute(up *source, helpers []*source, outs []*output) bool 
 			first = false
 			s.free <- b
 		}
-		if j.h.repairLimit != nil && j.h.repairLimit.wait(len(out), j.ctx.Done()) != nil {
+		if j.h.repairLimit != nil && j.h.repairLimit.Wait(len(out), j.ctx.Done()) != nil {
 			return false
 		}
 		sl.busy.Add(len(outs))
@@ -557,7 +558,7 @@ func (r *idleReader) Close() error { return nil } // the server closes the body
 // request names to the last consecutive hop with the same address, then
 // forwards the partials or stores the rebuilt shards.
 func (h *Handler) push(w http.ResponseWriter, r *http.Request) {
-	req, err := decodeRepairRequest(r.Header.Get(HeaderRepair))
+	req, err := wire.DecodeRepairRequest(r.Header.Get(wire.HeaderRepair))
 	if err != nil {
 		h.repairError(w, r, "push", err)
 		return
@@ -595,7 +596,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) {
 		prev := spec.Hops[a-1]
 		body := &idleReader{ctx: j.ctx, r: r.Body, c: ic}
 		up = newSource(f, 0, nil, func(context.Context) (io.ReadCloser, error) { return body, nil }, func(err error) error {
-			return &Error{Op: "push", Disk: prev.Disk, Shard: prev.Shard,
+			return &wire.Error{Op: "push", Disk: prev.Disk, Shard: prev.Shard,
 				Err: fmt.Errorf("%w: partials from the previous hop (%s) broke off: %w", cairn.ErrUnavailable, prev.Addr, err)}
 		})
 		j.abortHook = func() { _ = ic.rc.SetReadDeadline(time.Now()) } // unblocks the body read
@@ -628,7 +629,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) {
 // pull fetches every helper (reading its own disks locally), computes the
 // rebuilt shards and stores them.
 func (h *Handler) pull(w http.ResponseWriter, r *http.Request) {
-	req, err := decodeRepairRequest(r.Header.Get(HeaderRepair))
+	req, err := wire.DecodeRepairRequest(r.Header.Get(wire.HeaderRepair))
 	if err == nil && req.Hop != 0 {
 		err = fmt.Errorf("%w: a pull has no hop index", cairn.ErrInvalid)
 	}
@@ -664,34 +665,34 @@ func (h *Handler) finishRepair(w http.ResponseWriter, r *http.Request, j *repair
 	}
 	h.log.Debug("repair done", "op", j.op, "size", j.spec.Size, "targets", j.f)
 	ic.write()
-	writeJSON(w, http.StatusOK, repairResponse{Stored: j.stored})
+	writeJSON(w, http.StatusOK, wire.RepairResponse{Stored: j.stored})
 }
 
 // noDisk is the error for a hop whose disk this node does not serve.
-func (h *Handler) noDisk(op string, disk cairn.DiskID, shard string) *Error {
+func (h *Handler) noDisk(op string, disk cairn.DiskID, shard string) *wire.Error {
 	msg := fmt.Sprintf("node %s serves no disk %q", h.node, disk)
-	return &Error{Op: op, Disk: disk, Shard: shard, Status: http.StatusNotFound, Code: "no_disk", msg: msg,
+	return &wire.Error{Op: op, Disk: disk, Shard: shard, Status: http.StatusNotFound, Code: "no_disk", Message: msg,
 		Err: fmt.Errorf("%w: %s", cairn.ErrNotFound, msg)}
 }
 
 // repairError answers a failed push or pull. An error that came from
-// another node (an *Error with a code) passes through with its code and
+// another node (a *wire.Error with a code) passes through with its code and
 // message; the body names the culprit's disk and shard.
 func (h *Handler) repairError(w http.ResponseWriter, r *http.Request, op string, err error) {
-	eb := errorBody{Message: err.Error()}
+	eb := wire.ErrorBody{Message: err.Error()}
 	var status int
-	var ne *Error
+	var ne *wire.Error
 	if errors.As(err, &ne) && ne.Code != "" {
 		eb.Code, status = ne.Code, ne.Status
-		if ne.msg != "" {
-			eb.Message = ne.msg
+		if ne.Message != "" {
+			eb.Message = ne.Message
 		}
 		if status < 400 { // a code from a GET's trailer
-			_, status = encodeError(ne)
+			_, status = wire.EncodeError(ne)
 		}
 	} else {
-		eb.Code, status = encodeError(err)
-		if ne, ok := err.(*Error); ok {
+		eb.Code, status = wire.EncodeError(err)
+		if ne, ok := err.(*wire.Error); ok {
 			eb.Message = ne.Err.Error() // the body names the disk and shard
 		}
 	}

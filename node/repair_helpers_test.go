@@ -25,6 +25,7 @@ import (
 	"cairn/internal/vfs"
 	"cairn/internal/vfs/errorfs"
 	"cairn/node/volume"
+	"cairn/node/wire"
 	"cairn/repair/plan"
 )
 
@@ -123,7 +124,7 @@ func newRepairCluster(t *testing.T, policy string, layout [][]int, opts ...func(
 			})
 			r2 := r.WithContext(r.Context()) // a shallow copy: the server keeps its own view of the body
 			switch {
-			case r.Method == http.MethodPost && r.URL.Path == pushPath:
+			case r.Method == http.MethodPost && r.URL.Path == wire.PushPath:
 				r2.Body = countingBody{r.Body, &n.pushBytes}
 				n.pushReqs.Add(1)
 			case r.Method == http.MethodPut:
@@ -185,20 +186,20 @@ func (c *repairCluster) nodesOf(lost []int) []string {
 
 // spec turns a one-task plan into a RepairSpec: helpers by shard, targets
 // on the Store nodes' spare disks.
-func (c *repairCluster) spec(t *testing.T, version string, p *plan.Plan) (RepairSpec, string) {
+func (c *repairCluster) spec(t *testing.T, version string, p *plan.Plan) (wire.RepairSpec, string) {
 	t.Helper()
 	if len(p.Tasks) != 1 {
 		t.Fatalf("plan has %d tasks", len(p.Tasks))
 	}
 	task := p.Tasks[0]
-	s := RepairSpec{Size: p.ShardSize, Unit: p.Unit}
+	s := wire.RepairSpec{Size: p.ShardSize, Unit: p.Unit}
 	for _, h := range task.Helpers {
 		d := c.shardOn[h.Shard]
-		s.Hops = append(s.Hops, Hop{Addr: c.disks[d].addr(), Disk: d, Shard: cairn.ShardName(version, h.Shard), Coeffs: h.Coeffs})
+		s.Hops = append(s.Hops, wire.Hop{Addr: c.disks[d].addr(), Disk: d, Shard: cairn.ShardName(version, h.Shard), Coeffs: h.Coeffs})
 	}
 	for j, i := range task.Lost {
 		n := c.byName[task.Store[j]]
-		s.Store = append(s.Store, Target{Addr: n.addr(), Disk: n.spare(), Shard: cairn.ShardName(version, i)})
+		s.Store = append(s.Store, wire.Target{Addr: n.addr(), Disk: n.spare(), Shard: cairn.ShardName(version, i)})
 	}
 	puller := ""
 	if task.Puller != "" {
@@ -231,7 +232,7 @@ func (c *repairCluster) waitIdle(t *testing.T) {
 
 // checkStored checks every target holds its lost shard byte for byte and
 // the returned infos match.
-func (c *repairCluster) checkStored(t *testing.T, spec RepairSpec, lost []int, shards [][]byte, infos []ShardInfo) {
+func (c *repairCluster) checkStored(t *testing.T, spec wire.RepairSpec, lost []int, shards [][]byte, infos []wire.ShardInfo) {
 	t.Helper()
 	if len(infos) != len(spec.Store) {
 		t.Fatalf("%d infos for %d targets", len(infos), len(spec.Store))
@@ -249,7 +250,7 @@ func (c *repairCluster) checkStored(t *testing.T, spec RepairSpec, lost []int, s
 }
 
 // checkNothingStored checks no target holds its shard.
-func (c *repairCluster) checkNothingStored(t *testing.T, spec RepairSpec) {
+func (c *repairCluster) checkNothingStored(t *testing.T, spec wire.RepairSpec) {
 	t.Helper()
 	c.waitIdle(t)
 	for _, tg := range spec.Store {

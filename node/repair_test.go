@@ -18,8 +18,10 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/internal/linkshape"
 	"cairn/internal/vfs/errorfs"
 	"cairn/node/volume"
+	"cairn/node/wire"
 	"cairn/repair/plan"
 )
 
@@ -98,7 +100,7 @@ func TestRepair(t *testing.T) {
 					same, local, remote, tc.sameNodeHops, tc.localTarget, tc.remoteTarget, spec)
 			}
 			c.resetCounters()
-			var infos []ShardInfo
+			var infos []wire.ShardInfo
 			if tc.scheme.Push() {
 				infos, err = c.client.Push(context.Background(), spec)
 			} else {
@@ -218,7 +220,7 @@ func TestRepairBadHelper(t *testing.T) {
 			if tc.how == "missing" {
 				want = cairn.ErrNotFound
 			}
-			var ne *Error
+			var ne *wire.Error
 			if !errors.Is(err, want) || !errors.As(err, &ne) || ne.Disk != bad.Disk || ne.Shard != bad.Shard {
 				t.Fatalf("got %v (%#v), want %v naming %s %s", err, ne, want, bad.Disk, bad.Shard)
 			}
@@ -285,7 +287,7 @@ func TestRepairBadTarget(t *testing.T) {
 				defer efs.SetInjector(nil)
 			}
 			_, err = c.client.Push(context.Background(), spec)
-			var ne *Error
+			var ne *wire.Error
 			if !errors.Is(err, want) || !errors.As(err, &ne) || ne.Disk != badTarget.Disk || ne.Shard != badTarget.Shard {
 				t.Fatalf("got %v, want %v naming %s %s", err, want, badTarget.Disk, badTarget.Shard)
 			}
@@ -397,7 +399,7 @@ func testRepairCancel(t *testing.T, scheme plan.Scheme, remote bool) {
 	// Let the first helper's disk go on once its node saw the cancellation
 	// (push: hop 0's request; pull: the puller's fetch).
 	firstNode := c.disks[spec.Hops[0].Disk]
-	isFirst := func(req string) bool { return req == "POST "+pushPath }
+	isFirst := func(req string) bool { return req == "POST "+wire.PushPath }
 	if !scheme.Push() {
 		isFirst = func(req string) bool {
 			return strings.HasPrefix(req, "GET ") && strings.HasSuffix(req, spec.Hops[0].Shard)
@@ -441,28 +443,28 @@ func TestRepairInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	good, _ := c.spec(t, version, p)
-	clone := func() RepairSpec {
+	clone := func() wire.RepairSpec {
 		s := good
-		s.Hops = append([]Hop(nil), good.Hops...)
-		s.Store = append([]Target(nil), good.Store...)
+		s.Hops = append([]wire.Hop(nil), good.Hops...)
+		s.Store = append([]wire.Target(nil), good.Store...)
 		return s
 	}
-	bad := map[string]func(*RepairSpec){
-		"zero size":        func(s *RepairSpec) { s.Size = 0 },
-		"negative size":    func(s *RepairSpec) { s.Size = -5 },
-		"zero unit":        func(s *RepairSpec) { s.Unit = 0 },
-		"huge unit":        func(s *RepairSpec) { s.Unit = MaxRepairUnit + 1 },
-		"no hops":          func(s *RepairSpec) { s.Hops = nil },
-		"no targets":       func(s *RepairSpec) { s.Store = nil },
-		"too many targets": func(s *RepairSpec) { s.Store = make([]Target, MaxRepairTargets+1) },
-		"short coeffs":     func(s *RepairSpec) { s.Hops[2].Coeffs = nil },
-		"long coeffs":      func(s *RepairSpec) { s.Hops[2].Coeffs = []byte{1, 2} },
-		"bad shard name":   func(s *RepairSpec) { s.Hops[1].Shard = "../x" },
-		"bad target name":  func(s *RepairSpec) { s.Store[0].Shard = "x" },
-		"no addr":          func(s *RepairSpec) { s.Hops[0].Addr = "" },
-		"no target disk":   func(s *RepairSpec) { s.Store[0].Disk = "" },
-		"helper twice":     func(s *RepairSpec) { s.Hops[3] = s.Hops[1] },
-		"target is helper": func(s *RepairSpec) { s.Store[0].Disk, s.Store[0].Shard = s.Hops[2].Disk, s.Hops[2].Shard },
+	bad := map[string]func(*wire.RepairSpec){
+		"zero size":        func(s *wire.RepairSpec) { s.Size = 0 },
+		"negative size":    func(s *wire.RepairSpec) { s.Size = -5 },
+		"zero unit":        func(s *wire.RepairSpec) { s.Unit = 0 },
+		"huge unit":        func(s *wire.RepairSpec) { s.Unit = wire.MaxRepairUnit + 1 },
+		"no hops":          func(s *wire.RepairSpec) { s.Hops = nil },
+		"no targets":       func(s *wire.RepairSpec) { s.Store = nil },
+		"too many targets": func(s *wire.RepairSpec) { s.Store = make([]wire.Target, wire.MaxRepairTargets+1) },
+		"short coeffs":     func(s *wire.RepairSpec) { s.Hops[2].Coeffs = nil },
+		"long coeffs":      func(s *wire.RepairSpec) { s.Hops[2].Coeffs = []byte{1, 2} },
+		"bad shard name":   func(s *wire.RepairSpec) { s.Hops[1].Shard = "../x" },
+		"bad target name":  func(s *wire.RepairSpec) { s.Store[0].Shard = "x" },
+		"no addr":          func(s *wire.RepairSpec) { s.Hops[0].Addr = "" },
+		"no target disk":   func(s *wire.RepairSpec) { s.Store[0].Disk = "" },
+		"helper twice":     func(s *wire.RepairSpec) { s.Hops[3] = s.Hops[1] },
+		"target is helper": func(s *wire.RepairSpec) { s.Store[0].Disk, s.Store[0].Shard = s.Hops[2].Disk, s.Hops[2].Shard },
 	}
 	for name, mutate := range bad {
 		s := clone()
@@ -477,8 +479,8 @@ func TestRepairInvalid(t *testing.T) {
 			t.Errorf("%s: Validate passed", name)
 		}
 		// The node refuses it too.
-		for _, ep := range []string{pushPath, pullPath} {
-			b, _ := json.Marshal(repairRequest{Spec: s})
+		for _, ep := range []string{wire.PushPath, wire.PullPath} {
+			b, _ := json.Marshal(wire.RepairRequest{Spec: s})
 			resp, body := rawRepair(t, c.nodes[0], ep, base64.RawURLEncoding.EncodeToString(b), nil)
 			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"code":"invalid"`) {
 				t.Errorf("%s %s: %d %s", ep, name, resp.StatusCode, body)
@@ -490,22 +492,22 @@ func TestRepairInvalid(t *testing.T) {
 		"no header":  "",
 		"not base64": "!!!",
 		"not json":   base64.RawURLEncoding.EncodeToString([]byte("{")),
-		"bad hop":    mustEncode(t, repairRequest{Spec: good, Hop: len(good.Hops)}),
-		"neg hop":    mustEncode(t, repairRequest{Spec: good, Hop: -1}),
+		"bad hop":    mustEncode(t, wire.RepairRequest{Spec: good, Hop: len(good.Hops)}),
+		"neg hop":    mustEncode(t, wire.RepairRequest{Spec: good, Hop: -1}),
 	} {
-		resp, body := rawRepair(t, c.nodes[0], pushPath, hv, nil)
+		resp, body := rawRepair(t, c.nodes[0], wire.PushPath, hv, nil)
 		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"code":"invalid"`) {
 			t.Errorf("%s: %d %s", name, resp.StatusCode, body)
 		}
 	}
 	// Hop 0 with a body, a later hop with a body of the wrong length, a pull with a body.
-	if resp, body := rawRepair(t, c.disks[good.Hops[0].Disk], pushPath, mustEncode(t, repairRequest{Spec: good}), strings.NewReader("x")); resp.StatusCode != 400 {
+	if resp, body := rawRepair(t, c.disks[good.Hops[0].Disk], wire.PushPath, mustEncode(t, wire.RepairRequest{Spec: good}), strings.NewReader("x")); resp.StatusCode != 400 {
 		t.Errorf("hop 0 with a body: %d %s", resp.StatusCode, body)
 	}
-	if resp, body := rawRepair(t, c.disks[good.Hops[3].Disk], pushPath, mustEncode(t, repairRequest{Spec: good, Hop: 3}), strings.NewReader("x")); resp.StatusCode != 400 {
+	if resp, body := rawRepair(t, c.disks[good.Hops[3].Disk], wire.PushPath, mustEncode(t, wire.RepairRequest{Spec: good, Hop: 3}), strings.NewReader("x")); resp.StatusCode != 400 {
 		t.Errorf("hop 3 with a short body: %d %s", resp.StatusCode, body)
 	}
-	if resp, body := rawRepair(t, c.nodes[6], pullPath, mustEncode(t, repairRequest{Spec: good}), strings.NewReader("x")); resp.StatusCode != 400 {
+	if resp, body := rawRepair(t, c.nodes[6], wire.PullPath, mustEncode(t, wire.RepairRequest{Spec: good}), strings.NewReader("x")); resp.StatusCode != 400 {
 		t.Errorf("pull with a body: %d %s", resp.StatusCode, body)
 	}
 	// A wrong secret.
@@ -523,7 +525,7 @@ func TestRepairInvalid(t *testing.T) {
 	}
 	s.Hops[3].Addr = wrong.addr()
 	_, err = c.client.Push(context.Background(), s)
-	var ne *Error
+	var ne *wire.Error
 	if !errors.Is(err, cairn.ErrNotFound) || !errors.As(err, &ne) || ne.Code != "no_disk" || ne.Disk != s.Hops[3].Disk || ne.Shard != s.Hops[3].Shard {
 		t.Fatalf("hop on the wrong node: %v", err)
 	}
@@ -544,7 +546,7 @@ func rawRepair(t *testing.T, n *repairNode, ep, header string, body io.Reader) (
 	}
 	req.Header.Set("Authorization", "Bearer "+testSecret)
 	if header != "" {
-		req.Header.Set(HeaderRepair, header)
+		req.Header.Set(wire.HeaderRepair, header)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -555,7 +557,7 @@ func rawRepair(t *testing.T, n *repairNode, ep, header string, body io.Reader) (
 	return resp, string(b)
 }
 
-func mustEncode(t *testing.T, req repairRequest) string {
+func mustEncode(t *testing.T, req wire.RepairRequest) string {
 	t.Helper()
 	b, err := json.Marshal(req)
 	if err != nil {
@@ -588,7 +590,7 @@ func TestRepairHelperDiskRequests(t *testing.T) {
 				logs[h.Disk] = &errorfs.Log{}
 				c.disks[h.Disk].efs[h.Disk].SetInjector(logs[h.Disk])
 			}
-			var infos []ShardInfo
+			var infos []wire.ShardInfo
 			if scheme.Push() {
 				infos, err = c.client.Push(context.Background(), spec)
 			} else {
@@ -614,6 +616,25 @@ func TestRepairHelperDiskRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeClock advances only when someone sleeps (one sleeper at a time).
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(d time.Duration, _ <-chan struct{}) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return nil
 }
 
 // TestRepairRate: a node with a RepairRate paces the repair data it
@@ -650,7 +671,7 @@ func TestRepairRate(t *testing.T) {
 	}
 	c.checkStored(t, spec, lost, shards, infos)
 	waited := clock.Now().Sub(time.Unix(0, 0))
-	want := time.Duration(float64(size-linkBurst) / rate * float64(time.Second))
+	want := time.Duration(float64(size-linkshape.Burst) / rate * float64(time.Second))
 	if waited < want*9/10 || waited > want*11/10 {
 		t.Fatalf("node2 waited %v for its 1 MiB of partials at 256 KiB/s, want about %v", waited, want)
 	}

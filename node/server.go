@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/internal/linkshape"
 	"cairn/internal/vfs"
 	"cairn/node/volume"
 )
@@ -204,10 +205,13 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		s.vols = append(s.vols, v)
 	}
 	hc := s.cfg.HTTPClient
-	var shaper *linkShaper
+	var link *linkshape.Link
 	if s.cfg.LinkRate > 0 {
-		shaper = newLinkShaper(s.cfg.LinkRate, wallClock{})
-		hc = shaper.client(hc)
+		if hc == nil {
+			hc = defaultHTTPClient()
+		}
+		link = linkshape.New(s.cfg.LinkRate, linkshape.WallClock{})
+		hc = link.Client(hc)
 	}
 	s.handler, err = NewHandler(HandlerConfig{
 		Node: s.cfg.Node, Secret: s.cfg.Secret, Volumes: s.vols, MaxShardSize: s.cfg.MaxShardSize,
@@ -220,8 +224,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("node %s: listen: %w", s.cfg.Node, err)
 	}
-	if shaper != nil {
-		s.ln = shaper.listener(s.ln)
+	if link != nil {
+		s.ln = link.Listener(s.ln)
 	}
 	s.http = &http.Server{
 		Handler:           s.handler,

@@ -21,9 +21,19 @@
 //     the first attempt and stored in the task, so a retry or a new
 //     director after a crash rewrites the same files (volume writes are
 //     atomic renames) rather than leaving copies around.
-//   - executor: the node side (node.Client's Push and Pull): the chain or
-//     the puller reads helper shards, computes, and writes the target
-//     shards, returning their sizes and CRC-32Cs.
+//   - executor: the node side (*node.Client's Push and Pull, in the types
+//     of package node/wire): the chain or the puller reads helper shards,
+//     computes, and writes the target shards, returning their sizes and
+//     CRC-32Cs.
+//
+// # Layout
+//
+// The decisions — which stripes need a task, what is lost, the targets,
+// the scheme and the node calls — are pure functions in package
+// repair/decide, golden-tested there. This package is the service that
+// runs them: scan.go queues tasks, work.go runs them (rounds, retries,
+// backoff) on the Executor, commit.go moves rebuilt shards into the
+// manifest.
 //
 // # Safety
 //

@@ -18,9 +18,8 @@ import (
 	"cairn/client"
 	"cairn/client/clienttest"
 	"cairn/codec"
-	"cairn/codec/all"
 	"cairn/meta/mem"
-	"cairn/node"
+	"cairn/node/wire"
 	"cairn/repair/plan"
 )
 
@@ -37,7 +36,7 @@ type fakeExec struct {
 	wrong   atomic.Bool // rebuild wrong bytes (a node that computes badly)
 }
 
-func (f *fakeExec) run(spec node.RepairSpec) ([]node.ShardInfo, error) {
+func (f *fakeExec) run(spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 	f.mu.Lock()
 	err := f.fail
 	f.fail = nil
@@ -55,9 +54,9 @@ func (f *fakeExec) run(spec node.RepairSpec) ([]node.ShardInfo, error) {
 		f.s.Mu.Unlock()
 		switch {
 		case f.corrupt[string(h.Disk)+"/"+h.Shard]:
-			return nil, &node.Error{Op: "push", Disk: h.Disk, Shard: h.Shard, Err: fmt.Errorf("block 0: %w", cairn.ErrCorrupt)}
+			return nil, &wire.Error{Op: "push", Disk: h.Disk, Shard: h.Shard, Err: fmt.Errorf("block 0: %w", cairn.ErrCorrupt)}
 		case !ok || int64(len(data)) < spec.Size:
-			return nil, &node.Error{Op: "push", Disk: h.Disk, Shard: h.Shard, Err: cairn.ErrNotFound}
+			return nil, &wire.Error{Op: "push", Disk: h.Disk, Shard: h.Shard, Err: cairn.ErrNotFound}
 		}
 		for j := range out {
 			codec.MulAdd(out[j], data[:spec.Size], h.Coeffs[j])
@@ -66,22 +65,22 @@ func (f *fakeExec) run(spec node.RepairSpec) ([]node.ShardInfo, error) {
 	if f.wrong.Load() {
 		out[0][0] ^= 1
 	}
-	infos := make([]node.ShardInfo, len(out))
+	infos := make([]wire.ShardInfo, len(out))
 	for j, t := range spec.Store {
-		if _, _, err := f.s.PutShard(context.Background(), t.Disk, t.Shard, bytes.NewReader(out[j])); err != nil {
+		if _, err := f.s.PutShard(context.Background(), t.Disk, t.Shard, bytes.NewReader(out[j])); err != nil {
 			return nil, err
 		}
-		infos[j] = node.ShardInfo{Size: spec.Size, CRC: crc32.Checksum(out[j], crc32.MakeTable(crc32.Castagnoli))}
+		infos[j] = wire.ShardInfo{Size: spec.Size, CRC: crc32.Checksum(out[j], crc32.MakeTable(crc32.Castagnoli))}
 	}
 	return infos, nil
 }
 
-func (f *fakeExec) Push(_ context.Context, spec node.RepairSpec) ([]node.ShardInfo, error) {
+func (f *fakeExec) Push(_ context.Context, spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 	f.pushes.Add(1)
 	return f.run(spec)
 }
 
-func (f *fakeExec) Pull(_ context.Context, _ string, spec node.RepairSpec) ([]node.ShardInfo, error) {
+func (f *fakeExec) Pull(_ context.Context, _ string, spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 	f.pulls.Add(1)
 	return f.run(spec)
 }
@@ -392,9 +391,8 @@ func TestOverwrittenObjectDropsTask(t *testing.T) {
 	}
 }
 
-func (f *fakeExec) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (node.ShardInfo, error) {
-	n, crc, err := f.s.PutShard(ctx, disk, name, r)
-	return node.ShardInfo{Size: n, CRC: crc}, err
+func (f *fakeExec) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
+	return f.s.PutShard(ctx, disk, name, r)
 }
 
 // TestPartialRepairWhenDisksRunOut: a stripe that lost more shards than
@@ -579,40 +577,6 @@ func TestScanRequeuesWhatItSkipped(t *testing.T) {
 	}
 	if n, err := r.Scan(ctx, t0.Add(rescanEvery)); err != nil || n != 1 {
 		t.Fatalf("rescan after %v queued %d tasks (%v), want the stripe on the lost disk", rescanEvery, n, err)
-	}
-}
-
-// TestChooseScheme: with Config.Rates the time models pick between the
-// PUSH and PULL form of the scheme the targets allow. On the paper's disks
-// (PULL-Sur writes at 5 MB/s under mixed I/O) PUSH wins; with fast disks
-// behind slow links, a -Sur stripe that lost two shards is pulled (one pull
-// serves both, while a push hop carries two partials); LRC keeps the
-// configured scheme.
-func TestChooseScheme(t *testing.T) {
-	hdd := plan.Rates{Read: 120e6, Write: 110e6, MixedWrite: 5e6, Send: 100e6, Recv: 100e6}
-	fast := plan.Rates{Read: 2e9, Write: 1e9, Send: 125e6, Recv: 125e6}
-	rs, _ := all.New("rs-6-3")
-	lrc, _ := all.New("lrc-4-2-1")
-	for _, c := range []struct {
-		rates       *plan.Rates
-		code        codec.Code
-		f           int
-		given, want plan.Scheme
-	}{
-		{nil, rs, 2, plan.PushSur, plan.PushSur},
-		{&hdd, rs, 1, plan.PushSur, plan.PushSur},
-		{&hdd, rs, 2, plan.PushSur, plan.PushSur},
-		{&hdd, rs, 1, plan.PullSur, plan.PushSur},
-		{&fast, rs, 1, plan.PushSur, plan.PushSur}, // a tie: PUSH first
-		{&fast, rs, 2, plan.PushSur, plan.PullSur},
-		{&fast, rs, 2, plan.PushRep, plan.PushRep}, // -Rep: the replacement's link binds PULL
-		{&fast, rs, 2, plan.PullRep, plan.PushRep},
-		{&fast, lrc, 2, plan.PushSur, plan.PushSur},
-	} {
-		r := New(mem.New(), nil, Config{Unit: 1 << 20, Rates: c.rates})
-		if got := r.choose(c.given, c.code, c.f, 64<<20); got != c.want {
-			t.Errorf("rates %+v, %d lost, given %s: chose %s, want %s", c.rates, c.f, c.given, got, c.want)
-		}
 	}
 }
 

@@ -44,7 +44,7 @@
 // Usage:
 //
 //	h, err := s3.New(s3.Config{
-//		Objects:     client.New(metaStore, client.NodeShards{C: nodeClient}, client.Config{}),
+//		Objects:     client.New(metaStore, nodeClient, client.Config{}),
 //		Meta:        metaStore,
 //		Credentials: s3.RootCredentials(accessKey, secretKey),
 //	})

@@ -11,7 +11,7 @@ import (
 )
 
 // A gateway over an in-memory metadata store; shards would come from
-// client.NodeShards in a real deployment. Unsigned requests are refused.
+// a *node.Client in a real deployment. Unsigned requests are refused.
 func ExampleNew() {
 	store := mem.New()
 	h, err := s3.New(s3.Config{

@@ -31,6 +31,7 @@ import (
 	"cairn/codec/all"
 	"cairn/node"
 	"cairn/node/volume"
+	"cairn/node/wire"
 	"cairn/repair/plan"
 )
 
@@ -47,10 +48,10 @@ type Node struct {
 // Nodes is the node protocol client the experiment drives; node.Client
 // satisfies it (its resolver must know every Node's disk).
 type Nodes interface {
-	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (node.ShardInfo, error)
+	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error)
 	DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error
-	Push(ctx context.Context, spec node.RepairSpec) ([]node.ShardInfo, error)
-	Pull(ctx context.Context, puller string, spec node.RepairSpec) ([]node.ShardInfo, error)
+	Push(ctx context.Context, spec wire.RepairSpec) ([]wire.ShardInfo, error)
+	Pull(ctx context.Context, puller string, spec wire.RepairSpec) ([]wire.ShardInfo, error)
 }
 
 // Point is one configuration to measure.
@@ -285,16 +286,16 @@ func measure(ctx context.Context, cfg Config, pt Point, s plan.Scheme, l *layout
 	}
 	for _, jb := range jobs {
 		for _, t := range jb.p.Tasks {
-			spec := node.RepairSpec{Size: cfg.ShardSize, Unit: pt.Unit}
+			spec := wire.RepairSpec{Size: cfg.ShardSize, Unit: pt.Unit}
 			for _, h := range t.Helpers {
 				nd := byID[h.Node]
-				spec.Hops = append(spec.Hops, node.Hop{Addr: nd.Addr, Disk: nd.Disk, Shard: cairn.ShardName(l.version, jb.stripe*32+h.Shard), Coeffs: h.Coeffs})
+				spec.Hops = append(spec.Hops, wire.Hop{Addr: nd.Addr, Disk: nd.Disk, Shard: cairn.ShardName(l.version, jb.stripe*32+h.Shard), Coeffs: h.Coeffs})
 			}
 			var want []uint32
 			for j, lostIdx := range t.Lost {
 				nd := byID[t.Store[j]]
 				name := cairn.ShardName(fmt.Sprintf("%s%02x", l.version[:30], int(s)), jb.stripe*32+lostIdx)
-				spec.Store = append(spec.Store, node.Target{Addr: nd.Addr, Disk: nd.Disk, Shard: name})
+				spec.Store = append(spec.Store, wire.Target{Addr: nd.Addr, Disk: nd.Disk, Shard: name})
 				want = append(want, l.lostCRC[jb.stripe][slices.Index(l.lost[jb.stripe], lostIdx)])
 				written = append(written, struct {
 					disk cairn.DiskID
@@ -308,7 +309,7 @@ func measure(ctx context.Context, cfg Config, pt Point, s plan.Scheme, l *layout
 			sem <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-sem }()
-				var got []node.ShardInfo
+				var got []wire.ShardInfo
 				var err error
 				if puller != "" {
 					got, err = nc.Pull(ctx, puller, spec)

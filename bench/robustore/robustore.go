@@ -52,6 +52,7 @@ import (
 	"cairn/client"
 	"cairn/client/drive"
 	"cairn/client/engine"
+	"cairn/node/wire"
 )
 
 // Schemes in the order they are measured and plotted.
@@ -286,7 +287,7 @@ func (x *experiment) write(ctx context.Context, scheme string, red int) (*stored
 				obj.sent = append(obj.sent, engine.Loc{Block: a.Block, Disk: a.Disk})
 				mu.Unlock()
 				name := cairn.ShardName(obj.version, a.Block)
-				_, _, err := counted.PutShard(ctx, x.cfg.Disks[a.Disk], name, bytes.NewReader(x.source(a.Block%x.cfg.SourceBlocks)))
+				_, err := counted.PutShard(ctx, x.cfg.Disks[a.Disk], name, bytes.NewReader(x.source(a.Block%x.cfg.SourceBlocks)))
 				return nil, err
 			}})
 		lat = time.Since(start)
@@ -426,7 +427,7 @@ type countingShards struct {
 
 var _ client.Shards = (*countingShards)(nil)
 
-func (c *countingShards) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (int64, uint32, error) {
+func (c *countingShards) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
 	return c.Shards.PutShard(ctx, disk, name, &countingReader{r: r, n: &c.n})
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/node/wire"
 )
 
 // MemShards is an in-memory shard store. Tests inject faults by setting
@@ -45,19 +46,19 @@ func NewMemShards() *MemShards {
 }
 
 // PutShard implements client.Shards.
-func (s *MemShards) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (int64, uint32, error) {
+func (s *MemShards) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
 	s.Mu.Lock()
 	ferr, slow := s.FailPut[disk], s.SlowPut[disk]
 	s.Mu.Unlock()
 	if ferr != nil {
 		io.Copy(io.Discard, io.LimitReader(r, 1)) // fail after the first byte arrives
-		return 0, 0, ferr
+		return wire.ShardInfo{}, ferr
 	}
 	var buf bytes.Buffer
 	for {
 		n, err := io.Copy(&buf, io.LimitReader(r, 64<<10))
 		if err != nil {
-			return 0, 0, err
+			return wire.ShardInfo{}, err
 		}
 		if n == 0 {
 			break
@@ -66,18 +67,18 @@ func (s *MemShards) PutShard(ctx context.Context, disk cairn.DiskID, name string
 			select {
 			case <-time.After(slow):
 			case <-ctx.Done():
-				return 0, 0, ctx.Err()
+				return wire.ShardInfo{}, ctx.Err()
 			}
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, 0, err
+		return wire.ShardInfo{}, err
 	}
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	s.Files[string(disk)+"/"+name] = buf.Bytes()
 	s.PutBytes += int64(buf.Len())
-	return int64(buf.Len()), crc32.Checksum(buf.Bytes(), crc32.MakeTable(crc32.Castagnoli)), nil
+	return wire.ShardInfo{Size: int64(buf.Len()), CRC: crc32.Checksum(buf.Bytes(), crc32.MakeTable(crc32.Castagnoli))}, nil
 }
 
 // GetShard implements client.Shards.

@@ -266,7 +266,7 @@ func startRobustoreCluster(ctx context.Context, nodes, perNode int, scale float6
 		os.RemoveAll(work)
 		return nil, err
 	}
-	cl := &robustoreCluster{dir: work, client: client.NodeShards{C: nc}, stop: func() { stop(); os.RemoveAll(work) }}
+	cl := &robustoreCluster{dir: work, client: nc, stop: func() { stop(); os.RemoveAll(work) }}
 	for _, p := range procs {
 		cl.disks = append(cl.disks, p.Disks...)
 	}

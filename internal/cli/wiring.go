@@ -13,6 +13,7 @@ import (
 	"cairn/meta"
 	etcdmeta "cairn/meta/etcd"
 	"cairn/node"
+	"cairn/repair"
 )
 
 // cluster is an open connection to a cluster: its metadata store and the
@@ -43,7 +44,7 @@ func newCluster(store meta.Store, secret string, ccfg client.Config) *cluster {
 		ReadBufferSize:      256 << 10,
 		IdleConnTimeout:     90 * time.Second,
 	}})
-	return &cluster{meta: store, data: client.New(store, client.NodeShards{C: nc}, ccfg), nodes: nc}
+	return &cluster{meta: store, data: client.New(store, nc, ccfg), nodes: nc}
 }
 
 // resolver maps disks to node addresses from the cluster map, re-reading
@@ -86,3 +87,10 @@ func (r *resolver) resolve(d cairn.DiskID) (string, error) {
 	}
 	return a, nil
 }
+
+// The node protocol's client is the data path's and the repairer's
+// transport as is.
+var (
+	_ client.Shards   = (*node.Client)(nil)
+	_ repair.Executor = (*node.Client)(nil)
+)

@@ -1,7 +1,7 @@
-// Package golden compares test output with files in testdata/: planners,
-// placement tables and state-machine traces are checked against golden
-// files. Run a package's tests with -rewrite to regenerate its files, then
-// review the diff like code.
+// Package golden compares test output with files in testdata/: a whole
+// file (Check), or the outputs of a script of commands (Script, datadriven
+// tests whose inputs live in the file too). Run a package's tests with
+// -rewrite to regenerate its files, then review the diff like code.
 package golden
 
 import (

@@ -6,14 +6,28 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-// corePrefixes are the pure cores: no clock, no global randomness, no files,
-// no network. (Test files may use them.)
-var corePrefixes = []string{"codec", "placement", "layout", "repair/plan", "client/engine", "sim"}
+// The layers of docs/design/layering.md, by directory (a package and its
+// subpackages). TestLayeringListsExist keeps the lists true to the tree.
+var (
+	// corePrefixes are the pure cores: no clock, no global randomness, no
+	// files, no network. (Test files may use them.)
+	corePrefixes = []string{"codec", "placement", "repair/plan", "repair/decide", "client/engine"}
+	// coreMayImport is what a core may import of cairn besides other cores:
+	// the vocabulary and the invariant checks.
+	coreMayImport = []string{"cairn", "cairn/node/wire", "cairn/internal/invariants"}
+	// wirePrefixes are the packages that talk to storage nodes only through
+	// the wire types, never the node server.
+	wirePrefixes = []string{"client", "repair"}
+	// nodeServer is the node server's tree, and nodeWire the part of it
+	// that everyone may import.
+	nodeServer, nodeWire = "node", "node/wire"
+)
 
 var coreForbidden = map[string]string{
 	"math/rand": "take a *rand.Rand (math/rand/v2) as input",
@@ -68,18 +82,14 @@ func imports(f *ast.File) []string {
 	return out
 }
 
-func isCore(rel string) bool {
-	for _, p := range corePrefixes {
-		if strings.HasPrefix(rel, p+"/") {
-			return true
-		}
-	}
-	return false
+// isCore reports whether the package in dir is a pure core.
+func isCore(dir string) bool {
+	return slices.ContainsFunc(corePrefixes, func(p string) bool { return under(dir, p) })
 }
 
 func TestCoresArePure(t *testing.T) {
 	for _, f := range sources(t) {
-		if !isCore(f.rel) || strings.HasSuffix(f.rel, "_test.go") || strings.HasPrefix(f.rel, "codec/codectest/") {
+		if !isCore(pkgDir(f.rel)) || strings.HasSuffix(f.rel, "_test.go") || strings.HasPrefix(f.rel, "codec/codectest/") {
 			continue
 		}
 		for _, p := range imports(f.ast) {
@@ -99,7 +109,7 @@ func TestCoresReadNoClock(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
 	for _, f := range sources(t) {
-		if !isCore(f.rel) || strings.HasSuffix(f.rel, "_test.go") || strings.HasPrefix(f.rel, "codec/codectest/") {
+		if !isCore(pkgDir(f.rel)) || strings.HasSuffix(f.rel, "_test.go") || strings.HasPrefix(f.rel, "codec/codectest/") {
 			continue
 		}
 		full, err := parser.ParseFile(fset, filepath.Join(root, filepath.FromSlash(f.rel)), nil, 0)
@@ -117,18 +127,77 @@ func TestCoresReadNoClock(t *testing.T) {
 	}
 }
 
+// under reports whether the file or package at rel is dir or below it.
+func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
+
+// pkgDir is the directory of the file at rel ("" for the root package).
+func pkgDir(rel string) string {
+	if i := strings.LastIndex(rel, "/"); i >= 0 {
+		return rel[:i]
+	}
+	return ""
+}
+
+// TestLayering enforces docs/design/layering.md.
 func TestLayering(t *testing.T) {
 	for _, f := range sources(t) {
+		dir := pkgDir(f.rel)
+		test := strings.HasSuffix(f.rel, "_test.go")
+		external := strings.HasSuffix(f.ast.Name.Name, "_test")
 		for _, p := range imports(f.ast) {
-			if p == "cairn/internal/cli" && !strings.HasPrefix(f.rel, "cmd/") {
+			if !strings.HasPrefix(p, "cairn/") && p != "cairn" {
+				continue
+			}
+			imp := strings.TrimPrefix(strings.TrimPrefix(p, "cairn"), "/")
+			// 1. Only cmd/ imports internal/cli.
+			if imp == "internal/cli" && !under(f.rel, "cmd") {
 				t.Errorf("%s imports internal/cli: only cmd/ may", f.rel)
 			}
-			if strings.HasPrefix(f.rel, "node/") && strings.HasPrefix(p, "cairn/s3") {
+			// 2. Cores import only the vocabulary, other cores and
+			// internal/invariants.
+			if isCore(dir) && !test && !isCore(imp) && !slices.Contains(coreMayImport, p) {
+				t.Errorf("%s imports %s: a pure core imports only %v and other cores", f.rel, p, coreMayImport)
+			}
+			// 3. The vocabulary is a leaf.
+			if dir == "" && !test {
+				t.Errorf("%s imports %s: the root package imports no cairn package", f.rel, p)
+			}
+			if dir == nodeWire && !test && p != "cairn" {
+				t.Errorf("%s imports %s: node/wire imports only the root package", f.rel, p)
+			}
+			// 4. client and repair reach nodes only through node/wire.
+			for _, w := range wirePrefixes {
+				if under(dir, w) && under(imp, nodeServer) && !under(imp, nodeWire) && !external {
+					t.Errorf("%s imports %s: %s talks to nodes only through cairn/%s (an external test package may run servers)", f.rel, p, w, nodeWire)
+				}
+			}
+			// 5. The node does not depend on the S3 layer.
+			if under(dir, nodeServer) && under(imp, "s3") {
 				t.Errorf("%s imports %s: the node must not depend on the S3 layer", f.rel, p)
 			}
-			if strings.HasPrefix(f.rel, "codec/") && strings.HasPrefix(p, "cairn/") && !strings.HasPrefix(p, "cairn/codec") {
+			// 6. Codecs import only codec packages.
+			if under(dir, "codec") && !under(imp, "codec") {
 				t.Errorf("%s imports %s: codecs depend only on codec packages", f.rel, p)
 			}
+		}
+	}
+}
+
+// TestLayeringListsExist: every package the layering rules name exists, so
+// a rule cannot silently guard nothing.
+func TestLayeringListsExist(t *testing.T) {
+	root := filepath.Join("..", "..")
+	dirs := slices.Concat(corePrefixes, wirePrefixes, []string{nodeServer, nodeWire})
+	for _, p := range coreMayImport {
+		dirs = append(dirs, strings.TrimPrefix(strings.TrimPrefix(p, "cairn"), "/"))
+	}
+	for _, d := range dirs {
+		if d == "" {
+			continue // the root package
+		}
+		ms, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(d), "*.go"))
+		if len(ms) == 0 {
+			t.Errorf("the layering rules name %s, which has no Go files", d)
 		}
 	}
 }

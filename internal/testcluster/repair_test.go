@@ -60,7 +60,7 @@ func openDirect(t *testing.T, c *testcluster.Cluster) *direct {
 		return "", fmt.Errorf("disk %s: %w", d, cairn.ErrNotFound)
 	}
 	nc := node.NewClient(c.Secret(), resolve, &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}})
-	return &direct{meta: store, data: client.New(store, client.NodeShards{C: nc}, client.Config{BlockSize: 64 << 10})}
+	return &direct{meta: store, data: client.New(store, nc, client.Config{BlockSize: 64 << 10})}
 }
 
 // TestRepairRealProcesses: a node holding shards of 500 objects dies; the

@@ -151,44 +151,15 @@ func contentLengthFor(fileSize int64) (int64, bool) {
 	return 0, false
 }
 
-// MaxShardIndex is the largest shard index a name may carry.
-const MaxShardIndex = 9999
+// MaxShardIndex is the largest shard index a name may carry
+// (cairn.MaxShardIndex).
+const MaxShardIndex = cairn.MaxShardIndex
 
 // ValidateName checks that name is a shard name as cairn.ShardName makes
-// it: 32 lower-case hex digits, a dot, and a decimal index 0..MaxShardIndex
-// without leading zeros. Nothing else is accepted, so a name can never
-// reach outside the shards directory (no '/', no "..", no NUL) and every
-// shard has exactly one spelling. The error wraps cairn.ErrInvalid.
-func ValidateName(name string) error {
-	bad := func(why string) error {
-		if len(name) > 80 {
-			name = name[:80] + "…"
-		}
-		return fmt.Errorf("%w: shard name %q: %s (want <32 lower-case hex>.<index>)", cairn.ErrInvalid, name, why)
-	}
-	if len(name) < 34 || len(name) > 37 {
-		return bad("wrong length")
-	}
-	for i := 0; i < 32; i++ {
-		c := name[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return bad("version is not lower-case hex")
-		}
-	}
-	if name[32] != '.' {
-		return bad("no '.' after the version")
-	}
-	idx := name[33:]
-	for i := 0; i < len(idx); i++ {
-		if idx[i] < '0' || idx[i] > '9' {
-			return bad("index is not decimal")
-		}
-	}
-	if len(idx) > 1 && idx[0] == '0' {
-		return bad("index has a leading zero")
-	}
-	return nil
-}
+// it (cairn.ValidateShardName): nothing else is accepted, so a name can
+// never reach outside the shards directory. The error wraps
+// cairn.ErrInvalid.
+func ValidateName(name string) error { return cairn.ValidateShardName(name) }
 
 // fanout is the subdirectory of shards/ that holds name.
 func fanout(name string) string { return name[:2] }

@@ -1,4 +1,4 @@
-package node
+package linkshape
 
 import (
 	"context"
@@ -8,16 +8,6 @@ import (
 	"sync"
 	"time"
 )
-
-// Link shaping (Config.LinkRate): for repair experiments, a node can be
-// given a slow network link. All bytes the node receives, on every
-// connection (accepted by its listener or dialled by its own HTTP client),
-// share one token bucket; all bytes it sends share another. So a node
-// limited to R bytes/s receives at most about R bytes/s in total, however
-// many chains and fetches run at once — as a node behind an R-bytes/s NIC.
-//
-// The bucket is pure (tokenBucket: the time is an argument); the limiter
-// around it takes a linkClock, so tests run it on a fake clock.
 
 // tokenBucket is a token bucket over caller-supplied time: up to burst
 // tokens (bytes), refilled at rate per second. A take larger than the
@@ -51,19 +41,24 @@ func (b *tokenBucket) take(now time.Time, n int) time.Duration {
 	return time.Duration(math.Ceil(-b.tokens * float64(time.Second) / b.rate)) // never short
 }
 
-// linkClock is the time source of a linkLimiter.
-type linkClock interface {
+// Clock is the time source of a Limiter.
+type Clock interface {
 	Now() time.Time
 	// Sleep waits for d, or until done is closed (then it returns
 	// net.ErrClosed).
 	Sleep(d time.Duration, done <-chan struct{}) error
 }
 
-type wallClock struct{}
+// WallClock is the real time.
+type WallClock struct{}
 
-func (wallClock) Now() time.Time { return time.Now() }
+var _ Clock = WallClock{}
 
-func (wallClock) Sleep(d time.Duration, done <-chan struct{}) error {
+// Now is time.Now.
+func (WallClock) Now() time.Time { return time.Now() }
+
+// Sleep waits on a timer.
+func (WallClock) Sleep(d time.Duration, done <-chan struct{}) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -74,30 +69,32 @@ func (wallClock) Sleep(d time.Duration, done <-chan struct{}) error {
 	}
 }
 
-// linkLimiter shapes one direction of a node's traffic. Safe for
-// concurrent use.
-type linkLimiter struct {
-	clock linkClock
+// Limiter shapes one direction of a link. Safe for concurrent use.
+type Limiter struct {
+	clock Clock
 	mu    sync.Mutex
 	b     *tokenBucket // guarded by mu
 }
 
 // Shaping granularity: reads and writes are cut into chunks of at most
-// linkChunk bytes, each charged before it is written or after it is read;
-// the bucket holds linkBurst (at least 50 ms at the rate), so short
-// exchanges are not delayed while transfers run at the rate.
+// Chunk bytes, each charged before it is written or after it is read;
+// the bucket holds at least Burst (and at least 50 ms at the rate), so
+// short exchanges are not delayed while transfers run at the rate.
 const (
-	linkChunk = 16 << 10
-	linkBurst = 64 << 10
+	Chunk = 16 << 10
+	Burst = 64 << 10
 )
 
-func newLinkLimiter(rate int64, clock linkClock) *linkLimiter {
-	burst := max(int64(linkBurst), rate/20)
-	return &linkLimiter{clock: clock, b: newTokenBucket(rate, burst, clock.Now())}
+// NewLimiter returns a limiter of rate bytes per second (> 0) whose
+// bucket starts full.
+func NewLimiter(rate int64, clock Clock) *Limiter {
+	burst := max(int64(Burst), rate/20)
+	return &Limiter{clock: clock, b: newTokenBucket(rate, burst, clock.Now())}
 }
 
-// wait charges n bytes and blocks until they may pass, or done closes.
-func (l *linkLimiter) wait(n int, done <-chan struct{}) error {
+// Wait charges n bytes and blocks until they may pass, or until done
+// closes (then it returns net.ErrClosed).
+func (l *Limiter) Wait(n int, done <-chan struct{}) error {
 	l.mu.Lock()
 	d := l.b.take(l.clock.Now(), n)
 	l.mu.Unlock()
@@ -107,30 +104,32 @@ func (l *linkLimiter) wait(n int, done <-chan struct{}) error {
 	return l.clock.Sleep(d, done)
 }
 
-// shapedConn charges what it reads to in and what it writes to out (nil:
-// not shaped).
-type shapedConn struct {
+// Conn charges what it reads to in and what it writes to out (nil: not
+// shaped).
+type Conn struct {
 	net.Conn
-	in, out   *linkLimiter
+	in, out   *Limiter
 	closed    chan struct{}
 	closeOnce sync.Once
 }
 
-var _ net.Conn = (*shapedConn)(nil)
+var _ net.Conn = (*Conn)(nil)
 
-func newShapedConn(c net.Conn, in, out *linkLimiter) *shapedConn {
-	return &shapedConn{Conn: c, in: in, out: out, closed: make(chan struct{})}
+// NewConn shapes c: what it reads is charged to in, what it writes to out
+// (either may be nil: that direction is not shaped).
+func NewConn(c net.Conn, in, out *Limiter) *Conn {
+	return &Conn{Conn: c, in: in, out: out, closed: make(chan struct{})}
 }
 
-// Read reads at most linkChunk bytes, then waits until the receive link
+// Read reads at most Chunk bytes, then waits until the receive link
 // has carried them; the peer is slowed by TCP flow control.
-func (c *shapedConn) Read(p []byte) (int, error) {
-	if c.in != nil && len(p) > linkChunk {
-		p = p[:linkChunk]
+func (c *Conn) Read(p []byte) (int, error) {
+	if c.in != nil && len(p) > Chunk {
+		p = p[:Chunk]
 	}
 	n, err := c.Conn.Read(p)
 	if n > 0 && c.in != nil {
-		if werr := c.in.wait(n, c.closed); werr != nil && err == nil {
+		if werr := c.in.Wait(n, c.closed); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -138,14 +137,14 @@ func (c *shapedConn) Read(p []byte) (int, error) {
 }
 
 // Write writes p in chunks, each once the send link has room for it.
-func (c *shapedConn) Write(p []byte) (int, error) {
+func (c *Conn) Write(p []byte) (int, error) {
 	if c.out == nil {
 		return c.Conn.Write(p)
 	}
 	written := 0
 	for len(p) > 0 {
-		k := min(len(p), linkChunk)
-		if err := c.out.wait(k, c.closed); err != nil {
+		k := min(len(p), Chunk)
+		if err := c.out.Wait(k, c.closed); err != nil {
 			return written, err
 		}
 		n, err := c.Conn.Write(p[:k])
@@ -159,7 +158,7 @@ func (c *shapedConn) Write(p []byte) (int, error) {
 }
 
 // Close stops waits in progress and closes the connection.
-func (c *shapedConn) Close() error {
+func (c *Conn) Close() error {
 	c.closeOnce.Do(func() { close(c.closed) })
 	return c.Conn.Close()
 }
@@ -167,7 +166,7 @@ func (c *shapedConn) Close() error {
 // CloseWrite half-closes the connection if the underlying one can
 // (net/http's server uses it to let a client read an answer before the
 // connection is closed).
-func (c *shapedConn) CloseWrite() error {
+func (c *Conn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
@@ -177,7 +176,7 @@ func (c *shapedConn) CloseWrite() error {
 // shapedListener shapes every connection it accepts.
 type shapedListener struct {
 	net.Listener
-	in, out *linkLimiter
+	in, out *Limiter
 }
 
 func (l shapedListener) Accept() (net.Conn, error) {
@@ -185,30 +184,33 @@ func (l shapedListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newShapedConn(c, l.in, l.out), nil
+	return NewConn(c, l.in, l.out), nil
 }
 
-// linkShaper is a node's pair of limiters.
-type linkShaper struct {
-	in, out *linkLimiter
+// Link is a pair of limiters: what a process receives and what it sends.
+type Link struct {
+	in, out *Limiter
 }
 
-func newLinkShaper(rate int64, clock linkClock) *linkShaper {
-	return &linkShaper{in: newLinkLimiter(rate, clock), out: newLinkLimiter(rate, clock)}
+// New returns a link of rate bytes per second (> 0) in each direction.
+func New(rate int64, clock Clock) *Link {
+	return &Link{in: NewLimiter(rate, clock), out: NewLimiter(rate, clock)}
 }
 
-func (s *linkShaper) listener(ln net.Listener) net.Listener {
+// Listener shapes every connection ln accepts.
+func (s *Link) Listener(ln net.Listener) net.Listener {
 	return shapedListener{Listener: ln, in: s.in, out: s.out}
 }
 
-// client returns hc (nil: NewClient's default) with its transport's
+// Client returns hc (nil: a zero http.Client) with its transport's
 // connections shaped: a copy, with a clone of the transport whose dialer
-// wraps each connection. hc's Transport must be nil or an *http.Transport;
-// connections it makes with a DialTLSContext of its own are not shaped.
-func (s *linkShaper) client(hc *http.Client) *http.Client {
+// wraps each connection. hc's Transport must be nil or an *http.Transport
+// (another is returned unshaped); connections it makes with a
+// DialTLSContext of its own are not shaped.
+func (s *Link) Client(hc *http.Client) *http.Client {
 	var t *http.Transport
 	if hc == nil {
-		hc = defaultHTTPClient()
+		hc = &http.Client{}
 	}
 	switch tr := hc.Transport.(type) {
 	case nil:
@@ -216,7 +218,7 @@ func (s *linkShaper) client(hc *http.Client) *http.Client {
 	case *http.Transport:
 		t = tr.Clone()
 	default:
-		return hc // Config.Validate refuses this
+		return hc
 	}
 	dial := t.DialContext
 	if dial == nil {
@@ -227,7 +229,7 @@ func (s *linkShaper) client(hc *http.Client) *http.Client {
 		if err != nil {
 			return nil, err
 		}
-		return newShapedConn(c, s.in, s.out), nil
+		return NewConn(c, s.in, s.out), nil
 	}
 	shaped := *hc
 	shaped.Transport = t

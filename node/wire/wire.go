@@ -1,0 +1,120 @@
+package wire
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+
+	"cairn"
+)
+
+// The node protocol, version 1 (docs/design/node-protocol.md is the
+// specification). Every request carries "Authorization: Bearer <cluster
+// secret>". Disk IDs and shard names are path segments escaped with
+// url.PathEscape (disk IDs contain '/').
+//
+//	PUT    /v1/disks/{disk}/shards/{name}           body: the shard content (any length, chunked ok)
+//	                                                → 201 PutResponse; headers X-Cairn-Size, X-Cairn-Crc32c
+//	GET    /v1/disks/{disk}/shards/{name}?offset=&length=
+//	                                                → 200 streamed bytes, chunked, with trailers (see below)
+//	DELETE /v1/disks/{disk}/shards/{name}           → 204
+//	GET    /v1/disks/{disk}/shards?after=&limit=    → 200 ListResponse
+//	GET    /v1/disks/{disk}                         → 200 DiskStat
+//	GET    /v1/health                               → 200 HealthResponse
+//	POST   /v1/push   header X-Cairn-Repair: the spec; body: partials from the previous hop
+//	                                                → 200 RepairResponse (after the whole chain)
+//	POST   /v1/pull   header X-Cairn-Repair: the spec; no body
+//	                                                → 200 RepairResponse
+//
+// Errors are a status and an ErrorBody; the code, not the status, is the
+// contract (EncodeError). Repair errors also name the culprit's disk and
+// shard (ErrorBody.Disk, Shard).
+const (
+	// Prefix starts every path of this version of the protocol.
+	Prefix = "/v1"
+	// PushPath and PullPath are the repair endpoints.
+	PushPath = Prefix + "/push"
+	PullPath = Prefix + "/pull"
+	// HealthPath is the node's health endpoint.
+	HealthPath = Prefix + "/health"
+
+	// HeaderSize and HeaderCRC carry a shard's content size and whole-content
+	// CRC-32C (8 hex digits, FormatCRC) in PUT and GET responses.
+	HeaderSize = "X-Cairn-Size"
+	HeaderCRC  = "X-Cairn-Crc32c"
+	// HeaderLength is the number of body bytes a GET response will carry
+	// (the range length). The body is chunked so that trailers can follow.
+	HeaderLength = "X-Cairn-Length"
+	// TrailerStatus ends every GET body: StatusOK, or an error code when
+	// the node stopped sending (e.g. "corrupt": a block failed its CRC).
+	TrailerStatus = "X-Cairn-Status"
+	// TrailerError is the error message when TrailerStatus is not StatusOK.
+	TrailerError = "X-Cairn-Error"
+	// TrailerBodyCRC is the CRC-32C of the body bytes sent, so the client
+	// can check the transfer end to end.
+	TrailerBodyCRC = "X-Cairn-Body-Crc32c"
+	// StatusOK is TrailerStatus of a GET that sent its whole range.
+	StatusOK = "ok"
+)
+
+// ShardPath is the path of shard name on disk.
+func ShardPath(disk cairn.DiskID, name string) string {
+	return DiskPath(disk) + "/shards/" + url.PathEscape(name)
+}
+
+// DiskPath is the path of disk (STAT; LIST is DiskPath + "/shards").
+func DiskPath(disk cairn.DiskID) string {
+	return Prefix + "/disks/" + url.PathEscape(string(disk))
+}
+
+// FormatCRC is a CRC-32C as the headers and trailers carry it: 8
+// lower-case hex digits.
+func FormatCRC(c uint32) string { return fmt.Sprintf("%08x", c) }
+
+// ParseCRC parses what FormatCRC made (8 hex digits).
+func ParseCRC(s string) (uint32, error) {
+	if len(s) != 8 {
+		return 0, fmt.Errorf("bad CRC %q", s)
+	}
+	v, err := strconv.ParseUint(s, 16, 32)
+	return uint32(v), err
+}
+
+// ShardInfo is what a PUT stored: the content size and its CRC-32C
+// (Castagnoli), as manifests record them.
+type ShardInfo struct {
+	Size int64  `json:"size"`
+	CRC  uint32 `json:"crc32c"`
+}
+
+// ShardStat is one listed shard: its name and content size (-1 if its file
+// size is impossible, i.e. the file is damaged).
+type ShardStat struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+}
+
+// DiskStat is a disk's space as the node sees it. Broken is set when the
+// disk refuses writes after a failed fsync.
+type DiskStat struct {
+	ID       cairn.DiskID `json:"id"`
+	Capacity int64        `json:"capacity"`
+	Free     int64        `json:"free"`
+	Broken   string       `json:"broken,omitempty"`
+}
+
+// PutResponse is the JSON body of a successful PUT (wire format).
+type PutResponse = ShardInfo
+
+// ListResponse is the JSON body of LIST (wire format).
+type ListResponse struct {
+	Shards []ShardStat `json:"shards"`
+	More   bool        `json:"more"`
+}
+
+// HealthResponse is the JSON body of GET /v1/health (wire format).
+type HealthResponse struct {
+	Node  cairn.NodeID `json:"node"`
+	OK    bool         `json:"ok"` // every disk answers and none is broken
+	Disks []DiskStat   `json:"disks"`
+}

@@ -1,0 +1,55 @@
+package repair
+
+// Commit: a rebuilt shard enters the manifest only if its size and CRC-32C
+// are what the manifest recorded when the object was written, and only by
+// a compare-and-swap on the manifest the round read. A task whose object
+// was overwritten or deleted is dropped, and the files it rebuilt are
+// deleted.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"cairn"
+	"cairn/node/wire"
+	"cairn/repair/decide"
+)
+
+// commit checks infos[j], what was stored for shards[j] of st on
+// targets[j], against m and moves those shards to their targets in the
+// manifest, if m is still the current manifest. changed reports that it
+// is not (changed or deleted meanwhile): the round must look again. A
+// rebuilt shard that differs from the manifest's is cairn.ErrCorrupt, and
+// the manifest is left alone.
+func (r *Repairer) commit(ctx context.Context, t *cairn.RepairTask, m *cairn.Manifest, st decide.Stripe, shards []int, targets []cairn.DiskID, infos []wire.ShardInfo) (changed bool, err error) {
+	for j, i := range shards {
+		want := st.Shards[i]
+		if infos[j].Size != want.Size || infos[j].CRC != want.CRC {
+			return false, fmt.Errorf("%w: rebuilt shard %d of %s/%s is %d bytes, CRC %08x; the manifest says %d bytes, CRC %08x",
+				cairn.ErrCorrupt, i, t.Bucket, t.Key, infos[j].Size, infos[j].CRC, want.Size, want.CRC)
+		}
+	}
+	next := decide.WithShards(m, t.Part, shards, targets)
+	if err := r.store.UpdateManifest(ctx, next, m); err != nil {
+		if errors.Is(err, cairn.ErrConflict) || errors.Is(err, cairn.ErrNotFound) {
+			return true, nil
+		}
+		return false, err
+	}
+	return false, nil
+}
+
+// deleteTargets removes rebuilt files of a dropped task (best effort; the
+// scrubber would find them as orphans otherwise).
+func (r *Repairer) deleteTargets(ctx context.Context, t *cairn.RepairTask) {
+	for j, i := range t.Lost {
+		if j < len(t.Targets) && t.Targets[j] != "" {
+			row, ok := t.SpareRows[i]
+			if !ok {
+				row = i
+			}
+			_ = r.exec.DeleteShard(context.WithoutCancel(ctx), t.Targets[j], cairn.ShardName(t.Stripe, row))
+		}
+	}
+}

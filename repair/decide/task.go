@@ -1,0 +1,92 @@
+package decide
+
+import (
+	"slices"
+	"time"
+
+	"cairn"
+	"cairn/codec"
+)
+
+// NewTask returns the task for stripe st of m if it has lost shards: a
+// shard on a disk that is lost (LostDisk) or that v does not know. Shards
+// on disks in a state that is neither lost nor readable count against its
+// Risk; readable ones (suspect included) do not. code is the policy's
+// code (nil if unknown: Risk 0). now stamps the task.
+func NewTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Time) (cairn.RepairTask, bool) {
+	var lost []int
+	unavailable := 0
+	var size int64
+	for i, s := range st.Shards {
+		d, known := v.Disks[s.Disk]
+		switch {
+		case !known || LostDisk(d.State):
+			lost = append(lost, i)
+			size = max(size, s.Size)
+		case !d.State.Readable():
+			unavailable++
+		}
+	}
+	if len(lost) == 0 {
+		return cairn.RepairTask{}, false
+	}
+	t := cairn.RepairTask{
+		ID:        cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.Part),
+		Bucket:    m.Bucket,
+		Key:       m.Key,
+		Version:   m.Version,
+		Part:      st.Part,
+		Stripe:    st.Version,
+		Policy:    m.Policy,
+		Lost:      lost,
+		SpareRows: st.SpareRows(),
+		Bytes:     size * int64(len(lost)),
+		Created:   now,
+	}
+	t.Risk = Risk(code, len(lost)+unavailable)
+	return t, true
+}
+
+// Risk is how many more shards a stripe of code can lose after gone
+// (0 if the policy is unknown: code nil).
+func Risk(code codec.Code, gone int) int {
+	if code == nil {
+		return 0
+	}
+	p := code.Params()
+	return max(p.N()-p.K-gone, 0)
+}
+
+// LostShards is the task's lost set brought up to date: shards on lost
+// or unknown disks, plus those the task already found bad, minus those a
+// target already holds (an earlier attempt rebuilt them and updated the
+// manifest).
+func LostShards(t *cairn.RepairTask, st Stripe, v *View) []int {
+	var lost []int
+	for i, s := range st.Shards {
+		d, known := v.Disks[s.Disk]
+		if !known || LostDisk(d.State) || slices.Contains(t.Lost, i) && !movedTo(t, i, s.Disk) {
+			lost = append(lost, i)
+		}
+	}
+	return lost
+}
+
+// movedTo reports whether the task rebuilt shard i onto disk (an earlier
+// attempt got as far as the manifest update).
+func movedTo(t *cairn.RepairTask, i int, disk cairn.DiskID) bool {
+	j := slices.Index(t.Lost, i)
+	return j >= 0 && j < len(t.Targets) && t.Targets[j] == disk
+}
+
+// Available returns the shards of st that can serve as helpers: not lost,
+// on a usable disk.
+func Available(st Stripe, lost []int, v *View) []int {
+	var out []int
+	for i, s := range st.Shards {
+		if !slices.Contains(lost, i) && v.Usable(s.Disk) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

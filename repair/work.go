@@ -1,0 +1,241 @@
+package repair
+
+// Work: running the queue. Each task runs in rounds: read the manifest and
+// the cluster map, let package repair/decide choose the lost shards, their
+// targets, the scheme and the node calls, persist the task's choices, run
+// the calls on the executor, and hand the rebuilt shards to commit
+// (commit.go). A helper found bad re-plans without it; a failed attempt is
+// recorded in the queue with a backoff.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"cairn"
+	"cairn/codec"
+	"cairn/node/wire"
+	"cairn/repair/decide"
+	"cairn/repair/plan"
+)
+
+// Work runs the due tasks of the queue, riskiest first, Parallel at a
+// time, until every due task has been attempted once or ctx ends. It
+// returns the number of tasks completed.
+func (r *Repairer) Work(ctx context.Context, now time.Time) (int, error) {
+	tasks, err := r.store.RepairTasks(ctx)
+	if err != nil {
+		return 0, err
+	}
+	sem := make(chan struct{}, r.cfg.Parallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for _, t := range tasks {
+		if t.NotBefore.After(now) {
+			continue
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if r.attempt(ctx, t, now) {
+				mu.Lock()
+				done++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return done, ctx.Err()
+}
+
+// attempt runs one task and records the outcome in the queue; it reports
+// whether the task is finished (repaired or dropped).
+func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Time) bool {
+	start := time.Now() // for Stats only; decisions take no clock reads
+	res, err := r.run(ctx, &t)
+	r.mu.Lock()
+	r.stats.Busy += time.Since(start)
+	r.stats.HelpersMarked += res.marked
+	r.stats.Shards += res.shards // a partial repair counts too
+	r.stats.Bytes += res.bytes
+	switch {
+	case err == nil && res.dropped:
+		r.stats.Dropped++
+	case err == nil:
+		r.stats.Repaired++
+	default:
+		r.stats.Failed++
+	}
+	r.mu.Unlock()
+	if err == nil {
+		if derr := r.store.DeleteRepairTask(context.WithoutCancel(ctx), t.ID); derr != nil && !errors.Is(derr, cairn.ErrNotFound) {
+			r.cfg.Logger.Warn("repair: task done but not dequeued; it will run again harmlessly", "task", t.ID, "err", derr)
+		}
+		return true
+	}
+	if ctx.Err() != nil {
+		return false // stopping (e.g. leadership lost): the task stays as it was
+	}
+	t.Attempts++
+	t.LastError = err.Error()
+	t.NotBefore = now.Add(min(time.Second<<min(t.Attempts-1, 20), r.cfg.MaxBackoff))
+	r.cfg.Logger.Warn("repair: attempt failed; will retry", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
+		"attempt", t.Attempts, "err", err)
+	if perr := r.store.PutRepairTask(context.WithoutCancel(ctx), t); perr != nil {
+		r.cfg.Logger.Warn("repair: recording a failed attempt", "task", t.ID, "err", perr)
+	}
+	return false
+}
+
+// result is what one run did.
+type result struct {
+	dropped bool
+	shards  int
+	bytes   int64
+	marked  int
+}
+
+// run repairs one task's stripe now: it re-reads the manifest and the
+// cluster map, rebuilds every lost shard onto its target, checks the
+// rebuilt shards against the manifest's checksums and updates the
+// manifest. t's Lost and Targets may be updated (helpers found bad,
+// targets chosen) and are persisted before any shard is written.
+func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error) {
+	var res result
+	for range 4 { // re-plans after a bad helper, a bounded number of times
+		m, err := r.store.Manifest(ctx, t.Bucket, t.Key)
+		if errors.Is(err, cairn.ErrNotFound) || err == nil && m.Version != t.Version {
+			res.dropped = true
+			r.deleteTargets(ctx, t)
+			return res, nil
+		}
+		if err != nil {
+			return res, err
+		}
+		st, ok := decide.FindStripe(m, t.Part)
+		if !ok {
+			res.dropped = true
+			return res, nil
+		}
+		view, err := r.view(ctx)
+		if err != nil {
+			return res, err
+		}
+		code, err := r.code(m.Policy)
+		if err != nil {
+			return res, fmt.Errorf("policy of %s/%s: %w", m.Bucket, m.Key, err)
+		}
+		rd, err := decide.Next(t, st, code, view, r.cfg.Scheme)
+		if err != nil {
+			return res, err
+		}
+		if len(rd.Lost) == 0 {
+			return res, nil // nothing left to do (e.g. the disk came back)
+		}
+		if !slices.Equal(t.Lost, rd.Lost) || !slices.Equal(t.Targets, rd.Targets) || !maps.Equal(t.SpareRows, st.SpareRows()) {
+			t.Lost, t.Targets, t.SpareRows = rd.Lost, rd.Targets, st.SpareRows()
+			if err := r.store.PutRepairTask(ctx, *t); err != nil {
+				return res, err
+			}
+		}
+		// This round rebuilds the shards that have a target.
+		now, onto := rd.Placed()
+		scheme := decide.Choose(rd.Scheme, code, len(now), st.Shards[now[0]].Size, r.cfg.Rates, r.cfg.Unit)
+		infos, err := r.rebuild(ctx, t, now, onto, st, rd.Code, scheme, view)
+		var ne *wire.Error
+		if err != nil && errors.As(err, &ne) && isHelperFault(ne) && decide.HelperIndex(st, ne.Disk, ne.Shard) >= 0 {
+			i := decide.HelperIndex(st, ne.Disk, ne.Shard)
+			r.cfg.Logger.Warn("repair: helper shard is bad; re-planning without it", "bucket", t.Bucket, "key", t.Key,
+				"shard", i, "disk", ne.Disk, "err", err)
+			res.marked++
+			// Aligned with Targets (no target yet); the next round sorts
+			// both out.
+			t.Lost, t.Targets = append(t.Lost, i), append(t.Targets, "")
+			continue
+		}
+		if err != nil {
+			return res, err
+		}
+		changed, err := r.commit(ctx, t, m, st, now, onto, infos)
+		if changed {
+			continue // the manifest changed meanwhile: look again
+		}
+		if err != nil {
+			return res, err
+		}
+		res.shards, res.bytes = len(now), int64(len(now))*st.Shards[now[0]].Size
+		r.cfg.Logger.Info("repair: stripe repaired", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
+			"shards", now, "targets", onto, "scheme", scheme)
+		if len(now) < len(t.Lost) {
+			return res, fmt.Errorf("%w: rebuilt %d of the %d lost shards of %s/%s part %d; no writable disk outside the stripe for the rest",
+				cairn.ErrNoSpace, len(now), len(t.Lost), t.Bucket, t.Key, t.Part)
+		}
+		return res, nil
+	}
+	return res, fmt.Errorf("repair of %s/%s part %d: gave up after repeated re-plans", t.Bucket, t.Key, t.Part)
+}
+
+// isHelperFault reports whether a node's error blames a helper shard's
+// content (missing or corrupt), which another round can route around.
+func isHelperFault(e *wire.Error) bool {
+	return errors.Is(e, cairn.ErrCorrupt) || errors.Is(e, cairn.ErrNotFound)
+}
+
+// view reads the cluster map a round decides against.
+func (r *Repairer) view(ctx context.Context) (*decide.View, error) {
+	nodes, err := r.store.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	disks, err := r.store.Disks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return decide.NewView(nodes, disks), nil
+}
+
+// rebuild runs the node calls that rebuild shards[j] onto targets[j]
+// (decide.Jobs) one after the other and returns what was stored, in
+// shards order. code decodes the stripe (decide.StripeCode).
+func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, shards []int, targets []cairn.DiskID, st decide.Stripe, code codec.Code, scheme plan.Scheme, view *decide.View) ([]wire.ShardInfo, error) {
+	jobs, err := decide.Jobs(t, shards, targets, st, code, scheme, view, r.cfg.Unit)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]wire.ShardInfo, len(shards))
+	for _, job := range jobs {
+		var got []wire.ShardInfo
+		switch job.Op {
+		case decide.Create:
+			var info wire.ShardInfo
+			info, err = r.exec.PutShard(ctx, job.Spec.Store[0].Disk, job.Spec.Store[0].Shard, bytes.NewReader(nil))
+			got = []wire.ShardInfo{info}
+		case decide.Pull:
+			got, err = r.exec.Pull(ctx, job.Puller, job.Spec)
+		default:
+			got, err = r.exec.Push(ctx, job.Spec)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(got) != len(job.Spec.Store) {
+			return nil, fmt.Errorf("%w: the node stored %d shards, %d were asked", cairn.ErrUnavailable, len(got), len(job.Spec.Store))
+		}
+		for j, k := range job.Into {
+			infos[k] = got[j]
+		}
+	}
+	return infos, nil
+}
