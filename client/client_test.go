@@ -27,7 +27,7 @@ type env struct {
 }
 
 // newEnv makes a cluster map of nodes×disks and a bucket "b" with policy.
-func newEnv(t *testing.T, nodes, disks int, policy string, cfg Config) *env {
+func newEnv(t testing.TB, nodes, disks int, policy string, cfg Config) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{meta: mem.New(), shards: clienttest.NewMemShards()}
