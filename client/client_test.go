@@ -138,7 +138,6 @@ func TestRangeReadsTouchOnlyTheirStripes(t *testing.T) {
 		}
 	}
 	// A one-stripe range makes one request per shard read (K+δ = 5), not more.
-	time.Sleep(10 * time.Millisecond) // let cancelled fetches of earlier reads finish
 	e.shards.Mu.Lock()
 	e.shards.Gets = map[cairn.DiskID]int{}
 	e.shards.Mu.Unlock()
