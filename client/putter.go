@@ -67,12 +67,11 @@ type putter struct {
 
 // stream is one shard request.
 type stream struct {
-	req     engine.ReqID
 	row     int
 	disk    cairn.DiskID
-	ch      chan block // stripes after its catch-up; closed when the body ends
-	backlog []block    // the stripes made before it started
-	ctx     context.Context
+	ch      chan block      // stripes after its catch-up; closed when the body ends
+	backlog []block         // the stripes made before it started
+	ctx     context.Context // its request's, ended too when its PUT returned
 	cancel  context.CancelFunc
 	res     shardResult // final once drive.Run returned
 }
@@ -158,7 +157,7 @@ func (w *putter) open(ctx context.Context, a engine.Action) {
 	if int(a.Req) != len(w.streams) {
 		panic(fmt.Sprintf("client: engine request %d out of order (have %d)", a.Req, len(w.streams)))
 	}
-	st := &stream{req: a.Req, row: a.Block, disk: w.disks[a.Disk], ch: make(chan block, pipelineDepth)}
+	st := &stream{row: a.Block, disk: w.disks[a.Disk], ch: make(chan block, pipelineDepth)}
 	st.ctx, st.cancel = context.WithCancel(ctx)
 	for s := range w.produced {
 		sb := w.ring[s%len(w.ring)]
