@@ -27,7 +27,7 @@ type env struct {
 }
 
 // newEnv makes a cluster map of nodes×disks and a bucket "b" with policy.
-func newEnv(t *testing.T, nodes, disks int, policy string, cfg Config) *env {
+func newEnv(t testing.TB, nodes, disks int, policy string, cfg Config) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{meta: mem.New(), shards: clienttest.NewMemShards()}
@@ -138,7 +138,6 @@ func TestRangeReadsTouchOnlyTheirStripes(t *testing.T) {
 		}
 	}
 	// A one-stripe range makes one request per shard read (K+δ = 5), not more.
-	time.Sleep(10 * time.Millisecond) // let cancelled fetches of earlier reads finish
 	e.shards.Mu.Lock()
 	e.shards.Gets = map[cairn.DiskID]int{}
 	e.shards.Mu.Unlock()

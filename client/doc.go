@@ -14,15 +14,28 @@
 //     first K that arrive (or any decodable set) and the rest are cancelled.
 //
 // PUT reads the body stripe by stripe, encodes, and streams each shard to
-// its disk in parallel; memory is a few stripes, whatever the object size.
+// its disk in parallel, one request per shard; client/drive runs the
+// requests and the speculative write (client/engine), which replaces a
+// straggling or failed stream with a spare parity row on a spare disk.
 // The object becomes visible only when every shard of the policy is durable
 // and the manifest commits (compare-and-swap); on any failure the written
 // shards are deleted and nothing is visible.
 //
-// GET reads only the stripes a range touches. A shard that fails, is
-// missing or is corrupt counts as an erasure: the window is decoded from
-// other shards and the damage is reported through Config.OnDamage (for
-// repair).
+// A PUT's memory is a ring of pooled stripe buffers of N·BlockSize bytes
+// (data and parity), taken as the stripes come: 4 of them, or, when the
+// PUT can use spares (a code with spare rows, and spare disks), enough
+// for the first SpareWindow data bytes, which a spare starts from, and at
+// least 4: max(4, SpareWindow ÷ (K·BlockSize)). SpareWindow is 64 MiB by
+// default, so an rs-4-2 PUT with 1 MiB blocks holds up to 16 stripes, 96
+// MiB, and a smaller object only its own stripes. Add K·BlockSize for the
+// body's first stripe and BlockSize per spare stream.
+//
+// GET reads only the stripes a range touches, a window (WindowBytes,
+// default 16 MiB of data) at a time, ahead of its reader; client/drive
+// runs a window's fetches and the speculative read, and the window ends
+// when every fetch it started has. A shard that fails, is missing or is
+// corrupt counts as an erasure: the window is decoded from other shards
+// and the damage is reported through Config.OnDamage (for repair).
 //
 // Caveats: shards of an overwritten or deleted object are deleted after the
 // manifest changes, best effort; a crash in between leaves garbage files

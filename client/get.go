@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"time"
 
 	"cairn"
+	"cairn/client/drive"
 	"cairn/client/engine"
 	"cairn/codec"
 )
@@ -154,17 +154,12 @@ func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window)
 	return true
 }
 
-type fetched struct {
-	req   engine.ReqID
-	shard int
-	buf   []byte
-	err   error
-}
-
 // window fetches stripes [s, e) from the first decodable set of shards and
 // returns their data bytes. The choice of shards — K+δ at first, a
 // replacement for each failure, a hedge for each straggler, stop at the
-// first decodable set — is the engine's (client/engine); this is its driver.
+// first decodable set — is the engine's (client/engine), carried out by
+// drive: each shard slot is a disk of its own with one request, and the
+// window returns once every fetch it started has ended.
 func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 	p, bs := g.p, int64(g.m.BlockSize)
 	n := e - s
@@ -197,62 +192,30 @@ func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	since := func() time.Duration { return time.Since(start) }
-	results := make(chan fetched, p.N())
-	cancels := map[engine.ReqID]context.CancelFunc{}
-	shardOf := map[engine.ReqID]int{}
-	defer func() {
-		for _, c := range cancels {
-			c()
-		}
-	}()
-	have := make([][]byte, p.N())
+	have := make([][]byte, p.N()) // by shard slot
 	var lastErr error
-	ticker := time.NewTicker(g.c.cfg.HedgeAfter / 2)
-	defer ticker.Stop()
-	acts := rd.Start(since())
-	for {
-		for _, a := range acts {
-			switch a.Kind {
-			case engine.Send:
-				rctx, cancel := context.WithCancel(ctx)
-				cancels[a.Req], shardOf[a.Req] = cancel, a.Block
-				go func(req engine.ReqID, shard int) {
-					buf, err := g.fetch(rctx, shard, s*bs, n*bs)
-					results <- fetched{req: req, shard: shard, buf: buf, err: err}
-				}(a.Req, a.Block)
-			case engine.Cancel:
-				cancels[a.Req]()
-			case engine.Done:
-				return g.decode(have, n)
-			case engine.Fail:
-				err := fmt.Errorf("%w: %s/%s stripes %d–%d: too few readable shards", cairn.ErrUnavailable, g.m.Bucket, g.m.Key, s, e-1)
-				if lastErr != nil {
-					err = fmt.Errorf("%w (last error: %w)", err, lastErr)
-				}
-				return nil, err
-			}
-		}
-		select {
-		case <-ctx.Done():
+	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Tick: g.c.cfg.HedgeAfter / 2,
+		Do: func(ctx context.Context, r *drive.Request) ([]byte, error) {
+			return g.fetch(ctx, r.Block, s*bs, n*bs)
+		},
+		Got: func(a engine.Action, buf []byte) { have[a.Block] = buf },
+		Failed: func(a engine.Action, err error) {
+			lastErr = err
+			g.bad[a.Block] = true
+			g.damage(a.Block, err)
+		},
+	})
+	if err != nil {
+		if ctx.Err() != nil {
 			return nil, ctx.Err()
-		case <-ticker.C:
-			acts = rd.Tick(since())
-		case r := <-results:
-			if r.err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				lastErr = r.err
-				g.bad[r.shard] = true
-				g.damage(r.shard, r.err)
-			} else {
-				have[r.shard] = r.buf
-			}
-			acts = rd.Arrived(r.req, r.err == nil, since())
 		}
+		err := fmt.Errorf("%w: %s/%s stripes %d–%d: too few readable shards", cairn.ErrUnavailable, g.m.Bucket, g.m.Key, s, e-1)
+		if lastErr != nil {
+			err = fmt.Errorf("%w (last error: %w)", err, lastErr)
+		}
+		return nil, err
 	}
+	return g.decode(have, n)
 }
 
 // initial is how many shards a window asks for at first: K+δ, or all.

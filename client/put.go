@@ -178,7 +178,7 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 	if err != nil {
 		return nil, fmt.Errorf("placement for %s: %w", policy, err)
 	}
-	w, err := newPutter(c, ctx, code, bs, version, disks, spares)
+	w, err := newPutter(ctx, c, code, bs, version, disks, spares)
 	if err != nil {
 		return nil, err
 	}

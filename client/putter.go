@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/client/drive"
 	"cairn/client/engine"
 	"cairn/codec"
 )
@@ -27,9 +28,17 @@ import (
 // spare, a slow stream is waited for. The manifest records which row each
 // shard slot holds (cairn.ShardLoc.Row).
 //
-// Locking: mu guards the engine and the stream table; a stream's
-// goroutine reports progress and completion under it. The run loop never
-// holds mu while it blocks.
+// Goroutines: drive.Run (started by newPutter, waited for by finish)
+// runs the engine and the streams: every stream is one of its requests,
+// whose body reports each block it takes to the engine
+// (drive.Request.Progress). The encoder (run, on the caller's goroutine)
+// fills the ring and feeds the streams; it tells the engine through the
+// inbox when the spare window ends. The engine is touched only on Run's
+// goroutine.
+//
+// Locking: mu guards the stream table and the ring, which the encoder and
+// Run's goroutine (open: a new stream takes the stripes made so far)
+// share. Nobody holds mu while blocking.
 type putter struct {
 	c       *Client
 	ctx     context.Context // the PUT's; cancelling it aborts every stream
@@ -41,38 +50,37 @@ type putter struct {
 	version string
 	disks   []cairn.DiskID // the engine's disks: the stripe's N, then spares
 	hold    int            // stripes held for spares' catch-up
-	start   time.Time
-	tick    time.Duration
+
+	eng     *engine.Write   // only on drive.Run's goroutine (and what the inbox carries there)
+	inbox   *drive.Inbox    // to the engine
+	ran     chan struct{}   // closed when drive.Run returned
+	outcome error           // drive.Run's; read once ran is closed
+	durable []engine.Placed // the engine's; read once ran is closed
+	reusing bool            // the encoder reuses ring buffers, and the engine knows; owned by run
 
 	mu       sync.Mutex
-	eng      *engine.Write // guarded by mu
-	streams  []*stream     // by engine request ID; guarded by mu
-	ring     []*stripeBuf  // stripe s lives in ring[s % len]; guarded by mu
-	produced int           // stripes handed to the streams; guarded by mu
-	closed   bool          // the body ended: no more stripes; guarded by mu
-	outcome  error         // the engine's Fail; guarded by mu
-	ended    chan struct{} // closed when the engine is done or failed
-	endOnce  sync.Once
-
-	wg sync.WaitGroup // stream goroutines
+	streams  []*stream    // by engine request ID; guarded by mu
+	ring     []*stripeBuf // stripe s lives in ring[s % len]; guarded by mu
+	produced int          // stripes handed to the streams; guarded by mu
+	closed   bool         // the body ended: no more stripes; guarded by mu
 }
 
 // stream is one shard request.
 type stream struct {
-	req    engine.ReqID
-	row    int
-	disk   cairn.DiskID
-	ch     chan block // stripes after its catch-up; closed when the body ends
-	ctx    context.Context
-	cancel context.CancelFunc
-	res    shardResult // final once the goroutine ended
+	row     int
+	disk    cairn.DiskID
+	ch      chan block      // stripes after its catch-up; closed when the body ends
+	backlog []block         // the stripes made before it started
+	ctx     context.Context // its request's, ended too when its PUT returned
+	cancel  context.CancelFunc
+	res     shardResult // final once drive.Run returned
 }
 
 type shardResult struct {
 	size, sent int64
 	crc        uint32 // the node's CRC-32C of what it stored
 	err        error
-	cancelled  bool // by the engine: surplus or too slow
+	failed     bool // err is the stream's own: not a cancellation by the engine
 }
 
 type stripeBuf struct {
@@ -96,10 +104,11 @@ func spareWindowStripes(window int64, stripeData int) int {
 	return int(window / int64(stripeData))
 }
 
-func newPutter(c *Client, ctx context.Context, code codec.Code, bs int, version string, disks, spares []cairn.DiskID) (*putter, error) {
+// newPutter starts the write: drive.Run on a goroutine of its own, which
+// finish waits for.
+func newPutter(ctx context.Context, c *Client, code codec.Code, bs int, version string, disks, spares []cairn.DiskID) (*putter, error) {
 	p := code.Params()
-	w := &putter{c: c, code: code, p: p, bs: bs, version: version, start: time.Now(),
-		tick: max(c.cfg.StreamWait/4, time.Millisecond), ended: make(chan struct{})}
+	w := &putter{c: c, code: code, p: p, bs: bs, version: version, inbox: drive.NewInbox(), ran: make(chan struct{})}
 	w.ctx, w.cancel = context.WithCancel(ctx)
 	maxBlock := p.N()
 	if x, ok := code.(codec.Extensible); ok && len(spares) > 0 {
@@ -118,86 +127,80 @@ func newPutter(c *Client, ctx context.Context, code codec.Code, bs int, version 
 	}
 	w.eng = eng
 	w.ring = make([]*stripeBuf, max(pipelineDepth, w.hold))
-	w.mu.Lock()
-	if w.hold == 0 {
-		eng.StopSpares()
-	}
-	w.apply(eng.Start(0))
-	w.mu.Unlock()
+	go func() {
+		defer close(w.ran)
+		if w.hold == 0 {
+			eng.StopSpares()
+		}
+		_, w.outcome = drive.Run(w.ctx, drive.WriteMachine{Write: eng}, drive.Options{
+			Tick:  max(c.cfg.StreamWait/4, time.Millisecond),
+			Start: w.open,
+			Do:    w.send,
+			Failed: func(a engine.Action, _ error) {
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				w.streams[a.Req].res.failed = true
+			},
+			Inbox: w.inbox,
+		})
+		w.durable = eng.Durable()
+	}()
 	return w, nil
 }
 
-func (w *putter) now() time.Duration { return time.Since(w.start) }
-
-// apply carries out the engine's actions. w.mu must be held.
-func (w *putter) apply(acts []engine.Action) {
-	for _, a := range acts {
-		switch a.Kind {
-		case engine.Send:
-			w.launchLocked(a.Req, a.Block, w.disks[a.Disk])
-		case engine.Cancel:
-			st := w.streams[a.Req]
-			st.res.cancelled = true
-			st.cancel()
-		case engine.Done:
-			w.endOnce.Do(func() { close(w.ended) })
-		case engine.Fail:
-			w.outcome = a.Err
-			w.endOnce.Do(func() { close(w.ended) })
-		}
+// open starts the stream of an engine request (drive's Start, on Run's
+// goroutine): it takes the stripes made so far (held: a spare is only
+// sent while they are), then the ones queued on its channel.
+func (w *putter) open(ctx context.Context, a engine.Action) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if int(a.Req) != len(w.streams) {
+		panic(fmt.Sprintf("client: engine request %d out of order (have %d)", a.Req, len(w.streams)))
 	}
-}
-
-// launchLocked starts the request for row on disk: it first takes the
-// stripes made so far (held: a spare is only sent while they are), then
-// the ones queued on its channel. w.mu must be held.
-func (w *putter) launchLocked(req engine.ReqID, row int, disk cairn.DiskID) {
-	if int(req) != len(w.streams) {
-		panic(fmt.Sprintf("client: engine request %d out of order (have %d)", req, len(w.streams)))
-	}
-	st := &stream{req: req, row: row, disk: disk, ch: make(chan block, pipelineDepth)}
-	st.ctx, st.cancel = context.WithCancel(w.ctx)
-	w.streams = append(w.streams, st)
-	var backlog []block
+	st := &stream{row: a.Block, disk: w.disks[a.Disk], ch: make(chan block, pipelineDepth)}
+	st.ctx, st.cancel = context.WithCancel(ctx)
 	for s := range w.produced {
 		sb := w.ring[s%len(w.ring)]
 		sb.wg.Add(1)
-		backlog = append(backlog, block{sb: sb, done: &sb.wg})
+		st.backlog = append(st.backlog, block{sb: sb, done: &sb.wg})
 	}
 	if w.closed {
 		close(st.ch)
 	}
-	body := &blockReader{ctx: st.ctx, backlog: backlog, ch: st.ch, row: row, w: w, onTake: func() { w.progress(req) }}
-	w.wg.Go(func() {
-		info, err := w.c.shards.PutShard(st.ctx, disk, cairn.ShardName(w.version, row), body)
-		size, crc := info.Size, info.CRC
-		st.cancel()
-		body.drain() // release the stripes still queued for this stream
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		st.res.size, st.res.crc, st.res.err, st.res.sent = size, crc, err, body.sent
-		if err == nil && size != body.sent {
-			st.res.err = fmt.Errorf("%w: the node stored %d bytes, %d were sent", cairn.ErrCorrupt, size, body.sent)
-		}
-		w.apply(w.eng.Acked(req, st.res.err == nil, w.now()))
-	})
+	w.streams = append(w.streams, st)
 }
 
-func (w *putter) progress(req engine.ReqID) {
+// send carries out a stream (drive's Do): the shard's PUT, whose body
+// reports each block it takes to the engine.
+func (w *putter) send(_ context.Context, r *drive.Request) ([]byte, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.eng.Progress(req, w.now())
-}
-
-func (w *putter) onTick() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.apply(w.eng.Tick(w.now()))
+	st := w.streams[r.Req]
+	w.mu.Unlock()
+	body := &blockReader{ctx: st.ctx, backlog: st.backlog, ch: st.ch, row: st.row, w: w, onTake: r.Progress}
+	info, err := w.c.shards.PutShard(st.ctx, st.disk, cairn.ShardName(w.version, st.row), body)
+	size, crc := info.Size, info.CRC
+	st.cancel()  // the encoder feeds it no more
+	body.drain() // release the stripes still queued for this stream
+	if err == nil && size != body.sent {
+		err = fmt.Errorf("%w: the node stored %d bytes, %d were sent", cairn.ErrCorrupt, size, body.sent)
+	}
+	st.res.size, st.res.crc, st.res.err, st.res.sent = size, crc, err, body.sent
+	return nil, err
 }
 
 // slot returns the buffer for stripe s, once nothing uses it any more.
-// Reusing a held stripe ends the spare window.
+// Reusing a buffer ends the spare window: first the engine hears of it,
+// on Run's goroutine, so every stream it started before (the primaries
+// and any spare) has taken its share of the buffer, and no stream starts
+// after (no spare: a new stream would need stripe 0).
 func (w *putter) slot(s int) *stripeBuf {
+	if s >= len(w.ring) && !w.reusing {
+		w.reusing = true
+		w.inbox.Post(func(time.Duration) []engine.Action {
+			w.eng.StopSpares() // stripe s−len(ring) is about to be overwritten
+			return nil
+		})
+	}
 	w.mu.Lock()
 	i := s % len(w.ring)
 	sb := w.ring[i]
@@ -208,9 +211,6 @@ func (w *putter) slot(s int) *stripeBuf {
 			sb.shards[j] = mem[j*w.bs : (j+1)*w.bs : (j+1)*w.bs]
 		}
 		w.ring[i] = sb
-	}
-	if s >= len(w.ring) {
-		w.eng.StopSpares() // stripe s−len(ring) is about to be overwritten
 	}
 	w.mu.Unlock()
 	sb.wg.Wait()
@@ -233,8 +233,6 @@ func (w *putter) run(r io.Reader, first []byte, n int, single bool, md hash.Hash
 		close(hashed)
 	}()
 	defer func() { close(hashq); <-hashed }()
-	ticker := time.NewTicker(w.tick)
-	defer ticker.Stop()
 	var total int64
 	for s := 0; ; s++ {
 		sb := w.slot(s)
@@ -282,7 +280,7 @@ func (w *putter) run(r io.Reader, first []byte, n int, single bool, md hash.Hash
 		sb.wg.Add(len(open))
 		w.mu.Unlock()
 		for _, st := range open {
-			w.feed(st, block{sb: sb, done: &sb.wg}, ticker.C)
+			w.feed(st, block{sb: sb, done: &sb.wg})
 		}
 		if end || got < len(sb.data) {
 			return total, nil
@@ -290,20 +288,14 @@ func (w *putter) run(r io.Reader, first []byte, n int, single bool, md hash.Hash
 	}
 }
 
-// feed queues blk for st, ticking the engine while st holds the write
-// back (the engine may cancel it meanwhile).
-func (w *putter) feed(st *stream, blk block, tick <-chan time.Time) {
-	for {
-		select {
-		case st.ch <- blk:
-			return
-		case <-st.ctx.Done():
-			blk.done.Done() // a cancelled or finished stream takes no more
-			release(st.ch)
-			return
-		case <-tick:
-			w.onTick()
-		}
+// feed queues blk for st, waiting while st holds the write back (the
+// engine may cancel it meanwhile).
+func (w *putter) feed(st *stream, blk block) {
+	select {
+	case st.ch <- blk:
+	case <-st.ctx.Done():
+		blk.done.Done() // a cancelled or finished stream takes no more
+		release(st.ch)
 	}
 }
 
@@ -339,41 +331,25 @@ func release(ch <-chan block) {
 	}
 }
 
-// finish waits for the engine's verdict (unless the body already failed:
-// then every stream is being aborted) and for every stream, deletes the
-// shard files the object will not use — all of them unless ok and the
-// engine is done — and returns the manifest's shard slots.
+// finish waits for drive.Run — the engine done or failed, or the PUT's
+// context ended (which it ends itself unless the body was read whole: ok),
+// and every stream over — deletes the shard files the object will not
+// use — all of them unless ok and the engine is done — and returns the
+// manifest's shard slots.
 func (w *putter) finish(ok bool) ([]cairn.ShardLoc, error) {
-	if ok {
-		ticker := time.NewTicker(w.tick)
-		for waiting := true; waiting; {
-			select {
-			case <-w.ended:
-				waiting = false
-			case <-w.ctx.Done():
-				waiting = false
-			case <-ticker.C:
-				w.onTick()
-			}
-		}
-		ticker.Stop()
-	}
-	w.mu.Lock()
-	outcome, done := w.outcome, isClosed(w.ended)
-	w.mu.Unlock()
-	if !ok || !done || outcome != nil {
+	if !ok {
 		w.cancel()
 	}
-	w.wg.Wait()
+	<-w.ran
 	defer w.releaseRing()
 	var err error
 	switch {
 	case !ok:
 		err = context.Canceled // the caller has the real error
-	case !done:
-		err = w.ctx.Err()
-	case outcome != nil:
-		err = w.streamError(outcome)
+	case errors.Is(w.outcome, engine.ErrUnavailable):
+		err = w.streamError(w.outcome)
+	default:
+		err = w.outcome // nil, or the context's error
 	}
 	var locs []cairn.ShardLoc
 	if err == nil {
@@ -383,20 +359,11 @@ func (w *putter) finish(ok bool) ([]cairn.ShardLoc, error) {
 	return locs, err
 }
 
-func isClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
-
 // streamError explains a failed write by its first stream error that is
 // not a cancellation.
 func (w *putter) streamError(outcome error) error {
 	for _, st := range w.streams {
-		if err := st.res.err; err != nil && !st.res.cancelled && !errors.Is(err, context.Canceled) {
+		if err := st.res.err; st.res.failed && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("%w: storing shard %d on disk %s: %w", cairn.ErrUnavailable, st.row, st.disk, err)
 		}
 	}
@@ -411,12 +378,12 @@ func (w *putter) slots() []cairn.ShardLoc {
 	locs := make([]cairn.ShardLoc, n)
 	byRow := map[int]*stream{}
 	for _, st := range w.streams {
-		if st.res.err == nil && !st.res.cancelled {
+		if st.res.err == nil {
 			byRow[st.row] = st
 		}
 	}
 	var spares []engine.Placed
-	for _, pl := range w.eng.Durable() {
+	for _, pl := range w.durable {
 		if pl.Block < n {
 			st := byRow[pl.Block]
 			locs[pl.Block] = cairn.ShardLoc{Disk: st.disk, Size: st.res.size, CRC: st.res.crc}

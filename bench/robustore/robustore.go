@@ -282,7 +282,7 @@ func (x *experiment) write(ctx context.Context, scheme string, red int) (*stored
 		var mu sync.Mutex
 		start := time.Now()
 		_, err = drive.Run(ctx, &drive.Fixed{Locs: x.replicaLayout(obj.copies)}, drive.Options{Depth: x.cfg.Depth, Tick: 10 * time.Millisecond,
-			Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
+			Do: func(ctx context.Context, a *drive.Request) ([]byte, error) {
 				mu.Lock()
 				obj.sent = append(obj.sent, engine.Loc{Block: a.Block, Disk: a.Disk})
 				mu.Unlock()
@@ -366,7 +366,7 @@ func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adapt
 	}
 	start := time.Now()
 	_, err := drive.Run(ctx, m, drive.Options{Depth: x.cfg.Depth, Tick: 10 * time.Millisecond, Got: feed,
-		Do: func(ctx context.Context, a engine.Action) ([]byte, error) {
+		Do: func(ctx context.Context, a *drive.Request) ([]byte, error) {
 			idx, ok := file[engine.Loc{Block: a.Block, Disk: a.Disk}]
 			if !ok {
 				idx = a.Block
