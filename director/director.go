@@ -27,8 +27,12 @@ type Config struct {
 	ID       string        // this candidate's name (node or process ID); required
 	Interval time.Duration // how often the leader checks liveness (default 2 s)
 	Grace    time.Duration // suspect → down after this long (default 30 s)
-	Now      func() time.Time
-	Logger   *slog.Logger
+	// Now reads the clock for Detect and the duties (default time.Now).
+	// The loop's ticker is always the time package's, so a test drives
+	// both on one virtual clock by running the director in a
+	// testing/synctest bubble.
+	Now    func() time.Time
+	Logger *slog.Logger
 	// OnTransition, if set, is called after each applied transition.
 	OnTransition func(Transition)
 	// Duties are more periodic jobs only the leader runs (e.g. sweeping

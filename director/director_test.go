@@ -2,8 +2,8 @@ package director
 
 import (
 	"context"
-	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"cairn"
@@ -11,99 +11,117 @@ import (
 )
 
 // Two directors on one store: one leads and marks the disks of a node whose
-// lease lapsed; when it closes, the other takes over.
+// lease lapsed; when it closes, the other takes over. The test runs in a
+// synctest bubble, so the store's lease clock, the directors' tickers and
+// their Now are one virtual clock, and every transition happens at an exact
+// time.
 func TestDirectorMarksDeadNodesDisks(t *testing.T) {
-	ctx := context.Background()
-	var mu sync.Mutex
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	store := mem.New(mem.WithClock(clock))
-	for _, n := range []cairn.NodeID{"a", "b"} {
-		if err := store.PutDisk(ctx, cairn.Disk{ID: cairn.DiskID(n + "/1"), Node: n, State: cairn.DiskUp}); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		store := mem.New()
+		defer store.Close()
+		t0 := time.Now()
+		for _, n := range []cairn.NodeID{"a", "b"} {
+			if err := store.PutDisk(ctx, cairn.Disk{ID: cairn.DiskID(n + "/1"), Node: n, State: cairn.DiskUp}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kctx, stopA := context.WithCancel(ctx)
+		if err := store.KeepAlive(kctx, "a", 10*time.Second); err != nil {
 			t.Fatal(err)
 		}
-	}
-	kctx, stopA := context.WithCancel(ctx)
-	if err := store.KeepAlive(kctx, "a", 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	states := make(chan Transition, 16)
-	cfg := Config{Interval: 5 * time.Millisecond, Grace: time.Minute, Now: clock, OnTransition: func(tr Transition) { states <- tr }}
-	cfg.ID = "d1"
-	d1 := Start(store, cfg)
-	cfg.ID = "d2"
-	d2 := Start(store, cfg)
-	defer d2.Close()
+		type timed struct {
+			Transition
+			at time.Time
+		}
+		states := make(chan timed, 16)
+		cfg := Config{Interval: time.Second, Grace: time.Minute,
+			OnTransition: func(tr Transition) { states <- timed{tr, time.Now()} }}
+		cfg.ID = "d1"
+		d1 := Start(store, cfg)
+		cfg.ID = "d2"
+		d2 := Start(store, cfg)
+		defer d2.Close()
 
-	expect := func(disk cairn.DiskID, to cairn.DiskState) {
-		t.Helper()
-		select {
-		case tr := <-states:
-			if tr.Disk != disk || tr.To != to {
-				t.Fatalf("transition %+v, want %s → %s", tr, disk, to)
+		// expect takes the transitions made so far, which must be exactly want.
+		expect := func(want ...timed) {
+			t.Helper()
+			synctest.Wait()
+			for _, w := range want {
+				select {
+				case tr := <-states:
+					if tr.Disk != w.Disk || tr.To != w.To || !tr.at.Equal(w.at) {
+						t.Fatalf("transition %s → %s at %v, want %s → %s at %v",
+							tr.Disk, tr.To, tr.at.Sub(t0), w.Disk, w.To, w.at.Sub(t0))
+					}
+				default:
+					t.Fatalf("no transition %s → %s (at %v)", w.Disk, w.To, w.at.Sub(t0))
+				}
 			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no transition %s → %s", disk, to)
-		}
-	}
-	expect("b/1", cairn.DiskSuspect) // b never had a lease
-	d1.Close()                       // whichever leads, the other must go on
-	d1 = nil
-	// Past the grace period b/1 goes down; once a stops renewing and its
-	// lease (10 s on the store's clock) runs out, a/1 becomes suspect.
-	stopA()
-	advance(2 * time.Minute)
-	want := map[cairn.DiskID]cairn.DiskState{"b/1": cairn.DiskDown, "a/1": cairn.DiskSuspect}
-	deadline := time.After(10 * time.Second)
-	for len(want) > 0 {
-		select {
-		case <-time.After(50 * time.Millisecond):
-			advance(20 * time.Second) // the lease stops some time after stopA
-		case <-deadline:
-			t.Fatalf("transitions still missing: %v", want)
-		case tr := <-states:
-			if want[tr.Disk] != tr.To {
-				t.Fatalf("unexpected transition %+v", tr)
+			select {
+			case tr := <-states:
+				t.Fatalf("unexpected transition %+v at %v", tr.Transition, tr.at.Sub(t0))
+			default:
 			}
-			delete(want, tr.Disk)
 		}
-	}
+		at := func(disk cairn.DiskID, to cairn.DiskState, after time.Duration) timed {
+			return timed{Transition{Disk: disk, To: to}, t0.Add(after)}
+		}
+		expect(at("b/1", cairn.DiskSuspect, 0)) // b never had a lease: the first round
+		d1.Close()                              // whichever leads, the other must go on
+		synctest.Wait()
+		if id, err := store.Leader(ctx, Role); err != nil || id != "d2" {
+			t.Fatalf("leader after d1 closed: %q, %v", id, err)
+		}
+		// Once a stops renewing, its lease (10 s) runs out and a/1 becomes
+		// suspect; each disk goes down a grace period after it became
+		// suspect.
+		stopA()
+		time.Sleep(10*time.Second - time.Nanosecond)
+		expect()
+		time.Sleep(time.Nanosecond)
+		expect(at("a/1", cairn.DiskSuspect, 10*time.Second))
+		time.Sleep(time.Minute)
+		expect(at("b/1", cairn.DiskDown, time.Minute), at("a/1", cairn.DiskDown, 10*time.Second+time.Minute))
+	})
 }
 
-// The leader runs its duties: at once, then every Every on its clock.
+// The leader runs its duties: at once, then every Every on its clock, and
+// not in between however many intervals pass.
 func TestDirectorRunsDuties(t *testing.T) {
-	var mu sync.Mutex
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	store := mem.New(mem.WithClock(clock))
-	runs := make(chan time.Time, 16)
-	d := Start(store, Config{ID: "d", Interval: time.Millisecond, Now: clock, Duties: []Duty{{
-		Name: "count", Every: time.Hour,
-		Run: func(_ context.Context, at time.Time) error { runs <- at; return nil },
-	}}})
-	defer d.Close()
-	wait := func() time.Time {
-		t.Helper()
-		select {
-		case at := <-runs:
-			return at
-		case <-time.After(10 * time.Second):
-			t.Fatal("duty did not run")
+	synctest.Test(t, func(t *testing.T) {
+		store := mem.New()
+		defer store.Close()
+		runs := make(chan time.Time, 16)
+		start := time.Now()
+		d := Start(store, Config{ID: "d", Interval: time.Minute, Duties: []Duty{{
+			Name: "count", Every: time.Hour,
+			Run: func(_ context.Context, at time.Time) error { runs <- at; return nil },
+		}}})
+		defer d.Close()
+		ran := func() (time.Time, bool) {
+			synctest.Wait()
+			select {
+			case at := <-runs:
+				return at, true
+			default:
+				return time.Time{}, false
+			}
 		}
-		return time.Time{}
-	}
-	first := wait()
-	time.Sleep(20 * time.Millisecond) // many intervals, no hour: no second run
-	select {
-	case at := <-runs:
-		t.Fatalf("duty ran again at %v within the hour", at)
-	default:
-	}
-	mu.Lock()
-	now = now.Add(61 * time.Minute)
-	mu.Unlock()
-	if second := wait(); second.Sub(first) < time.Hour {
-		t.Fatalf("second run %v is less than an hour after %v", second, first)
-	}
+		first, ok := ran()
+		if !ok || !first.Equal(start) {
+			t.Fatalf("first run at %v (%v), want at once", first.Sub(start), ok)
+		}
+		time.Sleep(time.Hour - time.Nanosecond) // 59 intervals, no hour: no second run
+		if at, ok := ran(); ok {
+			t.Fatalf("duty ran again %v after the first, within the hour", at.Sub(first))
+		}
+		time.Sleep(time.Nanosecond)
+		if second, ok := ran(); !ok || !second.Equal(first.Add(time.Hour)) {
+			t.Fatalf("second run %v after the first (%v), want exactly an hour", second.Sub(first), ok)
+		}
+		if at, ok := ran(); ok {
+			t.Fatalf("a third run at %v", at.Sub(first))
+		}
+	})
 }

@@ -273,6 +273,8 @@ func TestCancelledPut(t *testing.T) {
 	name := shardName(5, 0)
 	writes := func() int { return log.Count(errorfs.OnKinds(errorfs.OpFileWrite)) }
 	base := writes() // formatting the disk wrote files too
+	wrote := errorfs.NewSignal(errorfs.OnKinds(errorfs.OpFileWrite), log)
+	efs.SetInjector(wrote)
 	go func() {
 		_, err := n.client.PutShard(ctx, d.id, name, pr)
 		errc <- err
@@ -287,8 +289,10 @@ func TestCancelledPut(t *testing.T) {
 		}
 	}()
 	// Wait until the node has written a batch to its temporary file.
-	for writes() < base+1 {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-wrote.C():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the node never wrote")
 	}
 	cancel()
 	pw.CloseWithError(errors.New("writer gone")) // unblocks the transport's body copy

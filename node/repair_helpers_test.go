@@ -37,11 +37,12 @@ type repairNode struct {
 	efs       map[cairn.DiskID]*errorfs.FS
 	h         *Handler
 	srv       *httptest.Server
-	pushBytes atomic.Int64 // request body bytes of POST /v1/push received
-	pushReqs  atomic.Int64 // POST /v1/push requests received
-	putBytes  atomic.Int64 // request body bytes of PUT received
-	inflight  atomic.Int64 // requests whose handler has not returned
-	ctxDone   chan string  // "METHOD path" of requests whose context ended while their handler ran
+	pushBytes atomic.Int64  // request body bytes of POST /v1/push received
+	pushReqs  atomic.Int64  // POST /v1/push requests received
+	putBytes  atomic.Int64  // request body bytes of PUT received
+	inflight  atomic.Int64  // requests whose handler has not returned
+	returned  chan struct{} // a token after each handler returns (buffered 1): waitIdle waits on it
+	ctxDone   chan string   // "METHOD path" of requests whose context ended while their handler ran
 }
 
 func (n *repairNode) addr() string { return n.srv.Listener.Addr().String() }
@@ -85,7 +86,7 @@ func newRepairCluster(t *testing.T, policy string, layout [][]int, opts ...func(
 		code: code, layout: layout, shardOn: map[int]cairn.DiskID{}}
 	for x, shards := range layout {
 		n := &repairNode{name: fmt.Sprintf("node%d", x), disks: map[cairn.DiskID]*disk{}, efs: map[cairn.DiskID]*errorfs.FS{},
-			ctxDone: make(chan string, 100)}
+			ctxDone: make(chan string, 100), returned: make(chan struct{}, 1)}
 		ids := []cairn.DiskID{n.spare()}
 		for _, i := range shards {
 			id := cairn.DiskID(fmt.Sprintf("%s/d%d", n.name, i))
@@ -110,7 +111,13 @@ func newRepairCluster(t *testing.T, policy string, layout [][]int, opts ...func(
 		}
 		n.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			n.inflight.Add(1)
-			defer n.inflight.Add(-1)
+			defer func() {
+				n.inflight.Add(-1)
+				select {
+				case n.returned <- struct{}{}:
+				default: // a token is already there; the waiter reads inflight anyway
+				}
+			}()
 			var returned atomic.Bool // the context of a finished request ends too; that is not news
 			defer returned.Store(true)
 			context.AfterFunc(r.Context(), func() {
@@ -219,13 +226,14 @@ func (c *repairCluster) resetCounters() {
 // waitIdle waits until no node runs a handler.
 func (c *repairCluster) waitIdle(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.After(20 * time.Second)
 	for _, n := range c.nodes {
 		for n.inflight.Load() != 0 {
-			if time.Now().After(deadline) {
+			select {
+			case <-n.returned:
+			case <-deadline:
 				t.Fatalf("%s: %d handlers still running", n.name, n.inflight.Load())
 			}
-			time.Sleep(time.Millisecond)
 		}
 	}
 }

@@ -272,15 +272,17 @@ func TestRepairBadTarget(t *testing.T) {
 					badTarget, good = spec.Store[0], spec.Store[1]
 				}
 				efs := c.disks[badTarget.Disk].efs[badTarget.Disk]
-				other := c.disk(good.Disk)
+				otherFS := c.disks[good.Disk].efs[good.Disk]
+				stored := errorfs.NewSignal(errorfs.OnKinds(errorfs.OpRename), nil) // the good target's only rename: its shard
+				otherFS.SetInjector(stored)
+				defer otherFS.SetInjector(nil)
 				efs.SetInjector(errorfs.InjectorFunc(func(op errorfs.Op) error {
 					if op.Kind != errorfs.OpRename {
 						return nil
 					}
-					for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-						if _, err := other.v.Stat(context.Background(), good.Shard); err == nil {
-							break
-						}
+					select {
+					case <-stored.C():
+					case <-time.After(10 * time.Second):
 					}
 					return syscall.ENOSPC
 				}))
@@ -357,6 +359,13 @@ func testRepairCancel(t *testing.T, scheme plan.Scheme, remote bool) {
 	unblock := func() { once.Do(func() { close(release) }) }
 	defer unblock()
 
+	targetFS := c.disks[spec.Store[0].Disk].efs[spec.Store[0].Disk]
+	wrote := errorfs.NewSignal(func(op errorfs.Op) bool {
+		return op.Kind == errorfs.OpFileWrite && path.Base(path.Dir(op.Path)) == volume.TmpDir
+	}, nil)
+	targetFS.SetInjector(wrote)
+	defer targetFS.SetInjector(nil)
+
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
@@ -372,27 +381,22 @@ func testRepairCancel(t *testing.T, scheme plan.Scheme, remote bool) {
 	// Wait until the target has written rebuilt data to its temporary file.
 	target := c.disk(spec.Store[0].Disk)
 	tmpDir := path.Join(target.dir, volume.TmpDir)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		names, _ := target.fs.List(tmpDir)
-		written := int64(0)
-		for _, nm := range names {
-			if fi, err := target.fs.Stat(path.Join(tmpDir, nm)); err == nil {
-				written += fi.Size()
-			}
+	select {
+	case <-wrote.C():
+	case err := <-errc:
+		t.Fatalf("repair ended before the cancel: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the target never wrote")
+	}
+	names, _ := target.fs.List(tmpDir)
+	written := int64(0)
+	for _, nm := range names {
+		if fi, err := target.fs.Stat(path.Join(tmpDir, nm)); err == nil {
+			written += fi.Size()
 		}
-		if written > 0 {
-			break
-		}
-		select {
-		case err := <-errc:
-			t.Fatalf("repair ended before the cancel: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the target never wrote")
-		}
-		time.Sleep(time.Millisecond)
+	}
+	if written == 0 {
+		t.Fatal("the target's write left no data in its temporary file")
 	}
 	t.Logf("cancel after %d reads of the first helper", reads.Load())
 	cancel()

@@ -58,8 +58,14 @@ type Config struct {
 	// LeaseTTL is the liveness lease's time to live (default 10s).
 	LeaseTTL time.Duration
 	// RefreshInterval is how often disk space is re-registered and stale
-	// temporary files are swept (default 30s).
+	// temporary files are swept (default 30s); it also bounds each
+	// re-registration.
 	RefreshInterval time.Duration
+	// RefreshTicks, if set, drives the refresh instead of a RefreshInterval
+	// ticker: one refresh per value received, at that time. For tests that
+	// step the loop: it receives only between refreshes, and not at all
+	// after Close.
+	RefreshTicks <-chan time.Time
 	// TmpMaxAge: temporary files untouched for longer are removed by the
 	// sweep (default 1h).
 	TmpMaxAge time.Duration
@@ -303,16 +309,20 @@ func (s *Server) putDisks(ctx context.Context, now time.Time) error {
 }
 
 // refreshLoop re-registers disk space and sweeps stale temporary files
-// every RefreshInterval until Close.
+// every RefreshInterval (or RefreshTicks) until Close.
 func (s *Server) refreshLoop() {
 	defer s.wg.Done()
-	t := time.NewTicker(s.cfg.RefreshInterval)
-	defer t.Stop()
+	ticks := s.cfg.RefreshTicks
+	if ticks == nil {
+		t := time.NewTicker(s.cfg.RefreshInterval)
+		defer t.Stop()
+		ticks = t.C
+	}
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
-		case now := <-t.C:
+		case now := <-ticks:
 			s.refresh(now)
 		}
 	}

@@ -24,6 +24,7 @@ type fakeRegistry struct {
 	nodes     map[cairn.NodeID]cairn.Node
 	disks     map[cairn.DiskID]cairn.Disk
 	diskPuts  int
+	putc      chan struct{} // a token after each PutDisk (buffered 1): waitPuts waits on it
 	leaseCtx  context.Context
 	holder    string
 	ttl       time.Duration
@@ -31,7 +32,8 @@ type fakeRegistry struct {
 }
 
 func newFakeRegistry() *fakeRegistry {
-	return &fakeRegistry{nodes: map[cairn.NodeID]cairn.Node{}, disks: map[cairn.DiskID]cairn.Disk{}}
+	return &fakeRegistry{nodes: map[cairn.NodeID]cairn.Node{}, disks: map[cairn.DiskID]cairn.Disk{},
+		putc: make(chan struct{}, 1)}
 }
 
 func (f *fakeRegistry) PutNode(ctx context.Context, n cairn.Node) error {
@@ -49,6 +51,10 @@ func (f *fakeRegistry) PutDisk(ctx context.Context, d cairn.Disk) error {
 	}
 	f.disks[d.ID] = d
 	f.diskPuts++
+	select {
+	case f.putc <- struct{}{}:
+	default: // a token is already there; the waiter reads diskPuts anyway
+	}
 	return nil
 }
 
@@ -68,16 +74,30 @@ func (f *fakeRegistry) puts() int {
 	return f.diskPuts
 }
 
+// waitPuts waits until the registry has had n disk puts.
+func (f *fakeRegistry) waitPuts(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for f.puts() < n {
+		select {
+		case <-f.putc:
+		case <-deadline:
+			t.Fatalf("%d disk puts, want %d", f.puts(), n)
+		}
+	}
+}
+
 func TestServerLifecycle(t *testing.T) {
 	reg := newFakeRegistry()
 	mem := vfs.NewMem()
+	ticks := make(chan time.Time)
 	cfg := Config{
 		Node: "node1", Secret: testSecret, Registry: reg, Labels: cairn.Labels{cairn.LabelRack: "r1"},
 		Disks: []DiskConfig{
 			{ID: "node1/disk1", Path: "/d1", FS: mem},
 			{ID: "node1/disk2", Path: t.TempDir() + "/d2"},
 		},
-		RefreshInterval: 5 * time.Millisecond, LeaseTTL: 3 * time.Second,
+		RefreshTicks: ticks, LeaseTTL: 3 * time.Second,
 	}
 	s, err := NewServer(cfg)
 	if err != nil {
@@ -112,13 +132,18 @@ func TestServerLifecycle(t *testing.T) {
 	leaseCtx := reg.leaseCtx
 	reg.mu.Unlock()
 
-	// The refresh loop re-registers disk space.
-	for deadline := time.Now().Add(5 * time.Second); reg.puts() < 3*len(cfg.Disks); {
-		if time.Now().After(deadline) {
-			t.Fatal("disks were not refreshed")
-		}
-		time.Sleep(time.Millisecond)
+	// Start registers each disk once; each refresh re-registers them all.
+	if n := reg.puts(); n != len(cfg.Disks) {
+		t.Fatalf("%d disk puts after Start, want %d", n, len(cfg.Disks))
 	}
+	refresh := func() {
+		t.Helper()
+		n := reg.puts()
+		ticks <- time.Now()
+		reg.waitPuts(t, n+len(cfg.Disks))
+	}
+	refresh()
+	refresh()
 
 	c := NewClient(testSecret, func(cairn.DiskID) (string, error) { return s.Addr(), nil }, nil)
 	data := randBytes(9, 100000)
@@ -148,22 +173,17 @@ func TestServerLifecycle(t *testing.T) {
 	if err := mem.Remove(idPath); err != nil {
 		t.Fatal(err)
 	}
-	waitFault := func(want bool) {
+	waitFault := func(want bool) { // at the next refresh
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); ; {
-			reg.mu.Lock()
-			bad, good := reg.disks["node1/disk1"], reg.disks["node1/disk2"]
-			reg.mu.Unlock()
-			if good.Fault != "" {
-				t.Fatalf("healthy disk reported faulty: %s", good.Fault)
-			}
-			if (bad.Fault != "") == want {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("fault reported: %q, want a fault: %v", bad.Fault, want)
-			}
-			time.Sleep(time.Millisecond)
+		refresh()
+		reg.mu.Lock()
+		bad, good := reg.disks["node1/disk1"], reg.disks["node1/disk2"]
+		reg.mu.Unlock()
+		if good.Fault != "" {
+			t.Fatalf("healthy disk reported faulty: %s", good.Fault)
+		}
+		if (bad.Fault != "") != want {
+			t.Fatalf("fault reported: %q, want a fault: %v", bad.Fault, want)
 		}
 	}
 	waitFault(true)
@@ -182,9 +202,13 @@ func TestServerLifecycle(t *testing.T) {
 		t.Error("lease still renewed after Close")
 	}
 	puts := reg.puts()
-	time.Sleep(20 * time.Millisecond)
-	if reg.puts() != puts {
+	select {
+	case ticks <- time.Now():
 		t.Error("refresh loop still running after Close")
+	default:
+	}
+	if reg.puts() != puts {
+		t.Error("disks registered after Close")
 	}
 	if _, err := c.DiskStat(context.Background(), "node1/disk1"); !errors.Is(err, cairn.ErrUnavailable) {
 		t.Errorf("stat after Close: %v", err)

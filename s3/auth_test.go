@@ -412,14 +412,16 @@ func sendTruncated(t *testing.T, addr string, r *http.Request, n int) {
 	_ = r.Write(conn) // fails: the body is shorter than Content-Length
 }
 
+// waitServed waits until the gateway has finished n requests.
 func waitServed(t *testing.T, e *env, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.After(10 * time.Second)
 	for e.served.Load() < n {
-		if time.Now().After(deadline) {
+		select {
+		case <-e.finish:
+		case <-deadline:
 			t.Fatal("the gateway did not finish the request")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -49,8 +49,9 @@ type env struct {
 	shards *clienttest.MemShards
 	h      *Handler
 	srv    *httptest.Server
-	skew   atomic.Int64 // added to the gateway's clock, in ns
-	served atomic.Int64 // requests the gateway has finished
+	skew   atomic.Int64  // added to the gateway's clock, in ns
+	served atomic.Int64  // requests the gateway has finished
+	finish chan struct{} // a token after each finished request (buffered 1): waitServed waits on it
 
 	mu    sync.Mutex
 	modes map[string]int // x-amz-content-sha256 modes seen (hex hashes as "sha256"); guarded by mu
@@ -72,7 +73,8 @@ func newEnv(t *testing.T) *env {
 func newEnvWith(t *testing.T, creds Credentials) *env {
 	t.Helper()
 	ctx := context.Background()
-	e := &env{meta: mem.New(), shards: clienttest.NewMemShards(), modes: map[string]int{}}
+	e := &env{meta: mem.New(), shards: clienttest.NewMemShards(), modes: map[string]int{},
+		finish: make(chan struct{}, 1)}
 	for n := 1; n <= 8; n++ {
 		id := cairn.NodeID(fmt.Sprintf("node%d", n))
 		if err := e.meta.PutNode(ctx, cairn.Node{ID: id, Addr: "x"}); err != nil {
@@ -104,7 +106,13 @@ func newEnvWith(t *testing.T, creds Credentials) *env {
 		e.mu.Lock()
 		e.modes[mode]++
 		e.mu.Unlock()
-		defer e.served.Add(1)
+		defer func() {
+			e.served.Add(1)
+			select {
+			case e.finish <- struct{}{}:
+			default: // a token is already there; the waiter reads served anyway
+			}
+		}()
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(e.srv.Close)

@@ -15,4 +15,7 @@
 //     (the project's shared notes) instead of a page in docs/ or the fact
 //     itself (TestNoOutsideCitations), or cites a docs/ page or heading that
 //     does not exist (TestDocReferencesResolve).
+//   - a test calls time.Sleep outside a testing/synctest bubble without a
+//     "// real time:" comment saying why it must take real time: tests wait
+//     on the condition itself (TestSleepsAreRealTime).
 package lint

@@ -122,7 +122,7 @@ func TestSessionLoss(t *testing.T) {
 		}
 		won <- l
 	}()
-	time.Sleep(200 * time.Millisecond)
+	waitCandidates(t, a.Client(), "/sl/election/director/", 2) // b has queued behind a
 	if id, _ := b.Leader(ctx, "director"); id != "a" {
 		t.Fatalf("leader %q, want a", id)
 	}
@@ -156,7 +156,7 @@ func TestSessionLoss(t *testing.T) {
 		}
 		won <- l
 	}()
-	time.Sleep(200 * time.Millisecond)
+	waitCandidates(t, b.Client(), "/sl/election/director/", 2) // a has queued behind b
 	t0 := time.Now()
 	b.Close()
 	select {
@@ -164,12 +164,44 @@ func TestSessionLoss(t *testing.T) {
 	default:
 		t.Fatal("b's leadership not Done after Close")
 	}
+	// Close resigned: b's key is gone, not left to expire with its lease.
+	if resp, err := a.Client().Get(ctx, "/sl/election/director/", clientv3.WithPrefix()); err != nil ||
+		len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != "a" {
+		t.Fatalf("candidates after b's store closed: %v, %v", resp, err)
+	}
 	select {
 	case <-won:
 	case <-time.After(3 * time.Second):
 		t.Fatal("a did not win promptly after b's store closed")
 	}
 	t.Logf("handover after Close took %v", time.Since(t0))
+}
+
+// waitCandidates waits until exactly n candidate keys are queued under an
+// election prefix: it reads the count, then watches the prefix from the
+// next revision until something changes, and reads again.
+func waitCandidates(t *testing.T, cli *clientv3.Client, prefix string, n int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+		if err != nil {
+			t.Fatalf("waiting for %d candidates: %v", n, err)
+		}
+		if resp.Count == n {
+			return
+		}
+		if resp.Count > n {
+			t.Fatalf("%d candidates under %s, want %d", resp.Count, prefix, n)
+		}
+		wctx, wcancel := context.WithCancel(ctx)
+		wr, ok := <-cli.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+		wcancel()
+		if !ok || wr.Err() != nil {
+			t.Fatalf("waiting for %d candidates (have %d): %v, %v", n, resp.Count, ctx.Err(), wr.Err())
+		}
+	}
 }
 
 func freePorts(t *testing.T, n int) []int {
@@ -267,6 +299,7 @@ func TestThreeMembers(t *testing.T) {
 	// acknowledged; every acknowledged object must survive.
 	stopWriter := make(chan struct{})
 	var acked atomic.Int64
+	progress := make(chan struct{}, 1) // a token after each acknowledged commit
 	writerDone := make(chan error, 1)
 	go func() {
 		for i := 0; ; i++ {
@@ -288,13 +321,33 @@ func TestThreeMembers(t *testing.T) {
 					writerDone <- fmt.Errorf("background commit %d: %w", i, err)
 					return
 				}
+				// real time: a client's retry pause while the real cluster
+				// elects a leader.
 				time.Sleep(50 * time.Millisecond)
 			}
 			acked.Add(1)
-			time.Sleep(5 * time.Millisecond)
+			select {
+			case progress <- struct{}{}:
+			default:
+			}
+			time.Sleep(5 * time.Millisecond) // real time: paces the load on the real cluster; nothing asserts on it
 		}
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// waitAcked waits until the writer has had n commits acknowledged.
+	waitAcked := func(n int64) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for acked.Load() < n {
+			select {
+			case <-progress:
+			case err := <-writerDone:
+				t.Fatalf("the writer stopped at %d acknowledged commits: %v", acked.Load(), err)
+			case <-deadline:
+				t.Fatalf("the writer has %d acknowledged commits, want %d", acked.Load(), n)
+			}
+		}
+	}
+	waitAcked(10) // the writer is going before the leader goes away
 
 	t0 = time.Now()
 	servers[victim].Close()
@@ -314,11 +367,11 @@ func TestThreeMembers(t *testing.T) {
 			t.Fatalf("commit after losing the leader: %v", err)
 		}
 		t.Logf("commit during election: %v", err)
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // real time: a client's retry pause while the real cluster elects a leader
 	}
 	t.Logf("writes resumed after %v", time.Since(t0))
 
-	time.Sleep(200 * time.Millisecond)
+	waitAcked(acked.Load() + 10) // the writer too is past the failover
 	close(stopWriter)
 	if err := <-writerDone; err != nil {
 		t.Fatal(err)

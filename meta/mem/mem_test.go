@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"cairn/meta"
@@ -103,39 +104,43 @@ func TestLeaseReannounce(t *testing.T) {
 	}
 }
 
-// TestCampaignOrder: campaigners win in the order they started.
+// TestCampaignOrder: campaigners win in the order they started. It runs in
+// a synctest bubble: synctest.Wait returns once a campaigner is blocked,
+// i.e. queued, so the order is defined without polling.
 func TestCampaignOrder(t *testing.T) {
-	s := mem.New()
-	defer s.Close()
-	ctx := t.Context()
-	first, err := s.Campaign(ctx, "r", "0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ls []chan meta.Leadership
-	for i := range 5 {
-		ch := make(chan meta.Leadership, 1)
-		ls = append(ls, ch)
-		go func() {
-			l, err := s.Campaign(ctx, "r", string(rune('1'+i)))
-			if err != nil {
-				t.Error(err)
-			}
-			ch <- l
-		}()
-		// Wait until it queues, so the order is defined.
-		for s.Waiting("r") != i+1 {
-			time.Sleep(time.Millisecond)
-		}
-	}
-	prev := first
-	for i, ch := range ls {
-		if err := prev.Resign(ctx); err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		s := mem.New()
+		defer s.Close()
+		ctx := t.Context()
+		first, err := s.Campaign(ctx, "r", "0")
+		if err != nil {
 			t.Fatal(err)
 		}
-		prev = <-ch
-		if id, _ := s.Leader(ctx, "r"); id != string(rune('1'+i)) {
-			t.Fatalf("leader %q, want %q", id, string(rune('1'+i)))
+		var ls []chan meta.Leadership
+		for i := range 5 {
+			ch := make(chan meta.Leadership, 1)
+			ls = append(ls, ch)
+			go func() {
+				l, err := s.Campaign(ctx, "r", string(rune('1'+i)))
+				if err != nil {
+					t.Error(err)
+				}
+				ch <- l
+			}()
+			synctest.Wait()
+			if n := s.Waiting("r"); n != i+1 {
+				t.Fatalf("%d campaigners waiting, want %d", n, i+1)
+			}
 		}
-	}
+		prev := first
+		for i, ch := range ls {
+			if err := prev.Resign(ctx); err != nil {
+				t.Fatal(err)
+			}
+			prev = <-ch
+			if id, _ := s.Leader(ctx, "r"); id != string(rune('1'+i)) {
+				t.Fatalf("leader %q, want %q", id, string(rune('1'+i)))
+			}
+		}
+	})
 }

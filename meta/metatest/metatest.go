@@ -127,6 +127,8 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %v", what, d)
 		}
+		// real time: leases run out on the store's own clock (etcd's
+		// server's), which gives no event to wait on.
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -543,6 +545,7 @@ func testDeleteBucketRace(t *testing.T, s meta.Store) {
 		// orders (and the window inside DeleteBucket) get exercised.
 		lag := time.Duration(i%5) * 300 * time.Microsecond
 		wg.Go(func() { <-start; delErr = s.DeleteBucket(ctx, name) })
+		// real time: a stagger of microseconds between two real racers.
 		wg.Go(func() { <-start; time.Sleep(lag); comErr = s.CommitManifest(ctx, manifest(name, "obj", "v1"), "") })
 		close(start)
 		wg.Wait()
@@ -791,6 +794,7 @@ func testLeases(t *testing.T, s meta.Store) {
 		t.Fatalf("Alive = %v, want %v", hs, want)
 	}
 	// Renewal outlives the TTL (etcd may round it up to 2 s).
+	// real time: the leases' TTL must pass on the store's own clock.
 	time.Sleep(2*ttl + ttl/2)
 	if hs := alive(); !slices.Equal(hs, want) {
 		t.Fatalf("Alive after 2.5 TTLs of renewal = %v, want %v", hs, want)

@@ -4,8 +4,11 @@
 // write.
 //
 // An Injector sees each operation before it runs; a non-nil error is
-// returned instead of running it. Injectors are called concurrently if the
-// FS is used concurrently.
+// returned instead of running it. An Injector that is also an Observer sees
+// each operation it let run again once it has run, with its error: a test
+// waits for a step of a write to have happened (Signal) instead of polling
+// for its effect. Injectors are called concurrently if the FS is used
+// concurrently.
 package errorfs
 
 import (
@@ -67,6 +70,12 @@ func (o Op) String() string { return o.Kind.String() + " " + o.Path }
 // Injector decides whether op fails.
 type Injector interface {
 	MaybeError(op Op) error
+}
+
+// Observer is an optional capability of an Injector: Done is called after
+// every operation MaybeError let run, with the operation's error.
+type Observer interface {
+	Done(op Op, err error)
 }
 
 // InjectorFunc adapts a function to Injector.
@@ -160,6 +169,49 @@ func (l *Log) Count(match func(Op) bool) int {
 	return n
 }
 
+// Signal is an Injector that closes C once an operation matching its
+// predicate has run without error. It fails what next (nil: nothing) fails,
+// and passes Done on to next if next is an Observer, so it can sit on a Log
+// or a FailNth.
+type Signal struct {
+	match func(Op) bool
+	next  Injector
+	once  sync.Once
+	c     chan struct{}
+}
+
+var (
+	_ Injector = (*Signal)(nil)
+	_ Observer = (*Signal)(nil)
+)
+
+// NewSignal returns a Signal for the first successful operation matching
+// match, consulting next before each operation.
+func NewSignal(match func(Op) bool, next Injector) *Signal {
+	return &Signal{match: match, next: next, c: make(chan struct{})}
+}
+
+// MaybeError implements Injector.
+func (s *Signal) MaybeError(op Op) error {
+	if s.next == nil {
+		return nil
+	}
+	return s.next.MaybeError(op)
+}
+
+// Done implements Observer.
+func (s *Signal) Done(op Op, err error) {
+	if o, ok := s.next.(Observer); ok {
+		o.Done(op, err)
+	}
+	if err == nil && s.match(op) {
+		s.once.Do(func() { close(s.c) })
+	}
+}
+
+// C is closed once a matching operation has run without error.
+func (s *Signal) C() <-chan struct{} { return s.c }
+
 // FS is a vfs.FS with injected errors.
 type FS struct {
 	fs  vfs.FS
@@ -181,16 +233,25 @@ func Wrap(fs vfs.FS, inj Injector) *FS {
 // SetInjector replaces the injector (nil: none).
 func (e *FS) SetInjector(inj Injector) { e.inj.Store(&injectorBox{inj}) }
 
-func (e *FS) maybe(kind OpKind, path string) error {
+// begin consults the injector about an operation. Unless it returns an
+// error, the caller runs the operation and then calls done with the
+// operation's error.
+func (e *FS) begin(kind OpKind, path string) (done func(error), err error) {
 	b := e.inj.Load()
 	if b == nil || b.Injector == nil {
-		return nil
+		return noDone, nil
 	}
-	if err := b.MaybeError(Op{Kind: kind, Path: path}); err != nil {
-		return &fs.PathError{Op: kind.String(), Path: path, Err: err}
+	op := Op{Kind: kind, Path: path}
+	if err := b.MaybeError(op); err != nil {
+		return nil, &fs.PathError{Op: kind.String(), Path: path, Err: err}
 	}
-	return nil
+	if o, ok := b.Injector.(Observer); ok {
+		return func(err error) { o.Done(op, err) }, nil
+	}
+	return noDone, nil
 }
+
+func noDone(error) {}
 
 func (e *FS) wrapFile(f vfs.File, err error, name string, dir bool) (vfs.File, error) {
 	if err != nil {
@@ -201,78 +262,101 @@ func (e *FS) wrapFile(f vfs.File, err error, name string, dir bool) (vfs.File, e
 
 // Create implements vfs.FS.
 func (e *FS) Create(name string) (vfs.File, error) {
-	if err := e.maybe(OpCreate, name); err != nil {
+	done, err := e.begin(OpCreate, name)
+	if err != nil {
 		return nil, err
 	}
 	f, err := e.fs.Create(name)
+	done(err)
 	return e.wrapFile(f, err, name, false)
 }
 
 // Open implements vfs.FS.
 func (e *FS) Open(name string) (vfs.File, error) {
-	if err := e.maybe(OpOpen, name); err != nil {
+	done, err := e.begin(OpOpen, name)
+	if err != nil {
 		return nil, err
 	}
 	f, err := e.fs.Open(name)
+	done(err)
 	return e.wrapFile(f, err, name, false)
 }
 
 // OpenReadWrite implements vfs.FS.
 func (e *FS) OpenReadWrite(name string) (vfs.File, error) {
-	if err := e.maybe(OpOpenReadWrite, name); err != nil {
+	done, err := e.begin(OpOpenReadWrite, name)
+	if err != nil {
 		return nil, err
 	}
 	f, err := e.fs.OpenReadWrite(name)
+	done(err)
 	return e.wrapFile(f, err, name, false)
 }
 
 // OpenDir implements vfs.FS.
 func (e *FS) OpenDir(name string) (vfs.File, error) {
-	if err := e.maybe(OpOpenDir, name); err != nil {
+	done, err := e.begin(OpOpenDir, name)
+	if err != nil {
 		return nil, err
 	}
 	f, err := e.fs.OpenDir(name)
+	done(err)
 	return e.wrapFile(f, err, name, true)
 }
 
 // Remove implements vfs.FS.
 func (e *FS) Remove(name string) error {
-	if err := e.maybe(OpRemove, name); err != nil {
+	done, err := e.begin(OpRemove, name)
+	if err != nil {
 		return err
 	}
-	return e.fs.Remove(name)
+	err = e.fs.Remove(name)
+	done(err)
+	return err
 }
 
 // Rename implements vfs.FS.
 func (e *FS) Rename(oldname, newname string) error {
-	if err := e.maybe(OpRename, oldname); err != nil {
+	done, err := e.begin(OpRename, oldname)
+	if err != nil {
 		return err
 	}
-	return e.fs.Rename(oldname, newname)
+	err = e.fs.Rename(oldname, newname)
+	done(err)
+	return err
 }
 
 // MkdirAll implements vfs.FS.
 func (e *FS) MkdirAll(dir string, perm fs.FileMode) error {
-	if err := e.maybe(OpMkdirAll, dir); err != nil {
+	done, err := e.begin(OpMkdirAll, dir)
+	if err != nil {
 		return err
 	}
-	return e.fs.MkdirAll(dir, perm)
+	err = e.fs.MkdirAll(dir, perm)
+	done(err)
+	return err
 }
 
 // List implements vfs.FS.
 func (e *FS) List(dir string) ([]string, error) {
-	if err := e.maybe(OpList, dir); err != nil {
+	done, err := e.begin(OpList, dir)
+	if err != nil {
 		return nil, err
 	}
-	return e.fs.List(dir)
+	v, err := e.fs.List(dir)
+	done(err)
+	return v, err
 }
 
 // Stat implements vfs.FS.
 func (e *FS) Stat(name string) (fs.FileInfo, error) {
-	if err := e.maybe(OpStat, name); err != nil {
+	done, err := e.begin(OpStat, name)
+	if err != nil {
 		return nil, err
 	}
-	return e.fs.Stat(name)
+	v, err := e.fs.Stat(name)
+	done(err)
+	return v, err
 }
 
 // GetDiskUsage implements vfs.FS.
@@ -280,10 +364,13 @@ func (e *FS) Stat(name string) (fs.FileInfo, error) {
 func (e *FS) Lock(name string) (io.Closer, error) { return e.fs.Lock(name) }
 
 func (e *FS) GetDiskUsage(path string) (vfs.DiskUsage, error) {
-	if err := e.maybe(OpGetDiskUsage, path); err != nil {
+	done, err := e.begin(OpGetDiskUsage, path)
+	if err != nil {
 		return vfs.DiskUsage{}, err
 	}
-	return e.fs.GetDiskUsage(path)
+	v, err := e.fs.GetDiskUsage(path)
+	done(err)
+	return v, err
 }
 
 type file struct {
@@ -294,17 +381,23 @@ type file struct {
 }
 
 func (f *file) Write(p []byte) (int, error) {
-	if err := f.fs.maybe(OpFileWrite, f.name); err != nil {
+	done, err := f.fs.begin(OpFileWrite, f.name)
+	if err != nil {
 		return 0, err
 	}
-	return f.File.Write(p)
+	n, err := f.File.Write(p)
+	done(err)
+	return n, err
 }
 
 func (f *file) ReadAt(p []byte, off int64) (int, error) {
-	if err := f.fs.maybe(OpFileReadAt, f.name); err != nil {
+	done, err := f.fs.begin(OpFileReadAt, f.name)
+	if err != nil {
 		return 0, err
 	}
-	return f.File.ReadAt(p, off)
+	n, err := f.File.ReadAt(p, off)
+	done(err)
+	return n, err
 }
 
 func (f *file) Sync() error {
@@ -312,25 +405,33 @@ func (f *file) Sync() error {
 	if f.dir {
 		k = OpDirSync
 	}
-	if err := f.fs.maybe(k, f.name); err != nil {
+	done, err := f.fs.begin(k, f.name)
+	if err != nil {
 		return err
 	}
-	return f.File.Sync()
+	err = f.File.Sync()
+	done(err)
+	return err
 }
 
 // Close always closes the underlying file, even when it injects an error
 // (as a real close that reports a deferred write error does).
 func (f *file) Close() error {
-	err := f.fs.maybe(OpFileClose, f.name)
-	if cerr := f.File.Close(); err == nil {
-		err = cerr
+	done, err := f.fs.begin(OpFileClose, f.name)
+	cerr := f.File.Close()
+	if err != nil {
+		return err
 	}
-	return err
+	done(cerr)
+	return cerr
 }
 
 func (f *file) Stat() (fs.FileInfo, error) {
-	if err := f.fs.maybe(OpFileStat, f.name); err != nil {
+	done, err := f.fs.begin(OpFileStat, f.name)
+	if err != nil {
 		return nil, err
 	}
-	return f.File.Stat()
+	fi, err := f.File.Stat()
+	done(err)
+	return fi, err
 }
