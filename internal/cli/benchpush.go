@@ -22,6 +22,7 @@ import (
 
 	"cairn"
 	"cairn/bench/pushbench"
+	"cairn/internal/cmdline"
 	"cairn/internal/units"
 	etcdmeta "cairn/meta/etcd"
 	"cairn/node"
@@ -106,7 +107,7 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", benchPushHelp)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	size := func(name, v, def string) (int64, error) {

@@ -17,6 +17,7 @@ import (
 	"cairn"
 	"cairn/bench/robustore"
 	"cairn/client"
+	"cairn/internal/cmdline"
 	"cairn/internal/units"
 )
 
@@ -79,7 +80,7 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", benchRobustoreHelp)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	size := int64(32 << 20)

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"cairn/internal/cmdline"
 	"cairn/s3"
 )
 
@@ -136,7 +137,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	users := fs.String("users", "", usersHelp)
 	verbose := fs.Bool("v", false, "log more")
 	creds := credFlags(fs)
-	usageFor(fs, "cairn gateway --config CLIENT.CONF [--s3-addr ADDR] --access-key K --secret-key S",
+	cmdline.Usage(fs, "cairn gateway --config CLIENT.CONF [--s3-addr ADDR] --access-key K --secret-key S",
 		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe root credentials come from the flags or $CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY.")
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
 		c, ok, err := creds()

@@ -19,6 +19,7 @@ import (
 	"cairn"
 	"cairn/client"
 	"cairn/director"
+	"cairn/internal/cmdline"
 	"cairn/internal/units"
 	"cairn/internal/vfs"
 	etcdmeta "cairn/meta/etcd"
@@ -63,7 +64,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	if *disks < 1 && len(diskPaths) == 0 {
@@ -229,9 +230,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	verbose := fs.Bool("v", false, "log more")
 	var disks multiFlag
 	fs.Var(&disks, "disk", diskSpecHelp+"; required. The order names the disks: the i-th is ID/disk<i>")
-	usageFor(fs, "cairn node --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
+	cmdline.Usage(fs, "cairn node --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
 		"Runs a storage node: serves its disk directories over the node protocol, registers them in\nthe cluster map, keeps a liveness lease, and stands for director.")
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	if *id == "" || *metaEP == "" || len(disks) == 0 {
@@ -283,9 +284,9 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr, comma-separated (default: just this one)")
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
 	verbose := fs.Bool("v", false, "log more")
-	usageFor(fs, "cairn meta --name N --data DIR [--initial-cluster ...]",
+	cmdline.Usage(fs, "cairn meta --name N --data DIR [--initial-cluster ...]",
 		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster.")
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	if *data == "" {
