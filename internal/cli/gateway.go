@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"cairn/internal/cmdline"
+	"cairn/internal/proc"
 	"cairn/s3"
 )
 
@@ -133,7 +134,7 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 
 func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn gateway", flag.ContinueOnError)
-	addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 listen address")
+	addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 listen address (port 0: one the kernel picks)")
 	users := fs.String("users", "", usersHelp)
 	verbose := fs.Bool("v", false, "log more")
 	creds := credFlags(fs)
@@ -153,6 +154,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer stop()
 		fmt.Fprintf(stdout, "cairn gateway serving S3 on http://%s\n", where)
+		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: map[string]string{proc.S3: "http://" + where}})
 		<-ctx.Done()
 		return nil
 	})

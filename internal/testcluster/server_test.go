@@ -96,7 +96,7 @@ func TestCrashDuringPuts(t *testing.T) {
 		s.Kill() // SIGKILL: no clean shutdown
 		cancel()
 		wg.Wait()
-		s.Restart(t, "cairn server running")
+		s.Restart(t)
 		verify(t, s, acked, attempted)
 	}
 	if len(acked) == 0 {
