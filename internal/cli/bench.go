@@ -22,12 +22,12 @@ import (
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Dispatch(ctx, "cairn bench", "Measure cairn on this machine.", []cmdline.Command{
+	return cmdline.Dispatch(ctx, "cairn bench", benchAbout, []cmdline.Command{
 		{Name: "codec", Summary: "encode/decode/repair throughput of a code, against memcpy", Run: runBenchCodec},
 		{Name: "put", Summary: "PUT throughput of a running cluster vs the raw disk directories", Run: runBenchPut},
 		{Name: "get", Summary: "GET throughput of a running cluster vs the raw disk directories", Run: runBenchGet},
-		{Name: "push", Summary: "the PUSH paper's repair experiment: PULL/PUSH-Rep/Sur on shaped links", Run: runBenchPush},
-		{Name: "robustore", Summary: "the RobuSTore paper's experiment: speculative access on 64 heterogeneous disks", Run: runBenchRobustore},
+		{Name: "push", Summary: "the PUSH paper's repair experiment: PULL/PUSH-Rep/Sur on shaped links (runs cairn-bench)", Run: runBenchExternal("push")},
+		{Name: "robustore", Summary: "the RobuSTore paper's experiment: speculative access on 64 heterogeneous disks (runs cairn-bench)", Run: runBenchExternal("robustore")},
 	}, args, stdout, stderr)
 }
 
