@@ -126,8 +126,7 @@ func Run(ctx context.Context, m Machine, o Options) (time.Duration, error) {
 	results := make(chan result)
 	start := time.Now()
 	since := func() time.Duration { return time.Since(start) }
-	var pump func(disk int)
-	pump = func(disk int) {
+	pump := func(disk int) {
 		for busy[disk] < o.Depth && len(queues[disk]) > 0 {
 			a := queues[disk][0]
 			queues[disk] = queues[disk][1:]
