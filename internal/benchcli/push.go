@@ -2,7 +2,6 @@ package benchcli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -170,12 +169,8 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	for _, p := range points {
 		need = max(need, p.K+p.R+p.F)
 	}
-	dir := *out
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "cairn-bench-push-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := outDir(*out, "cairn-bench-push-")
+	if err != nil {
 		return err
 	}
 	work, err := os.MkdirTemp("", "cairn-push-cluster-")
@@ -202,23 +197,6 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	csvPath := filepath.Join(dir, "push.csv")
-	f, err := os.Create(csvPath)
-	if err != nil {
-		return err
-	}
-	if err := pushbench.WriteCSV(f, rows); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	pngs, err := pushbench.Plot(rows, dir)
-	if err != nil {
-		return err
-	}
-	say("wrote %s and %s", csvPath, strings.Join(pngs, ", "))
 	sum := pushbench.Summarize(rows)
 	line := struct {
 		pushbench.Summary
@@ -228,12 +206,7 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		SeekSeconds   float64 `json:"seek_s"`
 		NodeData      int64   `json:"node_data_bytes"`
 	}{sum, linkRate, factor, disk, seek.Seconds(), data}
-	b, err := json.Marshal(line)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s\n", b)
-	return nil
+	return report(stdout, say, dir, "push.csv", rows, pushbench.WriteCSV, pushbench.Plot, line)
 }
 
 // writeBehind is how far writes may run ahead of a bench node's disk

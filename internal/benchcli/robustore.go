@@ -2,7 +2,6 @@ package benchcli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -136,13 +135,8 @@ func runRobustore(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		defer pprof.StopCPUProfile()
 	}
-	dir := *out
-	var err error
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "cairn-bench-robustore-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := outDir(*out, "cairn-bench-robustore-")
+	if err != nil {
 		return err
 	}
 	const nodes, perNode = 8, 8
@@ -192,23 +186,6 @@ func runRobustore(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	csvPath := filepath.Join(dir, "robustore.csv")
-	f, err := os.Create(csvPath)
-	if err != nil {
-		return err
-	}
-	if err := robustore.WriteCSV(f, rows); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	pngs, err := robustore.Plot(rows, dir)
-	if err != nil {
-		return err
-	}
-	say("wrote %s and %s", csvPath, strings.Join(pngs, ", "))
 	line := struct {
 		robustore.Summary
 		Scale       float64 `json:"scale_factor"`
@@ -218,12 +195,7 @@ func runRobustore(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		Reps        int     `json:"reps"`
 		WarmupCPU   float64 `json:"warmup_cpu_util"`
 	}{robustore.Summarize(rows), factor, size, k, len(cl.disks), nreps, warmCPU}
-	b, err := json.Marshal(line)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s\n", b)
-	return nil
+	return report(stdout, say, dir, "robustore.csv", rows, robustore.WriteCSV, robustore.Plot, line)
 }
 
 // maxCPU is the CPU use (of all the machine's cores) under which the
