@@ -57,12 +57,7 @@ type Proc = proc.Proc
 // test after a minute) and kills it when the test ends.
 func StartProc(t testing.TB, name string, args ...string) *Proc {
 	t.Helper()
-	return start(t, proc.Config{Name: name, Bin: Binary(t), Args: args})
-}
-
-func start(t testing.TB, cfg proc.Config) *Proc {
-	t.Helper()
-	p, err := proc.Start(t.Context(), cfg)
+	p, err := proc.Start(t.Context(), proc.Config{Name: name, Bin: Binary(t), Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}
