@@ -17,19 +17,20 @@ fi
 work=$(mktemp -d)
 bin="$work/cairn"
 go build -o "$bin" ./cmd/cairn
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-s3port=$(port)
 export AWS_ACCESS_KEY_ID=CAIRNSMOKETEST AWS_SECRET_ACCESS_KEY=cairn-smoke-secret AWS_DEFAULT_REGION=us-east-1
 export AWS_CONFIG_FILE="$work/aws-config" AWS_SHARED_CREDENTIALS_FILE="$work/aws-credentials"
-"$bin" server --data "$work/data" --s3-addr "127.0.0.1:$s3port" \
-  --meta-addr "127.0.0.1:$(port)" --meta-peer-addr "127.0.0.1:$(port)" --node-addr "127.0.0.1:$(port)" \
+# Port 0 everywhere: the server binds first and prints the bound addresses
+# in its ready line, "cairn server ready meta=... node=... s3=http://..."
+# (internal/proc).
+"$bin" server --data "$work/data" --s3-addr 127.0.0.1:0 \
+  --meta-addr 127.0.0.1:0 --meta-peer-addr 127.0.0.1:0 --node-addr 127.0.0.1:0 \
   --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" >"$work/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 100); do grep -qs "cairn server running" "$work/server.log" && break; sleep 0.2; done
-grep -q "cairn server running" "$work/server.log" || { cat "$work/server.log"; exit 1; }
-
-ep="http://127.0.0.1:$s3port"
+ready() { grep -s '^cairn server ready ' "$work/server.log"; }
+for _ in $(seq 100); do ready >/dev/null && break; kill -0 $server 2>/dev/null || break; sleep 0.2; done
+ready >/dev/null || { cat "$work/server.log"; exit 1; }
+ep=$(ready | tr ' ' '\n' | sed -n 's/^s3=//p')
 s3() { aws --endpoint-url "$ep" s3 "$@"; }
 s3api() { aws --endpoint-url "$ep" s3api "$@"; }
 

@@ -190,7 +190,7 @@ func TestPGForSpreads(t *testing.T) {
 			t.Fatalf("pg %d got %d of 16000 keys; want about 1000", i, h)
 		}
 	}
-	if PGFor("b", "k", "v", 16) != PGFor("b", "k", "v", 16) {
+	if a, b := PGFor("b", "k", "v", 16), PGFor("b", "k", "v", 16); a != b {
 		t.Fatal("PGFor is not deterministic")
 	}
 }

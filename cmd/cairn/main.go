@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"cairn/internal/cli"
+	"cairn/internal/cmdline"
 )
 
 func main() {
@@ -25,6 +26,6 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cairn:", err)
 		pprof.StopCPUProfile()
-		os.Exit(cli.ExitCode(err))
+		os.Exit(cmdline.ExitCode(err))
 	}
 }

@@ -12,12 +12,13 @@ import (
 
 	"cairn"
 	"cairn/director"
+	"cairn/internal/cmdline"
 )
 
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return dispatch(ctx, "cairn admin", "Inspect and operate the cluster.", []command{
-		{"status", "nodes, disks and their states, placement groups, capacity", runAdminStatus},
-		{"repair", "the repair queue and repair-time predictions", runAdminRepair},
+	return cmdline.Dispatch(ctx, "cairn admin", "Inspect and operate the cluster.", []cmdline.Command{
+		{Name: "status", Summary: "nodes, disks and their states, placement groups, capacity", Run: runAdminStatus},
+		{Name: "repair", Summary: "the repair queue and repair-time predictions", Run: runAdminRepair},
 	}, args, stdout, stderr)
 }
 
@@ -52,7 +53,7 @@ type PGStatus struct {
 func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	usageFor(fs, "cairn admin status [--json]", "Shows the cluster: nodes (alive or not), disks and their states, capacity,\nplacement-group tables, and warnings such as \"cannot survive a node loss\".")
+	cmdline.Usage(fs, "cairn admin status [--json]", "Shows the cluster: nodes (alive or not), disks and their states, capacity,\nplacement-group tables, and warnings such as \"cannot survive a node loss\".")
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
 		st, err := clusterStatus(ctx, cl)
 		if err != nil {

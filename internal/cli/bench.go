@@ -17,16 +17,17 @@ import (
 	"cairn/bench/codecbench"
 	"cairn/codec"
 	"cairn/codec/all"
+	"cairn/internal/cmdline"
 	"cairn/internal/units"
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return dispatch(ctx, "cairn bench", "Measure cairn on this machine.", []command{
-		{"codec", "encode/decode/repair throughput of a code, against memcpy", runBenchCodec},
-		{"put", "PUT throughput of a running cluster vs the raw disk directories", runBenchPut},
-		{"get", "GET throughput of a running cluster vs the raw disk directories", runBenchGet},
-		{"push", "the PUSH paper's repair experiment: PULL/PUSH-Rep/Sur on shaped links", runBenchPush},
-		{"robustore", "the RobuSTore paper's experiment: speculative access on 64 heterogeneous disks", runBenchRobustore},
+	return cmdline.Dispatch(ctx, "cairn bench", benchAbout, []cmdline.Command{
+		{Name: "codec", Summary: "encode/decode/repair throughput of a code, against memcpy", Run: runBenchCodec},
+		{Name: "put", Summary: "PUT throughput of a running cluster vs the raw disk directories", Run: runBenchPut},
+		{Name: "get", Summary: "GET throughput of a running cluster vs the raw disk directories", Run: runBenchGet},
+		{Name: "push", Summary: "the PUSH paper's repair experiment: PULL/PUSH-Rep/Sur on shaped links (runs cairn-bench)", Run: runBenchExternal("push")},
+		{Name: "robustore", Summary: "the RobuSTore paper's experiment: speculative access on 64 heterogeneous disks (runs cairn-bench)", Run: runBenchExternal("robustore")},
 	}, args, stdout, stderr)
 }
 
@@ -65,7 +66,7 @@ func runBenchCodec(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(fs.Output(), benchCodecHelp, b.String())
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	shard, err := units.ParseSize(*shardFlag)

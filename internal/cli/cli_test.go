@@ -8,6 +8,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"cairn/internal/cmdline"
 )
 
 func run(t *testing.T, args ...string) (string, string, error) {
@@ -80,7 +82,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "codec", "extra"}, "unexpected argument"},
 	} {
 		_, _, err := run(t, tc.args...)
-		if !errors.Is(err, ErrUsage) || ExitCode(err) != 2 {
+		if !errors.Is(err, ErrUsage) || cmdline.ExitCode(err) != 2 {
 			t.Errorf("%v: got %v, want a usage error", tc.args, err)
 			continue
 		}
@@ -93,7 +95,7 @@ func TestUsageErrors(t *testing.T) {
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"--help"}, {"bench", "--help"}, {"bench", "codec", "--help"}, {"help", "bench"}} {
 		out, _, err := run(t, args...)
-		if err != nil || ExitCode(err) != 0 {
+		if err != nil || cmdline.ExitCode(err) != 0 {
 			t.Errorf("%v: %v", args, err)
 		}
 		if !strings.Contains(out, "Usage") {

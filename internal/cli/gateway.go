@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"cairn/internal/cmdline"
+	"cairn/internal/proc"
 	"cairn/s3"
 )
 
@@ -132,11 +134,11 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 
 func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn gateway", flag.ContinueOnError)
-	addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 listen address")
+	addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 listen address (port 0: one the kernel picks)")
 	users := fs.String("users", "", usersHelp)
 	verbose := fs.Bool("v", false, "log more")
 	creds := credFlags(fs)
-	usageFor(fs, "cairn gateway --config CLIENT.CONF [--s3-addr ADDR] --access-key K --secret-key S",
+	cmdline.Usage(fs, "cairn gateway --config CLIENT.CONF [--s3-addr ADDR] --access-key K --secret-key S",
 		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe root credentials come from the flags or $CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY.")
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
 		c, ok, err := creds()
@@ -152,6 +154,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		defer stop()
 		fmt.Fprintf(stdout, "cairn gateway serving S3 on http://%s\n", where)
+		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: map[string]string{proc.S3: "http://" + where}})
 		<-ctx.Done()
 		return nil
 	})

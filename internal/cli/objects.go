@@ -17,6 +17,7 @@ import (
 	"cairn"
 	"cairn/client"
 	"cairn/codec/all"
+	"cairn/internal/cmdline"
 	"cairn/internal/units"
 )
 
@@ -48,7 +49,7 @@ func withCluster(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 func withClusterArgs(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, lo, hi int,
 	fn func(ctx context.Context, cl *cluster, args []string) error) error {
 	load := configFlag(fs)
-	if err := parseFlags(fs, args, stdout, stderr, true); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, true); err != nil {
 		return err
 	}
 	if n := fs.NArg(); n < lo || n > hi {
@@ -72,17 +73,10 @@ func withClusterArgs(ctx context.Context, fs *flag.FlagSet, args []string, stdou
 	return fn(ctx, cl, fs.Args())
 }
 
-func usageFor(fs *flag.FlagSet, line, text string) {
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: %s\n\n%s\n\nFlags:\n", line, text)
-		fs.PrintDefaults()
-	}
-}
-
 func runMb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn mb", flag.ContinueOnError)
 	policy := fs.String("policy", DefaultPolicy, "default policy of the bucket's objects (rs-K-M, lrc-K-L-R, rep-N, clay-K-M-D, lt-K-X; append /read=all or /read=k+N to choose how reads ask for shards)")
-	usageFor(fs, "cairn mb BUCKET [--policy P]", "Makes a bucket. Its policy is the code new objects get unless a put names another.")
+	cmdline.Usage(fs, "cairn mb BUCKET [--policy P]", "Makes a bucket. Its policy is the code new objects get unless a put names another.")
 	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
 		if err := cairn.ValidateBucketName(args[0]); err != nil {
 			return fmt.Errorf("%w: %v", ErrUsage, err)
@@ -102,7 +96,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("cairn put", flag.ContinueOnError)
 	policy := fs.String("policy", "", "code for this object (default: the bucket's policy)")
 	ctype := fs.String("content-type", "", "content type to store")
-	usageFor(fs, "cairn put [flags] FILE BUCKET/KEY", "Stores FILE (- for standard input) as BUCKET/KEY, erasure coded across the cluster's disks.\nThe object is visible only once every shard is durable.")
+	cmdline.Usage(fs, "cairn put [flags] FILE BUCKET/KEY", "Stores FILE (- for standard input) as BUCKET/KEY, erasure coded across the cluster's disks.\nThe object is visible only once every shard is durable.")
 	return withCluster(ctx, fs, args, stdout, stderr, 2, func(ctx context.Context, cl *cluster, args []string) error {
 		bucket, key, err := splitPath(args[1], true)
 		if err != nil {
@@ -134,7 +128,7 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn get", flag.ContinueOnError)
-	usageFor(fs, "cairn get [flags] BUCKET/KEY FILE", "Reads BUCKET/KEY into FILE (- for standard output), decoding around lost or corrupt shards.")
+	cmdline.Usage(fs, "cairn get [flags] BUCKET/KEY FILE", "Reads BUCKET/KEY into FILE (- for standard output), decoding around lost or corrupt shards.")
 	return withCluster(ctx, fs, args, stdout, stderr, 2, func(ctx context.Context, cl *cluster, args []string) error {
 		bucket, key, err := splitPath(args[0], true)
 		if err != nil {
@@ -181,7 +175,7 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn ls", flag.ContinueOnError)
-	usageFor(fs, "cairn ls [BUCKET[/PREFIX]]", "Lists buckets, or the objects of a bucket whose keys start with PREFIX.")
+	cmdline.Usage(fs, "cairn ls [BUCKET[/PREFIX]]", "Lists buckets, or the objects of a bucket whose keys start with PREFIX.")
 	return withClusterArgs(ctx, fs, args, stdout, stderr, 0, 1, func(ctx context.Context, cl *cluster, args []string) error {
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		defer tw.Flush()
@@ -218,7 +212,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func runRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn rm", flag.ContinueOnError)
-	usageFor(fs, "cairn rm BUCKET/KEY", "Deletes an object (its manifest at once, then its shards).")
+	cmdline.Usage(fs, "cairn rm BUCKET/KEY", "Deletes an object (its manifest at once, then its shards).")
 	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
 		bucket, key, err := splitPath(args[0], true)
 		if err != nil {
@@ -234,7 +228,7 @@ func runRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func runStat(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn stat", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the manifest as JSON")
-	usageFor(fs, "cairn stat [--json] BUCKET/KEY", "Prints an object's manifest: its size, code, block size and where each shard lives, with its checksum.")
+	cmdline.Usage(fs, "cairn stat [--json] BUCKET/KEY", "Prints an object's manifest: its size, code, block size and where each shard lives, with its checksum.")
 	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
 		bucket, key, err := splitPath(args[0], true)
 		if err != nil {

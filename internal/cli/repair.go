@@ -14,6 +14,7 @@ import (
 	"cairn"
 	"cairn/codec/all"
 	"cairn/director"
+	"cairn/internal/cmdline"
 	"cairn/internal/units"
 	"cairn/meta"
 	"cairn/node"
@@ -22,9 +23,9 @@ import (
 )
 
 func runAdminRepair(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return dispatch(ctx, "cairn admin repair", "The repair queue: what is left to rebuild, and how long each scheme would take.", []command{
-		{"status", "queued repair tasks: stripes, bytes, risk, failing tasks", runRepairStatus},
-		{"plan", "predict the repair time of each scheme (PUSH paper's models)", runRepairPlan},
+	return cmdline.Dispatch(ctx, "cairn admin repair", "The repair queue: what is left to rebuild, and how long each scheme would take.", []cmdline.Command{
+		{Name: "status", Summary: "queued repair tasks: stripes, bytes, risk, failing tasks", Run: runRepairStatus},
+		{Name: "plan", Summary: "predict the repair time of each scheme (PUSH paper's models)", Run: runRepairPlan},
 	}, args, stdout, stderr)
 }
 
@@ -43,7 +44,7 @@ func runRepairStatus(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := flag.NewFlagSet("cairn admin repair status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON (with the whole queue)")
 	show := fs.Int("show", 10, "tasks to list, riskiest first")
-	usageFor(fs, "cairn admin repair status [--json] [--show N]",
+	cmdline.Usage(fs, "cairn admin repair status [--json] [--show N]",
 		`Shows the repair queue the director works through: how many stripes (objects
 or parts) have lost shards, how many bytes are left to rebuild, how close the
 riskiest stripes are to data loss ("risk 0": one more lost shard loses data),
@@ -116,7 +117,7 @@ func runRepairPlan(ctx context.Context, args []string, stdout, stderr io.Writer)
 	mixedRate := fs.String("mixed-write", "5MB", "disk write per second under PULL-Sur's mix of random reads and writes")
 	serveRate := fs.String("serve-read", "", "disk read per second when serving pullers one unit per request (default: --read)")
 	sharedDisk := fs.Bool("shared-disk", false, "reads and writes share one disk per node: their times add instead of overlapping")
-	usageFor(fs, "cairn admin repair plan [--policy rs-K-R] [--f N] [--node-data SIZE] [--net RATE] ...",
+	cmdline.Usage(fs, "cairn admin repair plan [--policy rs-K-R] [--f N] [--node-data SIZE] [--net RATE] ...",
 		`Predicts how long rebuilding the failed nodes' data takes with each scheme,
 from the PUSH paper's models (its Eqs. 9–12) and cairn's bottleneck model of
 the plans it builds, given each node's bandwidths (measure them, e.g. with

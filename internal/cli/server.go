@@ -19,6 +19,8 @@ import (
 	"cairn"
 	"cairn/client"
 	"cairn/director"
+	"cairn/internal/cmdline"
+	"cairn/internal/proc"
 	"cairn/internal/units"
 	"cairn/internal/vfs"
 	etcdmeta "cairn/meta/etcd"
@@ -49,11 +51,11 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	disks := fs.Int("disks", 6, "number of disk directories (DIR/disk1 … DIR/diskN) when --disk is not given")
 	var diskPaths multiFlag
 	fs.Var(&diskPaths, "disk", diskSpecHelp+"; default DIR/disk1 … DIR/diskN")
-	metaAddr := fs.String("meta-addr", "127.0.0.1:9379", "metadata (etcd) client address")
-	peerAddr := fs.String("meta-peer-addr", "127.0.0.1:9380", "metadata (etcd) peer address")
-	nodeAddr := fs.String("node-addr", "127.0.0.1:9100", "node protocol address")
+	metaAddr := fs.String("meta-addr", "127.0.0.1:9379", "metadata (etcd) client address (port 0: one the kernel picks)")
+	peerAddr := fs.String("meta-peer-addr", "127.0.0.1:9380", "metadata (etcd) peer address (port 0: one the kernel picks)")
+	nodeAddr := fs.String("node-addr", "127.0.0.1:9100", "node protocol address (port 0: one the kernel picks)")
 	nodeID := fs.String("node-id", "node1", "this node's ID")
-	s3Addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 API listen address")
+	s3Addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 API listen address (port 0: one the kernel picks)")
 	users := fs.String("users", "", usersHelp)
 	creds := credFlags(fs)
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
@@ -63,7 +65,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	if *disks < 1 && len(diskPaths) == 0 {
@@ -79,7 +81,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	etcd, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
 		Name: "meta1", Dir: filepath.Join(*data, "meta"),
-		ClientURL: "http://" + *metaAddr, PeerURL: "http://" + *peerAddr, Logger: log,
+		ClientURL: "http://" + *metaAddr, PeerURL: peerURL(*peerAddr), Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("starting the metadata store: %w", err)
@@ -90,7 +92,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i)))
 		}
 	}
-	stop, err := startNode(ctx, nodeOptions{
+	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: *nodeAddr, meta: etcd.Endpoints(), secret: secret, disks: diskPaths,
 		director: true, grace: *grace, repair: rep, log: log,
 	})
@@ -123,12 +125,13 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer stopS3()
 	fmt.Fprintf(stdout, "  s3        http://%s\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
-		s3At, strings.Join(etcd.Endpoints(), ","), *nodeAddr, *nodeID, len(diskPaths), *data, conf)
+		s3At, strings.Join(etcd.Endpoints(), ","), nodeAt, *nodeID, len(diskPaths), *data, conf)
 	if fresh {
 		fmt.Fprintf(stdout, "  S3 credentials (made now, kept in %s):\n    access key  %s\n    secret key  %s\n",
 			filepath.Join(*data, "s3-credentials"), c.AccessKey, c.SecretKey)
 	}
-	fmt.Fprintln(stdout, "cairn server running")
+	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: map[string]string{
+		proc.S3: "http://" + s3At, proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}})
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "cairn server stopping")
@@ -153,21 +156,22 @@ type nodeOptions struct {
 }
 
 // startNode opens the metadata store, starts a storage node (and a director
-// candidate) and returns the function that stops them.
-func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
+// candidate) and returns the node's bound address and the function that
+// stops them.
+func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), err error) {
 	if err := o.repair.validate(); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	store, err := etcdmeta.Open(ctx, o.meta, etcdmeta.Options{Logger: o.log})
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
+		return "", nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
 	}
 	var dcs []node.DiskConfig
 	for i, spec := range o.disks {
 		p, throttle, err := parseDiskSpec(spec)
 		if err != nil {
 			store.Close()
-			return nil, err
+			return "", nil, err
 		}
 		dc := node.DiskConfig{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), Path: p, NoFormat: o.noFormat}
 		if throttle.Enabled() {
@@ -181,11 +185,11 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 	})
 	if err != nil {
 		store.Close()
-		return nil, err
+		return "", nil, err
 	}
 	if err := srv.Start(ctx); err != nil {
 		store.Close()
-		return nil, fmt.Errorf("starting node %s: %w", o.id, err)
+		return "", nil, fmt.Errorf("starting node %s: %w", o.id, err)
 	}
 	var dir *director.Director
 	if o.director {
@@ -204,7 +208,7 @@ func startNode(ctx context.Context, o nodeOptions) (stop func(), err error) {
 		duties = append(duties, o.repair.duties(store, cl.nodes, o.id, o.log)...)
 		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties})
 	}
-	return func() {
+	return srv.Addr(), func() {
 		if dir != nil {
 			dir.Close()
 		}
@@ -217,7 +221,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("cairn node", flag.ContinueOnError)
 	id := fs.String("id", "", "this node's ID, unique in the cluster (required)")
 	metaEP := fs.String("meta", "", "metadata endpoints, comma-separated (e.g. http://10.0.0.1:9379) (required)")
-	addr := fs.String("addr", "127.0.0.1:9100", "node protocol listen address")
+	addr := fs.String("addr", "127.0.0.1:9100", "node protocol listen address (port 0: one the kernel picks)")
 	secretFile := fs.String("secret-file", "", "file holding the cluster secret (default $CAIRN_SECRET)")
 	rack := fs.String("rack", "", "rack label (failure domain)")
 	zone := fs.String("zone", "", "zone label (failure domain)")
@@ -229,9 +233,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	verbose := fs.Bool("v", false, "log more")
 	var disks multiFlag
 	fs.Var(&disks, "disk", diskSpecHelp+"; required. The order names the disks: the i-th is ID/disk<i>")
-	usageFor(fs, "cairn node --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
+	cmdline.Usage(fs, "cairn node --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
 		"Runs a storage node: serves its disk directories over the node protocol, registers them in\nthe cluster map, keeps a liveness lease, and stands for director.")
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	if *id == "" || *metaEP == "" || len(disks) == 0 {
@@ -263,13 +267,14 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	log := logger(stderr, *verbose)
-	stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
+	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
 		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, log: log})
 	if err != nil {
 		return err
 	}
 	defer stop()
-	fmt.Fprintf(stdout, "cairn node %s serving %d disks on %s\n", *id, len(disks), *addr)
+	fmt.Fprintf(stdout, "cairn node %s serving %d disks on %s\n", *id, len(disks), at)
+	fmt.Fprintln(stdout, proc.Ready{Role: "node", Addrs: map[string]string{proc.Node: at}})
 	<-ctx.Done()
 	return nil
 }
@@ -278,33 +283,44 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("cairn meta", flag.ContinueOnError)
 	name := fs.String("name", "meta1", "member name, unique in the metadata cluster")
 	data := fs.String("data", "", "member data directory (required)")
-	clientAddr := fs.String("client-addr", "127.0.0.1:9379", "client address")
-	peerAddr := fs.String("peer-addr", "127.0.0.1:9380", "peer address")
-	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr, comma-separated (default: just this one)")
+	clientAddr := fs.String("client-addr", "127.0.0.1:9379", "client address (port 0: one the kernel picks)")
+	peerAddr := fs.String("peer-addr", "127.0.0.1:9380", "peer address (port 0: one the kernel picks, for a single member only), or unix://NAME:PORT: a unix socket named NAME:PORT in the working directory, where every member runs")
+	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr (or name=unix://NAME:PORT), comma-separated (default: just this one)")
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
 	verbose := fs.Bool("v", false, "log more")
-	usageFor(fs, "cairn meta --name N --data DIR [--initial-cluster ...]",
+	cmdline.Usage(fs, "cairn meta --name N --data DIR [--initial-cluster ...]",
 		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster.")
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	if *data == "" {
 		return fmt.Errorf("%w: cairn meta needs --data", ErrUsage)
 	}
 	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: *name, Dir: *data,
-		ClientURL: "http://" + *clientAddr, PeerURL: "http://" + *peerAddr,
+		ClientURL: "http://" + *clientAddr, PeerURL: peerURL(*peerAddr),
 		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)})
 	if err != nil {
 		return fmt.Errorf("starting metadata member %s: %w", *name, err)
 	}
 	defer srv.Close()
 	fmt.Fprintf(stdout, "cairn meta %s serving clients on %s\n", *name, strings.Join(srv.Endpoints(), ","))
+	fmt.Fprintln(stdout, proc.Ready{Role: "meta", Addrs: map[string]string{
+		proc.Meta: strings.Join(srv.Endpoints(), ","), proc.Peer: strings.Join(srv.PeerURLs(), ",")}})
 	select {
 	case <-ctx.Done():
 		return nil
 	case err := <-srv.Err():
 		return err
 	}
+}
+
+// peerURL is the etcd peer URL of a peer address flag: HOST:PORT over
+// http, or a unix://NAME:PORT URL as given.
+func peerURL(addr string) string {
+	if strings.HasPrefix(addr, "unix://") {
+		return addr
+	}
+	return "http://" + addr
 }
 
 // loadOrMakeSecret reads the cluster secret from path, creating a random

@@ -11,14 +11,6 @@ import (
 	"testing"
 )
 
-// sleepAllowed lists the test files (or directories, ending in "/") whose
-// time.Sleep calls are not checked yet, each with the reason. An entry
-// goes when its sleeps are gone or commented; the test fails on an entry
-// with nothing left to excuse.
-var sleepAllowed = map[string]string{
-	"internal/testcluster/": "real processes: each sleep is to get a `// real time:` comment when the process starter is rewritten (issue #21)",
-}
-
 // sleepExplained is the comment that marks a time.Sleep as real time on
 // purpose, on the same line or the line before.
 const sleepExplained = "real time:"
@@ -38,7 +30,6 @@ func isTestCode(rel string) bool {
 func TestSleepsAreRealTime(t *testing.T) {
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
-	excused := map[string]bool{}
 	for _, f := range sources(t) {
 		if !isTestCode(f.rel) {
 			continue
@@ -48,29 +39,10 @@ func TestSleepsAreRealTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, pos := range unexplainedSleeps(fset, full) {
-			if entry := sleepEntry(f.rel); entry != "" {
-				excused[entry] = true
-				continue
-			}
 			t.Errorf("%s:%d: time.Sleep in a test: wait on the condition or use testing/synctest; "+
 				"if it must be real time, say why in a %q comment", f.rel, pos.Line, "// "+sleepExplained)
 		}
 	}
-	for entry := range sleepAllowed {
-		if !excused[entry] {
-			t.Errorf("sleepAllowed lists %s, which has no unexplained time.Sleep: remove the entry", entry)
-		}
-	}
-}
-
-// sleepEntry returns the sleepAllowed entry covering rel, or "".
-func sleepEntry(rel string) string {
-	for entry := range sleepAllowed {
-		if rel == entry || strings.HasSuffix(entry, "/") && strings.HasPrefix(rel, entry) {
-			return entry
-		}
-	}
-	return ""
 }
 
 // unexplainedSleeps returns the positions of the references to time.Sleep

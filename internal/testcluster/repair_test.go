@@ -100,7 +100,7 @@ func testRepair(t *testing.T, scheme string) {
 		unrepaired(t, d, data, map[cairn.NodeID]bool{nodeOf(cairn.DiskID(victimName + "/x")): true})
 		for _, p := range c.Nodes {
 			lines := strings.Split(p.Output(), "\n")
-			t.Logf("%s (last lines):\n%s", p.Name, strings.Join(lines[max(0, len(lines)-15):], "\n"))
+			t.Logf("%s (last lines):\n%s", p.Name(), strings.Join(lines[max(0, len(lines)-15):], "\n"))
 		}
 	})
 
@@ -358,6 +358,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s", d, what)
 		}
+		// real time: the condition is the state of real processes (files, the CLI), polled.
 		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -129,6 +129,7 @@ func TestServerS3Users(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("bob after SIGHUP: %v", err)
 		}
+		// real time: a retry pause while the real server reloads its users.
 		time.Sleep(50 * time.Millisecond)
 	}
 	out, err := bob.ListBuckets(ctx, &s3.ListBucketsInput{})

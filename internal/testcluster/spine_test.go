@@ -115,6 +115,7 @@ func TestSpineRealProcesses(t *testing.T) {
 			if time.Now().After(deadline) {
 				t.Fatalf("writes did not resume within a minute of killing the etcd leader: %v", err)
 			}
+			// real time: a retry pause while the real etcd members elect a leader.
 			time.Sleep(time.Second)
 		}
 		objs = append(objs, object{"rs-bucket", "after-election", path, sum})

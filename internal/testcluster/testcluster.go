@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +13,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"cairn/internal/proc"
 )
 
 var (
@@ -50,128 +50,20 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
-// FreePort returns a loopback port nothing listens on right now.
-func FreePort(t testing.TB) int {
+// Proc is one running cairn process.
+type Proc = proc.Proc
+
+// StartProc starts `cairn args...`, waits for its ready line (failing the
+// test after a minute) and kills it when the test ends.
+func StartProc(t testing.TB, name string, args ...string) *Proc {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := proc.Start(t.Context(), proc.Config{Name: name, Bin: Binary(t), Args: args})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// Proc is one running cairn process.
-type Proc struct {
-	Name string
-	Args []string
-	Dir  string // its data directory
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	done chan struct{}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// StartProc starts `cairn args...` and waits until its output contains
-// ready (or fails the test after a minute).
-func StartProc(t testing.TB, name, ready string, args ...string) *Proc {
-	t.Helper()
-	p := &Proc{Name: name, Args: args}
-	p.start(t, ready)
-	t.Cleanup(func() { p.Kill() })
+	t.Cleanup(p.Kill)
 	return p
 }
-
-func (p *Proc) start(t testing.TB, ready string) {
-	t.Helper()
-	if err := p.tryStart(t, ready); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// errPortTaken: the process exited because a port it was given was taken
-// meanwhile (FreePort's port is free only when it is asked).
-var errPortTaken = errors.New("address already in use")
-
-// tryStart is start returning the failure instead of failing the test.
-func (p *Proc) tryStart(t testing.TB, ready string) error {
-	t.Helper()
-	p.out = &syncBuffer{}
-	p.cmd = exec.Command(Binary(t), p.Args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", p.Name, err)
-	}
-	p.done = make(chan struct{})
-	go func() { p.cmd.Wait(); close(p.done) }()
-	deadline := time.Now().Add(time.Minute)
-	for !strings.Contains(p.out.String(), ready) {
-		select {
-		case <-p.done:
-			if strings.Contains(p.out.String(), "address already in use") {
-				return fmt.Errorf("%s exited before it was ready: %w:\n%s", p.Name, errPortTaken, p.out.String())
-			}
-			return fmt.Errorf("%s exited before it was ready:\n%s", p.Name, p.out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready after a minute:\n%s", p.Name, p.out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return nil
-}
-
-// Kill sends SIGKILL and waits for the process to exit.
-func (p *Proc) Kill() {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	p.cmd.Process.Kill()
-	<-p.done
-}
-
-// Alive reports whether the process is running.
-func (p *Proc) Alive() bool {
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// Restart starts the process again with the same arguments.
-func (p *Proc) Restart(t testing.TB, ready string) {
-	t.Helper()
-	p.Kill()
-	p.start(t, ready)
-}
-
-// Output returns what the process printed so far.
-func (p *Proc) Output() string { return p.out.String() }
 
 // Config shapes a cluster.
 type Config struct {
@@ -195,6 +87,9 @@ type Cluster struct {
 }
 
 // Start starts a cluster: the metadata members first, then the nodes.
+// Every process binds port 0 and reports its addresses in its ready line;
+// the members talk to each other over unix sockets in the cluster's
+// directory (see internal/proc).
 func Start(t testing.TB, cfg Config) *Cluster {
 	t.Helper()
 	cfg.Metas = max(cfg.Metas, 1)
@@ -204,40 +99,49 @@ func Start(t testing.TB, cfg Config) *Cluster {
 		cfg.Grace = 30 * time.Second
 	}
 	c := &Cluster{Dir: t.TempDir(), secret: "test-secret-" + fmt.Sprint(time.Now().UnixNano())}
-	type member struct{ name, client, peer string }
-	var ms []member
-	var initial []string
+	var names, initial []string
 	for i := 1; i <= cfg.Metas; i++ {
-		m := member{fmt.Sprintf("meta%d", i), fmt.Sprintf("127.0.0.1:%d", FreePort(t)), fmt.Sprintf("127.0.0.1:%d", FreePort(t))}
-		ms = append(ms, m)
-		initial = append(initial, m.name+"=http://"+m.peer)
-		c.metaEP = append(c.metaEP, "http://"+m.client)
+		name := fmt.Sprintf("meta%d", i)
+		names = append(names, name)
+		initial = append(initial, name+"="+metaPeerURL(name))
 	}
 	// Members of a new cluster wait for each other: start them together.
+	bin := Binary(t)
 	var wg sync.WaitGroup
-	procs := make([]*Proc, len(ms))
-	for i, m := range ms {
-		p := &Proc{Name: m.name, Args: []string{"meta", "--name", m.name, "--data", filepath.Join(c.Dir, m.name),
-			"--client-addr", m.client, "--peer-addr", m.peer, "--initial-cluster", strings.Join(initial, ",")}}
-		procs[i] = p
-		t.Cleanup(func() { p.Kill() })
-		wg.Go(func() { p.start(t, "serving clients") })
+	procs := make([]*Proc, len(names))
+	errs := make([]error, len(names))
+	for i, name := range names {
+		args := []string{"meta", "--name", name, "--data", filepath.Join(c.Dir, name),
+			"--client-addr", "127.0.0.1:0", "--peer-addr", metaPeerURL(name), "--initial-cluster", strings.Join(initial, ",")}
+		wg.Go(func() {
+			procs[i], errs[i] = proc.Start(t.Context(), proc.Config{Name: name, Bin: bin, Args: args, Dir: c.Dir})
+		})
 	}
 	wg.Wait()
+	for _, p := range procs {
+		if p != nil {
+			t.Cleanup(p.Kill)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	c.Metas = procs
+	for _, p := range procs {
+		c.metaEP = append(c.metaEP, strings.Split(p.Addr(proc.Meta), ",")...)
+	}
 	secretFile := filepath.Join(c.Dir, "secret")
 	if err := os.WriteFile(secretFile, []byte(c.secret), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= cfg.Nodes; i++ {
 		id := fmt.Sprintf("node%d", i)
-		args := []string{"node", "--id", id, "--meta", strings.Join(c.metaEP, ","), "--secret-file", secretFile,
-			"--addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)), "--grace", cfg.Grace.String()}
+		var disks []string
 		for d := 1; d <= cfg.DisksPerNode; d++ {
-			args = append(args, "--disk", filepath.Join(c.Dir, id, fmt.Sprintf("disk%d", d)))
+			disks = append(disks, c.NodeDir(i, d))
 		}
-		args = append(args, cfg.NodeArgs...)
-		c.Nodes = append(c.Nodes, StartProc(t, id, "serving", args...))
+		args := append(proc.NodeArgs(id, c.metaEP, secretFile, disks), "--grace", cfg.Grace.String())
+		c.Nodes = append(c.Nodes, StartProc(t, id, append(args, cfg.NodeArgs...)...))
 	}
 	c.Conf = filepath.Join(c.Dir, "client.conf")
 	conf, _ := json.Marshal(map[string]any{"meta": c.metaEP, "secret": c.secret})
@@ -246,6 +150,10 @@ func Start(t testing.TB, cfg Config) *Cluster {
 	}
 	return c
 }
+
+// metaPeerURL is a member's peer URL: a unix socket named NAME:2380 in the
+// cluster's directory, where every member runs.
+func metaPeerURL(name string) string { return "unix://" + name + ":2380" }
 
 // MetaEndpoints returns the metadata client URLs.
 func (c *Cluster) MetaEndpoints() []string { return c.metaEP }
@@ -310,36 +218,28 @@ const (
 	TestSecretKey = "cairn-test-secret-key-0123456789"
 )
 
-// StartServer starts `cairn server --data dir` on free ports (dir is made
-// if empty) with extra flags appended.
+// StartServer starts `cairn server --data dir` on ports the kernel picks
+// (dir is made if empty) with extra flags appended.
 func StartServer(t testing.TB, dir string, extra ...string) *Server {
 	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	// A port FreePort found may be taken before the server binds it (other
-	// tests run in parallel): start again on new ports then.
-	for attempt := 1; ; attempt++ {
-		s3 := fmt.Sprintf("127.0.0.1:%d", FreePort(t))
-		args := []string{"server", "--data", dir,
-			"--meta-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
-			"--meta-peer-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
-			"--node-addr", fmt.Sprintf("127.0.0.1:%d", FreePort(t)),
-			"--s3-addr", s3, "--access-key", TestAccessKey, "--secret-key", TestSecretKey}
-		p := &Proc{Name: "server", Args: append(args, extra...)}
-		err := p.tryStart(t, "cairn server running")
-		if errors.Is(err, errPortTaken) && attempt < 4 {
-			t.Logf("retrying on other ports: %v", err)
-			continue
-		}
-		if err != nil {
-			p.Kill()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Kill() })
-		return &Server{Proc: p, Data: dir, Conf: filepath.Join(dir, "client.conf"), S3: "http://" + s3,
-			AccessKey: TestAccessKey, SecretKey: TestSecretKey}
+	args := []string{"server", "--data", dir, "--meta-addr", "127.0.0.1:0", "--meta-peer-addr", "127.0.0.1:0",
+		"--node-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0", "--access-key", TestAccessKey, "--secret-key", TestSecretKey}
+	p := StartProc(t, "server", append(args, extra...)...)
+	return &Server{Proc: p, Data: dir, Conf: filepath.Join(dir, "client.conf"), S3: p.Addr(proc.S3),
+		AccessKey: TestAccessKey, SecretKey: TestSecretKey}
+}
+
+// Restart kills the server and starts it again with the same flags, on new
+// ports (S3 and DIR/client.conf follow them).
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	if err := s.Proc.Restart(t.Context()); err != nil {
+		t.Fatal(err)
 	}
+	s.S3 = s.Addr(proc.S3)
 }
 
 // CLI runs a CLI command against the server; it fails the test on error.
@@ -356,6 +256,3 @@ func (s *Server) CLI(t testing.TB, args ...string) string {
 func (s *Server) TryCLI(ctx context.Context, args ...string) (string, error) {
 	return RunCLI(ctx, s.Conf, args...)
 }
-
-// Signal sends sig to the process.
-func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }

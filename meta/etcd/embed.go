@@ -23,10 +23,14 @@ type EmbedConfig struct {
 	// Dir is the member's data directory (WAL and snapshots). Required.
 	Dir string
 	// ClientURL is where clients connect, e.g. "http://127.0.0.1:2379".
-	// Required.
+	// Required. Port 0 binds a port the kernel picks (Endpoints reports
+	// it; the member list advertises port 0).
 	ClientURL string
 	// PeerURL is where the other members connect, e.g.
-	// "http://127.0.0.1:2380". Required.
+	// "http://127.0.0.1:2380", or unix://NAME:PORT for a unix socket named
+	// NAME:PORT in the working directory, which the other members dial from
+	// theirs. Required. Port 0 suits only a single member: the others
+	// must know it before it starts.
 	PeerURL string
 	// InitialCluster lists every member as name=peerURL, comma-separated;
 	// Name=PeerURL (a single-member cluster) if empty. Ignored once Dir
@@ -110,6 +114,7 @@ const MaxRequestBytes = 16 << 20
 type Server struct {
 	e         *embed.Etcd
 	endpoints []string
+	peers     []string
 	once      sync.Once
 }
 
@@ -160,6 +165,9 @@ func StartEmbedded(ctx context.Context, c EmbedConfig) (*Server, error) {
 	for _, l := range e.Clients {
 		s.endpoints = append(s.endpoints, curl.Scheme+"://"+l.Addr().String())
 	}
+	for _, l := range e.Peers {
+		s.peers = append(s.peers, purl.Scheme+"://"+l.Addr().String())
+	}
 	t := time.NewTimer(c.StartTimeout)
 	defer t.Stop()
 	select {
@@ -178,6 +186,10 @@ func StartEmbedded(ctx context.Context, c EmbedConfig) (*Server, error) {
 // Endpoints returns the client URLs the member listens on (with the real
 // port if ClientURL asked for port 0).
 func (s *Server) Endpoints() []string { return append([]string(nil), s.endpoints...) }
+
+// PeerURLs returns the peer URLs the member listens on (with the real port
+// if PeerURL asked for port 0).
+func (s *Server) PeerURLs() []string { return append([]string(nil), s.peers...) }
 
 // Err reports a fatal server error (the member stopped on its own).
 func (s *Server) Err() <-chan error { return s.e.Err() }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -204,30 +203,20 @@ func waitCandidates(t *testing.T, cli *clientv3.Client, prefix string, n int64) 
 	}
 }
 
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
-}
-
 // TestThreeMembers runs a real 3-member cluster in this process, kills its
 // raft leader, and checks that a store opened on all endpoints loses no
 // committed manifest, keeps its leadership and liveness entry, and goes on
 // working.
 func TestThreeMembers(t *testing.T) {
 	ctx := t.Context()
-	ports := freePorts(t, 6)
+	// The members' peer URLs must be known before any starts: unix sockets
+	// named m0:2380… in the working directory (see internal/proc); clients
+	// connect on ports the kernel picks.
+	t.Chdir(t.TempDir())
+	peer := func(i int) string { return fmt.Sprintf("unix://m%d:2380", i) }
 	var initial []string
 	for i := range 3 {
-		initial = append(initial, fmt.Sprintf("m%d=http://127.0.0.1:%d", i, ports[2*i+1]))
+		initial = append(initial, fmt.Sprintf("m%d=%s", i, peer(i)))
 	}
 	servers := make([]*etcdmeta.Server, 3)
 	errs := make(chan error, 3)
@@ -237,8 +226,8 @@ func TestThreeMembers(t *testing.T) {
 			srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
 				Name:           fmt.Sprintf("m%d", i),
 				Dir:            t.TempDir(),
-				ClientURL:      fmt.Sprintf("http://127.0.0.1:%d", ports[2*i]),
-				PeerURL:        fmt.Sprintf("http://127.0.0.1:%d", ports[2*i+1]),
+				ClientURL:      "http://127.0.0.1:0",
+				PeerURL:        peer(i),
 				InitialCluster: strings.Join(initial, ","),
 				TickMs:         50,
 				ElectionMs:     750,

@@ -1,34 +1,26 @@
-package cli
+package benchcli
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
-	"cairn"
 	"cairn/bench/pushbench"
+	"cairn/internal/cmdline"
 	"cairn/internal/units"
-	etcdmeta "cairn/meta/etcd"
 	"cairn/node"
 	"cairn/repair/plan"
 )
 
-const benchPushHelp = `Usage: cairn bench push [--quick] [--out DIR] [--link RATE] [--disk-rate RATE] [--seek DUR] [--json]
+const pushHelp = `Usage: cairn-bench push [--quick] [--out DIR] [--link RATE] [--disk-rate RATE] [--seek DUR] [--json]
 
 Reproduces the PUSH paper's reconstruction experiment (its Figs. 8-11) on
 real processes: it starts an embedded etcd and storage nodes (cairn node,
@@ -69,8 +61,8 @@ measured against the model) and prints, last, a JSON line with
 push_rep_speedup and push_sur_speedup (PULL ÷ PUSH at k=6, r=3, f=1),
 model_error_max, cpu_util_max and max_partials_per_slice.`
 
-func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cairn bench push", flag.ContinueOnError)
+func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn-bench push", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "the small run (k=6, r=3; under 3 minutes)")
 	out := fs.String("out", "", "directory for push.csv and the plots (default: a new directory under the system's temp dir)")
 	link := fs.String("link", "8MiB", "each node's link, bytes per second in each direction")
@@ -103,10 +95,10 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return nil
 	})
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", benchPushHelp)
+		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", pushHelp)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	size := func(name, v, def string) (int64, error) {
@@ -115,7 +107,7 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		n, err := units.ParseSize(v)
 		if err != nil || n <= 0 {
-			return 0, fmt.Errorf("%w: --%s: want a positive size", ErrUsage, name)
+			return 0, fmt.Errorf("%w: --%s: want a positive size", cmdline.ErrUsage, name)
 		}
 		return n, nil
 	}
@@ -135,11 +127,11 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	disk := int64(250e6 / factor)
 	if *diskRate != "" {
 		if disk, err = units.ParseSize(*diskRate); err != nil || disk < 0 {
-			return fmt.Errorf("%w: --disk-rate: want a size per second, or 0", ErrUsage)
+			return fmt.Errorf("%w: --disk-rate: want a size per second, or 0", cmdline.ErrUsage)
 		}
 	}
 	if *seek < 0 {
-		return fmt.Errorf("%w: --seek must not be negative", ErrUsage)
+		return fmt.Errorf("%w: --seek must not be negative", cmdline.ErrUsage)
 	}
 	if *seek == 0 && disk > 0 {
 		*seek = time.Duration(4.2 * factor * float64(time.Millisecond)).Round(100 * time.Microsecond)
@@ -177,12 +169,8 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, p := range points {
 		need = max(need, p.K+p.R+p.F)
 	}
-	dir := *out
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "cairn-bench-push-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := outDir(*out, "cairn-bench-push-")
+	if err != nil {
 		return err
 	}
 	work, err := os.MkdirTemp("", "cairn-push-cluster-")
@@ -197,7 +185,7 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	} else {
 		say("disks not throttled")
 	}
-	cl, err := startBenchCluster(ctx, work, need, linkRate, disk, *seek)
+	cl, err := startPushCluster(ctx, work, need, linkRate, disk, *seek)
 	if err != nil {
 		return err
 	}
@@ -209,23 +197,6 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	csvPath := filepath.Join(dir, "push.csv")
-	f, err := os.Create(csvPath)
-	if err != nil {
-		return err
-	}
-	if err := pushbench.WriteCSV(f, rows); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	pngs, err := pushbench.Plot(rows, dir)
-	if err != nil {
-		return err
-	}
-	say("wrote %s and %s", csvPath, strings.Join(pngs, ", "))
 	sum := pushbench.Summarize(rows)
 	line := struct {
 		pushbench.Summary
@@ -235,193 +206,38 @@ func runBenchPush(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		SeekSeconds   float64 `json:"seek_s"`
 		NodeData      int64   `json:"node_data_bytes"`
 	}{sum, linkRate, factor, disk, seek.Seconds(), data}
-	b, err := json.Marshal(line)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s\n", b)
-	return nil
+	return report(stdout, say, dir, "push.csv", rows, pushbench.WriteCSV, pushbench.Plot, line)
 }
 
-// benchWriteBehind is how far writes may run ahead of a bench node's disk
+// writeBehind is how far writes may run ahead of a bench node's disk
 // (its page cache): rebuilt data streams in while earlier runs are
 // written, and each shard's fsync waits for its own.
-const benchWriteBehind = 16 << 20
+const writeBehind = 16 << 20
 
-// benchCluster is an embedded etcd and node processes for an experiment.
-type benchCluster struct {
+// pushCluster is an embedded etcd and node processes for an experiment.
+type pushCluster struct {
 	nodes  []pushbench.Node
 	client *node.Client
 	stop   func()
 }
 
-func startBenchCluster(ctx context.Context, dir string, n int, linkRate, diskRate int64, seek time.Duration) (*benchCluster, error) {
-	specs := make([]benchNodeSpec, n)
+func startPushCluster(ctx context.Context, dir string, n int, linkRate, diskRate int64, seek time.Duration) (*pushCluster, error) {
+	specs := make([]nodeSpec, n)
 	for i := range specs {
 		id := fmt.Sprintf("n%d", i+1)
 		disk := filepath.Join(dir, id)
 		if diskRate > 0 {
-			disk += fmt.Sprintf(",bw=%d,seek=%v,wb=%d", diskRate, seek, benchWriteBehind)
+			disk += fmt.Sprintf(",bw=%d,seek=%v,wb=%d", diskRate, seek, writeBehind)
 		}
-		specs[i] = benchNodeSpec{ID: id, Disks: []string{disk}, Args: []string{"--link-rate", strconv.FormatInt(linkRate, 10)}}
+		specs[i] = nodeSpec{ID: id, Disks: []string{disk}, Args: []string{"--link-rate", strconv.FormatInt(linkRate, 10)}}
 	}
-	procs, nc, stop, err := startBenchNodes(ctx, dir, specs)
+	procs, nc, stop, err := startNodes(ctx, dir, specs)
 	if err != nil {
 		return nil, err
 	}
-	cl := &benchCluster{client: nc, stop: stop}
+	cl := &pushCluster{client: nc, stop: stop}
 	for _, p := range procs {
 		cl.nodes = append(cl.nodes, pushbench.Node{ID: p.ID, Addr: p.Addr, Disk: p.Disks[0], CPU: p.CPU})
 	}
 	return cl, nil
-}
-
-// benchNodeSpec is one node process of an experiment: its ID, its --disk
-// specs (PATH[,options]) and any further flags.
-type benchNodeSpec struct {
-	ID    string
-	Disks []string
-	Args  []string
-}
-
-// benchNode is a running node process.
-type benchNode struct {
-	ID    string
-	Addr  string
-	Disks []cairn.DiskID // ID/disk1, ID/disk2, … in --disk order
-	CPU   func() time.Duration
-}
-
-// startBenchNodes starts an embedded etcd and one cairn node process per
-// spec (no director), and returns them with a node client that resolves
-// their disks, and a stop function.
-func startBenchNodes(ctx context.Context, dir string, specs []benchNodeSpec) ([]benchNode, *node.Client, func(), error) {
-	ports := make([]int, len(specs)+2)
-	for i := range ports {
-		p, err := freePort()
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		ports[i] = p
-	}
-	etcd, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: "bench", Dir: filepath.Join(dir, "meta"),
-		ClientURL: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), PeerURL: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("starting etcd: %w", err)
-	}
-	secretB := make([]byte, 16)
-	rand.Read(secretB)
-	secret := hex.EncodeToString(secretB)
-	secretFile := filepath.Join(dir, "secret")
-	if err := os.WriteFile(secretFile, []byte(secret), 0o600); err != nil {
-		etcd.Close()
-		return nil, nil, nil, err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		etcd.Close()
-		return nil, nil, nil, err
-	}
-	var cmds []*exec.Cmd
-	stop := func() {
-		for _, c := range cmds {
-			_ = c.Process.Kill()
-			_ = c.Wait()
-		}
-		etcd.Close()
-	}
-	var procs []benchNode
-	addrs := map[cairn.DiskID]string{}
-	for i, sp := range specs {
-		addr := fmt.Sprintf("127.0.0.1:%d", ports[i+2])
-		args := []string{"node", "--id", sp.ID, "--meta", strings.Join(etcd.Endpoints(), ","), "--secret-file", secretFile,
-			"--addr", addr, "--no-director"}
-		for _, d := range sp.Disks {
-			args = append(args, "--disk", d)
-		}
-		cmd := exec.Command(self, append(args, sp.Args...)...)
-		pipe, pw := io.Pipe() // stdout and stderr: "serving" is on stdout
-		cmd.Stdout, cmd.Stderr = pw, pw
-		if err := cmd.Start(); err != nil {
-			stop()
-			return nil, nil, nil, err
-		}
-		cmds = append(cmds, cmd)
-		if err := waitServing(pipe, 30*time.Second); err != nil {
-			stop()
-			return nil, nil, nil, fmt.Errorf("node %s: %w", sp.ID, err)
-		}
-		pid := cmd.Process.Pid
-		bn := benchNode{ID: sp.ID, Addr: addr, CPU: func() time.Duration { return procCPU(pid) }}
-		for d := range sp.Disks {
-			id := cairn.DiskID(fmt.Sprintf("%s/disk%d", sp.ID, d+1))
-			bn.Disks = append(bn.Disks, id)
-			addrs[id] = addr
-		}
-		procs = append(procs, bn)
-	}
-	nc := node.NewClient(secret, func(d cairn.DiskID) (string, error) {
-		if a, ok := addrs[d]; ok {
-			return a, nil
-		}
-		return "", fmt.Errorf("disk %s: %w", d, cairn.ErrNotFound)
-	}, nil)
-	return procs, nc, stop, nil
-}
-
-// waitServing reads a node's log until it says it serves, then drains the
-// rest in the background.
-func waitServing(r io.Reader, d time.Duration) error {
-	ok := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(r)
-		var tail []string
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "serving") {
-				ok <- nil
-				for sc.Scan() {
-				}
-				return
-			}
-			tail = append(tail, sc.Text())
-		}
-		ok <- fmt.Errorf("exited before serving: %s", strings.Join(tail, "; "))
-	}()
-	select {
-	case err := <-ok:
-		return err
-	case <-time.After(d):
-		return errors.New("not serving after " + d.String())
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// procCPU is a process's user+system CPU time from /proc (0 where there
-// is none). Linux reports it in clock ticks of 1/100 s.
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * 10 * time.Millisecond
 }

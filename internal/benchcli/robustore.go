@@ -1,8 +1,7 @@
-package cli
+package benchcli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -17,10 +16,12 @@ import (
 	"cairn"
 	"cairn/bench/robustore"
 	"cairn/client"
+	"cairn/internal/cmdline"
+	"cairn/internal/proc"
 	"cairn/internal/units"
 )
 
-const benchRobustoreHelp = `Usage: cairn bench robustore [--quick] [--out DIR] [--size SIZE] [--blocks K] [--scale F] [--json]
+const robustoreHelp = `Usage: cairn-bench robustore [--quick] [--out DIR] [--size SIZE] [--blocks K] [--scale F] [--json]
 
 Reproduces the RobuSTore paper's experiment (its Figs. 8 and 9) on real
 processes: it starts an embedded etcd and 8 storage nodes (cairn node) of 8
@@ -62,8 +63,8 @@ minutes). The full run: 32 MiB, redundancy 100, 200 and 300%, 5
 repetitions (about half an hour: RRAID writes wait for the slowest disk
 with four copies' worth of blocks).`
 
-func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cairn bench robustore", flag.ContinueOnError)
+func runRobustore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn-bench robustore", flag.ContinueOnError)
 	quick := fs.Bool("quick", false, "the small run (under 3 minutes)")
 	out := fs.String("out", "", "directory for robustore.csv and the plots (default: a new directory under the system's temp dir)")
 	sizeFlag := fs.String("size", "", "object size (default 6MiB with --quick, else 32MiB)")
@@ -76,10 +77,10 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the client (this process) to this file")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", benchRobustoreHelp)
+		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", robustoreHelp)
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, stdout, stderr, false); err != nil {
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
 	size := int64(32 << 20)
@@ -91,7 +92,7 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 	if *sizeFlag != "" {
 		n, err := units.ParseSize(*sizeFlag)
 		if err != nil || n <= 0 {
-			return fmt.Errorf("%w: --size: want a positive size", ErrUsage)
+			return fmt.Errorf("%w: --size: want a positive size", cmdline.ErrUsage)
 		}
 		size = n
 	}
@@ -103,7 +104,7 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 		for _, f := range strings.Split(*redFlag, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || n < 100 || n%100 != 0 {
-				return fmt.Errorf("%w: --redundancy: %q is not a multiple of 100 (percent)", ErrUsage, f)
+				return fmt.Errorf("%w: --redundancy: %q is not a multiple of 100 (percent)", cmdline.ErrUsage, f)
 			}
 			red = append(red, n)
 		}
@@ -113,10 +114,10 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 		k = int(size / (64 << 10))
 	}
 	if k < 1 || size%int64(k) != 0 || (size/int64(k))%64 != 0 {
-		return fmt.Errorf("%w: --size %d is not K=%d blocks of a multiple of 64 bytes", ErrUsage, size, k)
+		return fmt.Errorf("%w: --size %d is not K=%d blocks of a multiple of 64 bytes", cmdline.ErrUsage, size, k)
 	}
 	if *scale < 0 || *depth < 1 {
-		return fmt.Errorf("%w: --scale must not be negative and --depth must be positive", ErrUsage)
+		return fmt.Errorf("%w: --scale must not be negative and --depth must be positive", cmdline.ErrUsage)
 	}
 	say := func(f string, a ...any) {
 		if !*asJSON {
@@ -134,13 +135,8 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 		defer pprof.StopCPUProfile()
 	}
-	dir := *out
-	var err error
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "cairn-bench-robustore-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := outDir(*out, "cairn-bench-robustore-")
+	if err != nil {
 		return err
 	}
 	const nodes, perNode = 8, 8
@@ -149,7 +145,7 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 
 	// Find the scale factor: the smallest of 8, 16, 32, 64 at which a
 	// warm-up cairn write and read at the highest redundancy use at most
-	// maxBenchCPU of the machine.
+	// maxCPU of the machine.
 	factors := []float64{8, 16, 32, 64}
 	if *quick {
 		factors = factors[:2] // past 16 the quick run would not fit in 3 minutes
@@ -174,11 +170,11 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 		say("warm-up: cairn at %d%% used %.0f%% of %d cores", red[len(red)-1], 100*util, cfg.Cores)
 		factor, warmCPU = f, util
-		if util <= maxBenchCPU {
+		if util <= maxCPU {
 			break
 		}
 		if i == len(factors)-1 {
-			say("warning: CPU use %.0f%% is above %.0f%% at the largest factor tried: the CPU may limit cairn's numbers", 100*util, 100*maxBenchCPU)
+			say("warning: CPU use %.0f%% is above %.0f%% at the largest factor tried: the CPU may limit cairn's numbers", 100*util, 100*maxCPU)
 			break
 		}
 		cl.stop()
@@ -190,23 +186,6 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	csvPath := filepath.Join(dir, "robustore.csv")
-	f, err := os.Create(csvPath)
-	if err != nil {
-		return err
-	}
-	if err := robustore.WriteCSV(f, rows); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	pngs, err := robustore.Plot(rows, dir)
-	if err != nil {
-		return err
-	}
-	say("wrote %s and %s", csvPath, strings.Join(pngs, ", "))
 	line := struct {
 		robustore.Summary
 		Scale       float64 `json:"scale_factor"`
@@ -216,20 +195,15 @@ func runBenchRobustore(ctx context.Context, args []string, stdout, stderr io.Wri
 		Reps        int     `json:"reps"`
 		WarmupCPU   float64 `json:"warmup_cpu_util"`
 	}{robustore.Summarize(rows), factor, size, k, len(cl.disks), nreps, warmCPU}
-	b, err := json.Marshal(line)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s\n", b)
-	return nil
+	return report(stdout, say, dir, "robustore.csv", rows, robustore.WriteCSV, robustore.Plot, line)
 }
 
-// maxBenchCPU is the CPU use (of all the machine's cores) under which the
+// maxCPU is the CPU use (of all the machine's cores) under which the
 // disks, not the CPU, set the pace of the experiment. Observed once, on
 // runs of different object sizes: the warm-up used 0.66–0.85 at factor 8,
 // 0.48–0.61 at 16 and 0.31–0.33 at 32, while cairn's write bandwidth ×
 // factor was 156, 155 and 171 MB/s — within about 10 % from 16 on.
-const maxBenchCPU = 0.6
+const maxCPU = 0.6
 
 // robustoreCluster is the experiment's etcd and node processes.
 type robustoreCluster struct {
@@ -253,7 +227,7 @@ func startRobustoreCluster(ctx context.Context, nodes, perNode int, scale float6
 		return nil, err
 	}
 	models := robustore.Disks(nodes*perNode, scale, 0.8, 64<<10, seed)
-	specs := make([]benchNodeSpec, nodes)
+	specs := make([]nodeSpec, nodes)
 	for i := range specs {
 		specs[i].ID = fmt.Sprintf("n%d", i+1)
 		for d := range perNode {
@@ -261,7 +235,7 @@ func startRobustoreCluster(ctx context.Context, nodes, perNode int, scale float6
 			specs[i].Disks = append(specs[i].Disks, filepath.Join(work, specs[i].ID, fmt.Sprintf("disk%d", d+1))+","+m.Spec())
 		}
 	}
-	procs, nc, stop, err := startBenchNodes(ctx, work, specs)
+	procs, nc, stop, err := startNodes(ctx, work, specs)
 	if err != nil {
 		os.RemoveAll(work)
 		return nil, err
@@ -272,7 +246,7 @@ func startRobustoreCluster(ctx context.Context, nodes, perNode int, scale float6
 	}
 	self := os.Getpid()
 	cl.cpu = func() time.Duration {
-		t := procCPU(self)
+		t := proc.CPUTime(self)
 		for _, p := range procs {
 			t += p.CPU()
 		}
