@@ -100,9 +100,9 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 	buf := getBuf(k * bs)
 	defer putBuf(buf)
 	md := md5.New()
-	d := &stored{version: version, blockSize: bs}
+	d := &stored{version: version, layout: cairn.Layout{BlockSize: bs}}
 	fail := func(err error) (*stored, error) {
-		c.deleteCoded(context.WithoutCancel(ctx), d.coded)
+		c.deleteCoded(context.WithoutCancel(ctx), d.layout.Coded)
 		return nil, err
 	}
 	for s := 0; ; s++ {
@@ -115,7 +115,7 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 			mult := code.BlockMultiple()
 			perBlock := (got + k - 1) / k
 			bs = max(1, (perBlock+mult-1)/mult) * mult
-			d.blockSize = bs
+			d.layout.BlockSize = bs
 		} else if got == 0 && end {
 			break
 		}
@@ -132,7 +132,7 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 		if err != nil {
 			return fail(err)
 		}
-		d.coded = append(d.coded, st)
+		d.layout.Coded = append(d.layout.Coded, st)
 		if end || got < k*bs {
 			break
 		}

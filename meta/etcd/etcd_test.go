@@ -394,7 +394,7 @@ func TestManifestWithTenThousandParts(t *testing.T) {
 	}
 	m := &cairn.Manifest{Bucket: "parts", Key: "big", Version: strings.Repeat("a", 32), Policy: "rs-4-2"}
 	for i := 1; i <= cairn.MaxParts; i++ {
-		p := cairn.Part{Number: i, Version: fmt.Sprintf("%032x", i), Size: 5 << 20, ETag: strings.Repeat("b", 32), BlockSize: 1 << 20}
+		p := cairn.Part{Number: i, Version: fmt.Sprintf("%032x", i), Size: 5 << 20, ETag: strings.Repeat("b", 32), Layout: cairn.Layout{BlockSize: 1 << 20}}
 		for d := range 6 {
 			p.Shards = append(p.Shards, cairn.ShardLoc{Disk: cairn.DiskID(fmt.Sprintf("node%d/disk%d", d, d)), Size: 2 << 20, CRC: uint32(i*7 + d)})
 		}

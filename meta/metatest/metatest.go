@@ -94,12 +94,14 @@ func manifest(bucket, key, version string) *cairn.Manifest {
 		UserMeta:    map[string]string{"color": "blue", "x-ünï": "çödé"},
 		Created:     time.Date(2025, 6, 7, 8, 9, 10, 123456789, time.UTC),
 		Policy:      "rs-2-1",
-		BlockSize:   4096,
-		PG:          7,
-		Shards: []cairn.ShardLoc{
-			{Disk: "node1/disk1", Size: 16384, CRC: 0xdeadbeef},
-			{Disk: "node2/disk1", Size: 16384, CRC: 1},
-			{Disk: "node3/disk2", Size: 16384, CRC: 0},
+		Layout: cairn.Layout{
+			BlockSize: 4096,
+			PG:        7,
+			Shards: []cairn.ShardLoc{
+				{Disk: "node1/disk1", Size: 16384, CRC: 0xdeadbeef},
+				{Disk: "node2/disk1", Size: 16384, CRC: 1},
+				{Disk: "node3/disk2", Size: 16384, CRC: 0},
+			},
 		},
 	}
 }
@@ -956,8 +958,8 @@ func testUploads(t *testing.T, s meta.Store) {
 		t.Fatalf("all uploads: %+v %v", us, err)
 	}
 	part := func(n int, v string) cairn.Part {
-		return cairn.Part{Number: n, Version: v, Size: int64(n), ETag: "e" + v, Created: t0, BlockSize: 4,
-			Shards: []cairn.ShardLoc{{Disk: "d1", Size: 4, CRC: 7}}}
+		return cairn.Part{Number: n, Version: v, Size: int64(n), ETag: "e" + v, Created: t0,
+			Layout: cairn.Layout{BlockSize: 4, Shards: []cairn.ShardLoc{{Disk: "d1", Size: 4, CRC: 7}}}}
 	}
 	_, err = s.PutPart(ctx, "upb", "00aa", part(0, "v"))
 	wantErr(t, "part 0", err, cairn.ErrInvalid)
