@@ -125,8 +125,7 @@ type stored struct {
 
 // deleteStored removes what store wrote, best effort.
 func (c *Client) deleteStored(ctx context.Context, d *stored) {
-	c.deleteShards(ctx, d.version, d.layout.Shards)
-	c.deleteCoded(ctx, d.layout.Coded)
+	c.deleteLayout(ctx, d.version, d.layout)
 }
 
 // store erasure codes the body of r into fresh shard files (placed as if
