@@ -13,8 +13,9 @@ import (
 // TestManifestJSONFixtures decodes manifests as the client wrote them
 // (testdata/manifest, one per object form: written before Layout existed)
 // and re-encodes them: the bytes stored in the metadata store must read
-// back and encode unchanged.
+// back and encode unchanged, and pass validation.
 func TestManifestJSONFixtures(t *testing.T) {
+	codes := map[string][2]int{"rs-4-2": {rsK, rsN}, "lt-16-2": {ltK, ltN}} // policy: k, n
 	files, err := filepath.Glob("testdata/manifest/*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures: %v", err)
@@ -36,6 +37,16 @@ func TestManifestJSONFixtures(t *testing.T) {
 			}
 			if !bytes.Equal(again, raw) {
 				t.Fatalf("re-encoded manifest differs:\n got %s\nwant %s", again, raw)
+			}
+			if err := m.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			code, ok := codes[m.Policy]
+			if !ok {
+				t.Fatalf("no code for policy %s", m.Policy)
+			}
+			if err := m.ValidateStored(code[0], code[1]); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
