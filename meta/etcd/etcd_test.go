@@ -37,6 +37,10 @@ func startSingle(t *testing.T, dir string) *etcdmeta.Server {
 	return srv
 }
 
+// oneCopy is the layout of a small one-copy (rep-1) object, for manifests
+// these tests commit.
+var oneCopy = cairn.Layout{BlockSize: 8, Shards: []cairn.ShardLoc{{Disk: "node1/disk1", Size: 8}}}
+
 func open(t *testing.T, endpoints []string, prefix string) *etcdmeta.Store {
 	t.Helper()
 	s, err := etcdmeta.Open(t.Context(), endpoints, etcdmeta.Options{Prefix: prefix, SessionTTL: 5 * time.Second})
@@ -63,7 +67,7 @@ func TestRestart(t *testing.T) {
 	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "keep", Policy: "rs-4-2"}); err != nil {
 		t.Fatal(err)
 	}
-	m := &cairn.Manifest{Bucket: "keep", Key: "a/b", Version: "0123456789abcdef0123456789abcdef", Size: 7}
+	m := &cairn.Manifest{Bucket: "keep", Key: "a/b", Version: "0123456789abcdef0123456789abcdef", Size: 7, Policy: "rep-1", Layout: oneCopy}
 	if err := s.CommitManifest(ctx, m, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +242,7 @@ func TestThreeMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func(i int) *cairn.Manifest {
-		return &cairn.Manifest{Bucket: "ha-bucket", Key: fmt.Sprintf("obj/%03d", i), Version: fmt.Sprintf("v%d", i), Size: int64(i)}
+		return &cairn.Manifest{Bucket: "ha-bucket", Key: fmt.Sprintf("obj/%03d", i), Version: fmt.Sprintf("v%d", i), Size: int64(i), Policy: "rep-1", Layout: oneCopy}
 	}
 	for i := range 30 {
 		if err := s.CommitManifest(ctx, mk(i), ""); err != nil {
@@ -276,7 +280,7 @@ func TestThreeMembers(t *testing.T) {
 				return
 			default:
 			}
-			m := &cairn.Manifest{Bucket: "ha-bucket", Key: fmt.Sprintf("bg/%04d", i), Version: fmt.Sprintf("bg%d", i)}
+			m := &cairn.Manifest{Bucket: "ha-bucket", Key: fmt.Sprintf("bg/%04d", i), Version: fmt.Sprintf("bg%d", i), Policy: "rep-1", Layout: oneCopy}
 			for {
 				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 				err := s.CommitManifest(cctx, m, "")
