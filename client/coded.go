@@ -331,10 +331,7 @@ func (g *getter) produceCoded(ctx context.Context, off, end int64, out chan<- wi
 	if off == end {
 		return true
 	}
-	for s := off / sd; s <= (end-1)/sd; s++ {
-		if s >= int64(len(g.m.Coded)) {
-			return sendErr(ctx, out, fmt.Errorf("%w: %s/%s has %d stripes, its size needs more", cairn.ErrCorrupt, g.m.Bucket, g.m.Key, len(g.m.Coded)))
-		}
+	for s := off / sd; s <= (end-1)/sd; s++ { // Get checked that every stripe is there (ValidateStored)
 		data, err := g.c.readCodedStripe(ctx, code, g.m.Coded[s], g.m.BlockSize, func(d cairn.DiskID) bool { return g.readable[d] },
 			fmt.Sprintf("%s/%s", g.m.Bucket, g.m.Key))
 		if err != nil {
