@@ -106,7 +106,9 @@ type Upload struct {
 }
 
 // PartManifest returns the manifest that describes part p of a multipart
-// object m as if it were a single-part object (for reading and deleting).
+// object m as if it were a single-part object: m's name and policy, p's
+// version, size, ETag, creation time and Layout (GET reads each part
+// through it).
 func (m *Manifest) PartManifest(p Part) *Manifest {
 	return &Manifest{Bucket: m.Bucket, Key: m.Key, Policy: m.Policy,
 		Version: p.Version, Size: p.Size, ETag: p.ETag, Created: p.Created, Layout: p.Layout}
