@@ -119,7 +119,9 @@ var (
 	// ErrUnavailable: not enough disks or nodes answered to complete the
 	// operation with the promised redundancy.
 	ErrUnavailable = errors.New("unavailable")
-	// ErrCorrupt: stored data failed its checksum.
+	// ErrCorrupt: stored data failed its checksum, or a manifest read
+	// back from the metadata store breaks the manifest rules
+	// (Manifest.ValidateStored).
 	ErrCorrupt = errors.New("corrupt data")
 	// ErrNoSpace: a disk is full.
 	ErrNoSpace = errors.New("no space left")
@@ -171,13 +173,21 @@ func ValidateBucketName(name string) error {
 // ValidateKey checks an object key: 1 to MaxKeyLen bytes of valid UTF-8.
 // Keys are otherwise opaque: they never become file names.
 func ValidateKey(key string) error {
-	switch {
-	case key == "":
-		return fmt.Errorf("%w: object key is empty", ErrInvalid)
-	case len(key) > MaxKeyLen:
-		return fmt.Errorf("%w: object key is %d bytes, longer than %d", ErrInvalid, len(key), MaxKeyLen)
-	case !validUTF8(key):
-		return fmt.Errorf("%w: object key is not valid UTF-8", ErrInvalid)
+	if why := keyProblem(key); why != "" {
+		return fmt.Errorf("%w: %s", ErrInvalid, why)
 	}
 	return nil
+}
+
+// keyProblem returns why ValidateKey refuses key ("" if it does not).
+func keyProblem(key string) string {
+	switch {
+	case key == "":
+		return "object key is empty"
+	case len(key) > MaxKeyLen:
+		return fmt.Sprintf("object key is %d bytes, longer than %d", len(key), MaxKeyLen)
+	case !validUTF8(key):
+		return "object key is not valid UTF-8"
+	}
+	return ""
 }

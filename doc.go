@@ -14,6 +14,10 @@
 //   - manifest: the object's distribution description — size, policy, block
 //     size, where each shard file lives and its checksum. An object exists
 //     iff its manifest is committed.
+//   - layout: where the bytes of an object, or of one part of a multipart
+//     object, live: a block size and either erasure-coded shards (with
+//     their PG) or fountain-coded stripes. A manifest is in exactly one
+//     form (Manifest.Validate): one layout, or parts that each have one.
 //   - version: a random 128-bit hex string naming one write of an object;
 //     shard files are named by version and shard index, never by key.
 package cairn

@@ -14,12 +14,15 @@ func validUTF8(s string) bool { return utf8.ValidString(s) }
 // metadata store; shards are written before the manifest and deleted after
 // it is gone.
 //
-// Layout: the object is cut into stripes of K·BlockSize data bytes (the last
-// stripe zero-padded). Stripe s's shard i is bytes [s·BlockSize,
-// (s+1)·BlockSize) of shard file i, so each shard file holds Stripes()
-// blocks back to back. Shard file i lives on Shards[i].Disk under the name
-// ShardName(Version, RowOf(Shards, i)): row i of the code, or a spare
-// parity row that took its place (ShardLoc.Row).
+// An object takes exactly one of three forms (Validate enforces it):
+//   - erasure-coded: its Layout has Shards (the code is Policy);
+//   - fountain-coded: its Layout has Coded stripes;
+//   - multipart: it has Parts, each with a Layout of one of the forms
+//     above, and its own Layout is the zero Layout.
+//
+// The JSON encoding is the format stored in the metadata store
+// (docs/design/manifest.md): Layout's fields appear inline, as if declared
+// here.
 type Manifest struct {
 	Bucket      string            `json:"bucket"`
 	Key         string            `json:"key"`
@@ -29,20 +32,35 @@ type Manifest struct {
 	ContentType string            `json:"content_type,omitempty"`
 	UserMeta    map[string]string `json:"user_meta,omitempty"`
 	Created     time.Time         `json:"created"`
-	Policy      string            `json:"policy"`     // e.g. "rs-4-2"
-	BlockSize   int               `json:"block_size"` // bytes of each shard per stripe
-	PG          int               `json:"pg"`         // placement group the object hashed to
-	Shards      []ShardLoc        `json:"shards"`     // index i: shard i of every stripe
-	// Parts, if set, makes this a multipart object: its content is the
-	// parts' contents in order, each part laid out like a single-part
-	// object of its own (its own version, block size, PG and shards, the
-	// code being Policy). BlockSize, PG and Shards are then unused (zero).
+	Policy      string            `json:"policy"` // e.g. "rs-4-2"
+	Layout                        // a single-part object's; zero for a multipart object
+	// Parts makes this a multipart object: its content is the parts'
+	// contents in order, each part laid out like a single-part object of
+	// its own version (the code being Policy).
 	Parts []Part `json:"parts,omitempty"`
-	// Coded, if set, is the layout of a fountain-coded (lt) object instead
-	// of Shards: stripe s holds data bytes [s·K·BlockSize, (s+1)·K·BlockSize)
-	// as its K source blocks of BlockSize, coded into blocks that landed on
-	// whichever disks took them (RobuSTore's speculative write).
-	Coded []CodedStripe `json:"coded,omitempty"`
+}
+
+// Layout says where the bytes of one object (or one part) of Size bytes
+// live and how to check them, in one of two forms: erasure-coded Shards
+// or fountain-coded Coded stripes, never both (Layout.Validate).
+//
+// Shards: the data is cut into stripes of K·BlockSize data bytes (the last
+// stripe zero-padded). Stripe s's shard i is bytes [s·BlockSize,
+// (s+1)·BlockSize) of shard file i, so each shard file holds Stripes()
+// blocks back to back. Shard file i lives on Shards[i].Disk under the name
+// ShardName(Version, RowOf(Shards, i)): row i of the code, or a spare
+// parity row that took its place (ShardLoc.Row). PG is the placement group
+// the version hashed to.
+//
+// Coded: stripe s holds data bytes [s·K·BlockSize, (s+1)·K·BlockSize) as
+// its K source blocks of BlockSize, coded into blocks that landed on
+// whichever disks took them (RobuSTore's speculative write). PG is unused
+// (0).
+type Layout struct {
+	BlockSize int           `json:"block_size"` // bytes of each shard (or coded block) per stripe
+	PG        int           `json:"pg"`         // placement group of the shards
+	Shards    []ShardLoc    `json:"shards"`     // index i: shard i of every stripe
+	Coded     []CodedStripe `json:"coded,omitempty"`
 }
 
 // CodedStripe is one stripe of a fountain-coded object: the coded blocks
@@ -64,15 +82,12 @@ type BlockLoc struct {
 // Manifest.Parts) one part of a multipart object. Its shard files are named
 // ShardName(Version, i) like an object's.
 type Part struct {
-	Number    int           `json:"number"`  // 1 to MaxParts
-	Version   string        `json:"version"` // 32 hex digits, unique per part upload
-	Size      int64         `json:"size"`
-	ETag      string        `json:"etag"` // hex MD5 of the part's content
-	Created   time.Time     `json:"created"`
-	BlockSize int           `json:"block_size"`
-	PG        int           `json:"pg"`
-	Shards    []ShardLoc    `json:"shards"`
-	Coded     []CodedStripe `json:"coded,omitempty"` // a fountain-coded part's layout (see Manifest.Coded)
+	Number  int       `json:"number"`  // 1 to MaxParts
+	Version string    `json:"version"` // 32 hex digits, unique per part upload
+	Size    int64     `json:"size"`
+	ETag    string    `json:"etag"` // hex MD5 of the part's content
+	Created time.Time `json:"created"`
+	Layout
 }
 
 // MaxParts is the largest part number of a multipart upload (as S3).
@@ -91,10 +106,12 @@ type Upload struct {
 }
 
 // PartManifest returns the manifest that describes part p of a multipart
-// object m as if it were a single-part object (for reading and deleting).
+// object m as if it were a single-part object: m's name and policy, p's
+// version, size, ETag, creation time and Layout (GET reads each part
+// through it).
 func (m *Manifest) PartManifest(p Part) *Manifest {
-	return &Manifest{Bucket: m.Bucket, Key: m.Key, Version: p.Version, Size: p.Size, ETag: p.ETag,
-		Created: p.Created, Policy: m.Policy, BlockSize: p.BlockSize, PG: p.PG, Shards: p.Shards, Coded: p.Coded}
+	return &Manifest{Bucket: m.Bucket, Key: m.Key, Policy: m.Policy,
+		Version: p.Version, Size: p.Size, ETag: p.ETag, Created: p.Created, Layout: p.Layout}
 }
 
 // ShardLoc says where one shard file of an object lives and how to check it.
@@ -133,12 +150,16 @@ func (m *Manifest) StripeData(k int) int64 { return int64(k) * int64(m.BlockSize
 
 // Stripes returns the number of stripes for a code with k data shards
 // (at least 1, so an empty object still has one stripe).
-func (m *Manifest) Stripes(k int) int64 {
-	sd := m.StripeData(k)
+func (m *Manifest) Stripes(k int) int64 { return stripes(m.Size, k, m.BlockSize) }
+
+// stripes returns the number of stripes of size bytes of data in stripes
+// of k blocks of bs bytes: at least 1, or 0 if k·bs is not positive.
+func stripes(size int64, k, bs int) int64 {
+	sd := int64(k) * int64(bs)
 	if sd <= 0 {
 		return 0
 	}
-	return max(1, (m.Size+sd-1)/sd)
+	return max(1, (size+sd-1)/sd)
 }
 
 // ShardName is the file name of shard index i of an object version on a

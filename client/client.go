@@ -398,17 +398,22 @@ func (c *Client) Delete(ctx context.Context, bucket, key string) error {
 // deleteObjectShards removes the shard files of an object, of every part
 // of a multipart object, best effort.
 func (c *Client) deleteObjectShards(ctx context.Context, m *cairn.Manifest) {
-	c.deleteShards(ctx, m.Version, m.Shards)
-	c.deleteCoded(ctx, m.Coded)
+	c.deleteLayout(ctx, m.Version, m.Layout)
 	c.deleteParts(ctx, m.Parts)
 }
 
 // deleteParts removes the shard files of parts, best effort.
 func (c *Client) deleteParts(ctx context.Context, parts []cairn.Part) {
 	for _, p := range parts {
-		c.deleteShards(ctx, p.Version, p.Shards)
-		c.deleteCoded(ctx, p.Coded)
+		c.deleteLayout(ctx, p.Version, p.Layout)
 	}
+}
+
+// deleteLayout removes the shard (or coded block) files of version laid
+// out as l, best effort.
+func (c *Client) deleteLayout(ctx context.Context, version string, l cairn.Layout) {
+	c.deleteShards(ctx, version, l.Shards)
+	c.deleteCoded(ctx, l.Coded)
 }
 
 // deleteShards removes shard files in parallel, logging failures: the

@@ -100,9 +100,9 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 	buf := getBuf(k * bs)
 	defer putBuf(buf)
 	md := md5.New()
-	d := &stored{version: version, blockSize: bs}
+	d := &stored{version: version, layout: cairn.Layout{BlockSize: bs}}
 	fail := func(err error) (*stored, error) {
-		c.deleteCoded(context.WithoutCancel(ctx), d.coded)
+		c.deleteCoded(context.WithoutCancel(ctx), d.layout.Coded)
 		return nil, err
 	}
 	for s := 0; ; s++ {
@@ -115,7 +115,7 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 			mult := code.BlockMultiple()
 			perBlock := (got + k - 1) / k
 			bs = max(1, (perBlock+mult-1)/mult) * mult
-			d.blockSize = bs
+			d.layout.BlockSize = bs
 		} else if got == 0 && end {
 			break
 		}
@@ -132,7 +132,7 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 		if err != nil {
 			return fail(err)
 		}
-		d.coded = append(d.coded, st)
+		d.layout.Coded = append(d.layout.Coded, st)
 		if end || got < k*bs {
 			break
 		}
@@ -331,10 +331,7 @@ func (g *getter) produceCoded(ctx context.Context, off, end int64, out chan<- wi
 	if off == end {
 		return true
 	}
-	for s := off / sd; s <= (end-1)/sd; s++ {
-		if s >= int64(len(g.m.Coded)) {
-			return sendErr(ctx, out, fmt.Errorf("%w: %s/%s has %d stripes, its size needs more", cairn.ErrCorrupt, g.m.Bucket, g.m.Key, len(g.m.Coded)))
-		}
+	for s := off / sd; s <= (end-1)/sd; s++ { // Get checked that every stripe is there (ValidateStored)
 		data, err := g.c.readCodedStripe(ctx, code, g.m.Coded[s], g.m.BlockSize, func(d cairn.DiskID) bool { return g.readable[d] },
 			fmt.Sprintf("%s/%s", g.m.Bucket, g.m.Key))
 		if err != nil {

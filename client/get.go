@@ -16,8 +16,9 @@ import (
 // Get opens bucket/key for reading bytes [off, off+length) (length < 0: to
 // the end). The reader fetches and decodes one window of stripes ahead of
 // the caller; Close stops it. Errors: cairn.ErrNotFound, cairn.ErrInvalid
-// (a range outside the object), and from the reader cairn.ErrUnavailable
-// when too few shards of a window could be read.
+// (a range outside the object), cairn.ErrCorrupt (a stored manifest that
+// fails ValidateStored against its code), and from the reader
+// cairn.ErrUnavailable when too few shards of a window could be read.
 func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64) (*cairn.Manifest, io.ReadCloser, error) {
 	m, err := c.meta.Manifest(ctx, bucket, key)
 	if err != nil {
@@ -32,6 +33,10 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 	}
 	code, err := c.code(m.Policy)
 	if err != nil {
+		return m, nil, err
+	}
+	params := code.Params()
+	if err := m.ValidateStored(params.K, params.N()); err != nil {
 		return m, nil, err
 	}
 	readable := map[cairn.DiskID]bool{}
@@ -68,7 +73,7 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 		}
 		return g, nil
 	}
-	if m.Parts == nil {
+	if len(m.Parts) == 0 {
 		g, err := newGetter(m)
 		if err != nil {
 			cancel()
@@ -124,7 +129,7 @@ type getter struct {
 // produce sends the data of [off, end) window by window. It returns false
 // if it stopped early (an error was sent, or ctx ended).
 func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window) bool {
-	if g.m.Coded != nil {
+	if len(g.m.Coded) > 0 {
 		return g.produceCoded(ctx, off, end, out)
 	}
 	sd := g.m.StripeData(g.p.K)

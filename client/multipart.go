@@ -94,8 +94,7 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	p := cairn.Part{Number: n, Version: d.version, Size: d.size, ETag: d.etag, Created: now().UTC(),
-		BlockSize: d.blockSize, PG: d.pg.ID, Shards: d.shards, Coded: d.coded}
+	p := cairn.Part{Number: n, Version: d.version, Size: d.size, ETag: d.etag, Created: now().UTC(), Layout: d.layout}
 	prev, err := c.meta.PutPart(ctx, bucket, id, p)
 	if err != nil {
 		if sentinel(err) { // certainly not recorded

@@ -92,16 +92,15 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if err != nil {
 		return nil, err
 	}
-	version, total, bs, pg, locs := d.version, d.size, d.blockSize, d.pg, d.shards
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
 	m := &cairn.Manifest{
-		Bucket: bucket, Key: key, Version: version, Size: total,
+		Bucket: bucket, Key: key, Version: d.version, Size: d.size,
 		ETag: d.etag, ContentType: opts.ContentType,
 		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
-		Policy: policy, BlockSize: bs, PG: pg.ID, Shards: locs, Coded: d.coded,
+		Policy: policy, Layout: d.layout,
 	}
 	if err := c.commit(ctx, m); err != nil {
 		if sentinel(err) {
@@ -118,19 +117,15 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 // stored is a body stored as shard files by store, not yet named by any
 // manifest.
 type stored struct {
-	version   string
-	size      int64
-	etag      string
-	blockSize int
-	pg        cairn.PG
-	shards    []cairn.ShardLoc
-	coded     []cairn.CodedStripe // a fountain-coded object's layout instead of shards
+	version string
+	size    int64
+	etag    string
+	layout  cairn.Layout
 }
 
 // deleteStored removes what store wrote, best effort.
 func (c *Client) deleteStored(ctx context.Context, d *stored) {
-	c.deleteShards(ctx, d.version, d.shards)
-	c.deleteCoded(ctx, d.coded)
+	c.deleteLayout(ctx, d.version, d.layout)
 }
 
 // store erasure codes the body of r into fresh shard files (placed as if
@@ -202,7 +197,8 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 		}
 		return nil, err
 	}
-	return &stored{version: version, size: total, etag: hex.EncodeToString(md.Sum(nil)), blockSize: bs, pg: pg, shards: locs}, nil
+	return &stored{version: version, size: total, etag: hex.EncodeToString(md.Sum(nil)),
+		layout: cairn.Layout{BlockSize: bs, PG: pg.ID, Shards: locs}}, nil
 }
 
 // sentinel reports whether err is a definite answer from the metadata store

@@ -10,20 +10,12 @@ import (
 )
 
 // CheckManifest returns an error wrapping cairn.ErrInvalid if m cannot be
-// committed: m is nil, its version or bucket is empty, or its key fails
-// cairn.ValidateKey. Store implementations call it first in
-// CommitManifest.
+// committed: m is nil or fails (*cairn.Manifest).Validate. Store
+// implementations call it first in CommitManifest, CompleteUpload and
+// UpdateManifest.
 func CheckManifest(m *cairn.Manifest) error {
-	switch {
-	case m == nil:
-		return fmt.Errorf("commit: %w: nil manifest", cairn.ErrInvalid)
-	case m.Bucket == "":
-		return fmt.Errorf("commit: %w: manifest has no bucket", cairn.ErrInvalid)
-	case m.Version == "":
-		return fmt.Errorf("commit %s/%s: %w: manifest has no version", m.Bucket, m.Key, cairn.ErrInvalid)
-	}
-	if err := cairn.ValidateKey(m.Key); err != nil {
-		return fmt.Errorf("commit to bucket %s: %w", m.Bucket, err)
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }
@@ -51,10 +43,10 @@ func CheckUpload(u cairn.Upload) error {
 }
 
 // CheckPart returns an error wrapping cairn.ErrInvalid if p cannot be
-// recorded: its number is outside 1..cairn.MaxParts or it has no version.
+// recorded: it fails (*cairn.Part).Validate.
 func CheckPart(p cairn.Part) error {
-	if p.Number < 1 || p.Number > cairn.MaxParts || p.Version == "" {
-		return fmt.Errorf("put part %d: %w: part number must be 1 to %d, version non-empty", p.Number, cairn.ErrInvalid, cairn.MaxParts)
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("put part: %w", err)
 	}
 	return nil
 }

@@ -53,12 +53,13 @@ type Store interface {
 	// CommitManifest makes m the object's current manifest if the object's
 	// current version is prevVersion ("" = the object must not exist), and
 	// returns ErrConflict otherwise. ErrNotFound if the bucket does not
-	// exist, ErrInvalid if m is nil, m.Version is empty or m.Key fails
-	// cairn.ValidateKey. Compare-and-swap: this is the instant an object
-	// appears. Committing a version that is already current returns nil, so
-	// a commit whose outcome is unknown (an infrastructure error) may be
-	// retried as is; until it succeeds or fails with a sentinel, the object
-	// may or may not be visible, so its shards must not be deleted.
+	// exist, ErrInvalid if m is nil or fails (*cairn.Manifest).Validate
+	// (docs/design/manifest.md, "Validation"). Compare-and-swap: this is
+	// the instant an object appears. Committing a version that is already
+	// current returns nil, so a commit whose outcome is unknown (an
+	// infrastructure error) may be retried as is; until it succeeds or
+	// fails with a sentinel, the object may or may not be visible, so its
+	// shards must not be deleted.
 	CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersion string) error
 	// Manifest returns the object's committed manifest or ErrNotFound.
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
@@ -70,7 +71,8 @@ type Store interface {
 	// one is exactly prev (compare-and-swap on the whole record, e.g. to
 	// move repaired shards), and returns ErrConflict otherwise: the object
 	// was overwritten, deleted (ErrNotFound) or updated meanwhile. m and
-	// prev must name the same bucket, key and version (ErrInvalid).
+	// prev must name the same bucket, key and version, and m must pass
+	// (*cairn.Manifest).Validate (ErrInvalid).
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	// ListManifests returns up to limit manifests of a bucket whose keys
 	// start with prefix and sort strictly after startAfter, in key order
@@ -92,8 +94,8 @@ type Store interface {
 	// PutPart records part p of an upload, replacing any part with its
 	// number, and returns the replaced part (nil if none) so the caller
 	// can delete its shards. ErrNotFound if the upload does not exist
-	// (checked atomically with the write), ErrInvalid if p.Number is not
-	// in 1..cairn.MaxParts or p.Version is empty. Every PutPart changes
+	// (checked atomically with the write), ErrInvalid if p fails
+	// (*cairn.Part).Validate. Every PutPart changes
 	// the upload's stamp (see Parts).
 	PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*cairn.Part, error)
 	// Parts returns an upload's parts sorted by number, and its stamp: an

@@ -137,6 +137,9 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		if err != nil {
 			return res, fmt.Errorf("policy of %s/%s: %w", m.Bucket, m.Key, err)
 		}
+		if err := m.ValidateStored(code.Params().K, code.Params().N()); err != nil {
+			return res, err
+		}
 		rd, err := decide.Next(t, st, code, view, r.cfg.Scheme)
 		if err != nil {
 			return res, err

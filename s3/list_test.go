@@ -42,7 +42,8 @@ func seed(t *testing.T, e *env, bucket string, keys []string) {
 	ctx := context.Background()
 	for i, k := range keys {
 		m := &cairn.Manifest{Bucket: bucket, Key: k, Version: fmt.Sprintf("%032x", i+1), Size: int64(i), ETag: fmt.Sprintf("%032x", i),
-			Created: time.Unix(1700000000, 0), Policy: "rs-4-2", BlockSize: 4096}
+			Created: time.Unix(1700000000, 0), Policy: "rs-4-2",
+			Layout: cairn.Layout{BlockSize: 4096, Shards: []cairn.ShardLoc{{Disk: "node1/disk1", Size: 4096}}}}
 		if err := e.meta.CommitManifest(ctx, m, ""); err != nil {
 			t.Fatal(err)
 		}

@@ -263,10 +263,10 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 	}) {
 		fmt.Fprintf(w, "meta     %s: %s\n", k, m.UserMeta[k])
 	}
-	printShards := func(indent string, blockSize, pg int, shards []cairn.ShardLoc) {
-		fmt.Fprintf(w, "%sblock    %s per shard per stripe\n%spg       %d\n%sshards:\n", indent, units.FormatSize(int64(blockSize)), indent, pg, indent)
+	printShards := func(indent string, l cairn.Layout) {
+		fmt.Fprintf(w, "%sblock    %s per shard per stripe\n%spg       %d\n%sshards:\n", indent, units.FormatSize(int64(l.BlockSize)), indent, l.PG, indent)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		for i, s := range shards {
+		for i, s := range l.Shards {
 			spare := ""
 			if s.Row != 0 {
 				spare = fmt.Sprintf("\tspare parity row %d (written in place of a slow or failed shard)", s.Row)
@@ -275,10 +275,14 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 		}
 		tw.Flush()
 	}
-	printCoded := func(indent string, blockSize int, coded []cairn.CodedStripe) {
+	printLayout := func(indent string, l cairn.Layout) {
+		if len(l.Coded) == 0 {
+			printShards(indent, l)
+			return
+		}
 		fmt.Fprintf(w, "%sblock    %s per coded block\n%sstripes  %d (fountain-coded: blocks on whichever disks took them)\n", indent,
-			units.FormatSize(int64(blockSize)), indent, len(coded))
-		for i, st := range coded {
+			units.FormatSize(int64(l.BlockSize)), indent, len(l.Coded))
+		for i, st := range l.Coded {
 			per := map[cairn.DiskID]int{}
 			for _, b := range st.Blocks {
 				per[b.Disk]++
@@ -292,21 +296,13 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 		}
 	}
 	if len(m.Parts) == 0 {
-		if m.Coded != nil {
-			printCoded("", m.BlockSize, m.Coded)
-			return
-		}
-		printShards("", m.BlockSize, m.PG, m.Shards)
+		printLayout("", m.Layout)
 		return
 	}
 	fmt.Fprintf(w, "parts    %d (multipart upload)\n", len(m.Parts))
 	for _, p := range m.Parts {
 		fmt.Fprintf(w, "part %d: %d bytes, version %s, etag %s\n", p.Number, p.Size, p.Version, p.ETag)
-		if p.Coded != nil {
-			printCoded("  ", p.BlockSize, p.Coded)
-			continue
-		}
-		printShards("  ", p.BlockSize, p.PG, p.Shards)
+		printLayout("  ", p.Layout)
 	}
 }
 

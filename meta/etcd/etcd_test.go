@@ -36,6 +36,10 @@ func startSingle(t *testing.T, dir string) *etcdmeta.Server {
 	return srv
 }
 
+// oneCopy is the layout of a small one-copy (rep-1) object, for manifests
+// these tests commit.
+var oneCopy = cairn.Layout{BlockSize: 8, Shards: []cairn.ShardLoc{{Disk: "node1/disk1", Size: 8}}}
+
 func open(t *testing.T, endpoints []string, prefix string) *etcdmeta.Store {
 	t.Helper()
 	s, err := etcdmeta.Open(t.Context(), endpoints, etcdmeta.Options{Prefix: prefix, SessionTTL: 5 * time.Second})
@@ -62,7 +66,7 @@ func TestRestart(t *testing.T) {
 	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "keep", Policy: "rs-4-2"}); err != nil {
 		t.Fatal(err)
 	}
-	m := &cairn.Manifest{Bucket: "keep", Key: "a/b", Version: "0123456789abcdef0123456789abcdef", Size: 7}
+	m := &cairn.Manifest{Bucket: "keep", Key: "a/b", Version: "0123456789abcdef0123456789abcdef", Size: 7, Policy: "rep-1", Layout: oneCopy}
 	if err := s.CommitManifest(ctx, m, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +263,7 @@ func TestThreeMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func(i int) *cairn.Manifest {
-		return &cairn.Manifest{Bucket: "ha-bucket", Key: fmt.Sprintf("obj/%03d", i), Version: fmt.Sprintf("v%d", i), Size: int64(i)}
+		return &cairn.Manifest{Bucket: "ha-bucket", Key: fmt.Sprintf("obj/%03d", i), Version: fmt.Sprintf("v%d", i), Size: int64(i), Policy: "rep-1", Layout: oneCopy}
 	}
 	for i := range 30 {
 		if err := s.CommitManifest(ctx, mk(i), ""); err != nil {
@@ -298,7 +302,7 @@ func TestThreeMembers(t *testing.T) {
 				return
 			default:
 			}
-			m := &cairn.Manifest{Bucket: "ha-bucket", Key: fmt.Sprintf("bg/%04d", i), Version: fmt.Sprintf("bg%d", i)}
+			m := &cairn.Manifest{Bucket: "ha-bucket", Key: fmt.Sprintf("bg/%04d", i), Version: fmt.Sprintf("bg%d", i), Policy: "rep-1", Layout: oneCopy}
 			for {
 				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 				err := s.CommitManifest(cctx, m, "")
@@ -436,7 +440,7 @@ func TestManifestWithTenThousandParts(t *testing.T) {
 	}
 	m := &cairn.Manifest{Bucket: "parts", Key: "big", Version: strings.Repeat("a", 32), Policy: "rs-4-2"}
 	for i := 1; i <= cairn.MaxParts; i++ {
-		p := cairn.Part{Number: i, Version: fmt.Sprintf("%032x", i), Size: 5 << 20, ETag: strings.Repeat("b", 32), BlockSize: 1 << 20}
+		p := cairn.Part{Number: i, Version: fmt.Sprintf("%032x", i), Size: 5 << 20, ETag: strings.Repeat("b", 32), Layout: cairn.Layout{BlockSize: 1 << 20}}
 		for d := range 6 {
 			p.Shards = append(p.Shards, cairn.ShardLoc{Disk: cairn.DiskID(fmt.Sprintf("node%d/disk%d", d, d)), Size: 2 << 20, CRC: uint32(i*7 + d)})
 		}

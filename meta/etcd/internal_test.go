@@ -37,7 +37,8 @@ func TestDeleteBucketWindow(t *testing.T) {
 	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "window"}); err != nil {
 		t.Fatal(err)
 	}
-	m := &cairn.Manifest{Bucket: "window", Key: "late", Version: "v1"}
+	m := &cairn.Manifest{Bucket: "window", Key: "late", Version: "v1", Policy: "rep-1",
+		Layout: cairn.Layout{BlockSize: 1, Shards: []cairn.ShardLoc{{Disk: "node1/disk1", Size: 1}}}}
 	s.testAfterProbe = func() {
 		s.testAfterProbe = nil
 		if err := other.CommitManifest(ctx, m, ""); err != nil {

@@ -37,9 +37,11 @@ func ExampleStore_CommitManifest() {
 	ctx := context.Background()
 	_ = s.CreateBucket(ctx, cairn.Bucket{Name: "photos", Policy: "rs-4-2"})
 
-	m := &cairn.Manifest{Bucket: "photos", Key: "cat.jpg", Version: "v1"}
+	// One copy (rep-1) of 5 bytes: one shard file on one disk.
+	layout := cairn.Layout{BlockSize: 5, Shards: []cairn.ShardLoc{{Disk: "node1/disk1", Size: 5}}}
+	m := &cairn.Manifest{Bucket: "photos", Key: "cat.jpg", Version: "v1", Size: 5, Policy: "rep-1", Layout: layout}
 	fmt.Println(s.CommitManifest(ctx, m, ""))
-	m2 := &cairn.Manifest{Bucket: "photos", Key: "cat.jpg", Version: "v2"}
+	m2 := &cairn.Manifest{Bucket: "photos", Key: "cat.jpg", Version: "v2", Size: 5, Policy: "rep-1", Layout: layout}
 	fmt.Println(s.CommitManifest(ctx, m2, ""))
 	fmt.Println(s.CommitManifest(ctx, m2, "v1"))
 	// Output:

@@ -94,12 +94,14 @@ func manifest(bucket, key, version string) *cairn.Manifest {
 		UserMeta:    map[string]string{"color": "blue", "x-ünï": "çödé"},
 		Created:     time.Date(2025, 6, 7, 8, 9, 10, 123456789, time.UTC),
 		Policy:      "rs-2-1",
-		BlockSize:   4096,
-		PG:          7,
-		Shards: []cairn.ShardLoc{
-			{Disk: "node1/disk1", Size: 16384, CRC: 0xdeadbeef},
-			{Disk: "node2/disk1", Size: 16384, CRC: 1},
-			{Disk: "node3/disk2", Size: 16384, CRC: 0},
+		Layout: cairn.Layout{
+			BlockSize: 4096,
+			PG:        7,
+			Shards: []cairn.ShardLoc{
+				{Disk: "node1/disk1", Size: 16384, CRC: 0xdeadbeef},
+				{Disk: "node2/disk1", Size: 16384, CRC: 1},
+				{Disk: "node3/disk2", Size: 16384, CRC: 0},
+			},
 		},
 	}
 }
@@ -450,6 +452,16 @@ func testManifestInvalid(t *testing.T, s meta.Store) {
 	wantErr(t, "key too long", s.CommitManifest(ctx, manifest("inv", strings.Repeat("k", cairn.MaxKeyLen+1), "v1"), ""), cairn.ErrInvalid)
 	wantErr(t, "key not UTF-8", s.CommitManifest(ctx, manifest("inv", "bad\xff", "v1"), ""), cairn.ErrInvalid)
 	noErr(t, "longest key", s.CommitManifest(ctx, manifest("inv", strings.Repeat("k", cairn.MaxKeyLen), "v1"), ""))
+	// The layout rules are cairn's (Manifest.Validate); one of each kind.
+	noLayout := manifest("inv", "k", "v1")
+	noLayout.Layout = cairn.Layout{}
+	wantErr(t, "no layout", s.CommitManifest(ctx, noLayout, ""), cairn.ErrInvalid)
+	twoForms := manifest("inv", "k", "v1")
+	twoForms.Coded = []cairn.CodedStripe{{Version: "s1", Blocks: []cairn.BlockLoc{{ID: 0, Disk: "node1/disk1"}}}}
+	wantErr(t, "shards and coded stripes", s.CommitManifest(ctx, twoForms, ""), cairn.ErrInvalid)
+	if _, err := s.Manifest(ctx, "inv", "k"); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("an invalid manifest was committed: %v", err)
+	}
 }
 
 func testCommitRace(t *testing.T, s meta.Store) {
@@ -960,11 +972,15 @@ func testUploads(t *testing.T, s meta.Store) {
 		t.Fatalf("all uploads: %+v %v", us, err)
 	}
 	part := func(n int, v string) cairn.Part {
-		return cairn.Part{Number: n, Version: v, Size: int64(n), ETag: "e" + v, Created: t0, BlockSize: 4,
-			Shards: []cairn.ShardLoc{{Disk: "d1", Size: 4, CRC: 7}}}
+		return cairn.Part{Number: n, Version: v, Size: int64(n), ETag: "e" + v, Created: t0,
+			Layout: cairn.Layout{BlockSize: 4, Shards: []cairn.ShardLoc{{Disk: "d1", Size: 4, CRC: 7}}}}
 	}
 	_, err = s.PutPart(ctx, "upb", "00aa", part(0, "v"))
 	wantErr(t, "part 0", err, cairn.ErrInvalid)
+	noLayout := part(1, "v")
+	noLayout.Layout = cairn.Layout{}
+	_, err = s.PutPart(ctx, "upb", "00aa", noLayout)
+	wantErr(t, "part without a layout", err, cairn.ErrInvalid)
 	_, err = s.PutPart(ctx, "upb", "none", part(1, "v"))
 	wantErr(t, "part of a missing upload", err, cairn.ErrNotFound)
 	_, stamp0, err := s.Parts(ctx, "upb", "00aa")
@@ -985,8 +1001,7 @@ func testUploads(t *testing.T, s meta.Store) {
 		t.Fatalf("parts: %+v stamp %d (was %d)", parts, stamp, stamp0)
 	}
 	m := manifest("upb", "k", "mv1")
-	m.Shards, m.BlockSize = nil, 0
-	m.Parts = parts[:2]
+	m.Layout, m.Parts, m.Size = cairn.Layout{}, parts[:2], parts[0].Size+parts[1].Size
 	_, err = s.CompleteUpload(ctx, m, "", "00aa", stamp0)
 	wantErr(t, "complete with an old stamp", err, cairn.ErrConflict)
 	_, err = s.CompleteUpload(ctx, m, "nope", "00aa", stamp)

@@ -40,6 +40,10 @@ func testUpdateManifest(t *testing.T, s meta.Store) {
 	noErr(t, "delete", err)
 	wantErr(t, "UpdateManifest after delete", s.UpdateManifest(ctx, &other, got), cairn.ErrNotFound)
 
+	broken := *got
+	broken.Layout = cairn.Layout{}
+	wantErr(t, "UpdateManifest to no layout", s.UpdateManifest(ctx, &broken, got), cairn.ErrInvalid)
+
 	v3 := manifest("bkt", "k", "v3")
 	wantErr(t, "UpdateManifest across versions", s.UpdateManifest(ctx, v3, got), cairn.ErrInvalid)
 	wantErr(t, "UpdateManifest nil prev", s.UpdateManifest(ctx, v3, nil), cairn.ErrInvalid)

@@ -117,7 +117,7 @@ func (s *script) do(t *testing.T, c *golden.Cmd) string {
 		if part == 0 {
 			s.m.Shards = shards
 		} else {
-			s.m.Parts = []cairn.Part{{Number: part, Version: version, Shards: shards}}
+			s.m.Parts = []cairn.Part{{Number: part, Version: version, Layout: cairn.Layout{Shards: shards}}}
 		}
 		st, _ := FindStripe(s.m, part)
 		return fmt.Sprintf("%s: %d shards of %d B, %d rows; spare rows %v", policy, len(shards), size, cairn.Rows(shards), st.SpareRows())

@@ -52,19 +52,15 @@ type Job struct {
 // node calls: the plan of scheme (plan.Build), made over the code rows of
 // code (StripeCode), with helpers and targets named by disk, shard file
 // and node address from v, and requests of unit bytes. A shard of 0
-// bytes is a Create per shard. Errors: shards of different sizes
-// (cairn.ErrCorrupt); -Rep targets that plan.Input.Replacements cannot
+// bytes is a Create per shard. st is of a manifest that passed
+// (*cairn.Manifest).ValidateStored, so its shards are of one size.
+// Errors: -Rep targets that plan.Input.Replacements cannot
 // express — target j must be on the (j mod n)th of the n distinct target
 // nodes in order (cairn.ErrUnavailable, "do not fit one repair plan");
 // plan.Build's errors; a plan that splits a shard into shares or stores
 // a row off its target's node.
 func Jobs(t *cairn.RepairTask, shards []int, targets []cairn.DiskID, st Stripe, code codec.Code, scheme plan.Scheme, v *View, unit int64) ([]Job, error) {
 	size := st.Shards[shards[0]].Size
-	for _, i := range shards {
-		if st.Shards[i].Size != size {
-			return nil, fmt.Errorf("%w: shards of %s/%s differ in size", cairn.ErrCorrupt, t.Bucket, t.Key)
-		}
-	}
 	if size == 0 { // an empty object: nothing to compute, only files to make
 		jobs := make([]Job, len(shards))
 		for j, i := range shards {

@@ -1,0 +1,252 @@
+package cairn_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"cairn"
+)
+
+// The objects the cases below break, one per form, as the client writes
+// them: rs-4-2 (k 4, n 6) and lt-16-2 (k 16).
+const (
+	rsK, rsN = 4, 6
+	ltK, ltN = 16, 32
+)
+
+// shards returns n shard locations of size bytes on distinct disks.
+func shards(n int, size int64) []cairn.ShardLoc {
+	out := make([]cairn.ShardLoc, n)
+	for i := range out {
+		out[i] = cairn.ShardLoc{Disk: cairn.DiskID(fmt.Sprintf("node%d/disk1", i+1)), Size: size, CRC: uint32(i)}
+	}
+	return out
+}
+
+// rsObject is 5000 bytes of rs-4-2 in 1 KiB blocks: 2 stripes, so shards
+// of 2 KiB.
+func rsObject() *cairn.Manifest {
+	return &cairn.Manifest{Bucket: "bkt", Key: "k", Version: strings.Repeat("a", 32), Size: 5000, ETag: "e",
+		Created: time.Unix(1, 0), Policy: "rs-4-2",
+		Layout: cairn.Layout{BlockSize: 1024, PG: 3, Shards: shards(rsN, 2048)}}
+}
+
+// codedStripes returns n coded stripes of three blocks each.
+func codedStripes(n int) []cairn.CodedStripe {
+	out := make([]cairn.CodedStripe, n)
+	for s := range out {
+		out[s] = cairn.CodedStripe{Version: fmt.Sprintf("%032x", s+1), Blocks: []cairn.BlockLoc{
+			{ID: 0, Disk: "node1/disk1", CRC: 1}, {ID: 17, Disk: "node2/disk1", CRC: 2}, {ID: 3, Disk: "node1/disk1", CRC: 3},
+		}}
+	}
+	return out
+}
+
+// ltObject is 2000 bytes of lt-16-2 in 64-byte blocks: 2 stripes.
+func ltObject() *cairn.Manifest {
+	return &cairn.Manifest{Bucket: "bkt", Key: "k", Version: strings.Repeat("b", 32), Size: 2000, Policy: "lt-16-2",
+		Layout: cairn.Layout{BlockSize: 64, Coded: codedStripes(2)}}
+}
+
+// multipartObject has two rs-4-2 parts: 6000 bytes (2 stripes of 1 KiB
+// blocks) and 1234 bytes (1 stripe of 309-byte blocks).
+func multipartObject() *cairn.Manifest {
+	return &cairn.Manifest{Bucket: "bkt", Key: "k", Version: strings.Repeat("c", 32), Size: 7234, Policy: "rs-4-2",
+		Parts: []cairn.Part{
+			{Number: 1, Version: strings.Repeat("1", 32), Size: 6000, Layout: cairn.Layout{BlockSize: 1024, PG: 13, Shards: shards(rsN, 2048)}},
+			{Number: 2, Version: strings.Repeat("2", 32), Size: 1234, Layout: cairn.Layout{BlockSize: 309, PG: 16, Shards: shards(rsN, 309)}},
+		}}
+}
+
+func TestValidateAcceptsEveryForm(t *testing.T) {
+	empty := rsObject()
+	empty.Size, empty.BlockSize, empty.Shards = 0, 1, shards(rsN, 1)
+	spare := rsObject()
+	spare.Shards[0].Row, spare.Shards[4].Row = 7, 6
+	codedParts := ltObject()
+	codedParts.Parts = []cairn.Part{{Number: 3, Version: "p3", Size: 2000, Layout: codedParts.Layout}}
+	codedParts.Layout = cairn.Layout{}
+	tests := []struct {
+		name string
+		m    *cairn.Manifest
+		k, n int
+	}{
+		{"rs", rsObject(), rsK, rsN},
+		{"empty", empty, rsK, rsN},
+		{"spare rows", spare, rsK, rsN},
+		{"lt", ltObject(), ltK, ltN},
+		{"multipart", multipartObject(), rsK, rsN},
+		{"multipart lt", codedParts, ltK, ltN},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.m.Validate(); err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+			if err := tt.m.ValidateStored(tt.k, tt.n); err != nil {
+				t.Errorf("ValidateStored(%d, %d): %v", tt.k, tt.n, err)
+			}
+		})
+	}
+}
+
+// TestValidateRefuses breaks one rule per case. Validate's error wraps
+// ErrInvalid and says which rule; ValidateStored refuses the same
+// manifest with ErrCorrupt.
+func TestValidateRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		base func() *cairn.Manifest
+		edit func(m *cairn.Manifest)
+		want string // in the error
+	}{
+		// What names the object.
+		{"nil", func() *cairn.Manifest { return nil }, nil, "nil manifest"},
+		{"no bucket", rsObject, func(m *cairn.Manifest) { m.Bucket = "" }, "no bucket"},
+		{"no key", rsObject, func(m *cairn.Manifest) { m.Key = "" }, "object key is empty"},
+		{"key too long", rsObject, func(m *cairn.Manifest) { m.Key = strings.Repeat("k", cairn.MaxKeyLen+1) }, "longer than"},
+		{"key not UTF-8", rsObject, func(m *cairn.Manifest) { m.Key = "a\xff" }, "not valid UTF-8"},
+		{"no version", rsObject, func(m *cairn.Manifest) { m.Version = "" }, "no version"},
+		{"no policy", rsObject, func(m *cairn.Manifest) { m.Policy = "" }, "no policy"},
+		{"negative size", rsObject, func(m *cairn.Manifest) { m.Size = -1 }, "size -1"},
+
+		// One form.
+		{"no layout", rsObject, func(m *cairn.Manifest) { m.Layout = cairn.Layout{} }, "neither shards nor coded stripes"},
+		{"empty shards", rsObject, func(m *cairn.Manifest) { m.Shards = []cairn.ShardLoc{} }, "neither shards nor coded stripes"},
+		{"shards and coded", rsObject, func(m *cairn.Manifest) { m.Coded = codedStripes(2) }, "both shards and coded stripes"},
+		{"coded and shards", ltObject, func(m *cairn.Manifest) { m.Shards = shards(1, 64) }, "both shards and coded stripes"},
+
+		// Shards.
+		{"block size 0", rsObject, func(m *cairn.Manifest) { m.BlockSize = 0 }, "block size 0"},
+		{"negative block size", rsObject, func(m *cairn.Manifest) { m.BlockSize = -1024 }, "block size -1024"},
+		{"negative PG", rsObject, func(m *cairn.Manifest) { m.PG = -1 }, "placement group -1"},
+		{"shard on no disk", rsObject, func(m *cairn.Manifest) { m.Shards[2].Disk = "" }, "shard 2 is on no disk"},
+		{"shards differ in size", rsObject, func(m *cairn.Manifest) { m.Shards[5].Size = 1024 }, "differ in size"},
+		{"shard size 0", rsObject, func(m *cairn.Manifest) {
+			for i := range m.Shards {
+				m.Shards[i].Size = 0
+			}
+		}, "not a positive multiple"},
+		{"shard size off the block size", rsObject, func(m *cairn.Manifest) {
+			for i := range m.Shards {
+				m.Shards[i].Size = 2000
+			}
+		}, "not a positive multiple"},
+		{"spare row among the slots", rsObject, func(m *cairn.Manifest) { m.Shards[1].Row = 3 }, "holds row 3"},
+		{"negative row", rsObject, func(m *cairn.Manifest) { m.Shards[1].Row = -6 }, "holds row -6"},
+		{"spare row past shard names", rsObject, func(m *cairn.Manifest) { m.Shards[1].Row = cairn.MaxShardIndex + 1 }, "holds row 10000"},
+		{"spare row twice", rsObject, func(m *cairn.Manifest) { m.Shards[1].Row, m.Shards[4].Row = 6, 6 }, "two shards hold row 6"},
+		{"more shards than names", rsObject, func(m *cairn.Manifest) { m.Shards = shards(cairn.MaxShardIndex+2, 2048) }, "more than shard names allow"},
+
+		// Coded stripes.
+		{"coded block size 0", ltObject, func(m *cairn.Manifest) { m.BlockSize = 0 }, "block size 0"},
+		{"coded with a PG", ltObject, func(m *cairn.Manifest) { m.PG = 4 }, "placement group 4"},
+		{"coded stripe without version", ltObject, func(m *cairn.Manifest) { m.Coded[1].Version = "" }, "coded stripe 1 has no version"},
+		{"coded stripes share a version", ltObject, func(m *cairn.Manifest) { m.Coded[1].Version = m.Coded[0].Version }, "another stripe's"},
+		{"coded stripe without blocks", ltObject, func(m *cairn.Manifest) { m.Coded[0].Blocks = nil }, "coded stripe 0 has no blocks"},
+		{"negative block ID", ltObject, func(m *cairn.Manifest) { m.Coded[0].Blocks[1].ID = -1 }, "block ID -1"},
+		{"block ID past shard names", ltObject, func(m *cairn.Manifest) { m.Coded[0].Blocks[1].ID = cairn.MaxShardIndex + 1 }, "block ID 10000"},
+		{"block twice", ltObject, func(m *cairn.Manifest) { m.Coded[1].Blocks[2].ID = 0 }, "block 0 twice"},
+		{"block on no disk", ltObject, func(m *cairn.Manifest) { m.Coded[1].Blocks[2].Disk = "" }, "block 3 is on no disk"},
+
+		// Multipart.
+		{"multipart with shards", multipartObject, func(m *cairn.Manifest) { m.Shards = shards(rsN, 2048) }, "layout of its own"},
+		{"multipart with coded", multipartObject, func(m *cairn.Manifest) { m.Coded = codedStripes(1) }, "layout of its own"},
+		{"multipart with a block size", multipartObject, func(m *cairn.Manifest) { m.BlockSize = 1024 }, "layout of its own"},
+		{"multipart with a PG", multipartObject, func(m *cairn.Manifest) { m.PG = 9 }, "layout of its own"},
+		{"part 0", multipartObject, func(m *cairn.Manifest) { m.Parts[0].Number = 0 }, "part 0: number outside"},
+		{"part past MaxParts", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Number = cairn.MaxParts + 1 }, "number outside"},
+		{"parts out of order", multipartObject, func(m *cairn.Manifest) { m.Parts[0].Number = 3 }, "part 2 after part 3"},
+		{"part number twice", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Number = 1 }, "part 1 after part 1"},
+		{"part without version", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Version = "" }, "part 2: no version"},
+		{"parts share a version", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Version = m.Parts[0].Version }, "another part's"},
+		{"part of negative size", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Size = -1 }, "part 2: size -1"},
+		{"part without layout", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Layout = cairn.Layout{} }, "part 2: neither"},
+		{"part with both forms", multipartObject, func(m *cairn.Manifest) { m.Parts[0].Coded = codedStripes(1) }, "part 1: both"},
+		{"part with a bad shard", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Shards[0].Disk = "" }, "part 2: shard 0 is on no disk"},
+		{"parts of two forms", multipartObject, func(m *cairn.Manifest) {
+			m.Parts[1].Layout = cairn.Layout{BlockSize: 64, Coded: codedStripes(2)}
+		}, "different forms"},
+		{"parts of two shard counts", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Shards = shards(rsN+1, 309) }, "have 6 and 7 shards"},
+		{"parts do not add up", multipartObject, func(m *cairn.Manifest) { m.Size++ }, "parts add up to 7234"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.base()
+			if tt.edit != nil {
+				tt.edit(m)
+			}
+			err := m.Validate()
+			if !errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate: %v, want ErrInvalid saying %q", err, tt.want)
+			}
+			err = m.ValidateStored(rsK, rsN)
+			if !errors.Is(err, cairn.ErrCorrupt) || errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ValidateStored: %v, want ErrCorrupt (not ErrInvalid) saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestValidateStoredAgainstTheCode breaks the rules that need the code:
+// the shard count and the stripes the size needs.
+func TestValidateStoredAgainstTheCode(t *testing.T) {
+	tests := []struct {
+		name string
+		base func() *cairn.Manifest
+		edit func(m *cairn.Manifest)
+		k, n int
+		want string
+	}{
+		{"too few shards", rsObject, func(m *cairn.Manifest) { m.Shards = m.Shards[:5] }, rsK, rsN, "5 shards, the code has 6"},
+		{"too many shards", rsObject, nil, rsK, rsN - 1, "6 shards, the code has 5"},
+		{"shards short of the size", rsObject, func(m *cairn.Manifest) { m.Size = 9000 }, rsK, rsN, "want 3072 (3 stripes"},
+		{"shards past the size", rsObject, func(m *cairn.Manifest) { m.Size = 4000 }, rsK, rsN, "want 1024 (1 stripes"},
+		{"too few coded stripes", ltObject, func(m *cairn.Manifest) { m.Size = 3000 }, ltK, ltN, "2 coded stripes, want 3"},
+		{"too many coded stripes", ltObject, func(m *cairn.Manifest) { m.Size = 1000 }, ltK, ltN, "2 coded stripes, want 1"},
+		{"empty object without a stripe", ltObject, func(m *cairn.Manifest) { m.Size = 0 }, ltK, ltN, "2 coded stripes, want 1"},
+		{"part short of its size", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Size, m.Size = 2000, 8000 }, rsK, rsN,
+			"part 2: shards of 309 bytes, want 618"},
+		{"part with too few shards", multipartObject, func(m *cairn.Manifest) {
+			m.Parts[0].Shards, m.Parts[1].Shards = m.Parts[0].Shards[:4], m.Parts[1].Shards[:4]
+		}, rsK, rsN, "part 1: 4 shards, the code has 6"},
+		{"no data blocks", rsObject, nil, 0, rsN, "a code of 0 data blocks"},
+		{"fewer shards than data blocks", rsObject, nil, rsK, rsK - 1, "a code of 4 data blocks and 3 shards"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := tt.base()
+			if tt.edit != nil {
+				tt.edit(m)
+			}
+			if err := m.Validate(); err != nil {
+				t.Fatalf("Validate, which does not know the code: %v", err)
+			}
+			err := m.ValidateStored(tt.k, tt.n)
+			if !errors.Is(err, cairn.ErrCorrupt) || errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ValidateStored(%d, %d): %v, want ErrCorrupt saying %q", tt.k, tt.n, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPartAndLayoutValidate(t *testing.T) {
+	p := multipartObject().Parts[0]
+	if err := p.Validate(); err != nil {
+		t.Fatalf("a valid part: %v", err)
+	}
+	p.Number = 0
+	if err := p.Validate(); !errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), "part 0: number outside") {
+		t.Fatalf("part 0: %v", err)
+	}
+	var zero cairn.Layout
+	if err := zero.Validate(); !errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), "neither") {
+		t.Fatalf("the zero layout: %v", err)
+	}
+	if err := ltObject().Layout.Validate(); err != nil {
+		t.Fatalf("a coded layout: %v", err)
+	}
+}
