@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"sync"
 	"time"
 
 	"cairn"
 	"cairn/codec"
+	"cairn/internal/bufpool"
 	"cairn/placement"
 )
 
@@ -44,19 +44,13 @@ const (
 	poolMax  = 64 << 20
 )
 
-var bufPools sync.Map // capacity → *sync.Pool of *[]byte
+var bufs bufpool.Pool
 
 func getBuf(n int) []byte {
 	if n < poolUnit || n > poolMax {
 		return make([]byte, n)
 	}
-	c := (n + poolUnit - 1) / poolUnit * poolUnit
-	if pl, ok := bufPools.Load(c); ok {
-		if b, ok := pl.(*sync.Pool).Get().(*[]byte); ok {
-			return (*b)[:n]
-		}
-	}
-	return make([]byte, n, c)
+	return *bufs.Get(n, (n+poolUnit-1)/poolUnit*poolUnit)
 }
 
 // putBuf returns b (from getBuf, no longer referenced) to its pool.
@@ -65,9 +59,8 @@ func putBuf(b []byte) {
 	if c < poolUnit || c > poolMax || c%poolUnit != 0 {
 		return
 	}
-	pl, _ := bufPools.LoadOrStore(c, new(sync.Pool))
 	b = b[:c]
-	pl.(*sync.Pool).Put(&b)
+	bufs.Put(&b)
 }
 
 // Put stores the body of r as bucket/key. It returns the committed
