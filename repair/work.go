@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"cairn"
 	"cairn/codec"
@@ -32,32 +34,25 @@ func (r *Repairer) Work(ctx context.Context, now time.Time) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	sem := make(chan struct{}, r.cfg.Parallel)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
+	var g errgroup.Group // not WithContext: one failing task never stops the others
+	g.SetLimit(r.cfg.Parallel)
+	var done atomic.Int64
 	for _, t := range tasks {
 		if t.NotBefore.After(now) {
 			continue
 		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
 		if ctx.Err() != nil {
 			break
 		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if r.attempt(ctx, t, now) {
-				mu.Lock()
-				done++
-				mu.Unlock()
+		g.Go(func() error {
+			if ctx.Err() == nil && r.attempt(ctx, t, now) {
+				done.Add(1)
 			}
+			return nil // attempt records a failure in the task
 		})
 	}
-	wg.Wait()
-	return done, ctx.Err()
+	_ = g.Wait()
+	return int(done.Load()), ctx.Err()
 }
 
 // attempt runs one task and records the outcome in the queue; it reports
