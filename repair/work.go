@@ -5,7 +5,9 @@ package repair
 // targets, the scheme and the node calls, persist the task's choices, run
 // the calls on the executor, and hand the rebuilt shards to commit
 // (commit.go). A helper found bad re-plans without it; a failed attempt is
-// recorded in the queue with a backoff.
+// recorded in the queue with a backoff: doubling from 1 s after a
+// transient error, MaxBackoff at once after a permanent one
+// (cairn.IsPermanent).
 
 import (
 	"bytes"
@@ -61,6 +63,7 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 	start := time.Now() // for Stats only; decisions take no clock reads
 	res, err := r.run(ctx, &t)
 	r.mu.Lock()
+	permanent := err != nil && ctx.Err() == nil && cairn.IsPermanent(err)
 	r.stats.Busy += time.Since(start)
 	r.stats.HelpersMarked += res.marked
 	r.stats.Shards += res.shards // a partial repair counts too
@@ -72,6 +75,9 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 		r.stats.Repaired++
 	default:
 		r.stats.Failed++
+		if permanent {
+			r.stats.Permanent++
+		}
 	}
 	r.mu.Unlock()
 	if err == nil {
@@ -85,9 +91,17 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 	}
 	t.Attempts++
 	t.LastError = err.Error()
-	t.NotBefore = now.Add(min(time.Second<<min(t.Attempts-1, 20), r.cfg.MaxBackoff))
+	wait := r.backoff.Delay(t.Attempts - 1)
+	if permanent {
+		// Trying again soon meets the same failure (a rebuilt shard that
+		// differs from the manifest, no disk with space); the cluster may
+		// still change, so the task is kept, and waits the longest.
+		wait = r.cfg.MaxBackoff
+		t.LastError = "permanent: " + t.LastError
+	}
+	t.NotBefore = now.Add(wait)
 	r.cfg.Logger.Warn("repair: attempt failed; will retry", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
-		"attempt", t.Attempts, "err", err)
+		"attempt", t.Attempts, "permanent", permanent, "after", wait, "err", err)
 	if perr := r.store.PutRepairTask(context.WithoutCancel(ctx), t); perr != nil {
 		r.cfg.Logger.Warn("repair: recording a failed attempt", "task", t.ID, "err", perr)
 	}
