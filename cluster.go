@@ -1,7 +1,6 @@
 package cairn
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -101,33 +100,6 @@ type Bucket struct {
 	Owner   string    `json:"owner,omitempty"`
 	Created time.Time `json:"created"`
 }
-
-// Errors shared by the metadata store, the data path and the gateway. Test
-// with errors.Is; each is wrapped with context.
-var (
-	// ErrNotFound: the bucket, object, node or disk does not exist.
-	ErrNotFound = errors.New("not found")
-	// ErrExists: the thing being created already exists.
-	ErrExists = errors.New("already exists")
-	// ErrConflict: a compare-and-swap lost (someone else changed it first).
-	ErrConflict = errors.New("conflict: changed concurrently")
-	// ErrBucketNotEmpty: a bucket with objects cannot be deleted.
-	ErrBucketNotEmpty = errors.New("bucket not empty")
-	// ErrInvalid: a name, key, policy or argument is malformed (the message
-	// says which and why).
-	ErrInvalid = errors.New("invalid argument")
-	// ErrUnavailable: not enough disks or nodes answered to complete the
-	// operation with the promised redundancy.
-	ErrUnavailable = errors.New("unavailable")
-	// ErrCorrupt: stored data failed its checksum, or a manifest read
-	// back from the metadata store breaks the manifest rules
-	// (Manifest.ValidateStored).
-	ErrCorrupt = errors.New("corrupt data")
-	// ErrNoSpace: a disk is full.
-	ErrNoSpace = errors.New("no space left")
-	// ErrAuth: the request's credentials were missing or wrong.
-	ErrAuth = errors.New("not authorized")
-)
 
 // MaxKeyLen is the longest object key accepted, in bytes (as S3).
 const MaxKeyLen = 1024

@@ -16,6 +16,7 @@ import (
 	"cairn"
 	"cairn/codec"
 	"cairn/codec/all"
+	"cairn/internal/retry"
 	"cairn/node/wire"
 	"cairn/placement"
 )
@@ -106,6 +107,10 @@ type Config struct {
 	OnDamage func(Damage)
 	// Rand is the source of version IDs (default crypto/rand).
 	Rand io.Reader
+	// Jitter draws the random part of the waits between retries of
+	// metadata calls (default: seeded from crypto/rand). The client
+	// serializes its use; nothing else may use it meanwhile.
+	Jitter *mrand.Rand
 	// MinPartSize is the least size of every part of a multipart object
 	// but the last (default 5 MiB, as S3).
 	MinPartSize int64
@@ -137,6 +142,11 @@ func (c *Config) validate() {
 	if c.Rand == nil {
 		c.Rand = rand.Reader
 	}
+	if c.Jitter == nil {
+		var seed [32]byte
+		_, _ = rand.Read(seed[:]) // never fails (crypto/rand)
+		c.Jitter = mrand.New(mrand.NewChaCha8(seed))
+	}
 	if c.MinPartSize <= 0 {
 		c.MinPartSize = 5 << 20
 	}
@@ -144,9 +154,11 @@ func (c *Config) validate() {
 
 // Client is safe for concurrent use.
 type Client struct {
-	meta   Meta
-	shards Shards
-	cfg    Config
+	meta    Meta // the store with its reads retried (retryMeta, metaReads)
+	direct  Meta // the store as given, for commit, which retries itself
+	commits retry.Policy
+	shards  Shards
+	cfg     Config
 
 	mu       sync.Mutex
 	tables   map[int]cairn.PGTable         // PG tables by width; guarded by mu
@@ -160,8 +172,11 @@ type Client struct {
 // New returns a client over a metadata store and a shard store.
 func New(meta Meta, shards Shards, cfg Config) *Client {
 	cfg.validate()
-	return &Client{meta: meta, shards: shards, cfg: cfg, tables: map[int]cairn.PGTable{}, codes: map[string]codec.Code{},
-		arranged: map[string][]cairn.DiskID{}}
+	jitter := mrand.New(retry.LockedSource(cfg.Jitter))
+	reads, commitPolicy := metaReads, commits
+	reads.Rand, commitPolicy.Rand = jitter, jitter
+	return &Client{meta: retryMeta{Meta: meta, p: reads}, direct: meta, commits: commitPolicy, shards: shards, cfg: cfg,
+		tables: map[int]cairn.PGTable{}, codes: map[string]codec.Code{}, arranged: map[string][]cairn.DiskID{}}
 }
 
 func (c *Client) code(policy string) (codec.Code, error) {

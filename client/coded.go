@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"cairn"
 	"cairn/client/drive"
 	"cairn/client/engine"
@@ -304,20 +306,19 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // deleteCoded removes the block files of fountain-coded stripes, best
 // effort.
 func (c *Client) deleteCoded(ctx context.Context, stripes []cairn.CodedStripe) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 32)
+	var g errgroup.Group // not WithContext: each delete is on its own
+	g.SetLimit(32)
 	for _, st := range stripes {
 		for _, b := range st.Blocks {
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
+			g.Go(func() error {
 				if err := c.shards.DeleteShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID)); err != nil && !isNotFound(err) {
 					c.cfg.Logger.Warn("deleting a block left garbage", "stripe", st.Version, "block", b.ID, "disk", b.Disk, "err", err)
 				}
+				return nil
 			})
 		}
 	}
-	wg.Wait()
+	_ = g.Wait()
 }
 
 // produceCoded sends the data of [off, end) of a fountain-coded object

@@ -37,6 +37,12 @@
 // corrupt counts as an erasure: the window is decoded from other shards
 // and the damage is reported through Config.OnDamage (for repair).
 //
+// Metadata reads that fail transiently (cairn.IsPermanent: an etcd leader
+// election, a lost connection) are retried with a jittered backoff for at
+// most about 5 s (retrymeta.go); the manifest commit retries a lost
+// compare-and-swap and transient errors, at most 16 times. Both use
+// package internal/retry; writes other than the commit are not retried.
+//
 // Caveats: shards of an overwritten or deleted object are deleted after the
 // manifest changes, best effort; a crash in between leaves garbage files
 // that scrub must collect (they are never visible).

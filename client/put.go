@@ -8,11 +8,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"sync"
 	"time"
 
 	"cairn"
 	"cairn/codec"
+	"cairn/internal/bufpool"
+	"cairn/internal/retry"
 	"cairn/placement"
 )
 
@@ -44,19 +45,13 @@ const (
 	poolMax  = 64 << 20
 )
 
-var bufPools sync.Map // capacity → *sync.Pool of *[]byte
+var bufs bufpool.Pool
 
 func getBuf(n int) []byte {
 	if n < poolUnit || n > poolMax {
 		return make([]byte, n)
 	}
-	c := (n + poolUnit - 1) / poolUnit * poolUnit
-	if pl, ok := bufPools.Load(c); ok {
-		if b, ok := pl.(*sync.Pool).Get().(*[]byte); ok {
-			return (*b)[:n]
-		}
-	}
-	return make([]byte, n, c)
+	return *bufs.Get(n, (n+poolUnit-1)/poolUnit*poolUnit)
 }
 
 // putBuf returns b (from getBuf, no longer referenced) to its pool.
@@ -65,9 +60,8 @@ func putBuf(b []byte) {
 	if c < poolUnit || c > poolMax || c%poolUnit != 0 {
 		return
 	}
-	pl, _ := bufPools.LoadOrStore(c, new(sync.Pool))
 	b = b[:c]
-	pl.(*sync.Pool).Put(&b)
+	bufs.Put(&b)
 }
 
 // Put stores the body of r as bucket/key. It returns the committed
@@ -231,29 +225,32 @@ func fill(r io.Reader, p []byte) (n int, eof bool, err error) {
 }
 
 // commit makes m current, replacing whatever version is there, and deletes
-// the replaced version's shards. Re-committing m after an unknown outcome
-// is safe (the store treats an already-current version as success).
+// the replaced version's shards. It retries (c.commits) when a concurrent
+// writer wins and after a transient error: re-committing m after an
+// unknown outcome is safe (the store treats an already-current version as
+// success).
 func (c *Client) commit(ctx context.Context, m *cairn.Manifest) error {
-	for range 16 {
+	var old *cairn.Manifest
+	err := retry.Do(ctx, c.commits, func(ctx context.Context) error {
 		prev := ""
-		old, err := c.meta.Manifest(ctx, m.Bucket, m.Key)
+		var err error
+		old, err = c.direct.Manifest(ctx, m.Bucket, m.Key)
 		switch {
 		case err == nil:
 			prev = old.Version
 		case !isNotFound(err):
-			return fmt.Errorf("committing %s/%s: %w", m.Bucket, m.Key, err)
+			return err
 		}
-		err = c.meta.CommitManifest(ctx, m, prev)
-		if errors.Is(err, cairn.ErrConflict) {
-			continue // a concurrent writer won; retry against its version
-		}
-		if err != nil {
-			return fmt.Errorf("committing %s/%s: %w", m.Bucket, m.Key, err)
-		}
-		if old != nil && old.Version != m.Version {
-			c.deleteObjectShards(context.WithoutCancel(ctx), old)
-		}
-		return nil
+		return c.direct.CommitManifest(ctx, m, prev) // ErrConflict: a concurrent writer won; retry against its version
+	})
+	if errors.Is(err, cairn.ErrConflict) && ctx.Err() == nil {
+		return fmt.Errorf("committing %s/%s: %w (too many concurrent writers)", m.Bucket, m.Key, err)
 	}
-	return fmt.Errorf("committing %s/%s: %w (too many concurrent writers)", m.Bucket, m.Key, cairn.ErrConflict)
+	if err != nil {
+		return fmt.Errorf("committing %s/%s: %w", m.Bucket, m.Key, err)
+	}
+	if old != nil && old.Version != m.Version {
+		c.deleteObjectShards(context.WithoutCancel(ctx), old)
+	}
+	return nil
 }

@@ -456,9 +456,10 @@ type blockReader struct {
 
 var errDrained = errors.New("shard request already ended")
 
-// next moves to the next block; it returns false at the end (or if the
-// spare row could not be made, which cannot happen for valid stripes).
-func (r *blockReader) next() bool {
+// nextLocked moves to the next block; it returns false at the end (or if
+// the spare row could not be made, which cannot happen for valid
+// stripes). r.mu must be held.
+func (r *blockReader) nextLocked() bool {
 	if r.cur.done != nil {
 		r.cur.done.Done()
 		r.cur, r.b = block{}, nil
@@ -503,7 +504,7 @@ func (r *blockReader) Read(p []byte) (int, error) {
 		return 0, errDrained
 	}
 	for r.cur.done == nil || r.off == len(r.b) {
-		if !r.next() {
+		if !r.nextLocked() {
 			return 0, io.EOF
 		}
 	}
@@ -531,7 +532,7 @@ func (r *blockReader) WriteTo(w io.Writer) (int64, error) {
 				return total, err
 			}
 		}
-		if !r.next() {
+		if !r.nextLocked() {
 			return total, nil
 		}
 	}

@@ -16,7 +16,11 @@
 //     keyed by cairn.RepairTaskID. Scan adds tasks; Work runs them riskiest
 //     first (least redundancy left). A task that fails is retried later
 //     with a backoff and its error recorded; one failing task never stops
-//     the others.
+//     the others. The backoff doubles from 1 s after a transient error
+//     (a node or the metadata store unreachable); after a permanent one
+//     (cairn.IsPermanent: a rebuilt shard that differs from the manifest,
+//     no disk with space) it is Config.MaxBackoff at once, and the error
+//     is recorded as "permanent: …". No task is ever dropped for failing.
 //   - target: the disk a lost shard is rebuilt onto. Targets are chosen on
 //     the first attempt and stored in the task, so a retry or a new
 //     director after a crash rewrites the same files (volume writes are

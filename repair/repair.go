@@ -17,6 +17,7 @@ import (
 	"cairn"
 	"cairn/codec"
 	"cairn/codec/all"
+	"cairn/internal/retry"
 	"cairn/node/wire"
 	"cairn/repair/plan"
 )
@@ -61,7 +62,9 @@ type Config struct {
 	// Parallel is how many tasks run at once (default 2).
 	Parallel int
 	// MaxBackoff caps the wait before a failed task is retried (default
-	// 5 min); the wait doubles from 1 s with each attempt.
+	// 5 min); the wait doubles from 1 s with each attempt that failed
+	// with a transient error, and is MaxBackoff at once after a permanent
+	// one (cairn.IsPermanent).
 	MaxBackoff time.Duration
 	Logger     *slog.Logger
 }
@@ -69,9 +72,10 @@ type Config struct {
 // Repairer scans for and runs repair tasks. Its methods are safe to call
 // from one goroutine at a time (the director's leader loop).
 type Repairer struct {
-	store Store
-	exec  Executor
-	cfg   Config
+	store   Store
+	exec    Executor
+	cfg     Config
+	backoff retry.Policy // the queue's waits between attempts of a task
 
 	mu    sync.Mutex
 	stats Stats                 // guarded by mu
@@ -88,6 +92,7 @@ type Stats struct {
 	Bytes         int64         // bytes rebuilt
 	Busy          time.Duration // time spent running tasks (summed over parallel tasks)
 	Failed        int           // failed attempts
+	Permanent     int           // failed attempts whose error was permanent (cairn.IsPermanent)
 	Dropped       int           // tasks dropped (object overwritten or deleted)
 	HelpersMarked int           // helper shards found missing or corrupt
 }
@@ -109,7 +114,7 @@ func New(store Store, exec Executor, cfg Config) *Repairer {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Repairer{store: store, exec: exec, cfg: cfg}
+	return &Repairer{store: store, exec: exec, cfg: cfg, backoff: retry.Policy{Base: time.Second, Max: cfg.MaxBackoff}}
 }
 
 // Stats returns the counters so far.

@@ -367,6 +367,72 @@ func TestFailedAttemptIsRetriedAndResumed(t *testing.T) {
 	e.check(t)
 }
 
+// TestFailedAttemptBackoffByClass: a transient failure waits the doubling
+// backoff; a permanent one (cairn.IsPermanent) waits MaxBackoff at once
+// and is recorded as permanent. Either way the task stays queued.
+func TestFailedAttemptBackoffByClass(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		permanent bool
+		wait      time.Duration
+	}{
+		{"unavailable", fmt.Errorf("%w: link down", cairn.ErrUnavailable), false, time.Second},
+		{"unnamed", fmt.Errorf("connection reset by peer"), false, time.Second},
+		{"target full", &wire.Error{Op: "push", Disk: "elsewhere", Err: fmt.Errorf("%w: %w", cairn.ErrUnavailable, cairn.ErrNoSpace)}, true, time.Hour},
+		{"invalid", fmt.Errorf("%w: bad spec", cairn.ErrInvalid), true, time.Hour},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, 7, "rs-4-2", 5)
+			e.loseNode(t, "n6")
+			ctx := context.Background()
+			now := time.Unix(1000, 0)
+			r := New(e.meta, e.exec, Config{Unit: 4096, Parallel: 1, MaxBackoff: time.Hour})
+			if _, err := r.Scan(ctx, now); err != nil {
+				t.Fatal(err)
+			}
+			e.exec.mu.Lock()
+			e.exec.fail = tt.err
+			e.exec.mu.Unlock()
+			if _, err := r.Work(ctx, now); err != nil {
+				t.Fatal(err)
+			}
+			ts, _ := e.meta.RepairTasks(ctx)
+			if len(ts) != 1 {
+				t.Fatalf("%d tasks left, want the failed one", len(ts))
+			}
+			task := ts[0]
+			if task.Attempts != 1 || task.NotBefore != now.Add(tt.wait) || strings.HasPrefix(task.LastError, "permanent: ") != tt.permanent {
+				t.Fatalf("failed task recorded as attempts %d, not before +%v, error %q; want 1, +%v, permanent %v",
+					task.Attempts, task.NotBefore.Sub(now), task.LastError, tt.wait, tt.permanent)
+			}
+			wantPermanent := 0
+			if tt.permanent {
+				wantPermanent = 1
+			}
+			if st := r.Stats(); st.Failed != 1 || st.Permanent != wantPermanent {
+				t.Fatalf("stats %+v, want 1 failure, %d permanent", st, wantPermanent)
+			}
+			if tt.permanent {
+				return
+			}
+			// Failing again doubles the wait.
+			e.exec.mu.Lock()
+			e.exec.fail = tt.err
+			e.exec.mu.Unlock()
+			now = task.NotBefore
+			if _, err := r.Work(ctx, now); err != nil {
+				t.Fatal(err)
+			}
+			ts, _ = e.meta.RepairTasks(ctx)
+			if len(ts) != 1 || ts[0].Attempts != 2 || ts[0].NotBefore != now.Add(2*tt.wait) {
+				t.Fatalf("after a second failure: %+v", ts)
+			}
+		})
+	}
+}
+
 func TestOverwrittenObjectDropsTask(t *testing.T) {
 	e := newEnv(t, 7, "rs-4-2", 3)
 	e.loseNode(t, "n1")

@@ -5,7 +5,9 @@ package repair
 // targets, the scheme and the node calls, persist the task's choices, run
 // the calls on the executor, and hand the rebuilt shards to commit
 // (commit.go). A helper found bad re-plans without it; a failed attempt is
-// recorded in the queue with a backoff.
+// recorded in the queue with a backoff: doubling from 1 s after a
+// transient error, MaxBackoff at once after a permanent one
+// (cairn.IsPermanent).
 
 import (
 	"bytes"
@@ -14,8 +16,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"cairn"
 	"cairn/codec"
@@ -32,32 +36,25 @@ func (r *Repairer) Work(ctx context.Context, now time.Time) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	sem := make(chan struct{}, r.cfg.Parallel)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
+	var g errgroup.Group // not WithContext: one failing task never stops the others
+	g.SetLimit(r.cfg.Parallel)
+	var done atomic.Int64
 	for _, t := range tasks {
 		if t.NotBefore.After(now) {
 			continue
 		}
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
 		if ctx.Err() != nil {
 			break
 		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if r.attempt(ctx, t, now) {
-				mu.Lock()
-				done++
-				mu.Unlock()
+		g.Go(func() error {
+			if ctx.Err() == nil && r.attempt(ctx, t, now) {
+				done.Add(1)
 			}
+			return nil // attempt records a failure in the task
 		})
 	}
-	wg.Wait()
-	return done, ctx.Err()
+	_ = g.Wait()
+	return int(done.Load()), ctx.Err()
 }
 
 // attempt runs one task and records the outcome in the queue; it reports
@@ -66,6 +63,7 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 	start := time.Now() // for Stats only; decisions take no clock reads
 	res, err := r.run(ctx, &t)
 	r.mu.Lock()
+	permanent := err != nil && ctx.Err() == nil && cairn.IsPermanent(err)
 	r.stats.Busy += time.Since(start)
 	r.stats.HelpersMarked += res.marked
 	r.stats.Shards += res.shards // a partial repair counts too
@@ -77,6 +75,9 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 		r.stats.Repaired++
 	default:
 		r.stats.Failed++
+		if permanent {
+			r.stats.Permanent++
+		}
 	}
 	r.mu.Unlock()
 	if err == nil {
@@ -90,9 +91,17 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 	}
 	t.Attempts++
 	t.LastError = err.Error()
-	t.NotBefore = now.Add(min(time.Second<<min(t.Attempts-1, 20), r.cfg.MaxBackoff))
+	wait := r.backoff.Delay(t.Attempts - 1)
+	if permanent {
+		// Trying again soon meets the same failure (a rebuilt shard that
+		// differs from the manifest, no disk with space); the cluster may
+		// still change, so the task is kept, and waits the longest.
+		wait = r.cfg.MaxBackoff
+		t.LastError = "permanent: " + t.LastError
+	}
+	t.NotBefore = now.Add(wait)
 	r.cfg.Logger.Warn("repair: attempt failed; will retry", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
-		"attempt", t.Attempts, "err", err)
+		"attempt", t.Attempts, "permanent", permanent, "after", wait, "err", err)
 	if perr := r.store.PutRepairTask(context.WithoutCancel(ctx), t); perr != nil {
 		r.cfg.Logger.Warn("repair: recording a failed attempt", "task", t.ID, "err", perr)
 	}

@@ -12,8 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"cairn"
 	"cairn/client"
@@ -480,8 +481,8 @@ func (h *Handler) deleteObjects(q *request) error {
 	// Delete in parallel (each delete waits for its shard files), report
 	// in request order.
 	errs := make([]error, len(d.Objects))
-	sem := make(chan struct{}, deleteParallelism)
-	var wg sync.WaitGroup
+	var g errgroup.Group // not WithContext: each key reports its own result
+	g.SetLimit(deleteParallelism)
 	for i, o := range d.Objects {
 		if err := checkKey(o.Key); err != nil {
 			errs[i] = err
@@ -491,16 +492,15 @@ func (h *Handler) deleteObjects(q *request) error {
 			errs[i] = fmt.Errorf("%w: versionId", ErrNotImplemented)
 			continue
 		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			err := h.objectErr(ctx, q.bucket, h.cfg.Objects.Delete(ctx, q.bucket, o.Key))
 			if !errors.Is(err, ErrNoSuchKey) { // deleting a missing key succeeds
 				errs[i] = err
 			}
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	out := deleteResult{NS: s3NS}
 	for i, o := range d.Objects {
 		if err := errs[i]; err != nil {

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"cairn/codec"
 )
@@ -188,32 +189,31 @@ func Measure(op Op, threads int, d time.Duration) (Result, error) {
 		}
 		runs[i] = run
 	}
-	var wg sync.WaitGroup
+	var g errgroup.Group
 	calls := make([]int64, threads)
-	errs := make([]error, threads)
 	start := time.Now()
 	deadline := start.Add(d)
-	for g := range threads {
-		wg.Go(func() {
+	for i := range threads {
+		g.Go(func() error {
 			for time.Now().Before(deadline) {
 				for range 4 {
-					if err := runs[g](); err != nil {
-						errs[g] = err
-						return
+					if err := runs[i](); err != nil {
+						return err
 					}
-					calls[g]++
+					calls[i]++
 				}
 			}
+			return nil
 		})
 	}
-	wg.Wait()
+	err := g.Wait()
 	elapsed := time.Since(start).Seconds()
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", op.Name, err)
+	}
 	var total int64
-	for g := range threads {
-		if errs[g] != nil {
-			return Result{}, fmt.Errorf("%s: %w", op.Name, errs[g])
-		}
-		total += calls[g] * op.Bytes
+	for i := range threads {
+		total += calls[i] * op.Bytes
 	}
 	return Result{Op: op.Name, Threads: threads, Bytes: total, Seconds: elapsed, BytesPerS: float64(total) / elapsed, Extra: op.Extra}, nil
 }

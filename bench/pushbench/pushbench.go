@@ -24,8 +24,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"cairn"
 	"cairn/codec/all"
@@ -120,14 +121,14 @@ func Run(ctx context.Context, cfg Config, nodes []Node, nc Nodes, cores int) ([]
 		for _, s := range cfg.Schemes {
 			row, err := measure(ctx, cfg, pt, s, lay, nodes, nc, cores)
 			if err != nil {
-				lay.cleanup(nc)
+				lay.cleanup(ctx, nc)
 				return rows, fmt.Errorf("k=%d r=%d f=%d unit=%d %s: %w", pt.K, pt.R, pt.F, pt.Unit, s, err)
 			}
 			cfg.Log("k=%d r=%d f=%d unit=%s %-8s %6.2f s (model %6.2f s, paper %6.2f s, error %4.1f%%, cpu %3.0f%%)",
 				pt.K, pt.R, pt.F, sizeString(pt.Unit), s, row.Seconds, row.Model, row.Paper, 100*row.ModelError, 100*row.CPUUtil)
 			rows = append(rows, row)
 		}
-		lay.cleanup(nc)
+		lay.cleanup(ctx, nc)
 	}
 	return rows, nil
 }
@@ -142,10 +143,12 @@ type layout struct {
 	nodes   []Node
 }
 
-func (l *layout) cleanup(nc Nodes) {
+// cleanup deletes the point's shards, best effort, even after ctx ended.
+func (l *layout) cleanup(ctx context.Context, nc Nodes) {
+	ctx = context.WithoutCancel(ctx)
 	for s := range l.stripes {
 		for j, n := range l.holder[s] {
-			_ = nc.DeleteShard(context.Background(), l.nodes[n].Disk, cairn.ShardName(l.version, s*32+j))
+			_ = nc.DeleteShard(ctx, l.nodes[n].Disk, cairn.ShardName(l.version, s*32+j))
 		}
 	}
 }
@@ -167,11 +170,12 @@ func write(ctx context.Context, cfg Config, pt Point, nodes []Node, nc Nodes) (*
 	// The helpers' version ends in "ff"; rebuilt shards end in the scheme
 	// number instead (shard names are <32 hex>.<index>).
 	l := &layout{version: fmt.Sprintf("%016x%014xff", rng.Uint64(), rng.Uint64()>>8), stripes: stripes, nodes: nodes}
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
 	for s := range stripes {
+		if gctx.Err() != nil {
+			break // a write failed: Wait returns its error
+		}
 		shards := make([][]byte, n)
 		for j := range shards {
 			shards[j] = make([]byte, cfg.ShardSize)
@@ -199,27 +203,13 @@ func write(ctx context.Context, cfg Config, pt Point, nodes []Node, nc Nodes) (*
 			if holder[j] < pt.F {
 				continue // on a failed node: never written
 			}
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
-				_, err := nc.PutShard(ctx, nodes[holder[j]].Disk, cairn.ShardName(l.version, s*32+j), bytes.NewReader(shards[j]))
-				if err != nil {
-					mu.Lock()
-					firstErr = cmpErr(firstErr, err)
-					mu.Unlock()
-				}
+			g.Go(func() error {
+				_, err := nc.PutShard(gctx, nodes[holder[j]].Disk, cairn.ShardName(l.version, s*32+j), bytes.NewReader(shards[j]))
+				return err
 			})
 		}
 	}
-	wg.Wait()
-	return l, firstErr
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
+	return l, g.Wait()
 }
 
 // measure rebuilds every stripe's lost shards with scheme s.
@@ -276,10 +266,8 @@ func measure(ctx context.Context, cfg Config, pt Point, s plan.Scheme, l *layout
 	}
 	cpu0 := cpuOf(nodes)
 	start := time.Now()
-	var mu sync.Mutex
-	var firstErr error
-	sem := make(chan struct{}, conc)
-	var wg sync.WaitGroup
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(conc)
 	var written []struct {
 		disk cairn.DiskID
 		name string
@@ -306,39 +294,34 @@ func measure(ctx context.Context, cfg Config, pt Point, s plan.Scheme, l *layout
 			if t.Puller != "" {
 				puller = byID[t.Puller].Addr
 			}
-			sem <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-sem }()
+			g.Go(func() error {
 				var got []wire.ShardInfo
 				var err error
 				if puller != "" {
-					got, err = nc.Pull(ctx, puller, spec)
+					got, err = nc.Pull(gctx, puller, spec)
 				} else {
-					got, err = nc.Push(ctx, spec)
-				}
-				if err == nil {
-					for j := range got {
-						if got[j].CRC != want[j] || got[j].Size != cfg.ShardSize {
-							err = fmt.Errorf("%w: rebuilt shard %s is wrong", cairn.ErrCorrupt, spec.Store[j].Shard)
-						}
-					}
+					got, err = nc.Push(gctx, spec)
 				}
 				if err != nil {
-					mu.Lock()
-					firstErr = cmpErr(firstErr, err)
-					mu.Unlock()
+					return err
 				}
+				for j := range got {
+					if got[j].CRC != want[j] || got[j].Size != cfg.ShardSize {
+						return fmt.Errorf("%w: rebuilt shard %s is wrong", cairn.ErrCorrupt, spec.Store[j].Shard)
+					}
+				}
+				return nil
 			})
 		}
 	}
-	wg.Wait()
+	err = g.Wait()
 	wall := time.Since(start).Seconds()
 	cpu := (cpuOf(nodes) - cpu0).Seconds()
 	for _, w := range written {
-		_ = nc.DeleteShard(context.Background(), w.disk, w.name)
+		_ = nc.DeleteShard(context.WithoutCancel(ctx), w.disk, w.name)
 	}
-	if firstErr != nil {
-		return Row{}, firstErr
+	if err != nil {
+		return Row{}, err
 	}
 	rates := DiskRates(cfg.DiskRate, cfg.Seek, cfg.ShardSize, pt.Unit)
 	rates.Send, rates.Recv = cfg.LinkRate, cfg.LinkRate

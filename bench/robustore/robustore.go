@@ -48,6 +48,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"cairn"
 	"cairn/client"
 	"cairn/client/drive"
@@ -206,7 +208,7 @@ func (x *experiment) measure(ctx context.Context, scheme string, red int) ([]Row
 				as = append(as, a)
 			}
 		}
-		x.remove(obj)
+		x.remove(ctx, obj)
 		if err != nil {
 			return nil, fmt.Errorf("read %d: %w", rep, err)
 		}
@@ -304,7 +306,7 @@ func (x *experiment) write(ctx context.Context, scheme string, red int) (*stored
 	}
 	s := sample{seconds: lat.Seconds(), bytes: counted.n.Load(), cpu: x.cfg.CPU() - cpu0}
 	if err != nil {
-		x.remove(obj)
+		x.remove(ctx, obj)
 		return nil, s, err
 	}
 	return obj, s, nil
@@ -391,9 +393,10 @@ func (x *experiment) read(ctx context.Context, scheme string, obj *stored, adapt
 	return s, nil
 }
 
-// remove deletes every block a request was started for (best effort);
-// the client already deleted cairn's blocks that it did not keep.
-func (x *experiment) remove(obj *stored) {
+// remove deletes every block a request was started for (best effort,
+// even after ctx ended); the client already deleted cairn's blocks that
+// it did not keep.
+func (x *experiment) remove(ctx context.Context, obj *stored) {
 	if obj.coded != nil {
 		for _, b := range obj.coded.Blocks {
 			i := slices.Index(x.cfg.Disks, b.Disk)
@@ -401,21 +404,21 @@ func (x *experiment) remove(obj *stored) {
 		}
 		obj.version = obj.coded.Version
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 32)
+	ctx = context.WithoutCancel(ctx)
+	var g errgroup.Group
+	g.SetLimit(32)
 	seen := map[engine.Loc]bool{}
 	for _, l := range obj.sent {
 		if seen[l] {
 			continue
 		}
 		seen[l] = true
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			_ = x.nc.DeleteShard(context.Background(), x.cfg.Disks[l.Disk], cairn.ShardName(obj.version, l.Block))
+		g.Go(func() error {
+			_ = x.nc.DeleteShard(ctx, x.cfg.Disks[l.Disk], cairn.ShardName(obj.version, l.Block))
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 }
 
 // countingShards counts the bytes moved over the network: sent in PUT

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
+
+	"golang.org/x/sync/errgroup"
 
 	"cairn/codec"
 )
@@ -351,32 +352,28 @@ func testConcurrent(t *testing.T, cfg Config) {
 	p := c.Params()
 	rng := Rand(t)
 	orig := Stripe(t, c, rng, cfg.ShardSize)
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := range 8 {
-		lost := rng.Perm(p.N())[:1+g%cfg.Tolerance]
-		wg.Go(func() {
+	var g errgroup.Group
+	for w := range 8 {
+		lost := rng.Perm(p.N())[:1+w%cfg.Tolerance]
+		g.Go(func() error {
 			for range 20 {
 				shards := clone(orig)
 				for _, i := range lost {
 					shards[i] = nil
 				}
 				if err := c.Reconstruct(shards, nil); err != nil {
-					errs <- err
-					return
+					return err
 				}
 				for i := range orig {
 					if !bytes.Equal(shards[i], orig[i]) {
-						errs <- fmt.Errorf("lost %v: shard %d differs", lost, i)
-						return
+						return fmt.Errorf("lost %v: shard %d differs", lost, i)
 					}
 				}
 			}
+			return nil
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -71,13 +71,14 @@ func Throttle(fsys FS, cfg ThrottleConfig) FS {
 	if cfg.BackgroundSeed != 0 {
 		t.bgRand = rand.New(rand.NewPCG(cfg.BackgroundSeed, 0x6267))
 	}
-	t.bgNext = t.origin.Add(t.bgGap())
+	t.bgNext = t.origin.Add(t.bgGapLocked()) // t is not shared yet
 	return &throttledFS{FS: fsys, t: t}
 }
 
-// bgGap returns the time to the next background request: BackgroundEvery,
-// or an exponential gap with that mean.
-func (t *throttle) bgGap() time.Duration {
+// bgGapLocked returns the time to the next background request:
+// BackgroundEvery, or an exponential gap with that mean. t.mu must be
+// held (bgRand).
+func (t *throttle) bgGapLocked() time.Duration {
 	if t.bgRand == nil {
 		return t.cfg.BackgroundEvery
 	}
@@ -124,7 +125,7 @@ func (t *throttle) queue(now time.Time, f *throttledFile, off, n int64) time.Tim
 	if t.cfg.BackgroundEvery > 0 && t.cfg.BackgroundBytes > 0 {
 		for !t.bgNext.After(now) {
 			t.busyUntil = later(t.busyUntil, t.bgNext).Add(t.cost(t.cfg.BackgroundBytes))
-			t.bgNext = t.bgNext.Add(t.bgGap())
+			t.bgNext = t.bgNext.Add(t.bgGapLocked())
 		}
 	}
 	end := later(t.busyUntil, now).Add(t.cost(n))

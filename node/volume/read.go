@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"sync"
 
 	"cairn"
 	"cairn/internal/vfs"
@@ -27,7 +26,7 @@ type Reader struct {
 	crc  uint32 // whole-content CRC from the footer
 	off  int64  // next content offset to return
 	end  int64  // end of the range
-	buf  []byte // block buffer (from blockPool)
+	buf  []byte // block buffer (blockBuf)
 	bp   *[]byte
 	cur  []byte // verified bytes of the current block not yet returned
 	err  error  // sticky
@@ -37,7 +36,6 @@ type Reader struct {
 	// and rn how many are complete. Each block's CRC is still checked
 	// when the block is served.
 	run    int64
-	rcap   int64 // blocks rbuf holds
 	rbuf   []byte
 	rp     *[]byte
 	rfirst int64
@@ -148,7 +146,7 @@ func (r *Reader) next() error {
 		return r.v.err("get", r.name, err)
 	}
 	if r.buf == nil {
-		r.bp = blockPool.Get().(*[]byte)
+		r.bp = blockBuf()
 		r.buf = *r.bp
 	}
 	b := r.off / BlockSize
@@ -213,11 +211,12 @@ func (r *Reader) ahead(b int64) ([]byte, error) {
 		if r.rbuf == nil {
 			// The first run is the longest: size the buffer for it, in a
 			// power of two of blocks, so a small range holds little.
-			r.rcap = 1
-			for r.rcap < count {
-				r.rcap *= 2
+			blocks := int64(1)
+			for blocks < count {
+				blocks *= 2
 			}
-			r.rp = runBuffer(r.rcap)
+			size := int(blocks * (BlockSize + crcSize))
+			r.rp = bufs.Get(size, size)
 			r.rbuf = *r.rp
 		}
 		raw := r.rbuf[:want]
@@ -240,24 +239,12 @@ func (r *Reader) ahead(b int64) ([]byte, error) {
 	return r.rbuf[at : at+dlen+crcSize], nil
 }
 
-// runPools hold read-ahead buffers, one pool per length in blocks (powers
-// of two).
-var runPools sync.Map // int64 → *sync.Pool of *[]byte
-
-func runBuffer(blocks int64) *[]byte {
-	p, _ := runPools.LoadOrStore(blocks, &sync.Pool{New: func() any {
-		b := make([]byte, blocks*(BlockSize+crcSize))
-		return &b
-	}})
-	return p.(*sync.Pool).Get().(*[]byte)
-}
-
 // verifyAll reads every block of the shard and returns the content CRC.
 func (r *Reader) verifyAll() (uint32, error) {
 	if r.buf == nil {
-		r.bp = blockPool.Get().(*[]byte)
+		r.bp = blockBuf()
 		r.buf = *r.bp
-		defer func() { blockPool.Put(r.bp); r.buf, r.bp = nil, nil }()
+		defer func() { bufs.Put(r.bp); r.buf, r.bp = nil, nil }()
 	}
 	var whole uint32
 	for b := int64(0); b*BlockSize < r.size; b++ {
@@ -276,12 +263,11 @@ func (r *Reader) verifyAll() (uint32, error) {
 // Close releases the file and buffer. It is idempotent.
 func (r *Reader) Close() error {
 	if r.bp != nil {
-		blockPool.Put(r.bp)
+		bufs.Put(r.bp)
 		r.bp, r.buf, r.cur = nil, nil, nil
 	}
 	if r.rp != nil {
-		p, _ := runPools.Load(r.rcap)
-		p.(*sync.Pool).Put(r.rp)
+		bufs.Put(r.rp)
 		r.rp, r.rbuf, r.rn, r.cur = nil, nil, 0, nil
 	}
 	if r.f == nil {

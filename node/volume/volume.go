@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"cairn"
+	"cairn/internal/bufpool"
 	"cairn/internal/invariants"
 	"cairn/internal/vfs"
 )
@@ -364,7 +365,13 @@ func (v *Volume) ensureFanout(name string) error {
 	return nil
 }
 
-var blockPool = sync.Pool{New: func() any { b := make([]byte, BlockSize+crcSize); return &b }}
+// bufs holds the volume's buffers, by capacity: blocks (one block's data
+// and CRC), write batches (a power of two of blocks, and room for the
+// footer) and read-ahead runs (a power of two of blocks).
+var bufs bufpool.Pool
+
+// blockBuf returns a buffer for one stored block, data and CRC.
+func blockBuf() *[]byte { return bufs.Get(BlockSize+crcSize, BlockSize+crcSize) }
 
 // Put stores the content of r as shard name, streaming: it reads r block
 // by block and hands the disk runs of blocks (see WriteRun); if r has a
@@ -469,9 +476,9 @@ func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader, run 
 	for blocks*BlockSize < run {
 		blocks *= 2
 	}
-	pool := batchPool(blocks)
-	bp := pool.Get().(*[]byte)
-	defer pool.Put(bp)
+	size := int(blocks * (BlockSize + crcSize))
+	bp := bufs.Get(size, size+footerSize)
+	defer bufs.Put(bp)
 	batch := *bp
 	var total, off, synced int64
 	var whole uint32
@@ -525,17 +532,6 @@ func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader, run 
 }
 
 const writebackEvery = 4 << 20 // bytes between writeback hints
-
-// batchPools hold write batches, one pool per size in blocks.
-var batchPools sync.Map // int64 → *sync.Pool of *[]byte
-
-func batchPool(blocks int64) *sync.Pool {
-	p, _ := batchPools.LoadOrStore(blocks, &sync.Pool{New: func() any {
-		b := make([]byte, blocks*(BlockSize+crcSize), blocks*(BlockSize+crcSize)+footerSize)
-		return &b
-	}})
-	return p.(*sync.Pool)
-}
 
 // fill reads into p until it is full or r ends. Unlike io.ReadFull it
 // returns io.EOF only for a clean end of r, and every other error as is —
