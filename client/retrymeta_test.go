@@ -79,9 +79,9 @@ func (f *flakyMeta) CommitManifest(ctx context.Context, m *cairn.Manifest, prev 
 	return err
 }
 
-// noLeader is what etcd answers while it elects a leader: no sentinel,
+// errNoLeader is what etcd answers while it elects a leader: no sentinel,
 // so transient.
-var noLeader = errors.New("etcdserver: no leader")
+var errNoLeader = errors.New("etcdserver: no leader")
 
 // The tests below run in synctest bubbles: the retries' waits are virtual
 // time.
@@ -91,7 +91,7 @@ var noLeader = errors.New("etcdserver: no leader")
 func TestMetaReadsRideOutElection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 4096})
-		flaky := newFlakyMeta(e.meta, noLeader, map[string]int{"Bucket": 3, "Disks": 2, "Manifest": 5})
+		flaky := newFlakyMeta(e.meta, errNoLeader, map[string]int{"Bucket": 3, "Disks": 2, "Manifest": 5})
 		c := New(flaky, e.shards, Config{BlockSize: 4096})
 		ctx := t.Context()
 		data := randBytes(1, 10000)
@@ -130,7 +130,7 @@ func TestMetaReadsBounded(t *testing.T) {
 		calls    int
 		min, max time.Duration
 	}{
-		{"transient", noLeader, metaReads.Attempts, 2550 * time.Millisecond, 5100 * time.Millisecond}, // waits of 0.1 … 2 s, jittered to [d/2, d]
+		{"transient", errNoLeader, metaReads.Attempts, 2550 * time.Millisecond, 5100 * time.Millisecond}, // waits of 0.1 … 2 s, jittered to [d/2, d]
 		{"permanent", cairn.ErrNotFound, 1, 0, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,7 +158,7 @@ func TestMetaReadsBounded(t *testing.T) {
 func TestCommitRetriesUnknownOutcome(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 4096})
-		flaky := newFlakyMeta(e.meta, noLeader, map[string]int{"CommitManifest": 2})
+		flaky := newFlakyMeta(e.meta, errNoLeader, map[string]int{"CommitManifest": 2})
 		flaky.applyThenFail = 1
 		c := New(flaky, e.shards, Config{BlockSize: 4096})
 		data := randBytes(2, 20000)
