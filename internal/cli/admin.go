@@ -136,17 +136,15 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	}
 	st.Repair = "nothing to repair"
 	if ts, err := cl.meta.RepairTasks(ctx); err == nil && len(ts) > 0 {
-		var bytes int64
-		for _, t := range ts {
-			bytes += t.Bytes
+		q, err := judgeQueue(ctx, cl.meta, ts)
+		if err != nil {
+			return nil, err
 		}
-		st.Repair = fmt.Sprintf("%d stripes with lost shards, %s to rebuild", len(ts), fmtBytes(bytes))
+		var progress *cairn.RepairProgress
 		if p, err := cl.meta.RepairProgress(ctx); err == nil {
-			if eta := repairETA(bytes, p, time.Now()); eta != "" {
-				st.Repair += ", ETA " + eta
-			}
+			progress = &p
 		}
-		st.Repair += " (cairn admin repair status)"
+		st.Repair = q.summary(progress, time.Now()) + " (cairn admin repair status)"
 	}
 	per := map[cairn.NodeID]int{}
 	for _, d := range disks {
@@ -265,6 +263,8 @@ func fmtBytes(n int64) string {
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
 }
