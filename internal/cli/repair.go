@@ -271,7 +271,8 @@ type repairOptions struct {
 func repairFlags(fs *flag.FlagSet) *repairOptions {
 	return &repairOptions{
 		scheme: fs.String("repair-scheme", "auto", "director: how lost shards are rebuilt: push-sur, push-rep, pull-sur, pull-rep, or auto: "+
-			"per stripe, the PUSH or PULL form the repair-time models predict fastest with --repair-rates (see cairn admin repair plan --help)"),
+			"per stripe, the PUSH or PULL form the repair-time models predict fastest with --repair-rates, which with the default rates is PUSH "+
+			"(see cairn admin repair plan --help)"),
 		rates: fs.String("repair-rates", "117MB,150MB,150MB,5MB", "director: the nodes' rates per second for --repair-scheme auto: "+
 			"NET (each way),READ,WRITE,MIXED-WRITE (disk writes under PULL-Sur's random mix); the default is the PUSH paper's HDD nodes on 1 GbE"),
 		rate: fs.String("repair-rate", "", "this node: most repair data it computes per second — partials it forwards, rebuilt shards it stores — "+
