@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -117,7 +115,7 @@ type testServer struct {
 
 	stop   context.CancelFunc
 	done   chan error
-	stderr *syncBuffer
+	stderr *proc.Output
 }
 
 // startServer runs `cairn server --data DIR --port-base 0 args...` in
@@ -127,8 +125,8 @@ func startServer(t *testing.T, args ...string) *testServer {
 	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &testServer{Data: dir, Conf: filepath.Join(dir, "client.conf"), stop: cancel, done: make(chan error, 1), stderr: &syncBuffer{}}
-	stdout := &readyWriter{ready: make(chan proc.Ready, 1)}
+	s := &testServer{Data: dir, Conf: filepath.Join(dir, "client.conf"), stop: cancel, done: make(chan error, 1), stderr: proc.NewOutput()}
+	stdout := proc.NewOutput()
 	go func() {
 		s.done <- Run(ctx, append([]string{"server", "--data", dir, "--port-base", "0"}, args...), stdout, s.stderr)
 	}()
@@ -136,7 +134,7 @@ func startServer(t *testing.T, args ...string) *testServer {
 	timeout := time.NewTimer(2 * time.Minute)
 	defer timeout.Stop()
 	select {
-	case s.Ready = <-stdout.ready:
+	case s.Ready = <-stdout.ReadyC():
 		return s
 	case err := <-s.done:
 		s.done <- err
@@ -167,49 +165,6 @@ func (s *testServer) CLI(t *testing.T, args ...string) string {
 		t.Fatalf("cairn %s: %v\n%s%s", strings.Join(args, " "), err, out, errs)
 	}
 	return out
-}
-
-// readyWriter passes the first ready line written to it on ready.
-type readyWriter struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer // guarded by mu: the unfinished line
-	ready chan proc.Ready
-	seen  bool // guarded by mu
-}
-
-func (w *readyWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	for {
-		line, err := w.buf.ReadString('\n')
-		if err != nil {
-			w.buf.WriteString(line) // keep the unfinished line
-			return len(p), nil
-		}
-		if r, ok := proc.ParseReady(strings.TrimSpace(line)); ok && !w.seen {
-			w.seen = true
-			w.ready <- r
-		}
-	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // A clean stop (SIGINT, SIGTERM: the context ends) logs no ERROR line.

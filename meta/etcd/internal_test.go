@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"cairn"
+	"cairn/internal/proc"
 )
 
 // TestDeleteBucketWindow commits an object between DeleteBucket's probe
@@ -145,9 +145,9 @@ func TestZapStopErrors(t *testing.T) {
 // A clean stop of an embedded member logs no error (etcd reports its
 // closed listeners and servers at error level).
 func TestEmbeddedCleanStopLogsNoError(t *testing.T) {
-	var buf syncBuffer
+	buf := proc.NewOutput() // safe for etcd's concurrent writers
 	srv, err := StartEmbedded(t.Context(), EmbedConfig{Dir: t.TempDir(), ClientURL: "http://127.0.0.1:0",
-		PeerURL: "http://127.0.0.1:0", UnsafeNoFsync: true, Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+		PeerURL: "http://127.0.0.1:0", UnsafeNoFsync: true, Logger: slog.New(slog.NewTextHandler(buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,22 +163,4 @@ func TestEmbeddedCleanStopLogsNoError(t *testing.T) {
 	if out := buf.String(); strings.Contains(out, "level=ERROR") {
 		t.Fatalf("a clean stop logged errors:\n%s", out)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
