@@ -136,15 +136,15 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	}
 	st.Repair = "nothing to repair"
 	if ts, err := cl.meta.RepairTasks(ctx); err == nil && len(ts) > 0 {
-		q, err := judgeQueue(ctx, cl.meta, ts)
-		if err != nil {
-			return nil, err
-		}
 		var progress *cairn.RepairProgress
 		if p, err := cl.meta.RepairProgress(ctx); err == nil {
 			progress = &p
 		}
-		st.Repair = q.summary(progress, time.Now()) + " (cairn admin repair status)"
+		if q, err := judgeQueue(ctx, cl.meta, ts); err == nil {
+			st.Repair = q.summary(progress, time.Now()) + " (cairn admin repair status)"
+		} else {
+			st.Repair = fmt.Sprintf("%s with lost shards (not judged: %v)", plural(len(ts), "stripe"), err)
+		}
 	}
 	per := map[cairn.NodeID]int{}
 	for _, d := range disks {
