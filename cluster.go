@@ -72,6 +72,10 @@ type Disk struct {
 	// The node sets it when it registers the disk; the director turns a
 	// faulty disk suspect, then down.
 	Fault string `json:"fault,omitempty"`
+	// FS identifies the file system holding the disk's directory on its
+	// node (vfs.DiskUsage.FS): disks of one node with the same FS share
+	// Capacity and Free. "" when unknown.
+	FS string `json:"fs,omitempty"`
 }
 
 // PG is a placement group: an ordered list of disks, one per shard index of

@@ -19,11 +19,10 @@ bin="$work/cairn"
 go build -o "$bin" ./cmd/cairn
 export AWS_ACCESS_KEY_ID=CAIRNSMOKETEST AWS_SECRET_ACCESS_KEY=cairn-smoke-secret AWS_DEFAULT_REGION=us-east-1
 export AWS_CONFIG_FILE="$work/aws-config" AWS_SHARED_CREDENTIALS_FILE="$work/aws-credentials"
-# Port 0 everywhere: the server binds first and prints the bound addresses
-# in its ready line, "cairn server ready meta=... node=... s3=http://..."
-# (internal/proc).
-"$bin" server --data "$work/data" --s3-addr 127.0.0.1:0 \
-  --meta-addr 127.0.0.1:0 --meta-peer-addr 127.0.0.1:0 --node-addr 127.0.0.1:0 \
+# Port 0 everywhere (--port-base 0): the server binds first and prints the
+# bound addresses in its ready line, "cairn server ready meta=... node=...
+# s3=http://..." (internal/proc).
+"$bin" server --data "$work/data" --port-base 0 \
   --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" >"$work/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT

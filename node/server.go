@@ -295,7 +295,7 @@ func (s *Server) putDisks(ctx context.Context, now time.Time) error {
 		if err != nil {
 			s.log.Warn("disk usage", "disk", string(v.ID()), "err", err)
 		}
-		d := cairn.Disk{ID: v.ID(), Node: s.cfg.Node, Path: v.Dir(), Capacity: u.Capacity, Free: u.Free,
+		d := cairn.Disk{ID: v.ID(), Node: s.cfg.Node, Path: v.Dir(), Capacity: u.Capacity, Free: u.Free, FS: u.FS,
 			State: cairn.DiskUp, Since: now}
 		if herr := v.Health(); herr != nil {
 			d.Fault = herr.Error()

@@ -122,7 +122,7 @@ func TestServerLifecycle(t *testing.T) {
 	}
 	for _, d := range cfg.Disks {
 		got := reg.disks[d.ID]
-		if got.Node != "node1" || got.State != cairn.DiskUp || got.Capacity <= 0 || got.Free <= 0 || got.Path != d.Path {
+		if got.Node != "node1" || got.State != cairn.DiskUp || got.Capacity <= 0 || got.Free <= 0 || got.Path != d.Path || got.FS == "" {
 			t.Errorf("registered disk %+v", got)
 		}
 	}

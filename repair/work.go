@@ -191,8 +191,8 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		r.cfg.Logger.Info("repair: stripe repaired", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
 			"shards", now, "targets", onto, "scheme", scheme)
 		if len(now) < len(t.Lost) {
-			return res, fmt.Errorf("%w: rebuilt %d of the %d lost shards of %s/%s part %d; no writable disk outside the stripe for the rest",
-				cairn.ErrNoSpace, len(now), len(t.Lost), t.Bucket, t.Key, t.Part)
+			return res, fmt.Errorf("rebuilt %d of the %d lost shards of %s/%s part %d; %w for the rest",
+				len(now), len(t.Lost), t.Bucket, t.Key, t.Part, decide.ErrNoTarget)
 		}
 		return res, nil
 	}

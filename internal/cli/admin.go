@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -34,6 +35,9 @@ type Status struct {
 	Warnings []string       `json:"warnings,omitempty"`
 	Repair   string         `json:"repair"` // one line: the repair queue and its ETA
 	States   map[string]int `json:"disk_states"`
+	// FileSystems hold the readable disks, one per node and file system;
+	// Capacity and Free count each once.
+	FileSystems []FSStatus `json:"file_systems"`
 }
 
 // NodeStatus is one node in Status.
@@ -41,6 +45,46 @@ type NodeStatus struct {
 	cairn.Node
 	Alive bool `json:"alive"`
 	Disks int  `json:"disks"`
+}
+
+// FSStatus is one file system of a node holding readable disks.
+type FSStatus struct {
+	Node     cairn.NodeID   `json:"node"`
+	FS       string         `json:"fs,omitempty"` // cairn.Disk.FS; "" unknown (the disk is counted alone)
+	Capacity int64          `json:"capacity"`
+	Free     int64          `json:"free"`
+	Disks    []cairn.DiskID `json:"disks"`
+}
+
+// fileSystems groups the readable disks by node and file system (a disk
+// whose file system is unknown is one of its own). A file system's space
+// is what the disk reporting the largest capacity reports: the disks on
+// it report the same file system, and a disk whose usage could not be
+// read reports zeros.
+func fileSystems(disks []cairn.Disk) []FSStatus {
+	var out []FSStatus
+	at := map[[2]string]int{}
+	for _, d := range disks {
+		if !d.State.Readable() {
+			continue
+		}
+		key := [2]string{string(d.Node), d.FS}
+		if d.FS == "" {
+			key[1] = "disk " + string(d.ID)
+		}
+		i, ok := at[key]
+		if !ok {
+			i = len(out)
+			at[key] = i
+			out = append(out, FSStatus{Node: d.Node, FS: d.FS})
+		}
+		f := &out[i]
+		if d.Capacity > f.Capacity {
+			f.Capacity, f.Free = d.Capacity, d.Free
+		}
+		f.Disks = append(f.Disks, d.ID)
+	}
+	return out
 }
 
 // PGStatus summarizes one placement-group table.
@@ -92,26 +136,25 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	}
 	st.Repair = "nothing to repair"
 	if ts, err := cl.meta.RepairTasks(ctx); err == nil && len(ts) > 0 {
-		var bytes int64
-		for _, t := range ts {
-			bytes += t.Bytes
-		}
-		st.Repair = fmt.Sprintf("%d stripes with lost shards, %s to rebuild", len(ts), fmtBytes(bytes))
+		var progress *cairn.RepairProgress
 		if p, err := cl.meta.RepairProgress(ctx); err == nil {
-			if eta := repairETA(bytes, p, time.Now()); eta != "" {
-				st.Repair += ", ETA " + eta
-			}
+			progress = &p
 		}
-		st.Repair += " (cairn admin repair status)"
+		if q, err := judgeQueue(ctx, cl.meta, ts); err == nil {
+			st.Repair = q.summary(progress, time.Now()) + " (cairn admin repair status)"
+		} else {
+			st.Repair = fmt.Sprintf("%s with lost shards (not judged: %v)", plural(len(ts), "stripe"), err)
+		}
 	}
 	per := map[cairn.NodeID]int{}
 	for _, d := range disks {
 		per[d.Node]++
 		st.States[string(d.State)]++
-		if d.State.Readable() {
-			st.Capacity += d.Capacity
-			st.Free += d.Free
-		}
+	}
+	st.FileSystems = fileSystems(disks)
+	for _, f := range st.FileSystems {
+		st.Capacity += f.Capacity
+		st.Free += f.Free
 	}
 	for _, n := range nodes {
 		ns := NodeStatus{Node: n, Alive: slices.Contains(alive, string(n.ID)), Disks: per[n.ID]}
@@ -142,8 +185,8 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 }
 
 func printStatus(w io.Writer, st *Status) {
-	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free; %d buckets\nrepair: %s\n\n", orNone(st.Director),
-		fmtBytes(st.Capacity), fmtBytes(st.Free), st.Buckets, st.Repair)
+	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\n\n", orNone(st.Director),
+		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tDISKS")
 	for _, n := range st.Nodes {
@@ -160,12 +203,49 @@ func printStatus(w io.Writer, st *Status) {
 			fmt.Fprintf(w, "  width %d: %d PGs, distinct nodes: %v\n", t.Width, t.PGs, t.DistinctNodes)
 		}
 	}
+	printSharedFS(w, st.FileSystems)
 	if len(st.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")
 		for _, s := range st.Warnings {
 			fmt.Fprintln(w, "  -", s)
 		}
 	}
+}
+
+// onFileSystems says how many readable disks the capacity counts on how
+// many file systems: "8 disks on 1 file system".
+func onFileSystems(fss []FSStatus) string {
+	n := 0
+	for _, f := range fss {
+		n += len(f.Disks)
+	}
+	return fmt.Sprintf("%s on %s", plural(n, "readable disk"), plural(len(fss), "file system"))
+}
+
+// printSharedFS lists the file systems that hold more than one disk.
+func printSharedFS(w io.Writer, fss []FSStatus) {
+	head := false
+	for _, f := range fss {
+		if len(f.Disks) < 2 {
+			continue
+		}
+		if !head {
+			fmt.Fprintln(w, "\ndisks sharing a file system (its space counted once):")
+			head = true
+		}
+		ids := make([]string, len(f.Disks))
+		for i, d := range f.Disks {
+			ids[i] = string(d)
+		}
+		fmt.Fprintf(w, "  %s %s: %s, %s free: %s\n", f.Node, f.FS, fmtBytes(f.Capacity), fmtBytes(f.Free), strings.Join(ids, " "))
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func orNone(s string) string {
@@ -183,6 +263,8 @@ func fmtBytes(n int64) string {
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
 }

@@ -150,7 +150,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		where, stop, err := startS3(ctx, cl, *addr, c, *users, logger(stderr, *verbose))
 		if err != nil {
-			return err
+			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}}, "")
 		}
 		defer stop()
 		fmt.Fprintf(stdout, "cairn gateway serving S3 on http://%s\n", where)

@@ -36,8 +36,15 @@ type RepairStatus struct {
 	ByRisk   map[int]int           `json:"by_risk"` // shards a stripe can still lose → tasks
 	Failing  int                   `json:"failing"` // tasks with failed attempts
 	Progress *cairn.RepairProgress `json:"progress,omitempty"`
-	ETA      string                `json:"eta,omitempty"`
+	ETA      string                `json:"eta,omitempty"` // "ETA 1.1 s" for the Ready bytes, or why there is none
 	Queue    []cairn.RepairTask    `json:"queue,omitempty"`
+	// Ready is what the director can rebuild now; Waiting says why the
+	// rest waits, by reason; Why, by task ID, for the tasks that wait.
+	// Only the first Checked tasks are judged (the rest count as Ready).
+	Ready   int64             `json:"ready_bytes"`
+	Waiting []waitGroup       `json:"waiting,omitempty"`
+	Why     map[string]string `json:"why,omitempty"`
+	Checked int               `json:"checked"`
 }
 
 func runRepairStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -55,17 +62,20 @@ backoff). The director logs each repaired stripe.`)
 		if err != nil {
 			return err
 		}
-		st := RepairStatus{Tasks: len(ts), ByRisk: map[int]int{}}
+		q, err := judgeQueue(ctx, cl.meta, ts)
+		if err != nil {
+			return err
+		}
+		st := RepairStatus{Tasks: len(ts), Bytes: q.Bytes, ByRisk: map[int]int{}, Failing: q.Failing,
+			Ready: q.Ready, Waiting: q.Waiting, Why: q.Why, Checked: q.Checked}
 		for _, t := range ts {
-			st.Bytes += t.Bytes
 			st.ByRisk[t.Risk]++
-			if t.Attempts > 0 {
-				st.Failing++
-			}
 		}
 		if p, err := cl.meta.RepairProgress(ctx); err == nil {
 			st.Progress = &p
-			st.ETA = repairETA(st.Bytes, p, time.Now())
+		}
+		if q.Ready > 0 {
+			st.ETA = q.eta(st.Progress, time.Now())
 		}
 		if *asJSON {
 			st.Queue = ts
@@ -81,24 +91,36 @@ backoff). The director logs each repaired stripe.`)
 			fmt.Fprintln(stdout, "repair queue: empty (every stripe has its full redundancy, as far as the director knows)")
 			return nil
 		}
-		eta := ""
-		if st.ETA != "" {
-			eta = ", ETA " + st.ETA
+		fmt.Fprintf(stdout, "repair queue: %s, %s to rebuild, %d with failed attempts\n", plural(st.Tasks, "stripe"), fmtBytes(st.Bytes), st.Failing)
+		if st.Ready > 0 {
+			fmt.Fprintf(stdout, "  can be rebuilt now: %s, %s\n", fmtBytes(st.Ready), st.ETA)
 		}
-		fmt.Fprintf(stdout, "repair queue: %d stripes, %s to rebuild%s, %d with failed attempts\n", st.Tasks, fmtBytes(st.Bytes), eta, st.Failing)
+		for _, g := range st.Waiting {
+			fmt.Fprintf(stdout, "  waiting: %s, %s: %s\n", plural(g.Stripes, "stripe"), fmtBytes(g.Bytes), g.Reason)
+		}
+		if st.Checked < st.Tasks {
+			fmt.Fprintf(stdout, "  (the first %d stripes judged; the other %d are counted as rebuildable)\n", st.Checked, st.Tasks-st.Checked)
+		}
 		for r := range 8 {
 			if n := st.ByRisk[r]; n > 0 {
 				fmt.Fprintf(stdout, "  risk %d (can lose %d more shards): %d stripes\n", r, r, n)
 			}
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "OBJECT\tPART\tPOLICY\tLOST\tRISK\tBYTES\tATTEMPTS\tLAST ERROR")
+		fmt.Fprintln(tw, "OBJECT\tPART\tPOLICY\tLOST\tRISK\tBYTES\tNOW\tATTEMPTS\tLAST ERROR")
 		for i, t := range ts {
 			if i == *show {
 				break
 			}
-			fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%v\t%d\t%s\t%d\t%s\n", t.Bucket, t.Key, t.Part, t.Policy, t.Lost, t.Risk,
-				fmtBytes(t.Bytes), t.Attempts, t.LastError)
+			now := "rebuild"
+			switch {
+			case i >= st.Checked:
+				now = "?"
+			case st.Why[t.ID] != "":
+				now = "wait"
+			}
+			fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%v\t%d\t%s\t%s\t%d\t%s\n", t.Bucket, t.Key, t.Part, t.Policy, t.Lost, t.Risk,
+				fmtBytes(t.Bytes), now, t.Attempts, t.LastError)
 		}
 		return tw.Flush()
 	})
@@ -194,8 +216,18 @@ Rates are sizes per second (e.g. 117MB, 1GiB).`)
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrUsage, err)
 		}
+		// The predictions hold for stripes that can be rebuilt: say which
+		// of the queue's wait, and why.
+		q, err := judgeQueue(ctx, cl.meta, ts)
+		if err != nil {
+			return err
+		}
 		if *asJSON {
-			return json.NewEncoder(stdout).Encode(map[string]any{"model": m, "predictions": preds, "choice": best.Scheme.String()})
+			return json.NewEncoder(stdout).Encode(map[string]any{"model": m, "predictions": preds, "choice": best.Scheme.String(),
+				"waiting": q.Waiting})
+		}
+		for _, g := range q.Waiting {
+			fmt.Fprintf(stdout, "%s of the queue (%s) cannot be rebuilt now, whatever the scheme: %s\n", plural(g.Stripes, "stripe"), fmtBytes(g.Bytes), g.Reason)
 		}
 		fmt.Fprintf(stdout, "%s, %d failed node(s) of %s each, unit %s\n", *policy, m.F, units.FormatSize(int64(m.SNode)), units.FormatSize(u))
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -239,7 +271,8 @@ type repairOptions struct {
 func repairFlags(fs *flag.FlagSet) *repairOptions {
 	return &repairOptions{
 		scheme: fs.String("repair-scheme", "auto", "director: how lost shards are rebuilt: push-sur, push-rep, pull-sur, pull-rep, or auto: "+
-			"per stripe, the PUSH or PULL form the repair-time models predict fastest with --repair-rates (see cairn admin repair plan --help)"),
+			"per stripe, the PUSH or PULL form the repair-time models predict fastest with --repair-rates, which with the default rates is PUSH "+
+			"(see cairn admin repair plan --help)"),
 		rates: fs.String("repair-rates", "117MB,150MB,150MB,5MB", "director: the nodes' rates per second for --repair-scheme auto: "+
 			"NET (each way),READ,WRITE,MIXED-WRITE (disk writes under PULL-Sur's random mix); the default is the PUSH paper's HDD nodes on 1 GbE"),
 		rate: fs.String("repair-rate", "", "this node: most repair data it computes per second — partials it forwards, rebuilt shards it stores — "+
@@ -292,7 +325,8 @@ func (o *repairOptions) validate() error {
 
 // duties are the director's repair jobs: a scan that queues stripes with
 // shards on down disks, and a background worker that drains the queue and
-// reports its progress (for the ETA in cairn admin repair status).
+// reports its progress (for the ETA in cairn admin repair status): at
+// every change, and every 30 s without one, then with rate 0.
 func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger) []director.Duty {
 	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Rates: o.auto, Unit: o.bytes, Parallel: *o.parallel, Logger: log})
 	var (
@@ -319,6 +353,9 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 		if !changed && now.Sub(lastPut) < 30*time.Second {
 			return
 		}
+		if !changed {
+			rate = 0 // nothing rebuilt for 30 s: no rate to give an ETA by
+		}
 		lastPut = now
 		p := cairn.RepairProgress{Director: id, Updated: now, Shards: int64(st.Shards), Bytes: st.Bytes, Failed: int64(st.Failed), Rate: rate}
 		if err := store.PutRepairProgress(ctx, p); err != nil && ctx.Err() == nil {
@@ -344,13 +381,4 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 			return err
 		}},
 	}
-}
-
-// repairETA formats the time the queue's bytes take at the director's
-// recent rate ("" when unknown).
-func repairETA(bytes int64, p cairn.RepairProgress, now time.Time) string {
-	if bytes == 0 || p.Rate <= 0 || now.Sub(p.Updated) > 2*time.Minute {
-		return ""
-	}
-	return seconds(float64(bytes) / p.Rate)
 }

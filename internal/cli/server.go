@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,6 +33,21 @@ const serverHelp = `Runs a whole cairn cluster in one process: an embedded metad
 director, and the S3 API on 127.0.0.1:9000. With no flags it keeps
 everything under ./cairn-data.
 
+Ports: S3 on 9000, the node on 9100, etcd on 9379 (clients) and 9380
+(peers): the block --port-base moves. A second server on the same machine
+needs its own --data and block:
+
+  cairn server --data ./cairn2 --port-base 10000     # S3 on 127.0.0.1:10000
+
+Disks and the default policy: buckets made without a policy (over S3, or
+cairn mb without --policy) store objects as ` + DefaultPolicy + `: 4 data + 2 parity
+shards, 1.5x the data, any 2 shards can be lost. Each stripe takes 6 of
+the disks; the default of 8 leaves 2 outside every stripe, so after two
+disks are lost writes go on with the full redundancy and the lost shards
+are rebuilt onto the disks their stripes do not use. With 6 disks, a
+stripe that lost a shard has nowhere to rebuild it and the default policy
+cannot write with a disk down.
+
 S3 credentials: --access-key/--secret-key or $CAIRN_ACCESS_KEY and
 $CAIRN_SECRET_KEY; otherwise they are made on first start, kept in
 DIR/s3-credentials and printed once.
@@ -45,17 +61,24 @@ It writes DIR/client.conf (metadata endpoints and the cluster secret, mode
 One node cannot survive its own loss: objects survive lost disks (up to the
 code's tolerance), and 'cairn admin status' says so.`
 
+// DefaultDisks is the number of disk directories cairn server makes: the
+// default policy's width plus 2, so that a server that lost two disks
+// still writes the default policy and has disks to rebuild onto (the help
+// above says why).
+const DefaultDisks = 8
+
 func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn server", flag.ContinueOnError)
 	data := fs.String("data", "cairn-data", "data directory: metadata, disk directories, secret and client.conf")
-	disks := fs.Int("disks", 6, "number of disk directories (DIR/disk1 … DIR/diskN) when --disk is not given")
+	disks := fs.Int("disks", DefaultDisks, "number of disk directories (DIR/disk1 … DIR/diskN) when --disk is not given")
 	var diskPaths multiFlag
 	fs.Var(&diskPaths, "disk", diskSpecHelp+"; default DIR/disk1 … DIR/diskN")
-	metaAddr := fs.String("meta-addr", "127.0.0.1:9379", "metadata (etcd) client address (port 0: one the kernel picks)")
-	peerAddr := fs.String("meta-peer-addr", "127.0.0.1:9380", "metadata (etcd) peer address (port 0: one the kernel picks)")
-	nodeAddr := fs.String("node-addr", "127.0.0.1:9100", "node protocol address (port 0: one the kernel picks)")
+	portBase := fs.Int("port-base", DefaultPortBase, portBaseHelp)
+	addrs := map[string]*string{}
+	for _, p := range serverPorts {
+		addrs[p.flag] = fs.String(p.flag, "", portHelp(p))
+	}
 	nodeID := fs.String("node-id", "node1", "this node's ID")
-	s3Addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 API listen address (port 0: one the kernel picks)")
 	users := fs.String("users", "", usersHelp)
 	creds := credFlags(fs)
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
@@ -71,6 +94,25 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *disks < 1 && len(diskPaths) == 0 {
 		return fmt.Errorf("%w: --disks must be at least 1", ErrUsage)
 	}
+	set := map[string]string{}
+	fs.Visit(func(f *flag.Flag) {
+		if a, ok := addrs[f.Name]; ok {
+			set[f.Name] = *a
+		}
+	})
+	at, err := portAddrs(*portBase, set)
+	if err != nil {
+		return err
+	}
+	taken := func(err error, flags ...string) error {
+		var las []listenAddr
+		for _, p := range serverPorts {
+			if slices.Contains(flags, p.flag) {
+				las = append(las, listenAddr{what: p.what, addr: at[p.flag], flag: p.flag})
+			}
+		}
+		return listenError(err, las, "or move every port with --port-base")
+	}
 	log := logger(stderr, *verbose)
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		return err
@@ -81,10 +123,10 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	etcd, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
 		Name: "meta1", Dir: filepath.Join(*data, "meta"),
-		ClientURL: "http://" + *metaAddr, PeerURL: peerURL(*peerAddr), Logger: log,
+		ClientURL: "http://" + at["meta-addr"], PeerURL: peerURL(at["meta-peer-addr"]), Logger: log,
 	})
 	if err != nil {
-		return fmt.Errorf("starting the metadata store: %w", err)
+		return fmt.Errorf("starting the metadata store: %w", taken(err, "meta-addr", "meta-peer-addr"))
 	}
 	defer etcd.Close()
 	if len(diskPaths) == 0 {
@@ -93,11 +135,11 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
-		id: *nodeID, addr: *nodeAddr, meta: etcd.Endpoints(), secret: secret, disks: diskPaths,
+		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, disks: diskPaths,
 		director: true, grace: *grace, repair: rep, log: log,
 	})
 	if err != nil {
-		return err
+		return taken(err, "node-addr")
 	}
 	defer stop()
 	conf := filepath.Join(*data, "client.conf")
@@ -119,9 +161,9 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer cl.Close()
-	s3At, stopS3, err := startS3(ctx, cl, *s3Addr, c, *users, log)
+	s3At, stopS3, err := startS3(ctx, cl, at["s3-addr"], c, *users, log)
 	if err != nil {
-		return err
+		return taken(err, "s3-addr")
 	}
 	defer stopS3()
 	fmt.Fprintf(stdout, "  s3        http://%s\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
@@ -270,7 +312,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
 		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, log: log})
 	if err != nil {
-		return err
+		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}
 	defer stop()
 	fmt.Fprintf(stdout, "cairn node %s serving %d disks on %s\n", *id, len(disks), at)
@@ -300,6 +342,7 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		ClientURL: "http://" + *clientAddr, PeerURL: peerURL(*peerAddr),
 		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)})
 	if err != nil {
+		err = listenError(err, []listenAddr{{"client", *clientAddr, "client-addr"}, {"peer", *peerAddr, "peer-addr"}}, "")
 		return fmt.Errorf("starting metadata member %s: %w", *name, err)
 	}
 	defer srv.Close()

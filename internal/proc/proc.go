@@ -35,7 +35,7 @@ type Config struct {
 type Proc struct {
 	cfg   Config
 	cmd   *exec.Cmd
-	out   *output
+	out   *Output
 	done  chan struct{} // closed when the process has exited
 	ready Ready
 }
@@ -61,7 +61,7 @@ func Start(ctx context.Context, cfg Config) (*Proc, error) {
 }
 
 func (p *Proc) start(ctx context.Context) error {
-	p.out = &output{ready: make(chan Ready, 1), discard: p.cfg.DiscardOutput}
+	p.out = &Output{ready: make(chan Ready, 1), discard: p.cfg.DiscardOutput}
 	p.cmd = exec.Command(p.cfg.Bin, p.cfg.Args...)
 	p.cmd.Dir = p.cfg.Dir
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
@@ -169,10 +169,11 @@ func NodeArgs(id string, meta []string, secretFile string, disks []string) []str
 	return args
 }
 
-// output keeps what a process prints and watches it for the ready line.
-// exec.Cmd calls Write from one goroutine (Stdout and Stderr are the same
-// writer); Output reads concurrently.
-type output struct {
+// Output keeps what a process prints and watches it for the ready line.
+// It is safe for concurrent use: exec.Cmd calls Write from one goroutine
+// (Stdout and Stderr are the same writer), an in-process command (a test
+// running cli.Run) from several, while String reads.
+type Output struct {
 	ready   chan Ready // gets the ready line once; buffered
 	discard bool       // drop writes after the ready line
 
@@ -182,7 +183,14 @@ type output struct {
 	found bool         // guarded by mu
 }
 
-func (o *output) Write(b []byte) (int, error) {
+// NewOutput returns an empty Output that keeps everything written to it.
+func NewOutput() *Output { return &Output{ready: make(chan Ready, 1)} }
+
+// ReadyC returns the channel that receives the first ready line written.
+func (o *Output) ReadyC() <-chan Ready { return o.ready }
+
+// Write implements io.Writer.
+func (o *Output) Write(b []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.found && o.discard {
@@ -209,7 +217,9 @@ func (o *output) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-func (o *output) String() string {
+// String returns everything written so far (after the ready line, only
+// if it keeps what follows it).
+func (o *Output) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.buf.String()

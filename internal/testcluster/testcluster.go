@@ -225,8 +225,7 @@ func StartServer(t testing.TB, dir string, extra ...string) *Server {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	args := []string{"server", "--data", dir, "--meta-addr", "127.0.0.1:0", "--meta-peer-addr", "127.0.0.1:0",
-		"--node-addr", "127.0.0.1:0", "--s3-addr", "127.0.0.1:0", "--access-key", TestAccessKey, "--secret-key", TestSecretKey}
+	args := []string{"server", "--data", dir, "--port-base", "0", "--access-key", TestAccessKey, "--secret-key", TestSecretKey}
 	p := StartProc(t, "server", append(args, extra...)...)
 	return &Server{Proc: p, Data: dir, Conf: filepath.Join(dir, "client.conf"), S3: p.Addr(proc.S3),
 		AccessKey: TestAccessKey, SecretKey: TestSecretKey}

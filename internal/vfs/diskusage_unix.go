@@ -4,6 +4,7 @@ package vfs
 
 import (
 	"io/fs"
+	"strconv"
 	"syscall"
 )
 
@@ -16,5 +17,10 @@ func diskUsage(path string) (DiskUsage, error) {
 	total := uint64(st.Blocks) * bs
 	avail := uint64(st.Bavail) * bs
 	free := uint64(st.Bfree) * bs
-	return DiskUsage{TotalBytes: total, AvailBytes: avail, UsedBytes: total - free}, nil
+	u := DiskUsage{TotalBytes: total, AvailBytes: avail, UsedBytes: total - free}
+	var ds syscall.Stat_t
+	if err := syscall.Stat(path, &ds); err == nil {
+		u.FS = "dev-" + strconv.FormatUint(uint64(ds.Dev), 16) //nolint:unconvert // uint64 on linux, int32 elsewhere
+	}
+	return u, nil
 }

@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -411,7 +412,8 @@ func (m *MemFS) GetDiskUsage(string) (DiskUsage, error) {
 	if total == 0 {
 		total = 1 << 40
 	}
-	return DiskUsage{TotalBytes: uint64(total), AvailBytes: uint64(max(0, total-m.used)), UsedBytes: uint64(m.used)}, nil
+	return DiskUsage{TotalBytes: uint64(total), AvailBytes: uint64(max(0, total-m.used)), UsedBytes: uint64(m.used),
+		FS: fmt.Sprintf("mem-%p", m)}, nil
 }
 
 func (n *memNode) infoLocked(name string) fs.FileInfo {

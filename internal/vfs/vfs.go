@@ -65,10 +65,15 @@ type FS interface {
 // ErrLocked: the lock is held by someone else.
 var ErrLocked = errors.New("locked by another process")
 
-// DiskUsage is the space of a file system, in bytes. AvailBytes is what an
-// unprivileged writer can still use (statfs f_bavail).
+// DiskUsage is the space of a file system, in bytes, and which file system
+// it is. AvailBytes is what an unprivileged writer can still use (statfs
+// f_bavail).
 type DiskUsage struct {
 	TotalBytes uint64
 	AvailBytes uint64
 	UsedBytes  uint64
+	// FS identifies the file system within its machine: paths with the
+	// same FS share one space (the OS file system: the device ID of the
+	// path, "dev-" and hex; a MemFS: one ID per MemFS). "" when unknown.
+	FS string
 }

@@ -126,8 +126,12 @@ func TestFSSemantics(t *testing.T) {
 			syncDir(t, f, root)
 			du, err := f.GetDiskUsage(root)
 			must(t, err)
-			if du.TotalBytes == 0 || du.AvailBytes > du.TotalBytes {
+			if du.TotalBytes == 0 || du.AvailBytes > du.TotalBytes || du.FS == "" {
 				t.Fatalf("disk usage %+v", du)
+			}
+			// Paths of one file system name the same one.
+			if in, err := f.GetDiskUsage(path.Join(root, "rw")); err != nil || in.FS != du.FS {
+				t.Fatalf("disk usage of a file in %s: %+v, %v; of the directory: %+v", root, in, err, du)
 			}
 		})
 	}

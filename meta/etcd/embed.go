@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -116,6 +117,7 @@ type Server struct {
 	endpoints []string
 	peers     []string
 	once      sync.Once
+	stopping  *atomic.Bool // set by Close: etcd's errors about closed listeners are expected from then on
 }
 
 // StartEmbedded starts an etcd member and waits until it is ready to serve
@@ -155,13 +157,14 @@ func StartEmbedded(ctx context.Context, c EmbedConfig) (*Server, error) {
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "1h"
 	cfg.LogLevel = "error"
-	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger(c.Logger))
+	stopping := new(atomic.Bool)
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger(c.Logger, stopping))
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("embedded etcd %s: %w", c.Name, err)
 	}
-	s := &Server{e: e}
+	s := &Server{e: e, stopping: stopping}
 	for _, l := range e.Clients {
 		s.endpoints = append(s.endpoints, curl.Scheme+"://"+l.Addr().String())
 	}
@@ -198,8 +201,10 @@ func (s *Server) Err() <-chan error { return s.e.Err() }
 func (s *Server) IsLeader() bool { return s.e.Server.Leader() == s.e.Server.MemberID() }
 
 // Close stops the member, waiting for in-flight client requests for up
-// to etcd's request timeout. Idempotent.
+// to etcd's request timeout. Idempotent. The errors etcd logs about its
+// listeners and servers being closed are logged at debug level.
 func (s *Server) Close() error {
+	s.stopping.Store(true)
 	s.once.Do(s.e.Close)
 	return nil
 }

@@ -3,13 +3,19 @@ package etcdmeta
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/soheilhy/cmux"
 	"go.uber.org/zap"
 
 	"cairn"
+	"cairn/internal/proc"
 )
 
 // TestDeleteBucketWindow commits an object between DeleteBucket's probe
@@ -96,7 +102,7 @@ func TestVersionCompare(t *testing.T) {
 
 func TestZapToSlog(t *testing.T) {
 	var buf bytes.Buffer
-	lg := zapLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	lg := zapLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), nil)
 	lg.Info("chatty")
 	lg.Warn("warned")
 	lg.Named("raft").With(zap.String("member", "m1")).Error("failed", zap.Int("term", 3), zap.Error(errors.New("boom")))
@@ -109,5 +115,53 @@ func TestZapToSlog(t *testing.T) {
 			t.Errorf("missing %q in %s", want, out)
 		}
 	}
-	zapLogger(nil).Error("dropped") // must not panic
+	zapLogger(nil, nil).Error("dropped") // must not panic
+}
+
+// Errors a stop causes (closed listeners and servers) pass at debug level
+// once stopping is set; other errors, and the same errors before, stay
+// errors.
+func TestZapStopErrors(t *testing.T) {
+	var buf bytes.Buffer
+	var stopping atomic.Bool
+	lg := zapLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})), &stopping)
+	closed := fmt.Errorf("accept tcp 127.0.0.1:1: %w", net.ErrClosed)
+	lg.Error("before", zap.Error(closed))
+	stopping.Store(true)
+	lg.Error("expected", zap.Error(closed))
+	lg.Error("expected", zap.Error(http.ErrServerClosed))
+	lg.Error("expected", zap.Error(cmux.ErrServerClosed))
+	lg.Error("unexpected", zap.Error(errors.New("boom")))
+	out := buf.String()
+	for _, want := range []string{"level=ERROR msg=before", "level=ERROR msg=unexpected"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in %s", want, out)
+		}
+	}
+	if strings.Contains(out, "msg=expected") { // debug records do not pass the info handler
+		t.Errorf("an error a stop causes passed above debug level:\n%s", out)
+	}
+}
+
+// A clean stop of an embedded member logs no error (etcd reports its
+// closed listeners and servers at error level).
+func TestEmbeddedCleanStopLogsNoError(t *testing.T) {
+	buf := proc.NewOutput() // safe for etcd's concurrent writers
+	srv, err := StartEmbedded(t.Context(), EmbedConfig{Dir: t.TempDir(), ClientURL: "http://127.0.0.1:0",
+		PeerURL: "http://127.0.0.1:0", UnsafeNoFsync: true, Logger: slog.New(slog.NewTextHandler(buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(t.Context(), srv.Endpoints(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutNode(t.Context(), cairn.Node{ID: "n1", Addr: "127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	srv.Close() // returns once etcd's serving goroutines have logged
+	if out := buf.String(); strings.Contains(out, "level=ERROR") {
+		t.Fatalf("a clean stop logged errors:\n%s", out)
+	}
 }

@@ -92,7 +92,7 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 		TLS:                  opts.TLS,
 		Username:             opts.Username,
 		Password:             opts.Password,
-		Logger:               zapLogger(opts.Logger),
+		Logger:               zapLogger(opts.Logger, nil),
 		MaxCallSendMsgSize:   MaxRequestBytes + 64<<10,
 		MaxCallRecvMsgSize:   MaxRequestBytes + 64<<10,
 	})

@@ -2,10 +2,15 @@ package etcdmeta
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
+	"net"
+	"net/http"
 	"slices"
+	"sync/atomic"
 
+	"github.com/soheilhy/cmux"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 )
@@ -13,18 +18,21 @@ import (
 // zapLogger returns a zap logger for etcd's client and server that passes
 // records at error level and above to log, and nothing if log is nil. etcd
 // logs through zap only; this keeps cairn on slog and keeps etcd's
-// info-level chatter off the terminal.
-func zapLogger(log *slog.Logger) *zap.Logger {
+// info-level chatter off the terminal. Once stopping (if not nil) is set,
+// error records whose error is one a stop causes (stopErr) pass at debug
+// level: a clean stop of an embedded member logs no errors.
+func zapLogger(log *slog.Logger, stopping *atomic.Bool) *zap.Logger {
 	if log == nil {
 		return zap.NewNop()
 	}
-	return zap.New(&slogCore{h: log.Handler(), min: zapcore.ErrorLevel})
+	return zap.New(&slogCore{h: log.Handler(), min: zapcore.ErrorLevel, stopping: stopping})
 }
 
 // slogCore is a zapcore.Core writing to an slog.Handler.
 type slogCore struct {
-	h   slog.Handler
-	min zapcore.Level
+	h        slog.Handler
+	min      zapcore.Level
+	stopping *atomic.Bool // nil: never
 }
 
 func (c *slogCore) Enabled(l zapcore.Level) bool {
@@ -32,7 +40,7 @@ func (c *slogCore) Enabled(l zapcore.Level) bool {
 }
 
 func (c *slogCore) With(fs []zapcore.Field) zapcore.Core {
-	return &slogCore{h: c.h.WithAttrs(attrs(fs)), min: c.min}
+	return &slogCore{h: c.h.WithAttrs(attrs(fs)), min: c.min, stopping: c.stopping}
 }
 
 func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
@@ -43,7 +51,14 @@ func (c *slogCore) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.Che
 }
 
 func (c *slogCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
-	r := slog.NewRecord(e.Time, slogLevel(e.Level), e.Message, 0)
+	level := slogLevel(e.Level)
+	if c.stopping != nil && c.stopping.Load() && stopErr(fs) {
+		level = slog.LevelDebug
+		if !c.h.Enabled(context.Background(), level) {
+			return nil
+		}
+	}
+	r := slog.NewRecord(e.Time, level, e.Message, 0)
 	if e.LoggerName != "" {
 		r.AddAttrs(slog.String("logger", e.LoggerName))
 	}
@@ -52,6 +67,18 @@ func (c *slogCore) Write(e zapcore.Entry, fs []zapcore.Field) error {
 }
 
 func (c *slogCore) Sync() error { return nil }
+
+// stopErr reports whether fs carry an error that stopping a member
+// causes: its listeners and servers report that they were closed.
+func stopErr(fs []zapcore.Field) bool {
+	for _, f := range fs {
+		if err, ok := f.Interface.(error); ok && f.Type == zapcore.ErrorType &&
+			(errors.Is(err, net.ErrClosed) || errors.Is(err, http.ErrServerClosed) || errors.Is(err, cmux.ErrServerClosed)) {
+			return true
+		}
+	}
+	return false
+}
 
 func slogLevel(l zapcore.Level) slog.Level {
 	switch {

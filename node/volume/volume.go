@@ -63,6 +63,7 @@ type ShardStat struct {
 type Usage struct {
 	Capacity int64
 	Free     int64
+	FS       string // the file system holding the volume (vfs.DiskUsage.FS)
 }
 
 // Volume is one disk directory holding shard files. All methods are safe
@@ -695,5 +696,5 @@ func (v *Volume) Usage() (Usage, error) {
 	if err != nil {
 		return Usage{}, v.err("usage", "", err)
 	}
-	return Usage{Capacity: int64(u.TotalBytes), Free: int64(u.AvailBytes)}, nil
+	return Usage{Capacity: int64(u.TotalBytes), Free: int64(u.AvailBytes), FS: u.FS}, nil
 }

@@ -28,7 +28,7 @@
 //     not chosen for another of its lost shards (Targets). Targets chosen
 //     by an earlier attempt are kept while they stay writable, so a retry
 //     rewrites the same files. A lost shard with no disk left waits
-//     (target "").
+//     (target ""); when none has one, Targets fails with ErrNoTarget.
 //   - round: one pass of a task's repair (Round): the lost shards, their
 //     targets and the scheme; the shards with a target are rebuilt now
 //     (Round.Placed), the rest in a later attempt.

@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -9,6 +10,11 @@ import (
 	"cairn/placement"
 	"cairn/repair/plan"
 )
+
+// ErrNoTarget: no writable disk outside a stripe is left for its lost
+// shards (Targets). The stripe waits for a disk to come up or join; no
+// disk is full (that is cairn.ErrNoSpace).
+var ErrNoTarget = errors.New("no writable disk outside the stripe")
 
 // Round is what one round of a task's repair does.
 type Round struct {
@@ -35,7 +41,7 @@ func (rd Round) Placed() (shards []int, onto []cairn.DiskID) {
 // lost any more (a disk came back) is a Round with no Lost and no error.
 // Errors: cairn.ErrCorrupt (a spare row the code cannot have, StripeCode),
 // cairn.ErrUnavailable (too few shards left to rebuild from),
-// cairn.ErrNoSpace (no writable disk for any lost shard, Targets).
+// ErrNoTarget (no writable disk for any lost shard, Targets).
 func Next(t *cairn.RepairTask, st Stripe, code codec.Code, v *View, preferred plan.Scheme) (Round, error) {
 	lost := LostShards(t, st, v)
 	if len(lost) == 0 {
@@ -64,7 +70,7 @@ func Next(t *cairn.RepairTask, st Stripe, code codec.Code, v *View, preferred pl
 // and the scheme those targets allow, starting from preferred: -Sur keeps
 // every rebuilt shard of a stripe on one survivor, so targets off the
 // survivors, or on several nodes, make it -Rep. No target at all is
-// cairn.ErrNoSpace.
+// ErrNoTarget.
 func Targets(t *cairn.RepairTask, st Stripe, lost []int, v *View, preferred plan.Scheme) ([]cairn.DiskID, plan.Scheme, error) {
 	holding := map[cairn.NodeID]bool{}
 	used := map[cairn.DiskID]bool{}
@@ -112,7 +118,7 @@ func Targets(t *cairn.RepairTask, st Stripe, lost []int, v *View, preferred plan
 		out[j], used[d], chosen[v.Disks[d].Node] = d, true, true
 	}
 	if !slices.ContainsFunc(out, func(d cairn.DiskID) bool { return d != "" }) {
-		return nil, 0, fmt.Errorf("%w: no writable disk outside the stripe of %s/%s to rebuild its lost shards %v on", cairn.ErrNoSpace, t.Bucket, t.Key, lost)
+		return nil, 0, fmt.Errorf("%w of %s/%s to rebuild its lost shards %v on", ErrNoTarget, t.Bucket, t.Key, lost)
 	}
 	// The scheme follows where the targets are: on survivors, -Sur.
 	onSurvivors := true

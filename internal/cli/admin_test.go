@@ -1,0 +1,40 @@
+package cli
+
+import (
+	"fmt"
+	"testing"
+
+	"cairn"
+)
+
+func TestFileSystems(t *testing.T) {
+	d := func(id, node, fs string, capacity, free int64, st cairn.DiskState) cairn.Disk {
+		return cairn.Disk{ID: cairn.DiskID(id), Node: cairn.NodeID(node), FS: fs, Capacity: capacity, Free: free, State: st}
+	}
+	for _, tc := range []struct {
+		name  string
+		disks []cairn.Disk
+		want  string
+	}{
+		{"one file system, counted once", []cairn.Disk{
+			d("n1/d1", "n1", "dev-1", 100, 40, cairn.DiskUp), d("n1/d2", "n1", "dev-1", 100, 40, cairn.DiskUp),
+			d("n1/d3", "n1", "dev-1", 100, 40, cairn.DiskSuspect)},
+			"[{n1 dev-1 100 40 [n1/d1 n1/d2 n1/d3]}]"},
+		{"same ID on two nodes: two file systems", []cairn.Disk{
+			d("n1/d1", "n1", "dev-1", 100, 40, cairn.DiskUp), d("n2/d1", "n2", "dev-1", 50, 10, cairn.DiskUp)},
+			"[{n1 dev-1 100 40 [n1/d1]} {n2 dev-1 50 10 [n2/d1]}]"},
+		{"unknown file systems count alone", []cairn.Disk{
+			d("n1/d1", "n1", "", 100, 40, cairn.DiskUp), d("n1/d2", "n1", "", 100, 40, cairn.DiskUp)},
+			"[{n1  100 40 [n1/d1]} {n1  100 40 [n1/d2]}]"},
+		{"down disks and unread usage", []cairn.Disk{
+			d("n1/d1", "n1", "dev-1", 0, 0, cairn.DiskUp), d("n1/d2", "n1", "dev-1", 100, 40, cairn.DiskUp),
+			d("n1/d3", "n1", "dev-2", 300, 300, cairn.DiskDown)},
+			"[{n1 dev-1 100 40 [n1/d1 n1/d2]}]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := fmt.Sprint(fileSystems(tc.disks)); got != tc.want {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"cairn"
+	"cairn/repair/decide"
+)
+
+// view is one node with disks d1…dN, those in down marked down.
+func testView(n int, down ...int) *decide.View {
+	var disks []cairn.Disk
+	for i := 1; i <= n; i++ {
+		d := cairn.Disk{ID: cairn.DiskID(fmt.Sprintf("n1/d%d", i)), Node: "n1", State: cairn.DiskUp}
+		for _, x := range down {
+			if x == i {
+				d.State = cairn.DiskDown
+			}
+		}
+		disks = append(disks, d)
+	}
+	return decide.NewView([]cairn.Node{{ID: "n1", Addr: "127.0.0.1:1"}}, disks)
+}
+
+func TestJudgeTask(t *testing.T) {
+	m := &cairn.Manifest{Bucket: "b", Key: "k", Version: "v1", Policy: "rs-4-2", BlockSize: 1000}
+	for i := 1; i <= 6; i++ {
+		m.Shards = append(m.Shards, cairn.ShardLoc{Disk: cairn.DiskID(fmt.Sprintf("n1/d%d", i)), Size: 1000})
+	}
+	task := &cairn.RepairTask{ID: "t", Bucket: "b", Key: "k", Version: "v1", Policy: "rs-4-2", Lost: []int{1, 4}, Bytes: 2000}
+	for _, tc := range []struct {
+		name string
+		m    *cairn.Manifest
+		v    *decide.View
+		want taskJudgement
+	}{
+		{"two spare disks: all of it now", m, testView(8, 2, 5), taskJudgement{Ready: 2000}},
+		{"one spare disk: half now", m, testView(8, 2, 5, 7), taskJudgement{Ready: 1000,
+			Wait: "1 of its 2 lost shards: no writable disk outside the stripe (6-wide rs-4-2 on 8 disks, 3 down)"}},
+		{"no spare disk", m, testView(6, 2, 5), taskJudgement{
+			Wait: "no writable disk outside the stripe (6-wide rs-4-2 on 6 disks, 2 down)"}},
+		{"too few shards", m, testView(8, 1, 2, 5), taskJudgement{
+			Wait: "too few readable shards to rebuild from (3 of 6): a disk must come back"}},
+		{"object gone", nil, testView(6, 2, 5), taskJudgement{}},
+		{"object rewritten", &cairn.Manifest{Version: "v2"}, testView(6, 2, 5), taskJudgement{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := judgeTask(task, tc.m, tc.v); got != tc.want {
+				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestQueueSummary(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	wait := "no writable disk outside the stripe (6-wide rs-4-2 on 6 disks, 2 down)"
+	fresh := &cairn.RepairProgress{Updated: now.Add(-10 * time.Second), Rate: 1 << 20}
+	idle := &cairn.RepairProgress{Updated: now.Add(-10 * time.Second)}
+	for _, tc := range []struct {
+		name string
+		q    queueReport
+		p    *cairn.RepairProgress
+		want string
+	}{
+		{"empty", queueReport{}, nil, "nothing to repair"},
+		{"all waiting: no ETA", queueReport{Tasks: 2, Bytes: 4 << 20, Waiting: []waitGroup{{wait, 2, 4 << 20}}}, fresh,
+			"2 stripes with lost shards, 4.0 MiB to rebuild; 2 wait: " + wait},
+		{"ETA for what can be rebuilt", queueReport{Tasks: 3, Bytes: 6 << 20, Ready: 2 << 20, Waiting: []waitGroup{{wait, 2, 4 << 20}}}, fresh,
+			"3 stripes with lost shards, 6.0 MiB to rebuild, ETA 2.0 s for 2.0 MiB; 2 wait: " + wait},
+		{"not progressing", queueReport{Tasks: 1, Bytes: 2 << 20, Ready: 2 << 20, Failing: 1}, idle,
+			"1 stripe with lost shards, 2.0 MiB to rebuild, no ETA: no shard rebuilt lately (the last attempt failed for 1 stripe)"},
+		{"not started", queueReport{Tasks: 1, Bytes: 2 << 20, Ready: 2 << 20}, nil,
+			"1 stripe with lost shards, 2.0 MiB to rebuild, no ETA yet: the director has reported no repair"},
+		{"stale report", queueReport{Tasks: 1, Bytes: 2 << 20, Ready: 2 << 20}, &cairn.RepairProgress{Updated: now.Add(-time.Hour), Rate: 1},
+			"1 stripe with lost shards, 2.0 MiB to rebuild, no ETA: the director has reported no progress since " +
+				now.Add(-time.Hour).Local().Format(time.DateTime)},
+		{"several reasons", queueReport{Tasks: 3, Bytes: 6 << 20, Waiting: []waitGroup{{wait, 2, 4 << 20}, {"other", 1, 2 << 20}}}, fresh,
+			"3 stripes with lost shards, 6.0 MiB to rebuild; 2 wait: " + wait + " (and 1 stripe for other reasons)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.q.summary(tc.p, now); got != tc.want {
+				t.Fatalf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
