@@ -25,7 +25,7 @@ func testView(n int, down ...int) *decide.View {
 }
 
 func TestJudgeTask(t *testing.T) {
-	m := &cairn.Manifest{Bucket: "b", Key: "k", Version: "v1", Policy: "rs-4-2", BlockSize: 1000}
+	m := &cairn.Manifest{Bucket: "b", Key: "k", Version: "v1", Policy: "rs-4-2", Layout: cairn.Layout{BlockSize: 1000}}
 	for i := 1; i <= 6; i++ {
 		m.Shards = append(m.Shards, cairn.ShardLoc{Disk: cairn.DiskID(fmt.Sprintf("n1/d%d", i)), Size: 1000})
 	}
