@@ -195,7 +195,9 @@ func Measure(op Op, threads int, d time.Duration) (Result, error) {
 	deadline := start.Add(d)
 	for i := range threads {
 		g.Go(func() error {
-			for time.Now().Before(deadline) {
+			// At least one round each, even if this goroutine starts after
+			// the deadline (a loaded machine): a measure is never empty.
+			for first := true; first || time.Now().Before(deadline); first = false {
 				for range 4 {
 					if err := runs[i](); err != nil {
 						return err
