@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -447,6 +448,16 @@ func TestStalledBody(t *testing.T) {
 	waitServed(t, e, served+1)
 	if _, err := e.meta.Manifest(context.Background(), "bkt", "stalled"); err == nil {
 		t.Fatal("a stalled PUT is visible")
+	}
+	// The answer is S3's for an idle client, naming no address.
+	resp, err := http.ReadResponse(bufio.NewReader(conn), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "<Code>RequestTimeout</Code>") || strings.Contains(string(body), "127.0.0.1") {
+		t.Fatalf("stalled PUT: %d %s", resp.StatusCode, body)
 	}
 }
 

@@ -36,10 +36,19 @@
 //     sentinels (ErrNoSuchKey, ErrSignatureDoesNotMatch, ...) are *Error
 //     values; apiError, the one mapping function, turns any error into
 //     one — gateway sentinels first, then cairn's domain sentinels
-//     (cairn.ErrNotFound → NoSuchKey, ErrBucketNotEmpty → BucketNotEmpty,
-//     ErrUnavailable → ServiceUnavailable, ...), else InternalError.
-//     Handlers wrap a cairn.ErrNotFound with ErrNoSuchBucket or ErrNoSuchKey
-//     where the resource matters (objectErr).
+//     (ErrNoSpace → InsufficientStorage, ErrUnavailable →
+//     ServiceUnavailable, cairn.ErrNotFound → NoSuchKey, ...), else
+//     InternalError. Handlers put a cairn.ErrNotFound under ErrNoSuchBucket
+//     or ErrNoSuchKey where the resource the client named is missing
+//     (objectErr), never when the cluster is unavailable.
+//   - cause: an error from below the gateway kept under the S3 error it
+//     means (withCause). The client sees the S3 error's message — plus,
+//     for a 4xx the gateway raised itself, the detail it added ("?acl") —
+//     never a cause's text, which may name disks, paths, hosts or versions.
+//   - request ID: every response carries one in x-amz-request-id (and the
+//     gateway's own random ID in x-amz-id-2); an error body repeats them as
+//     RequestId and HostId, and the log line of the failure (Error level
+//     for a 5xx, Debug otherwise) holds the whole error under request_id.
 //
 // Usage:
 //

@@ -72,17 +72,25 @@ func newEnv(t *testing.T) *env {
 // newEnvWith is newEnv with other credentials.
 func newEnvWith(t *testing.T, creds Credentials) *env {
 	t.Helper()
+	return newEnvLayout(t, creds, 8, 1)
+}
+
+// newEnvLayout is newEnvWith on nodes×disks disks ("node1/disk1", ...).
+func newEnvLayout(t *testing.T, creds Credentials, nodes, disks int) *env {
+	t.Helper()
 	ctx := context.Background()
 	e := &env{meta: mem.New(), shards: clienttest.NewMemShards(), modes: map[string]int{},
 		finish: make(chan struct{}, 1)}
-	for n := 1; n <= 8; n++ {
+	for n := 1; n <= nodes; n++ {
 		id := cairn.NodeID(fmt.Sprintf("node%d", n))
 		if err := e.meta.PutNode(ctx, cairn.Node{ID: id, Addr: "x"}); err != nil {
 			t.Fatal(err)
 		}
-		d := cairn.Disk{ID: cairn.DiskID(fmt.Sprintf("%s/disk1", id)), Node: id, Capacity: 1 << 40, State: cairn.DiskUp}
-		if err := e.meta.PutDisk(ctx, d); err != nil {
-			t.Fatal(err)
+		for k := 1; k <= disks; k++ {
+			d := cairn.Disk{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", id, k)), Node: id, Capacity: 1 << 40, State: cairn.DiskUp}
+			if err := e.meta.PutDisk(ctx, d); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	c := client.New(e.meta, e.shards, client.Config{BlockSize: blockSize, WindowBytes: 3 * stripe})

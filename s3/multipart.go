@@ -42,7 +42,7 @@ func (h *Handler) multipart(q *request) error {
 
 // uploadErr is objectErr that keeps NoSuchUpload.
 func (h *Handler) uploadErr(q *request, err error) error {
-	if errors.Is(err, client.ErrNoSuchUpload) {
+	if errors.Is(err, client.ErrNoSuchUpload) && !errors.Is(err, cairn.ErrUnavailable) {
 		return err
 	}
 	return h.objectErr(q.r.Context(), q.bucket, err)
@@ -97,6 +97,9 @@ func (h *Handler) uploadPart(q *request, id string) error {
 		return err
 	}
 	p, err := h.cfg.Objects.UploadPart(q.r.Context(), q.bucket, q.key, id, n, body, client.PutOptions{Size: size, Now: h.cfg.Now})
+	if errors.Is(err, cairn.ErrConflict) {
+		return h.writeErr(q.r.Context(), q.bucket, err)
+	}
 	if err != nil {
 		return h.uploadErr(q, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"cairn"
 	"cairn/client"
+	"cairn/placement"
 )
 
 // nopObjects and nopMeta satisfy the interfaces for tests that never
@@ -63,13 +64,18 @@ func TestAPIError(t *testing.T) {
 	}{
 		{fmt.Errorf("x: %w", cairn.ErrNotFound), "NoSuchKey", 404},
 		{fmt.Errorf("%w: %w", ErrNoSuchBucket, cairn.ErrNotFound), "NoSuchBucket", 404},
-		{cairn.ErrExists, "BucketAlreadyOwnedByYou", 409},
+		{fmt.Errorf("%w: %w", ErrBucketAlreadyOwnedByYou, cairn.ErrExists), "BucketAlreadyOwnedByYou", 409},
+		{cairn.ErrExists, "InternalError", 500}, // from below: a version ID taken
 		{fmt.Errorf("delete: %w", cairn.ErrBucketNotEmpty), "BucketNotEmpty", 409},
 		{cairn.ErrInvalid, "InvalidArgument", 400},
 		{fmt.Errorf("%w: disk 3: %w", cairn.ErrUnavailable, cairn.ErrNoSpace), "InsufficientStorage", 507},
 		{fmt.Errorf("%w: 2 shards", cairn.ErrUnavailable), "ServiceUnavailable", 503},
 		{cairn.ErrCorrupt, "InternalError", 500},
-		{cairn.ErrAuth, "AccessDenied", 403},
+		{cairn.ErrAuth, "InternalError", 500}, // from below: a node refused the cluster secret
+		{fmt.Errorf("%w: storing shard 0: %w", cairn.ErrUnavailable, cairn.ErrNotFound), "ServiceUnavailable", 503},
+		{&placement.TooFewDisksError{Need: 6, Have: 4}, "ServiceUnavailable", 503},
+		{fmt.Errorf("etcd: %w", context.DeadlineExceeded), "ServiceUnavailable", 503},
+		{withCause(ErrSlowDown, cairn.ErrConflict), "SlowDown", 503},
 		{cairn.ErrConflict, "OperationAborted", 409},
 		{context.Canceled, "RequestTimeout", 400},
 		{errors.New("disk on fire"), "InternalError", 500},
