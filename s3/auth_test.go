@@ -51,7 +51,7 @@ func TestAuthErrors(t *testing.T) {
 	}
 	e.skew.Store(0)
 
-	// Anonymous, SigV2 and malformed headers.
+	// Anonymous, undated SigV2 and malformed headers.
 	for name, hdr := range map[string]string{
 		"anonymous": "",
 		"sigv2":     "AWS " + testAccess + ":c2lnbmF0dXJl",
@@ -63,7 +63,7 @@ func TestAuthErrors(t *testing.T) {
 			r.Header.Set("Authorization", hdr)
 		}
 		st, body := do(t, r)
-		want := map[string]string{"anonymous": "AccessDenied", "sigv2": "InvalidRequest", "garbage": "AuthorizationHeaderMalformed", "no-sig": "AuthorizationHeaderMalformed"}[name]
+		want := map[string]string{"anonymous": "AccessDenied", "sigv2": "AccessDenied", "garbage": "AuthorizationHeaderMalformed", "no-sig": "AuthorizationHeaderMalformed"}[name]
 		if st/100 != 4 || !strings.Contains(body, "<Code>"+want+"</Code>") {
 			t.Errorf("%s: %d %s", name, st, body)
 		}
