@@ -2,10 +2,12 @@ package s3
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"cairn"
@@ -142,5 +144,35 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if _, err := New(Config{Objects: nopObjects{}, Meta: nopMeta{}, Credentials: StaticCredentials{}, DefaultPolicy: "bogus"}); err == nil {
 		t.Fatal("a bogus default policy was accepted")
+	}
+}
+
+func TestObjectURL(t *testing.T) {
+	tests := []struct {
+		target string
+		tls    bool
+		proto  string
+		key    string
+		want   string
+	}{
+		{"http://gw:9000/b/k", false, "", "k", "http://gw:9000/b/k"},
+		{"http://gw/b/k", true, "", "k", "https://gw/b/k"},
+		{"http://gw/b/k", false, "https", "k", "https://gw/b/k"},
+		{"http://gw/b/k", false, "gopher", "k", "http://gw/b/k"},
+		{"http://gw/b/x", false, "", "dir/a b+ü", "http://gw/b/dir/a%20b%2B%C3%BC"},
+	}
+	for _, tc := range tests {
+		r := httptest.NewRequest("POST", tc.target, nil)
+		if !tc.tls {
+			r.TLS = nil
+		} else if r.TLS == nil {
+			r.TLS = &tls.ConnectionState{}
+		}
+		if tc.proto != "" {
+			r.Header.Set("X-Forwarded-Proto", tc.proto)
+		}
+		if got := objectURL(r, "b", tc.key); got != tc.want {
+			t.Errorf("objectURL(%s, tls %v, proto %q, %q) = %q, want %q", tc.target, tc.tls, tc.proto, tc.key, got, tc.want)
+		}
 	}
 }
