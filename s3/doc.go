@@ -15,6 +15,11 @@
 //     a key derived from the secret, the date, the region and "s3". It
 //     travels in the Authorization header or, for a presigned URL, in the
 //     X-Amz-* query parameters.
+//   - Signature V2: the older signature (sigv2.go): HMAC-SHA1 over the
+//     method, Content-MD5, Content-Type, the date (or a presigned URL's
+//     Expires), the x-amz-* headers and the path with its subresources.
+//     It travels as "Authorization: AWS key:sig" or as the AWSAccessKeyId,
+//     Expires and Signature query parameters, and signs no body.
 //   - payload hash: the x-amz-content-sha256 value the signature covers:
 //     the body's hex SHA-256 (checked as the body streams by),
 //     UNSIGNED-PAYLOAD, or one of the STREAMING-* modes, where the body is
