@@ -3,7 +3,6 @@ package s3
 import (
 	"bytes"
 	"context"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -89,34 +88,6 @@ func (f failMeta) ListManifests(context.Context, string, string, string, int) ([
 }
 
 var _ Meta = failMeta{}
-
-// s3Response is an answer as a client sees it.
-type s3Response struct {
-	status         int
-	header         http.Header
-	body           string
-	code, message  string
-	requestID, hID string // from the XML body
-}
-
-func send(t *testing.T, r *http.Request) s3Response {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	out := s3Response{status: resp.StatusCode, header: resp.Header, body: string(b)}
-	var eb errorBody
-	if resp.StatusCode >= 300 && len(b) > 0 {
-		if err := xml.Unmarshal(b, &eb); err != nil {
-			t.Fatalf("error body %q: %v", b, err)
-		}
-		out.code, out.message, out.requestID, out.hID = eb.Code, eb.Message, eb.RequestID, eb.HostID
-	}
-	return out
-}
 
 // checkError checks an error response: status, code, the message (exact,
 // or containing want.message after "~"), nothing internal in the body,
