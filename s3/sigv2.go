@@ -163,7 +163,7 @@ func sigV2StringToSign(r *http.Request, date, resource string) string {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(strings.Join(strings.Fields(v), " "))
+			b.WriteString(strings.TrimSpace(v))
 		}
 		b.WriteByte('\n')
 	}

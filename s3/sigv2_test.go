@@ -141,6 +141,15 @@ func TestSigV2Refused(t *testing.T) {
 		}, ErrSignatureDoesNotMatch},
 		{"other content type", func(r *http.Request) { r.Header.Set("Content-Type", "text/html") }, ErrSignatureDoesNotMatch},
 		{"an x-amz header added", func(r *http.Request) { r.Header.Set("X-Amz-Meta-B", "2") }, ErrSignatureDoesNotMatch},
+		{"an x-amz value with inner spaces, signed as sent", func(r *http.Request) {
+			r.Header.Set("X-Amz-Meta-A", "a  b")
+			sign(r, exampleSecret)
+		}, nil},
+		{"an x-amz value's inner spaces changed", func(r *http.Request) {
+			r.Header.Set("X-Amz-Meta-A", "a  b")
+			sign(r, exampleSecret)
+			r.Header.Set("X-Amz-Meta-A", "a b")
+		}, ErrSignatureDoesNotMatch},
 		{"other method", func(r *http.Request) { r.Method = "DELETE" }, ErrSignatureDoesNotMatch},
 		{"wrong secret", func(r *http.Request) { sign(r, "not-the-secret") }, ErrSignatureDoesNotMatch},
 		{"not base64", func(r *http.Request) { r.Header.Set("Authorization", "AWS "+exampleAccess+":!!!") }, ErrSignatureDoesNotMatch},
