@@ -2,6 +2,7 @@ package cairn
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -108,9 +109,18 @@ type Bucket struct {
 // MaxKeyLen is the longest object key accepted, in bytes (as S3).
 const MaxKeyLen = 1024
 
+// Prefixes and suffixes S3 reserves: no bucket name may start or end
+// with one (punycode names; access point, Object Lambda, Multi-Region
+// Access Point, directory and table bucket aliases; S3's own names).
+var (
+	reservedBucketPrefixes = []string{"xn--", "sthree-", "amzn-s3-demo-"}
+	reservedBucketSuffixes = []string{"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"}
+)
+
 // ValidateBucketName checks the S3 bucket naming rules: 3–63 characters of
 // lower-case letters, digits, dots and hyphens, starting and ending with a
-// letter or digit, no "..", and not shaped like an IP address.
+// letter or digit, no "..", not shaped like an IP address, and none of
+// the prefixes and suffixes S3 reserves ("xn--", "-s3alias", "--ol-s3", ...).
 func ValidateBucketName(name string) error {
 	bad := func(why string) error {
 		return fmt.Errorf("%w: bucket name %q: %s", ErrInvalid, name, why)
@@ -142,6 +152,16 @@ func ValidateBucketName(name string) error {
 	}
 	if digitsAndDots && dots == 3 {
 		return bad("must not look like an IP address")
+	}
+	for _, p := range reservedBucketPrefixes {
+		if strings.HasPrefix(name, p) {
+			return bad(fmt.Sprintf("must not start with %q (reserved by S3)", p))
+		}
+	}
+	for _, sfx := range reservedBucketSuffixes {
+		if strings.HasSuffix(name, sfx) {
+			return bad(fmt.Sprintf("must not end with %q (reserved by S3)", sfx))
+		}
 	}
 	return nil
 }

@@ -289,8 +289,10 @@ func (c *Client) clusterDisks(ctx context.Context) ([]cairn.Disk, error) {
 // failed, suspect, draining) with writable disks outside the stripe,
 // preferring nodes the stripe does not use yet, so writes keep working
 // while lost disks wait for repair. The manifest records where each shard
-// really went. A disk with no replacement is kept (its write then fails
-// with a precise error).
+// really went. A disk with no replacement means the cluster has fewer
+// writable disks than the stripe is wide: the PUT fails with a
+// *placement.TooFewDisksError (cairn.ErrUnavailable), as a PG table
+// computed now would.
 func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, version string) ([]cairn.DiskID, error) {
 	all, err := c.clusterDisks(ctx)
 	if err != nil {
@@ -308,9 +310,17 @@ func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, vers
 		if o.byID[d].State.Writable() {
 			continue
 		}
-		if best, ok := o.pick(fmt.Sprintf("%s\x00%d", version, i)); ok {
-			out[i] = best
+		best, ok := o.pick(fmt.Sprintf("%s\x00%d", version, i))
+		if !ok {
+			writable := 0
+			for _, d := range all {
+				if d.State.Writable() {
+					writable++
+				}
+			}
+			return nil, &placement.TooFewDisksError{Need: len(disks), Have: writable}
 		}
+		out[i] = best
 	}
 	return out, nil
 }

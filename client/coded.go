@@ -263,7 +263,7 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 		if errors.Is(err, engine.ErrUnavailable) {
 			err = fmt.Errorf("%w: only %d of %d blocks of a stripe could be stored: %w", cairn.ErrUnavailable, len(w.Durable()), target, err)
 			if lastErr != nil {
-				err = fmt.Errorf("%w (last error: %w)", err, lastErr)
+				err = fmt.Errorf("%w (last error: %w)", err, shardErr(lastErr))
 			}
 		}
 		return cairn.CodedStripe{}, err
@@ -426,7 +426,7 @@ func (c *Client) readCodedStripe(ctx context.Context, code rateless, st cairn.Co
 		}
 		err = fmt.Errorf("%w: %s: too few blocks of stripe %s could be read", cairn.ErrUnavailable, what, st.Version)
 		if lastErr != nil {
-			err = fmt.Errorf("%w (last error: %w)", err, lastErr)
+			err = fmt.Errorf("%w (last error: %w)", err, shardErr(lastErr))
 		}
 		return nil, err
 	}

@@ -216,7 +216,7 @@ func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 		}
 		err := fmt.Errorf("%w: %s/%s stripes %d–%d: too few readable shards", cairn.ErrUnavailable, g.m.Bucket, g.m.Key, s, e-1)
 		if lastErr != nil {
-			err = fmt.Errorf("%w (last error: %w)", err, lastErr)
+			err = fmt.Errorf("%w (last error: %w)", err, shardErr(lastErr))
 		}
 		return nil, err
 	}

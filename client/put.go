@@ -67,9 +67,11 @@ func putBuf(b []byte) {
 // Put stores the body of r as bucket/key. It returns the committed
 // manifest. Errors: cairn.ErrNotFound (no such bucket), cairn.ErrInvalid
 // (bad key, policy, or a body that does not match opts.Size),
-// cairn.ErrUnavailable (a shard could not be stored; wraps the cause, e.g.
-// cairn.ErrNoSpace), or ctx's error. On error nothing becomes visible and
-// the shards written so far are deleted.
+// cairn.ErrUnavailable (a shard could not be stored — of the shard's error
+// only cairn.ErrNoSpace shows through, never its ErrNotFound; or the
+// cluster has too few writable disks, *placement.TooFewDisksError), or
+// ctx's error. On error nothing becomes visible and the shards written so
+// far are deleted.
 func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts PutOptions) (*cairn.Manifest, error) {
 	if err := cairn.ValidateKey(key); err != nil {
 		return nil, err

@@ -364,7 +364,7 @@ func (w *putter) finish(ok bool) ([]cairn.ShardLoc, error) {
 func (w *putter) streamError(outcome error) error {
 	for _, st := range w.streams {
 		if err := st.res.err; st.res.failed && !errors.Is(err, context.Canceled) {
-			return fmt.Errorf("%w: storing shard %d on disk %s: %w", cairn.ErrUnavailable, st.row, st.disk, err)
+			return fmt.Errorf("%w: storing shard %d on disk %s: %w", cairn.ErrUnavailable, st.row, st.disk, shardErr(err))
 		}
 	}
 	return fmt.Errorf("%w: %w", cairn.ErrUnavailable, outcome)

@@ -31,8 +31,24 @@ type cand struct {
 	nodeAssigned *int // PGs on the disk's node (spreads load over nodes)
 }
 
-// Compute builds the PG table for in.Width. It fails with cairn.ErrUnavailable
-// if fewer than Width disks are writable.
+// TooFewDisksError is the error of a placement that needs more writable
+// disks than the cluster has. It wraps cairn.ErrUnavailable. Its text is
+// the two counts and nothing else, so a gateway may show it to a client.
+type TooFewDisksError struct {
+	Need int // disks the stripe is wide
+	Have int // writable disks in the cluster
+}
+
+func (e *TooFewDisksError) Error() string {
+	return fmt.Sprintf("%v: placement needs %d writable disks, the cluster has %d", cairn.ErrUnavailable, e.Need, e.Have)
+}
+
+// Unwrap returns cairn.ErrUnavailable.
+func (e *TooFewDisksError) Unwrap() error { return cairn.ErrUnavailable }
+
+// Compute builds the PG table for in.Width. It fails with a
+// *TooFewDisksError (cairn.ErrUnavailable) if fewer than Width disks are
+// writable.
 func Compute(in Input) (cairn.PGTable, error) {
 	n := in.Width
 	if n < 1 {
@@ -71,7 +87,7 @@ func Compute(in Input) (cairn.PGTable, error) {
 			weight: max(w, 1e-9), nodeAssigned: perNode[d.Node]})
 	}
 	if len(cands) < n {
-		return cairn.PGTable{}, fmt.Errorf("%w: placement needs %d writable disks, the cluster has %d", cairn.ErrUnavailable, n, len(cands))
+		return cairn.PGTable{}, &TooFewDisksError{Need: n, Have: len(cands)}
 	}
 	slices.SortFunc(cands, func(a, b *cand) int { return cmp.Compare(a.disk.ID, b.disk.ID) })
 	per := in.PGsPerDisk

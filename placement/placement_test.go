@@ -172,8 +172,14 @@ func TestErrors(t *testing.T) {
 	}
 	ds[0].State = cairn.DiskDown
 	ds[1].State = cairn.DiskDraining
-	if _, err := Compute(Input{Nodes: ns, Disks: ds, Width: 3}); !errors.Is(err, cairn.ErrUnavailable) {
+	_, err := Compute(Input{Nodes: ns, Disks: ds, Width: 3})
+	if !errors.Is(err, cairn.ErrUnavailable) {
 		t.Fatalf("2 writable disks, width 3: %v, want ErrUnavailable", err)
+	}
+	var few *TooFewDisksError
+	if !errors.As(err, &few) || *few != (TooFewDisksError{Need: 3, Have: 2}) ||
+		err.Error() != "unavailable: placement needs 3 writable disks, the cluster has 2" {
+		t.Fatalf("2 writable disks, width 3: %#v", err)
 	}
 	if _, err := Compute(Input{Nodes: ns, Disks: ds, Width: 0}); !errors.Is(err, cairn.ErrInvalid) {
 		t.Fatalf("width 0: %v, want ErrInvalid", err)

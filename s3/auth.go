@@ -173,9 +173,10 @@ type authResult struct {
 	seedSig    string // the request's signature: chunk 1 chains from it
 }
 
-// authenticate verifies a request's Signature V4 (header or presigned
-// query) against cfg.Credentials and the clock. It does not read the
-// body; bodyReader checks the payload against auth.payload.
+// authenticate verifies a request's Signature V4 or V2 (header or
+// presigned query; sigv2.go) against cfg.Credentials and the clock. It
+// does not read the body; bodyReader checks the payload against
+// auth.payload.
 func (h *Handler) authenticate(r *http.Request) (*authResult, error) {
 	q := r.URL.Query()
 	if q.Has("X-Amz-Algorithm") || q.Has("X-Amz-Signature") || q.Has("X-Amz-Credential") {
@@ -185,11 +186,17 @@ func (h *Handler) authenticate(r *http.Request) (*authResult, error) {
 		return h.authPresigned(r, q)
 	}
 	if q.Has("AWSAccessKeyId") {
-		return nil, ErrUnsupportedAuth
+		if r.Header.Get("Authorization") != "" {
+			return nil, fmt.Errorf("%w: both an Authorization header and presign parameters", ErrInvalidArgument)
+		}
+		return h.authV2Presigned(r, q)
 	}
 	av := r.Header.Get("Authorization")
 	if av == "" {
 		return nil, ErrAccessDenied // no anonymous access
+	}
+	if strings.HasPrefix(av, sigV2Prefix) {
+		return h.authV2Header(r, av)
 	}
 	sh, err := parseAuthHeader(av)
 	if err != nil {

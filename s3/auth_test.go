@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -50,7 +51,7 @@ func TestAuthErrors(t *testing.T) {
 	}
 	e.skew.Store(0)
 
-	// Anonymous, SigV2 and malformed headers.
+	// Anonymous, undated SigV2 and malformed headers.
 	for name, hdr := range map[string]string{
 		"anonymous": "",
 		"sigv2":     "AWS " + testAccess + ":c2lnbmF0dXJl",
@@ -62,7 +63,7 @@ func TestAuthErrors(t *testing.T) {
 			r.Header.Set("Authorization", hdr)
 		}
 		st, body := do(t, r)
-		want := map[string]string{"anonymous": "AccessDenied", "sigv2": "InvalidRequest", "garbage": "AuthorizationHeaderMalformed", "no-sig": "AuthorizationHeaderMalformed"}[name]
+		want := map[string]string{"anonymous": "AccessDenied", "sigv2": "AccessDenied", "garbage": "AuthorizationHeaderMalformed", "no-sig": "AuthorizationHeaderMalformed"}[name]
 		if st/100 != 4 || !strings.Contains(body, "<Code>"+want+"</Code>") {
 			t.Errorf("%s: %d %s", name, st, body)
 		}
@@ -447,6 +448,16 @@ func TestStalledBody(t *testing.T) {
 	waitServed(t, e, served+1)
 	if _, err := e.meta.Manifest(context.Background(), "bkt", "stalled"); err == nil {
 		t.Fatal("a stalled PUT is visible")
+	}
+	// The answer is S3's for an idle client, naming no address.
+	resp, err := http.ReadResponse(bufio.NewReader(conn), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "<Code>RequestTimeout</Code>") || strings.Contains(string(body), "127.0.0.1") {
+		t.Fatalf("stalled PUT: %d %s", resp.StatusCode, body)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -22,7 +23,8 @@ import (
 
 // wireBody turns a connection that ended early into ErrIncompleteBody
 // (net/http reports io.ErrUnexpectedEOF, which a reader might otherwise
-// take for a clean end of a short object).
+// take for a clean end of a short object), and one whose idle deadline
+// passed into RequestTimeout, as S3 does.
 //
 // If extend is set, it is called before each Read to push the
 // connection's read deadline forward: a client that stops sending for
@@ -43,8 +45,12 @@ func (b *wireBody) Read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	if err != nil && err != io.EOF {
 		var e *Error
-		if !errors.As(err, &e) {
-			err = fmt.Errorf("%w: %v", ErrIncompleteBody, err)
+		switch {
+		case errors.As(err, &e):
+		case errors.Is(err, os.ErrDeadlineExceeded): // the idle deadline extend pushes forward
+			err = withCause(ErrRequestTimeout, err)
+		default: // the connection's error names addresses: the client sees none of it
+			err = withCause(ErrIncompleteBody, err)
 		}
 		b.err = err
 	} else if err == io.EOF {
@@ -260,7 +266,11 @@ func (c *chunkedReader) readLine() (string, error) {
 func (c *chunkedReader) readTrailer() error {
 	rest, err := io.ReadAll(io.LimitReader(c.r, maxTrailer+1))
 	if err != nil {
-		return fmt.Errorf("%w: reading the trailer: %v", ErrIncompleteBody, err)
+		var e *Error
+		if errors.As(err, &e) {
+			return err // wireBody's
+		}
+		return withCause(ErrIncompleteBody, err)
 	}
 	if len(rest) > maxTrailer {
 		return fmt.Errorf("%w: trailer too long", ErrMalformedChunk)

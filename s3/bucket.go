@@ -85,10 +85,10 @@ func (h *Handler) createBucket(q *request) error {
 		if b, berr := h.cfg.Meta.Bucket(q.r.Context(), q.bucket); berr == nil && b.Owner != q.auth.id.Name && !q.auth.id.Root {
 			return ErrBucketAlreadyExists
 		}
-		return fmt.Errorf("%w: %w", ErrBucketAlreadyOwnedByYou, err)
+		return withCause(ErrBucketAlreadyOwnedByYou, err)
 	}
 	if errors.Is(err, cairn.ErrInvalid) {
-		return fmt.Errorf("%w: %w", ErrInvalidBucketName, err)
+		return withCause(ErrInvalidBucketName, err)
 	}
 	if err != nil {
 		return err
@@ -117,7 +117,7 @@ func (h *Handler) deleteBucket(q *request) error {
 	err := h.cfg.Meta.DeleteBucket(q.r.Context(), q.bucket)
 	switch {
 	case errors.Is(err, cairn.ErrNotFound):
-		return fmt.Errorf("%w: %w", ErrNoSuchBucket, err)
+		return withCause(ErrNoSuchBucket, err)
 	case err != nil:
 		return err
 	}

@@ -22,7 +22,7 @@ func TestBuckets(t *testing.T) {
 	_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("alpha")})
 	wantCode(t, err, "BucketAlreadyOwnedByYou")
 
-	for _, bad := range []string{"ab", "Upper", "under_score", "-dash", "a..b", "192.168.1.1", strings.Repeat("x", 64)} {
+	for _, bad := range []string{"ab", "Upper", "under_score", "-dash", "a..b", "192.168.1.1", strings.Repeat("x", 64), "xn--bcher-kva", "my-ap-s3alias", "my-olap--ol-s3"} {
 		_, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bad)})
 		wantCode(t, err, "InvalidBucketName")
 	}

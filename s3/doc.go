@@ -15,6 +15,11 @@
 //     a key derived from the secret, the date, the region and "s3". It
 //     travels in the Authorization header or, for a presigned URL, in the
 //     X-Amz-* query parameters.
+//   - Signature V2: the older signature (sigv2.go): HMAC-SHA1 over the
+//     method, Content-MD5, Content-Type, the date (or a presigned URL's
+//     Expires), the x-amz-* headers and the path with its subresources.
+//     It travels as "Authorization: AWS key:sig" or as the AWSAccessKeyId,
+//     Expires and Signature query parameters, and signs no body.
 //   - payload hash: the x-amz-content-sha256 value the signature covers:
 //     the body's hex SHA-256 (checked as the body streams by),
 //     UNSIGNED-PAYLOAD, or one of the STREAMING-* modes, where the body is
@@ -36,10 +41,19 @@
 //     sentinels (ErrNoSuchKey, ErrSignatureDoesNotMatch, ...) are *Error
 //     values; apiError, the one mapping function, turns any error into
 //     one — gateway sentinels first, then cairn's domain sentinels
-//     (cairn.ErrNotFound → NoSuchKey, ErrBucketNotEmpty → BucketNotEmpty,
-//     ErrUnavailable → ServiceUnavailable, ...), else InternalError.
-//     Handlers wrap a cairn.ErrNotFound with ErrNoSuchBucket or ErrNoSuchKey
-//     where the resource matters (objectErr).
+//     (ErrNoSpace → InsufficientStorage, ErrUnavailable →
+//     ServiceUnavailable, cairn.ErrNotFound → NoSuchKey, ...), else
+//     InternalError. Handlers put a cairn.ErrNotFound under ErrNoSuchBucket
+//     or ErrNoSuchKey where the resource the client named is missing
+//     (objectErr), never when the cluster is unavailable.
+//   - cause: an error from below the gateway kept under the S3 error it
+//     means (withCause). The client sees the S3 error's message — plus,
+//     for a 4xx the gateway raised itself, the detail it added ("?acl") —
+//     never a cause's text, which may name disks, paths, hosts or versions.
+//   - request ID: every response carries one in x-amz-request-id (and the
+//     gateway's own random ID in x-amz-id-2); an error body repeats them as
+//     RequestId and HostId, and the log line of the failure (Error level
+//     for a 5xx, Debug otherwise) holds the whole error under request_id.
 //
 // Usage:
 //

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"cairn"
 	"cairn/client"
+	"cairn/placement"
 )
 
 // Error is an S3 error: the Code and HTTP Status a client sees in the XML
@@ -73,7 +76,8 @@ var (
 	ErrInvalidRequest     = &Error{"InvalidRequest", http.StatusBadRequest, "Invalid Request."}
 	ErrRequestTimeout     = &Error{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
 	ErrOperationAborted   = &Error{"OperationAborted", http.StatusConflict, "A conflicting conditional operation is currently in progress against this resource. Please try again."}
-	ErrServiceUnavailable = &Error{"ServiceUnavailable", http.StatusServiceUnavailable, "Not enough storage nodes are available; please retry."}
+	ErrSlowDown           = &Error{"SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate."}
+	ErrServiceUnavailable = &Error{"ServiceUnavailable", http.StatusServiceUnavailable, "Not enough storage disks or nodes are available; please retry."}
 	ErrInsufficientSpace  = &Error{"InsufficientStorage", http.StatusInsufficientStorage, "The storage cluster is out of space."}
 	ErrInternal           = &Error{"InternalError", http.StatusInternalServerError, "We encountered an internal error. Please try again."}
 )
@@ -82,6 +86,14 @@ var (
 // sentinels first (they carry the resource context: NoSuchBucket vs
 // NoSuchKey), then cairn's domain sentinels, then context errors.
 // Anything else is an InternalError.
+//
+// The order among cairn's sentinels matters where a chain holds several:
+// the cluster's state (out of space, unavailable) wins over ErrNotFound,
+// which means a missing key only when nothing below failed. cairn.ErrAuth
+// and ErrExists that reach here come from below the gateway (a node or the
+// metadata store refusing the cluster's own credentials, a version ID
+// taken): the client's own authentication errors and an existing bucket
+// are gateway sentinels.
 func apiError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -96,28 +108,78 @@ func apiError(err error) *Error {
 		return ErrInvalidPartOrder
 	case errors.Is(err, client.ErrEntityTooSmall):
 		return ErrEntityTooSmall
-	case errors.Is(err, cairn.ErrNotFound):
-		return ErrNoSuchKey
-	case errors.Is(err, cairn.ErrExists):
-		return ErrBucketAlreadyOwnedByYou
-	case errors.Is(err, cairn.ErrBucketNotEmpty):
-		return ErrBucketNotEmpty
-	case errors.Is(err, cairn.ErrAuth):
-		return ErrAccessDenied
 	case errors.Is(err, cairn.ErrNoSpace): // before ErrUnavailable, which wraps it
 		return ErrInsufficientSpace
 	case errors.Is(err, cairn.ErrUnavailable):
 		return ErrServiceUnavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		// A deadline inside the cluster (the request's own context has
+		// none): a dependency did not answer in time.
+		return ErrServiceUnavailable
+	case errors.Is(err, context.Canceled):
+		// The request's context ends when the client goes away: nobody
+		// reads this answer.
+		return ErrRequestTimeout
+	case errors.Is(err, cairn.ErrNotFound):
+		return ErrNoSuchKey
+	case errors.Is(err, cairn.ErrBucketNotEmpty):
+		return ErrBucketNotEmpty
 	case errors.Is(err, cairn.ErrConflict):
 		return ErrOperationAborted
 	case errors.Is(err, cairn.ErrInvalid):
 		return ErrInvalidArgument
-	case errors.Is(err, cairn.ErrCorrupt):
-		return ErrInternal
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return ErrRequestTimeout
 	}
-	return ErrInternal
+	return ErrInternal // ErrCorrupt, ErrAuth, ErrExists, anything else
+}
+
+// causeError puts an error from below the gateway (the data path, the
+// metadata store, the connection) under the S3 error it means to the
+// client. errors.Is and errors.As find both. The client sees the S3
+// error's own message only, because the cause's text may name files,
+// disks, hosts or versions; the log gets all of it.
+type causeError struct {
+	s3    *Error
+	cause error
+}
+
+func (c *causeError) Error() string   { return c.s3.Error() + ": " + c.cause.Error() }
+func (c *causeError) Unwrap() []error { return []error{c.s3, c.cause} }
+
+// withCause returns cause under the S3 error e (see causeError).
+func withCause(e *Error, cause error) error { return &causeError{s3: e, cause: cause} }
+
+// retryAfter is the Retry-After (seconds) of a 503: disks and nodes come
+// back in seconds (a restart) or not soon (a lost disk); SDKs back off
+// on their own either way.
+const retryAfter = "5"
+
+// publicMessage is the Message of the error body: the S3 error's own,
+// and a detail only where its text is known to be the client's business.
+// For a 4xx that is the text the gateway wrapped its sentinel with ("?acl",
+// "max-keys \"x\"", a bucket naming rule), never for authentication
+// failures (403: no hints to a prober) and never for an error holding a
+// cause from below (withCause) or made below the gateway (apiError mapped
+// a cairn sentinel). For a 5xx it is only the counts of a
+// placement.TooFewDisksError.
+func publicMessage(e *Error, err error) string {
+	var detail string
+	var few *placement.TooFewDisksError
+	var cause *causeError
+	var gw *Error
+	switch {
+	case e.Status >= 500:
+		if errors.As(err, &few) {
+			detail = fmt.Sprintf("placement needs %d writable disks, the cluster has %d", few.Need, few.Have)
+		}
+	case e.Status == http.StatusForbidden, errors.As(err, &cause), !errors.As(err, &gw), err == e:
+	default:
+		detail = strings.Replace(err.Error(), e.Error()+": ", "", 1)
+		detail = strings.Trim(strings.Replace(detail, e.Error(), "", 1), ": ")
+	}
+	if detail == "" {
+		return e.Message
+	}
+	return e.Message + " (" + detail + ")"
 }
 
 // errorBody is the S3 XML error document.
@@ -127,6 +189,7 @@ type errorBody struct {
 	Message   string   `xml:"Message"`
 	Resource  string   `xml:"Resource,omitempty"`
 	RequestID string   `xml:"RequestId"`
+	HostID    string   `xml:"HostId"`
 	Key       string   `xml:"Key,omitempty"`
 	Bucket    string   `xml:"BucketName,omitempty"`
 }

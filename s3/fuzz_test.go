@@ -35,6 +35,8 @@ func FuzzAuthenticate(f *testing.F) {
 	f.Add(good, "20250101T120000Z", emptySHA256, "/b/k?list-type=2")
 	f.Add("", "", "", "/?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential="+testAccess+"%2F20250101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20250101T120000Z&X-Amz-Expires=60&X-Amz-SignedHeaders=host&X-Amz-Signature="+strings.Repeat("0", 64))
 	f.Add(good, "garbage", "UNSIGNED-PAYLOAD", "/%zz")
+	f.Add("AWS "+testAccess+":c2lnbmF0dXJlc2lnbmF0dXJlMTIzNA==", "Wed, 01 Jan 2025 12:00:00 GMT", "", "/b/k?acl&uploadId=1")
+	f.Add("", "", "", "/b/k?AWSAccessKeyId="+testAccess+"&Expires=1735736400&Signature=c2lnbmF0dXJlc2lnbmF0dXJlMTIzNA%3D%3D")
 	h, err := New(Config{Objects: nopObjects{}, Meta: nopMeta{}, Credentials: RootCredentials(testAccess, testSecret), Now: func() time.Time { return now }})
 	if err != nil {
 		f.Fatal(err)

@@ -2,6 +2,8 @@ package s3
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -144,9 +146,10 @@ func (c *Config) Validate() error {
 // Handler serves the S3 API (path-style addressing) over cairn. It is
 // stateless and safe for concurrent use.
 type Handler struct {
-	cfg   Config
-	reqID atomic.Uint64
-	boot  int64 // start time, unique-ish prefix of request IDs
+	cfg    Config
+	reqID  atomic.Uint64
+	boot   int64  // start time, unique-ish prefix of request IDs
+	hostID string // x-amz-id-2: names this gateway without naming its host
 }
 
 // New returns a Handler for cfg (see Config.Validate).
@@ -154,7 +157,11 @@ func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Handler{cfg: cfg, boot: cfg.Now().UnixNano()}, nil
+	var id [18]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return nil, fmt.Errorf("s3: making the gateway's host ID: %w", err)
+	}
+	return &Handler{cfg: cfg, boot: cfg.Now().UnixNano(), hostID: base64.StdEncoding.EncodeToString(id[:])}, nil
 }
 
 // Subresources the gateway does not implement yet: a request naming one
@@ -168,6 +175,7 @@ var unsupportedSubresources = []string{
 
 // request is one authenticated request being served.
 type request struct {
+	id     string // the request ID: x-amz-request-id, RequestId, the log's request_id
 	w      http.ResponseWriter
 	r      *http.Request
 	auth   *authResult
@@ -175,20 +183,24 @@ type request struct {
 	key    string
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every response, success or error,
+// carries the request's ID in x-amz-request-id (and the gateway's in
+// x-amz-id-2); an error body carries it as RequestId, and the log line of
+// a failed request as request_id.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprintf("%X%06X", h.boot, h.reqID.Add(1))
 	w.Header().Set("X-Amz-Request-Id", id)
+	w.Header().Set("X-Amz-Id-2", h.hostID)
 	w.Header().Set("Server", "cairn")
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
-	req := &request{w: w, r: r, bucket: bucket, key: key}
+	req := &request{id: id, w: w, r: r, bucket: bucket, key: key}
 	a, err := h.authenticate(r)
 	if err == nil {
 		req.auth = a
 		err = h.route(req)
 	}
 	if err != nil {
-		h.writeError(req, id, err)
+		h.writeError(req, err)
 	}
 }
 
@@ -277,7 +289,7 @@ func checkKey(key string) error {
 func (h *Handler) bucket(q *request, name string) (cairn.Bucket, error) {
 	b, err := h.cfg.Meta.Bucket(q.r.Context(), name)
 	if errors.Is(err, cairn.ErrNotFound) {
-		return b, fmt.Errorf("%w: %w", ErrNoSuchBucket, err)
+		return b, withCause(ErrNoSuchBucket, err)
 	}
 	if err != nil {
 		return b, err
@@ -299,9 +311,11 @@ func (h *Handler) checkBucket(q *request, name string) error {
 }
 
 // objectErr gives a cairn.ErrNotFound from an object operation its S3
-// meaning: NoSuchBucket if the bucket is missing, else NoSuchKey.
+// meaning: NoSuchBucket if the bucket is missing, else NoSuchKey. An
+// error that is also cairn.ErrUnavailable is the cluster's, not a missing
+// resource's, and stays as it is.
 func (h *Handler) objectErr(ctx context.Context, bucket string, err error) error {
-	if err == nil || !errors.Is(err, cairn.ErrNotFound) {
+	if err == nil || !errors.Is(err, cairn.ErrNotFound) || errors.Is(err, cairn.ErrUnavailable) {
 		return err
 	}
 	var e *Error
@@ -309,9 +323,22 @@ func (h *Handler) objectErr(ctx context.Context, bucket string, err error) error
 		return err
 	}
 	if _, berr := h.cfg.Meta.Bucket(ctx, bucket); errors.Is(berr, cairn.ErrNotFound) {
-		return fmt.Errorf("%w: %w", ErrNoSuchBucket, err)
+		return withCause(ErrNoSuchBucket, err)
 	}
-	return fmt.Errorf("%w: %w", ErrNoSuchKey, err)
+	return withCause(ErrNoSuchKey, err)
+}
+
+// writeErr is objectErr for the operations that write an object
+// (PutObject, CopyObject, UploadPart): a commit that lost to concurrent
+// writers again and again (cairn.ErrConflict) is load, SlowDown.
+func (h *Handler) writeErr(ctx context.Context, bucket string, err error) error {
+	if errors.Is(err, cairn.ErrConflict) {
+		var e *Error
+		if !errors.As(err, &e) {
+			return withCause(ErrSlowDown, err)
+		}
+	}
+	return h.objectErr(ctx, bucket, err)
 }
 
 // body returns the request body wrapped in the readers that check it
@@ -417,27 +444,27 @@ func (h *Handler) writeXML(q *request, status int, v any) error {
 	return nil
 }
 
-// writeError sends err as an S3 error response (apiError picks the code).
-func (h *Handler) writeError(q *request, reqID string, err error) {
+// writeError sends err as an S3 error response: apiError picks the code,
+// publicMessage the message. The full error goes to the log with the
+// request ID: at Error level for a 5xx (but 501), at Debug for the rest
+// (a client's mistake is not the operator's).
+func (h *Handler) writeError(q *request, err error) {
 	e := apiError(err)
-	internal := e.Status >= 500 && e.Status != http.StatusNotImplemented
-	if internal {
-		h.cfg.Logger.Error("s3 request failed", "method", q.r.Method, "path", q.r.URL.Path, "request_id", reqID, "err", err)
+	level := slog.LevelDebug
+	if e.Status >= 500 && e.Status != http.StatusNotImplemented {
+		level = slog.LevelError
 	}
-	msg := e.Message
-	if !internal && e.Status != http.StatusForbidden && err != e { // add the detail, never for auth or internal failures
-		detail := strings.Replace(err.Error(), e.Error()+": ", "", 1)
-		detail = strings.Trim(strings.Replace(detail, e.Error(), "", 1), ": ")
-		if detail != "" {
-			msg += " (" + detail + ")"
-		}
-	}
+	h.cfg.Logger.Log(q.r.Context(), level, "s3 request failed", "request_id", q.id, "host_id", h.hostID,
+		"method", q.r.Method, "path", q.r.URL.Path, "status", e.Status, "code", e.Code, "err", err)
 	q.w.Header().Del("Content-Length")
+	if e.Status == http.StatusServiceUnavailable {
+		q.w.Header().Set("Retry-After", retryAfter)
+	}
 	if e.Status == http.StatusNotModified || q.r.Method == http.MethodHead {
 		q.w.WriteHeader(e.Status)
 		return
 	}
-	body := errorBody{Code: e.Code, Message: msg, Resource: q.r.URL.Path, RequestID: reqID, Bucket: q.bucket, Key: q.key}
+	body := errorBody{Code: e.Code, Message: publicMessage(e, err), Resource: q.r.URL.Path, RequestID: q.id, HostID: h.hostID, Bucket: q.bucket, Key: q.key}
 	b, _ := xml.Marshal(body)
 	q.w.Header().Set("Content-Type", "application/xml")
 	q.w.Header().Set("Content-Length", strconv.Itoa(len(xml.Header)+len(b)))

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -72,17 +73,25 @@ func newEnv(t *testing.T) *env {
 // newEnvWith is newEnv with other credentials.
 func newEnvWith(t *testing.T, creds Credentials) *env {
 	t.Helper()
+	return newEnvLayout(t, creds, 8, 1)
+}
+
+// newEnvLayout is newEnvWith on nodes×disks disks ("node1/disk1", ...).
+func newEnvLayout(t *testing.T, creds Credentials, nodes, disks int) *env {
+	t.Helper()
 	ctx := context.Background()
 	e := &env{meta: mem.New(), shards: clienttest.NewMemShards(), modes: map[string]int{},
 		finish: make(chan struct{}, 1)}
-	for n := 1; n <= 8; n++ {
+	for n := 1; n <= nodes; n++ {
 		id := cairn.NodeID(fmt.Sprintf("node%d", n))
 		if err := e.meta.PutNode(ctx, cairn.Node{ID: id, Addr: "x"}); err != nil {
 			t.Fatal(err)
 		}
-		d := cairn.Disk{ID: cairn.DiskID(fmt.Sprintf("%s/disk1", id)), Node: id, Capacity: 1 << 40, State: cairn.DiskUp}
-		if err := e.meta.PutDisk(ctx, d); err != nil {
-			t.Fatal(err)
+		for k := 1; k <= disks; k++ {
+			d := cairn.Disk{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", id, k)), Node: id, Capacity: 1 << 40, State: cairn.DiskUp}
+			if err := e.meta.PutDisk(ctx, d); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	c := client.New(e.meta, e.shards, client.Config{BlockSize: blockSize, WindowBytes: 3 * stripe})
@@ -181,13 +190,38 @@ func (e *env) signed(t *testing.T, method, path string, body []byte, payloadHash
 // do sends r and returns the status and body.
 func do(t *testing.T, r *http.Request) (int, string) {
 	t.Helper()
+	got := send(t, r)
+	return got.status, got.body
+}
+
+// s3Response is an answer as a client sees it.
+type s3Response struct {
+	status         int
+	header         http.Header
+	body           string
+	code, message  string
+	requestID, hID string // from the XML body
+}
+
+// send sends r and returns the answer, with the fields of an S3 error
+// body.
+func send(t *testing.T, r *http.Request) s3Response {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	out := s3Response{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	var eb errorBody
+	if resp.StatusCode >= 300 && resp.Header.Get("Content-Type") == "application/xml" {
+		if err := xml.Unmarshal(b, &eb); err != nil {
+			t.Fatalf("error body %q: %v", b, err)
+		}
+		out.code, out.message, out.requestID, out.hID = eb.Code, eb.Message, eb.RequestID, eb.HostID
+	}
+	return out
 }
 
 // wantCode checks that err is an S3 API error with code.

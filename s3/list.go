@@ -174,7 +174,7 @@ func (h *Handler) listObjects(q *request, v2 bool) error {
 	}
 	p, err := list(q.r.Context(), h.cfg.Meta, q.bucket, prefix, delim, after, maxKeys)
 	if errors.Is(err, cairn.ErrNotFound) {
-		return fmt.Errorf("%w: %w", ErrNoSuchBucket, err)
+		return withCause(ErrNoSuchBucket, err)
 	}
 	if err != nil {
 		return err

@@ -42,7 +42,7 @@ func (h *Handler) multipart(q *request) error {
 
 // uploadErr is objectErr that keeps NoSuchUpload.
 func (h *Handler) uploadErr(q *request, err error) error {
-	if errors.Is(err, client.ErrNoSuchUpload) {
+	if errors.Is(err, client.ErrNoSuchUpload) && !errors.Is(err, cairn.ErrUnavailable) {
 		return err
 	}
 	return h.objectErr(q.r.Context(), q.bucket, err)
@@ -97,6 +97,9 @@ func (h *Handler) uploadPart(q *request, id string) error {
 		return err
 	}
 	p, err := h.cfg.Objects.UploadPart(q.r.Context(), q.bucket, q.key, id, n, body, client.PutOptions{Size: size, Now: h.cfg.Now})
+	if errors.Is(err, cairn.ErrConflict) {
+		return h.writeErr(q.r.Context(), q.bucket, err)
+	}
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
@@ -138,8 +141,24 @@ func (h *Handler) completeUpload(q *request, id string) error {
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
-	return h.writeXML(q, http.StatusOK, completeResult{NS: s3NS, Location: "/" + q.bucket + "/" + q.key,
+	return h.writeXML(q, http.StatusOK, completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
 		Bucket: q.bucket, Key: q.key, ETag: etag(m)})
+}
+
+// objectURL is the absolute URL of an object as S3 gives it in the
+// Location of CompleteMultipartUpload: the scheme (https if the request
+// came over TLS, or a proxy in front says so in X-Forwarded-Proto) and
+// host the client used, path style (the only addressing the gateway
+// serves), the key URI-encoded.
+func objectURL(r *http.Request, bucket, key string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	}
+	return scheme + "://" + r.Host + "/" + bucket + "/" + uriEncode(key, false)
 }
 
 func (h *Handler) abortUpload(q *request, id string) error {

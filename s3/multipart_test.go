@@ -96,6 +96,9 @@ func TestMultipartSDK(t *testing.T) {
 	if *out.ETag != wantETag {
 		t.Fatalf("ETag %s, want %s", *out.ETag, wantETag)
 	}
+	if want := e.srv.URL + "/bkt/big/object"; aws.ToString(out.Location) != want {
+		t.Fatalf("Location %q, want %q", aws.ToString(out.Location), want)
+	}
 	// Part 4 was not chosen: only 3 parts × 6 shards remain.
 	if n := e.shards.Count(); n != 18 {
 		t.Fatalf("%d shard files, want 18", n)

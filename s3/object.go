@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/xml"
 	"errors"
@@ -181,7 +182,7 @@ func (h *Handler) putObject(q *request) error {
 		Now: h.cfg.Now,
 	})
 	if err != nil {
-		return h.objectErr(ctx, q.bucket, err)
+		return h.writeErr(ctx, q.bucket, err)
 	}
 	q.w.Header().Set("ETag", etag(m))
 	q.w.WriteHeader(http.StatusOK)
@@ -368,10 +369,9 @@ func (h *Handler) getObject(q *request, head bool) error {
 		if !partial {
 			off, n = 0, m.Size
 		}
-		var rc io.ReadCloser
+		var body io.Reader
 		if !head {
-			var gm *cairn.Manifest
-			gm, rc, err = h.cfg.Objects.Get(ctx, q.bucket, q.key, off, n)
+			gm, rc, err := h.cfg.Objects.Get(ctx, q.bucket, q.key, off, n)
 			if err != nil {
 				return h.objectErr(ctx, q.bucket, err)
 			}
@@ -383,6 +383,20 @@ func (h *Handler) getObject(q *request, head bool) error {
 				return ErrOperationAborted
 			}
 			defer rc.Close()
+			body = rc
+			if n > 0 {
+				// Wait for the first window before the status line: a GET
+				// that cannot be served (too few shards readable) still
+				// gets an S3 error, not a 200 and a cut connection.
+				br := bufio.NewReader(rc)
+				if _, err := br.Peek(1); err != nil {
+					if err == io.EOF {
+						err = fmt.Errorf("%w: the data path returned no bytes of %d", cairn.ErrCorrupt, n)
+					}
+					return h.objectErr(ctx, q.bucket, err)
+				}
+				body = br
+			}
 		}
 		setObjectHeaders(q.w, m, q.r.URL.Query())
 		if class := h.storageClass(m); class != "STANDARD" { // S3 omits STANDARD
@@ -398,10 +412,10 @@ func (h *Handler) getObject(q *request, head bool) error {
 		if head {
 			return nil
 		}
-		if _, err := io.Copy(q.w, rc); err != nil {
+		if _, err := io.Copy(q.w, body); err != nil {
 			// Headers are gone: cut the connection so the client sees a
 			// short body rather than a complete-looking one.
-			h.cfg.Logger.Warn("s3 GET aborted", "bucket", q.bucket, "key", q.key, "err", err)
+			h.cfg.Logger.Warn("s3 GET aborted", "request_id", q.id, "bucket", q.bucket, "key", q.key, "err", err)
 			panic(http.ErrAbortHandler)
 		}
 		return nil
@@ -611,7 +625,7 @@ func (h *Handler) copyObject(q *request) error {
 		nm, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, rc, opts)
 		rc.Close()
 		if err != nil {
-			return h.objectErr(ctx, q.bucket, err)
+			return h.writeErr(ctx, q.bucket, err)
 		}
 		return h.writeXML(q, http.StatusOK, copyObjectResult{NS: s3NS, LastModified: isoTime(nm.Created), ETag: etag(nm)})
 	}

@@ -2,14 +2,17 @@ package s3
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"cairn"
 	"cairn/client"
+	"cairn/placement"
 )
 
 // nopObjects and nopMeta satisfy the interfaces for tests that never
@@ -63,13 +66,18 @@ func TestAPIError(t *testing.T) {
 	}{
 		{fmt.Errorf("x: %w", cairn.ErrNotFound), "NoSuchKey", 404},
 		{fmt.Errorf("%w: %w", ErrNoSuchBucket, cairn.ErrNotFound), "NoSuchBucket", 404},
-		{cairn.ErrExists, "BucketAlreadyOwnedByYou", 409},
+		{fmt.Errorf("%w: %w", ErrBucketAlreadyOwnedByYou, cairn.ErrExists), "BucketAlreadyOwnedByYou", 409},
+		{cairn.ErrExists, "InternalError", 500}, // from below: a version ID taken
 		{fmt.Errorf("delete: %w", cairn.ErrBucketNotEmpty), "BucketNotEmpty", 409},
 		{cairn.ErrInvalid, "InvalidArgument", 400},
 		{fmt.Errorf("%w: disk 3: %w", cairn.ErrUnavailable, cairn.ErrNoSpace), "InsufficientStorage", 507},
 		{fmt.Errorf("%w: 2 shards", cairn.ErrUnavailable), "ServiceUnavailable", 503},
 		{cairn.ErrCorrupt, "InternalError", 500},
-		{cairn.ErrAuth, "AccessDenied", 403},
+		{cairn.ErrAuth, "InternalError", 500}, // from below: a node refused the cluster secret
+		{fmt.Errorf("%w: storing shard 0: %w", cairn.ErrUnavailable, cairn.ErrNotFound), "ServiceUnavailable", 503},
+		{&placement.TooFewDisksError{Need: 6, Have: 4}, "ServiceUnavailable", 503},
+		{fmt.Errorf("etcd: %w", context.DeadlineExceeded), "ServiceUnavailable", 503},
+		{withCause(ErrSlowDown, cairn.ErrConflict), "SlowDown", 503},
 		{cairn.ErrConflict, "OperationAborted", 409},
 		{context.Canceled, "RequestTimeout", 400},
 		{errors.New("disk on fire"), "InternalError", 500},
@@ -136,5 +144,35 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if _, err := New(Config{Objects: nopObjects{}, Meta: nopMeta{}, Credentials: StaticCredentials{}, DefaultPolicy: "bogus"}); err == nil {
 		t.Fatal("a bogus default policy was accepted")
+	}
+}
+
+func TestObjectURL(t *testing.T) {
+	tests := []struct {
+		target string
+		tls    bool
+		proto  string
+		key    string
+		want   string
+	}{
+		{"http://gw:9000/b/k", false, "", "k", "http://gw:9000/b/k"},
+		{"http://gw/b/k", true, "", "k", "https://gw/b/k"},
+		{"http://gw/b/k", false, "https", "k", "https://gw/b/k"},
+		{"http://gw/b/k", false, "gopher", "k", "http://gw/b/k"},
+		{"http://gw/b/x", false, "", "dir/a b+ü", "http://gw/b/dir/a%20b%2B%C3%BC"},
+	}
+	for _, tc := range tests {
+		r := httptest.NewRequest("POST", tc.target, nil)
+		if !tc.tls {
+			r.TLS = nil
+		} else if r.TLS == nil {
+			r.TLS = &tls.ConnectionState{}
+		}
+		if tc.proto != "" {
+			r.Header.Set("X-Forwarded-Proto", tc.proto)
+		}
+		if got := objectURL(r, "b", tc.key); got != tc.want {
+			t.Errorf("objectURL(%s, tls %v, proto %q, %q) = %q, want %q", tc.target, tc.tls, tc.proto, tc.key, got, tc.want)
+		}
 	}
 }
