@@ -35,4 +35,4 @@ func (v *View) addrOf(disk cairn.DiskID) string { return v.Addr[v.Disks[disk].No
 
 // LostDisk reports whether shards on a disk in state s are gone for good
 // (to be rebuilt), as opposed to temporarily unreachable (suspect).
-func LostDisk(s cairn.DiskState) bool { return s == cairn.DiskDown || s == cairn.DiskFailed }
+func LostDisk(s cairn.DiskState) bool { return s.Lost() }
