@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"path"
 	"sync"
 	"testing"
 	"time"
@@ -313,8 +312,8 @@ func TestServerReformatsVanishedDisk(t *testing.T) {
 	c := NewClient(testSecret, func(cairn.DiskID) (string, error) { return s.Addr(), nil }, nil)
 	mustPutShard(t, c, id, shardName(1, 0), []byte("old"))
 
-	removeTree(t, mem, "/data/d1")
-	removeTree(t, mem, "/data/d2")
+	mustRemoveAll(t, mem, "/data/d1")
+	mustRemoveAll(t, mem, "/data/d2")
 	ticks <- time.Now()
 	again := reg.waitDisk(t, id, func(d cairn.Disk) bool { return d.Volume != first.Volume && d.Check == cairn.CheckOK })
 	if again.Fault != "" {
@@ -345,19 +344,9 @@ func volumeAt(fsys vfs.FS, dir string, id cairn.DiskID) error {
 	return v.Close()
 }
 
-// removeTree removes dir and everything under it (rm -rf).
-func removeTree(t *testing.T, fsys vfs.FS, dir string) {
+func mustRemoveAll(t *testing.T, fsys vfs.FS, dir string) {
 	t.Helper()
-	if fi, err := fsys.Stat(dir); err == nil && fi.IsDir() {
-		names, err := fsys.List(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range names {
-			removeTree(t, fsys, path.Join(dir, n))
-		}
-	}
-	if err := fsys.Remove(dir); err != nil {
+	if err := vfs.RemoveAll(fsys, dir); err != nil {
 		t.Fatal(err)
 	}
 }

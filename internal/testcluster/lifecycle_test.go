@@ -171,18 +171,7 @@ func TestNodeReturnsAfterGrace(t *testing.T) {
 	ctx := t.Context()
 	c.CLI(t, "mb", "rep", "--policy", "rs-4-2")
 	rng := rand.New(rand.NewPCG(11, 12))
-	data := map[string][]byte{}
-	for i := range 40 {
-		b := make([]byte, 100_000+rng.IntN(300_000))
-		for k := range b {
-			b[k] = byte(rng.Uint32())
-		}
-		key := fmt.Sprintf("obj/%02d", i)
-		if _, err := d.data.Put(ctx, "rep", key, bytes.NewReader(b), client.PutOptions{Size: int64(len(b))}); err != nil {
-			t.Fatal(err)
-		}
-		data[key] = b
-	}
+	data := putRandom(t, d, "rep", 40, func() int { return 100_000 + rng.IntN(300_000) }, rng)
 	leader, err := d.meta.Leader(ctx, director.Role)
 	if err != nil {
 		t.Fatal(err)
@@ -305,4 +294,23 @@ func TestNodeReturnsAfterGrace(t *testing.T) {
 	if checked < stillThere/2 {
 		t.Fatalf("read only %d objects from their returned shards", checked)
 	}
+}
+
+// putRandom writes n objects bucket/obj/NNN of size() random bytes each
+// (from rng) and returns their contents by key.
+func putRandom(t *testing.T, d *direct, bucket string, n int, size func() int, rng *rand.Rand) map[string][]byte {
+	t.Helper()
+	data := make(map[string][]byte, n)
+	for i := range n {
+		b := make([]byte, size())
+		for k := range b {
+			b[k] = byte(rng.Uint32())
+		}
+		key := fmt.Sprintf("obj/%03d", i)
+		if _, err := d.data.Put(t.Context(), bucket, key, bytes.NewReader(b), client.PutOptions{Size: int64(len(b))}); err != nil {
+			t.Fatal(err)
+		}
+		data[key] = b
+	}
+	return data
 }

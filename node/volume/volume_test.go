@@ -560,7 +560,7 @@ func TestVolumeID(t *testing.T) {
 	v.Close()
 
 	// Wiped and formatted again: a new ID.
-	removeTree(t, mem, "/d")
+	mustRemoveAll(t, mem, "/d")
 	v, err = Open("/d", Options{FS: mem, DiskID: testDisk, Create: true})
 	if err != nil {
 		t.Fatal(err)
@@ -603,19 +603,9 @@ func TestVolumeID(t *testing.T) {
 	v.Close()
 }
 
-// removeTree removes dir and everything under it (rm -rf).
-func removeTree(t *testing.T, fsys vfs.FS, dir string) {
+func mustRemoveAll(t *testing.T, fsys vfs.FS, dir string) {
 	t.Helper()
-	if fi, err := fsys.Stat(dir); err == nil && fi.IsDir() {
-		names, err := fsys.List(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, n := range names {
-			removeTree(t, fsys, path.Join(dir, n))
-		}
-	}
-	if err := fsys.Remove(dir); err != nil {
+	if err := vfs.RemoveAll(fsys, dir); err != nil {
 		t.Fatal(err)
 	}
 }
