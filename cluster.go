@@ -125,7 +125,7 @@ type Disk struct {
 func (d Disk) Replaced() bool { return d.Volume != "" && d.Trusted != "" && d.Volume != d.Trusted }
 
 // DiskChange is a change of a disk's life-cycle fields (meta.Store's
-// ChangeDisk): a compare-and-swap on the state.
+// ChangeDisk): a compare-and-swap on the state (and the reported volume).
 type DiskChange struct {
 	From   DiskState // the state the record must be in ("": any)
 	To     DiskState // the new state (may equal From: only the reason or trust changes)
@@ -133,16 +133,23 @@ type DiskChange struct {
 	Reason string    // the new Reason
 	// Trust, if not empty, becomes the record's Trusted volume.
 	Trust string
+	// IfVolume, if not empty, is the volume the change was decided on: it
+	// applies only while the node still reports it (Disk.Volume).
+	IfVolume string
 }
 
 // Apply returns d changed by c. ErrInvalid if c.To is not a valid state,
-// ErrConflict if d is not in state c.From.
+// ErrConflict if d is not in state c.From or does not report volume
+// c.IfVolume.
 func (c DiskChange) Apply(d Disk) (Disk, error) {
 	if !c.To.Valid() {
 		return d, fmt.Errorf("%w: disk state %q", ErrInvalid, c.To)
 	}
 	if c.From != "" && d.State != c.From {
 		return d, fmt.Errorf("%w: disk %s is %s, not %s", ErrConflict, d.ID, d.State, c.From)
+	}
+	if c.IfVolume != "" && d.Volume != c.IfVolume {
+		return d, fmt.Errorf("%w: disk %s reports volume %s now, not %s", ErrConflict, d.ID, d.Volume, c.IfVolume)
 	}
 	d.State, d.Reason = c.To, c.Reason
 	if !c.Since.IsZero() {

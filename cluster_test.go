@@ -39,6 +39,9 @@ func TestDiskChangeApply(t *testing.T) {
 		{"from the right state, keeping since, trusting", DiskChange{From: DiskDown, To: DiskDown, Reason: "replaced", Trust: "v2"},
 			Disk{ID: "n/d", State: DiskDown, Since: t0, Reason: "replaced", Trusted: "v2", Volume: "v2"}, nil},
 		{"from the wrong state", DiskChange{From: DiskUp, To: DiskOut}, d, ErrConflict},
+		{"decided on another volume", DiskChange{From: DiskDown, To: DiskUp, IfVolume: "v1"}, d, ErrConflict},
+		{"decided on this volume", DiskChange{From: DiskDown, To: DiskUp, IfVolume: "v2"},
+			Disk{ID: "n/d", State: DiskUp, Since: t0, Trusted: "v1", Volume: "v2"}, nil},
 		{"to no state", DiskChange{To: "melted"}, d, ErrInvalid},
 	}
 	for _, tc := range tests {

@@ -16,12 +16,14 @@ type Transition struct {
 	From, To cairn.DiskState
 	Why      string
 	Trust    string // if not empty: the disk's new trusted volume (cairn.Disk.Trusted)
+	Volume   string // the volume the node reported when it was decided
 }
 
 // Change returns the compare-and-swap that applies tr at time now: from
-// tr.From, and with a new Since only when the state changes.
+// tr.From and while the node reports tr.Volume, with a new Since only when
+// the state changes.
 func (tr Transition) Change(now time.Time) cairn.DiskChange {
-	c := cairn.DiskChange{From: tr.From, To: tr.To, Reason: tr.Why, Trust: tr.Trust}
+	c := cairn.DiskChange{From: tr.From, To: tr.To, Reason: tr.Why, Trust: tr.Trust, IfVolume: tr.Volume}
 	if tr.From != tr.To {
 		c.Since = now
 	}
@@ -92,7 +94,7 @@ func detect(d cairn.Disk, in Input) (Transition, bool) {
 	ready := live && d.Fault == "" && d.Check == cairn.CheckOK
 	empty := !in.Census.At.IsZero() && !in.Census.At.Before(d.Since.Add(in.Grace)) && in.Census.Refs[d.ID] == 0
 	to := func(s cairn.DiskState, why string) (Transition, bool) {
-		return Transition{Disk: d.ID, From: d.State, To: s, Why: why}, true
+		return Transition{Disk: d.ID, From: d.State, To: s, Why: why, Volume: d.Volume}, true
 	}
 	switch d.State {
 	case cairn.DiskUp, cairn.DiskDraining:

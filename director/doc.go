@@ -40,7 +40,8 @@
 // Detect is the pure decision (time is an input; golden scripts in
 // testdata/ cover every transition), Operate the operator's; Director is
 // the driver that reads the store, applies Detect's transitions as
-// compare-and-swaps on the state (meta.Store.ChangeDisk, so an operator's
-// change in between wins), runs the duties that are due, and waits on a
+// compare-and-swaps on the state and the reported volume
+// (meta.Store.ChangeDisk, so an operator's change or a node's new volume
+// in between wins), runs the duties that are due, and waits on a
 // ticker between rounds. docs/design/disks.md draws the state diagram.
 package director

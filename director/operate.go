@@ -36,7 +36,7 @@ const (
 //     the error says what it waits for.
 func Operate(op Op, d cairn.Disk, alive bool) (Transition, error) {
 	to := func(s cairn.DiskState, why string) (Transition, error) {
-		return Transition{Disk: d.ID, From: d.State, To: s, Why: why}, nil
+		return Transition{Disk: d.ID, From: d.State, To: s, Why: why, Volume: d.Volume}, nil
 	}
 	refuse := func(format string, args ...any) (Transition, error) {
 		return Transition{}, fmt.Errorf("%w: disk %s is %s: %s", cairn.ErrInvalid, d.ID, d.State, fmt.Sprintf(format, args...))
