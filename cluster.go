@@ -11,28 +11,44 @@ import (
 type NodeID string
 
 // DiskID names a disk cluster-wide, e.g. "node1/disk3". A disk keeps its ID
-// for its whole life; a replaced disk gets a new one.
+// for its whole life, also across replacements of the device behind it: a
+// wiped or replaced disk comes back under the same ID with a new volume ID
+// (Disk.Volume), and the cluster map decides what it may hold
+// (docs/design/disks.md).
 type DiskID string
 
-// DiskState is where a disk is in its life cycle.
+// DiskState is where a disk is in its life cycle (docs/design/disks.md has
+// the state diagram and each transition's trigger).
 type DiskState string
 
-// Disk states. Only up disks receive new shards.
+// Disk states. Only up disks receive new shards; up, draining and suspect
+// disks are read; the shards on down and out disks are lost and rebuilt
+// elsewhere.
 const (
 	DiskUp       DiskState = "up"       // serving reads and writes
-	DiskSuspect  DiskState = "suspect"  // missed its lease or returned I/O errors; not written to
-	DiskDown     DiskState = "down"     // suspect for longer than the grace period; its shards need repair
-	DiskDraining DiskState = "draining" // being emptied by the operator; read, not written
-	DiskFailed   DiskState = "failed"   // gone for good
+	DiskSuspect  DiskState = "suspect"  // missed its lease or reports a fault; read, not written
+	DiskDown     DiskState = "down"     // suspect for longer than the grace period, or replaced; neither read nor written; its shards are rebuilt elsewhere
+	DiskDraining DiskState = "draining" // being emptied by the operator: read, not written; its shards are moved off
+	DiskOut      DiskState = "out"      // taken out for good (by the operator, or drained); its shards are rebuilt elsewhere
 )
 
 // Valid reports whether s is one of the defined states.
 func (s DiskState) Valid() bool {
 	switch s {
-	case DiskUp, DiskSuspect, DiskDown, DiskDraining, DiskFailed:
+	case DiskUp, DiskSuspect, DiskDown, DiskDraining, DiskOut:
 		return true
 	}
 	return false
+}
+
+// UnmarshalText reads a state as stored; "failed", the name records
+// written before the out state had, reads as DiskOut.
+func (s *DiskState) UnmarshalText(b []byte) error {
+	*s = DiskState(b)
+	if *s == "failed" {
+		*s = DiskOut
+	}
+	return nil
 }
 
 // Writable reports whether new shards may be placed on a disk in state s.
@@ -40,6 +56,14 @@ func (s DiskState) Writable() bool { return s == DiskUp }
 
 // Readable reports whether shards may be read from a disk in state s.
 func (s DiskState) Readable() bool { return s == DiskUp || s == DiskDraining || s == DiskSuspect }
+
+// Lost reports whether the shards on a disk in state s are gone as far as
+// the cluster is concerned: neither read nor used to rebuild others, and
+// rebuilt elsewhere.
+func (s DiskState) Lost() bool { return s == DiskDown || s == DiskOut }
+
+// CheckOK is the Disk.Check of a volume whose check passed.
+const CheckOK = "ok"
 
 // Labels are failure-domain labels of a node or disk. Well-known keys are
 // LabelRack and LabelZone; placement treats the node as the smallest
@@ -59,7 +83,11 @@ type Node struct {
 	Labels Labels `json:"labels,omitempty"`
 }
 
-// Disk is one disk (a directory) served by a node.
+// Disk is one disk (a directory) served by a node, as the cluster map
+// records it. Two writers share the record: the node (PutDisk) owns Path,
+// Capacity, Free, Fault, Volume and Check and rewrites them on every
+// registration; the director and the operator (ChangeDisk) own State,
+// Since, Reason and Trusted, which a registration keeps.
 type Disk struct {
 	ID       DiskID    `json:"id"`
 	Node     NodeID    `json:"node"`
@@ -67,7 +95,8 @@ type Disk struct {
 	Capacity int64     `json:"capacity"`
 	Free     int64     `json:"free"`
 	State    DiskState `json:"state"`
-	Since    time.Time `json:"since"` // when State last changed
+	Since    time.Time `json:"since"`            // when State last changed
+	Reason   string    `json:"reason,omitempty"` // why it is in State (the transition's reason)
 	// Fault is the node's report of an I/O problem with the disk (its
 	// directory vanished, a write or fsync failed); empty when healthy.
 	// The node sets it when it registers the disk; the director turns a
@@ -77,6 +106,78 @@ type Disk struct {
 	// node (vfs.DiskUsage.FS): disks of one node with the same FS share
 	// Capacity and Free. "" when unknown.
 	FS string `json:"fs,omitempty"`
+	// Volume is the volume ID of the directory the node has open for this
+	// disk: a random ID written when the directory was formatted, so a
+	// wiped and re-formatted directory has a new one. Empty from nodes
+	// that do not report it.
+	Volume string `json:"volume,omitempty"`
+	// Check is the node's check of the open volume (its identity and every
+	// shard's footer): "" while it has not run since the volume was opened
+	// or last reported a fault, CheckOK when it passed, else what failed.
+	Check string `json:"check,omitempty"`
+	// Trusted is the volume ID whose shards the manifests mean when they
+	// place a shard on this disk: the first volume registered, kept while
+	// the node reports it, and replaced only when a new volume enters
+	// service empty (docs/design/disks.md). Empty for disks registered
+	// before volume IDs existed, until the director adopts one.
+	Trusted string `json:"trusted_volume,omitempty"`
+}
+
+// Replaced reports whether the node reports a volume other than the one
+// the cluster trusts: the directory was wiped and formatted again, so the
+// shards manifests place on the disk are not on it.
+func (d Disk) Replaced() bool { return d.Volume != "" && d.Trusted != "" && d.Volume != d.Trusted }
+
+// DiskChange is a change of a disk's life-cycle fields (meta.Store's
+// ChangeDisk): a compare-and-swap on the state (and the reported volume).
+type DiskChange struct {
+	From   DiskState // the state the record must be in ("": any)
+	To     DiskState // the new state (may equal From: only the reason or trust changes)
+	Since  time.Time // the new Since; zero keeps the stored one
+	Reason string    // the new Reason
+	// Trust, if not empty, becomes the record's Trusted volume.
+	Trust string
+	// IfVolume, if not empty, is the volume the change was decided on: it
+	// applies only while the node still reports it (Disk.Volume).
+	IfVolume string
+}
+
+// Apply returns d changed by c. ErrInvalid if c.To is not a valid state,
+// ErrConflict if d is not in state c.From or does not report volume
+// c.IfVolume.
+func (c DiskChange) Apply(d Disk) (Disk, error) {
+	if !c.To.Valid() {
+		return d, fmt.Errorf("%w: disk state %q", ErrInvalid, c.To)
+	}
+	if c.From != "" && d.State != c.From {
+		return d, fmt.Errorf("%w: disk %s is %s, not %s", ErrConflict, d.ID, d.State, c.From)
+	}
+	if c.IfVolume != "" && d.Volume != c.IfVolume {
+		return d, fmt.Errorf("%w: disk %s reports volume %s now, not %s", ErrConflict, d.ID, d.Volume, c.IfVolume)
+	}
+	d.State, d.Reason = c.To, c.Reason
+	if !c.Since.IsZero() {
+		d.Since = c.Since
+	}
+	if c.Trust != "" {
+		d.Trusted = c.Trust
+	}
+	return d, nil
+}
+
+// Registered returns the record a registration r makes of the stored
+// record old (nil: none): r's node-owned fields with old's life-cycle
+// fields when old has a state. A first registration is trusted with the
+// volume it reports.
+func Registered(old *Disk, r Disk) Disk {
+	if old != nil && old.State != "" {
+		r.State, r.Since, r.Reason, r.Trusted = old.State, old.Since, old.Reason, old.Trusted
+		return r
+	}
+	if r.Trusted == "" {
+		r.Trusted = r.Volume
+	}
+	return r
 }
 
 // PG is a placement group: an ordered list of disks, one per shard index of

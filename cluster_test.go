@@ -1,9 +1,11 @@
 package cairn
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidateBucketName(t *testing.T) {
@@ -46,5 +48,67 @@ func TestValidateBucketName(t *testing.T) {
 		case tc.why != "" && (!errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.why)):
 			t.Errorf("%q: %v, want ErrInvalid saying %s", tc.name, err, tc.why)
 		}
+	}
+}
+
+// Records written when the out state was called "failed" read as out.
+func TestDiskStateReadsFailedAsOut(t *testing.T) {
+	var d Disk
+	if err := json.Unmarshal([]byte(`{"id":"n/d","state":"failed"}`), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.State != DiskOut || !d.State.Valid() {
+		t.Fatalf("state %q", d.State)
+	}
+	for _, s := range []DiskState{DiskUp, DiskSuspect, DiskDown, DiskDraining, DiskOut} {
+		b, _ := json.Marshal(s)
+		var got DiskState
+		if err := json.Unmarshal(b, &got); err != nil || got != s {
+			t.Fatalf("%s round-trips as %q (%v)", s, got, err)
+		}
+	}
+}
+
+func TestDiskChangeApply(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	d := Disk{ID: "n/d", State: DiskDown, Since: t0, Reason: "old", Trusted: "v1", Volume: "v2"}
+	tests := []struct {
+		name string
+		c    DiskChange
+		want Disk
+		err  error
+	}{
+		{"any state", DiskChange{To: DiskUp, Since: t0.Add(time.Hour), Reason: "back"},
+			Disk{ID: "n/d", State: DiskUp, Since: t0.Add(time.Hour), Reason: "back", Trusted: "v1", Volume: "v2"}, nil},
+		{"from the right state, keeping since, trusting", DiskChange{From: DiskDown, To: DiskDown, Reason: "replaced", Trust: "v2"},
+			Disk{ID: "n/d", State: DiskDown, Since: t0, Reason: "replaced", Trusted: "v2", Volume: "v2"}, nil},
+		{"from the wrong state", DiskChange{From: DiskUp, To: DiskOut}, d, ErrConflict},
+		{"decided on another volume", DiskChange{From: DiskDown, To: DiskUp, IfVolume: "v1"}, d, ErrConflict},
+		{"decided on this volume", DiskChange{From: DiskDown, To: DiskUp, IfVolume: "v2"},
+			Disk{ID: "n/d", State: DiskUp, Since: t0, Trusted: "v1", Volume: "v2"}, nil},
+		{"to no state", DiskChange{To: "melted"}, d, ErrInvalid},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.c.Apply(d)
+			if !errors.Is(err, tc.err) || got != tc.want {
+				t.Fatalf("got %+v, %v; want %+v, %v", got, err, tc.want, tc.err)
+			}
+		})
+	}
+}
+
+func TestRegistered(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	reg := Disk{ID: "n/d", Path: "/p", Free: 5, State: DiskUp, Since: t0.Add(time.Hour), Volume: "v2", Check: CheckOK}
+	first := Registered(nil, reg)
+	if first.Trusted != "v2" || first.State != DiskUp {
+		t.Fatalf("first registration %+v", first)
+	}
+	old := Disk{ID: "n/d", Path: "/old", State: DiskDown, Since: t0, Reason: "why", Trusted: "v1", Volume: "v1"}
+	got := Registered(&old, reg)
+	want := Disk{ID: "n/d", Path: "/p", Free: 5, State: DiskDown, Since: t0, Reason: "why", Trusted: "v1", Volume: "v2", Check: CheckOK}
+	if got != want || !got.Replaced() {
+		t.Fatalf("re-registration %+v, want %+v (replaced)", got, want)
 	}
 }

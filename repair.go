@@ -25,6 +25,10 @@ type RepairTask struct {
 	Policy  string   `json:"policy"`
 	Lost    []int    `json:"lost"`              // shard indices to rebuild
 	Targets []DiskID `json:"targets,omitempty"` // Targets[j]: where Lost[j] goes
+	// Bad are the shards a repair found missing or corrupt on a disk that
+	// is usable: lost whatever their disk's state. A shard of Lost that is
+	// not in Bad is lost only while its disk is (it may come back).
+	Bad []int `json:"bad,omitempty"`
 	// SpareRows maps the stripe's shard indices that hold a spare parity
 	// row (ShardLoc.Row) to that row, which names their files: what a
 	// dropped task's rebuilt files are deleted by.

@@ -15,7 +15,7 @@ import (
 type Store interface {
 	Disks(ctx context.Context) ([]cairn.Disk, error)
 	Alive(ctx context.Context) ([]string, error)
-	SetDiskState(ctx context.Context, id cairn.DiskID, s cairn.DiskState, since time.Time) error
+	ChangeDisk(ctx context.Context, id cairn.DiskID, c cairn.DiskChange) (cairn.Disk, error)
 	Campaign(ctx context.Context, role, id string) (meta.Leadership, error)
 }
 
@@ -35,6 +35,11 @@ type Config struct {
 	Logger *slog.Logger
 	// OnTransition, if set, is called after each applied transition.
 	OnTransition func(Transition)
+	// Census, if set, returns the last census of shards per disk (the
+	// repair scan's), which tells Detect when a replaced or draining disk
+	// holds no shard any more. Without it such disks never leave down or
+	// draining by themselves.
+	Census func() Census
 	// Duties are more periodic jobs only the leader runs (e.g. sweeping
 	// abandoned multipart uploads).
 	Duties []Duty
@@ -193,8 +198,14 @@ func (d *Director) step(ctx context.Context) {
 		alive[h] = true
 	}
 	now := d.cfg.Now()
-	for _, tr := range Detect(disks, alive, now, d.cfg.Grace) {
-		if err := d.store.SetDiskState(ctx, tr.Disk, tr.To, now); err != nil {
+	in := Input{Disks: disks, Alive: alive, Now: now, Grace: d.cfg.Grace}
+	if d.cfg.Census != nil {
+		in.Census = d.cfg.Census()
+	}
+	for _, tr := range Detect(in) {
+		if _, err := d.store.ChangeDisk(ctx, tr.Disk, tr.Change(now)); err != nil {
+			// ErrConflict: the operator changed the disk meanwhile; the
+			// next round decides again.
 			d.cfg.Logger.Warn("director: marking disk", "disk", tr.Disk, "to", tr.To, "err", err)
 			continue
 		}

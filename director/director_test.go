@@ -2,6 +2,8 @@ package director
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -122,6 +124,69 @@ func TestDirectorRunsDuties(t *testing.T) {
 		}
 		if at, ok := ran(); ok {
 			t.Fatalf("a third run at %v", at.Sub(first))
+		}
+	})
+}
+
+// The director applies the life cycle with the census it is given: a disk
+// whose node re-registers it with a new volume goes down at once, and
+// returns, trusting the new volume, at the first round after a census that
+// started a grace period later found no shard on it. A disk the operator
+// changed meanwhile is not touched by a stale decision (compare-and-swap).
+func TestDirectorReturnsReplacedDisk(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		store := mem.New()
+		defer store.Close()
+		t0 := time.Now()
+		reg := cairn.Disk{ID: "a/1", Node: "a", State: cairn.DiskUp, Since: t0, Volume: "v1", Check: cairn.CheckOK}
+		if err := store.PutDisk(ctx, reg); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.KeepAlive(ctx, "a", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		census := Census{}
+		setCensus := func(c Census) { mu.Lock(); census = c; mu.Unlock() }
+		d := Start(store, Config{ID: "d", Interval: time.Second, Grace: time.Minute,
+			Census: func() Census { mu.Lock(); defer mu.Unlock(); return census }})
+		defer d.Close()
+		disk := func() cairn.Disk {
+			t.Helper()
+			synctest.Wait()
+			ds, err := store.Disks(ctx)
+			if err != nil || len(ds) != 1 {
+				t.Fatalf("disks %v %v", ds, err)
+			}
+			return ds[0]
+		}
+		if got := disk(); got.State != cairn.DiskUp || got.Trusted != "v1" {
+			t.Fatalf("registered disk %+v", got)
+		}
+		reg.Volume, reg.Check = "v2", ""
+		if err := store.PutDisk(ctx, reg); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		down := disk()
+		if down.State != cairn.DiskDown || down.Trusted != "v1" || !strings.Contains(down.Reason, "replaced") {
+			t.Fatalf("re-formatted disk %+v", down)
+		}
+		reg.Check = cairn.CheckOK
+		if err := store.PutDisk(ctx, reg); err != nil {
+			t.Fatal(err)
+		}
+		// Empty, but the walk started too early: still down.
+		setCensus(Census{At: down.Since.Add(time.Minute - time.Nanosecond)})
+		time.Sleep(time.Minute)
+		if got := disk(); got.State != cairn.DiskDown {
+			t.Fatalf("returned on an early census: %+v", got)
+		}
+		setCensus(Census{At: down.Since.Add(time.Minute)})
+		time.Sleep(time.Second)
+		if got := disk(); got.State != cairn.DiskUp || got.Trusted != "v2" {
+			t.Fatalf("replaced disk after an empty census: %+v", got)
 		}
 	})
 }

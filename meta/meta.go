@@ -21,15 +21,22 @@ type Store interface {
 	PutNode(ctx context.Context, n cairn.Node) error
 	// Nodes lists all registered nodes, sorted by ID.
 	Nodes(ctx context.Context) ([]cairn.Node, error)
-	// PutDisk registers or updates a disk (capacity, free space, path).
-	// It does not change the State of an existing disk unless the stored
-	// state is empty; use SetDiskState for that.
+	// PutDisk registers or updates a disk: the fields its node owns (path,
+	// capacity, free space, fault, volume, check). It keeps the stored
+	// State, Since, Reason and Trusted unless the stored state is empty
+	// (cairn.Registered); use ChangeDisk for those.
 	PutDisk(ctx context.Context, d cairn.Disk) error
 	// Disks lists all disks, sorted by ID.
 	Disks(ctx context.Context) ([]cairn.Disk, error)
-	// SetDiskState changes a disk's state and Since time. ErrNotFound if
-	// the disk is unknown, ErrInvalid if s is not a valid state.
+	// SetDiskState sets a disk's state and Since time and clears its
+	// Reason, whatever the state was. ErrNotFound if the disk is unknown,
+	// ErrInvalid if s is not a valid state.
 	SetDiskState(ctx context.Context, id cairn.DiskID, s cairn.DiskState, since time.Time) error
+	// ChangeDisk applies c to a disk's record (cairn.DiskChange.Apply) if
+	// its state is still c.From, atomically, and returns the record
+	// stored afterwards. ErrNotFound if the disk is unknown, ErrConflict
+	// if its state is not c.From, ErrInvalid if c.To is not a valid state.
+	ChangeDisk(ctx context.Context, id cairn.DiskID, c cairn.DiskChange) (cairn.Disk, error)
 
 	// PGTable returns the placement-group table of a width, or ErrNotFound.
 	PGTable(ctx context.Context, width int) (cairn.PGTable, error)

@@ -19,6 +19,18 @@
 //   - Server: a node process's core: opens the volumes, listens, serves,
 //     registers in a Registry (the slice of meta.Store it uses) and keeps
 //     the lease, refreshes disk space and sweeps stale temporary files.
+//   - registration: each disk's record (cairn.Disk) as the node sees it:
+//     space, Fault (the volume's Health), Volume (its volume ID) and Check
+//     — "" until the volume's check (volume.Fsck of the identity and every
+//     shard footer, in the background after the volume opens, and again
+//     after a fault clears) has passed (cairn.CheckOK) or failed. The
+//     director brings a down disk back only once its node reports the
+//     trusted volume and a passed check (docs/design/disks.md).
+//   - re-format: a disk whose whole directory vanished while the node runs
+//     is formatted again at the next refresh (unless DiskConfig.NoFormat),
+//     as a restart would, and served in place of the old volume
+//     (Handler.SetVolume): a new volume ID, which the director treats as
+//     a replaced disk.
 //   - cluster secret: every request carries "Authorization: Bearer
 //     <secret>", compared in constant time; otherwise 401 → ErrAuth.
 //

@@ -61,7 +61,6 @@ type HandlerConfig struct {
 type Handler struct {
 	node    cairn.NodeID
 	secret  [32]byte // SHA-256 of "Bearer "+secret, compared in constant time
-	vols    map[cairn.DiskID]*volume.Volume
 	order   []cairn.DiskID
 	maxSize int64
 	idle    time.Duration
@@ -71,9 +70,34 @@ type Handler struct {
 	// repairLimit paces repair jobs' output (HandlerConfig.RepairRate;
 	// nil: unlimited).
 	repairLimit *linkshape.Limiter
+
+	mu   sync.RWMutex
+	vols map[cairn.DiskID]*volume.Volume // guarded by mu: the volume served for each disk (SetVolume swaps one)
 }
 
 var _ http.Handler = (*Handler)(nil)
+
+// vol returns the volume served for disk id, or nil.
+func (h *Handler) vol(id cairn.DiskID) *volume.Volume {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.vols[id]
+}
+
+// SetVolume serves v for its disk from now on, in place of the volume
+// served so far, and returns that one (the caller closes it). Requests
+// already running keep the old volume. ErrNotFound if the handler does not
+// serve v's disk.
+func (h *Handler) SetVolume(v *volume.Volume) (*volume.Volume, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.vols[v.ID()]
+	if old == nil {
+		return nil, fmt.Errorf("node %s: %w: serves no disk %s", h.node, cairn.ErrNotFound, v.ID())
+	}
+	h.vols[v.ID()] = v
+	return old, nil
+}
 
 // NewHandler returns a handler for cfg. Errors wrap cairn.ErrInvalid.
 func NewHandler(cfg HandlerConfig) (*Handler, error) {
@@ -161,7 +185,7 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, code string, stat
 // volume finds the request's disk or answers 404 no_disk.
 func (h *Handler) volume(w http.ResponseWriter, r *http.Request) *volume.Volume {
 	id := cairn.DiskID(r.PathValue("disk"))
-	v := h.vols[id]
+	v := h.vol(id)
 	if v == nil {
 		h.fail(w, r, "no_disk", http.StatusNotFound, fmt.Errorf("%w: node %s serves no disk %q", cairn.ErrNotFound, h.node, id))
 	}
@@ -393,7 +417,7 @@ func (h *Handler) stat(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	resp := wire.HealthResponse{Node: h.node, OK: true, Disks: []wire.DiskStat{}}
 	for _, id := range h.order {
-		st, err := h.diskStat(h.vols[id])
+		st, err := h.diskStat(h.vol(id))
 		if err != nil {
 			st = wire.DiskStat{ID: id, Broken: err.Error()}
 		}

@@ -307,7 +307,7 @@ func (j *repairJob) store() []*output {
 	for k, t := range j.spec.Store {
 		pr, pw := j.pipe()
 		outs[k] = &output{part: k, ch: make(chan slicePart, repairSlots), pw: pw}
-		v := j.h.vols[t.Disk]
+		v := j.h.vol(t.Disk)
 		j.outs.Add(1)
 		go func() {
 			defer j.outs.Done()
@@ -518,7 +518,7 @@ func (j *repairJob) cleanup() {
 			continue
 		}
 		var err error
-		if v := j.h.vols[t.Disk]; v != nil {
+		if v := j.h.vol(t.Disk); v != nil {
 			err = v.Delete(ctx, t.Shard)
 		} else {
 			err = j.h.peer.deleteShardAt(ctx, t.Addr, t.Disk, t.Shard)
@@ -570,7 +570,7 @@ func (h *Handler) push(w http.ResponseWriter, r *http.Request) {
 	}
 	var vols []*volume.Volume
 	for _, hop := range spec.Hops[a:b] {
-		v := h.vols[hop.Disk]
+		v := h.vol(hop.Disk)
 		if v == nil {
 			h.repairError(w, r, "push", h.noDisk("push", hop.Disk, hop.Shard))
 			return
@@ -646,7 +646,7 @@ func (h *Handler) pull(w http.ResponseWriter, r *http.Request) {
 	defer j.stop()
 	helpers := make([]*source, len(req.Spec.Hops))
 	for i, hop := range req.Spec.Hops {
-		if v := h.vols[hop.Disk]; v != nil {
+		if v := h.vol(hop.Disk); v != nil {
 			helpers[i] = j.localSource(v, hop)
 		} else {
 			helpers[i] = j.remoteSource(hop)

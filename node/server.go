@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,7 +39,10 @@ type DiskConfig struct {
 	FS   vfs.FS // nil: the OS
 	// NoFormat refuses to format a missing or empty directory (Start
 	// fails with volume.ErrNotVolume): for disks that must already exist,
-	// e.g. a mount point whose device failed to mount.
+	// e.g. a mount point whose device failed to mount. Without it, a
+	// directory that vanishes while the node runs (rm -rf) is formatted
+	// again at the next refresh: a new, empty volume with a new volume ID,
+	// which the director treats as a replaced disk (docs/design/disks.md).
 	NoFormat bool
 }
 
@@ -159,7 +164,6 @@ type Server struct {
 	cfg Config
 	log *slog.Logger
 
-	vols    []*volume.Volume
 	handler *Handler
 	ln      net.Listener
 	http    *http.Server
@@ -168,9 +172,22 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	regMu sync.Mutex // serializes disk registrations, so an older one never lands last
+
 	mu      sync.Mutex
-	started bool // guarded by mu
-	closed  bool // guarded by mu
+	disks   []*servedDisk // guarded by mu (the slice and each element's fields)
+	started bool          // guarded by mu
+	closed  bool          // guarded by mu
+}
+
+// servedDisk is one disk the server serves: its volume and the state of
+// the volume's check.
+type servedDisk struct {
+	cfg      DiskConfig
+	vol      *volume.Volume
+	check    string // "" until the volume's check ran (again), then cairn.CheckOK or what failed
+	checking bool   // a check is running
+	gen      int    // counts faults and re-formats: a check started before one is void
 }
 
 // NewServer validates cfg (filling defaults) and returns an unstarted
@@ -200,15 +217,16 @@ func (s *Server) Start(ctx context.Context) (err error) {
 			_ = s.Close()
 		}
 	}()
+	var vols []*volume.Volume
 	for _, d := range s.cfg.Disks {
-		v, err := volume.Open(d.Path, volume.Options{
-			FS: d.FS, DiskID: d.ID, Create: !d.NoFormat, MaxShardSize: s.cfg.MaxShardSize,
-			MinFree: s.cfg.MinFree, Logger: s.log,
-		})
+		v, err := s.openVolume(d, !d.NoFormat)
 		if err != nil {
 			return fmt.Errorf("node %s: %w", s.cfg.Node, err)
 		}
-		s.vols = append(s.vols, v)
+		vols = append(vols, v)
+		s.mu.Lock()
+		s.disks = append(s.disks, &servedDisk{cfg: d, vol: v})
+		s.mu.Unlock()
 	}
 	hc := s.cfg.HTTPClient
 	var link *linkshape.Link
@@ -220,7 +238,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		hc = link.Client(hc)
 	}
 	s.handler, err = NewHandler(HandlerConfig{
-		Node: s.cfg.Node, Secret: s.cfg.Secret, Volumes: s.vols, MaxShardSize: s.cfg.MaxShardSize,
+		Node: s.cfg.Node, Secret: s.cfg.Secret, Volumes: vols, MaxShardSize: s.cfg.MaxShardSize,
 		IdleTimeout: s.cfg.IdleTimeout, HTTPClient: hc, RepairRate: s.cfg.RepairRate, Logger: s.log,
 	})
 	if err != nil {
@@ -264,8 +282,20 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	s.wg.Add(1)
 	go s.refreshLoop()
-	s.log.Info("node started", "addr", s.cfg.Advertise, "disks", len(s.vols))
+	s.mu.Lock()
+	for _, d := range s.disks {
+		s.startCheckLocked(d)
+	}
+	s.mu.Unlock()
+	s.log.Info("node started", "addr", s.cfg.Advertise, "disks", len(vols))
 	return nil
+}
+
+func (s *Server) openVolume(d DiskConfig, create bool) (*volume.Volume, error) {
+	return volume.Open(d.Path, volume.Options{
+		FS: d.FS, DiskID: d.ID, Create: create, MaxShardSize: s.cfg.MaxShardSize,
+		MinFree: s.cfg.MinFree, Logger: s.log,
+	})
 }
 
 // keepAlive starts the lease under the server's life context, waiting for
@@ -288,24 +318,137 @@ func (s *Server) keepAlive(ctx context.Context) error {
 	}
 }
 
-// putDisks registers every disk with its current space; new disks are up.
+// putDisks registers every disk with its current space, fault, volume ID
+// and check; new disks are up.
 func (s *Server) putDisks(ctx context.Context, now time.Time) error {
-	for _, v := range s.vols {
-		u, err := v.Usage()
-		if err != nil {
-			s.log.Warn("disk usage", "disk", string(v.ID()), "err", err)
-		}
-		d := cairn.Disk{ID: v.ID(), Node: s.cfg.Node, Path: v.Dir(), Capacity: u.Capacity, Free: u.Free, FS: u.FS,
-			State: cairn.DiskUp, Since: now}
-		if herr := v.Health(); herr != nil {
-			d.Fault = herr.Error()
-			s.log.Warn("disk fault reported to the director", "disk", string(v.ID()), "err", herr)
-		}
-		if err := s.cfg.Registry.PutDisk(ctx, d); err != nil {
-			return fmt.Errorf("node %s: register disk %s: %w", s.cfg.Node, v.ID(), err)
+	s.mu.Lock()
+	disks := slices.Clone(s.disks)
+	s.mu.Unlock()
+	for _, d := range disks {
+		if err := s.putDisk(ctx, d, now); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// putDisk registers one disk.
+func (s *Server) putDisk(ctx context.Context, d *servedDisk, now time.Time) error {
+	s.regMu.Lock()
+	defer s.regMu.Unlock()
+	s.mu.Lock()
+	v, check := d.vol, d.check
+	s.mu.Unlock()
+	u, err := v.Usage()
+	if err != nil {
+		s.log.Warn("disk usage", "disk", string(v.ID()), "err", err)
+	}
+	rec := cairn.Disk{ID: v.ID(), Node: s.cfg.Node, Path: v.Dir(), Capacity: u.Capacity, Free: u.Free, FS: u.FS,
+		State: cairn.DiskUp, Since: now, Volume: v.VolumeID(), Check: check}
+	if herr := v.Health(); herr != nil {
+		rec.Fault = herr.Error()
+		s.log.Warn("disk fault reported to the director", "disk", string(v.ID()), "err", herr)
+	}
+	if err := s.cfg.Registry.PutDisk(ctx, rec); err != nil {
+		return fmt.Errorf("node %s: register disk %s: %w", s.cfg.Node, v.ID(), err)
+	}
+	return nil
+}
+
+// tend looks after one disk before it is registered: a volume with a
+// fault must be checked again once the fault clears; a volume whose whole
+// directory vanished is formatted again (unless NoFormat), as a restart
+// would; a volume not checked yet is checked.
+func (s *Server) tend(d *servedDisk) {
+	s.mu.Lock()
+	v := d.vol
+	s.mu.Unlock()
+	if v.Health() == nil {
+		s.mu.Lock()
+		s.startCheckLocked(d)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Lock()
+	d.check = ""
+	d.gen++
+	s.mu.Unlock()
+	if d.cfg.NoFormat || v.Err() != nil {
+		return // a broken volume stays broken until the process restarts
+	}
+	fsys := d.cfg.FS
+	if fsys == nil {
+		fsys = vfs.Default
+	}
+	if _, err := fsys.Stat(d.cfg.Path); !errors.Is(err, fs.ErrNotExist) {
+		return // half removed, or something else is there: leave it to the operator
+	}
+	// The old volume's directory is gone: close it (and release its
+	// lock) before the new one takes the path.
+	_ = v.Close()
+	nv, err := s.openVolume(d.cfg, true)
+	if err != nil {
+		s.log.Warn("disk directory vanished; formatting it again failed", "disk", string(d.cfg.ID), "err", err)
+		return
+	}
+	if _, err := s.handler.SetVolume(nv); err != nil {
+		nv.Close()
+		s.log.Error("serving a re-formatted volume", "disk", string(d.cfg.ID), "err", err)
+		return
+	}
+	s.mu.Lock()
+	d.vol, d.check = nv, ""
+	d.gen++
+	s.startCheckLocked(d)
+	s.mu.Unlock()
+	s.log.Warn("disk directory vanished: formatted a new, empty volume; the director treats the disk as replaced",
+		"disk", string(d.cfg.ID), "path", d.cfg.Path, "volume", nv.VolumeID(), "old_volume", v.VolumeID())
+}
+
+// startCheckLocked starts the check of d's volume unless it ran or is
+// running: a scan of its identity and every shard's footer (volume.Fsck
+// without reading the blocks). The director brings a down disk back only
+// once it passed. The result is registered when the check ends. s.mu must
+// be held.
+func (s *Server) startCheckLocked(d *servedDisk) {
+	if d.check != "" || d.checking || s.closed || s.ctx.Err() != nil {
+		return
+	}
+	d.checking = true
+	v, gen := d.vol, d.gen
+	s.wg.Go(func() {
+		rep, err := v.Fsck(s.ctx, volume.FsckOptions{SkipVerify: true})
+		result := cairn.CheckOK
+		switch {
+		case err != nil:
+			result = "check failed: " + err.Error()
+		case len(rep.Corrupt) > 0:
+			result = fmt.Sprintf("check found %d corrupt: %s", len(rep.Corrupt), rep.Corrupt[0])
+		}
+		if len(rep.Stray) > 0 {
+			s.log.Warn("disk check: entries that are not shards", "disk", string(v.ID()), "stray", rep.Stray)
+		}
+		s.mu.Lock()
+		d.checking = false
+		current := d.gen == gen && s.ctx.Err() == nil
+		if current {
+			d.check = result
+		}
+		s.mu.Unlock()
+		if !current {
+			return // void: check again at the next refresh
+		}
+		if result != cairn.CheckOK {
+			s.log.Warn("disk check failed", "disk", string(v.ID()), "result", result)
+		}
+		if s.cfg.Registry != nil {
+			ctx, cancel := context.WithTimeout(s.ctx, s.cfg.RefreshInterval)
+			defer cancel()
+			if err := s.putDisk(ctx, d, time.Now()); err != nil && s.ctx.Err() == nil {
+				s.log.Warn("registering a disk's check", "disk", string(v.ID()), "err", err)
+			}
+		}
+	})
 }
 
 // refreshLoop re-registers disk space and sweeps stale temporary files
@@ -329,6 +472,12 @@ func (s *Server) refreshLoop() {
 }
 
 func (s *Server) refresh(now time.Time) {
+	s.mu.Lock()
+	disks := slices.Clone(s.disks)
+	s.mu.Unlock()
+	for _, d := range disks {
+		s.tend(d)
+	}
 	if s.cfg.Registry != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, s.cfg.RefreshInterval)
 		if err := s.putDisks(ctx, now); err != nil && s.ctx.Err() == nil {
@@ -336,7 +485,7 @@ func (s *Server) refresh(now time.Time) {
 		}
 		cancel()
 	}
-	for _, v := range s.vols {
+	for _, v := range s.Volumes() {
 		removed, err := v.SweepTmp(now.Add(-s.cfg.TmpMaxAge))
 		if err != nil {
 			s.log.Warn("sweeping temporary files failed", "disk", string(v.ID()), "err", err)
@@ -353,8 +502,30 @@ func (s *Server) Addr() string { return s.cfg.Advertise }
 // Handler returns the node protocol handler (after Start).
 func (s *Server) Handler() *Handler { return s.handler }
 
-// Volumes returns the open volumes (after Start), in Config order.
-func (s *Server) Volumes() []*volume.Volume { return s.vols }
+// Volumes returns the open volumes (after Start), in Config order. A
+// volume formatted again after its directory vanished replaces the old
+// one.
+func (s *Server) Volumes() []*volume.Volume {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	vols := make([]*volume.Volume, len(s.disks))
+	for i, d := range s.disks {
+		vols[i] = d.vol
+	}
+	return vols
+}
+
+// Checks returns each disk's check result (after Start), in Config order:
+// "" while it has not run, cairn.CheckOK, or what failed.
+func (s *Server) Checks() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, len(s.disks))
+	for i, d := range s.disks {
+		out[i] = d.check
+	}
+	return out
+}
 
 // Close stops serving (in-flight requests are cancelled: their context is
 // the server's), stops the lease renewal and the refresh loop, waits for
@@ -385,7 +556,7 @@ func (s *Server) Close() error {
 		cancel()
 	}
 	s.wg.Wait()
-	for _, v := range s.vols {
+	for _, v := range s.Volumes() {
 		_ = v.Close()
 	}
 	return err

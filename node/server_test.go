@@ -258,3 +258,95 @@ func TestServerStartFailures(t *testing.T) {
 		t.Fatalf("start on a foreign disk: %v", err)
 	}
 }
+
+// disk returns what the registry holds for disk id.
+func (f *fakeRegistry) disk(id cairn.DiskID) cairn.Disk {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.disks[id]
+}
+
+// waitDisk waits until the registry's record of disk id satisfies ok.
+func (f *fakeRegistry) waitDisk(t *testing.T, id cairn.DiskID, ok func(cairn.Disk) bool) cairn.Disk {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		if d := f.disk(id); ok(d) {
+			return d
+		}
+		select {
+		case <-f.putc:
+		case <-deadline:
+			t.Fatalf("disk %s registered as %+v", id, f.disk(id))
+		}
+	}
+}
+
+// A node registers each disk's volume ID and, once it passed, its check.
+// A disk whose directory vanishes (rm -rf) is formatted again at the next
+// refresh: a new, empty volume with a new volume ID, served in place of
+// the old one and checked again. A directory that only lost its identity
+// is left alone (reported as a fault).
+func TestServerReformatsVanishedDisk(t *testing.T) {
+	reg := newFakeRegistry()
+	mem := vfs.NewMem()
+	ticks := make(chan time.Time)
+	const id cairn.DiskID = "node1/disk1"
+	s, err := NewServer(Config{Node: "node1", Secret: testSecret, Registry: reg, RefreshTicks: ticks,
+		Disks: []DiskConfig{{ID: id, Path: "/data/d1", FS: mem}, {ID: "node1/disk2", Path: "/data/d2", FS: mem, NoFormat: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := volumeAt(mem, "/data/d2", "node1/disk2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fsckCleanup(t, mem, "/data/d1", id)
+	first := reg.waitDisk(t, id, func(d cairn.Disk) bool { return d.Check == cairn.CheckOK })
+	if first.Volume == "" || first.Volume != s.Volumes()[0].VolumeID() || first.Trusted != "" {
+		t.Fatalf("first registration %+v", first) // the fake keeps what it is given: the store sets Trusted
+	}
+	c := NewClient(testSecret, func(cairn.DiskID) (string, error) { return s.Addr(), nil }, nil)
+	mustPutShard(t, c, id, shardName(1, 0), []byte("old"))
+
+	mustRemoveAll(t, mem, "/data/d1")
+	mustRemoveAll(t, mem, "/data/d2")
+	ticks <- time.Now()
+	again := reg.waitDisk(t, id, func(d cairn.Disk) bool { return d.Volume != first.Volume && d.Check == cairn.CheckOK })
+	if again.Fault != "" {
+		t.Fatalf("re-formatted disk reports a fault: %+v", again)
+	}
+	if _, err := readAll(t, c, id, shardName(1, 0), 0, -1); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("a shard of the old volume on the new one: %v", err)
+	}
+	mustPutShard(t, c, id, shardName(2, 0), []byte("new"))
+	if got, err := readAll(t, c, id, shardName(2, 0), 0, -1); err != nil || string(got) != "new" {
+		t.Fatalf("read from the new volume: %q %v", got, err)
+	}
+	// NoFormat: the vanished disk stays a fault, never formatted.
+	if d := reg.disk("node1/disk2"); d.Fault == "" || d.Check != "" {
+		t.Fatalf("vanished NoFormat disk registered as %+v", d)
+	}
+	if _, err := mem.Stat("/data/d2"); err == nil {
+		t.Fatal("a NoFormat disk's directory was made again")
+	}
+}
+
+// volumeAt formats a volume for disk id in dir.
+func volumeAt(fsys vfs.FS, dir string, id cairn.DiskID) error {
+	v, err := volume.Open(dir, volume.Options{FS: fsys, DiskID: id, Create: true})
+	if err != nil {
+		return err
+	}
+	return v.Close()
+}
+
+func mustRemoveAll(t *testing.T, fsys vfs.FS, dir string) {
+	t.Helper()
+	if err := vfs.RemoveAll(fsys, dir); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -10,8 +10,17 @@
 //     object. Shard i is one file (cairn.ShardName(version, i)) on one disk;
 //     the codes are bytewise linear, so a shard file is rebuilt as a whole
 //     from whole helper files, slice by slice.
-//   - lost shard: a shard whose disk is down or failed (the director
-//     decided so), or that a repair found missing or corrupt.
+//   - lost shard: a shard whose disk is down or out (the director or the
+//     operator decided so), or that a repair found missing or corrupt. A
+//     disk that comes back makes its shards readable again: their tasks
+//     are dropped (by Scan, or by Work's next round).
+//   - moving shard: a shard on a draining disk, rebuilt elsewhere so the
+//     disk empties; at most MaxMoves such tasks are queued at a time, and
+//     they run after the stripes that lost redundancy.
+//   - census: how many shards the manifests and multipart uploads place
+//     on each disk, taken by every complete walk of Scan (Census); the
+//     director returns a replaced disk, and ends a drain, when it finds
+//     none left (docs/design/disks.md).
 //   - task: one stripe to repair, a cairn.RepairTask in the queue (meta),
 //     keyed by cairn.RepairTaskID. Scan adds tasks; Work runs them riskiest
 //     first (least redundancy left). A task that fails is retried later

@@ -34,6 +34,10 @@ type Store interface {
 	PutRepairTask(ctx context.Context, t cairn.RepairTask) error
 	RepairTasks(ctx context.Context) ([]cairn.RepairTask, error)
 	DeleteRepairTask(ctx context.Context, id string) error
+	// Uploads and Parts: the census counts the shards of multipart
+	// uploads in progress too.
+	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
+	Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error)
 }
 
 // Executor runs repairs on the storage nodes; *node.Client satisfies it
@@ -77,9 +81,10 @@ type Repairer struct {
 	cfg     Config
 	backoff retry.Policy // the queue's waits between attempts of a task
 
-	mu    sync.Mutex
-	stats Stats                 // guarded by mu
-	codes map[string]codec.Code // by policy; guarded by mu
+	mu     sync.Mutex
+	stats  Stats                 // guarded by mu
+	codes  map[string]codec.Code // by policy; guarded by mu
+	census Census                // guarded by mu: the last complete walk's
 
 	scanned   string    // the lost disks the last complete Scan saw
 	scannedAt time.Time // when it completed

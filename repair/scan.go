@@ -1,13 +1,19 @@
 package repair
 
-// Scan: finding the stripes that have lost shards and queueing a task for
-// each (decide.NewTask says whether a stripe needs one and how risky it
-// is). The queue lives in the metadata store; work.go runs it.
+// Scan: finding the stripes that have lost shards (or shards to move off
+// a draining disk) and queueing a task for each (decide.NewTask says
+// whether a stripe needs one and how risky it is), dropping the tasks of
+// stripes whose shards came back, and counting the shards on each disk
+// (the census the director's life cycle waits on). The queue lives in the
+// metadata store; work.go runs it.
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"time"
 
+	"cairn"
 	"cairn/repair/decide"
 )
 
@@ -17,11 +23,22 @@ import (
 // lost disk with no task.
 const rescanEvery = 30 * time.Second
 
+// MaxMoves bounds the drain: at most this many tasks that only move
+// shards off draining disks are queued at a time; the walk that follows
+// (every rescanEvery while a disk drains) queues more as they finish. They
+// run after every stripe that lost redundancy (the queue runs riskiest
+// first), Config.Parallel at a time, at each node's repair rate.
+const MaxMoves = 64
+
 // Scan walks every manifest and queues a task for every stripe with a
-// shard on a down or failed disk that is not queued yet. It returns how
-// many tasks it added. Writes never go to such disks, so once a scan has
-// completed, the next ones skip the walk until the set of lost disks
-// changes, or rescanEvery has passed.
+// shard on a lost disk (down or out) or on a draining disk (up to
+// MaxMoves of those at a time) that is not queued yet, and deletes the
+// queued tasks whose stripes have nothing to rebuild any more (their disks
+// came back). It returns how many tasks it added. Writes never go to such
+// disks, so once a scan has completed, the next ones skip the walk until
+// the set of lost and draining disks changes, or, while it is not empty,
+// rescanEvery has passed. A complete walk also takes the census
+// (Census).
 func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	disks, err := r.store.Disks(ctx)
 	if err != nil {
@@ -30,46 +47,94 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	view := decide.NewView(nil, disks) // states only: NewTask needs no addresses
 	var lostSet string
 	for _, d := range disks {
-		if decide.LostDisk(d.State) {
-			lostSet += string(d.ID) + "\x00"
+		if decide.LostDisk(d.State) || decide.Moving(d.State) {
+			lostSet += string(d.ID) + ":" + string(d.State) + "\x00"
 		}
 	}
-	if lostSet == "" || lostSet == r.scanned && now.Sub(r.scannedAt) < rescanEvery {
+	if lostSet == r.scanned && (lostSet == "" || now.Sub(r.scannedAt) < rescanEvery) {
 		return 0, nil
 	}
 	queued, err := r.store.RepairTasks(ctx)
 	if err != nil {
 		return 0, err
 	}
-	have := make(map[string]bool, len(queued))
+	have := make(map[string]cairn.RepairTask, len(queued))
+	moves := 0
 	for _, t := range queued {
-		have[t.ID] = true
+		have[t.ID] = t
 	}
+	refs := map[cairn.DiskID]int{}
+	added := 0
+	err = r.walk(ctx, refs, func(m *cairn.Manifest, st decide.Stripe) error {
+		id := cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.Part)
+		if t, ok := have[id]; ok {
+			if len(decide.LostShards(&t, st, view)) == 0 {
+				// Its shards came back (or a repair moved them):
+				// nothing left to rebuild. Work would drop it too, after
+				// its backoff.
+				if err := r.store.DeleteRepairTask(ctx, id); err != nil && !errors.Is(err, cairn.ErrNotFound) {
+					return err
+				}
+				delete(have, id)
+			} else if decide.OnlyMoves(t, st, view) {
+				moves++
+			}
+			return nil
+		}
+		code, _ := r.code(m.Policy) // an unknown policy: risk 0, and the task's run says why
+		t, ok := decide.NewTask(m, st, code, view, now)
+		if !ok {
+			return nil
+		}
+		if decide.OnlyMoves(t, st, view) {
+			if moves >= MaxMoves {
+				return nil
+			}
+			moves++
+		}
+		if err := r.store.PutRepairTask(ctx, t); err != nil {
+			return err
+		}
+		have[t.ID] = t
+		added++
+		return nil
+	})
+	if err != nil {
+		return added, err
+	}
+	r.scanned, r.scannedAt = lostSet, now
+	r.mu.Lock()
+	r.census = Census{At: now, Refs: refs}
+	r.mu.Unlock()
+	return added, nil
+}
+
+// walk calls f for every stripe of every committed manifest, and counts
+// into refs the shards each disk holds for them and for the parts of
+// multipart uploads in progress. A stripe's shard counts for the disk the
+// manifest places it on. Coded blocks (lt objects) are not counted:
+// nothing rebuilds them, and a read tolerates a missing one.
+func (r *Repairer) walk(ctx context.Context, refs map[cairn.DiskID]int, f func(*cairn.Manifest, decide.Stripe) error) error {
 	buckets, err := r.store.Buckets(ctx)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	added := 0
 	for _, b := range buckets {
 		after := ""
 		for {
 			ms, more, err := r.store.ListManifests(ctx, b.Name, "", after, 1000)
 			if err != nil {
-				return added, err
+				return err
 			}
 			for _, m := range ms {
 				after = m.Key
 				for _, st := range decide.Stripes(m) {
-					code, _ := r.code(m.Policy) // an unknown policy: risk 0, and the task's run says why
-					t, ok := decide.NewTask(m, st, code, view, now)
-					if !ok || have[t.ID] {
-						continue
+					for _, s := range st.Shards {
+						refs[s.Disk]++
 					}
-					if err := r.store.PutRepairTask(ctx, t); err != nil {
-						return added, err
+					if err := f(m, st); err != nil {
+						return err
 					}
-					have[t.ID] = true
-					added++
 				}
 			}
 			if !more {
@@ -77,6 +142,39 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 			}
 		}
 	}
-	r.scanned, r.scannedAt = lostSet, now
-	return added, nil
+	ups, err := r.store.Uploads(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, u := range ups {
+		parts, _, err := r.store.Parts(ctx, u.Bucket, u.ID)
+		if errors.Is(err, cairn.ErrNotFound) {
+			continue // completed or aborted meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		for _, p := range parts {
+			for _, s := range p.Shards {
+				refs[s.Disk]++
+			}
+		}
+	}
+	return nil
+}
+
+// Census is what the last complete walk found: how many shards the
+// manifests and the multipart uploads in progress place on each disk.
+type Census struct {
+	At   time.Time            // when the walk started (Scan's now); zero: none yet
+	Refs map[cairn.DiskID]int // shards per disk; a disk not in it holds none
+}
+
+// Census returns the census of the last complete walk (a copy). Only a
+// walk that saw every manifest counts: one that failed midway leaves the
+// previous census.
+func (r *Repairer) Census() Census {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Census{At: r.census.At, Refs: maps.Clone(r.census.Refs)}
 }

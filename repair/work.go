@@ -174,7 +174,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 			res.marked++
 			// Aligned with Targets (no target yet); the next round sorts
 			// both out.
-			t.Lost, t.Targets = append(t.Lost, i), append(t.Targets, "")
+			t.Lost, t.Targets, t.Bad = append(t.Lost, i), append(t.Targets, ""), append(t.Bad, i)
 			continue
 		}
 		if err != nil {

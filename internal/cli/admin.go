@@ -20,6 +20,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return cmdline.Dispatch(ctx, "cairn admin", "Inspect and operate the cluster.", []cmdline.Command{
 		{Name: "status", Summary: "nodes, disks and their states, placement groups, capacity", Run: runAdminStatus},
 		{Name: "repair", Summary: "the repair queue and repair-time predictions", Run: runAdminRepair},
+		{Name: "disk", Summary: "take a disk out, drain it, or bring it back in", Run: runAdminDisk},
 	}, args, stdout, stderr)
 }
 
@@ -97,7 +98,7 @@ type PGStatus struct {
 func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	cmdline.Usage(fs, "cairn admin status [--json]", "Shows the cluster: nodes (alive or not), disks and their states, capacity,\nplacement-group tables, and warnings such as \"cannot survive a node loss\".")
+	cmdline.Usage(fs, "cairn admin status [--json]", "Shows the cluster: nodes (alive or not), disks with their state, since when and why\n(docs/design/disks.md; 'cairn admin disk --help'), capacity, placement-group\ntables, and warnings such as \"cannot survive a node loss\".")
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
 		st, err := clusterStatus(ctx, cl)
 		if err != nil {
@@ -178,7 +179,11 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	}
 	for _, d := range disks {
 		if d.State != cairn.DiskUp {
-			st.Warnings = append(st.Warnings, fmt.Sprintf("disk %s is %s since %s", d.ID, d.State, d.Since.Format("2006-01-02 15:04:05")))
+			w := fmt.Sprintf("disk %s is %s since %s", d.ID, d.State, fmtSince(d.Since))
+			if d.Reason != "" {
+				w += ": " + d.Reason
+			}
+			st.Warnings = append(st.Warnings, w)
 		}
 	}
 	return st, nil
@@ -192,9 +197,10 @@ func printStatus(w io.Writer, st *Status) {
 	for _, n := range st.Nodes {
 		fmt.Fprintf(tw, "%s\t%s\t%v\t%d\n", n.ID, n.Addr, n.Alive, n.Disks)
 	}
-	fmt.Fprintln(tw, "\nDISK\tNODE\tSTATE\tCAPACITY\tFREE\tPATH")
+	fmt.Fprintln(tw, "\nDISK\tNODE\tSTATE\tSINCE\tCAPACITY\tFREE\tPATH\tREASON")
 	for _, d := range st.Disks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Node, d.State, fmtBytes(d.Capacity), fmtBytes(d.Free), d.Path)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Node, d.State, fmtSince(d.Since),
+			fmtBytes(d.Capacity), fmtBytes(d.Free), d.Path, orDash(d.Reason))
 	}
 	tw.Flush()
 	if len(st.PGTables) > 0 {
@@ -246,6 +252,21 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// fmtSince formats a disk's Since time, UTC.
+func fmtSince(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func orNone(s string) string {

@@ -326,9 +326,14 @@ func (o *repairOptions) validate() error {
 // duties are the director's repair jobs: a scan that queues stripes with
 // shards on down disks, and a background worker that drains the queue and
 // reports its progress (for the ETA in cairn admin repair status): at
-// every change, and every 30 s without one, then with rate 0.
-func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger) []director.Duty {
+// every change, and every 30 s without one, then with rate 0; and the
+// census the scan takes, for the director's disk life cycle.
+func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger) ([]director.Duty, func() director.Census) {
 	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Rates: o.auto, Unit: o.bytes, Parallel: *o.parallel, Logger: log})
+	census := func() director.Census {
+		c := r.Census()
+		return director.Census{At: c.At, Refs: c.Refs}
+	}
 	var (
 		last      time.Time
 		lastBytes int64
@@ -362,7 +367,7 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 			log.Warn("repair: reporting progress", "err", err)
 		}
 	}
-	return []director.Duty{
+	duties := []director.Duty{
 		{Name: "queue repairs", Every: *o.scan, Run: func(ctx context.Context, now time.Time) error {
 			n, err := r.Scan(ctx, now)
 			if n > 0 {
@@ -381,4 +386,5 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 			return err
 		}},
 	}
+	return duties, census
 }

@@ -76,7 +76,7 @@ func noTarget(st decide.Stripe, policy string, v *decide.View) string {
 		}
 	}
 	var not []string
-	for _, s := range []cairn.DiskState{cairn.DiskDown, cairn.DiskFailed, cairn.DiskSuspect, cairn.DiskDraining} {
+	for _, s := range []cairn.DiskState{cairn.DiskDown, cairn.DiskOut, cairn.DiskSuspect, cairn.DiskDraining} {
 		if n := states[s]; n > 0 {
 			not = append(not, fmt.Sprintf("%d %s", n, s))
 		}

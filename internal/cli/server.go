@@ -247,8 +247,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 				return err
 			},
 		}}
-		duties = append(duties, o.repair.duties(store, cl.nodes, o.id, o.log)...)
-		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties})
+		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log)
+		duties = append(duties, repairs...)
+		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties, Census: census})
 	}
 	return srv.Addr(), func() {
 		if dir != nil {

@@ -104,20 +104,8 @@ func testRepair(t *testing.T, scheme string) {
 		}
 	})
 
-	const objects = 500
 	rng := rand.New(rand.NewPCG(7, uint64(len(scheme))))
-	data = make(map[string][]byte, objects)
-	for i := range objects {
-		b := make([]byte, 1+rng.IntN(200<<10))
-		for k := range b {
-			b[k] = byte(rng.Uint32())
-		}
-		key := fmt.Sprintf("obj/%03d", i)
-		if _, err := d.data.Put(ctx, "rep", key, bytes.NewReader(b), client.PutOptions{Size: int64(len(b))}); err != nil {
-			t.Fatal(err)
-		}
-		data[key] = b
-	}
+	data = putRandom(t, d, "rep", 500, func() int { return 1 + rng.IntN(200<<10) }, rng)
 	// The victim: the node with the most shards (not the director, whose
 	// death is tested separately).
 	leader, err := d.meta.Leader(ctx, director.Role)

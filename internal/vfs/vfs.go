@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"path"
 )
 
 // File is an open file (or, from FS.OpenDir, a directory handle whose only
@@ -76,4 +77,31 @@ type DiskUsage struct {
 	// same FS share one space (the OS file system: the device ID of the
 	// path, "dev-" and hex; a MemFS: one ID per MemFS). "" when unknown.
 	FS string
+}
+
+// RemoveAll removes name and, if it is a directory, everything under it
+// (rm -rf; not durable until the parent is synced). A missing name is no
+// error. Tests use it to wipe a disk on any FS.
+func RemoveAll(fsys FS, name string) error {
+	fi, err := fsys.Stat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		names, err := fsys.List(name)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := RemoveAll(fsys, path.Join(name, n)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := fsys.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

@@ -283,3 +283,33 @@ func TestErrorFS(t *testing.T) {
 		t.Fatal("failed rename moved the file")
 	}
 }
+
+func TestRemoveAll(t *testing.T) {
+	for name, fsys := range map[string]vfs.FS{"mem": vfs.NewMem(), "os": vfs.Default} {
+		t.Run(name, func(t *testing.T) {
+			dir := "/x"
+			if name == "os" {
+				dir = t.TempDir() + "/x"
+			}
+			if err := fsys.MkdirAll(dir+"/a/b", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{dir + "/f", dir + "/a/g", dir + "/a/b/h"} {
+				w, err := fsys.Create(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Close()
+			}
+			if err := vfs.RemoveAll(fsys, dir); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fsys.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("after RemoveAll: %v", err)
+			}
+			if err := vfs.RemoveAll(fsys, dir); err != nil {
+				t.Fatalf("RemoveAll of nothing: %v", err)
+			}
+		})
+	}
+}

@@ -36,7 +36,7 @@
 //     CommitManifest's bucket check this makes "no manifest outlives its
 //     bucket" hold under any interleaving.
 //   - CreateBucket, CreatePGTable: put if absent.
-//   - PutDisk, SetDiskState: read, modify, put if the mod revision is
+//   - PutDisk, SetDiskState, ChangeDisk: read, modify, put if the mod revision is
 //     unchanged; retried.
 //
 // Liveness entries are keys attached to etcd leases (KeepAlive); elections

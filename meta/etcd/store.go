@@ -216,17 +216,14 @@ func (s *Store) PutDisk(ctx context.Context, d cairn.Disk) error {
 		return fmt.Errorf("put disk: %w: empty disk ID", cairn.ErrInvalid)
 	}
 	return s.update(ctx, "put disk "+string(d.ID), s.k.disk(d.ID), func(old []byte) (any, error) {
-		nd := d
-		if old != nil {
-			var od cairn.Disk
-			if err := json.Unmarshal(old, &od); err != nil {
-				return nil, err
-			}
-			if od.State != "" {
-				nd.State, nd.Since = od.State, od.Since
-			}
+		if old == nil {
+			return cairn.Registered(nil, d), nil
 		}
-		return nd, nil
+		var od cairn.Disk
+		if err := json.Unmarshal(old, &od); err != nil {
+			return nil, err
+		}
+		return cairn.Registered(&od, d), nil
 	})
 }
 
@@ -251,9 +248,30 @@ func (s *Store) SetDiskState(ctx context.Context, id cairn.DiskID, st cairn.Disk
 		if err := json.Unmarshal(old, &d); err != nil {
 			return nil, err
 		}
-		d.State, d.Since = st, since
+		d.State, d.Since, d.Reason = st, since, ""
 		return d, nil
 	})
+}
+
+// ChangeDisk implements meta.Store.
+func (s *Store) ChangeDisk(ctx context.Context, id cairn.DiskID, c cairn.DiskChange) (cairn.Disk, error) {
+	var out cairn.Disk
+	err := s.update(ctx, "change disk "+string(id), s.k.disk(id), func(old []byte) (any, error) {
+		if old == nil {
+			return nil, cairn.ErrNotFound
+		}
+		var d cairn.Disk
+		if err := json.Unmarshal(old, &d); err != nil {
+			return nil, err
+		}
+		nd, err := c.Apply(d)
+		if err != nil {
+			return nil, err
+		}
+		out = nd
+		return nd, nil
+	})
+	return out, err
 }
 
 // update is a read-modify-write of one JSON value, retried until its

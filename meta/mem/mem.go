@@ -130,8 +130,10 @@ func (s *Store) PutDisk(ctx context.Context, d cairn.Disk) error {
 		return err
 	}
 	defer s.mu.Unlock()
-	if old, ok := s.disks[d.ID]; ok && old.State != "" {
-		d.State, d.Since = old.State, old.Since
+	if old, ok := s.disks[d.ID]; ok {
+		d = cairn.Registered(&old, d)
+	} else {
+		d = cairn.Registered(nil, d)
 	}
 	s.disks[d.ID] = d
 	return nil
@@ -163,9 +165,27 @@ func (s *Store) SetDiskState(ctx context.Context, id cairn.DiskID, st cairn.Disk
 	if !ok {
 		return fmt.Errorf("set state of disk %s: %w", id, cairn.ErrNotFound)
 	}
-	d.State, d.Since = st, since
+	d.State, d.Since, d.Reason = st, since, ""
 	s.disks[id] = d
 	return nil
+}
+
+// ChangeDisk implements meta.Store.
+func (s *Store) ChangeDisk(ctx context.Context, id cairn.DiskID, c cairn.DiskChange) (cairn.Disk, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return cairn.Disk{}, err
+	}
+	defer s.mu.Unlock()
+	d, ok := s.disks[id]
+	if !ok {
+		return cairn.Disk{}, fmt.Errorf("change disk %s: %w", id, cairn.ErrNotFound)
+	}
+	d, err := c.Apply(d)
+	if err != nil {
+		return cairn.Disk{}, fmt.Errorf("change disk %s: %w", id, err)
+	}
+	s.disks[id] = d
+	return d, nil
 }
 
 // PGTable implements meta.Store.

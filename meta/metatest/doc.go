@@ -7,7 +7,8 @@
 //
 // It checks the contract written in meta.Store's doc comments: the
 // cluster map (node and disk registration, PutDisk keeping a disk's state,
-// SetDiskState), placement-group tables (create-if-absent, and concurrent
+// reason and trusted volume, SetDiskState, ChangeDisk's compare-and-swap),
+// placement-group tables (create-if-absent, and concurrent
 // creators all getting the winner's table), buckets (create, exists,
 // invalid names, delete of a non-empty bucket refused, delete), manifests
 // (compare-and-swap create/replace/delete with stale, prefix and extended

@@ -224,6 +224,40 @@ func testDisks(t *testing.T, s meta.Store) {
 	wantErr(t, "SetDiskState of unknown disk", s.SetDiskState(ctx, "nodeX/disk1", cairn.DiskDown, t1), cairn.ErrNotFound)
 	wantErr(t, "SetDiskState to a bad state", s.SetDiskState(ctx, d1.ID, "melted", t1), cairn.ErrInvalid)
 	wantErr(t, "PutDisk without ID", s.PutDisk(ctx, cairn.Disk{Node: "n"}), cairn.ErrInvalid)
+
+	// ChangeDisk is a compare-and-swap on the state; it sets the reason,
+	// keeps Since when given none, and changes the trusted volume only
+	// when given one.
+	t2 := t1.Add(time.Hour)
+	got, err := s.ChangeDisk(ctx, d1.ID, cairn.DiskChange{From: cairn.DiskSuspect, To: cairn.DiskDown, Since: t2, Reason: "gone"})
+	noErr(t, "ChangeDisk", err)
+	want1.State, want1.Since, want1.Reason = cairn.DiskDown, t2, "gone"
+	same("ChangeDisk's result", []cairn.Disk{got}, []cairn.Disk{want1})
+	_, err = s.ChangeDisk(ctx, d1.ID, cairn.DiskChange{From: cairn.DiskSuspect, To: cairn.DiskUp, Since: t2})
+	wantErr(t, "ChangeDisk from a state the disk is not in", err, cairn.ErrConflict)
+	_, err = s.ChangeDisk(ctx, d1.ID, cairn.DiskChange{To: cairn.DiskDown, Reason: "replaced", Trust: "v2"})
+	noErr(t, "ChangeDisk of the reason and trust", err)
+	want1.Reason, want1.Trusted = "replaced", "v2"
+	same("Disks after ChangeDisk", disks(), []cairn.Disk{d0, want1, up2})
+	_, err = s.ChangeDisk(ctx, "nodeX/disk1", cairn.DiskChange{To: cairn.DiskUp})
+	wantErr(t, "ChangeDisk of an unknown disk", err, cairn.ErrNotFound)
+	_, err = s.ChangeDisk(ctx, d1.ID, cairn.DiskChange{To: "melted"})
+	wantErr(t, "ChangeDisk to a bad state", err, cairn.ErrInvalid)
+
+	// A registration rewrites what the node owns (volume, check, fault)
+	// and keeps what the director owns (state, since, reason, trust); a
+	// first registration trusts the volume it reports.
+	reg := want1
+	reg.Volume, reg.Check, reg.Fault, reg.Trusted, reg.Reason, reg.State = "v3", cairn.CheckOK, "slow", "v3", "", cairn.DiskUp
+	noErr(t, "PutDisk with a volume", s.PutDisk(ctx, reg))
+	want1.Volume, want1.Check, want1.Fault = "v3", cairn.CheckOK, "slow"
+	d3 := cairn.Disk{ID: "node1/disk3", Node: "node1", State: cairn.DiskUp, Since: t0, Volume: "v9"}
+	noErr(t, "PutDisk of a new disk with a volume", s.PutDisk(ctx, d3))
+	d3.Trusted = "v9"
+	same("Disks after registrations", disks(), []cairn.Disk{d0, want1, up2, d3})
+	noErr(t, "SetDiskState", s.SetDiskState(ctx, d1.ID, cairn.DiskUp, t2))
+	want1.State, want1.Reason = cairn.DiskUp, ""
+	same("SetDiskState clears the reason", disks(), []cairn.Disk{d0, want1, up2, d3})
 }
 
 // ---- placement groups ----

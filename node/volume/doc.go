@@ -8,6 +8,11 @@
 //
 //   - volume: one disk directory, identified by the disk ID in its
 //     CAIRN-VOLUME file. Open refuses a directory that names another disk.
+//   - volume ID: a random ID drawn when the directory is formatted (and
+//     added at the first Open of a volume formatted before it existed):
+//     a directory wiped and formatted again for the same disk has a new
+//     one, which is how the cluster tells a replaced disk from one that
+//     returns intact (VolumeID; docs/design/disks.md).
 //   - shard: one file of an object's stripes, named only by
 //     cairn.ShardName(version, i) = "<32 lower-case hex>.<index>". Names are
 //     validated strictly (ValidateName), so no input can reach outside the

@@ -1,7 +1,9 @@
 package volume
 
 import (
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"hash/crc32"
 
@@ -46,15 +48,27 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// identityFile is the JSON content of CAIRN-VOLUME. It is written once, by
-// Open with Options.Create on an empty directory (temporary file, fsync,
-// rename, directory fsync). A directory whose identity names another disk
-// is refused.
+// identityFile is the JSON content of CAIRN-VOLUME. It is written by Open
+// with Options.Create on an empty directory (temporary file, fsync,
+// rename, directory fsync), and once more by the first Open of a volume
+// formatted before volume IDs existed, to add one. A directory whose
+// identity names another disk is refused.
 type identityFile struct {
 	Magic     string       `json:"magic"` // "cairn-volume"
 	Format    int          `json:"format"`
 	DiskID    cairn.DiskID `json:"disk_id"`
 	BlockSize int          `json:"block_size"`
+	// VolumeID is 32 random hex digits drawn when the directory was
+	// formatted: it tells this volume from one formatted later in the
+	// same place for the same disk (cairn.Disk.Volume).
+	VolumeID string `json:"volume_id,omitempty"`
+}
+
+// newVolumeID draws a volume ID.
+func newVolumeID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // shardFileLayout documents a shard file of content length L:

@@ -58,8 +58,11 @@ func (v *Volume) Fsck(ctx context.Context, opts FsckOptions) (*FsckReport, error
 	if err := v.check(false); err != nil {
 		return rep, v.err("fsck", "", err)
 	}
-	if _, err := v.readIdentity(); err != nil {
+	if id, err := v.readIdentity(); err != nil {
 		rep.Corrupt = append(rep.Corrupt, fmt.Sprintf("%s: %v", IdentityName, err))
+	} else if id.DiskID != v.id || id.VolumeID != v.volID {
+		rep.Corrupt = append(rep.Corrupt, fmt.Sprintf("%s: names disk %s volume %s; disk %s volume %s was opened",
+			IdentityName, id.DiskID, id.VolumeID, v.id, v.volID))
 	}
 	root, err := v.fs.List(v.dir)
 	if err != nil {

@@ -73,6 +73,7 @@ type Volume struct {
 	fs      vfs.FS
 	dir     string
 	id      cairn.DiskID
+	volID   string // the identity's VolumeID
 	log     *slog.Logger
 	maxSize int64
 	minFree int64
@@ -152,6 +153,16 @@ func (v *Volume) open(create bool) error {
 		return err
 	case id.DiskID != v.id:
 		return fmt.Errorf("%w: %s belongs to disk %q", cairn.ErrInvalid, v.dir, id.DiskID)
+	case id.VolumeID == "":
+		// Formatted before volume IDs: give it one, durably, before
+		// anyone learns it.
+		id.VolumeID = newVolumeID()
+		if err := v.writeIdentity(id); err != nil {
+			return fmt.Errorf("add a volume ID to %s: %w", IdentityName, err)
+		}
+		v.volID = id.VolumeID
+	default:
+		v.volID = id.VolumeID
 	}
 	if _, err := v.fs.Stat(v.path(ShardsDir)); err != nil {
 		return fmt.Errorf("%w: shards directory: %w", cairn.ErrCorrupt, err)
@@ -222,7 +233,21 @@ func (v *Volume) format() error {
 			return err
 		}
 	}
-	b, err := json.Marshal(identityFile{Magic: identityMagic, Format: FormatVersion, DiskID: v.id, BlockSize: BlockSize})
+	id := identityFile{Magic: identityMagic, Format: FormatVersion, DiskID: v.id, BlockSize: BlockSize, VolumeID: newVolumeID()}
+	if err := v.syncDir(v.dir); err != nil { // shards/ and tmp/ before the identity names them
+		return err
+	}
+	if err := v.writeIdentity(id); err != nil {
+		return err
+	}
+	v.volID = id.VolumeID
+	return nil
+}
+
+// writeIdentity replaces CAIRN-VOLUME with id atomically: a temporary
+// file, fsync, rename, directory fsync.
+func (v *Volume) writeIdentity(id identityFile) error {
+	b, err := json.Marshal(id)
 	if err != nil {
 		return err
 	}
@@ -239,9 +264,6 @@ func (v *Volume) format() error {
 		err = cerr
 	}
 	if err == nil {
-		err = v.syncDir(v.dir) // shards/ and tmp/ before the identity names them
-	}
-	if err == nil {
 		err = v.fs.Rename(tmp, v.path(IdentityName))
 	}
 	if err == nil {
@@ -256,6 +278,11 @@ func (v *Volume) format() error {
 
 // ID returns the disk ID.
 func (v *Volume) ID() cairn.DiskID { return v.id }
+
+// VolumeID returns the volume ID: random, drawn when the directory was
+// formatted, so it differs from that of any volume formatted before or
+// after in the same place.
+func (v *Volume) VolumeID() string { return v.volID }
 
 // Dir returns the volume's directory.
 func (v *Volume) Dir() string { return v.dir }

@@ -529,3 +529,83 @@ func TestDiskLockOS(t *testing.T) {
 	}
 	v2.Close()
 }
+
+// Every volume has a volume ID: drawn at format time, the same at every
+// open, new when the directory is wiped and formatted again, and added
+// once to a volume formatted before volume IDs existed.
+func TestVolumeID(t *testing.T) {
+	ctx := context.Background()
+	mem := vfs.NewMem()
+	v, err := Open("/d", Options{FS: mem, DiskID: testDisk, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := v.VolumeID()
+	if len(first) != 32 {
+		t.Fatalf("volume ID %q", first)
+	}
+	v.Close()
+	reopen := func() *Volume {
+		t.Helper()
+		v, err := Open("/d", Options{FS: mem, DiskID: testDisk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v = reopen()
+	if v.VolumeID() != first {
+		t.Fatalf("reopened volume has ID %q, was %q", v.VolumeID(), first)
+	}
+	v.Close()
+
+	// Wiped and formatted again: a new ID.
+	mustRemoveAll(t, mem, "/d")
+	v, err = Open("/d", Options{FS: mem, DiskID: testDisk, Create: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := v.VolumeID()
+	if second == first || len(second) != 32 {
+		t.Fatalf("re-formatted volume has ID %q, the old one %q", second, first)
+	}
+	v.Close()
+
+	// A volume formatted before volume IDs gets one at its first open and
+	// keeps it.
+	rewrite(t, mem, "/d/"+IdentityName, func([]byte) []byte {
+		return []byte(`{"magic":"cairn-volume","format":1,"disk_id":"node1/disk1","block_size":65536}`)
+	})
+	v = reopen()
+	added := v.VolumeID()
+	if len(added) != 32 || added == second {
+		t.Fatalf("legacy volume got ID %q", added)
+	}
+	v.Close()
+	v = reopen()
+	if v.VolumeID() != added {
+		t.Fatalf("legacy volume's ID changed from %q to %q", added, v.VolumeID())
+	}
+	rep, err := v.Fsck(ctx, FsckOptions{SkipVerify: true})
+	if err != nil || !rep.OK() {
+		t.Fatalf("fsck: %v %s", err, rep.Problems())
+	}
+
+	// The directory swapped under an open volume (another format of the
+	// same disk) fails the open volume's fsck.
+	rewrite(t, mem, "/d/"+IdentityName, func([]byte) []byte {
+		return []byte(`{"magic":"cairn-volume","format":1,"disk_id":"node1/disk1","block_size":65536,"volume_id":"0123456789abcdef0123456789abcdef"}`)
+	})
+	rep, err = v.Fsck(ctx, FsckOptions{SkipVerify: true})
+	if err != nil || rep.OK() || !strings.Contains(rep.Problems(), "0123456789abcdef0123456789abcdef") {
+		t.Fatalf("fsck of a swapped directory: %v %q", err, rep.Problems())
+	}
+	v.Close()
+}
+
+func mustRemoveAll(t *testing.T, fsys vfs.FS, dir string) {
+	t.Helper()
+	if err := vfs.RemoveAll(fsys, dir); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -24,14 +24,15 @@ import (
 //	                   input: one line, the disk of each shard in order; "disk@R"
 //	                   holds spare row R. Replaces the object's manifest.
 //	task               NewTask for the stripe (the task the next commands use)
-//	attempt lost=I,… targets=D,…
-//	                   what an earlier attempt recorded in the task ("-": no target)
+//	attempt lost=I,… targets=D,… [bad=I,…]
+//	                   what an earlier attempt recorded in the task ("-": no target;
+//	                   bad: the shards it found missing or corrupt)
 //	round [scheme=S] [rates=hdd|fast] [unit=B]
 //	                   one round as the repairer runs it: Next, Placed, Choose,
 //	                   Jobs; the task keeps the round's lost shards and targets
 func TestScripts(t *testing.T) {
 	for _, name := range []string{"lost-disk.txt", "kept-targets.txt", "no-space.txt", "sur-falls-back-to-rep.txt",
-		"spare-rows.txt", "lrc.txt", "rates.txt", "no-fit.txt"} {
+		"spare-rows.txt", "lrc.txt", "rates.txt", "no-fit.txt", "back.txt", "drain.txt"} {
 		t.Run(name, func(t *testing.T) {
 			s := &script{}
 			golden.Script(t, name, s.do)
@@ -133,13 +134,20 @@ func (s *script) do(t *testing.T, c *golden.Cmd) string {
 	case "attempt":
 		lost, _ := c.Arg("lost")
 		targets, _ := c.Arg("targets")
-		s.task.Lost, s.task.Targets = nil, nil
+		s.task.Lost, s.task.Targets, s.task.Bad = nil, nil, nil
 		for _, f := range strings.Split(lost, ",") {
 			i, _ := strconv.Atoi(f)
 			s.task.Lost = append(s.task.Lost, i)
 		}
 		for _, f := range strings.Split(targets, ",") {
 			s.task.Targets = append(s.task.Targets, cairn.DiskID(strings.TrimPrefix(f, "-")))
+		}
+		if bad, ok := c.Arg("bad"); ok {
+			for _, f := range strings.Split(bad, ",") {
+				i, _ := strconv.Atoi(f)
+				s.task.Bad = append(s.task.Bad, i)
+			}
+			return fmt.Sprintf("task: lost %v, targets %v, bad %v", s.task.Lost, s.task.Targets, s.task.Bad)
 		}
 		return fmt.Sprintf("task: lost %v, targets %v", s.task.Lost, s.task.Targets)
 	case "round":

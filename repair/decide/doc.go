@@ -18,9 +18,16 @@
 //     part's. Shard i holds code row i, or a spare parity row
 //     (cairn.ShardLoc.Row) that names its file instead; StripeCode is the
 //     code extended to the spare rows it holds.
-//   - lost shard: a shard on a down or failed disk, or on a disk the View
-//     does not know, or one a task found missing or corrupt — unless an
-//     earlier attempt already moved it to its target (LostShards).
+//   - lost shard: a shard on a down or out disk, or on a disk the View
+//     does not know, or one a task found missing or corrupt (the task's
+//     Bad) — unless an earlier attempt already moved it to its target
+//     (LostShards). A shard lost only because its disk was down is not
+//     lost once the disk is back: its task has nothing left to do.
+//   - moving shard: a shard on a draining disk (Moving): rebuilt
+//     elsewhere like a lost one, but no loss (it does not lower the
+//     task's Risk), and kept as a helper when the stripe cannot be
+//     rebuilt without it; a task of moving shards only is a drain's
+//     (OnlyMoves).
 //   - task: a cairn.RepairTask (NewTask), riskiest first: Risk is how many
 //     more shards the stripe can lose.
 //   - target: the disk a lost shard is rebuilt onto: writable, outside the

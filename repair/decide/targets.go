@@ -37,8 +37,11 @@ func (rd Round) Placed() (shards []int, onto []cairn.DiskID) {
 
 // Next decides the next round of t's repair of stripe st (code: the
 // policy's code), preferring scheme preferred: the lost shards brought up
-// to date, their targets and the scheme they allow. A stripe with nothing
-// lost any more (a disk came back) is a Round with no Lost and no error.
+// to date (LostShards), their targets and the scheme they allow. Shards
+// on a draining disk are rebuilt with the lost ones when the stripe can
+// do without them, else they help rebuild the lost ones and move in a
+// later round. A stripe with nothing lost any more (its disks came back)
+// is a Round with no Lost and no error.
 // Errors: cairn.ErrCorrupt (a spare row the code cannot have, StripeCode),
 // cairn.ErrUnavailable (too few shards left to rebuild from),
 // ErrNoTarget (no writable disk for any lost shard, Targets).
@@ -51,12 +54,21 @@ func Next(t *cairn.RepairTask, st Stripe, code codec.Code, v *View, preferred pl
 	if err != nil {
 		return Round{}, fmt.Errorf("%s/%s part %d: %w", t.Bucket, t.Key, t.Part, err)
 	}
-	present := make([]bool, scode.Params().N())
-	for _, i := range Available(st, lost, v) {
-		present[st.Row(i)] = true
+	canRebuild := func(lost []int) bool {
+		present := make([]bool, scode.Params().N())
+		for _, i := range Available(st, lost, v) {
+			present[st.Row(i)] = true
+		}
+		return scode.CanReconstruct(present)
 	}
-	if !scode.CanReconstruct(present) {
-		return Round{}, fmt.Errorf("%w: %s/%s part %d: too few shards left to rebuild %v", cairn.ErrUnavailable, t.Bucket, t.Key, t.Part, lost)
+	if !canRebuild(lost) {
+		// Shards being moved off a draining disk are still there: first
+		// rebuild the lost ones with their help, move them later.
+		kept := slices.DeleteFunc(slices.Clone(lost), func(i int) bool { return Moving(v.Disks[st.Shards[i].Disk].State) })
+		if len(kept) == 0 || len(kept) == len(lost) || !canRebuild(kept) {
+			return Round{}, fmt.Errorf("%w: %s/%s part %d: too few shards left to rebuild %v", cairn.ErrUnavailable, t.Bucket, t.Key, t.Part, lost)
+		}
+		lost = kept
 	}
 	targets, scheme, err := Targets(t, st, lost, v, preferred)
 	if err != nil {

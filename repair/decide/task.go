@@ -8,14 +8,16 @@ import (
 	"cairn/codec"
 )
 
-// NewTask returns the task for stripe st of m if it has lost shards: a
-// shard on a disk that is lost (LostDisk) or that v does not know. Shards
-// on disks in a state that is neither lost nor readable count against its
-// Risk; readable ones (suspect included) do not. code is the policy's
-// code (nil if unknown: Risk 0). now stamps the task.
+// NewTask returns the task for stripe st of m if it has shards to
+// rebuild: a shard on a disk that is lost (LostDisk) or that v does not
+// know, or on a draining disk (Moving: rebuilt elsewhere to empty the
+// disk). Shards on disks in a state that is neither lost nor readable
+// count against its Risk; readable ones (suspect and draining included)
+// do not. code is the policy's code (nil if unknown: Risk 0). now stamps
+// the task.
 func NewTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Time) (cairn.RepairTask, bool) {
 	var lost []int
-	unavailable := 0
+	gone := 0
 	var size int64
 	for i, s := range st.Shards {
 		d, known := v.Disks[s.Disk]
@@ -23,8 +25,12 @@ func NewTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Ti
 		case !known || LostDisk(d.State):
 			lost = append(lost, i)
 			size = max(size, s.Size)
+			gone++
+		case Moving(d.State):
+			lost = append(lost, i)
+			size = max(size, s.Size)
 		case !d.State.Readable():
-			unavailable++
+			gone++
 		}
 	}
 	if len(lost) == 0 {
@@ -43,8 +49,19 @@ func NewTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Ti
 		Bytes:     size * int64(len(lost)),
 		Created:   now,
 	}
-	t.Risk = Risk(code, len(lost)+unavailable)
+	t.Risk = Risk(code, gone)
 	return t, true
+}
+
+// OnlyMoves reports whether every shard t rebuilds is on a draining disk
+// of v: a drain's task, which has lost no redundancy.
+func OnlyMoves(t cairn.RepairTask, st Stripe, v *View) bool {
+	for _, i := range t.Lost {
+		if i >= len(st.Shards) || !Moving(v.Disks[st.Shards[i].Disk].State) {
+			return false
+		}
+	}
+	return true
 }
 
 // Risk is how many more shards a stripe of code can lose after gone
@@ -58,14 +75,16 @@ func Risk(code codec.Code, gone int) int {
 }
 
 // LostShards is the task's lost set brought up to date: shards on lost
-// or unknown disks, plus those the task already found bad, minus those a
-// target already holds (an earlier attempt rebuilt them and updated the
-// manifest).
+// or unknown disks, shards on draining disks (to be moved), and those the
+// task found bad (t.Bad) unless a target already holds them (an earlier
+// attempt rebuilt them and updated the manifest). A shard the task
+// recorded as lost only because its disk was down is not lost once the
+// disk is usable again: it came back.
 func LostShards(t *cairn.RepairTask, st Stripe, v *View) []int {
 	var lost []int
 	for i, s := range st.Shards {
 		d, known := v.Disks[s.Disk]
-		if !known || LostDisk(d.State) || slices.Contains(t.Lost, i) && !movedTo(t, i, s.Disk) {
+		if !known || LostDisk(d.State) || Moving(d.State) || slices.Contains(t.Bad, i) && !movedTo(t, i, s.Disk) {
 			lost = append(lost, i)
 		}
 	}

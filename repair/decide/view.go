@@ -33,6 +33,11 @@ func (v *View) Usable(disk cairn.DiskID) bool {
 // addrOf is the address of disk's node.
 func (v *View) addrOf(disk cairn.DiskID) string { return v.Addr[v.Disks[disk].Node] }
 
-// LostDisk reports whether shards on a disk in state s are gone for good
-// (to be rebuilt), as opposed to temporarily unreachable (suspect).
-func LostDisk(s cairn.DiskState) bool { return s == cairn.DiskDown || s == cairn.DiskFailed }
+// LostDisk reports whether shards on a disk in state s are gone (to be
+// rebuilt), as opposed to temporarily unreachable (suspect): down or out
+// (cairn.DiskState.Lost).
+func LostDisk(s cairn.DiskState) bool { return s.Lost() }
+
+// Moving reports whether shards on a disk in state s are to be moved off
+// it while it still serves them: draining.
+func Moving(s cairn.DiskState) bool { return s == cairn.DiskDraining }
