@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,6 +315,17 @@ func TestServerReformatsVanishedDisk(t *testing.T) {
 
 	mustRemoveAll(t, mem, "/data/d1")
 	mustRemoveAll(t, mem, "/data/d2")
+	// A write into the vanished directory (the README tour puts right
+	// after its rm -rf) fails and does not make the directory again,
+	// which would keep it from being formatted.
+	// (A fan-out directory the old volume never made: shards/ff.)
+	lost := cairn.ShardName(strings.Repeat("f", 32), 0)
+	if _, err := c.PutShard(context.Background(), id, lost, bytes.NewReader([]byte("lost"))); err == nil {
+		t.Fatal("a put into a vanished directory succeeded")
+	}
+	if _, err := mem.Stat("/data/d1"); err == nil {
+		t.Fatal("a put into a vanished directory made it again")
+	}
 	ticks <- time.Now()
 	again := reg.waitDisk(t, id, func(d cairn.Disk) bool { return d.Volume != first.Volume && d.Check == cairn.CheckOK })
 	if again.Fault != "" {

@@ -34,7 +34,8 @@ type Status struct {
 	Free     int64          `json:"free"`
 	Buckets  int            `json:"buckets"`
 	Warnings []string       `json:"warnings,omitempty"`
-	Repair   string         `json:"repair"` // one line: the repair queue and its ETA
+	Repair   string         `json:"repair"`        // one line: the repair queue and its ETA
+	Queued   int            `json:"repair_queued"` // stripes in the repair queue
 	States   map[string]int `json:"disk_states"`
 	// FileSystems hold the readable disks, one per node and file system;
 	// Capacity and Free count each once.
@@ -98,20 +99,62 @@ type PGStatus struct {
 func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	cmdline.Usage(fs, "cairn admin status [--json]", "Shows the cluster: nodes (alive or not), disks with their state, since when and why\n(docs/design/disks.md; 'cairn admin disk --help'), capacity, placement-group\ntables, and warnings such as \"cannot survive a node loss\".")
+	wait := fs.Duration("wait", 0, "wait up to this long (e.g. 5m) for the cluster to be healthy — every node alive, every disk up, nothing to repair — checking every 2 s; exit status 1 if it is not")
+	cmdline.Usage(fs, "cairn admin status [--json] [--wait DURATION]", "Shows the cluster: nodes (alive or not), disks with their state, since when and why\n(docs/design/disks.md; 'cairn admin disk --help'), capacity, placement-group\ntables, and warnings such as \"cannot survive a node loss\".\n\nWith --wait it first waits for the cluster to be healthy (after a disk loss:\nuntil repair has rebuilt what was lost and the disks are back up), then\nprints the status.")
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+		if *wait < 0 {
+			return fmt.Errorf("%w: --wait must not be negative", ErrUsage)
+		}
+		deadline := time.Now().Add(*wait)
 		st, err := clusterStatus(ctx, cl)
+		for err == nil && !st.Healthy() && time.Now().Before(deadline) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(2 * time.Second):
+			}
+			st, err = clusterStatus(ctx, cl)
+		}
 		if err != nil {
 			return err
 		}
 		if *asJSON {
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
-			return enc.Encode(st)
+			if err := enc.Encode(st); err != nil {
+				return err
+			}
+		} else {
+			printStatus(stdout, st)
 		}
-		printStatus(stdout, st)
+		if *wait > 0 && !st.Healthy() {
+			return fmt.Errorf("the cluster is not healthy after %v: %s", *wait, strings.Join(st.unhealthy(), "; "))
+		}
 		return nil
 	})
+}
+
+// Healthy reports whether every node is alive, every disk up and the
+// repair queue empty.
+func (st *Status) Healthy() bool { return len(st.unhealthy()) == 0 }
+
+// unhealthy says what keeps the cluster from being healthy.
+func (st *Status) unhealthy() []string {
+	var out []string
+	for _, n := range st.Nodes {
+		if !n.Alive {
+			out = append(out, fmt.Sprintf("node %s is not alive", n.ID))
+		}
+	}
+	for _, d := range st.Disks {
+		if d.State != cairn.DiskUp {
+			out = append(out, fmt.Sprintf("disk %s is %s", d.ID, d.State))
+		}
+	}
+	if st.Queued > 0 {
+		out = append(out, fmt.Sprintf("%s to repair", plural(st.Queued, "stripe")))
+	}
+	return out
 }
 
 func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
@@ -136,7 +179,12 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		st.Director = id
 	}
 	st.Repair = "nothing to repair"
-	if ts, err := cl.meta.RepairTasks(ctx); err == nil && len(ts) > 0 {
+	ts, err := cl.meta.RepairTasks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	st.Queued = len(ts)
+	if len(ts) > 0 {
 		var progress *cairn.RepairProgress
 		if p, err := cl.meta.RepairProgress(ctx); err == nil {
 			progress = &p

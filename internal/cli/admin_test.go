@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"cairn"
@@ -36,5 +37,33 @@ func TestFileSystems(t *testing.T) {
 				t.Fatalf("got  %s\nwant %s", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestStatusHealthy(t *testing.T) {
+	healthy := Status{
+		Nodes: []NodeStatus{{Node: cairn.Node{ID: "n1"}, Alive: true}},
+		Disks: []cairn.Disk{{ID: "n1/d1", State: cairn.DiskUp}, {ID: "n1/d2", State: cairn.DiskUp}},
+	}
+	if !healthy.Healthy() {
+		t.Fatalf("healthy cluster judged unhealthy: %v", healthy.unhealthy())
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*Status)
+		want   string
+	}{
+		{"a dead node", func(s *Status) { s.Nodes[0].Alive = false }, "node n1 is not alive"},
+		{"a down disk", func(s *Status) { s.Disks[1].State = cairn.DiskDown }, "disk n1/d2 is down"},
+		{"a suspect disk", func(s *Status) { s.Disks[0].State = cairn.DiskSuspect }, "disk n1/d1 is suspect"},
+		{"a queued stripe", func(s *Status) { s.Queued = 1 }, "1 stripe to repair"},
+	} {
+		st := healthy
+		st.Nodes = slices.Clone(healthy.Nodes)
+		st.Disks = slices.Clone(healthy.Disks)
+		tc.change(&st)
+		if st.Healthy() || !slices.Contains(st.unhealthy(), tc.want) {
+			t.Errorf("%s: healthy %v, reasons %v; want %q", tc.name, st.Healthy(), st.unhealthy(), tc.want)
+		}
 	}
 }

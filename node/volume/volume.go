@@ -381,6 +381,13 @@ func (v *Volume) ensureFanout(name string) error {
 	if ok {
 		return nil
 	}
+	// shards/ must be there already: MkdirAll would otherwise make the
+	// volume's directory again after it vanished (rm -rf), and the node
+	// would take that half-made directory for something an operator left
+	// there instead of formatting the disk again.
+	if _, err := v.fs.Stat(v.path(ShardsDir)); err != nil {
+		return fmt.Errorf("volume %s: %w", v.id, err)
+	}
 	if err := v.fs.MkdirAll(v.path(ShardsDir, fo), 0o755); err != nil {
 		return err
 	}
