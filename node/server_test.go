@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
