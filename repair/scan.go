@@ -60,7 +60,7 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 			for _, m := range ms {
 				after = m.Key
 				for _, st := range decide.Stripes(m) {
-					code, _ := r.code(m.Policy) // an unknown policy: risk 0, and the task's run says why
+					code, _ := r.code(m.LayoutCode()) // an unknown policy: risk 0, and the task's run says why
 					t, ok := decide.NewTask(m, st, code, view, now)
 					if !ok || have[t.ID] {
 						continue
