@@ -19,6 +19,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return cmdline.Dispatch(ctx, "cairn admin", "Inspect and operate the cluster.", []cmdline.Command{
 		{Name: "status", Summary: "nodes, disks and their states, placement groups, capacity", Run: runAdminStatus},
 		{Name: "repair", Summary: "the repair queue and repair-time predictions", Run: runAdminRepair},
+		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 	}, args, stdout, stderr)
 }
 
@@ -34,6 +35,7 @@ type Status struct {
 	Warnings []string       `json:"warnings,omitempty"`
 	Repair   string         `json:"repair"` // one line: the repair queue and its ETA
 	States   map[string]int `json:"disk_states"`
+	Usage    *StatusUsage   `json:"usage,omitempty"` // du.go
 }
 
 // NodeStatus is one node in Status.
@@ -133,6 +135,9 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	if len(nodes) == 1 {
 		st.Warnings = append(st.Warnings, "single node: the cluster cannot survive a node loss")
 	}
+	if st.Usage, err = statusUsage(ctx, cl); err != nil {
+		return nil, err
+	}
 	for _, d := range disks {
 		if d.State != cairn.DiskUp {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("disk %s is %s since %s", d.ID, d.State, d.Since.Format("2006-01-02 15:04:05")))
@@ -160,6 +165,7 @@ func printStatus(w io.Writer, st *Status) {
 			fmt.Fprintf(w, "  width %d: %d PGs, distinct nodes: %v\n", t.Width, t.PGs, t.DistinctNodes)
 		}
 	}
+	printStatusUsage(w, st.Usage)
 	if len(st.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")
 		for _, s := range st.Warnings {
