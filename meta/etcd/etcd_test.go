@@ -19,7 +19,7 @@ import (
 
 // startSingle starts a single-member embedded etcd on ports the kernel
 // picks. Short raft timeouts make the minimum lease TTL 1 s.
-func startSingle(t *testing.T, dir string) *etcdmeta.Server {
+func startSingle(t testing.TB, dir string) *etcdmeta.Server {
 	t.Helper()
 	srv, err := etcdmeta.StartEmbedded(t.Context(), etcdmeta.EmbedConfig{
 		Dir:           dir,
@@ -40,7 +40,7 @@ func startSingle(t *testing.T, dir string) *etcdmeta.Server {
 // these tests commit.
 var oneCopy = cairn.Layout{BlockSize: 8, Shards: []cairn.ShardLoc{{Disk: "node1/disk1", Size: 8}}}
 
-func open(t *testing.T, endpoints []string, prefix string) *etcdmeta.Store {
+func open(t testing.TB, endpoints []string, prefix string) *etcdmeta.Store {
 	t.Helper()
 	s, err := etcdmeta.Open(t.Context(), endpoints, etcdmeta.Options{Prefix: prefix, SessionTTL: 5 * time.Second})
 	if err != nil {
