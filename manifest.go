@@ -44,31 +44,44 @@ type Manifest struct {
 // live and how to check them, in one of two forms: erasure-coded Shards
 // or fountain-coded Coded stripes, never both (Layout.Validate).
 //
-// Shards: the data is cut into stripes of K·BlockSize data bytes (the last
-// stripe zero-padded). Stripe s's shard i is bytes [s·BlockSize,
-// (s+1)·BlockSize) of shard file i, so each shard file holds Stripes()
-// blocks back to back. Shard file i lives on Shards[i].Disk under the name
+// Shards: the data is cut into stripes of K·BlockSize data bytes. Stripe
+// s's shard i is bytes [s·BlockSize, s·BlockSize + b) of shard file i,
+// where b is BlockSize except in the last stripe (StripeBlock): there it
+// is whatever the shard files hold beyond the full blocks before it —
+// ⌈rest/K⌉ rounded up to the code's shard multiple since shards are sized
+// to the data, BlockSize in manifests written before, when the last
+// stripe was zero-padded to full blocks (docs/design/manifest.md,
+// "Layout"). Shard file i lives on Shards[i].Disk under the name
 // ShardName(Version, RowOf(Shards, i)): row i of the code, or a spare
 // parity row that took its place (ShardLoc.Row). PG is the placement group
 // the version hashed to.
 //
 // Coded: stripe s holds data bytes [s·K·BlockSize, (s+1)·K·BlockSize) as
-// its K source blocks of BlockSize, coded into blocks that landed on
-// whichever disks took them (RobuSTore's speculative write). PG is unused
-// (0).
+// its K source blocks of BlockSize (of CodedStripe.BlockSize in a last
+// stripe sized to its data), coded into blocks that landed on whichever
+// disks took them (RobuSTore's speculative write). PG is unused (0).
+//
+// Code, when set, is the code the layout is stored with instead of the
+// object's policy: a small object is stored as replicas that survive as
+// many lost disks as its policy (docs/design/manifest.md, "Small
+// objects"). Only a single-part object's layout with shards has one.
 type Layout struct {
-	BlockSize int           `json:"block_size"` // bytes of each shard (or coded block) per stripe
-	PG        int           `json:"pg"`         // placement group of the shards
-	Shards    []ShardLoc    `json:"shards"`     // index i: shard i of every stripe
+	Code      string        `json:"code,omitempty"` // the code of the shards when not the policy's (a small object's replicas)
+	BlockSize int           `json:"block_size"`     // bytes of each shard (or coded block) per stripe, but maybe the last
+	PG        int           `json:"pg"`             // placement group of the shards
+	Shards    []ShardLoc    `json:"shards"`         // index i: shard i of every stripe
 	Coded     []CodedStripe `json:"coded,omitempty"`
 }
 
 // CodedStripe is one stripe of a fountain-coded object: the coded blocks
 // that were durable when the write stopped. Block id's file is
-// ShardName(Version, id) on its disk; every block is BlockSize bytes.
+// ShardName(Version, id) on its disk. Every block is BlockSize bytes if
+// that is set — only the last stripe sets it, its blocks sized to the data
+// it holds — and the layout's BlockSize bytes otherwise.
 type CodedStripe struct {
-	Version string     `json:"version"` // 32 hex digits, unique per stripe
-	Blocks  []BlockLoc `json:"blocks"`  // in the order they became durable
+	Version   string     `json:"version"`              // 32 hex digits, unique per stripe
+	BlockSize int        `json:"block_size,omitempty"` // 0: the layout's
+	Blocks    []BlockLoc `json:"blocks"`               // in the order they became durable
 }
 
 // BlockLoc is one stored coded block.
@@ -122,7 +135,7 @@ type ShardLoc struct {
 	// codec.Extensible) that a writer made in place of a straggling or
 	// failed shard. 0 means row i (a spare row is never 0).
 	Row  int    `json:"row,omitempty"`
-	Size int64  `json:"size"`   // bytes in the shard file: Stripes()·BlockSize
+	Size int64  `json:"size"`   // content bytes of the shard file: the full blocks and the last stripe's block
 	CRC  uint32 `json:"crc32c"` // CRC-32C (Castagnoli) of the whole shard file's content
 }
 
@@ -145,12 +158,45 @@ func Rows(shards []ShardLoc) int {
 	return n
 }
 
-// StripeData returns the data bytes per stripe for a code with k data shards.
+// LayoutCode returns the code m's single-part layout is stored with: its
+// Layout.Code, or else (and for a multipart object) the policy.
+func (m *Manifest) LayoutCode() string {
+	if m.Code != "" {
+		return m.Code
+	}
+	return m.Policy
+}
+
+// StripeData returns the data bytes per stripe for a code with k data
+// shards (the last stripe may hold fewer: StripeBlock).
 func (m *Manifest) StripeData(k int) int64 { return int64(k) * int64(m.BlockSize) }
 
 // Stripes returns the number of stripes for a code with k data shards
 // (at least 1, so an empty object still has one stripe).
 func (m *Manifest) Stripes(k int) int64 { return stripes(m.Size, k, m.BlockSize) }
+
+// StripeBlock returns the bytes of every shard's block (or every coded
+// block) of stripe s (0 ≤ s < stripes) of a layout of size bytes for a
+// code with k data blocks per stripe: BlockSize, except in the last
+// stripe, whose blocks are what the layout records — the shards' bytes
+// beyond the full blocks before it, or the stripe's CodedStripe.BlockSize.
+// It expects a layout that passed ValidateStored.
+func (l *Layout) StripeBlock(size int64, k int, s int64) int64 {
+	bs := int64(l.BlockSize)
+	n := stripes(size, k, l.BlockSize)
+	switch {
+	case s < n-1:
+		return bs
+	case len(l.Coded) > 0:
+		if b := l.Coded[s].BlockSize; b > 0 {
+			return int64(b)
+		}
+		return bs
+	case len(l.Shards) > 0:
+		return l.Shards[0].Size - (n-1)*bs
+	}
+	return bs
+}
 
 // stripes returns the number of stripes of size bytes of data in stripes
 // of k blocks of bs bytes: at least 1, or 0 if k·bs is not positive.

@@ -29,10 +29,13 @@ func (m *Manifest) Validate() error {
 // ValidateStored is Validate for a manifest read back from the metadata
 // store by a reader that knows its code: k data blocks (source blocks)
 // per stripe and n shard slots per erasure-coded stripe (codec.Params K
-// and N()). On top of Validate's rules, every layout (the object's, or
-// each part's) must hold the stripes its size needs (Manifest.Stripes):
-// each of its shards stripes·BlockSize bytes, or one coded stripe per
-// stripe; and a layout with shards exactly n of them.
+// and N()) — of the object's LayoutCode. On top of Validate's rules,
+// every layout (the object's, or each part's) must hold the stripes its
+// size needs (Manifest.Stripes), the last stripe's blocks big enough for
+// the data left for it and no bigger than BlockSize: each shard
+// (stripes−1)·BlockSize bytes and a last block of ⌈rest/k⌉..BlockSize
+// bytes, or one coded stripe per stripe; and a layout with shards exactly
+// n of them.
 //
 // The store keeps only manifests that passed Validate, so a failure means
 // a damaged record or a broken writer, not a bad request: the error wraps
@@ -56,14 +59,17 @@ func (p *Part) Validate() error {
 
 // Validate checks that l is exactly one form, and consistent:
 //   - shards: no coded stripes; BlockSize > 0; PG ≥ 0; every shard on a
-//     disk, all of one size, a positive multiple of BlockSize; a shard's
+//     disk, all of one positive size; a shard's
 //     Row is 0 (its own index) or a spare row ≥ len(Shards) and at most
 //     MaxShardIndex, no two shards holding the same row;
 //   - coded: no shards; BlockSize > 0; PG 0; every stripe with a version
 //     of its own and at least one block; block IDs 0..MaxShardIndex,
-//     distinct within a stripe; every block on a disk.
+//     distinct within a stripe; every block on a disk; a stripe's own
+//     block size only on the last stripe, 1..BlockSize;
+//   - a code of its own (Code) only with shards.
 //
-// The zero Layout (a multipart object's own) is neither. The error wraps
+// Whether a Code fits the object (only a single-part object has one) is
+// Manifest.Validate's. The zero Layout (a multipart object's own) is neither. The error wraps
 // ErrInvalid.
 func (l *Layout) Validate() error {
 	if why := l.problem(); why != "" {
@@ -128,6 +134,8 @@ func (m *Manifest) problem(code *codeShape) string {
 			return fmt.Sprintf("part %d: version %s is another part's", p.Number, p.Version)
 		case len(p.Coded) > 0 != (len(first.Coded) > 0):
 			return fmt.Sprintf("parts %d and %d are of different forms (one coded, one with shards)", first.Number, p.Number)
+		case p.Code != "":
+			return fmt.Sprintf("part %d has a code of its own (%s); only a single-part object may", p.Number, p.Code)
 		case len(p.Shards) != len(first.Shards):
 			return fmt.Sprintf("parts %d and %d have %d and %d shards", first.Number, p.Number, len(first.Shards), len(p.Shards))
 		}
@@ -158,7 +166,7 @@ func (p *Part) problem() string {
 
 // zero reports whether l is the zero Layout.
 func (l *Layout) zero() bool {
-	return l.BlockSize == 0 && l.PG == 0 && len(l.Shards) == 0 && len(l.Coded) == 0
+	return l.Code == "" && l.BlockSize == 0 && l.PG == 0 && len(l.Shards) == 0 && len(l.Coded) == 0
 }
 
 // problem returns the first rule l breaks ("" if none).
@@ -170,6 +178,8 @@ func (l *Layout) problem() string {
 		return "neither shards nor coded stripes"
 	case l.BlockSize < 1:
 		return fmt.Sprintf("block size %d", l.BlockSize)
+	case len(l.Coded) > 0 && l.Code != "":
+		return fmt.Sprintf("coded stripes with a code of their own (%s)", l.Code)
 	case len(l.Coded) > 0:
 		return l.codedProblem()
 	}
@@ -180,8 +190,8 @@ func (l *Layout) problem() string {
 		return fmt.Sprintf("%d shards, more than shard names allow", len(l.Shards))
 	}
 	size := l.Shards[0].Size
-	if size < 1 || size%int64(l.BlockSize) != 0 {
-		return fmt.Sprintf("shard size %d is not a positive multiple of the block size %d", size, l.BlockSize)
+	if size < 1 {
+		return fmt.Sprintf("shard size %d is not positive", size)
 	}
 	spare := map[int]bool{}
 	for i, s := range l.Shards {
@@ -216,6 +226,10 @@ func (l *Layout) codedProblem() string {
 			return fmt.Sprintf("coded stripe %d: version %s is another stripe's", s, st.Version)
 		case len(st.Blocks) == 0:
 			return fmt.Sprintf("coded stripe %d has no blocks", s)
+		case st.BlockSize != 0 && s < len(l.Coded)-1:
+			return fmt.Sprintf("coded stripe %d has a block size of its own, but only the last stripe may", s)
+		case st.BlockSize < 0 || st.BlockSize > l.BlockSize:
+			return fmt.Sprintf("coded stripe %d has blocks of %d bytes, outside 1..%d", s, st.BlockSize, l.BlockSize)
 		}
 		versions[st.Version] = true
 		ids := make(map[int]bool, len(st.Blocks))
@@ -244,17 +258,24 @@ func (l *Layout) fits(size int64, code *codeShape) string {
 		return fmt.Sprintf("a code of %d data blocks and %d shards", code.k, code.n)
 	}
 	want := stripes(size, code.k, l.BlockSize)
+	// The last stripe's blocks: at least its data ÷ k, at most BlockSize.
+	bs := int64(l.BlockSize)
+	rest := size - (want-1)*int64(code.k)*bs
+	least := max(1, (rest+int64(code.k)-1)/int64(code.k))
 	if len(l.Coded) > 0 {
 		if int64(len(l.Coded)) != want {
 			return fmt.Sprintf("%d coded stripes, want %d (%d bytes in %d-byte blocks)", len(l.Coded), want, size, l.BlockSize)
+		}
+		if b := l.StripeBlock(size, code.k, want-1); b < least {
+			return fmt.Sprintf("the last coded stripe has blocks of %d bytes, want at least %d (%d bytes in %d blocks)", b, least, rest, code.k)
 		}
 		return ""
 	}
 	if len(l.Shards) != code.n {
 		return fmt.Sprintf("%d shards, the code has %d", len(l.Shards), code.n)
 	}
-	if got := l.Shards[0].Size; got != want*int64(l.BlockSize) {
-		return fmt.Sprintf("shards of %d bytes, want %d (%d stripes of %d-byte blocks)", got, want*int64(l.BlockSize), want, l.BlockSize)
+	if got, lo, hi := l.Shards[0].Size, (want-1)*bs+least, want*bs; got < lo || got > hi {
+		return fmt.Sprintf("shards of %d bytes, want %d to %d (%d stripes of %d-byte blocks, %d bytes in the last)", got, lo, hi, want, l.BlockSize, rest)
 	}
 	return ""
 }

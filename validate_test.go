@@ -66,6 +66,16 @@ func TestValidateAcceptsEveryForm(t *testing.T) {
 	empty.Size, empty.BlockSize, empty.Shards = 0, 1, shards(rsN, 1)
 	spare := rsObject()
 	spare.Shards[0].Row, spare.Shards[4].Row = 7, 6
+	// Shards sized to the data: 904 bytes in the last stripe, in blocks
+	// of 226 (and the padded form of older writers, rsObject).
+	trimmed := rsObject()
+	for i := range trimmed.Shards {
+		trimmed.Shards[i].Size = 1024 + 226
+	}
+	trimmedLT := ltObject()
+	trimmedLT.Coded[1].BlockSize = 61 // 976 bytes in 16 blocks
+	small := rsObject()
+	small.Size, small.Code, small.BlockSize, small.Shards = 5000, "rep-3", 5000, shards(3, 5000)
 	codedParts := ltObject()
 	codedParts.Parts = []cairn.Part{{Number: 3, Version: "p3", Size: 2000, Layout: codedParts.Layout}}
 	codedParts.Layout = cairn.Layout{}
@@ -75,6 +85,9 @@ func TestValidateAcceptsEveryForm(t *testing.T) {
 		k, n int
 	}{
 		{"rs", rsObject(), rsK, rsN},
+		{"rs sized to the data", trimmed, rsK, rsN},
+		{"lt sized to the data", trimmedLT, ltK, ltN},
+		{"small object replicated", small, 1, 3},
 		{"empty", empty, rsK, rsN},
 		{"spare rows", spare, rsK, rsN},
 		{"lt", ltObject(), ltK, ltN},
@@ -129,12 +142,7 @@ func TestValidateRefuses(t *testing.T) {
 			for i := range m.Shards {
 				m.Shards[i].Size = 0
 			}
-		}, "not a positive multiple"},
-		{"shard size off the block size", rsObject, func(m *cairn.Manifest) {
-			for i := range m.Shards {
-				m.Shards[i].Size = 2000
-			}
-		}, "not a positive multiple"},
+		}, "shard size 0 is not positive"},
 		{"spare row among the slots", rsObject, func(m *cairn.Manifest) { m.Shards[1].Row = 3 }, "holds row 3"},
 		{"negative row", rsObject, func(m *cairn.Manifest) { m.Shards[1].Row = -6 }, "holds row -6"},
 		{"spare row past shard names", rsObject, func(m *cairn.Manifest) { m.Shards[1].Row = cairn.MaxShardIndex + 1 }, "holds row 10000"},
@@ -151,6 +159,14 @@ func TestValidateRefuses(t *testing.T) {
 		{"block ID past shard names", ltObject, func(m *cairn.Manifest) { m.Coded[0].Blocks[1].ID = cairn.MaxShardIndex + 1 }, "block ID 10000"},
 		{"block twice", ltObject, func(m *cairn.Manifest) { m.Coded[1].Blocks[2].ID = 0 }, "block 0 twice"},
 		{"block on no disk", ltObject, func(m *cairn.Manifest) { m.Coded[1].Blocks[2].Disk = "" }, "block 3 is on no disk"},
+		{"block size of a stripe but the last", ltObject, func(m *cairn.Manifest) { m.Coded[0].BlockSize = 32 }, "only the last stripe may"},
+		{"stripe blocks past the block size", ltObject, func(m *cairn.Manifest) { m.Coded[1].BlockSize = 65 }, "blocks of 65 bytes, outside 1..64"},
+		{"negative stripe block size", ltObject, func(m *cairn.Manifest) { m.Coded[1].BlockSize = -1 }, "blocks of -1 bytes"},
+
+		// A code of its own.
+		{"coded with a code", ltObject, func(m *cairn.Manifest) { m.Code = "rep-3" }, "coded stripes with a code of their own"},
+		{"part with a code", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Code = "rep-3" }, "part 2 has a code of its own"},
+		{"multipart with a code", multipartObject, func(m *cairn.Manifest) { m.Code = "rep-3" }, "layout of its own"},
 
 		// Multipart.
 		{"multipart with shards", multipartObject, func(m *cairn.Manifest) { m.Shards = shards(rsN, 2048) }, "layout of its own"},
@@ -203,13 +219,20 @@ func TestValidateStoredAgainstTheCode(t *testing.T) {
 	}{
 		{"too few shards", rsObject, func(m *cairn.Manifest) { m.Shards = m.Shards[:5] }, rsK, rsN, "5 shards, the code has 6"},
 		{"too many shards", rsObject, nil, rsK, rsN - 1, "6 shards, the code has 5"},
-		{"shards short of the size", rsObject, func(m *cairn.Manifest) { m.Size = 9000 }, rsK, rsN, "want 3072 (3 stripes"},
-		{"shards past the size", rsObject, func(m *cairn.Manifest) { m.Size = 4000 }, rsK, rsN, "want 1024 (1 stripes"},
+		{"shards short of the size", rsObject, func(m *cairn.Manifest) { m.Size = 9000 }, rsK, rsN, "want 2250 to 3072 (3 stripes"},
+		{"shards past the size", rsObject, func(m *cairn.Manifest) { m.Size = 4000 }, rsK, rsN, "want 1000 to 1024 (1 stripes"},
+		{"last block short of the data", rsObject, func(m *cairn.Manifest) {
+			for i := range m.Shards {
+				m.Shards[i].Size = 1024 + 225 // 5000 − 4096 = 904 bytes need 226 per block
+			}
+		}, rsK, rsN, "shards of 1249 bytes, want 1250 to 2048 (2 stripes of 1024-byte blocks, 904 bytes in the last)"},
+		{"last coded stripe short of the data", ltObject, func(m *cairn.Manifest) { m.Coded[1].BlockSize = 60 }, ltK, ltN,
+			"blocks of 60 bytes, want at least 61 (976 bytes in 16 blocks)"},
 		{"too few coded stripes", ltObject, func(m *cairn.Manifest) { m.Size = 3000 }, ltK, ltN, "2 coded stripes, want 3"},
 		{"too many coded stripes", ltObject, func(m *cairn.Manifest) { m.Size = 1000 }, ltK, ltN, "2 coded stripes, want 1"},
 		{"empty object without a stripe", ltObject, func(m *cairn.Manifest) { m.Size = 0 }, ltK, ltN, "2 coded stripes, want 1"},
 		{"part short of its size", multipartObject, func(m *cairn.Manifest) { m.Parts[1].Size, m.Size = 2000, 8000 }, rsK, rsN,
-			"part 2: shards of 309 bytes, want 618"},
+			"part 2: shards of 309 bytes, want 500 to 618"},
 		{"part with too few shards", multipartObject, func(m *cairn.Manifest) {
 			m.Parts[0].Shards, m.Parts[1].Shards = m.Parts[0].Shards[:4], m.Parts[1].Shards[:4]
 		}, rsK, rsN, "part 1: 4 shards, the code has 6"},
@@ -248,5 +271,49 @@ func TestPartAndLayoutValidate(t *testing.T) {
 	}
 	if err := ltObject().Layout.Validate(); err != nil {
 		t.Fatalf("a coded layout: %v", err)
+	}
+}
+
+// StripeBlock is BlockSize but in the last stripe, where it is what the
+// layout holds: padded (older writers), sized to the data, or a coded
+// stripe's own block size.
+func TestStripeBlock(t *testing.T) {
+	trimmed := rsObject()
+	for i := range trimmed.Shards {
+		trimmed.Shards[i].Size = 1024 + 226
+	}
+	trimmedLT := ltObject()
+	trimmedLT.Coded[1].BlockSize = 61
+	tests := []struct {
+		name string
+		m    *cairn.Manifest
+		k    int
+		want []int64 // by stripe
+	}{
+		{"padded", rsObject(), rsK, []int64{1024, 1024}},
+		{"sized to the data", trimmed, rsK, []int64{1024, 226}},
+		{"coded", ltObject(), ltK, []int64{64, 64}},
+		{"coded sized to the data", trimmedLT, ltK, []int64{64, 61}},
+		{"one stripe", multipartObject().PartManifest(multipartObject().Parts[1]), rsK, []int64{309}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if n := tt.m.Stripes(tt.k); n != int64(len(tt.want)) {
+				t.Fatalf("%d stripes, want %d", n, len(tt.want))
+			}
+			for s, want := range tt.want {
+				if got := tt.m.StripeBlock(tt.m.Size, tt.k, int64(s)); got != want {
+					t.Errorf("stripe %d: block of %d bytes, want %d", s, got, want)
+				}
+			}
+		})
+	}
+	small := rsObject()
+	if small.LayoutCode() != "rs-4-2" {
+		t.Errorf("LayoutCode without a code: %s", small.LayoutCode())
+	}
+	small.Code = "rep-3"
+	if small.LayoutCode() != "rep-3" {
+		t.Errorf("LayoutCode with a code: %s", small.LayoutCode())
 	}
 }

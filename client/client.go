@@ -114,6 +114,12 @@ type Config struct {
 	// MinPartSize is the least size of every part of a multipart object
 	// but the last (default 5 MiB, as S3).
 	MinPartSize int64
+	// SmallObject is the size up to which a PUT stores an object as
+	// replicas that survive as many lost disks as its policy, instead of
+	// one shard file per shard of the policy (small.go; default
+	// DefaultSmallObject, 16 KiB; negative: never). Parts of multipart
+	// uploads are always stored with their policy.
+	SmallObject int64
 }
 
 func (c *Config) validate() {
@@ -150,6 +156,9 @@ func (c *Config) validate() {
 	if c.MinPartSize <= 0 {
 		c.MinPartSize = 5 << 20
 	}
+	if c.SmallObject == 0 {
+		c.SmallObject = DefaultSmallObject
+	}
 }
 
 // Client is safe for concurrent use.
@@ -163,6 +172,7 @@ type Client struct {
 	mu       sync.Mutex
 	tables   map[int]cairn.PGTable         // PG tables by width; guarded by mu
 	codes    map[string]codec.Code         // codes by policy; guarded by mu
+	small    map[string]codec.Code         // small objects' codes by policy (nil: none); guarded by mu
 	arranged map[string][]cairn.DiskID     // shard → disk per policy and PG; guarded by mu
 	nodeOf   map[cairn.DiskID]cairn.NodeID // failure domain of each disk; guarded by mu
 	disks    []cairn.Disk                  // the cluster's disks as last read; guarded by mu
@@ -176,7 +186,7 @@ func New(meta Meta, shards Shards, cfg Config) *Client {
 	reads, commitPolicy := metaReads, commits
 	reads.Rand, commitPolicy.Rand = jitter, jitter
 	return &Client{meta: retryMeta{Meta: meta, p: reads}, direct: meta, commits: commitPolicy, shards: shards, cfg: cfg,
-		tables: map[int]cairn.PGTable{}, codes: map[string]codec.Code{}, arranged: map[string][]cairn.DiskID{}}
+		tables: map[int]cairn.PGTable{}, codes: map[string]codec.Code{}, small: map[string]codec.Code{}, arranged: map[string][]cairn.DiskID{}}
 }
 
 func (c *Client) code(policy string) (codec.Code, error) {

@@ -74,9 +74,13 @@ func (e *env) get(t *testing.T, key string, off, n int64) []byte {
 }
 
 func TestPutGetPolicies(t *testing.T) {
-	for _, policy := range []string{"rs-4-2", "rs-3-2", "lrc-4-2-1", "rep-3", "clay-4-2-5", "lt-16-2"} {
+	for _, policy := range []string{"rs-4-2", "rs-3-2", "lrc-4-2-1", "rep-3", "clay-4-2-5", "lt-16-2", "rs-4-2 without small objects"} {
 		t.Run(policy, func(t *testing.T) {
-			e := newEnv(t, 32, 1, policy, Config{BlockSize: 4096, WindowBytes: 3 * 4096})
+			cfg := Config{BlockSize: 4096, WindowBytes: 3 * 4096}
+			if p, ok := strings.CutSuffix(policy, " without small objects"); ok {
+				policy, cfg.SmallObject = p, -1
+			}
+			e := newEnv(t, 32, 1, policy, cfg)
 			for _, size := range []int{0, 1, 4095, 4096 * 4, 4096*4 + 1, 100_000} {
 				data := randBytes(uint64(size), size)
 				key := fmt.Sprintf("obj-%d", size)
@@ -308,7 +312,7 @@ func TestOverwriteAndDelete(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	e := newEnv(t, 6, 1, "rs-4-2", Config{})
+	e := newEnv(t, 6, 1, "rs-4-2", Config{SmallObject: -1}) // every body here is small: store it with its policy
 	ctx := context.Background()
 	cases := []struct {
 		bucket, key, policy string
@@ -377,8 +381,8 @@ func TestConcurrentPutsOneWinner(t *testing.T) {
 	if !found {
 		t.Fatal("the object is none of the writes")
 	}
-	if n := e.shards.Count(); n != 6 {
-		t.Fatalf("%d shard files after 8 overwrites, want 6", n)
+	if n := e.shards.Count(); n != 3 { // 3000 bytes are a small object: rs-4-2 stores it as 3 replicas
+		t.Fatalf("%d shard files after 8 overwrites, want 3", n)
 	}
 }
 
@@ -491,7 +495,7 @@ func slotOf(m *cairn.Manifest, disk cairn.DiskID) int {
 func TestPutReplacesSlowShard(t *testing.T) {
 	e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 64 << 10})
 	ctx := context.Background()
-	data := randBytes(31, 4<<20) // 16 stripes of 256 KiB
+	data := randBytes(31, 4<<20+1000) // 16 stripes of 256 KiB and a last one of 1000 bytes: blocks of 250
 	// The PG depends on the version: write until the slow disk is one of
 	// the object's six.
 	disks, _ := e.meta.Disks(ctx)

@@ -107,19 +107,30 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 		c.deleteCoded(context.WithoutCancel(ctx), d.layout.Coded)
 		return nil, err
 	}
+	// blocksFor is the block size just big enough for got bytes.
+	blocksFor := func(got int) int {
+		mult := code.BlockMultiple()
+		perBlock := (got + k - 1) / k
+		return max(1, (perBlock+mult-1)/mult) * mult
+	}
 	for s := 0; ; s++ {
-		got, end, err := fill(r, buf)
+		got, end, err := fill(r, buf[:k*bs])
 		if err != nil {
 			return fail(fmt.Errorf("reading the body: %w", err))
 		}
-		if s == 0 && end {
+		if got == 0 && end && s > 0 {
+			break // the previous stripe was the last
+		}
+		sbs := bs // this stripe's block size
+		switch {
+		case s == 0 && end:
 			// A one-stripe object gets blocks just big enough for it.
-			mult := code.BlockMultiple()
-			perBlock := (got + k - 1) / k
-			bs = max(1, (perBlock+mult-1)/mult) * mult
-			d.layout.BlockSize = bs
-		} else if got == 0 && end {
-			break
+			bs = blocksFor(got)
+			sbs, d.layout.BlockSize = bs, bs
+		case got < k*bs:
+			// The last stripe of a longer one: blocks just big enough for
+			// what is left.
+			sbs = blocksFor(got)
 		}
 		d.size += int64(got)
 		md.Write(buf[:got])
@@ -129,10 +140,13 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 		if opts.Size >= 0 && d.size > opts.Size {
 			return fail(fmt.Errorf("%w: the body is longer than the %d bytes announced", cairn.ErrInvalid, opts.Size))
 		}
-		clear(buf[got : k*bs])
-		st, err := c.writeCodedStripe(ctx, code, buf[:k*bs], bs, disks)
+		clear(buf[got : k*sbs])
+		st, err := c.writeCodedStripe(ctx, code, buf[:k*sbs], sbs, disks)
 		if err != nil {
 			return fail(err)
+		}
+		if sbs != bs {
+			st.BlockSize = sbs
 		}
 		d.layout.Coded = append(d.layout.Coded, st)
 		if end || got < k*bs {
@@ -328,17 +342,19 @@ func (g *getter) produceCoded(ctx context.Context, off, end int64, out chan<- wi
 	if !ok {
 		return sendErr(ctx, out, fmt.Errorf("%w: %s/%s has a fountain-coded layout but policy %s", cairn.ErrCorrupt, g.m.Bucket, g.m.Key, g.m.Policy))
 	}
-	sd := int64(code.SourceBlocks()) * int64(g.m.BlockSize)
+	k := code.SourceBlocks()
+	sd := int64(k) * int64(g.m.BlockSize)
 	if off == end {
 		return true
 	}
 	for s := off / sd; s <= (end-1)/sd; s++ { // Get checked that every stripe is there (ValidateStored)
-		data, err := g.c.readCodedStripe(ctx, code, g.m.Coded[s], g.m.BlockSize, func(d cairn.DiskID) bool { return g.readable[d] },
+		bs := int(g.m.StripeBlock(g.m.Size, k, s))
+		data, err := g.c.readCodedStripe(ctx, code, g.m.Coded[s], bs, func(d cairn.DiskID) bool { return g.readable[d] },
 			fmt.Sprintf("%s/%s", g.m.Bucket, g.m.Key))
 		if err != nil {
 			return sendErr(ctx, out, err)
 		}
-		lo, hi := max(off-s*sd, 0), min(end-s*sd, sd)
+		lo, hi := max(off-s*sd, 0), min(end-s*sd, int64(len(data)))
 		select {
 		case out <- window{data: data[lo:hi]}:
 		case <-ctx.Done():

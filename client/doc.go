@@ -5,9 +5,13 @@
 //
 // Vocabulary:
 //
-//   - block: one shard's bytes of one stripe (Manifest.BlockSize).
+//   - block: one shard's bytes of one stripe (Manifest.BlockSize; the last
+//     stripe's are just big enough for its data: Layout.StripeBlock).
 //   - stripe: K data blocks and M parity blocks; stripe s's block i is at
 //     offset s·BlockSize of shard file i.
+//   - small object: one of at most Config.SmallObject bytes (16 KiB),
+//     stored as t+1 copies that survive the t losses its policy survives
+//     (small.go; Layout.Code names the copies' code).
 //   - window: a run of consecutive stripes a GET fetches with one request per
 //     shard, so requests are large and decoding is batched.
 //   - δ (ReadExtra): shards requested beyond K; a window is decoded from the
@@ -25,9 +29,10 @@
 // (data and parity), taken as the stripes come: 4 of them, or, when the
 // PUT can use spares (a code with spare rows, and spare disks), enough
 // for the first SpareWindow data bytes, which a spare starts from, and at
-// least 4: max(4, SpareWindow ÷ (K·BlockSize)). SpareWindow is 64 MiB by
-// default, so an rs-4-2 PUT with 1 MiB blocks holds up to 16 stripes, 96
-// MiB, and a smaller object only its own stripes. Add K·BlockSize for the
+// least 4: max(4, min(SpareWindow ÷ (K·BlockSize), the object's stripes if
+// known)). SpareWindow is 64 MiB by default, so an rs-4-2 PUT with 1 MiB
+// blocks holds up to 16 stripes, 96 MiB, and a smaller object only its own
+// stripes. Add K·BlockSize for the
 // body's first stripe and BlockSize per spare stream.
 //
 // GET reads only the stripes a range touches, a window (WindowBytes,

@@ -22,7 +22,8 @@ func TestShardErrorsAreNotTheObjects(t *testing.T) {
 	ctx := context.Background()
 	for _, sentinel := range append(hidden, cairn.ErrNoSpace) {
 		t.Run("put/"+sentinel.Error(), func(t *testing.T) {
-			e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 4096, Spares: -1})
+			// (SmallObject −1: the 10 kB object is coded as rs-4-2, not copied.)
+			e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 4096, Spares: -1, SmallObject: -1})
 			shardErr := fmt.Errorf("put shard v.0 on disk node3/disk1: open /data/disk1/tmp/x: %w", sentinel)
 			e.shards.Set(func() { e.shards.FailPut["node3/disk1"] = shardErr })
 			data := randBytes(1, 10000)
@@ -83,7 +84,7 @@ func disksOf(m *cairn.Manifest) []cairn.DiskID {
 // disk outside the stripe to take its place, fails at once with the
 // counts, and stores nothing.
 func TestPutTooFewWritableDisks(t *testing.T) {
-	e := newEnv(t, 1, 6, "rs-4-2", Config{BlockSize: 4096})
+	e := newEnv(t, 1, 6, "rs-4-2", Config{BlockSize: 4096, SmallObject: -1})
 	ctx := context.Background()
 	data := randBytes(3, 10000)
 	if _, err := e.c.Put(ctx, "bkt", "before", bytes.NewReader(data), PutOptions{Size: int64(len(data))}); err != nil {
@@ -97,7 +98,7 @@ func TestPutTooFewWritableDisks(t *testing.T) {
 	stored := e.shards.Count()
 	// A fresh client: the one above may serve disk states up to
 	// disksMaxAge old.
-	c := New(e.meta, e.shards, Config{BlockSize: 4096})
+	c := New(e.meta, e.shards, Config{BlockSize: 4096, SmallObject: -1})
 	_, err := c.Put(ctx, "bkt", "after", bytes.NewReader(data), PutOptions{Size: int64(len(data))})
 	var few *placement.TooFewDisksError
 	if !errors.As(err, &few) || *few != (placement.TooFewDisksError{Need: 6, Have: 4}) || !errors.Is(err, cairn.ErrUnavailable) {

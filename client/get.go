@@ -31,7 +31,7 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 	if length >= 0 && off+length < end {
 		end = off + length
 	}
-	code, err := c.code(m.Policy)
+	code, err := c.code(m.LayoutCode())
 	if err != nil {
 		return m, nil, err
 	}
@@ -167,7 +167,9 @@ func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window)
 // window returns once every fetch it started has ended.
 func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 	p, bs := g.p, int64(g.m.BlockSize)
-	n := e - s
+	// Every shard holds stripes [s, e) in bytes [s·bs, end): full blocks,
+	// the last stripe's maybe shorter.
+	end := min(e*bs, g.m.Shards[0].Size)
 	// Candidates (shard slots) in order of preference: data rows (no
 	// decoding needed), then parity; skip disks that are down and shards
 	// that already failed.
@@ -201,7 +203,7 @@ func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 	var lastErr error
 	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Tick: g.c.cfg.HedgeAfter / 2,
 		Do: func(ctx context.Context, r *drive.Request) ([]byte, error) {
-			return g.fetch(ctx, r.Block, s*bs, n*bs)
+			return g.fetch(ctx, r.Block, s*bs, end-s*bs)
 		},
 		Got: func(a engine.Action, buf []byte) { have[a.Block] = buf },
 		Failed: func(a engine.Action, err error) {
@@ -220,7 +222,7 @@ func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
 		}
 		return nil, err
 	}
-	return g.decode(have, n)
+	return g.decode(have, s, e)
 }
 
 // initial is how many shards a window asks for at first: K+δ, or all.
@@ -264,10 +266,12 @@ func (g *getter) damage(shard int, err error) {
 	}
 }
 
-// decode rebuilds missing data blocks stripe by stripe and returns the
-// window's data bytes in order. have is by shard slot.
-func (g *getter) decode(bySlot [][]byte, n int64) ([]byte, error) {
-	p, bs := g.p, int64(g.m.BlockSize)
+// decode rebuilds missing data blocks of stripes [s, e) stripe by stripe
+// and returns their data bytes in order: K blocks per stripe, of BlockSize
+// bytes but in the last stripe (cairn.Layout.StripeBlock). have is by
+// shard slot, each shard's bytes of the window.
+func (g *getter) decode(bySlot [][]byte, s, e int64) ([]byte, error) {
+	p, bs, k := g.p, int64(g.m.BlockSize), int64(g.p.K)
 	rows := g.code.Params().N()
 	have := make([][]byte, rows) // by code row
 	for i, b := range bySlot {
@@ -275,19 +279,21 @@ func (g *getter) decode(bySlot [][]byte, n int64) ([]byte, error) {
 			have[g.row(i)] = b
 		}
 	}
-	out := make([]byte, n*bs*int64(p.K))
+	last := g.m.StripeBlock(g.m.Size, p.K, e-1)
+	out := make([]byte, ((e-s-1)*bs+last)*k)
 	missing := slices.ContainsFunc(have[:p.K], func(b []byte) bool { return b == nil })
 	stripe := make([][]byte, rows)
-	for j := range n {
+	for j := range e - s {
+		b := g.m.StripeBlock(g.m.Size, p.K, s+j)
 		for i := range rows {
 			switch {
 			case have[i] != nil:
-				stripe[i] = have[i][j*bs : (j+1)*bs]
+				stripe[i] = have[i][j*bs : j*bs+b]
 			case i < p.K:
 				// Decode straight into the output: a zero-length slice with
 				// the block's capacity.
-				o := (j*int64(p.K) + int64(i)) * bs
-				stripe[i] = out[o : o : o+bs]
+				o := j*k*bs + int64(i)*b
+				stripe[i] = out[o : o : o+b]
 			default:
 				stripe[i] = nil
 			}
@@ -298,9 +304,9 @@ func (g *getter) decode(bySlot [][]byte, n int64) ([]byte, error) {
 			}
 		}
 		for i := range p.K {
-			o := (j*int64(p.K) + int64(i)) * bs
+			o := j*k*bs + int64(i)*b
 			if have[i] != nil {
-				copy(out[o:o+bs], stripe[i])
+				copy(out[o:o+b], stripe[i])
 			}
 		}
 	}

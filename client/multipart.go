@@ -86,7 +86,7 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 	if err != nil {
 		return cairn.Part{}, err
 	}
-	d, err := c.store(ctx, bucket, key, u.Policy, r, opts)
+	d, err := c.store(ctx, bucket, key, u.Policy, r, opts, false) // parts: never replicated (a manifest's parts share one code)
 	if err != nil {
 		return cairn.Part{}, err
 	}

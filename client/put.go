@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -84,7 +85,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if policy == "" {
 		policy = b.Policy
 	}
-	d, err := c.store(ctx, bucket, key, policy, r, opts)
+	d, err := c.store(ctx, bucket, key, policy, r, opts, true)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +126,12 @@ func (c *Client) deleteStored(ctx context.Context, d *stored) {
 }
 
 // store erasure codes the body of r into fresh shard files (placed as if
-// for bucket/key) under a new version. On error nothing is kept.
-func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Reader, opts PutOptions) (*stored, error) {
+// for bucket/key) under a new version. A body of at most one stripe gets a
+// stripe just big enough for it, and the last stripe of a longer one
+// blocks just big enough for what is left (docs/design/manifest.md,
+// "Layout"); with small set, a body of at most Config.SmallObject bytes is
+// stored as replicas (small.go). On error nothing is kept.
+func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Reader, opts PutOptions, small bool) (*stored, error) {
 	code, err := c.code(policy)
 	if err != nil {
 		return nil, err
@@ -135,23 +140,6 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 		return c.storeCoded(ctx, rc, r, opts)
 	}
 	p := code.Params()
-	table, err := c.table(ctx, p.N())
-	if err != nil {
-		return nil, fmt.Errorf("placement for %s: %w", policy, err)
-	}
-	version, err := c.newVersion()
-	if err != nil {
-		return nil, err
-	}
-	pg := table.PGs[placement.PGFor(bucket, key, version, len(table.PGs))]
-	disks, err := c.arrange(ctx, policy, code, pg)
-	if err != nil {
-		return nil, fmt.Errorf("placement for %s: %w", policy, err)
-	}
-	if disks, err = c.avoidUnwritable(ctx, disks, version); err != nil {
-		return nil, fmt.Errorf("placement for %s: %w", policy, err)
-	}
-
 	mult := max(p.ShardMultiple, 1)
 	bs := (c.cfg.BlockSize + mult - 1) / mult * mult
 	first := getBuf(p.K * bs)
@@ -160,16 +148,62 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 	if err != nil {
 		return nil, fmt.Errorf("reading the body: %w", err)
 	}
+	if !single && small && int64(n) <= c.cfg.SmallObject {
+		// A full first stripe no bigger than a small object (a tiny
+		// BlockSize): does the body end here?
+		var one [1]byte
+		k, end, err := fill(r, one[:])
+		if err != nil {
+			return nil, fmt.Errorf("reading the body: %w", err)
+		}
+		single = end && k == 0
+		if k > 0 {
+			r = io.MultiReader(bytes.NewReader(one[:k]), r)
+		}
+	}
+	var layoutCode string // the code of the shards, when not the policy's
+	if single && small && int64(n) <= c.cfg.SmallObject {
+		sc, err := c.smallCodeFor(policy, code)
+		if err != nil {
+			return nil, err
+		}
+		if sc != nil {
+			code, p, layoutCode = sc, sc.Params(), sc.Policy().String()
+		}
+	}
 	if single {
 		bs = codec.ShardSize(p, n) // a small object gets a small stripe
 		first = first[:p.K*bs]
 	}
 
+	table, err := c.table(ctx, p.N())
+	if err != nil {
+		return nil, fmt.Errorf("placement for %s: %w", code.Policy(), err)
+	}
+	version, err := c.newVersion()
+	if err != nil {
+		return nil, err
+	}
+	pg := table.PGs[placement.PGFor(bucket, key, version, len(table.PGs))]
+	disks, err := c.arrange(ctx, code.Policy().String(), code, pg)
+	if err != nil {
+		return nil, fmt.Errorf("placement for %s: %w", code.Policy(), err)
+	}
+	if disks, err = c.avoidUnwritable(ctx, disks, version); err != nil {
+		return nil, fmt.Errorf("placement for %s: %w", code.Policy(), err)
+	}
 	spares, err := c.spareDisks(ctx, code, disks, version)
 	if err != nil {
-		return nil, fmt.Errorf("placement for %s: %w", policy, err)
+		return nil, fmt.Errorf("placement for %s: %w", code.Policy(), err)
 	}
-	w, err := newPutter(ctx, c, code, bs, version, disks, spares)
+	stripes := int64(-1) // unknown
+	switch {
+	case single:
+		stripes = 1
+	case opts.Size >= 0:
+		stripes = max(1, (opts.Size+int64(p.K*bs)-1)/int64(p.K*bs))
+	}
+	w, err := newPutter(ctx, c, code, bs, stripes, version, disks, spares)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +228,7 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 		return nil, err
 	}
 	return &stored{version: version, size: total, etag: hex.EncodeToString(md.Sum(nil)),
-		layout: cairn.Layout{BlockSize: bs, PG: pg.ID, Shards: locs}}, nil
+		layout: cairn.Layout{Code: layoutCode, BlockSize: bs, PG: pg.ID, Shards: locs}}, nil
 }
 
 // sentinel reports whether err is a definite answer from the metadata store

@@ -84,9 +84,25 @@ type shardResult struct {
 }
 
 type stripeBuf struct {
-	data   []byte   // K·BlockSize
-	shards [][]byte // K views into data + M parity blocks
+	mem    []byte   // N·BlockSize: the data, then the parity blocks
+	data   []byte   // K·BlockSize: mem's first bytes
+	shards [][]byte // K views into data + M parity blocks (shape)
 	wg     sync.WaitGroup
+}
+
+// shape lays the stripe's shards out as blocks of b ≤ bs bytes for a code
+// with k data shards: data shard i is data[i·b, (i+1)·b) — so the stripe's
+// first k·b data bytes are its data in order — and parity shard j ≥ k the
+// first b bytes of its bs-byte block of mem. Every stripe has b = bs but
+// an object's last, whose blocks are sized to the data left for it.
+func (sb *stripeBuf) shape(k, bs, b int) {
+	for j := range sb.shards {
+		off := j * b
+		if j >= k {
+			off = j * bs
+		}
+		sb.shards[j] = sb.mem[off : off+b : off+b]
+	}
 }
 
 type block struct {
@@ -96,24 +112,31 @@ type block struct {
 }
 
 // spareWindowStripes is how many stripes a PUT holds so that a spare can
-// start from the beginning.
-func spareWindowStripes(window int64, stripeData int) int {
+// start from the beginning: those of the window, but no more than the
+// object has (stripes; < 0: unknown) — the ring has a slot for each, and
+// a tiny object's stripes are tiny.
+func spareWindowStripes(window int64, stripeData int, stripes int64) int {
 	if window <= 0 || stripeData <= 0 {
 		return 0
 	}
-	return int(window / int64(stripeData))
+	n := window / int64(stripeData)
+	if stripes >= 0 {
+		n = min(n, stripes)
+	}
+	return int(n)
 }
 
 // newPutter starts the write: drive.Run on a goroutine of its own, which
-// finish waits for.
-func newPutter(ctx context.Context, c *Client, code codec.Code, bs int, version string, disks, spares []cairn.DiskID) (*putter, error) {
+// finish waits for. stripes is how many the object has, if known (else
+// −1).
+func newPutter(ctx context.Context, c *Client, code codec.Code, bs int, stripes int64, version string, disks, spares []cairn.DiskID) (*putter, error) {
 	p := code.Params()
 	w := &putter{c: c, code: code, p: p, bs: bs, version: version, inbox: drive.NewInbox(), ran: make(chan struct{})}
 	w.ctx, w.cancel = context.WithCancel(ctx)
 	maxBlock := p.N()
 	if x, ok := code.(codec.Extensible); ok && len(spares) > 0 {
 		w.ext, maxBlock = x, x.MaxRows()
-		w.hold = spareWindowStripes(c.cfg.SpareWindow, p.K*bs)
+		w.hold = spareWindowStripes(c.cfg.SpareWindow, p.K*bs, stripes)
 	}
 	if w.ext == nil {
 		spares = nil
@@ -206,10 +229,7 @@ func (w *putter) slot(s int) *stripeBuf {
 	sb := w.ring[i]
 	if sb == nil {
 		mem := getBuf(w.p.N() * w.bs)
-		sb = &stripeBuf{data: mem[:w.p.K*w.bs], shards: make([][]byte, w.p.N())}
-		for j := range w.p.N() {
-			sb.shards[j] = mem[j*w.bs : (j+1)*w.bs : (j+1)*w.bs]
-		}
+		sb = &stripeBuf{mem: mem, data: mem[:w.p.K*w.bs], shards: make([][]byte, w.p.N())}
 		w.ring[i] = sb
 	}
 	w.mu.Unlock()
@@ -254,7 +274,14 @@ func (w *putter) run(r io.Reader, first []byte, n int, single bool, md hash.Hash
 		if err := w.ctx.Err(); err != nil {
 			return total, err
 		}
-		clear(sb.data[got:])
+		// A stripe the body does not fill is the last: its blocks are
+		// just big enough for the data (and zero-padded to that).
+		b := w.bs
+		if got < len(sb.data) {
+			b = codec.ShardSize(w.p, got)
+		}
+		sb.shape(w.p.K, w.bs, b)
+		clear(sb.data[got : w.p.K*b])
 		total += int64(got)
 		if opts.Progress != nil {
 			opts.Progress(total)
@@ -424,7 +451,7 @@ func (w *putter) releaseRing() {
 	for _, sb := range w.ring {
 		if sb != nil {
 			sb.wg.Wait()
-			putBuf(sb.data[:cap(sb.data)])
+			putBuf(sb.mem)
 		}
 	}
 }
@@ -485,11 +512,12 @@ func (r *blockReader) nextLocked() bool {
 		if r.spare == nil {
 			r.spare = make([]byte, r.w.bs)
 		}
-		if err := r.w.ext.MakeRow(r.row, blk.sb.shards[:r.w.p.K], r.spare); err != nil {
+		b := r.spare[:len(blk.sb.shards[0])] // the last stripe's blocks may be shorter
+		if err := r.w.ext.MakeRow(r.row, blk.sb.shards[:r.w.p.K], b); err != nil {
 			r.w.c.cfg.Logger.Error("making a spare parity row failed", "row", r.row, "err", err)
 			return false
 		}
-		r.b = r.spare
+		r.b = b
 	}
 	if r.onTake != nil {
 		r.onTake()

@@ -25,7 +25,7 @@
 //
 //   - LinearRepairer (rs, lrc, rep): RepairPlan, the helpers and
 //     coefficients that rebuild lost shards byte by byte.
-//   - Extensible (rs): parity rows beyond the stripe made one at a time on
+//   - Extensible (rs, rep): parity rows beyond the stripe made one at a time on
 //     demand (MakeRow), and the code extended to decode them (ExtendTo).
 //   - LocalGroups (lrc): the local groups; any one shard of a group is the
 //     XOR of the others.

@@ -10,12 +10,14 @@
 // Keys (etcd implementation; documented in docs/design/meta.md):
 // nodes, disks, placement-group tables by width, buckets, manifests by
 // bucket and key, multipart uploads and their parts, repair tasks and the
-// repair progress report, liveness leases, election keys.
+// repair progress report, liveness leases, election keys, usage counters.
 //
 // Shared by the implementations: ErrClosed (every method after Close); the
 // argument checks CheckManifest, CheckUpdate, CheckCampaign, CheckUpload,
-// CheckPart and CheckRepairTask (they return cairn.ErrInvalid); and the
-// orders CompareUploads and SortRepairTasks that listings return.
+// CheckPart and CheckRepairTask (they return cairn.ErrInvalid); the
+// orders CompareUploads and SortRepairTasks that listings return; and
+// Delta, the change one write makes to the usage counters (Store.Usage),
+// built the same way by both.
 //
 // Caveats: manifests are small JSON documents; etcd's practical limit (a few
 // GB of keys) bounds the object count of one cluster.

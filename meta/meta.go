@@ -87,6 +87,21 @@ type Store interface {
 	// not exist. limit < 1 means no limit.
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) (ms []*cairn.Manifest, more bool, err error)
 
+	// Usage returns the usage counters (cairn.Usage): every write that
+	// commits, replaces or deletes a manifest (CommitManifest,
+	// UpdateManifest, DeleteManifest, CompleteUpload) or records or drops
+	// a part (PutPart, DeleteUpload, CompleteUpload) changes them in the
+	// same transaction, so they always equal what the stored manifests
+	// and parts name: per bucket and per code (cairn.UsageCode of the
+	// layout's code) the committed objects, per disk the shard files of
+	// objects and of parts (docs/design/meta.md, "Usage"). Counters that
+	// are zero may be absent, also of buckets that no longer exist.
+	Usage(ctx context.Context) (cairn.Usage, error)
+	// BucketUsage returns one bucket's counter (Usage().Buckets[bucket])
+	// without reading the others. ErrNotFound if the bucket does not
+	// exist.
+	BucketUsage(ctx context.Context, bucket string) (cairn.Tally, error)
+
 	// CreateUpload records a new multipart upload. ErrInvalid if the ID is
 	// empty or contains "/", or the key fails cairn.ValidateKey;
 	// ErrNotFound if the bucket does not exist; ErrExists if the bucket

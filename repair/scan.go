@@ -81,7 +81,7 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 			}
 			return nil
 		}
-		code, _ := r.code(m.Policy) // an unknown policy: risk 0, and the task's run says why
+		code, _ := r.code(m.LayoutCode()) // an unknown policy: risk 0, and the task's run says why
 		t, ok := decide.NewTask(m, st, code, view, now)
 		if !ok {
 			return nil

@@ -142,7 +142,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		if err != nil {
 			return res, err
 		}
-		code, err := r.code(m.Policy)
+		code, err := r.code(m.LayoutCode())
 		if err != nil {
 			return res, fmt.Errorf("policy of %s/%s: %w", m.Bucket, m.Key, err)
 		}

@@ -11,7 +11,8 @@ import (
 // MaxCopies is the largest N accepted.
 const MaxCopies = 256
 
-// Code is rep-N. It implements codec.Code and codec.LinearRepairer.
+// Code is rep-N. It implements codec.Code, codec.LinearRepairer and
+// codec.Extensible (a spare row is one more copy).
 type Code struct {
 	n   int
 	eng *linear.Engine
@@ -20,6 +21,7 @@ type Code struct {
 var (
 	_ codec.Code           = (*Code)(nil)
 	_ codec.LinearRepairer = (*Code)(nil)
+	_ codec.Extensible     = (*Code)(nil)
 )
 
 // New returns rep-N for 1 ≤ n ≤ 256.
@@ -96,4 +98,30 @@ func (c *Code) RepairPlan(lost, available []int) (*codec.RepairPlan, error) {
 		return nil, fmt.Errorf("rep repair plan: %w", err)
 	}
 	return p, nil
+}
+
+// MaxRows implements codec.Extensible: MaxCopies.
+func (c *Code) MaxRows() int { return MaxCopies }
+
+// MakeRow implements codec.Extensible: every row is a copy of the data
+// shard.
+func (c *Code) MakeRow(r int, data [][]byte, dst []byte) error {
+	switch {
+	case r < 0 || r >= MaxCopies:
+		return fmt.Errorf("%w: rep-%d: row %d is outside 0..%d", codec.ErrShardIndex, c.n, r, MaxCopies-1)
+	case len(data) != 1:
+		return fmt.Errorf("%w: make row: got %d data shards, want 1", codec.ErrShardCount, len(data))
+	case len(data[0]) != len(dst) || len(dst) == 0:
+		return fmt.Errorf("%w: make row %d: data shard of %d bytes, dst %d", codec.ErrShardSize, r, len(data[0]), len(dst))
+	}
+	copy(dst, data[0])
+	return nil
+}
+
+// ExtendTo implements codec.Extensible: rep-rows (N ≤ rows ≤ MaxCopies).
+func (c *Code) ExtendTo(rows int) (codec.Code, error) {
+	if rows < c.n {
+		return nil, fmt.Errorf("%w: rep-%d: cannot extend to fewer copies (%d)", codec.ErrInvalidParams, c.n, rows)
+	}
+	return New(rows)
 }

@@ -21,6 +21,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "status", Summary: "nodes, disks and their states, placement groups, capacity", Run: runAdminStatus},
 		{Name: "repair", Summary: "the repair queue and repair-time predictions", Run: runAdminRepair},
 		{Name: "disk", Summary: "take a disk out, drain it, or bring it back in", Run: runAdminDisk},
+		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 	}, args, stdout, stderr)
 }
 
@@ -39,7 +40,8 @@ type Status struct {
 	States   map[string]int `json:"disk_states"`
 	// FileSystems hold the readable disks, one per node and file system;
 	// Capacity and Free count each once.
-	FileSystems []FSStatus `json:"file_systems"`
+	FileSystems []FSStatus   `json:"file_systems"`
+	Usage       *StatusUsage `json:"usage,omitempty"` // du.go
 }
 
 // NodeStatus is one node in Status.
@@ -225,6 +227,9 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	if len(nodes) == 1 {
 		st.Warnings = append(st.Warnings, "single node: the cluster cannot survive a node loss")
 	}
+	if st.Usage, err = statusUsage(ctx, cl); err != nil {
+		return nil, err
+	}
 	for _, d := range disks {
 		if d.State != cairn.DiskUp {
 			w := fmt.Sprintf("disk %s is %s since %s", d.ID, d.State, fmtSince(d.Since))
@@ -258,6 +263,7 @@ func printStatus(w io.Writer, st *Status) {
 		}
 	}
 	printSharedFS(w, st.FileSystems)
+	printStatusUsage(w, st.Usage)
 	if len(st.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")
 		for _, s := range st.Warnings {

@@ -25,6 +25,10 @@ run: the same number of bytes the object puts on disk (size × n/k), %s
 files in every disk directory at once%s. Run it on the server's machine: it
 reads the disk paths from the cluster map.
 
+With --part-size the object is a multipart upload of parts of that size
+(the last one shorter), uploaded one after the other, as S3 clients such
+as rclone store large files (5 MiB parts by default).
+
 The last line (with --json, the only line) is a JSON object with
 bytes_per_s (object bytes per second), expansion (n/k), raw_bytes_per_s,
 and the ratio bytes_per_s ÷ (raw_bytes_per_s ÷ expansion).`
@@ -42,6 +46,7 @@ type benchIOResult struct {
 	Op          string    `json:"op"`
 	Policy      string    `json:"policy"`
 	Size        int64     `json:"size"`
+	PartSize    int64     `json:"part_size,omitempty"`
 	Runs        int       `json:"runs"`
 	BytesPerS   float64   `json:"bytes_per_s"`
 	RunsPerS    []float64 `json:"runs_bytes_per_s"`
@@ -54,6 +59,7 @@ type benchIOResult struct {
 func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn bench "+op, flag.ContinueOnError)
 	sizeFlag := fs.String("size", "64MiB", "object size")
+	partFlag := fs.String("part-size", "", "store the object as a multipart upload of parts of this size (default: one PUT)")
 	policy := fs.String("policy", DefaultPolicy, "policy of the benchmark object")
 	runs := fs.Int("runs", 3, "timed runs")
 	warmup := fs.Int("warmup", 1, "untimed runs first (of the operation and of the raw measurement): connections, buffers and caches warm up")
@@ -64,7 +70,7 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 		verb, files, extra = "read", "reading the", " (written first)"
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: cairn bench %s [--size SIZE] [--policy P] [--runs N] [--json] --config DIR/client.conf\n\n", op)
+		fmt.Fprintf(fs.Output(), "Usage: cairn bench %s [--size SIZE] [--part-size SIZE] [--policy P] [--runs N] [--json] --config DIR/client.conf\n\n", op)
 		fmt.Fprintf(fs.Output(), benchIOHelp, op, verb, files, extra)
 		fmt.Fprintf(fs.Output(), "\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -73,6 +79,12 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 		size, err := units.ParseSize(*sizeFlag)
 		if err != nil || size < 1 {
 			return fmt.Errorf("%w: --size: want a positive size", ErrUsage)
+		}
+		var partSize int64
+		if *partFlag != "" {
+			if partSize, err = units.ParseSize(*partFlag); err != nil || partSize < 1 {
+				return fmt.Errorf("%w: --part-size: want a positive size", ErrUsage)
+			}
 		}
 		code, err := all.New(*policy)
 		if err != nil {
@@ -96,7 +108,7 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 				dirs = append(dirs, d.Path)
 			}
 		}
-		res := benchIOResult{Op: op, Policy: *policy, Size: size, Runs: *runs, Expansion: expansion, Disks: len(dirs)}
+		res := benchIOResult{Op: op, Policy: *policy, Size: size, PartSize: partSize, Runs: *runs, Expansion: expansion, Disks: len(dirs)}
 		rawBytes := int64(float64(size) * expansion)
 		say := func(f string, a ...any) {
 			if !*asJSON {
@@ -104,9 +116,8 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 			}
 		}
 		key := "bench-object"
-		src := newPatternReader(size)
 		if op == "get" {
-			if _, err := cl.data.Put(ctx, *bucket, key, src, client.PutOptions{Policy: *policy, Size: size}); err != nil {
+			if err := benchPut(ctx, cl.data, *bucket, key, *policy, size, partSize); err != nil {
 				return err
 			}
 		}
@@ -122,7 +133,7 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 				// overwrite (which also deletes the old version's shards).
 				// Deleted after the timed runs, not inside them.
 				k := fmt.Sprintf("%s-%d", key, r)
-				_, err := cl.data.Put(ctx, *bucket, k, newPatternReader(size), client.PutOptions{Policy: *policy, Size: size})
+				err := benchPut(ctx, cl.data, *bucket, k, *policy, size, partSize)
 				if err == nil {
 					written = append(written, k)
 				}
@@ -179,6 +190,32 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 		fmt.Fprintf(stdout, "%s\n", b)
 		return nil
 	})
+}
+
+// benchPut stores size pattern bytes as bucket/key: one PUT, or with
+// partSize > 0 a multipart upload of parts of partSize bytes, one after
+// the other.
+func benchPut(ctx context.Context, c *client.Client, bucket, key, policy string, size, partSize int64) error {
+	if partSize <= 0 {
+		_, err := c.Put(ctx, bucket, key, newPatternReader(size), client.PutOptions{Policy: policy, Size: size})
+		return err
+	}
+	u, err := c.CreateUpload(ctx, bucket, key, client.PutOptions{Policy: policy})
+	if err != nil {
+		return err
+	}
+	var list []client.CompletePart
+	for n, off := 1, int64(0); off < size; n, off = n+1, off+partSize {
+		ps := min(partSize, size-off)
+		p, err := c.UploadPart(ctx, bucket, key, u.ID, n, newPatternReader(ps), client.PutOptions{Size: ps})
+		if err != nil {
+			_ = c.AbortUpload(context.WithoutCancel(ctx), bucket, key, u.ID)
+			return err
+		}
+		list = append(list, client.CompletePart{Number: p.Number, ETag: p.ETag})
+	}
+	_, err = c.CompleteUpload(ctx, bucket, key, u.ID, list)
+	return err
 }
 
 // rawBandwidth writes total bytes spread over one file per directory, all

@@ -251,6 +251,9 @@ func runStat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func printManifest(w io.Writer, m *cairn.Manifest) {
 	fmt.Fprintf(w, "object   %s/%s\nversion  %s\nsize     %d bytes\netag     %s\ncreated  %s\npolicy   %s\n",
 		m.Bucket, m.Key, m.Version, m.Size, m.ETag, m.Created.Format(time.RFC3339), m.Policy)
+	if m.Code != "" {
+		fmt.Fprintf(w, "stored   as %s (a small object: copies that survive what %s survives)\n", m.Code, m.Policy)
+	}
 	if m.ContentType != "" {
 		fmt.Fprintf(w, "type     %s\n", m.ContentType)
 	}

@@ -31,8 +31,13 @@ type direct struct {
 }
 
 func openDirect(t *testing.T, c *testcluster.Cluster) *direct {
-	t.Helper()
-	store, err := etcdmeta.Open(t.Context(), c.MetaEndpoints(), etcdmeta.Options{})
+	return newDirect(t, c.MetaEndpoints(), c.Secret(), client.Config{BlockSize: 64 << 10})
+}
+
+// newDirect is a library client of the cluster whose metadata store
+// answers at endpoints and whose nodes share secret.
+func newDirect(t *testing.T, endpoints []string, secret string, cfg client.Config) *direct {
+	store, err := etcdmeta.Open(t.Context(), endpoints, etcdmeta.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,8 +64,8 @@ func openDirect(t *testing.T, c *testcluster.Cluster) *direct {
 		}
 		return "", fmt.Errorf("disk %s: %w", d, cairn.ErrNotFound)
 	}
-	nc := node.NewClient(c.Secret(), resolve, &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}})
-	return &direct{meta: store, data: client.New(store, nc, client.Config{BlockSize: 64 << 10})}
+	nc := node.NewClient(secret, resolve, &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}})
+	return &direct{meta: store, data: client.New(store, nc, cfg)}
 }
 
 // TestRepairRealProcesses: a node holding shards of 500 objects dies; the
@@ -105,7 +110,15 @@ func testRepair(t *testing.T, scheme string) {
 	})
 
 	rng := rand.New(rand.NewPCG(7, uint64(len(scheme))))
-	data = putRandom(t, d, "rep", 500, func() int { return 1 + rng.IntN(200<<10) }, rng)
+	i := 0
+	data = putRandom(t, d, "rep", 500, func() int {
+		n := i
+		i++
+		if n%10 == 0 { // more than one 256 KiB stripe, the last one partial
+			return 256<<10 + 1 + rng.IntN(500<<10)
+		}
+		return 1 + rng.IntN(200<<10)
+	}, rng)
 	// The victim: the node with the most shards (not the director, whose
 	// death is tested separately).
 	leader, err := d.meta.Leader(ctx, director.Role)

@@ -25,15 +25,19 @@
 // keys type. Every value is JSON. The writes that must be atomic are single
 // etcd Txns:
 //
-//   - CommitManifest: if the bucket key exists and the object's stored
-//     version is prevVersion (key absent for ""), put the manifest. The
-//     version is compared inside the Txn by a byte-range comparison on the
-//     stored value, which starts with the version (manifestRecord).
-//   - DeleteManifest: if the stored version matches (or the key exists),
-//     delete it and return the previous value.
+//   - The writes that change what manifests and parts name
+//     (CommitManifest, DeleteManifest, UpdateManifest, PutPart,
+//     DeleteUpload, CompleteUpload) are counted writes (usage.go): read
+//     the keys the decision depends on, decide (CommitManifest: the bucket
+//     exists and the object's stored version is prevVersion, or absent
+//     for ""), and apply the write together with the usage counters'
+//     change in one Txn that compares those keys' and the counters' mod
+//     revisions with what was read; start over if one moved. The usage
+//     counters are split into 32 shards each, so one hot bucket's writers
+//     seldom meet on a key.
 //   - DeleteBucket: if the bucket key exists and no key exists under the
 //     bucket's object prefix (a range compare), delete the bucket key. With
-//     CommitManifest's bucket check this makes "no manifest outlives its
+//     CommitManifest's compare on the bucket key this makes "no manifest outlives its
 //     bucket" hold under any interleaving.
 //   - CreateBucket, CreatePGTable: put if absent.
 //   - PutDisk, SetDiskState, ChangeDisk: read, modify, put if the mod revision is
@@ -62,4 +66,10 @@
 //     request timeout (about 7 s by default); close stores first.
 //   - ListManifests with a limit < 1 reads all pages at one revision; a
 //     listing that outlives the compaction retention (1 h) fails.
+//   - A write moves one counter key per disk it touches; etcd's
+//     --max-txn-ops (128 by default; MaxTxnOps for an embedded member)
+//     bounds the disks a multipart object's parts may cover.
+//   - Open upgrades a store of key layout 1 by counting every manifest and
+//     part once; writes by layout-1 processes meanwhile are missed, so
+//     every process is upgraded at once.
 package etcdmeta

@@ -111,6 +111,13 @@ func (c *EmbedConfig) Validate() error {
 // multipart parts).
 const MaxRequestBytes = 16 << 20
 
+// MaxTxnOps is the most operations (compares, or operations of a branch)
+// a Txn of an embedded member may hold: a write moves one usage counter
+// per disk it touches (usage.go), and a multipart object's parts may
+// cover hundreds of disks (external clusters need --max-txn-ops at least
+// this for those; etcd's default is 128).
+const MaxTxnOps = 4096
+
 // Server is a running embedded etcd member.
 type Server struct {
 	e         *embed.Etcd
@@ -153,6 +160,7 @@ func StartEmbedded(ctx context.Context, c EmbedConfig) (*Server, error) {
 	// 0.5 KiB a part, 5 MiB for S3's 10,000. etcd's default request limit is
 	// 1.5 MiB.
 	cfg.MaxRequestBytes = MaxRequestBytes
+	cfg.MaxTxnOps = MaxTxnOps
 	cfg.UnsafeNoFsync = c.UnsafeNoFsync
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "1h"

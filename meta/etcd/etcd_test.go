@@ -19,7 +19,7 @@ import (
 
 // startSingle starts a single-member embedded etcd on ports the kernel
 // picks. Short raft timeouts make the minimum lease TTL 1 s.
-func startSingle(t *testing.T, dir string) *etcdmeta.Server {
+func startSingle(t testing.TB, dir string) *etcdmeta.Server {
 	t.Helper()
 	srv, err := etcdmeta.StartEmbedded(t.Context(), etcdmeta.EmbedConfig{
 		Dir:           dir,
@@ -40,7 +40,7 @@ func startSingle(t *testing.T, dir string) *etcdmeta.Server {
 // these tests commit.
 var oneCopy = cairn.Layout{BlockSize: 8, Shards: []cairn.ShardLoc{{Disk: "node1/disk1", Size: 8}}}
 
-func open(t *testing.T, endpoints []string, prefix string) *etcdmeta.Store {
+func open(t testing.TB, endpoints []string, prefix string) *etcdmeta.Store {
 	t.Helper()
 	s, err := etcdmeta.Open(t.Context(), endpoints, etcdmeta.Options{Prefix: prefix, SessionTTL: 5 * time.Second})
 	if err != nil {
@@ -99,6 +99,71 @@ func TestLayoutVersion(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "layout") {
 		t.Fatalf("Open: %v", err)
 	}
+}
+
+// TestUpgradeLayout1: a store of key layout 1 (no usage counters) is
+// upgraded by the first Open: it counts the objects and parts in it, so
+// the counters are right from then on, and a second store opened on it
+// sees layout 2.
+func TestUpgradeLayout1(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	ctx := t.Context()
+	s := open(t, srv.Endpoints(), "/up/")
+	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "old", Policy: "rep-1"}); err != nil {
+		t.Fatal(err)
+	}
+	var objs []*cairn.Manifest
+	for i := range 1200 { // more than one page of the count
+		m := &cairn.Manifest{Bucket: "old", Key: fmt.Sprintf("k%04d", i), Version: fmt.Sprintf("v%d", i), Size: int64(i), Policy: "rep-1", Layout: oneCopy}
+		objs = append(objs, m)
+	}
+	if err := s.CreateUpload(ctx, cairn.Upload{Bucket: "old", Key: "mp", ID: "up", Policy: "rep-1"}); err != nil {
+		t.Fatal(err)
+	}
+	part := cairn.Part{Number: 1, Version: "p1", Size: 8, Layout: cairn.Layout{BlockSize: 8, Shards: []cairn.ShardLoc{{Disk: "node2/disk1", Size: 8}}}}
+	if _, err := s.PutPart(ctx, "old", "up", part); err != nil {
+		t.Fatal(err)
+	}
+	// What a build of layout 1 leaves: records without counters.
+	cli := s.Client()
+	for _, m := range objs {
+		if err := s.CommitManifest(ctx, m, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cli.Delete(ctx, "/up/usage/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, "/up/layout", "1"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s = open(t, srv.Endpoints(), "/up/")
+	defer s.Close()
+	cli = s.Client()
+	if resp, err := cli.Get(ctx, "/up/layout"); err != nil || string(resp.Kvs[0].Value) != "2" {
+		t.Fatalf("layout after the upgrade: %v %v", resp, err)
+	}
+	u, err := s.Usage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cairn.Tally{Objects: 1200, Logical: 1199 * 1200 / 2, Stored: 1200 * cairn.ShardFileBytes(8)}
+	if u.Buckets["old"] != want || u.Codes["rep-1"] != want {
+		t.Fatalf("counted %+v and %+v, want %+v", u.Buckets["old"], u.Codes["rep-1"], want)
+	}
+	if d := u.Disks["node2/disk1"]; d != (cairn.DiskTally{Files: 1, Bytes: cairn.ShardFileBytes(8)}) {
+		t.Fatalf("the part's disk: %+v", d)
+	}
+	// From now on the counters move with every write.
+	if _, err := s.DeleteManifest(ctx, "old", "k0001", ""); err != nil {
+		t.Fatal(err)
+	}
+	if bt, err := s.BucketUsage(ctx, "old"); err != nil || bt.Objects != 1199 || bt.Logical != want.Logical-1 {
+		t.Fatalf("after a delete: %+v, %v", bt, err)
+	}
+	open(t, srv.Endpoints(), "/up/").Close() // layout 2 now: nothing to do
 }
 
 // TestSessionLoss: when a leader's session lease is lost (here revoked

@@ -77,8 +77,8 @@ func TestDeleteBucketWindow(t *testing.T) {
 }
 
 func TestVersionCompare(t *testing.T) {
-	// A record of version v lies strictly between versionIs's bounds for v,
-	// and outside them for every other version.
+	// A record of version v lies strictly between the bounds of head(v)
+	// (manifestRecord), and outside them for every other version.
 	versions := []string{"", "v", "v1", "v10", "v1,", `v"`, "v\\", "v<", "ü", "0123456789abcdef0123456789abcdef"}
 	for _, stored := range versions {
 		rec, err := encodeManifest(&cairn.Manifest{Bucket: "b", Key: "k", Version: stored})

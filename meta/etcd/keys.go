@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"cairn"
 )
 
@@ -16,12 +14,13 @@ import (
 // otherwise.
 const DefaultPrefix = "/cairn/"
 
-// layoutVersion is stored at <prefix>layout; Open refuses other values.
-const layoutVersion = "1"
+// layoutVersion is stored at <prefix>layout; Open upgrades "1" (a store
+// without usage counters) and refuses other values.
+const layoutVersion = "2"
 
 // keys builds the etcd keys of one store. The layout (docs/design/meta.md):
 //
-//	<p>layout                      "1"
+//	<p>layout                      "2"
 //	<p>nodes/<node id>             cairn.Node (JSON)
 //	<p>disks/<disk id>             cairn.Disk (JSON)
 //	<p>pgs/<width>                 cairn.PGTable (JSON), width in decimal
@@ -35,6 +34,12 @@ const layoutVersion = "1"
 //	<p>alive/<holder>              holder, attached to the holder's lease
 //	<p>election/<role>/<lease id>  leader candidates (concurrency.Election);
 //	                               role path-escaped
+//	<p>usage/buckets/<bucket>/<s>  cairn.Tally (JSON): shard s (2 hex digits) of
+//	                               a bucket's counter (usage.go)
+//	<p>usage/codes/<code>/<s>      cairn.Tally (JSON): of a code's counter
+//	<p>usage/disks/<disk id>/<s>   cairn.DiskTally (JSON): of a disk's counter
+//	<p>usage/base                  cairn.Usage (JSON): the counts of a store
+//	                               upgraded from layout 1
 //
 // Object keys are stored raw: bucket names cannot contain "/" (they pass
 // cairn.ValidateBucketName before a bucket key is ever written, and no
@@ -88,12 +93,14 @@ func normalizePrefix(p string) string {
 //	{"version":"<m.Version>","manifest":{...cairn.Manifest...}}
 //
 // Version comes first so that "the stored version is v" is a comparison
-// etcd can evaluate inside a Txn: the value starts with head(v) =
+// etcd could evaluate inside a Txn: the value starts with head(v) =
 // `{"version":"<v>",` exactly when the stored version is v, and a value
 // starts with head(v) iff head(v) < value < head(v) with its last byte
 // (',') raised by one ('-'). JSON string encoding is deterministic and a
 // string's closing quote is unambiguous, so no other version's record
-// falls in that interval. See versionIs.
+// falls in that interval (TestVersionCompare). Writes now compare the
+// record's mod revision with the one they read (counted, usage.go), and
+// storedVersion reads the version without decoding the manifest.
 type manifestRecord struct {
 	Version  string          `json:"version"`
 	Manifest *cairn.Manifest `json:"manifest"`
@@ -105,8 +112,7 @@ func recordHead(v string) string {
 	return `{"version":` + string(b) + `,`
 }
 
-// encodeManifest returns m's record. It is built from recordHead so that
-// versionIs matches it byte for byte.
+// encodeManifest returns m's record, built from recordHead.
 func encodeManifest(m *cairn.Manifest) (string, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -127,17 +133,6 @@ func decodeManifest(bucket, key string, v []byte) (*cairn.Manifest, error) {
 		return nil, fmt.Errorf("decoding manifest of %s/%s: record does not describe this object version", bucket, key)
 	}
 	return m, nil
-}
-
-// versionIs returns compares that hold iff the record stored at key exists
-// and has version v (see manifestRecord).
-func versionIs(key, v string) []clientv3.Cmp {
-	lo := recordHead(v)
-	hi := lo[:len(lo)-1] + "-" // ',' + 1
-	return []clientv3.Cmp{
-		clientv3.Compare(clientv3.Value(key), ">", lo),
-		clientv3.Compare(clientv3.Value(key), "<", hi),
-	}
 }
 
 // storedVersion returns the version of a stored record without decoding

@@ -12,8 +12,10 @@ import (
 	"cairn/meta"
 )
 
-// UpdateManifest implements meta.Store: one Txn comparing the stored
-// record with the encoding of prev, byte for byte.
+// UpdateManifest implements meta.Store: the stored record must equal the
+// encoding of prev byte for byte; the record is replaced, and the usage
+// counters moved, in one Txn that compares it with what was read
+// (counted).
 func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error {
 	if err := meta.CheckUpdate(m, prev); err != nil {
 		return err
@@ -34,25 +36,21 @@ func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 		return err
 	}
 	ok := s.k.object(m.Bucket, m.Key)
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.Value(ok), "=", pv)).
-		Then(clientv3.OpPut(ok, v)).
-		Else(clientv3.OpGet(ok)).
-		Commit()
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if resp.Succeeded {
-		return nil
-	}
-	cur := resp.Responses[0].GetResponseRange().Kvs
-	if len(cur) == 0 {
-		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	if string(cur[0].Value) == v {
-		return nil // this very update is stored: a retried update
-	}
-	return fmt.Errorf("%s: %w (the manifest changed: version %s)", op, cairn.ErrConflict, storedVersion(cur[0].Value))
+	d := meta.NewDelta()
+	d.Object(m, 1)
+	d.Object(prev, -1)
+	return s.counted(ctx, op, m.Version, []string{ok}, nil, d, func(r reads) planned {
+		cur := r.kv[ok]
+		switch {
+		case cur == nil:
+			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
+		case string(cur.Value) == v:
+			return planned{done: true} // this very update is stored: a retried update
+		case string(cur.Value) != pv:
+			return planned{done: true, err: fmt.Errorf("%s: %w (the manifest changed: version %s)", op, cairn.ErrConflict, storedVersion(cur.Value))}
+		}
+		return planned{ops: []clientv3.Op{clientv3.OpPut(ok, v)}, delta: d}
+	})
 }
 
 // PutRepairTask implements meta.Store.

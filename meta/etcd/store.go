@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"cairn"
@@ -131,7 +132,11 @@ func (s *Store) checkLayout(ctx context.Context, timeout time.Duration) error {
 		return err
 	}
 	if !resp.Succeeded {
-		if v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v != layoutVersion {
+		switch v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v {
+		case layoutVersion:
+		case "1":
+			return s.upgradeLayout1(ctx)
+		default:
 			return fmt.Errorf("key layout %q under %q, this build understands %q", v, s.k.p, layoutVersion)
 		}
 	}
@@ -497,9 +502,11 @@ func bucketEmpty(op string, resp *clientv3.TxnResponse) error {
 
 // ---- manifests ----
 
-// CommitManifest implements meta.Store: one Txn comparing "the bucket key
-// exists" and "the object's stored version is prevVersion" (absent when
-// prevVersion is ""; see versionIs), putting the record if both hold.
+// CommitManifest implements meta.Store: it reads the bucket key and the
+// object's record, decides from them (the bucket exists, the stored
+// version is prevVersion or the object is absent when prevVersion is ""),
+// and puts the record with the usage counters moved in one Txn that
+// compares both keys with what was read (counted).
 func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersion string) error {
 	if err := meta.CheckManifest(m); err != nil {
 		return err
@@ -516,35 +523,46 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 		return err
 	}
 	bk, ok := s.k.bucket(m.Bucket), s.k.object(m.Bucket, m.Key)
-	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(bk), ">", 0)}
-	if prevVersion == "" {
-		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(ok), "=", 0))
-	} else {
-		cmps = append(cmps, versionIs(ok, prevVersion)...)
+	guess := meta.NewDelta()
+	guess.Object(m, 1) // a new object's counters; an overwrite's also the old version's
+	return s.counted(ctx, op, m.Version, []string{bk, ok}, nil, guess, func(r reads) planned {
+		old, done, err := replaced(op, m, prevVersion, r.kv[bk] != nil, r.kv[ok])
+		if done || err != nil {
+			return planned{done: true, err: err}
+		}
+		d := meta.NewDelta()
+		d.Object(m, 1)
+		d.Object(old, -1)
+		return planned{ops: []clientv3.Op{clientv3.OpPut(ok, v)}, delta: d}
+	})
+}
+
+// replaced decides a commit of m over prevVersion ("": none) from what
+// was read: whether the bucket exists and the object's record (nil:
+// none). It returns the manifest the commit replaces (nil: none); or done
+// if m itself is already committed (a retried commit: success without a
+// write); or the error the commit fails with: ErrNotFound without the
+// bucket, ErrConflict unless the stored version is prevVersion.
+func replaced(op string, m *cairn.Manifest, prevVersion string, bucket bool, rec *mvccpb.KeyValue) (old *cairn.Manifest, done bool, err error) {
+	switch {
+	case !bucket:
+		return nil, true, fmt.Errorf("%s: bucket: %w", op, cairn.ErrNotFound)
+	case rec == nil && prevVersion != "":
+		return nil, true, fmt.Errorf("%s over version %q: %w (object does not exist)", op, prevVersion, cairn.ErrConflict)
+	case rec == nil:
+		return nil, false, nil
 	}
-	resp, err := s.cli.Txn(ctx).
-		If(cmps...).
-		Then(clientv3.OpPut(ok, v)).
-		Else(clientv3.OpGet(bk, clientv3.WithCountOnly()), clientv3.OpGet(ok)).
-		Commit()
+	switch sv := storedVersion(rec.Value); {
+	case sv == m.Version:
+		return nil, true, nil
+	case sv != prevVersion:
+		return nil, true, fmt.Errorf("%s over version %q: %w (current version %s)", op, prevVersion, cairn.ErrConflict, sv)
+	}
+	old, err = decodeManifest(m.Bucket, m.Key, rec.Value)
 	if err != nil {
-		return s.wrap(op, err)
+		return nil, true, fmt.Errorf("%s: %w", op, err)
 	}
-	if resp.Succeeded {
-		return nil
-	}
-	if resp.Responses[0].GetResponseRange().Count == 0 {
-		return fmt.Errorf("%s: bucket: %w", op, cairn.ErrNotFound)
-	}
-	cur := resp.Responses[1].GetResponseRange().Kvs
-	if len(cur) == 0 {
-		return fmt.Errorf("%s over version %q: %w (object does not exist)", op, prevVersion, cairn.ErrConflict)
-	}
-	sv := storedVersion(cur[0].Value)
-	if sv == m.Version {
-		return nil // this very version is committed: a retried commit
-	}
-	return fmt.Errorf("%s over version %q: %w (current version %s)", op, prevVersion, cairn.ErrConflict, sv)
+	return old, false, nil
 }
 
 // Manifest implements meta.Store.
@@ -578,30 +596,28 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
 	ok := s.k.object(bucket, key)
-	cmps := []clientv3.Cmp{clientv3.Compare(clientv3.CreateRevision(ok), ">", 0)}
-	if version != "" {
-		cmps = versionIs(ok, version)
-	}
-	resp, err := s.cli.Txn(ctx).
-		If(cmps...).
-		Then(clientv3.OpDelete(ok, clientv3.WithPrevKV())).
-		Else(clientv3.OpGet(ok)).
-		Commit()
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	if resp.Succeeded {
-		prev := resp.Responses[0].GetResponseDeleteRange().PrevKvs
-		if len(prev) == 0 { // cannot happen: the compare saw the key
-			return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	var deleted *cairn.Manifest
+	err := s.counted(ctx, op, bucket+"/"+key, []string{ok}, nil, nil, func(r reads) planned {
+		rec := r.kv[ok]
+		if rec == nil {
+			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
 		}
-		return decodeManifest(bucket, key, prev[0].Value)
+		if sv := storedVersion(rec.Value); version != "" && sv != version {
+			return planned{done: true, err: fmt.Errorf("%s version %s: %w (current version %s)", op, version, cairn.ErrConflict, sv)}
+		}
+		m, err := decodeManifest(bucket, key, rec.Value)
+		if err != nil {
+			return planned{done: true, err: err}
+		}
+		deleted = m
+		d := meta.NewDelta()
+		d.Object(m, -1)
+		return planned{ops: []clientv3.Op{clientv3.OpDelete(ok)}, delta: d}
+	})
+	if err != nil {
+		return nil, err
 	}
-	cur := resp.Responses[0].GetResponseRange().Kvs
-	if len(cur) == 0 {
-		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	return nil, fmt.Errorf("%s version %s: %w (current version %s)", op, version, cairn.ErrConflict, storedVersion(cur[0].Value))
+	return deleted, nil
 }
 
 // listPage is the page size of an unlimited ListManifests.

@@ -96,7 +96,10 @@ func decodeParts(op string, kvs []*mvccpb.KeyValue) ([]cairn.Part, error) {
 	return out, nil
 }
 
-// PutPart implements meta.Store.
+// PutPart implements meta.Store: it reads the upload record and the part
+// key, and puts the part, rewrites the record (its mod revision is the
+// stamp) and moves the usage counters in one Txn that compares both keys
+// with what was read (counted).
 func (s *Store) PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*cairn.Part, error) {
 	if err := meta.CheckPart(p); err != nil {
 		return nil, err
@@ -112,26 +115,31 @@ func (s *Store) PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
-	uk := s.k.upload(bucket, id)
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(uk), ">", 0)).
-		Then(clientv3.OpPut(s.k.part(bucket, id, p.Number), string(v), clientv3.WithPrevKV()),
-			clientv3.OpPut(uk, "", clientv3.WithIgnoreValue())).
-		Commit()
-	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	if !resp.Succeeded {
-		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	if prev := resp.Responses[0].GetResponsePut().PrevKv; prev != nil {
-		ps, err := decodeParts(op, []*mvccpb.KeyValue{prev})
-		if err != nil {
-			return nil, err
+	uk, pk := s.k.upload(bucket, id), s.k.part(bucket, id, p.Number)
+	var prev *cairn.Part
+	guess := meta.NewDelta()
+	guess.Parts([]cairn.Part{p}, 1)
+	err = s.counted(ctx, op, p.Version, []string{uk, pk}, nil, guess, func(r reads) planned {
+		if r.kv[uk] == nil {
+			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
 		}
-		return &ps[0], nil
+		d := meta.NewDelta()
+		d.Parts([]cairn.Part{p}, 1)
+		prev = nil
+		if old := r.kv[pk]; old != nil {
+			ps, err := decodeParts(op, []*mvccpb.KeyValue{old})
+			if err != nil {
+				return planned{done: true, err: err}
+			}
+			prev = &ps[0]
+			d.Parts(ps, -1)
+		}
+		return planned{ops: []clientv3.Op{clientv3.OpPut(pk, string(v)), clientv3.OpPut(uk, "", clientv3.WithIgnoreValue())}, delta: d}
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, nil
+	return prev, nil
 }
 
 // Parts implements meta.Store.
@@ -157,7 +165,10 @@ func (s *Store) Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int
 	return ps, rec[0].ModRevision, err
 }
 
-// DeleteUpload implements meta.Store.
+// DeleteUpload implements meta.Store: it reads the upload record and its
+// parts, and deletes them and moves the usage counters in one Txn that
+// compares the record with what was read (every PutPart rewrites it, so
+// the parts are as read too).
 func (s *Store) DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Part, error) {
 	op := fmt.Sprintf("delete upload %s/%s", bucket, id)
 	if err := s.live(); err != nil {
@@ -166,21 +177,32 @@ func (s *Store) DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Pa
 	if badName(bucket, id) {
 		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	uk := s.k.upload(bucket, id)
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(uk), ">", 0)).
-		Then(clientv3.OpDelete(uk), clientv3.OpDelete(s.k.parts(bucket, id), clientv3.WithPrefix(), clientv3.WithPrevKV())).
-		Commit()
+	uk, pp := s.k.upload(bucket, id), s.k.parts(bucket, id)
+	var parts []cairn.Part
+	err := s.counted(ctx, op, id, []string{uk}, []string{pp}, nil, func(r reads) planned {
+		if r.kv[uk] == nil {
+			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
+		}
+		var err error
+		if parts, err = decodeParts(op, r.prefix[pp]); err != nil {
+			return planned{done: true, err: err}
+		}
+		d := meta.NewDelta()
+		d.Parts(parts, -1)
+		return planned{ops: []clientv3.Op{clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())}, delta: d}
+	})
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, err
 	}
-	if !resp.Succeeded {
-		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	return decodeParts(op, resp.Responses[1].GetResponseDeleteRange().PrevKvs)
+	return parts, nil
 }
 
-// CompleteUpload implements meta.Store.
+// CompleteUpload implements meta.Store: it reads the bucket key, the
+// object's record, the upload record and its parts, decides from them
+// (the bucket and the upload exist, the upload's stamp is stamp, the
+// object's version is prevVersion), and puts the manifest, deletes the
+// upload with its parts and moves the usage counters in one Txn that
+// compares the three keys with what was read.
 func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error) {
 	if err := meta.CheckManifest(m); err != nil {
 		return nil, err
@@ -196,30 +218,33 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 	if err != nil {
 		return nil, err
 	}
-	bk, ok, uk := s.k.bucket(m.Bucket), s.k.object(m.Bucket, m.Key), s.k.upload(m.Bucket, id)
-	cmps := []clientv3.Cmp{
-		clientv3.Compare(clientv3.CreateRevision(bk), ">", 0),
-		clientv3.Compare(clientv3.ModRevision(uk), "=", stamp),
-	}
-	if prevVersion == "" {
-		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(ok), "=", 0))
-	} else {
-		cmps = append(cmps, versionIs(ok, prevVersion)...)
-	}
-	resp, err := s.cli.Txn(ctx).
-		If(cmps...).
-		Then(clientv3.OpPut(ok, v), clientv3.OpDelete(uk),
-			clientv3.OpDelete(s.k.parts(m.Bucket, id), clientv3.WithPrefix(), clientv3.WithPrevKV())).
-		Else(clientv3.OpGet(bk, clientv3.WithCountOnly()), clientv3.OpGet(uk, clientv3.WithCountOnly())).
-		Commit()
+	bk, ok, uk, pp := s.k.bucket(m.Bucket), s.k.object(m.Bucket, m.Key), s.k.upload(m.Bucket, id), s.k.parts(m.Bucket, id)
+	conflict := fmt.Errorf("%s over version %q: %w (parts or object changed)", op, prevVersion, cairn.ErrConflict)
+	var parts []cairn.Part
+	guess := meta.NewDelta()
+	guess.Object(m, 1)
+	err = s.counted(ctx, op, m.Version, []string{bk, ok, uk}, []string{pp}, guess, func(r reads) planned {
+		switch {
+		case r.kv[bk] == nil || r.kv[uk] == nil:
+			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
+		case r.kv[uk].ModRevision != stamp:
+			return planned{done: true, err: conflict}
+		}
+		old, done, err := replaced(op, m, prevVersion, true, r.kv[ok])
+		if done || err != nil {
+			return planned{done: true, err: conflict}
+		}
+		if parts, err = decodeParts(op, r.prefix[pp]); err != nil {
+			return planned{done: true, err: err}
+		}
+		d := meta.NewDelta()
+		d.Object(m, 1)
+		d.Object(old, -1)
+		d.Parts(parts, -1)
+		return planned{ops: []clientv3.Op{clientv3.OpPut(ok, v), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())}, delta: d}
+	})
 	if err != nil {
-		return nil, s.wrap(op, err)
+		return nil, err
 	}
-	if resp.Succeeded {
-		return decodeParts(op, resp.Responses[2].GetResponseDeleteRange().PrevKvs)
-	}
-	if resp.Responses[0].GetResponseRange().Count == 0 || resp.Responses[1].GetResponseRange().Count == 0 {
-		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	return nil, fmt.Errorf("%s over version %q: %w (parts or object changed)", op, prevVersion, cairn.ErrConflict)
+	return parts, nil
 }

@@ -32,6 +32,7 @@ type Store struct {
 	repairs  map[string]cairn.RepairTask
 	progress *cairn.RepairProgress
 	stamp    int64 // last upload stamp handed out
+	usage    cairn.Usage
 	leases   map[string]*lease
 	roles    map[string]*role
 	stops    []func() bool // context.AfterFunc stoppers of lease watchers, run by Close
@@ -313,6 +314,12 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 		return fmt.Errorf("commit %s/%s over version %q: %w (object does not exist)",
 			m.Bucket, m.Key, prevVersion, cairn.ErrConflict)
 	}
+	d := meta.NewDelta()
+	d.Object(m, 1)
+	if ok {
+		d.Object(cur, -1)
+	}
+	d.AddTo(&s.usage)
 	b.objects.ReplaceOrInsert(cloneManifest(m))
 	return nil
 }
@@ -353,6 +360,9 @@ func (s *Store) DeleteManifest(ctx context.Context, bucketName, key, version str
 			bucketName, key, version, cairn.ErrConflict, m.Version)
 	}
 	b.objects.Delete(m)
+	d := meta.NewDelta()
+	d.Object(m, -1)
+	d.AddTo(&s.usage)
 	return m, nil // removed from the tree: no longer shared
 }
 
@@ -386,6 +396,27 @@ func (s *Store) ListManifests(ctx context.Context, bucketName, prefix, startAfte
 		return true
 	})
 	return out, more, nil
+}
+
+// Usage implements meta.Store.
+func (s *Store) Usage(ctx context.Context) (cairn.Usage, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return cairn.Usage{}, err
+	}
+	defer s.mu.Unlock()
+	return cairn.Usage{Buckets: maps.Clone(s.usage.Buckets), Codes: maps.Clone(s.usage.Codes), Disks: maps.Clone(s.usage.Disks)}, nil
+}
+
+// BucketUsage implements meta.Store.
+func (s *Store) BucketUsage(ctx context.Context, name string) (cairn.Tally, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return cairn.Tally{}, err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.bucketLocked(name); err != nil {
+		return cairn.Tally{}, fmt.Errorf("usage of %w", err)
+	}
+	return s.usage.Buckets[name], nil
 }
 
 // Close implements meta.Store: it stops lease renewal (the entries expire

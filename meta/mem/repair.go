@@ -38,6 +38,10 @@ func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 	if err1 != nil || err2 != nil || string(a) != string(p) {
 		return fmt.Errorf("update %s/%s: %w (the manifest changed: version %s)", m.Bucket, m.Key, cairn.ErrConflict, cur.Version)
 	}
+	d := meta.NewDelta()
+	d.Object(m, 1)
+	d.Object(cur, -1)
+	d.AddTo(&s.usage)
 	b.objects.ReplaceOrInsert(cloneManifest(m))
 	return nil
 }

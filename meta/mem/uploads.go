@@ -86,10 +86,14 @@ func (s *Store) PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*
 	if err != nil {
 		return nil, fmt.Errorf("put part: %w", err)
 	}
+	d := meta.NewDelta()
+	d.Parts([]cairn.Part{p}, 1)
 	var prev *cairn.Part
 	if old, ok := up.parts[p.Number]; ok {
 		prev = &old
+		d.Parts([]cairn.Part{old}, -1)
 	}
+	d.AddTo(&s.usage)
 	up.parts[p.Number] = clonePart(p)
 	s.stamp++
 	up.stamp = s.stamp
@@ -128,7 +132,11 @@ func (s *Store) DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Pa
 		return nil, fmt.Errorf("delete %w", err)
 	}
 	delete(s.uploads, bucket+"/"+id)
-	return sortedParts(up), nil
+	parts := sortedParts(up)
+	d := meta.NewDelta()
+	d.Parts(parts, -1)
+	d.AddTo(&s.usage)
+	return parts, nil
 }
 
 // CompleteUpload implements meta.Store.
@@ -157,7 +165,15 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 	case ok && cur.Version != prevVersion, !ok && prevVersion != "":
 		return nil, fmt.Errorf("complete %s/%s over version %q: %w", m.Bucket, m.Key, prevVersion, cairn.ErrConflict)
 	}
+	parts := sortedParts(up)
+	d := meta.NewDelta()
+	d.Object(m, 1)
+	if ok {
+		d.Object(cur, -1)
+	}
+	d.Parts(parts, -1)
+	d.AddTo(&s.usage)
 	b.objects.ReplaceOrInsert(cloneManifest(m))
 	delete(s.uploads, m.Bucket+"/"+id)
-	return sortedParts(up), nil
+	return parts, nil
 }

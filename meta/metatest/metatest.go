@@ -40,6 +40,8 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Uploads", testUploads},
 		{"UpdateManifest", testUpdateManifest},
 		{"UpdateManifestRace", testUpdateManifestRace},
+		{"Usage", testUsage},
+		{"UsageRace", testUsageRace},
 		{"RepairTasks", testRepairTasks},
 		{"Leases", testLeases},
 		{"Campaign", testCampaign},
@@ -973,6 +975,8 @@ func testClose(t *testing.T, s meta.Store) {
 	_, err = s.Nodes(ctx)
 	wantErr(t, "Nodes after Close", err, meta.ErrClosed)
 	wantErr(t, "CommitManifest after Close", s.CommitManifest(ctx, manifest("b", "k", "v"), ""), meta.ErrClosed)
+	_, err = s.Usage(ctx)
+	wantErr(t, "Usage after Close", err, meta.ErrClosed)
 	wantErr(t, "KeepAlive after Close", s.KeepAlive(ctx, "node-b", time.Second), meta.ErrClosed)
 	_, err = s.Campaign(ctx, "director", "c")
 	wantErr(t, "Campaign after Close", err, meta.ErrClosed)

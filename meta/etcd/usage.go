@@ -1,0 +1,443 @@
+package etcdmeta
+
+// Usage counters (docs/design/meta.md, "Usage"). Every write that changes
+// what the manifests and parts name moves the counters in the same Txn,
+// so they never drift. A hot bucket must not serialize its writers on one
+// counter key: each counter is split into usageShards keys, and a write
+// adds its change to one shard of each counter it touches, picked by
+// hashing the object's version (another shard on every retry). Two writes
+// contend only when they pick the same shard, and a reader adds the
+// shards up.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"cairn"
+	"cairn/meta"
+)
+
+// usageShards is how many keys each counter is split into.
+const usageShards = 32
+
+// maxRounds bounds the rounds of a counted write that keeps meeting
+// concurrent writes.
+const maxRounds = 100
+
+// errContention: a counted write lost maxRounds rounds to concurrent
+// writes. Its outcome is known (nothing was written), but it is no
+// sentinel: the caller may retry.
+var errContention = errors.New("too many concurrent writes to the same counters")
+
+func (k keys) usage() string        { return k.p + "usage/" }
+func (k keys) usageBase() string    { return k.usage() + "base" }
+func (k keys) usageBuckets() string { return k.usage() + "buckets/" }
+func (k keys) usageCodes() string   { return k.usage() + "codes/" }
+func (k keys) usageDisks() string   { return k.usage() + "disks/" }
+
+// usageBucket is the prefix of a bucket's counter shards.
+func (k keys) usageBucket(b string) string { return k.usageBuckets() + b + "/" }
+
+// shardKey is shard s of the counter under prefix of name.
+func shardKey(prefix, name string, s int) string {
+	return fmt.Sprintf("%s%s/%02x", prefix, name, s)
+}
+
+// counterName splits a counter shard key under prefix into the counter's
+// name (which may contain "/": disk IDs do) and its shard; ok is false
+// for other keys.
+func counterName(prefix, key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, prefix)
+	i := strings.LastIndexByte(rest, '/')
+	if !ok || i < 1 {
+		return "", false
+	}
+	if _, err := strconv.ParseUint(rest[i+1:], 16, 8); err != nil {
+		return "", false
+	}
+	return rest[:i], true
+}
+
+// shardOf returns the counter shard of round r of a write named by seed
+// (an object or upload version).
+func shardOf(seed string, r int) int {
+	h := fnv.New32a()
+	h.Write([]byte(seed))
+	return int((h.Sum32() + uint32(r)) % usageShards)
+}
+
+// counterOp is one counter shard's part in a counted write: its key and
+// the change to add.
+type counterOp struct {
+	key  string
+	add  func(old []byte) (string, bool, error) // the new value, or false if it is zero (the key goes)
+	curr *mvccpb.KeyValue                       // as read; nil: absent
+}
+
+// addTo returns add for a counter of type T: the stored JSON value plus d.
+func addTo[T interface{ Add(T) T }](d T) func(old []byte) (string, bool, error) {
+	return func(old []byte) (string, bool, error) {
+		var v T
+		if len(old) > 0 {
+			if err := json.Unmarshal(old, &v); err != nil {
+				return "", false, fmt.Errorf("decoding a usage counter: %w", err)
+			}
+		}
+		var zero T
+		v = v.Add(d)
+		if any(v) == any(zero) {
+			return "", false, nil
+		}
+		b, err := json.Marshal(v)
+		return string(b), true, err
+	}
+}
+
+// counterOps returns the counter shards d moves in shard s.
+func (s *Store) counterOps(d *meta.Delta, shard int) []*counterOp {
+	var out []*counterOp
+	for b, t := range d.Buckets {
+		out = append(out, &counterOp{key: shardKey(s.k.usageBuckets(), b, shard), add: addTo(t)})
+	}
+	for c, t := range d.Codes {
+		out = append(out, &counterOp{key: shardKey(s.k.usageCodes(), c, shard), add: addTo(t)})
+	}
+	for disk, t := range d.Disks {
+		out = append(out, &counterOp{key: shardKey(s.k.usageDisks(), string(disk), shard), add: addTo(t)})
+	}
+	return out
+}
+
+// reads are the current values of a counted write's watched keys and
+// prefixes, read at one revision.
+type reads struct {
+	kv     map[string]*mvccpb.KeyValue   // watched keys that exist
+	prefix map[string][]*mvccpb.KeyValue // by prefix
+}
+
+// planned is what a counted write does, decided from reads: done (with
+// err, nil for success) without writing, or ops with the usage delta.
+type planned struct {
+	done  bool
+	err   error
+	ops   []clientv3.Op
+	delta *meta.Delta
+}
+
+// counted runs a write that moves usage counters, in rounds: read the
+// keys of watch and the prefixes (at one revision), let plan decide the
+// write, read the counter shards its delta touches, and commit the write
+// with the counters moved, provided the watched keys and the counter
+// shards are still as read. A round that finds them changed (a concurrent
+// write) starts over, on another counter shard. Every write to a watched
+// key must change its mod revision; a prefix is only read, so plan must
+// watch a key that every write under the prefix rewrites. guess (nil:
+// none) is a delta whose counters are read with the watched keys, saving
+// a read when plan's delta touches no others (a new object's: its own).
+func (s *Store) counted(ctx context.Context, op, seed string, watch, prefixes []string, guess *meta.Delta, plan func(r reads) planned) error {
+	for round := range maxRounds {
+		shard := shardOf(seed, round)
+		var gets []clientv3.Op
+		for _, k := range watch {
+			gets = append(gets, clientv3.OpGet(k))
+		}
+		for _, p := range prefixes {
+			gets = append(gets, clientv3.OpGet(p, clientv3.WithPrefix()))
+		}
+		var guessed []*counterOp
+		if guess != nil {
+			guessed = s.counterOps(guess, shard)
+		}
+		for _, c := range guessed {
+			gets = append(gets, clientv3.OpGet(c.key))
+		}
+		resp, err := s.cli.Txn(ctx).Then(gets...).Commit()
+		if err != nil {
+			return s.wrap(op, err)
+		}
+		r := reads{kv: map[string]*mvccpb.KeyValue{}, prefix: map[string][]*mvccpb.KeyValue{}}
+		for i, k := range watch {
+			if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
+				r.kv[k] = kvs[0]
+			}
+		}
+		for i, p := range prefixes {
+			r.prefix[p] = resp.Responses[len(watch)+i].GetResponseRange().Kvs
+		}
+		counters := map[string]*mvccpb.KeyValue{} // counter shards read: absent ones as nil
+		for i, c := range guessed {
+			counters[c.key] = nil
+			if kvs := resp.Responses[len(watch)+len(prefixes)+i].GetResponseRange().Kvs; len(kvs) > 0 {
+				counters[c.key] = kvs[0]
+			}
+		}
+		pl := plan(r)
+		if pl.done {
+			return pl.err
+		}
+		var cmps []clientv3.Cmp
+		for _, k := range watch {
+			cmps = append(cmps, unchanged(k, r.kv[k]))
+		}
+		ops := pl.ops
+		if pl.delta != nil && !pl.delta.Prune() {
+			cs := s.counterOps(pl.delta, shard)
+			if err := s.readCounters(ctx, cs, counters); err != nil {
+				return s.wrap(op, err)
+			}
+			for _, c := range cs {
+				c.curr = counters[c.key]
+				var old []byte
+				if c.curr != nil {
+					old = c.curr.Value
+				}
+				v, keep, err := c.add(old)
+				if err != nil {
+					return fmt.Errorf("%s: %s: %w", op, c.key, err)
+				}
+				cmps = append(cmps, unchanged(c.key, c.curr))
+				if keep {
+					ops = append(ops, clientv3.OpPut(c.key, v))
+				} else {
+					ops = append(ops, clientv3.OpDelete(c.key))
+				}
+			}
+		}
+		tresp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
+		if err != nil {
+			return s.wrap(op, err)
+		}
+		if tresp.Succeeded {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: %w (%d rounds)", op, errContention, maxRounds)
+}
+
+// readCounters reads the counter shards of cs not in have yet (one Txn)
+// into have (absent ones as nil).
+func (s *Store) readCounters(ctx context.Context, cs []*counterOp, have map[string]*mvccpb.KeyValue) error {
+	var keys []string
+	for _, c := range cs {
+		if _, ok := have[c.key]; !ok {
+			keys = append(keys, c.key)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	gets := make([]clientv3.Op, len(keys))
+	for i, k := range keys {
+		gets[i] = clientv3.OpGet(k)
+	}
+	resp, err := s.cli.Txn(ctx).Then(gets...).Commit()
+	if err != nil {
+		return err
+	}
+	for i, k := range keys {
+		have[k] = nil
+		if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
+			have[k] = kvs[0]
+		}
+	}
+	return nil
+}
+
+// unchanged compares key with what was read: the same mod revision, or
+// still absent.
+func unchanged(key string, kv *mvccpb.KeyValue) clientv3.Cmp {
+	if kv == nil {
+		return clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
+	}
+	return clientv3.Compare(clientv3.ModRevision(key), "=", kv.ModRevision)
+}
+
+// Usage implements meta.Store: the base (the counts of a store upgraded
+// from layout 1) plus every counter shard, read at one revision.
+func (s *Store) Usage(ctx context.Context) (cairn.Usage, error) {
+	if err := s.live(); err != nil {
+		return cairn.Usage{}, err
+	}
+	var u cairn.Usage
+	meta.NewDelta().AddTo(&u) // empty maps
+	resp, err := s.cli.Get(ctx, s.k.usage(), clientv3.WithPrefix())
+	if err != nil {
+		return u, s.wrap("usage", err)
+	}
+	d := meta.NewDelta()
+	for _, kv := range resp.Kvs {
+		key := string(kv.Key)
+		var err error
+		switch {
+		case key == s.k.usageBase():
+			var base cairn.Usage
+			if err = json.Unmarshal(kv.Value, &base); err == nil {
+				addUsage(d, base)
+			}
+		case strings.HasPrefix(key, s.k.usageBuckets()):
+			err = addCounter(d.Buckets, s.k.usageBuckets(), kv, func(n string) string { return n })
+		case strings.HasPrefix(key, s.k.usageCodes()):
+			err = addCounter(d.Codes, s.k.usageCodes(), kv, func(n string) string { return n })
+		case strings.HasPrefix(key, s.k.usageDisks()):
+			err = addCounter(d.Disks, s.k.usageDisks(), kv, func(n string) cairn.DiskID { return cairn.DiskID(n) })
+		}
+		if err != nil {
+			return u, fmt.Errorf("usage: %s: %w", key, err)
+		}
+	}
+	d.AddTo(&u)
+	return u, nil
+}
+
+// BucketUsage implements meta.Store.
+func (s *Store) BucketUsage(ctx context.Context, bucket string) (cairn.Tally, error) {
+	op := "usage of bucket " + bucket
+	if err := s.live(); err != nil {
+		return cairn.Tally{}, err
+	}
+	if strings.Contains(bucket, "/") {
+		return cairn.Tally{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	resp, err := s.cli.Txn(ctx).Then(
+		clientv3.OpGet(s.k.bucket(bucket), clientv3.WithCountOnly()),
+		clientv3.OpGet(s.k.usageBucket(bucket), clientv3.WithPrefix()),
+		clientv3.OpGet(s.k.usageBase()),
+	).Commit()
+	if err != nil {
+		return cairn.Tally{}, s.wrap(op, err)
+	}
+	if resp.Responses[0].GetResponseRange().Count == 0 {
+		return cairn.Tally{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	d := meta.NewDelta()
+	for _, kv := range resp.Responses[1].GetResponseRange().Kvs {
+		if err := addCounter(d.Buckets, s.k.usageBuckets(), kv, func(n string) string { return n }); err != nil {
+			return cairn.Tally{}, fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	var t cairn.Tally
+	if kvs := resp.Responses[2].GetResponseRange().Kvs; len(kvs) > 0 {
+		var base cairn.Usage
+		if err := json.Unmarshal(kvs[0].Value, &base); err != nil {
+			return t, fmt.Errorf("%s: usage base: %w", op, err)
+		}
+		t = base.Buckets[bucket]
+	}
+	return t.Add(d.Buckets[bucket]), nil
+}
+
+// addCounter adds the counter shard kv (under prefix) to m.
+func addCounter[K comparable, T interface{ Add(T) T }](m map[K]T, prefix string, kv *mvccpb.KeyValue, key func(string) K) error {
+	name, ok := counterName(prefix, string(kv.Key))
+	if !ok {
+		return nil // not a counter shard
+	}
+	var v T
+	if err := json.Unmarshal(kv.Value, &v); err != nil {
+		return err
+	}
+	m[key(name)] = m[key(name)].Add(v)
+	return nil
+}
+
+// addUsage adds u to d.
+func addUsage(d *meta.Delta, u cairn.Usage) {
+	for k, t := range u.Buckets {
+		d.Buckets[k] = d.Buckets[k].Add(t)
+	}
+	for k, t := range u.Codes {
+		d.Codes[k] = d.Codes[k].Add(t)
+	}
+	for k, t := range u.Disks {
+		d.Disks[k] = d.Disks[k].Add(t)
+	}
+}
+
+// countAll counts every manifest and part in the store at one revision,
+// a page at a time: the base of a store upgraded from layout 1, which
+// kept no counters.
+func (s *Store) countAll(ctx context.Context) (cairn.Usage, int64, error) {
+	d := meta.NewDelta()
+	rev := int64(0)
+	for _, prefix := range []string{s.k.p + "objects/", s.k.p + "parts/"} {
+		from, end := prefix, clientv3.GetPrefixRangeEnd(prefix)
+		for {
+			opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(1000)}
+			if rev > 0 {
+				opts = append(opts, clientv3.WithRev(rev))
+			}
+			resp, err := s.cli.Get(ctx, from, opts...)
+			if err != nil {
+				return cairn.Usage{}, 0, err
+			}
+			if rev == 0 {
+				rev = resp.Header.Revision
+			}
+			for _, kv := range resp.Kvs {
+				if prefix == s.k.p+"parts/" {
+					var p cairn.Part
+					if err := json.Unmarshal(kv.Value, &p); err != nil {
+						return cairn.Usage{}, 0, fmt.Errorf("%s: %w", kv.Key, err)
+					}
+					d.Parts([]cairn.Part{p}, 1)
+					continue
+				}
+				var r manifestRecord
+				if err := json.Unmarshal(kv.Value, &r); err != nil || r.Manifest == nil {
+					return cairn.Usage{}, 0, fmt.Errorf("%s: not a manifest record (%v)", kv.Key, err)
+				}
+				d.Object(r.Manifest, 1)
+			}
+			if !resp.More || len(resp.Kvs) == 0 {
+				break
+			}
+			from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+		}
+	}
+	var u cairn.Usage
+	d.AddTo(&u)
+	return u, rev, nil
+}
+
+// upgradeLayout1 brings a store of layout 1 (no usage counters) to this
+// layout: it counts every manifest and part and stores the counts as the
+// usage base together with the new layout version, unless another
+// process upgraded the store meanwhile. Writes by processes still running
+// a build of layout 1 while it counts are not counted: upgrade every
+// process at once (docs/design/meta.md, "Usage").
+func (s *Store) upgradeLayout1(ctx context.Context) error {
+	base, rev, err := s.countAll(ctx)
+	if err != nil {
+		return fmt.Errorf("counting usage to upgrade key layout 1: %w", err)
+	}
+	b, err := json.Marshal(base)
+	if err != nil {
+		return err
+	}
+	k := s.k.layout()
+	resp, err := s.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.Value(k), "=", "1")).
+		Then(clientv3.OpPut(s.k.usageBase(), string(b)), clientv3.OpPut(k, layoutVersion)).
+		Else(clientv3.OpGet(k)).
+		Commit()
+	if err != nil {
+		return err
+	}
+	if !resp.Succeeded {
+		if v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v != layoutVersion {
+			return fmt.Errorf("key layout %q under %q, this build understands %q", v, s.k.p, layoutVersion)
+		}
+		return nil // another process upgraded it
+	}
+	s.log.Info("upgraded the metadata key layout from 1 to "+layoutVersion+": usage counted", "revision", rev,
+		"buckets", len(base.Buckets), "disks", len(base.Disks))
+	return nil
+}
