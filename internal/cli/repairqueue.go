@@ -40,14 +40,14 @@ func judgeTask(t *cairn.RepairTask, m *cairn.Manifest, v *decide.View) taskJudge
 	if !ok {
 		return taskJudgement{}
 	}
-	code, err := all.New(m.Policy)
+	code, err := all.New(m.LayoutCode())
 	if err != nil {
-		return taskJudgement{Wait: fmt.Sprintf("policy %q: %v", m.Policy, err)}
+		return taskJudgement{Wait: fmt.Sprintf("policy %q: %v", m.LayoutCode(), err)}
 	}
 	rd, err := decide.Next(t, st, code, v, plan.PushSur)
 	switch {
 	case errors.Is(err, decide.ErrNoTarget):
-		return taskJudgement{Wait: noTarget(st, m.Policy, v)}
+		return taskJudgement{Wait: noTarget(st, m.LayoutCode(), v)}
 	case errors.Is(err, cairn.ErrUnavailable):
 		lost := decide.LostShards(t, st, v)
 		return taskJudgement{Wait: fmt.Sprintf("too few readable shards to rebuild from (%d of %d): a disk must come back",
@@ -61,7 +61,7 @@ func judgeTask(t *cairn.RepairTask, m *cairn.Manifest, v *decide.View) taskJudge
 		j.Ready += st.Shards[i].Size
 	}
 	if len(shards) < len(rd.Lost) {
-		j.Wait = fmt.Sprintf("%d of its %d lost shards: %s", len(rd.Lost)-len(shards), len(rd.Lost), noTarget(st, m.Policy, v))
+		j.Wait = fmt.Sprintf("%d of its %d lost shards: %s", len(rd.Lost)-len(shards), len(rd.Lost), noTarget(st, m.LayoutCode(), v))
 	}
 	return j
 }

@@ -43,7 +43,7 @@ func NewTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Ti
 		Version:   m.Version,
 		Part:      st.Part,
 		Stripe:    st.Version,
-		Policy:    m.Policy,
+		Policy:    m.LayoutCode(), // the code its shards are stored with (a small object: copies)
 		Lost:      lost,
 		SpareRows: st.SpareRows(),
 		Bytes:     size * int64(len(lost)),
