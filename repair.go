@@ -19,10 +19,10 @@ type RepairTask struct {
 	ID      string   `json:"id"`
 	Bucket  string   `json:"bucket"`
 	Key     string   `json:"key"`
-	Version string   `json:"version"` // the object version the task was made for
-	Part    int      `json:"part"`    // 0: the object's shards; n ≥ 1: part n's
-	Stripe  string   `json:"stripe"`  // the version naming the shard files (the part's, for a part)
-	Policy  string   `json:"policy"` // the code the stripe is stored with (Manifest.LayoutCode)
+	Version string   `json:"version"`           // the object version the task was made for
+	Part    int      `json:"part"`              // 0: the object's shards; n ≥ 1: part n's
+	Stripe  string   `json:"stripe"`            // the version naming the shard files (the part's, for a part)
+	Policy  string   `json:"policy"`            // the code the stripe is stored with (Manifest.LayoutCode)
 	Lost    []int    `json:"lost"`              // shard indices to rebuild
 	Targets []DiskID `json:"targets,omitempty"` // Targets[j]: where Lost[j] goes
 	// Bad are the shards a repair found missing or corrupt on a disk that
