@@ -360,16 +360,16 @@ func release(ch <-chan block) {
 
 // finish waits for drive.Run — the engine done or failed, or the PUT's
 // context ended (which it ends itself unless the body was read whole: ok),
-// and every stream over — deletes the shard files the object will not
-// use — all of them unless ok and the engine is done — and returns the
-// manifest's shard slots.
-func (w *putter) finish(ok bool) ([]cairn.ShardLoc, error) {
+// and every stream over — and returns the manifest's shard slots and the
+// shard files the object will not use: every stream's unless ok and the
+// engine is done, else those of the cancelled, failed and surplus
+// streams, whose nodes may have stored them anyway.
+func (w *putter) finish(ok bool) (locs []cairn.ShardLoc, unused []cairn.ShardFile, err error) {
 	if !ok {
 		w.cancel()
 	}
 	<-w.ran
 	defer w.releaseRing()
-	var err error
 	switch {
 	case !ok:
 		err = context.Canceled // the caller has the real error
@@ -378,12 +378,10 @@ func (w *putter) finish(ok bool) ([]cairn.ShardLoc, error) {
 	default:
 		err = w.outcome // nil, or the context's error
 	}
-	var locs []cairn.ShardLoc
 	if err == nil {
 		locs = w.slots()
 	}
-	w.deleteUnused(locs)
-	return locs, err
+	return locs, w.unused(locs), err
 }
 
 // streamError explains a failed write by its first stream error that is
@@ -428,23 +426,16 @@ func (w *putter) slots() []cairn.ShardLoc {
 	return locs
 }
 
-// deleteUnused removes the shard files of every stream whose file is not
-// in keep (cancelled, failed or surplus ones, whose node may have stored
-// the file anyway), best effort.
-func (w *putter) deleteUnused(keep []cairn.ShardLoc) {
-	var wg sync.WaitGroup
+// unused returns the shard files of every stream whose file is not in
+// keep.
+func (w *putter) unused(keep []cairn.ShardLoc) []cairn.ShardFile {
+	var out []cairn.ShardFile
 	for _, st := range w.streams {
-		if slices.ContainsFunc(keep, func(l cairn.ShardLoc) bool { return l.Disk == st.disk }) {
-			continue
+		if !slices.ContainsFunc(keep, func(l cairn.ShardLoc) bool { return l.Disk == st.disk }) {
+			out = append(out, cairn.ShardFile{Disk: st.disk, Name: cairn.ShardName(w.version, st.row)})
 		}
-		wg.Go(func() {
-			err := w.c.shards.DeleteShard(context.WithoutCancel(w.ctx), st.disk, cairn.ShardName(w.version, st.row))
-			if err != nil && !isNotFound(err) {
-				w.c.cfg.Logger.Warn("deleting a shard the object does not use left garbage", "version", w.version, "row", st.row, "disk", st.disk, "err", err)
-			}
-		})
 	}
-	wg.Wait()
+	return out
 }
 
 func (w *putter) releaseRing() {
