@@ -104,8 +104,20 @@ type Config struct {
 	// SpareWindow is how many data bytes at the start of an object a PUT
 	// keeps in memory so that a spare stream can start from the
 	// beginning (default 64 MiB; negative: no spares). Past it, a slow
-	// stream is waited for and a failed one fails the PUT.
+	// stream is waited for and a failed one fails the PUT. With Memory
+	// set, a PUT keeps only as much of it as the budget has free when the
+	// PUT starts (halving it until it fits, down to none).
 	SpareWindow int64
+	// Memory, if set, bounds the buffer memory of this client's PUTs and
+	// GETs together with every client that shares it (Budget): a PUT
+	// holds (K + N·max(4, w))·BlockSize bytes — its first stripe's data
+	// and a ring of the encoder's pipeline of 4 stripes, or of w stripes
+	// of spare window if more, each stripe's N blocks sized to the object
+	// if it is smaller — and
+	// a GET (N/K + 2) windows of WindowBytes, or of the range it reads if
+	// that is smaller (docs/design/s3.md, "Limits"). A request that
+	// cannot get its share within the budget's wait fails with ErrBusy.
+	Memory *Budget
 	// Logger receives warnings (default: discard).
 	Logger *slog.Logger
 	// OnDamage, if set, is called for every shard found missing or corrupt.

@@ -97,6 +97,11 @@ func (c *Client) storeCoded(ctx context.Context, bucket, key string, code ratele
 		return nil, err
 	}
 	bs := c.codedBlockSize(code)
+	release, err := c.cfg.Memory.take(ctx, int64(k*bs))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	buf := getBuf(k * bs)
 	defer putBuf(buf)
 	md := md5.New()

@@ -140,6 +140,11 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 	p := code.Params()
 	mult := max(p.ShardMultiple, 1)
 	bs := (c.cfg.BlockSize + mult - 1) / mult * mult
+	release, err := c.cfg.Memory.take(ctx, int64(p.K*bs))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	first := getBuf(p.K * bs)
 	defer putBuf(first)
 	n, single, err := fill(r, first)

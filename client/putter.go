@@ -57,6 +57,7 @@ type putter struct {
 	outcome error           // drive.Run's; read once ran is closed
 	durable []engine.Placed // the engine's; read once ran is closed
 	reusing bool            // the encoder reuses ring buffers, and the engine knows; owned by run
+	release func()          // gives the ring's memory back to the budget (Config.Memory)
 
 	mu       sync.Mutex
 	streams  []*stream    // by engine request ID; guarded by mu
@@ -141,10 +142,16 @@ func newPutter(ctx context.Context, c *Client, code codec.Code, bs int, stripes 
 	if w.ext == nil {
 		spares = nil
 	}
+	var err error
+	if w.hold, w.release, err = ringMemory(ctx, c.cfg.Memory, int64(p.N()*bs), stripes, w.hold); err != nil {
+		w.cancel()
+		return nil, err
+	}
 	w.disks = append(slices.Clone(disks), spares...)
 	eng, err := engine.NewWrite(engine.WriteConfig{Disks: len(w.disks), Primaries: p.N(), Target: p.N(), MaxBlock: maxBlock,
 		MaxPerDisk: 1, Stream: true, Lag: pipelineDepth, MinWait: c.cfg.StreamWait})
 	if err != nil {
+		w.release()
 		w.cancel()
 		return nil, err
 	}
@@ -445,6 +452,36 @@ func (w *putter) releaseRing() {
 			putBuf(sb.mem)
 		}
 	}
+	w.release()
+}
+
+// ringMemory takes from budget the memory of a PUT's ring of stripes of
+// stripeMem bytes: the pipeline's (waiting for it), and the spare
+// window's hold stripes beyond that only if the budget has them free now
+// — else half as many, and so on down to none. stripes (if known, ≥ 0)
+// caps what is taken: the ring's slots are filled as stripes come. It
+// returns the spare window the PUT may keep and the function that gives
+// the memory back.
+func ringMemory(ctx context.Context, budget *Budget, stripeMem, stripes int64, hold int) (int, func(), error) {
+	need := int64(max(pipelineDepth, hold))
+	if stripes >= 0 {
+		need = min(need, stripes)
+	}
+	base := min(need, pipelineDepth)
+	release, err := budget.take(ctx, base*stripeMem)
+	if err != nil {
+		return 0, nil, err
+	}
+	for extra := need - base; extra > 0; extra /= 2 {
+		if more, ok := budget.tryTake(extra * stripeMem); ok {
+			return hold, func() { release(); more() }, nil
+		}
+		hold = pipelineDepth + int(extra/2) // what the next try would cover
+	}
+	if need > base {
+		hold = min(hold, pipelineDepth)
+	}
+	return hold, release, nil
 }
 
 // blockReader is a shard request's body: the blocks of its row, first
