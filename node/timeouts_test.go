@@ -110,7 +110,7 @@ func (r *slowReader) Read(p []byte) (int, error) {
 // moves, and a PUT whose own source is slow, go on however long it takes.
 func TestClientTimeouts(t *testing.T) {
 	name := shardName(1, 0)
-	var quit chan struct{} // each subtest's (stallClient)
+	var quit chan struct{}          // each subtest's (stallClient)
 	hold := func(r *http.Request) { // until the client gives up, or the test ends
 		select {
 		case <-r.Context().Done():
