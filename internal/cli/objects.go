@@ -68,15 +68,16 @@ func withClusterOpts(ctx context.Context, fs *flag.FlagSet, args []string, stdou
 		}
 		return fmt.Errorf("%w: %s takes %s argument(s), got %d", ErrUsage, fs.Name(), want, n)
 	}
-	cfg, err := load()
-	if err != nil {
-		return err
-	}
 	o := clusterOptions{log: logger(stderr, false)}
 	if opts != nil {
+		var err error
 		if o, err = opts(); err != nil {
 			return err
 		}
+	}
+	cfg, err := load()
+	if err != nil {
+		return err
 	}
 	cl, err := openCluster(ctx, cfg, o)
 	if err != nil {
