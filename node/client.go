@@ -208,6 +208,7 @@ type crcReader struct {
 	r            io.Reader
 	n            int64
 	crc          uint32
+	size         int64     // the declared length (> 0), which the transport reads to without an EOF
 	wd           *watchdog // nil: none
 	idle, header time.Duration
 }
@@ -236,7 +237,7 @@ func (c *crcReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	c.crc = crc32.Update(c.crc, castagnoli, p[:n])
-	c.sending(err == io.EOF)
+	c.sending(err == io.EOF || c.size > 0 && c.n >= c.size)
 	return n, err
 }
 
@@ -292,6 +293,7 @@ func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 		watch: func(wd *watchdog) { cr.wd = wd }}
 	if sz, ok := r.(interface{ Size() int64 }); ok {
 		k.length = sz.Size()
+		cr.size = k.length
 	}
 	resp, err := c.send(ctx, k)
 	if err != nil {
