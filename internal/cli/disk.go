@@ -192,7 +192,7 @@ func shardsOn(ctx context.Context, st diskStore, v *decide.View, disk cairn.Disk
 			}
 			for _, m := range ms {
 				after = m.Key
-				code, err := all.New(m.Policy)
+				code, err := all.New(m.LayoutCode())
 				if err != nil {
 					return out, fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)
 				}
