@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"cairn"
 	"cairn/codec"
 	"cairn/codec/all"
@@ -41,6 +43,9 @@ type Meta interface {
 	Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error)
 	DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Part, error)
 	CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error)
+
+	// PutCleanup queues shard files no manifest names for deletion.
+	PutCleanup(ctx context.Context, c cairn.Cleanup) error
 }
 
 // Shards stores shard files on disks (*node.Client implements it over the
@@ -99,8 +104,20 @@ type Config struct {
 	// SpareWindow is how many data bytes at the start of an object a PUT
 	// keeps in memory so that a spare stream can start from the
 	// beginning (default 64 MiB; negative: no spares). Past it, a slow
-	// stream is waited for and a failed one fails the PUT.
+	// stream is waited for and a failed one fails the PUT. With Memory
+	// set, a PUT keeps only as much of it as the budget has free when the
+	// PUT starts (halving it until it fits, down to none).
 	SpareWindow int64
+	// Memory, if set, bounds the buffer memory of this client's PUTs and
+	// GETs together with every client that shares it (Budget): a PUT
+	// holds (K + N·max(4, w))·BlockSize bytes — its first stripe's data
+	// and a ring of the encoder's pipeline of 4 stripes, or of w stripes
+	// of spare window if more, each stripe's N blocks sized to the object
+	// if it is smaller — and
+	// a GET (N/K + 2) windows of WindowBytes, or of the range it reads if
+	// that is smaller (docs/design/s3.md, "Limits"). A request that
+	// cannot get its share within the budget's wait fails with ErrBusy.
+	Memory *Budget
 	// Logger receives warnings (default: discard).
 	Logger *slog.Logger
 	// OnDamage, if set, is called for every shard found missing or corrupt.
@@ -419,53 +436,48 @@ func (c *Client) Stat(ctx context.Context, bucket, key string) (*cairn.Manifest,
 	return c.meta.Manifest(ctx, bucket, key)
 }
 
-// Delete removes an object: its manifest first (the object vanishes), then
-// its shard files, best effort.
+// Delete removes an object: its manifest, which queues its shard files
+// for deletion after the grace period (docs/design/cleanup.md), so that
+// reads already under way finish.
 func (c *Client) Delete(ctx context.Context, bucket, key string) error {
-	m, err := c.meta.DeleteManifest(ctx, bucket, key, "")
-	if err != nil {
-		return err
+	_, err := c.meta.DeleteManifest(ctx, bucket, key, "")
+	return err
+}
+
+// discard queues files a write made that no manifest names — a failed or
+// refused write's, a cancelled stream's — for deletion in the background
+// (docs/design/cleanup.md), due at once: nobody can be reading them. Best
+// effort: files it cannot queue are left to the orphan collector.
+func (c *Client) discard(ctx context.Context, bucket, key string, files []cairn.ShardFile) {
+	ctx = context.WithoutCancel(ctx)
+	if c.direct == nil {
+		c.deleteNow(ctx, files)
+		return
 	}
-	c.deleteObjectShards(context.WithoutCancel(ctx), m)
-	return nil
-}
-
-// deleteObjectShards removes the shard files of an object, of every part
-// of a multipart object, best effort.
-func (c *Client) deleteObjectShards(ctx context.Context, m *cairn.Manifest) {
-	c.deleteLayout(ctx, m.Version, m.Layout)
-	c.deleteParts(ctx, m.Parts)
-}
-
-// deleteParts removes the shard files of parts, best effort.
-func (c *Client) deleteParts(ctx context.Context, parts []cairn.Part) {
-	for _, p := range parts {
-		c.deleteLayout(ctx, p.Version, p.Layout)
-	}
-}
-
-// deleteLayout removes the shard (or coded block) files of version laid
-// out as l, best effort.
-func (c *Client) deleteLayout(ctx context.Context, version string, l cairn.Layout) {
-	c.deleteShards(ctx, version, l.Shards)
-	c.deleteCoded(ctx, l.Coded)
-}
-
-// deleteShards removes shard files in parallel, logging failures: the
-// files are unreachable garbage once no manifest names them.
-func (c *Client) deleteShards(ctx context.Context, version string, locs []cairn.ShardLoc) {
-	var wg sync.WaitGroup
-	for i, l := range locs {
-		if l.Disk == "" {
-			continue
+	for len(files) > 0 {
+		n := min(len(files), cairn.MaxCleanupFiles)
+		rec := cairn.Cleanup{Reason: cairn.CleanupFailed, Bucket: bucket, Key: key, Files: files[:n:n]}
+		if err := c.direct.PutCleanup(ctx, rec); err != nil {
+			c.cfg.Logger.Warn("queueing shard files to delete failed: they are garbage", "bucket", bucket, "key", key, "files", n, "err", err)
 		}
-		wg.Go(func() {
-			if err := c.shards.DeleteShard(ctx, l.Disk, cairn.ShardName(version, cairn.RowOf(locs, i))); err != nil && !isNotFound(err) {
-				c.cfg.Logger.Warn("deleting shard left garbage", "version", version, "shard", i, "disk", l.Disk, "err", err)
+		files = files[n:]
+	}
+}
+
+// deleteNow deletes files at once, in parallel, logging failures: what
+// discard does for a client without a metadata store (the experiments').
+func (c *Client) deleteNow(ctx context.Context, files []cairn.ShardFile) {
+	var g errgroup.Group // not WithContext: each delete is on its own
+	g.SetLimit(32)
+	for _, f := range files {
+		g.Go(func() error {
+			if err := c.shards.DeleteShard(ctx, f.Disk, f.Name); err != nil && !isNotFound(err) {
+				c.cfg.Logger.Warn("deleting a shard file left garbage", "disk", f.Disk, "file", f.Name, "err", err)
 			}
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 }
 
 func isNotFound(err error) bool { return errors.Is(err, cairn.ErrNotFound) }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/cleanup"
 	"cairn/meta/mem"
 )
 
@@ -57,6 +58,16 @@ func randBytes(seed uint64, n int) []byte {
 		b[i] = byte(rng.Uint32())
 	}
 	return b
+}
+
+// files runs the cleanup queue with no grace period (as if it had
+// passed) and returns the shard files left.
+func (e *env) files(t testing.TB) int {
+	t.Helper()
+	if _, err := cleanup.New(e.meta, e.shards, cleanup.Config{Grace: -1, Rate: 1e6}).Run(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return e.shards.Count()
 }
 
 func (e *env) get(t *testing.T, key string, off, n int64) []byte {
@@ -229,7 +240,7 @@ func TestPutFailureLeavesNothing(t *testing.T) {
 	if _, err := e.c.Stat(ctx, "bkt", "k"); !errors.Is(err, cairn.ErrNotFound) {
 		t.Fatalf("failed put is visible: %v", err)
 	}
-	if n := e.shards.Count(); n != 0 {
+	if n := e.files(t); n != 0 {
 		t.Fatalf("failed put left %d shard files", n)
 	}
 }
@@ -280,7 +291,7 @@ func TestTruncatedAndBrokenBodies(t *testing.T) {
 			t.Fatalf("%s is visible after a failed put", k)
 		}
 	}
-	if n := e.shards.Count(); n != 0 {
+	if n := e.files(t); n != 0 {
 		t.Fatalf("failed puts left %d shard files", n)
 	}
 }
@@ -296,14 +307,14 @@ func TestOverwriteAndDelete(t *testing.T) {
 		if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
 			t.Fatalf("overwrite %d: wrong bytes", i)
 		}
-		if n := e.shards.Count(); n != 6 {
+		if n := e.files(t); n != 6 {
 			t.Fatalf("after overwrite %d: %d shard files, want 6 (old versions deleted)", i, n)
 		}
 	}
 	if err := e.c.Delete(ctx, "bkt", "k"); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.shards.Count(); n != 0 {
+	if n := e.files(t); n != 0 {
 		t.Fatalf("delete left %d shard files", n)
 	}
 	if err := e.c.Delete(ctx, "bkt", "k"); !errors.Is(err, cairn.ErrNotFound) {
@@ -381,7 +392,7 @@ func TestConcurrentPutsOneWinner(t *testing.T) {
 	if !found {
 		t.Fatal("the object is none of the writes")
 	}
-	if n := e.shards.Count(); n != 3 { // 3000 bytes are a small object: rs-4-2 stores it as 3 replicas
+	if n := e.files(t); n != 3 { // 3000 bytes are a small object: rs-4-2 stores it as 3 replicas
 		t.Fatalf("%d shard files after 8 overwrites, want 3", n)
 	}
 }

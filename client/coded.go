@@ -12,8 +12,6 @@ import (
 	"slices"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
-
 	"cairn"
 	"cairn/client/drive"
 	"cairn/client/engine"
@@ -85,7 +83,7 @@ func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID
 }
 
 // storeCoded is store for fountain-coded policies.
-func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opts PutOptions) (*stored, error) {
+func (c *Client) storeCoded(ctx context.Context, bucket, key string, code rateless, r io.Reader, opts PutOptions) (*stored, error) {
 	if err := checkCoded(code); err != nil {
 		return nil, err
 	}
@@ -99,12 +97,17 @@ func (c *Client) storeCoded(ctx context.Context, code rateless, r io.Reader, opt
 		return nil, err
 	}
 	bs := c.codedBlockSize(code)
+	release, err := c.cfg.Memory.take(ctx, int64(k*bs))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	buf := getBuf(k * bs)
 	defer putBuf(buf)
 	md := md5.New()
 	d := &stored{version: version, layout: cairn.Layout{BlockSize: bs}}
 	fail := func(err error) (*stored, error) {
-		c.deleteCoded(context.WithoutCancel(ctx), d.layout.Coded)
+		c.discard(ctx, bucket, key, d.files())
 		return nil, err
 	}
 	// blocksFor is the block size just big enough for got bytes.
@@ -273,7 +276,7 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 		},
 	})
 	if err != nil {
-		c.deleteCoded(context.WithoutCancel(ctx), []cairn.CodedStripe{{Version: version, Blocks: sent}})
+		c.discard(ctx, "", "", codedFiles(version, sent))
 		if errors.Is(err, engine.ErrUnavailable) {
 			err = fmt.Errorf("%w: only %d of %d blocks of a stripe could be stored: %w", cairn.ErrUnavailable, len(w.Durable()), target, err)
 			if lastErr != nil {
@@ -293,7 +296,7 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 			stray = append(stray, b)
 		}
 	}
-	c.deleteCoded(context.WithoutCancel(ctx), []cairn.CodedStripe{{Version: version, Blocks: stray}})
+	c.discard(ctx, "", "", codedFiles(version, stray))
 	return st, nil
 }
 
@@ -317,22 +320,10 @@ func codedPerDisk(k, n, disks int) int {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// deleteCoded removes the block files of fountain-coded stripes, best
-// effort.
-func (c *Client) deleteCoded(ctx context.Context, stripes []cairn.CodedStripe) {
-	var g errgroup.Group // not WithContext: each delete is on its own
-	g.SetLimit(32)
-	for _, st := range stripes {
-		for _, b := range st.Blocks {
-			g.Go(func() error {
-				if err := c.shards.DeleteShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID)); err != nil && !isNotFound(err) {
-					c.cfg.Logger.Warn("deleting a block left garbage", "stripe", st.Version, "block", b.ID, "disk", b.Disk, "err", err)
-				}
-				return nil
-			})
-		}
-	}
-	_ = g.Wait()
+// codedFiles returns the files of blocks of a stripe's version.
+func codedFiles(version string, blocks []cairn.BlockLoc) []cairn.ShardFile {
+	l := cairn.Layout{Coded: []cairn.CodedStripe{{Version: version, Blocks: blocks}}}
+	return l.Files("")
 }
 
 // produceCoded sends the data of [off, end) of a fountain-coded object

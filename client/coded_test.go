@@ -91,8 +91,8 @@ func TestCodedWriteAndReadAroundSlowDisks(t *testing.T) {
 			t.Fatalf("range %v differs", r)
 		}
 	}
-	if err := e.c.Delete(ctx, "bkt", "k"); err != nil || e.shards.Count() != 0 {
-		t.Fatalf("delete: %v, %d files left", err, e.shards.Count())
+	if err := e.c.Delete(ctx, "bkt", "k"); err != nil || e.files(t) != 0 {
+		t.Fatalf("delete: %v, %d files left", err, e.files(t))
 	}
 }
 
@@ -160,11 +160,11 @@ func TestCodedFailures(t *testing.T) {
 			e.shards.FailPut[d.ID] = fmt.Errorf("write: %w", cairn.ErrNoSpace)
 		}
 	})
-	before := e.shards.Count()
+	before := e.files(t)
 	if _, err := e.c.Put(ctx, "bkt", "k2", bytes.NewReader(data), PutOptions{Size: -1}); !errors.Is(err, cairn.ErrUnavailable) || !errors.Is(err, cairn.ErrNoSpace) {
 		t.Fatalf("put with every disk full: %v, want ErrUnavailable and ErrNoSpace", err)
 	}
-	if n := e.shards.Count(); n != before {
+	if n := e.files(t); n != before {
 		t.Fatalf("the failed put left %d files", n-before)
 	}
 	if _, err := e.c.Stat(ctx, "bkt", "k2"); !errors.Is(err, cairn.ErrNotFound) {

@@ -22,8 +22,13 @@
 // requests and the speculative write (client/engine), which replaces a
 // straggling or failed stream with a spare parity row on a spare disk.
 // The object becomes visible only when every shard of the policy is durable
-// and the manifest commits (compare-and-swap); on any failure the written
-// shards are deleted and nothing is visible.
+// and the manifest commits (compare-and-swap); on any failure nothing is
+// visible and the written shards are queued for deletion (discard). No
+// request deletes a shard itself: the metadata store queues the files an
+// overwrite, a delete or a multipart completion drops, in the same
+// transaction, and the director's cleanup duty deletes them after a grace
+// period, so a GET that started before reads its version to the end
+// (docs/design/cleanup.md).
 //
 // A PUT's memory is a ring of pooled stripe buffers of N·BlockSize bytes
 // (data and parity), taken as the stripes come: 4 of them, or, when the
@@ -33,7 +38,12 @@
 // known)). SpareWindow is 64 MiB by default, so an rs-4-2 PUT with 1 MiB
 // blocks holds up to 16 stripes, 96 MiB, and a smaller object only its own
 // stripes. Add K·BlockSize for the
-// body's first stripe and BlockSize per spare stream.
+// body's first stripe and BlockSize per spare stream. With Config.Memory
+// (a Budget shared by a gateway's requests), the pipeline's 4 stripes are
+// waited for and the spare window beyond them is kept only as far as the
+// budget has memory free when the PUT starts; a GET takes (N/K + 2)
+// windows. A request that waits longer than the budget's wait fails with
+// ErrBusy.
 //
 // GET reads only the stripes a range touches, a window (WindowBytes,
 // default 16 MiB of data) at a time, ahead of its reader; client/drive
@@ -48,7 +58,9 @@
 // compare-and-swap and transient errors, at most 16 times. Both use
 // package internal/retry; writes other than the commit are not retried.
 //
-// Caveats: shards of an overwritten or deleted object are deleted after the
-// manifest changes, best effort; a crash in between leaves garbage files
-// that scrub must collect (they are never visible).
+// Caveats: a failed write's files are queued best effort, after the
+// failure: if the store is down too, or the commit's outcome is unknown,
+// they stay as garbage files for the orphan collector (they are never
+// visible). A GET that runs longer than the cleanup grace period after its
+// object was overwritten may find its shards gone.
 package client

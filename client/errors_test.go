@@ -95,7 +95,7 @@ func TestPutTooFewWritableDisks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stored := e.shards.Count()
+	stored := e.files(t)
 	// A fresh client: the one above may serve disk states up to
 	// disksMaxAge old.
 	c := New(e.meta, e.shards, Config{BlockSize: 4096, SmallObject: -1})
@@ -104,7 +104,7 @@ func TestPutTooFewWritableDisks(t *testing.T) {
 	if !errors.As(err, &few) || *few != (placement.TooFewDisksError{Need: 6, Have: 4}) || !errors.Is(err, cairn.ErrUnavailable) {
 		t.Fatalf("put with 4 of 6 disks writable: %v", err)
 	}
-	if n := e.shards.Count(); n != stored {
+	if n := e.files(t); n != stored {
 		t.Fatalf("%d shard files after the failed put, %d before", n, stored)
 	}
 }

@@ -39,12 +39,17 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 	if err := m.ValidateStored(params.K, params.N()); err != nil {
 		return m, nil, err
 	}
+	release, err := c.cfg.Memory.take(ctx, c.getMemory(params, end-off))
+	if err != nil {
+		return m, nil, err
+	}
 	readable := map[cairn.DiskID]bool{}
 	if disks, err := c.meta.Disks(ctx); err == nil {
 		for _, d := range disks {
 			readable[d.ID] = d.State.Readable()
 		}
 	} else {
+		release()
 		return m, nil, fmt.Errorf("reading the cluster map: %w", err)
 	}
 	gctx, cancel := context.WithCancel(ctx)
@@ -77,13 +82,14 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 		g, err := newGetter(m)
 		if err != nil {
 			cancel()
+			release()
 			return m, nil, err
 		}
 		go func() {
 			defer close(out)
 			g.produce(gctx, off, end, out)
 		}()
-		return m, &reader{ch: out, cancel: cancel}, nil
+		return m, &reader{ch: out, cancel: cancel, release: release}, nil
 	}
 	// A multipart object: read the parts the range touches, in order, each
 	// like a single-part object (only the stripes the range touches).
@@ -108,7 +114,15 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 			base = pe
 		}
 	}()
-	return m, &reader{ch: out, cancel: cancel}, nil
+	return m, &reader{ch: out, cancel: cancel, release: release}, nil
+}
+
+// getMemory is what a GET of n bytes holds (Config.Memory): its
+// window's shards, N/K windows, the window being decoded and the one
+// queued for the reader — windows of WindowBytes, or of n if smaller.
+func (c *Client) getMemory(p codec.Params, n int64) int64 {
+	w := min(c.cfg.WindowBytes, n)
+	return w*int64(p.N())/int64(max(p.K, 1)) + 2*w
 }
 
 type window struct {
@@ -315,10 +329,11 @@ func (g *getter) decode(bySlot [][]byte, s, e int64) ([]byte, error) {
 
 // reader hands out windows as an io.ReadCloser.
 type reader struct {
-	ch     <-chan window
-	cur    []byte
-	err    error
-	cancel context.CancelFunc
+	ch      <-chan window
+	cur     []byte
+	err     error
+	cancel  context.CancelFunc
+	release func() // gives the GET's memory back (Config.Memory)
 }
 
 func (r *reader) Read(b []byte) (int, error) {
@@ -343,5 +358,6 @@ func (r *reader) Close() error {
 	r.cancel()
 	for range r.ch { // let the producer finish
 	}
+	r.release()
 	return nil
 }

@@ -95,18 +95,15 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 		now = opts.Now
 	}
 	p := cairn.Part{Number: n, Version: d.version, Size: d.size, ETag: d.etag, Created: now().UTC(), Layout: d.layout}
-	prev, err := c.meta.PutPart(ctx, bucket, id, p)
+	_, err = c.meta.PutPart(ctx, bucket, id, p)
 	if err != nil {
 		if sentinel(err) { // certainly not recorded
-			c.deleteStored(context.WithoutCancel(ctx), d)
+			c.discard(ctx, bucket, key, d.files())
 		}
 		if errors.Is(err, cairn.ErrNotFound) {
 			err = fmt.Errorf("%w: %s (aborted or completed meanwhile)", ErrNoSuchUpload, id)
 		}
 		return cairn.Part{}, err
-	}
-	if prev != nil {
-		c.deleteParts(context.WithoutCancel(ctx), []cairn.Part{*prev})
 	}
 	return p, nil
 }
@@ -130,20 +127,17 @@ func (c *Client) ListUploads(ctx context.Context, bucket string) ([]cairn.Upload
 	return c.meta.Uploads(ctx, bucket)
 }
 
-// AbortUpload deletes an upload and the shards of its parts.
+// AbortUpload deletes an upload; the store queues the shards of its parts
+// for deletion.
 func (c *Client) AbortUpload(ctx context.Context, bucket, key, id string) error {
 	if _, err := c.upload(ctx, bucket, key, id); err != nil {
 		return err
 	}
-	parts, err := c.meta.DeleteUpload(ctx, bucket, id)
+	_, err := c.meta.DeleteUpload(ctx, bucket, id)
 	if errors.Is(err, cairn.ErrNotFound) {
 		return fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
 	}
-	if err != nil {
-		return err
-	}
-	c.deleteParts(context.WithoutCancel(ctx), parts)
-	return nil
+	return err
 }
 
 // CompleteUpload commits the listed parts, in order, as bucket/key (no
@@ -215,7 +209,7 @@ func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, lis
 		case !isNotFound(err):
 			return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, err)
 		}
-		deleted, err := c.meta.CompleteUpload(ctx, m, prev, id, stamp)
+		_, err = c.meta.CompleteUpload(ctx, m, prev, id, stamp)
 		if errors.Is(err, cairn.ErrConflict) {
 			continue // a part was replaced or the object overwritten: re-check
 		}
@@ -224,19 +218,6 @@ func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, lis
 		}
 		if err != nil {
 			return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, err)
-		}
-		bg := context.WithoutCancel(ctx)
-		if old != nil {
-			c.deleteObjectShards(bg, old)
-		}
-		chosen := make(map[string]bool, len(parts))
-		for _, p := range parts {
-			chosen[p.Version] = true
-		}
-		for _, p := range deleted {
-			if !chosen[p.Version] {
-				c.deleteParts(bg, []cairn.Part{p})
-			}
 		}
 		return m, nil
 	}
@@ -265,14 +246,13 @@ func (c *Client) SweepUploads(ctx context.Context, now time.Time, maxAge time.Du
 		if !u.Created.Before(now.Add(-maxAge)) {
 			continue
 		}
-		parts, err := c.meta.DeleteUpload(ctx, u.Bucket, u.ID)
+		_, err := c.meta.DeleteUpload(ctx, u.Bucket, u.ID)
 		if errors.Is(err, cairn.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return n, err
 		}
-		c.deleteParts(context.WithoutCancel(ctx), parts)
 		n++
 	}
 	return n, nil

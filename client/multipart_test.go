@@ -60,7 +60,7 @@ func TestMultipart(t *testing.T) {
 		t.Fatalf("manifest: etag %s (want %s) size %d", m.ETag, want, m.Size)
 	}
 	// Only the chosen parts' shards remain: 3 parts × 6 shards.
-	if n := e.shards.Count(); n != 18 {
+	if n := e.files(t); n != 18 {
 		t.Fatalf("%d shard files, want 18", n)
 	}
 	if _, err := e.c.UploadPart(ctx, "bkt", "obj", u.ID, 1, bytes.NewReader(nil), PutOptions{Size: 0}); !errors.Is(err, ErrNoSuchUpload) {
@@ -85,11 +85,11 @@ func TestMultipart(t *testing.T) {
 	if _, err := e.c.Put(ctx, "bkt", "obj", bytes.NewReader([]byte("small")), PutOptions{Size: 5}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.shards.Count(); n != 3 { // a small object: 3 replicas
+	if n := e.files(t); n != 3 { // a small object: 3 replicas
 		t.Fatalf("%d shard files after overwrite, want 3", n)
 	}
-	if err := e.c.Delete(ctx, "bkt", "obj"); err != nil || e.shards.Count() != 0 {
-		t.Fatalf("delete: %v, %d shard files", err, e.shards.Count())
+	if err := e.c.Delete(ctx, "bkt", "obj"); err != nil || e.files(t) != 0 {
+		t.Fatalf("delete: %v, %d shard files", err, e.files(t))
 	}
 }
 
@@ -118,8 +118,8 @@ func testMultipartDeleteAndAbort(t *testing.T, policy string) {
 	if got := e.get(t, "k", 0, -1); !bytes.Equal(got, randBytes(1, 5000)) {
 		t.Fatal("the completed object reads back differently")
 	}
-	if err := e.c.Delete(ctx, "bkt", "k"); err != nil || e.shards.Count() != 0 {
-		t.Fatalf("delete: %v, %d shard files", err, e.shards.Count())
+	if err := e.c.Delete(ctx, "bkt", "k"); err != nil || e.files(t) != 0 {
+		t.Fatalf("delete: %v, %d shard files", err, e.files(t))
 	}
 	u, err = e.c.CreateUpload(ctx, "bkt", "k", PutOptions{})
 	if err != nil {
@@ -131,8 +131,8 @@ func testMultipartDeleteAndAbort(t *testing.T, policy string) {
 	if err := e.c.AbortUpload(ctx, "bkt", "other-key", u.ID); !errors.Is(err, ErrNoSuchUpload) {
 		t.Fatalf("abort with the wrong key: %v", err)
 	}
-	if err := e.c.AbortUpload(ctx, "bkt", "k", u.ID); err != nil || e.shards.Count() != 0 {
-		t.Fatalf("abort: %v, %d shard files", err, e.shards.Count())
+	if err := e.c.AbortUpload(ctx, "bkt", "k", u.ID); err != nil || e.files(t) != 0 {
+		t.Fatalf("abort: %v, %d shard files", err, e.files(t))
 	}
 	if err := e.c.AbortUpload(ctx, "bkt", "k", u.ID); !errors.Is(err, ErrNoSuchUpload) {
 		t.Fatalf("abort twice: %v", err)
@@ -163,11 +163,11 @@ func TestSweepUploads(t *testing.T) {
 	if err != nil || len(us) != 1 || us[0].ID != ids[1] {
 		t.Fatalf("uploads after sweep: %v %v", us, err)
 	}
-	if c := e.shards.Count(); c != 6 {
+	if c := e.files(t); c != 6 {
 		t.Fatalf("%d shard files, want 6 (the young upload's part)", c)
 	}
-	if n, err := e.c.SweepUploads(ctx, t0.Add(7*24*time.Hour), DefaultUploadMaxAge); err != nil || n != 1 || e.shards.Count() != 0 {
-		t.Fatalf("second sweep: %d %v, %d shard files", n, err, e.shards.Count())
+	if n, err := e.c.SweepUploads(ctx, t0.Add(7*24*time.Hour), DefaultUploadMaxAge); err != nil || n != 1 || e.files(t) != 0 {
+		t.Fatalf("second sweep: %d %v, %d shard files", n, err, e.files(t))
 	}
 }
 

@@ -102,7 +102,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if err := c.commit(ctx, m); err != nil {
 		if sentinel(err) {
 			// The store said no: the manifest is certainly not committed.
-			c.deleteStored(context.WithoutCancel(ctx), d)
+			c.discard(ctx, bucket, key, d.files())
 		}
 		// Otherwise the outcome is unknown: the manifest may be committed,
 		// so the shards stay (garbage for scrub if it was not).
@@ -120,10 +120,8 @@ type stored struct {
 	layout  cairn.Layout
 }
 
-// deleteStored removes what store wrote, best effort.
-func (c *Client) deleteStored(ctx context.Context, d *stored) {
-	c.deleteLayout(ctx, d.version, d.layout)
-}
+// files returns the shard files store wrote.
+func (d *stored) files() []cairn.ShardFile { return d.layout.Files(d.version) }
 
 // store erasure codes the body of r into fresh shard files (placed as if
 // for bucket/key) under a new version. A body of at most one stripe gets a
@@ -137,11 +135,16 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 		return nil, err
 	}
 	if rc, ok := code.(rateless); ok {
-		return c.storeCoded(ctx, rc, r, opts)
+		return c.storeCoded(ctx, bucket, key, rc, r, opts)
 	}
 	p := code.Params()
 	mult := max(p.ShardMultiple, 1)
 	bs := (c.cfg.BlockSize + mult - 1) / mult * mult
+	release, err := c.cfg.Memory.take(ctx, int64(p.K*bs))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	first := getBuf(p.K * bs)
 	defer putBuf(first)
 	n, single, err := fill(r, first)
@@ -213,8 +216,10 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 	if err == nil && opts.Size >= 0 && total != opts.Size {
 		err = fmt.Errorf("%w: the body was %d bytes, %d were announced", cairn.ErrInvalid, total, opts.Size)
 	}
-	// finish deletes every shard file it stored unless the write succeeded.
-	locs, werr := w.finish(err == nil)
+	// finish returns the files the object does not use: all of them
+	// unless the write succeeded.
+	locs, unused, werr := w.finish(err == nil)
+	c.discard(ctx, bucket, key, unused)
 	if werr != nil && (err == nil || errors.Is(err, context.Canceled) && ctx.Err() == nil) {
 		err = werr // a shard's failure, not the cancellation it caused
 	}
@@ -222,9 +227,7 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 		err = ctx.Err()
 	}
 	if err != nil {
-		if locs != nil {
-			c.deleteShards(context.WithoutCancel(ctx), version, locs)
-		}
+		c.discard(ctx, bucket, key, (&cairn.Layout{Shards: locs}).Files(version))
 		return nil, err
 	}
 	return &stored{version: version, size: total, etag: hex.EncodeToString(md.Sum(nil)),
@@ -260,17 +263,15 @@ func fill(r io.Reader, p []byte) (n int, eof bool, err error) {
 	return n, false, nil
 }
 
-// commit makes m current, replacing whatever version is there, and deletes
-// the replaced version's shards. It retries (c.commits) when a concurrent
+// commit makes m current, replacing whatever version is there (the store
+// queues the replaced version's shards for deletion). It retries (c.commits) when a concurrent
 // writer wins and after a transient error: re-committing m after an
 // unknown outcome is safe (the store treats an already-current version as
 // success).
 func (c *Client) commit(ctx context.Context, m *cairn.Manifest) error {
-	var old *cairn.Manifest
 	err := retry.Do(ctx, c.commits, func(ctx context.Context) error {
 		prev := ""
-		var err error
-		old, err = c.direct.Manifest(ctx, m.Bucket, m.Key)
+		old, err := c.direct.Manifest(ctx, m.Bucket, m.Key)
 		switch {
 		case err == nil:
 			prev = old.Version
@@ -284,9 +285,6 @@ func (c *Client) commit(ctx context.Context, m *cairn.Manifest) error {
 	}
 	if err != nil {
 		return fmt.Errorf("committing %s/%s: %w", m.Bucket, m.Key, err)
-	}
-	if old != nil && old.Version != m.Version {
-		c.deleteObjectShards(context.WithoutCancel(ctx), old)
 	}
 	return nil
 }

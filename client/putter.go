@@ -57,6 +57,7 @@ type putter struct {
 	outcome error           // drive.Run's; read once ran is closed
 	durable []engine.Placed // the engine's; read once ran is closed
 	reusing bool            // the encoder reuses ring buffers, and the engine knows; owned by run
+	release func()          // gives the ring's memory back to the budget (Config.Memory)
 
 	mu       sync.Mutex
 	streams  []*stream    // by engine request ID; guarded by mu
@@ -141,10 +142,16 @@ func newPutter(ctx context.Context, c *Client, code codec.Code, bs int, stripes 
 	if w.ext == nil {
 		spares = nil
 	}
+	var err error
+	if w.hold, w.release, err = ringMemory(ctx, c.cfg.Memory, int64(p.N()*bs), stripes, w.hold); err != nil {
+		w.cancel()
+		return nil, err
+	}
 	w.disks = append(slices.Clone(disks), spares...)
 	eng, err := engine.NewWrite(engine.WriteConfig{Disks: len(w.disks), Primaries: p.N(), Target: p.N(), MaxBlock: maxBlock,
 		MaxPerDisk: 1, Stream: true, Lag: pipelineDepth, MinWait: c.cfg.StreamWait})
 	if err != nil {
+		w.release()
 		w.cancel()
 		return nil, err
 	}
@@ -360,16 +367,16 @@ func release(ch <-chan block) {
 
 // finish waits for drive.Run — the engine done or failed, or the PUT's
 // context ended (which it ends itself unless the body was read whole: ok),
-// and every stream over — deletes the shard files the object will not
-// use — all of them unless ok and the engine is done — and returns the
-// manifest's shard slots.
-func (w *putter) finish(ok bool) ([]cairn.ShardLoc, error) {
+// and every stream over — and returns the manifest's shard slots and the
+// shard files the object will not use: every stream's unless ok and the
+// engine is done, else those of the cancelled, failed and surplus
+// streams, whose nodes may have stored them anyway.
+func (w *putter) finish(ok bool) (locs []cairn.ShardLoc, unused []cairn.ShardFile, err error) {
 	if !ok {
 		w.cancel()
 	}
 	<-w.ran
 	defer w.releaseRing()
-	var err error
 	switch {
 	case !ok:
 		err = context.Canceled // the caller has the real error
@@ -378,12 +385,10 @@ func (w *putter) finish(ok bool) ([]cairn.ShardLoc, error) {
 	default:
 		err = w.outcome // nil, or the context's error
 	}
-	var locs []cairn.ShardLoc
 	if err == nil {
 		locs = w.slots()
 	}
-	w.deleteUnused(locs)
-	return locs, err
+	return locs, w.unused(locs), err
 }
 
 // streamError explains a failed write by its first stream error that is
@@ -428,23 +433,16 @@ func (w *putter) slots() []cairn.ShardLoc {
 	return locs
 }
 
-// deleteUnused removes the shard files of every stream whose file is not
-// in keep (cancelled, failed or surplus ones, whose node may have stored
-// the file anyway), best effort.
-func (w *putter) deleteUnused(keep []cairn.ShardLoc) {
-	var wg sync.WaitGroup
+// unused returns the shard files of every stream whose file is not in
+// keep.
+func (w *putter) unused(keep []cairn.ShardLoc) []cairn.ShardFile {
+	var out []cairn.ShardFile
 	for _, st := range w.streams {
-		if slices.ContainsFunc(keep, func(l cairn.ShardLoc) bool { return l.Disk == st.disk }) {
-			continue
+		if !slices.ContainsFunc(keep, func(l cairn.ShardLoc) bool { return l.Disk == st.disk }) {
+			out = append(out, cairn.ShardFile{Disk: st.disk, Name: cairn.ShardName(w.version, st.row)})
 		}
-		wg.Go(func() {
-			err := w.c.shards.DeleteShard(context.WithoutCancel(w.ctx), st.disk, cairn.ShardName(w.version, st.row))
-			if err != nil && !isNotFound(err) {
-				w.c.cfg.Logger.Warn("deleting a shard the object does not use left garbage", "version", w.version, "row", st.row, "disk", st.disk, "err", err)
-			}
-		})
 	}
-	wg.Wait()
+	return out
 }
 
 func (w *putter) releaseRing() {
@@ -454,6 +452,36 @@ func (w *putter) releaseRing() {
 			putBuf(sb.mem)
 		}
 	}
+	w.release()
+}
+
+// ringMemory takes from budget the memory of a PUT's ring of stripes of
+// stripeMem bytes: the pipeline's (waiting for it), and the spare
+// window's hold stripes beyond that only if the budget has them free now
+// — else half as many, and so on down to none. stripes (if known, ≥ 0)
+// caps what is taken: the ring's slots are filled as stripes come. It
+// returns the spare window the PUT may keep and the function that gives
+// the memory back.
+func ringMemory(ctx context.Context, budget *Budget, stripeMem, stripes int64, hold int) (int, func(), error) {
+	need := int64(max(pipelineDepth, hold))
+	if stripes >= 0 {
+		need = min(need, stripes)
+	}
+	base := min(need, pipelineDepth)
+	release, err := budget.take(ctx, base*stripeMem)
+	if err != nil {
+		return 0, nil, err
+	}
+	for extra := need - base; extra > 0; extra /= 2 {
+		if more, ok := budget.tryTake(extra * stripeMem); ok {
+			return hold, func() { release(); more() }, nil
+		}
+		hold = pipelineDepth + int(extra/2) // what the next try would cover
+	}
+	if need > base {
+		hold = min(hold, pipelineDepth)
+	}
+	return hold, release, nil
 }
 
 // blockReader is a shard request's body: the blocks of its row, first

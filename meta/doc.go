@@ -10,11 +10,14 @@
 // Keys (etcd implementation; documented in docs/design/meta.md):
 // nodes, disks, placement-group tables by width, buckets, manifests by
 // bucket and key, multipart uploads and their parts, repair tasks and the
-// repair progress report, liveness leases, election keys, usage counters.
+// repair progress report, liveness leases, election keys, usage counters,
+// cleanup records (deferred deletes of shard files, docs/design/cleanup.md).
 //
 // Shared by the implementations: ErrClosed (every method after Close); the
 // argument checks CheckManifest, CheckUpdate, CheckCampaign, CheckUpload,
-// CheckPart and CheckRepairTask (they return cairn.ErrInvalid); the
+// CheckPart, CheckRepairTask, CheckCleanup and CheckCleanupLimit (they
+// return cairn.ErrInvalid); Discarded, the cleanup records of the files a
+// write drops; the
 // orders CompareUploads and SortRepairTasks that listings return; and
 // Delta, the change one write makes to the usage counters (Store.Usage),
 // built the same way by both.

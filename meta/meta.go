@@ -15,7 +15,16 @@ import (
 // All methods are safe for concurrent use. Errors wrap the sentinels of
 // package cairn (ErrNotFound, ErrExists, ErrConflict, ErrBucketNotEmpty,
 // ErrInvalid) where the contract names them; anything else is an
-// infrastructure error (the store is unreachable, ctx ended).
+// infrastructure error: ctx's error if ctx ended, else one wrapping
+// cairn.ErrUnavailable (the store did not answer within its deadline —
+// meta/etcd bounds every call, Options.CallTimeout — or failed).
+//
+// Writes that stop naming shard files (CommitManifest and CompleteUpload
+// over an object, DeleteManifest, UpdateManifest, PutPart over a part,
+// DeleteUpload, CompleteUpload's parts left out) queue them as cleanup
+// records (cairn.Cleanup, built by Discarded) in the same transaction,
+// with Since the time of the write; nothing else deletes shard files of
+// objects (docs/design/cleanup.md).
 type Store interface {
 	// PutNode registers or updates a node.
 	PutNode(ctx context.Context, n cairn.Node) error
@@ -66,20 +75,24 @@ type Store interface {
 	// current returns nil, so a commit whose outcome is unknown (an
 	// infrastructure error) may be retried as is; until it succeeds or
 	// fails with a sentinel, the object may or may not be visible, so its
-	// shards must not be deleted.
+	// shards must not be deleted. The replaced version's files are queued
+	// for cleanup (cairn.CleanupOverwrite).
 	CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersion string) error
 	// Manifest returns the object's committed manifest or ErrNotFound.
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	// DeleteManifest deletes the object's manifest if its version is
-	// version ("" = whatever it is) and returns the deleted manifest;
-	// ErrNotFound if there is none, ErrConflict if the version differs.
+	// version ("" = whatever it is), queues its files for cleanup
+	// (cairn.CleanupDelete) and returns the deleted manifest; ErrNotFound
+	// if there is none, ErrConflict if the version differs.
 	DeleteManifest(ctx context.Context, bucket, key, version string) (*cairn.Manifest, error)
 	// UpdateManifest replaces the object's manifest with m if the stored
 	// one is exactly prev (compare-and-swap on the whole record, e.g. to
 	// move repaired shards), and returns ErrConflict otherwise: the object
 	// was overwritten, deleted (ErrNotFound) or updated meanwhile. m and
 	// prev must name the same bucket, key and version, and m must pass
-	// (*cairn.Manifest).Validate (ErrInvalid).
+	// (*cairn.Manifest).Validate (ErrInvalid). The files of prev that m
+	// does not name (cairn.Superseded) are queued for cleanup
+	// (cairn.CleanupRepair).
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	// ListManifests returns up to limit manifests of a bucket whose keys
 	// start with prefix and sort strictly after startAfter, in key order
@@ -114,28 +127,44 @@ type Store interface {
 	// bucket exists.
 	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
 	// PutPart records part p of an upload, replacing any part with its
-	// number, and returns the replaced part (nil if none) so the caller
-	// can delete its shards. ErrNotFound if the upload does not exist
-	// (checked atomically with the write), ErrInvalid if p fails
-	// (*cairn.Part).Validate. Every PutPart changes
-	// the upload's stamp (see Parts).
+	// number, and returns the replaced part (nil if none), whose files it
+	// queues for cleanup (cairn.CleanupPart). ErrNotFound if the upload
+	// does not exist (checked atomically with the write), ErrInvalid if p
+	// fails (*cairn.Part).Validate. Every PutPart changes the upload's
+	// stamp (see Parts).
 	PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*cairn.Part, error)
 	// Parts returns an upload's parts sorted by number, and its stamp: an
 	// opaque value that changes whenever a part is put. ErrNotFound if the
 	// upload does not exist.
 	Parts(ctx context.Context, bucket, id string) (parts []cairn.Part, stamp int64, err error)
-	// DeleteUpload deletes an upload record and all its parts at once, and
-	// returns the deleted parts (so the caller can delete their shards).
+	// DeleteUpload deletes an upload record and all its parts at once,
+	// queues the parts' files for cleanup (cairn.CleanupAbort) and returns
+	// the deleted parts.
 	// ErrNotFound if the upload does not exist.
 	DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Part, error)
 	// CompleteUpload atomically commits m (as CommitManifest does, against
 	// prevVersion) and deletes the upload with its parts, provided the
-	// upload's stamp is still stamp; it returns the deleted parts. Errors:
+	// upload's stamp is still stamp; it returns the deleted parts. The
+	// replaced object's files (cairn.CleanupOverwrite) and those of the
+	// parts m does not list (cairn.CleanupUnchosen) are queued for
+	// cleanup. Errors:
 	// ErrNotFound if the upload (or the bucket) does not exist,
 	// ErrConflict if the stamp or the object's version differ, ErrInvalid
 	// as CommitManifest. If the outcome is unknown, retrying may report
 	// ErrNotFound although the commit happened.
 	CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error)
+
+	// PutCleanup queues c as a new cleanup record, ordered by c.Since,
+	// with an ID the store assigns (cairn.CleanupID; c.ID is ignored):
+	// for files no write names any more but the store did not queue
+	// itself (a failed write's). ErrInvalid if c fails CheckCleanup.
+	PutCleanup(ctx context.Context, c cairn.Cleanup) error
+	// Cleanups returns up to limit cleanup records whose Since is at or
+	// before until, oldest first (in ID order). ErrInvalid if limit < 1.
+	Cleanups(ctx context.Context, until time.Time, limit int) ([]cairn.Cleanup, error)
+	// DeleteCleanup removes a cleanup record; ErrNotFound if there is
+	// none with that ID.
+	DeleteCleanup(ctx context.Context, id string) error
 
 	// PutRepairTask creates or replaces the repair task t.ID. ErrInvalid if
 	// t.ID is empty or contains "/".

@@ -11,13 +11,15 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"cairn"
 	"cairn/node/wire"
 )
 
 // Client speaks the node protocol. It resolves a disk to its node's
-// address on every call (so a disk that moved is found again). Safe for
+// address on every call (so a disk that moved is found again), and bounds
+// every call but a repair's Push and Pull by its Timeouts. Safe for
 // concurrent use.
 //
 // Errors are *wire.Error values whose chain holds a cairn sentinel: ErrInvalid
@@ -25,35 +27,41 @@ import (
 // ErrNotFound (no such shard or disk), ErrNoSpace, ErrCorrupt (the node
 // found a bad block, or the bytes received do not match what the node
 // sent), ErrAuth (wrong secret), ErrUnavailable (the node is unreachable,
-// broke the connection, answered garbage or had an internal error) — or
-// ctx's error when ctx ended.
+// broke the connection, answered garbage or had an internal error, or
+// did not answer or move data within its Timeouts) — or ctx's error when
+// ctx ended.
 type Client struct {
 	secret  string
-	resolve func(cairn.DiskID) (string, error)
+	resolve Resolver
 	hc      *http.Client
+	t       Timeouts
 }
 
+// Resolver finds the address of a disk's node: "host:port", or a base
+// URL with a scheme. It may read the cluster map under ctx.
+type Resolver func(ctx context.Context, disk cairn.DiskID) (addr string, err error)
+
 // NewClient returns a client that authenticates with secret and finds a
-// disk's node with resolve (returning "host:port", or a base URL with a
-// scheme). hc nil: a client with pooled keep-alive connections, no
-// overall timeout (shards are streamed; use ctx) and no redirects.
-func NewClient(secret string, resolve func(cairn.DiskID) (addr string, err error), hc *http.Client) *Client {
+// disk's node with resolve, with DefaultTimeouts. hc nil:
+// NewHTTPClient(DefaultTimeouts).
+func NewClient(secret string, resolve Resolver, hc *http.Client) *Client {
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
-	return &Client{secret: secret, resolve: resolve, hc: hc}
+	return &Client{secret: secret, resolve: resolve, hc: hc, t: DefaultTimeouts}
+}
+
+// WithTimeouts returns a copy of c that bounds its calls by t (zero
+// fields: DefaultTimeouts'). The HTTP client stays c's: its dial timeout
+// is NewHTTPClient's.
+func (c *Client) WithTimeouts(t Timeouts) *Client {
+	cc := *c
+	cc.t = t.withDefaults()
+	return &cc
 }
 
 // defaultHTTPClient is NewClient's default client.
-func defaultHTTPClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 64
-	t.ResponseHeaderTimeout = 0
-	return &http.Client{
-		Transport:     t,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
+func defaultHTTPClient() *http.Client { return NewHTTPClient(DefaultTimeouts) }
 
 func (c *Client) errf(op string, disk cairn.DiskID, shard string, sentinel error, format string, args ...any) *wire.Error {
 	return &wire.Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))}
@@ -62,11 +70,23 @@ func (c *Client) errf(op string, disk cairn.DiskID, shard string, sentinel error
 // request resolves disk and sends one request; a transport failure
 // becomes ErrUnavailable (or ctx's error), an error status a *wire.Error.
 func (c *Client) request(ctx context.Context, op, method string, disk cairn.DiskID, shard, path string, q url.Values, body io.Reader) (*http.Response, error) {
-	addr, err := c.resolve(disk)
+	addr, err := c.resolveDisk(ctx, op, disk, shard)
 	if err != nil {
-		return nil, &wire.Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("resolve disk: %w", err)}
+		return nil, err
 	}
-	return c.send(ctx, call{op: op, method: method, addr: addr, disk: disk, shard: shard, path: path, query: q, body: body})
+	return c.send(ctx, call{op: op, method: method, addr: addr, disk: disk, shard: shard, path: path, query: q, body: body, limit: c.t.Call})
+}
+
+// resolveDisk is resolve under the small calls' limit, with errors
+// naming the call.
+func (c *Client) resolveDisk(ctx context.Context, op string, disk cairn.DiskID, shard string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.t.Call)
+	defer cancel()
+	addr, err := c.resolve(ctx, disk)
+	if err != nil {
+		return "", &wire.Error{Op: op, Disk: disk, Shard: shard, Err: fmt.Errorf("resolve disk: %w", err)}
+	}
+	return addr, nil
 }
 
 // call is one request to a node at a known address. disk and shard name
@@ -80,10 +100,21 @@ type call struct {
 	header      http.Header
 	body        io.Reader // nil: none
 	length      int64     // body length if > 0; otherwise unknown (chunked)
+
+	// Watchdog (Timeouts): limit bounds the whole call (small calls);
+	// else answer bounds the wait for the response headers of a call
+	// without a body, and idle each wait on the node for the request or
+	// response body. All zero: only ctx bounds the call (repair).
+	limit, answer, idle time.Duration
+	// watch, if set, gets the call's watchdog before the request is sent
+	// (a PUT's body arms it).
+	watch func(*watchdog)
 }
 
-// send sends one request; a transport failure becomes ErrUnavailable (or
-// ctx's error), an error status a *wire.Error.
+// send sends one request under its watchdog; a transport failure becomes
+// ErrUnavailable (or ctx's error), an error status a *wire.Error. The
+// response's body is read under the watchdog, and closing it releases
+// the watchdog.
 func (c *Client) send(ctx context.Context, k call) (*http.Response, error) {
 	base := k.addr
 	if !strings.Contains(base, "://") {
@@ -93,9 +124,22 @@ func (c *Client) send(ctx context.Context, k call) (*http.Response, error) {
 	if len(k.query) > 0 {
 		u += "?" + k.query.Encode()
 	}
-	req, err := http.NewRequestWithContext(ctx, k.method, u, k.body)
+	wctx, wd := newWatchdog(ctx)
+	req, err := http.NewRequestWithContext(wctx, k.method, u, k.body)
 	if err != nil {
+		wd.stop()
 		return nil, c.errf(k.op, k.disk, k.shard, cairn.ErrInvalid, "%v", err)
+	}
+	if k.watch != nil {
+		k.watch(wd)
+	}
+	switch {
+	case k.limit > 0:
+		wd.arm(k.limit, stall("did not finish the call", k.limit))
+	case k.body == nil && k.answer > 0:
+		wd.arm(k.answer, stall("did not answer", k.answer))
+	case k.body != nil && k.idle > 0:
+		wd.arm(k.idle, stall("took no byte", k.idle)) // until the body is first read
 	}
 	for h, v := range k.header {
 		req.Header[h] = v
@@ -113,11 +157,19 @@ func (c *Client) send(ctx context.Context, k call) (*http.Response, error) {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		wd.stop()
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, &wire.Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: cerr}
 		}
+		if cause := wd.cause(); cause != nil {
+			return nil, &wire.Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: fmt.Errorf("%s: %w", k.addr, cause)}
+		}
 		return nil, &wire.Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: fmt.Errorf("%w: %s: %w", cairn.ErrUnavailable, k.addr, err)}
 	}
+	if k.limit == 0 {
+		wd.disarm() // the answer is here; the body is read under idle
+	}
+	resp.Body = &guardedBody{ReadCloser: resp.Body, wd: wd, idle: k.idle}
 	if resp.StatusCode >= 300 {
 		defer resp.Body.Close()
 		return nil, responseError(k.op, k.disk, k.shard, resp)
@@ -147,24 +199,55 @@ func responseError(op string, disk cairn.DiskID, shard string, resp *http.Respon
 	return e
 }
 
-// crcReader counts and checksums what is read through it.
+// crcReader counts and checksums a PUT body read through it, and arms the
+// call's watchdog (if any) while the transport sends what it read: a
+// node that takes no byte for idle, or answers not within header after
+// the last byte, ends the call. Waits on the source (the data path
+// making the next block) are not the node's and do not count.
 type crcReader struct {
-	r   io.Reader
-	n   int64
-	crc uint32
+	r            io.Reader
+	n            int64
+	crc          uint32
+	size         int64     // the declared length (> 0), which the transport reads to without an EOF
+	wd           *watchdog // nil: none
+	idle, header time.Duration
+}
+
+// sending arms the watchdog while the transport sends (idle), or after
+// the last byte (header).
+func (c *crcReader) sending(end bool) {
+	switch {
+	case c.wd == nil:
+	case end:
+		c.wd.arm(c.header, stall("did not answer", c.header))
+	default:
+		c.wd.arm(c.idle, stall("took no byte", c.idle))
+	}
+}
+
+// waiting disarms the watchdog while the source is read.
+func (c *crcReader) waiting() {
+	if c.wd != nil {
+		c.wd.disarm()
+	}
 }
 
 func (c *crcReader) Read(p []byte) (int, error) {
+	c.waiting()
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	c.crc = crc32.Update(c.crc, castagnoli, p[:n])
+	c.sending(err == io.EOF || c.size > 0 && c.n >= c.size)
 	return n, err
 }
 
 // WriteTo lets the transport's io.Copy write the source's own buffers to the
 // connection when the source is an io.WriterTo, saving a copy per byte.
 func (c *crcReader) WriteTo(w io.Writer) (int64, error) {
-	return io.Copy(crcWriter{w: w, c: c}, c.r)
+	c.waiting()
+	n, err := io.Copy(crcWriter{w: w, c: c}, c.r)
+	c.sending(err == nil)
+	return n, err
 }
 
 type crcWriter struct {
@@ -173,7 +256,9 @@ type crcWriter struct {
 }
 
 func (cw crcWriter) Write(p []byte) (int, error) {
+	cw.c.sending(false)
 	n, err := cw.w.Write(p)
+	cw.c.waiting()
 	cw.c.n += int64(n)
 	cw.c.crc = crc32.Update(cw.c.crc, castagnoli, p[:n])
 	return n, err
@@ -187,9 +272,9 @@ func (c *Client) PutShard(ctx context.Context, disk cairn.DiskID, name string, r
 	if err := cairn.ValidateShardName(name); err != nil {
 		return wire.ShardInfo{}, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: err}
 	}
-	addr, err := c.resolve(disk)
+	addr, err := c.resolveDisk(ctx, "put", disk, name)
 	if err != nil {
-		return wire.ShardInfo{}, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
+		return wire.ShardInfo{}, err
 	}
 	return c.putShardAt(ctx, addr, disk, name, r)
 }
@@ -199,14 +284,16 @@ func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 	if err := cairn.ValidateShardName(name); err != nil {
 		return wire.ShardInfo{}, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: err}
 	}
-	cr := &crcReader{r: r}
+	cr := &crcReader{r: r, idle: c.t.Idle, header: c.t.Header}
 	// A body with no Len is sent chunked; wrapping hides any Len, so the
 	// transport never sets a wrong Content-Length. A reader that knows its
 	// Size declares it, which lets the node write it in larger runs.
 	k := call{op: "put", method: http.MethodPut, addr: addr, disk: disk, shard: name,
-		path: wire.ShardPath(disk, name), body: io.NopCloser(cr)}
+		path: wire.ShardPath(disk, name), body: io.NopCloser(cr), idle: c.t.Idle,
+		watch: func(wd *watchdog) { cr.wd = wd }}
 	if sz, ok := r.(interface{ Size() int64 }); ok {
 		k.length = sz.Size()
+		cr.size = k.length
 	}
 	resp, err := c.send(ctx, k)
 	if err != nil {
@@ -236,9 +323,9 @@ func (c *Client) GetShard(ctx context.Context, disk cairn.DiskID, name string, o
 	if err := cairn.ValidateShardName(name); err != nil {
 		return nil, &wire.Error{Op: "get", Disk: disk, Shard: name, Err: err}
 	}
-	addr, err := c.resolve(disk)
+	addr, err := c.resolveDisk(ctx, "get", disk, name)
 	if err != nil {
-		return nil, &wire.Error{Op: "get", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
+		return nil, err
 	}
 	return c.getShardAt(ctx, addr, disk, name, off, n)
 }
@@ -255,7 +342,8 @@ func (c *Client) getShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 	if n >= 0 {
 		q.Set("length", strconv.FormatInt(n, 10))
 	}
-	resp, err := c.send(ctx, call{op: "get", method: http.MethodGet, addr: addr, disk: disk, shard: name, path: wire.ShardPath(disk, name), query: q})
+	resp, err := c.send(ctx, call{op: "get", method: http.MethodGet, addr: addr, disk: disk, shard: name,
+		path: wire.ShardPath(disk, name), query: q, answer: c.t.Header, idle: c.t.Idle})
 	if err != nil {
 		return nil, err
 	}
@@ -355,9 +443,9 @@ func (c *Client) DeleteShard(ctx context.Context, disk cairn.DiskID, name string
 	if err := cairn.ValidateShardName(name); err != nil {
 		return &wire.Error{Op: "delete", Disk: disk, Shard: name, Err: err}
 	}
-	addr, err := c.resolve(disk)
+	addr, err := c.resolveDisk(ctx, "delete", disk, name)
 	if err != nil {
-		return &wire.Error{Op: "delete", Disk: disk, Shard: name, Err: fmt.Errorf("resolve disk: %w", err)}
+		return err
 	}
 	return c.deleteShardAt(ctx, addr, disk, name)
 }
@@ -367,7 +455,8 @@ func (c *Client) deleteShardAt(ctx context.Context, addr string, disk cairn.Disk
 	if err := cairn.ValidateShardName(name); err != nil {
 		return &wire.Error{Op: "delete", Disk: disk, Shard: name, Err: err}
 	}
-	resp, err := c.send(ctx, call{op: "delete", method: http.MethodDelete, addr: addr, disk: disk, shard: name, path: wire.ShardPath(disk, name)})
+	resp, err := c.send(ctx, call{op: "delete", method: http.MethodDelete, addr: addr, disk: disk, shard: name,
+		path: wire.ShardPath(disk, name), limit: c.t.Call})
 	if err != nil {
 		return err
 	}

@@ -59,6 +59,13 @@
 // node's disk work: a cancelled PUT leaves no shard and no temporary file,
 // a cancelled GET stops reading. Stalled transfers end after IdleTimeout.
 //
+// Timeouts (the client's): every call connects within Timeouts.Dial, a
+// small call (delete, list, stat) ends within Call, and a shard stream
+// fails when its node does not answer within Header or moves no byte for
+// Idle — a watchdog per call, armed only while the call waits on the node
+// (docs/design/node-protocol.md, "Client timeouts"). Push and Pull answer
+// when a whole repair is done: only their context bounds them.
+//
 // Corruption: the node verifies each block before sending it. If the
 // first block is bad the GET fails with 422 "corrupt"; later, the body
 // stops at the bad block and the X-Cairn-Status trailer says "corrupt".
@@ -74,7 +81,7 @@
 //	err := s.Start(ctx)
 //	defer s.Close()
 //
-//	c := node.NewClient(secret, resolve, nil)
+//	c := node.NewClient(secret, resolve, nil) // DefaultTimeouts; WithTimeouts to change them
 //	info, err := c.PutShard(ctx, disk, cairn.ShardName(version, i), stream)
 //	r, err := c.GetShard(ctx, disk, name, off, n)
 //	stored, err := c.Push(ctx, wire.RepairSpec{Size: size, Unit: 1 << 20, Hops: chain, Store: targets})

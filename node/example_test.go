@@ -30,7 +30,7 @@ func Example() {
 	}
 	defer s.Close()
 
-	c := node.NewClient("cluster-secret", func(cairn.DiskID) (string, error) { return s.Addr(), nil }, nil)
+	c := node.NewClient("cluster-secret", func(context.Context, cairn.DiskID) (string, error) { return s.Addr(), nil }, nil)
 	name := cairn.ShardName("0123456789abcdef0123456789abcdef", 0)
 	info, err := c.PutShard(ctx, "node1/disk1", name, strings.NewReader("hello, shard"))
 	if err != nil {
@@ -71,7 +71,7 @@ func ExampleClient_Push() {
 		defer s.Close()
 		servers[name] = s
 	}
-	resolve := func(d cairn.DiskID) (string, error) {
+	resolve := func(_ context.Context, d cairn.DiskID) (string, error) {
 		return servers[strings.Split(string(d), "/")[0]].Addr(), nil
 	}
 	c := node.NewClient("cluster-secret", resolve, nil)
@@ -91,7 +91,7 @@ func ExampleClient_Push() {
 		Store: []wire.Target{{Addr: servers["node2"].Addr(), Disk: "node2/spare", Shard: cairn.ShardName(version, 2)}}}
 	for i, h := range rp.Helpers {
 		disk := cairn.DiskID(fmt.Sprintf("node%d/disk1", h+1))
-		addr, _ := resolve(disk)
+		addr, _ := resolve(context.Background(), disk)
 		spec.Hops = append(spec.Hops, wire.Hop{Addr: addr, Disk: disk, Shard: cairn.ShardName(version, h), Coeffs: []byte{rp.Coeffs[0][i]}})
 	}
 	stored, err := c.Push(ctx, spec)

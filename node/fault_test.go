@@ -172,7 +172,7 @@ func TestGarbageNode(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(tc.handler)
 			defer srv.Close()
-			c := NewClient("x", func(cairn.DiskID) (string, error) { return srv.URL, nil }, nil)
+			c := NewClient("x", func(context.Context, cairn.DiskID) (string, error) { return srv.URL, nil }, nil)
 			_, err := readAll(t, c, "d", name, 0, -1)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
@@ -183,7 +183,7 @@ func TestGarbageNode(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	addr := srv.Listener.Addr().String()
 	srv.Close()
-	c := NewClient("x", func(cairn.DiskID) (string, error) { return addr, nil }, nil)
+	c := NewClient("x", func(context.Context, cairn.DiskID) (string, error) { return addr, nil }, nil)
 	if _, err := c.DiskStat(context.Background(), "d"); !errors.Is(err, cairn.ErrUnavailable) {
 		t.Fatalf("unreachable: %v", err)
 	}
@@ -193,7 +193,7 @@ func TestGarbageNode(t *testing.T) {
 		writeJSON(w, 201, wire.PutResponse{Size: 3, CRC: 1})
 	}))
 	defer srv.Close()
-	c = NewClient("x", func(cairn.DiskID) (string, error) { return srv.URL, nil }, nil)
+	c = NewClient("x", func(context.Context, cairn.DiskID) (string, error) { return srv.URL, nil }, nil)
 	if _, err := c.PutShard(context.Background(), "d", name, strings.NewReader("abc")); !errors.Is(err, cairn.ErrCorrupt) {
 		t.Fatalf("mismatched put reply: %v", err)
 	}
@@ -362,7 +362,7 @@ func TestMaxShardSize(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized put: %d", resp.StatusCode)
 	}
-	c := NewClient(testSecret, func(cairn.DiskID) (string, error) { return srv.URL, nil }, nil)
+	c := NewClient(testSecret, func(context.Context, cairn.DiskID) (string, error) { return srv.URL, nil }, nil)
 	if _, err := c.PutShard(context.Background(), d.id, shardName(1, 0), bytes.NewReader(make([]byte, 101))); !errors.Is(err, cairn.ErrInvalid) {
 		t.Fatalf("client put of an oversized shard: %v", err)
 	}

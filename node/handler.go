@@ -131,7 +131,7 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 		}
 		h.repairLimit = linkshape.NewLimiter(cfg.RepairRate, clock)
 	}
-	h.peer = NewClient(cfg.Secret, func(d cairn.DiskID) (string, error) {
+	h.peer = NewClient(cfg.Secret, func(_ context.Context, d cairn.DiskID) (string, error) {
 		return "", fmt.Errorf("%w: node %s resolves no disks (%s)", cairn.ErrInvalid, cfg.Node, d)
 	}, cfg.HTTPClient)
 	for _, v := range cfg.Volumes {
@@ -157,8 +157,12 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	return h, nil
 }
 
-// ServeHTTP authenticates the request and dispatches it.
+// ServeHTTP authenticates the request and dispatches it. The connection's
+// write deadline is cleared first: the handlers set their own (idleConn,
+// writeJSON), and one left by the connection's previous request must not
+// fail this one's writes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
 	if subtle.ConstantTimeCompare(got[:], h.secret[:]) != 1 {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="cairn-node"`)

@@ -94,7 +94,7 @@ func newTestNode(t testing.TB, disks ...*disk) *testNode {
 	return n
 }
 
-func (n *testNode) resolve(id cairn.DiskID) (string, error) {
+func (n *testNode) resolve(_ context.Context, id cairn.DiskID) (string, error) {
 	for _, d := range n.disks {
 		if d.id == id {
 			return n.srv.Listener.Addr().String(), nil

@@ -36,7 +36,7 @@ func TestServerLinkRate(t *testing.T) {
 		return s
 	}
 	slow, fast := start("slow", 1<<20), start("fast", 0)
-	c := NewClient(testSecret, func(d cairn.DiskID) (string, error) {
+	c := NewClient(testSecret, func(_ context.Context, d cairn.DiskID) (string, error) {
 		if d == "slow/d1" {
 			return slow.Addr(), nil
 		}

@@ -143,7 +143,7 @@ func newRepairCluster(t *testing.T, policy string, layout [][]int, opts ...func(
 		c.nodes = append(c.nodes, n)
 		c.byName[n.name] = n
 	}
-	c.client = NewClient(testSecret, func(d cairn.DiskID) (string, error) {
+	c.client = NewClient(testSecret, func(_ context.Context, d cairn.DiskID) (string, error) {
 		if n := c.disks[d]; n != nil {
 			return n.addr(), nil
 		}

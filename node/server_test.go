@@ -146,7 +146,7 @@ func TestServerLifecycle(t *testing.T) {
 	refresh()
 	refresh()
 
-	c := NewClient(testSecret, func(cairn.DiskID) (string, error) { return s.Addr(), nil }, nil)
+	c := NewClient(testSecret, func(context.Context, cairn.DiskID) (string, error) { return s.Addr(), nil }, nil)
 	data := randBytes(9, 100000)
 	for _, d := range cfg.Disks {
 		mustPutShard(t, c, d.ID, shardName(9, 0), data)
@@ -310,7 +310,7 @@ func TestServerReformatsVanishedDisk(t *testing.T) {
 	if first.Volume == "" || first.Volume != s.Volumes()[0].VolumeID() || first.Trusted != "" {
 		t.Fatalf("first registration %+v", first) // the fake keeps what it is given: the store sets Trusted
 	}
-	c := NewClient(testSecret, func(cairn.DiskID) (string, error) { return s.Addr(), nil }, nil)
+	c := NewClient(testSecret, func(context.Context, cairn.DiskID) (string, error) { return s.Addr(), nil }, nil)
 	mustPutShard(t, c, id, shardName(1, 0), []byte("old"))
 
 	mustRemoveAll(t, mem, "/data/d1")

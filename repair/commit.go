@@ -4,7 +4,8 @@ package repair
 // are what the manifest recorded when the object was written, and only by
 // a compare-and-swap on the manifest the round read. A task whose object
 // was overwritten or deleted is dropped, and the files it rebuilt are
-// deleted.
+// queued for deletion (docs/design/cleanup.md), as UpdateManifest queues
+// the files a repair supersedes.
 
 import (
 	"context"
@@ -40,16 +41,25 @@ func (r *Repairer) commit(ctx context.Context, t *cairn.RepairTask, m *cairn.Man
 	return false, nil
 }
 
-// deleteTargets removes rebuilt files of a dropped task (best effort; the
-// scrubber would find them as orphans otherwise).
+// deleteTargets queues the rebuilt files of a dropped task for deletion
+// (docs/design/cleanup.md; best effort: the orphan collector would find
+// them otherwise).
 func (r *Repairer) deleteTargets(ctx context.Context, t *cairn.RepairTask) {
+	var files []cairn.ShardFile
 	for j, i := range t.Lost {
 		if j < len(t.Targets) && t.Targets[j] != "" {
 			row, ok := t.SpareRows[i]
 			if !ok {
 				row = i
 			}
-			_ = r.exec.DeleteShard(context.WithoutCancel(ctx), t.Targets[j], cairn.ShardName(t.Stripe, row))
+			files = append(files, cairn.ShardFile{Disk: t.Targets[j], Name: cairn.ShardName(t.Stripe, row)})
 		}
+	}
+	if len(files) == 0 {
+		return
+	}
+	c := cairn.Cleanup{Reason: cairn.CleanupFailed, Bucket: t.Bucket, Key: t.Key, Files: files}
+	if err := r.store.PutCleanup(context.WithoutCancel(ctx), c); err != nil {
+		r.cfg.Logger.Warn("repair: queueing the files of a dropped task failed: they are garbage", "task", t.ID, "err", err)
 	}
 }

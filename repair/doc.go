@@ -54,9 +54,9 @@
 // manifest recorded when the object was written; only then is the
 // manifest updated, and only if it is still exactly the one the task
 // read (meta.Store.UpdateManifest). An object overwritten or deleted
-// meanwhile drops the task and deletes the rebuilt files. A helper found
-// missing or corrupt during a repair becomes lost too, and the stripe is
-// re-planned without it.
+// meanwhile drops the task and queues the rebuilt files for deletion. A
+// helper found missing or corrupt during a repair becomes lost too, and
+// the stripe is re-planned without it.
 //
 // # Scheme choice
 //

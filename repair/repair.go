@@ -34,6 +34,10 @@ type Store interface {
 	PutRepairTask(ctx context.Context, t cairn.RepairTask) error
 	RepairTasks(ctx context.Context) ([]cairn.RepairTask, error)
 	DeleteRepairTask(ctx context.Context, id string) error
+	// PutCleanup queues files no manifest names for deletion: the
+	// rebuilt files of a dropped task (UpdateManifest queues those a
+	// repair supersedes).
+	PutCleanup(ctx context.Context, c cairn.Cleanup) error
 	// Uploads and Parts: the census counts the shards of multipart
 	// uploads in progress too.
 	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
@@ -48,7 +52,6 @@ type Executor interface {
 	Push(ctx context.Context, spec wire.RepairSpec) ([]wire.ShardInfo, error)
 	Pull(ctx context.Context, puller string, spec wire.RepairSpec) ([]wire.ShardInfo, error)
 	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error)
-	DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error
 }
 
 // Config configures a Repairer. Zero values take defaults.

@@ -342,7 +342,7 @@ func TestTruncatedBody(t *testing.T) {
 	if _, err := e.root().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("old"), Body: bytes.NewReader(old)}); err != nil {
 		t.Fatal(err)
 	}
-	base := e.shards.Count()
+	base := e.files(t)
 	data := randBytes(41, 5*stripe)
 	for _, tc := range []struct {
 		name, key, payload string
@@ -362,7 +362,7 @@ func TestTruncatedBody(t *testing.T) {
 		} else if got := readAll(t, e, "bkt", "old"); !bytes.Equal(got, old) {
 			t.Fatalf("%s: a truncated PUT replaced the object", tc.name)
 		}
-		if n := e.shards.Count(); n != base {
+		if n := e.files(t); n != base {
 			t.Fatalf("%s: %d shard files, want %d", tc.name, n, base)
 		}
 	}

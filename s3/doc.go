@@ -64,7 +64,10 @@
 //	})
 //	srv := &http.Server{Addr: "127.0.0.1:9000", Handler: h, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 //
-// docs/design/s3.md lists the supported operations and auth modes.
+// docs/design/s3.md lists the supported operations and auth modes, and
+// the limits: at most Config.MaxRequests requests at once (more wait
+// QueueWait, then get 503 SlowDown), and every response write taken by the
+// client within WriteTimeout.
 //
 // Caveats:
 //

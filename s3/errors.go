@@ -77,7 +77,7 @@ var (
 	ErrRequestTimeout     = &Error{"RequestTimeout", http.StatusBadRequest, "Your socket connection to the server was not read from or written to within the timeout period."}
 	ErrOperationAborted   = &Error{"OperationAborted", http.StatusConflict, "A conflicting conditional operation is currently in progress against this resource. Please try again."}
 	ErrSlowDown           = &Error{"SlowDown", http.StatusServiceUnavailable, "Please reduce your request rate."}
-	ErrServiceUnavailable = &Error{"ServiceUnavailable", http.StatusServiceUnavailable, "Not enough storage disks or nodes are available; please retry."}
+	ErrServiceUnavailable = &Error{"ServiceUnavailable", http.StatusServiceUnavailable, "Not enough storage disks or nodes, or the metadata store, are available; please retry."}
 	ErrInsufficientSpace  = &Error{"InsufficientStorage", http.StatusInsufficientStorage, "The storage cluster is out of space."}
 	ErrInternal           = &Error{"InternalError", http.StatusInternalServerError, "We encountered an internal error. Please try again."}
 )
@@ -108,6 +108,8 @@ func apiError(err error) *Error {
 		return ErrInvalidPartOrder
 	case errors.Is(err, client.ErrEntityTooSmall):
 		return ErrEntityTooSmall
+	case errors.Is(err, client.ErrBusy): // the gateway's buffer memory is taken
+		return ErrSlowDown
 	case errors.Is(err, cairn.ErrNoSpace): // before ErrUnavailable, which wraps it
 		return ErrInsufficientSpace
 	case errors.Is(err, cairn.ErrUnavailable):

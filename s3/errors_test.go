@@ -273,7 +273,7 @@ func TestPutWithTooFewWritableDisks(t *testing.T) {
 		}
 	}
 	e.h.cfg.Objects = client.New(e.meta, e.shards, client.Config{BlockSize: blockSize})
-	stored := e.shards.Count()
+	stored := e.files(t)
 	_, err := e.root().PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("photos"), Key: aws.String("after"), Body: bytes.NewReader(data)})
 	wantCode(t, err, "ServiceUnavailable")
 	wantStatus(t, err, 503)
@@ -286,7 +286,7 @@ func TestPutWithTooFewWritableDisks(t *testing.T) {
 		got := send(t, e.signed(t, "PUT", tc.path, data, "", nil))
 		checkError(t, got, 503, "ServiceUnavailable", tc.message, log, "placement needs")
 	}
-	if n := e.shards.Count(); n != stored {
+	if n := e.files(t); n != stored {
 		t.Fatalf("%d shard files after the refused PUTs, %d before", n, stored)
 	}
 	out, err := e.root().GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("photos"), Key: aws.String("before")})

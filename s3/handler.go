@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"cairn"
 	"cairn/client"
 	"cairn/codec/all"
@@ -90,6 +92,15 @@ type Config struct {
 	// for this long (default 1 minute; negative disables). Header and idle
 	// timeouts belong to the http.Server.
 	BodyIdleTimeout time.Duration
+	// WriteTimeout cuts off a client that takes no byte of a response for
+	// this long (default 1 minute; negative disables).
+	WriteTimeout time.Duration
+	// MaxRequests bounds the requests served at once (default 256;
+	// negative: no bound). One more waits up to QueueWait for a slot,
+	// then gets 503 SlowDown (docs/design/s3.md, "Limits").
+	MaxRequests int
+	// QueueWait is how long a request waits for a slot (default 10 s).
+	QueueWait time.Duration
 	// Logger receives internal errors (default: discard).
 	Logger *slog.Logger
 }
@@ -137,16 +148,32 @@ func (c *Config) Validate() error {
 	if c.BodyIdleTimeout == 0 {
 		c.BodyIdleTimeout = time.Minute
 	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = time.Minute
+	}
+	if c.MaxRequests == 0 {
+		c.MaxRequests = DefaultMaxRequests
+	}
+	if c.QueueWait <= 0 {
+		c.QueueWait = DefaultQueueWait
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return nil
 }
 
+// Defaults of Config.
+const (
+	DefaultMaxRequests = 256
+	DefaultQueueWait   = 10 * time.Second
+)
+
 // Handler serves the S3 API (path-style addressing) over cairn. It is
 // stateless and safe for concurrent use.
 type Handler struct {
 	cfg    Config
+	slots  *slots // nil: no bound
 	reqID  atomic.Uint64
 	boot   int64  // start time, unique-ish prefix of request IDs
 	hostID string // x-amz-id-2: names this gateway without naming its host
@@ -161,7 +188,11 @@ func New(cfg Config) (*Handler, error) {
 	if _, err := rand.Read(id[:]); err != nil {
 		return nil, fmt.Errorf("s3: making the gateway's host ID: %w", err)
 	}
-	return &Handler{cfg: cfg, boot: cfg.Now().UnixNano(), hostID: base64.StdEncoding.EncodeToString(id[:])}, nil
+	h := &Handler{cfg: cfg, boot: cfg.Now().UnixNano(), hostID: base64.StdEncoding.EncodeToString(id[:])}
+	if cfg.MaxRequests > 0 {
+		h.slots = &slots{sem: semaphore.NewWeighted(int64(cfg.MaxRequests)), n: cfg.MaxRequests, wait: cfg.QueueWait}
+	}
+	return h, nil
 }
 
 // Subresources the gateway does not implement yet: a request naming one
@@ -186,14 +217,26 @@ type request struct {
 // ServeHTTP implements http.Handler. Every response, success or error,
 // carries the request's ID in x-amz-request-id (and the gateway's in
 // x-amz-id-2); an error body carries it as RequestId, and the log line of
-// a failed request as request_id.
+// a failed request as request_id. A request is served once it has a slot
+// (Config.MaxRequests), and its response is written under
+// Config.WriteTimeout.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.WriteTimeout > 0 {
+		w = newWriteDeadline(w, h.cfg.WriteTimeout)
+	}
 	id := fmt.Sprintf("%X%06X", h.boot, h.reqID.Add(1))
 	w.Header().Set("X-Amz-Request-Id", id)
 	w.Header().Set("X-Amz-Id-2", h.hostID)
 	w.Header().Set("Server", "cairn")
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	req := &request{id: id, w: w, r: r, bucket: bucket, key: key}
+	if h.slots != nil {
+		if err := h.slots.take(r.Context()); err != nil {
+			h.writeError(req, err)
+			return
+		}
+		defer h.slots.give()
+	}
 	a, err := h.authenticate(r)
 	if err == nil {
 		req.auth = a

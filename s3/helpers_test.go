@@ -29,6 +29,7 @@ import (
 	mcreds "github.com/minio/minio-go/v7/pkg/credentials"
 
 	"cairn"
+	"cairn/cleanup"
 	"cairn/client"
 	"cairn/meta/mem"
 )
@@ -56,6 +57,16 @@ type env struct {
 
 	mu    sync.Mutex
 	modes map[string]int // x-amz-content-sha256 modes seen (hex hashes as "sha256"); guarded by mu
+}
+
+// files runs the cleanup queue with no grace period (as if it had
+// passed) and returns the shard files left.
+func (e *env) files(t testing.TB) int {
+	t.Helper()
+	if _, err := cleanup.New(e.meta, e.shards, cleanup.Config{Grace: -1, Rate: 1e6}).Run(context.Background(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return e.shards.Count()
 }
 
 // payloadModes returns how many requests used each payload mode.

@@ -100,7 +100,7 @@ func TestMultipartSDK(t *testing.T) {
 		t.Fatalf("Location %q, want %q", aws.ToString(out.Location), want)
 	}
 	// Part 4 was not chosen: only 3 parts × 6 shards remain.
-	if n := e.shards.Count(); n != 18 {
+	if n := e.files(t); n != 18 {
 		t.Fatalf("%d shard files, want 18", n)
 	}
 	_, err = c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: id, PartNumber: aws.Int32(1), Body: strings.NewReader("x")})
@@ -131,7 +131,7 @@ func TestMultipartSDK(t *testing.T) {
 	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("small")}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.shards.Count(); n != 3 { // a small object: 3 copies
+	if n := e.files(t); n != 3 { // a small object: 3 copies
 		t.Fatalf("%d shard files after overwrite, want 3", n)
 	}
 }
@@ -156,7 +156,7 @@ func TestMultipartAbort(t *testing.T) {
 	if _, err := c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.shards.Count(); n != 0 {
+	if n := e.files(t); n != 0 {
 		t.Fatalf("%d shard files after abort", n)
 	}
 	_, err = c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId})
@@ -200,7 +200,7 @@ func TestMultipartMinio(t *testing.T) {
 	if err := e.minio(t).RemoveObject(ctx, "bkt", "m", minio.RemoveObjectOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.shards.Count(); n != 0 {
+	if n := e.files(t); n != 0 {
 		t.Fatalf("%d shard files after delete", n)
 	}
 }

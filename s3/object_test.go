@@ -139,7 +139,7 @@ func TestObjectErrors(t *testing.T) {
 	// No shards are left behind by the failed PUTs: 2 objects × 6 shards
 	// (md5, md5-minio) and the 1024-byte key's one byte, a small object,
 	// × 3 copies.
-	if n := e.shards.Count(); n != 15 {
+	if n := e.files(t); n != 15 {
 		t.Fatalf("%d shard files, want 15", n)
 	}
 }

@@ -77,6 +77,11 @@ func TestAPIError(t *testing.T) {
 		{fmt.Errorf("%w: storing shard 0: %w", cairn.ErrUnavailable, cairn.ErrNotFound), "ServiceUnavailable", 503},
 		{&placement.TooFewDisksError{Need: 6, Have: 4}, "ServiceUnavailable", 503},
 		{fmt.Errorf("etcd: %w", context.DeadlineExceeded), "ServiceUnavailable", 503},
+		// What meta/etcd returns when etcd does not answer within its deadline.
+		{fmt.Errorf("object b/k: %w: metadata store: %w", cairn.ErrUnavailable, context.DeadlineExceeded), "ServiceUnavailable", 503},
+		// A node call whose node stalled: not found is not what it means.
+		{fmt.Errorf("%w: node n1 did not answer within 30s: %w", cairn.ErrUnavailable, cairn.ErrNotFound), "ServiceUnavailable", 503},
+		{fmt.Errorf("put: %w: waited 10s for 1048576 bytes", client.ErrBusy), "SlowDown", 503},
 		{withCause(ErrSlowDown, cairn.ErrConflict), "SlowDown", 503},
 		{cairn.ErrConflict, "OperationAborted", 409},
 		{context.Canceled, "RequestTimeout", 400},

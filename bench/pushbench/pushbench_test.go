@@ -41,7 +41,7 @@ func TestRunRebuildsEveryScheme(t *testing.T) {
 		nodes = append(nodes, Node{ID: id, Addr: srv.Addr(), Disk: disk})
 		addrs[disk] = srv.Addr()
 	}
-	nc := node.NewClient("s", func(d cairn.DiskID) (string, error) { return addrs[d], nil }, nil)
+	nc := node.NewClient("s", func(_ context.Context, d cairn.DiskID) (string, error) { return addrs[d], nil }, nil)
 	cfg := Config{
 		Points:   []Point{{K: 6, R: 3, F: 1, Unit: 16 << 10}, {K: 6, R: 3, F: 2, Unit: 20000}},
 		NodeData: 256 << 10, ShardSize: 64 << 10, LinkRate: 1e6, Seed: 3,

@@ -80,7 +80,7 @@ func startNodes(ctx context.Context, dir string, specs []nodeSpec) ([]nodeProc, 
 		}
 		procs = append(procs, np)
 	}
-	nc := node.NewClient(secret, func(d cairn.DiskID) (string, error) {
+	nc := node.NewClient(secret, func(_ context.Context, d cairn.DiskID) (string, error) {
 		if a, ok := addrs[d]; ok {
 			return a, nil
 		}

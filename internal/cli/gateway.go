@@ -82,8 +82,9 @@ func loadOrMakeCreds(path string) (c s3Creds, fresh bool, err error) {
 
 // startS3 serves the S3 API of cl on addr until ctx ends; it returns the
 // listener's address and a stop function. users, if not "", is a users
-// file, reloaded on SIGHUP.
-func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users string, log *slog.Logger) (string, func(), error) {
+// file, reloaded on SIGHUP. lim holds the handler's limits and timeouts
+// (serveFlags).
+func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users string, lim s3.Config, log *slog.Logger) (string, func(), error) {
 	ids, err := loadUsers(users, creds)
 	if err != nil {
 		return "", nil, err
@@ -91,11 +92,15 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 	live := &liveCreds{}
 	live.set(ids)
 	h, err := s3.New(s3.Config{
-		Objects:       cl.data,
-		Meta:          cl.meta,
-		Credentials:   live,
-		DefaultPolicy: DefaultPolicy,
-		Logger:        log,
+		Objects:         cl.data,
+		Meta:            cl.meta,
+		Credentials:     live,
+		DefaultPolicy:   DefaultPolicy,
+		Logger:          log,
+		BodyIdleTimeout: lim.BodyIdleTimeout,
+		WriteTimeout:    lim.WriteTimeout,
+		MaxRequests:     lim.MaxRequests,
+		QueueWait:       lim.QueueWait,
 	})
 	if err != nil {
 		return "", nil, err
@@ -138,9 +143,18 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	users := fs.String("users", "", usersHelp)
 	verbose := fs.Bool("v", false, "log more")
 	creds := credFlags(fs)
+	serve := addServeFlags(fs)
 	cmdline.Usage(fs, "cairn gateway --config CLIENT.CONF [--s3-addr ADDR] --access-key K --secret-key S",
-		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe root credentials come from the flags or $CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY.")
-	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe root credentials come from the flags or $CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY.\n"+
+			"Every metadata and node call has a deadline, and requests and their memory are bounded: a request that\n"+
+			"cannot be served in time gets 503 (ServiceUnavailable or SlowDown) with Retry-After.")
+	var lim serveLimits
+	opts := func() (clusterOptions, error) {
+		var err error
+		lim, err = serve.limits(logger(stderr, *verbose))
+		return lim.cluster, err
+	}
+	return withClusterOpts(ctx, fs, args, stdout, stderr, 0, 0, opts, func(ctx context.Context, cl *cluster, _ []string) error {
 		c, ok, err := creds()
 		if err != nil {
 			return err
@@ -148,7 +162,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if !ok {
 			return fmt.Errorf("%w: cairn gateway needs S3 credentials (--access-key/--secret-key or $CAIRN_ACCESS_KEY/$CAIRN_SECRET_KEY)", ErrUsage)
 		}
-		where, stop, err := startS3(ctx, cl, *addr, c, *users, logger(stderr, *verbose))
+		where, stop, err := startS3(ctx, cl, *addr, c, *users, lim.s3, logger(stderr, *verbose))
 		if err != nil {
 			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}}, "")
 		}

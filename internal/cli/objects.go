@@ -48,6 +48,13 @@ func withCluster(ctx context.Context, fs *flag.FlagSet, args []string, stdout, s
 // withClusterArgs is withCluster taking between lo and hi arguments.
 func withClusterArgs(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, lo, hi int,
 	fn func(ctx context.Context, cl *cluster, args []string) error) error {
+	return withClusterOpts(ctx, fs, args, stdout, stderr, lo, hi, nil, fn)
+}
+
+// withClusterOpts is withClusterArgs connecting with the options opts
+// returns once the flags are parsed (nil: the defaults).
+func withClusterOpts(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, lo, hi int,
+	opts func() (clusterOptions, error), fn func(ctx context.Context, cl *cluster, args []string) error) error {
 	load := configFlag(fs)
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, true); err != nil {
 		return err
@@ -61,11 +68,18 @@ func withClusterArgs(ctx context.Context, fs *flag.FlagSet, args []string, stdou
 		}
 		return fmt.Errorf("%w: %s takes %s argument(s), got %d", ErrUsage, fs.Name(), want, n)
 	}
+	o := clusterOptions{log: logger(stderr, false)}
+	if opts != nil {
+		var err error
+		if o, err = opts(); err != nil {
+			return err
+		}
+	}
 	cfg, err := load()
 	if err != nil {
 		return err
 	}
-	cl, err := openCluster(ctx, cfg, stderr)
+	cl, err := openCluster(ctx, cfg, o)
 	if err != nil {
 		return err
 	}

@@ -83,6 +83,8 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	creds := credFlags(fs)
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
 	rep := repairFlags(fs)
+	serve := addServeFlags(fs)
+	clean := addCleanupFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
@@ -114,6 +116,13 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return listenError(err, las, "or move every port with --port-base")
 	}
 	log := logger(stderr, *verbose)
+	lim, err := serve.limits(log)
+	if err != nil {
+		return err
+	}
+	if err := clean.validate(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		return err
 	}
@@ -136,7 +145,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, disks: diskPaths,
-		director: true, grace: *grace, repair: rep, log: log,
+		director: true, grace: *grace, repair: rep, cleanup: clean, log: log,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -156,12 +165,13 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	cl, err := openCluster(ctx, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}, stderr)
+	lim.cluster.log = logger(stderr, false)
+	cl, err := openCluster(ctx, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}, lim.cluster)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	s3At, stopS3, err := startS3(ctx, cl, at["s3-addr"], c, *users, log)
+	s3At, stopS3, err := startS3(ctx, cl, at["s3-addr"], c, *users, lim.s3, log)
 	if err != nil {
 		return taken(err, "s3-addr")
 	}
@@ -194,6 +204,7 @@ type nodeOptions struct {
 	grace    time.Duration
 	linkRate int64 // bytes/s each way, 0 = unlimited
 	repair   *repairOptions
+	cleanup  *cleanupFlags // the director's cleanup duty
 	log      *slog.Logger
 }
 
@@ -235,7 +246,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	}
 	var dir *director.Director
 	if o.director {
-		cl := newCluster(store, o.secret, client.Config{Logger: o.log})
+		cl := newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{})
 		data := cl.data
 		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,
@@ -249,6 +260,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		}}
 		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log)
 		duties = append(duties, repairs...)
+		duties = append(duties, o.cleanup.duty(cl, o.log))
 		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties, Census: census})
 	}
 	return srv.Addr(), func() {
@@ -273,6 +285,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	grace := fs.Duration("grace", 30*time.Second, "director: how long a disk is suspect before it is marked down")
 	linkRate := fs.String("link-rate", "", "limit this node's network traffic to SIZE per second in each direction (for experiments, e.g. 10MiB; default unlimited)")
 	rep := repairFlags(fs)
+	clean := addCleanupFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
 	var disks multiFlag
 	fs.Var(&disks, "disk", diskSpecHelp+"; required. The order names the disks: the i-th is ID/disk<i>")
@@ -283,6 +296,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *id == "" || *metaEP == "" || len(disks) == 0 {
 		return fmt.Errorf("%w: cairn node needs --id, --meta and at least one --disk", ErrUsage)
+	}
+	if err := clean.validate(); err != nil {
+		return err
 	}
 	secret := os.Getenv("CAIRN_SECRET")
 	if *secretFile != "" {
@@ -311,7 +327,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	log := logger(stderr, *verbose)
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, log: log})
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, cleanup: clean, log: log})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}

@@ -3,8 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -26,71 +25,114 @@ type cluster struct {
 
 func (c *cluster) Close() error { return c.meta.Close() }
 
+// clusterOptions shape a connection to a cluster. Zero values take the
+// defaults.
+type clusterOptions struct {
+	metaTimeout time.Duration  // bounds every metadata call (etcdmeta.Options.CallTimeout)
+	node        node.Timeouts  // bound the node calls
+	memory      *client.Budget // bounds the data path's buffers (nil: unbounded)
+	log         *slog.Logger   // warnings (shards decoded around); required
+}
+
 // openCluster connects to the metadata endpoints of cfg.
-// Warnings (shards decoded around) go to stderr.
-func openCluster(ctx context.Context, cfg ClientConfig, stderr io.Writer) (*cluster, error) {
-	store, err := etcdmeta.Open(ctx, cfg.Meta, etcdmeta.Options{})
+func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*cluster, error) {
+	store, err := etcdmeta.Open(ctx, cfg.Meta, etcdmeta.Options{CallTimeout: o.metaTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)
 	}
-	return newCluster(store, cfg.Secret, client.Config{Logger: logger(stderr, false)}), nil
+	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory}, o.node), nil
 }
 
-func newCluster(store meta.Store, secret string, ccfg client.Config) *cluster {
+func newCluster(store meta.Store, secret string, ccfg client.Config, t node.Timeouts) *cluster {
 	r := &resolver{store: store}
-	nc := node.NewClient(secret, r.resolve, &http.Client{Transport: &http.Transport{
-		MaxIdleConnsPerHost: 64,
-		WriteBufferSize:     256 << 10,
-		ReadBufferSize:      256 << 10,
-		IdleConnTimeout:     90 * time.Second,
-	}})
+	nc := node.NewClient(secret, r.resolve, node.NewHTTPClient(t)).WithTimeouts(t)
 	return &cluster{meta: store, data: client.New(store, nc, ccfg), nodes: nc}
 }
 
+// resolverMaxAge is how long the resolver trusts the cluster map it read.
+const resolverMaxAge = 30 * time.Second
+
 // resolver maps disks to node addresses from the cluster map, re-reading
-// it when a disk is unknown.
+// it when a disk is unknown or the map is older than resolverMaxAge. One
+// read runs at a time, under the context of the call that needs it, and
+// never under mu; calls that need the map meanwhile wait for it (or for
+// their own ctx). A map that cannot be re-read serves on while stale.
 type resolver struct {
 	store meta.Store
-	mu    sync.Mutex
-	addr  map[cairn.DiskID]string // guarded by mu
-	read  time.Time               // guarded by mu
+
+	mu      sync.Mutex
+	addr    map[cairn.DiskID]string // guarded by mu
+	read    time.Time               // when addr was read; guarded by mu
+	reading chan struct{}           // closed when the read in flight ends; nil: none; guarded by mu
 }
 
-func (r *resolver) resolve(d cairn.DiskID) (string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if a, ok := r.addr[d]; ok && time.Since(r.read) < 30*time.Second {
-		return a, nil
+func (r *resolver) resolve(ctx context.Context, d cairn.DiskID) (string, error) {
+	for {
+		r.mu.Lock()
+		a, ok := r.addr[d]
+		if ok && time.Since(r.read) < resolverMaxAge {
+			r.mu.Unlock()
+			return a, nil
+		}
+		if wait := r.reading; wait != nil {
+			r.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+		done := make(chan struct{})
+		r.reading = done
+		r.mu.Unlock()
+
+		addr, err := r.readMap(ctx)
+		r.mu.Lock()
+		if err == nil {
+			r.addr, r.read = addr, time.Now()
+		}
+		r.reading = nil
+		close(done)
+		r.mu.Unlock()
+		switch {
+		case err != nil && ok:
+			return a, nil // stale, but the best there is
+		case err != nil:
+			return "", err
+		}
+		if a := addr[d]; a != "" {
+			return a, nil
+		}
+		return "", fmt.Errorf("disk %s: %w in the cluster map", d, cairn.ErrNotFound)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+}
+
+// readMap reads the address of every disk's node.
+func (r *resolver) readMap(ctx context.Context) (map[cairn.DiskID]string, error) {
 	nodes, err := r.store.Nodes(ctx)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	disks, err := r.store.Disks(ctx)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	byNode := map[cairn.NodeID]string{}
 	for _, n := range nodes {
 		byNode[n.ID] = n.Addr
 	}
-	r.addr = map[cairn.DiskID]string{}
+	addr := map[cairn.DiskID]string{}
 	for _, dk := range disks {
-		r.addr[dk.ID] = byNode[dk.Node]
+		addr[dk.ID] = byNode[dk.Node]
 	}
-	r.read = time.Now()
-	a, ok := r.addr[d]
-	if !ok || a == "" {
-		return "", fmt.Errorf("disk %s: %w in the cluster map", d, cairn.ErrNotFound)
-	}
-	return a, nil
+	return addr, nil
 }
 
-// The node protocol's client is the data path's and the repairer's
-// transport as is.
+// The node protocol's client is the data path's, the repairer's and the
+// cleanup worker's transport as is.
 var (
 	_ client.Shards   = (*node.Client)(nil)
 	_ repair.Executor = (*node.Client)(nil)
+	_ node.Resolver   = (*resolver)(nil).resolve
 )

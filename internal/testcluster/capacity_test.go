@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -166,6 +167,7 @@ func TestStoredBytesAtExpansion(t *testing.T) {
 		}
 		rows = append(rows, r)
 	}
+	waitCleaned(t, d, time.Unix(0, 0)) // the files of cancelled shard streams
 	_, byVersion, _, _ := shardBytes(t, s.Data)
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-11s %-10s %12s %12s %7s %12s %7s %12s\n", "policy", "size", "logical", "stored", "ratio", "bound", "slack", "padded")
@@ -196,7 +198,9 @@ func TestStoredBytesAtExpansion(t *testing.T) {
 // directories within 1 %, and the buckets' logical bytes with the
 // listings exactly.
 func TestUsageAgreesWithDisks(t *testing.T) {
-	s := testcluster.StartServer(t, "")
+	// No grace period: the overwritten and deleted objects' files go as
+	// soon as the cleanup duty runs, which the test waits for.
+	s := testcluster.StartServer(t, "", "--cleanup-grace", "0s", "--cleanup-every", "1s")
 	d := serverDirect(t, s)
 	ctx := context.Background()
 	c := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.S3), UsePathStyle: true,
@@ -292,6 +296,7 @@ func TestUsageAgreesWithDisks(t *testing.T) {
 			Bytes int64  `json:"bytes"`
 		} `json:"disks"`
 	}
+	waitCleaned(t, d, time.Now().Add(time.Hour))
 	out := s.CLI(t, "admin", "du", "--json", "--disks")
 	if err := json.Unmarshal([]byte(out), &du); err != nil {
 		t.Fatalf("du --json: %v\n%s", err, out)
@@ -366,6 +371,17 @@ func TestUsageAgreesWithDisks(t *testing.T) {
 		t.Error("admin du of a bucket that does not exist succeeded")
 	}
 	t.Logf("admin du:\n%s", s.CLI(t, "admin", "du"))
+}
+
+// waitCleaned waits until the cleanup queue holds no record due by until
+// (docs/design/cleanup.md): the director's cleanup duty deleted their
+// files.
+func waitCleaned(t *testing.T, d *direct, until time.Time) {
+	t.Helper()
+	waitFor(t, time.Minute, "the cleanup queue to empty", func() bool {
+		cs, err := d.meta.Cleanups(t.Context(), until, 1)
+		return err == nil && len(cs) == 0
+	})
 }
 
 // newPattern returns n pseudo-random bytes (seeded).

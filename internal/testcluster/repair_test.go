@@ -42,7 +42,7 @@ func newDirect(t *testing.T, endpoints []string, secret string, cfg client.Confi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	resolve := func(d cairn.DiskID) (string, error) {
+	resolve := func(_ context.Context, d cairn.DiskID) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		disks, err := store.Disks(ctx)

@@ -29,6 +29,13 @@ type Options struct {
 	// DialTimeout bounds how long Open waits for the cluster to answer;
 	// 5 s if zero.
 	DialTimeout time.Duration
+	// CallTimeout bounds every unary etcd call (a read, a Txn, a lease
+	// grant); a call that gets no answer in time fails with an error
+	// wrapping cairn.ErrUnavailable and context.DeadlineExceeded
+	// (docs/design/meta.md, "Deadlines"). DefaultCallTimeout if zero.
+	CallTimeout time.Duration
+	// Now is the clock of the cleanup records' Since (default time.Now).
+	Now func() time.Time
 	// SessionTTL is the lease TTL of election sessions: how long a crashed
 	// leader keeps its role before another campaigner takes over. Rounded up
 	// to whole seconds; 10 s if zero.
@@ -48,6 +55,7 @@ type Store struct {
 	k          keys
 	log        *slog.Logger
 	sessionTTL int // seconds
+	now        func() time.Time
 
 	// ctx lives until Close; background goroutines (lease renewal,
 	// leadership watchers) end with it and are counted by wg.
@@ -81,6 +89,12 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 	if opts.SessionTTL <= 0 {
 		opts.SessionTTL = 10 * time.Second
 	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -100,12 +114,15 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 	if err != nil {
 		return nil, fmt.Errorf("open etcd store at %v: %w", endpoints, err)
 	}
+	cli.KV = timedKV{KV: cli.KV, d: opts.CallTimeout}
+	cli.Lease = timedLease{Lease: cli.Lease, d: opts.CallTimeout}
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Store{
 		cli:         cli,
 		k:           keys{p: normalizePrefix(opts.Prefix)},
 		log:         log,
 		sessionTTL:  ttlSeconds(opts.SessionTTL),
+		now:         opts.Now,
 		ctx:         sctx,
 		cancel:      cancel,
 		leaderships: make(map[*leadership]struct{}),
@@ -180,12 +197,18 @@ func (s *Store) Close() error {
 }
 
 // wrap adds op to an infrastructure error, reporting ErrClosed instead if
-// the store was closed under the call.
+// the store was closed under the call. Every error but a cancellation
+// (the caller gave up) also wraps cairn.ErrUnavailable: etcd did not
+// answer in time (a deadline, which stays in the chain), had no leader, or
+// failed otherwise.
 func (s *Store) wrap(op string, err error) error {
-	if s.closed.Load() {
+	switch {
+	case s.closed.Load():
 		return fmt.Errorf("%s: %w (%v)", op, meta.ErrClosed, err)
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	return fmt.Errorf("%s: %w", op, err)
+	return fmt.Errorf("%s: %w: metadata store: %w", op, cairn.ErrUnavailable, err)
 }
 
 // ---- cluster map ----
@@ -533,7 +556,8 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 		d := meta.NewDelta()
 		d.Object(m, 1)
 		d.Object(old, -1)
-		return planned{ops: []clientv3.Op{clientv3.OpPut(ok, v)}, delta: d}
+		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpPut(ok, v)}, delta: d},
+			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
 	})
 }
 
@@ -612,7 +636,8 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 		deleted = m
 		d := meta.NewDelta()
 		d.Object(m, -1)
-		return planned{ops: []clientv3.Op{clientv3.OpDelete(ok)}, delta: d}
+		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpDelete(ok)}, delta: d},
+			cairn.CleanupDelete, bucket, key, m.Files())
 	})
 	if err != nil {
 		return nil, err

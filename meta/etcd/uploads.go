@@ -134,7 +134,11 @@ func (s *Store) PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*
 			prev = &ps[0]
 			d.Parts(ps, -1)
 		}
-		return planned{ops: []clientv3.Op{clientv3.OpPut(pk, string(v)), clientv3.OpPut(uk, "", clientv3.WithIgnoreValue())}, delta: d}
+		pl := planned{ops: []clientv3.Op{clientv3.OpPut(pk, string(v)), clientv3.OpPut(uk, "", clientv3.WithIgnoreValue())}, delta: d}
+		if prev == nil {
+			return pl
+		}
+		return s.withDiscard(pl, cairn.CleanupPart, bucket, upKey(r.kv[uk]), prev.Files())
 	})
 	if err != nil {
 		return nil, err
@@ -189,7 +193,8 @@ func (s *Store) DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Pa
 		}
 		d := meta.NewDelta()
 		d.Parts(parts, -1)
-		return planned{ops: []clientv3.Op{clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())}, delta: d}
+		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())}, delta: d},
+			cairn.CleanupAbort, bucket, upKey(r.kv[uk]), cairn.PartFiles(parts))
 	})
 	if err != nil {
 		return nil, err
@@ -241,10 +246,22 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		d.Object(m, 1)
 		d.Object(old, -1)
 		d.Parts(parts, -1)
-		return planned{ops: []clientv3.Op{clientv3.OpPut(ok, v), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())}, delta: d}
+		pl := s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpPut(ok, v), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())}, delta: d},
+			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
+		return s.withDiscard(pl, cairn.CleanupUnchosen, m.Bucket, m.Key, meta.Unchosen(parts, m))
 	})
 	if err != nil {
 		return nil, err
 	}
 	return parts, nil
+}
+
+// upKey returns the object key of an upload record as read (for cleanup
+// records; "" if it cannot be decoded).
+func upKey(rec *mvccpb.KeyValue) string {
+	var u cairn.Upload
+	if rec == nil || json.Unmarshal(rec.Value, &u) != nil {
+		return ""
+	}
+	return u.Key
 }

@@ -33,9 +33,12 @@ type Store struct {
 	progress *cairn.RepairProgress
 	stamp    int64 // last upload stamp handed out
 	usage    cairn.Usage
-	leases   map[string]*lease
-	roles    map[string]*role
-	stops    []func() bool // context.AfterFunc stoppers of lease watchers, run by Close
+	cleanups *btree.BTreeG[cairn.Cleanup] // by ID
+	// cleanupSeq is the last cleanup ID suffix handed out.
+	cleanupSeq int64
+	leases     map[string]*lease
+	roles      map[string]*role
+	stops      []func() bool // context.AfterFunc stoppers of lease watchers, run by Close
 }
 
 // bucket is a bucket and its committed manifests, ordered by key.
@@ -66,15 +69,16 @@ func WithClock(now func() time.Time) Option {
 // New returns an empty store.
 func New(opts ...Option) *Store {
 	s := &Store{
-		now:     time.Now,
-		nodes:   make(map[cairn.NodeID]cairn.Node),
-		disks:   make(map[cairn.DiskID]cairn.Disk),
-		pgs:     make(map[int]cairn.PGTable),
-		buckets: make(map[string]*bucket),
-		uploads: make(map[string]*upload),
-		repairs: make(map[string]cairn.RepairTask),
-		leases:  make(map[string]*lease),
-		roles:   make(map[string]*role),
+		now:      time.Now,
+		nodes:    make(map[cairn.NodeID]cairn.Node),
+		disks:    make(map[cairn.DiskID]cairn.Disk),
+		pgs:      make(map[int]cairn.PGTable),
+		buckets:  make(map[string]*bucket),
+		uploads:  make(map[string]*upload),
+		repairs:  make(map[string]cairn.RepairTask),
+		cleanups: btree.NewG(8, func(a, b cairn.Cleanup) bool { return a.ID < b.ID }),
+		leases:   make(map[string]*lease),
+		roles:    make(map[string]*role),
 	}
 	for _, o := range opts {
 		o(s)
@@ -318,6 +322,7 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 	d.Object(m, 1)
 	if ok {
 		d.Object(cur, -1)
+		s.discardLocked(cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(cur, m))
 	}
 	d.AddTo(&s.usage)
 	b.objects.ReplaceOrInsert(cloneManifest(m))
@@ -363,6 +368,7 @@ func (s *Store) DeleteManifest(ctx context.Context, bucketName, key, version str
 	d := meta.NewDelta()
 	d.Object(m, -1)
 	d.AddTo(&s.usage)
+	s.discardLocked(cairn.CleanupDelete, bucketName, key, m.Files())
 	return m, nil // removed from the tree: no longer shared
 }
 

@@ -42,6 +42,7 @@ func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 	d.Object(m, 1)
 	d.Object(cur, -1)
 	d.AddTo(&s.usage)
+	s.discardLocked(cairn.CleanupRepair, m.Bucket, m.Key, cairn.Superseded(cur, m))
 	b.objects.ReplaceOrInsert(cloneManifest(m))
 	return nil
 }

@@ -92,6 +92,7 @@ func (s *Store) PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*
 	if old, ok := up.parts[p.Number]; ok {
 		prev = &old
 		d.Parts([]cairn.Part{old}, -1)
+		s.discardLocked(cairn.CleanupPart, up.u.Bucket, up.u.Key, old.Files())
 	}
 	d.AddTo(&s.usage)
 	up.parts[p.Number] = clonePart(p)
@@ -136,6 +137,7 @@ func (s *Store) DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Pa
 	d := meta.NewDelta()
 	d.Parts(parts, -1)
 	d.AddTo(&s.usage)
+	s.discardLocked(cairn.CleanupAbort, up.u.Bucket, up.u.Key, cairn.PartFiles(parts))
 	return parts, nil
 }
 
@@ -170,9 +172,11 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 	d.Object(m, 1)
 	if ok {
 		d.Object(cur, -1)
+		s.discardLocked(cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(cur, m))
 	}
 	d.Parts(parts, -1)
 	d.AddTo(&s.usage)
+	s.discardLocked(cairn.CleanupUnchosen, m.Bucket, m.Key, meta.Unchosen(parts, m))
 	b.objects.ReplaceOrInsert(cloneManifest(m))
 	delete(s.uploads, m.Bucket+"/"+id)
 	return parts, nil

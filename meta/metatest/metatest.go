@@ -43,6 +43,8 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Usage", testUsage},
 		{"UsageRace", testUsageRace},
 		{"RepairTasks", testRepairTasks},
+		{"Cleanups", testCleanups},
+		{"CleanupWrites", testCleanupWrites},
 		{"Leases", testLeases},
 		{"Campaign", testCampaign},
 		{"Close", testClose},
