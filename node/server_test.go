@@ -133,9 +133,14 @@ func TestServerLifecycle(t *testing.T) {
 	leaseCtx := reg.leaseCtx
 	reg.mu.Unlock()
 
-	// Start registers each disk once; each refresh re-registers them all.
-	if n := reg.puts(); n != len(cfg.Disks) {
-		t.Fatalf("%d disk puts after Start, want %d", n, len(cfg.Disks))
+	// Start registers each disk before it returns, and each volume's check
+	// registers its disk again when it ends, in the background; after
+	// that, each refresh re-registers them all.
+	if n := reg.puts(); n < len(cfg.Disks) {
+		t.Fatalf("%d disk puts after Start, want at least %d", n, len(cfg.Disks))
+	}
+	for _, d := range cfg.Disks {
+		reg.waitDisk(t, d.ID, func(d cairn.Disk) bool { return d.Check == cairn.CheckOK })
 	}
 	refresh := func() {
 		t.Helper()
@@ -338,8 +343,10 @@ func TestServerReformatsVanishedDisk(t *testing.T) {
 	if got, err := readAll(t, c, id, shardName(2, 0), 0, -1); err != nil || string(got) != "new" {
 		t.Fatalf("read from the new volume: %q %v", got, err)
 	}
-	// NoFormat: the vanished disk stays a fault, never formatted.
-	if d := reg.disk("node1/disk2"); d.Fault == "" || d.Check != "" {
+	// NoFormat: the vanished disk stays a fault, never formatted. (The
+	// refresh may still be on its way to disk2 when disk1's new volume
+	// has registered its check: wait for disk2's registration.)
+	if d := reg.waitDisk(t, "node1/disk2", func(d cairn.Disk) bool { return d.Fault != "" }); d.Check != "" {
 		t.Fatalf("vanished NoFormat disk registered as %+v", d)
 	}
 	if _, err := mem.Stat("/data/d2"); err == nil {
