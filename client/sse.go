@@ -1,0 +1,277 @@
+package client
+
+import (
+	"context"
+	"crypto/md5"
+	"fmt"
+	"hash"
+	"io"
+
+	"cairn"
+	"cairn/crypt"
+)
+
+// Encryption at rest (docs/design/encryption.md): a PUT with
+// PutOptions.SSE encrypts the body before the codec sees it, so shards
+// hold only ciphertext; a GET decrypts after decoding, only the segments
+// its range touches.
+
+// KeyService seals and unseals data keys with the cluster's master keys
+// (SSE-S3). crypt.Keyring implements it from a key file; a remote key
+// manager (Vault Transit, KMIP) would implement the same two calls. It
+// must be safe for concurrent use.
+type KeyService interface {
+	// Seal seals dataKey with the current master key and returns that
+	// key's ID and the sealed bytes; rand is the source of any nonce the
+	// service draws locally.
+	Seal(ctx context.Context, dataKey []byte, rand io.Reader) (keyID string, sealed []byte, err error)
+	// Unseal opens a data key sealed by master key keyID. An error
+	// wrapping cairn.ErrCorrupt means the key is unknown or the sealed
+	// bytes do not open.
+	Unseal(ctx context.Context, keyID string, sealed []byte) ([]byte, error)
+}
+
+var _ KeyService = (*crypt.Keyring)(nil)
+
+// SSE asks for an object to be encrypted at rest (PutOptions.SSE), or
+// carries the customer key of an SSE-C request (UploadPart).
+type SSE struct {
+	Scheme      string // cairn.SSES3 or cairn.SSEC
+	CustomerKey []byte // SSE-C: the customer's 32-byte key
+}
+
+// GetOptions are per-request settings for GetWith.
+type GetOptions struct {
+	// CustomerKey is the SSE-C key of an object written with one; it must
+	// be nil for any other object.
+	CustomerKey []byte
+}
+
+// Encryption errors.
+var (
+	// ErrNoKeyService: an SSE-S3 object is written or read by a client
+	// without Config.Keys. Wraps cairn.ErrInvalid.
+	ErrNoKeyService = fmt.Errorf("%w: SSE-S3 needs a key service (a master key file)", cairn.ErrInvalid)
+	// ErrEncryptionMismatch: a request's encryption parameters do not fit
+	// the object or upload: an SSE-C object read without its key, or a
+	// key sent for an object that has none. Wraps cairn.ErrInvalid.
+	ErrEncryptionMismatch = fmt.Errorf("%w: the request's encryption parameters do not match the object's", cairn.ErrInvalid)
+)
+
+// newEncryption draws a data key for a new object (or upload) and seals
+// it as sse asks. It returns nil, nil for sse nil.
+func (c *Client) newEncryption(ctx context.Context, sse *SSE) (*cairn.Encryption, []byte, error) {
+	if sse == nil {
+		return nil, nil, nil
+	}
+	dk, err := crypt.NewDataKey(c.cfg.Rand)
+	if err != nil {
+		return nil, nil, err
+	}
+	e := &cairn.Encryption{Scheme: sse.Scheme, Cipher: cairn.Cipher}
+	switch sse.Scheme {
+	case cairn.SSES3:
+		if c.cfg.Keys == nil {
+			return nil, nil, ErrNoKeyService
+		}
+		if e.KeyID, e.SealedKey, err = c.cfg.Keys.Seal(ctx, dk, c.cfg.Rand); err != nil {
+			return nil, nil, fmt.Errorf("sealing the data key: %w", err)
+		}
+	case cairn.SSEC:
+		if e.SealedKey, e.KeySalt, e.KeyHMAC, err = crypt.SealCustomer(sse.CustomerKey, dk, c.cfg.Rand); err != nil {
+			return nil, nil, err
+		}
+	default:
+		return nil, nil, fmt.Errorf("%w: encryption scheme %q", cairn.ErrInvalid, sse.Scheme)
+	}
+	return e, dk, nil
+}
+
+// dataKey unseals the data key of e with the key service or the customer
+// key: ErrEncryptionMismatch if customerKey is given for SSE-S3 or
+// missing for SSE-C, crypt.ErrWrongKey (cairn.ErrAuth) if it is not the
+// object's.
+func (c *Client) dataKey(ctx context.Context, e *cairn.Encryption, customerKey []byte) ([]byte, error) {
+	switch e.Scheme {
+	case cairn.SSES3:
+		if customerKey != nil {
+			return nil, fmt.Errorf("%w: a customer key for an SSE-S3 object", ErrEncryptionMismatch)
+		}
+		if c.cfg.Keys == nil {
+			return nil, ErrNoKeyService
+		}
+		return c.cfg.Keys.Unseal(ctx, e.KeyID, e.SealedKey)
+	case cairn.SSEC:
+		if customerKey == nil {
+			return nil, fmt.Errorf("%w: an SSE-C object needs its customer key", ErrEncryptionMismatch)
+		}
+		return crypt.UnsealCustomer(customerKey, e)
+	}
+	return nil, fmt.Errorf("%w: encryption scheme %q", cairn.ErrCorrupt, e.Scheme)
+}
+
+// sealing encrypts one body on its way into store.
+type sealing struct {
+	e    *cairn.Encryption
+	dk   []byte
+	md   hash.Hash // MD5 of the plaintext (SSE-S3 ETags)
+	read int64     // plaintext bytes read
+}
+
+// wrap returns the ciphertext of r for the stream bucket/key/version; the
+// sealing counts and hashes the plaintext as it passes.
+func (s *sealing) wrap(bucket, key, version string, r io.Reader) (io.Reader, error) {
+	sc, err := crypt.NewStreamCipher(s.dk, crypt.Stream{Bucket: bucket, Key: key, Version: version})
+	if err != nil {
+		return nil, err
+	}
+	s.md = md5.New()
+	return crypt.NewEncrypter(sc, io.TeeReader(r, writerFunc(func(p []byte) {
+		s.md.Write(p)
+		s.read += int64(len(p))
+	}))), nil
+}
+
+// etag is the ETag S3 gives the object: the MD5 of the plaintext for
+// SSE-S3, the stored one (the ciphertext's MD5, not the data's) for SSE-C.
+func (s *sealing) etag(stored string) string {
+	if s.e.Scheme == cairn.SSES3 {
+		return fmt.Sprintf("%x", s.md.Sum(nil))
+	}
+	return stored
+}
+
+type writerFunc func(p []byte)
+
+func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
+
+// GetWith is Get with options: it reads encrypted objects, decrypting the
+// segments the range touches (docs/design/encryption.md, "Ranged reads").
+// off and length are in plaintext bytes and the manifest's ContentSize
+// bounds them. Errors besides Get's: ErrEncryptionMismatch,
+// ErrNoKeyService, crypt.ErrWrongKey (the SSE-C key is not the object's;
+// wraps cairn.ErrAuth), and from the reader crypt.ErrAuthentication
+// (wraps cairn.ErrCorrupt) if stored bytes were changed undetected by the
+// shards' checksums: no byte of a segment that fails is returned.
+func (c *Client) GetWith(ctx context.Context, bucket, key string, off, length int64, opts GetOptions) (*cairn.Manifest, io.ReadCloser, error) {
+	m, err := c.meta.Manifest(ctx, bucket, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Encryption == nil {
+		if opts.CustomerKey != nil {
+			return m, nil, fmt.Errorf("%w: a customer key for an object stored without encryption", ErrEncryptionMismatch)
+		}
+		return c.open(ctx, m, off, length)
+	}
+	size := m.Encryption.Size
+	if off < 0 || off > size || (off == size && size > 0 && length != 0) {
+		return m, nil, fmt.Errorf("%w: range starts at %d, the object has %d bytes", cairn.ErrInvalid, off, size)
+	}
+	end := size
+	if length >= 0 && off+length < end {
+		end = off + length
+	}
+	dk, err := c.dataKey(ctx, m.Encryption, opts.CustomerKey)
+	if err != nil {
+		return m, nil, err
+	}
+	streams := []*cairn.Manifest{m}
+	if len(m.Parts) > 0 {
+		streams = streams[:0]
+		for _, p := range m.Parts {
+			streams = append(streams, m.PartManifest(p))
+		}
+	}
+	return m, &decryptReader{ctx: ctx, c: c, dk: dk, bucket: bucket, key: key, streams: streams, off: off, end: end}, nil
+}
+
+// decryptReader reads the plaintext range [off, end) of an encrypted
+// object's streams (the object, or its parts in order), opening one
+// stream's ciphertext range at a time.
+type decryptReader struct {
+	ctx         context.Context
+	c           *Client
+	dk          []byte
+	bucket, key string
+	streams     []*cairn.Manifest // not yet opened, in order
+	base        int64             // plaintext offset of streams[0]
+	off, end    int64             // the range still to read
+	cur         io.Reader         // the open stream's plaintext
+	closer      io.Closer         // the open stream's ciphertext reader
+	err         error             // sticky
+}
+
+func (d *decryptReader) Read(p []byte) (int, error) {
+	for {
+		if d.err != nil {
+			return 0, d.err
+		}
+		if d.cur != nil {
+			n, err := d.cur.Read(p)
+			if err == io.EOF {
+				d.closeCur()
+				err = nil
+			}
+			if n > 0 || err != nil {
+				d.err = err
+				return n, err
+			}
+			continue
+		}
+		if d.off >= d.end {
+			d.err = io.EOF
+			continue
+		}
+		d.err = d.openNext()
+	}
+}
+
+// openNext opens the next stream that holds bytes of the range.
+func (d *decryptReader) openNext() error {
+	for len(d.streams) > 0 {
+		s := d.streams[0]
+		d.streams = d.streams[1:]
+		plain, err := cairn.DecryptedSize(s.Size)
+		if err != nil {
+			return fmt.Errorf("%s/%s version %s: %w", d.bucket, d.key, s.Version, err)
+		}
+		lo, hi := d.base, d.base+plain
+		d.base = hi
+		if hi <= d.off {
+			continue
+		}
+		rg, err := crypt.Range(d.off-lo, min(d.end, hi)-lo, plain)
+		if err != nil {
+			return err
+		}
+		d.off = min(d.end, hi)
+		sc, err := crypt.NewStreamCipher(d.dk, crypt.Stream{Bucket: d.bucket, Key: d.key, Version: s.Version})
+		if err != nil {
+			return err
+		}
+		_, rc, err := d.c.open(d.ctx, s, rg.CipherOff, rg.CipherEnd-rg.CipherOff)
+		if err != nil {
+			return err
+		}
+		d.cur, d.closer = crypt.NewDecrypter(sc, rc, rg), rc
+		return nil
+	}
+	return fmt.Errorf("%w: %s/%s: the parts end before the object's size", cairn.ErrCorrupt, d.bucket, d.key)
+}
+
+func (d *decryptReader) closeCur() {
+	if d.closer != nil {
+		d.closer.Close()
+	}
+	d.cur, d.closer = nil, nil
+}
+
+// Close stops the read.
+func (d *decryptReader) Close() error {
+	d.closeCur()
+	if d.err == nil {
+		d.err = io.ErrClosedPipe
+	}
+	return nil
+}
