@@ -31,8 +31,10 @@ type Objects interface {
 	// Put stores all of r (read to EOF before anything commits) as
 	// bucket/key and returns the committed manifest.
 	Put(ctx context.Context, bucket, key string, r io.Reader, opts client.PutOptions) (*cairn.Manifest, error)
-	// Get opens bytes [off, off+length) (length < 0: to the end).
-	Get(ctx context.Context, bucket, key string, off, length int64) (*cairn.Manifest, io.ReadCloser, error)
+	// GetWith opens bytes [off, off+length) (length < 0: to the end) of
+	// the object's content, decrypted if it is encrypted (opts carries an
+	// SSE-C key).
+	GetWith(ctx context.Context, bucket, key string, off, length int64, opts client.GetOptions) (*cairn.Manifest, io.ReadCloser, error)
 	// Stat returns the committed manifest.
 	Stat(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	// Delete removes the object; cairn.ErrNotFound if it does not exist.
@@ -101,6 +103,10 @@ type Config struct {
 	MaxRequests int
 	// QueueWait is how long a request waits for a slot (default 10 s).
 	QueueWait time.Duration
+	// AllowInsecureSSEC accepts SSE-C keys over plain HTTP (S3 refuses
+	// them: the key would cross the network in the clear); for loopback
+	// tests only.
+	AllowInsecureSSEC bool
 	// Logger receives internal errors (default: discard).
 	Logger *slog.Logger
 }

@@ -22,7 +22,7 @@ type nopObjects struct{}
 func (nopObjects) Put(context.Context, string, string, io.Reader, client.PutOptions) (*cairn.Manifest, error) {
 	return nil, cairn.ErrUnavailable
 }
-func (nopObjects) Get(context.Context, string, string, int64, int64) (*cairn.Manifest, io.ReadCloser, error) {
+func (nopObjects) GetWith(context.Context, string, string, int64, int64, client.GetOptions) (*cairn.Manifest, io.ReadCloser, error) {
 	return nil, nil, cairn.ErrNotFound
 }
 func (nopObjects) Stat(context.Context, string, string) (*cairn.Manifest, error) {
