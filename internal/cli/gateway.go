@@ -101,6 +101,8 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 		WriteTimeout:    lim.WriteTimeout,
 		MaxRequests:     lim.MaxRequests,
 		QueueWait:       lim.QueueWait,
+
+		AllowInsecureSSEC: lim.AllowInsecureSSEC,
 	})
 	if err != nil {
 		return "", nil, err

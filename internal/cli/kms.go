@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"cairn/crypt"
+)
+
+// The master key file of SSE-S3 (docs/design/encryption.md, "Key file").
+
+// kmsKeyFileHelp documents --kms-key-file.
+const kmsKeyFileHelp = "master key file for SSE-S3 (x-amz-server-side-encryption: AES256; docs/design/encryption.md); " +
+	"keep it secret and identical on every gateway"
+
+// loadKeyring reads a key file.
+func loadKeyring(path string) (*crypt.Keyring, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the master key file: %w", err)
+	}
+	k, err := crypt.ParseKeyring(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, nil
+}
+
+// loadOrMakeKeyring reads the key file at path, or makes one with a fresh
+// key (mode 0600) if there is none; fresh reports that it was just made.
+func loadOrMakeKeyring(path string) (k *crypt.Keyring, fresh bool, err error) {
+	k, err = loadKeyring(path)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return k, false, err
+	}
+	if k, err = crypt.NewKeyring(rand.Reader); err != nil {
+		return nil, false, err
+	}
+	if err := writeKeyring(path, k, true); err != nil {
+		return nil, false, err
+	}
+	return k, true, nil
+}
+
+// writeKeyring writes k to path (mode 0600) through a temporary file and
+// a rename, so a crash leaves the old file or the new one; with create
+// set, an existing file is an error.
+func writeKeyring(path string, k *crypt.Keyring, create bool) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(k.Marshal()); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if create {
+		if _, err := os.Stat(path); err == nil {
+			os.Remove(tmp)
+			return fmt.Errorf("%s exists", path)
+		}
+	}
+	return os.Rename(tmp, path)
+}
