@@ -52,6 +52,9 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	if err != nil {
 		return cairn.Upload{}, err
 	}
+	if opts.SSE == nil && b.Encryption == cairn.SSES3 {
+		opts.SSE = &SSE{Scheme: cairn.SSES3} // the bucket's default encryption
+	}
 	enc, _, err := c.newEncryption(ctx, opts.SSE)
 	if err != nil {
 		return cairn.Upload{}, err

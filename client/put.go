@@ -90,6 +90,9 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if policy == "" {
 		policy = b.Policy
 	}
+	if opts.SSE == nil && b.Encryption == cairn.SSES3 {
+		opts.SSE = &SSE{Scheme: cairn.SSES3} // the bucket's default encryption
+	}
 	enc, dk, err := c.newEncryption(ctx, opts.SSE)
 	if err != nil {
 		return nil, err

@@ -59,6 +59,7 @@ type Meta interface {
 	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
 	DeleteBucket(ctx context.Context, name string) error
+	SetBucketEncryption(ctx context.Context, name, scheme string) error
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
 }
 
@@ -204,7 +205,7 @@ func New(cfg Config) (*Handler, error) {
 // Subresources the gateway does not implement yet: a request naming one
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
-	"accelerate", "acl", "analytics", "attributes", "cors", "encryption", "intelligent-tiering",
+	"accelerate", "acl", "analytics", "attributes", "cors", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
 	"requestPayment", "restore", "retention", "select", "tagging", "torrent", "versioning", "versions", "website",
@@ -269,6 +270,9 @@ func (h *Handler) route(q *request) error {
 	}
 	if err := cairn.ValidateBucketName(q.bucket); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidBucketName, err)
+	}
+	if q.key == "" && query.Has("encryption") {
+		return h.bucketEncryption(q)
 	}
 	if q.key == "" {
 		switch r.Method {

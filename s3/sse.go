@@ -3,6 +3,7 @@ package s3
 import (
 	"crypto/md5"
 	"encoding/base64"
+	"encoding/xml"
 	"fmt"
 	"net/http"
 
@@ -138,4 +139,75 @@ func setSSEHeaders(w http.ResponseWriter, e *cairn.Encryption, ck *customerKey) 
 			hd.Set(hdrSSECKeyMD5, ck.md5)
 		}
 	}
+}
+
+// Bucket default encryption (PutBucketEncryption, GetBucketEncryption,
+// DeleteBucketEncryption): SSE-S3 for every new object that asks for no
+// encryption of its own.
+
+// ErrNoEncryptionConfig: GetBucketEncryption of a bucket without one.
+var ErrNoEncryptionConfig = &Error{"ServerSideEncryptionConfigurationNotFoundError", http.StatusNotFound, "The server side encryption configuration was not found."}
+
+// sseConfig is S3's ServerSideEncryptionConfiguration document.
+type sseConfig struct {
+	XMLName xml.Name  `xml:"ServerSideEncryptionConfiguration"`
+	NS      string    `xml:"xmlns,attr,omitempty"`
+	Rules   []sseRule `xml:"Rule"`
+}
+
+type sseRule struct {
+	Default *struct {
+		Algorithm string `xml:"SSEAlgorithm"`
+		KMSKeyID  string `xml:"KMSMasterKeyID,omitempty"`
+	} `xml:"ApplyServerSideEncryptionByDefault"`
+	BucketKeyEnabled bool `xml:"BucketKeyEnabled"`
+}
+
+func (h *Handler) bucketEncryption(q *request) error {
+	if _, err := h.bucket(q, q.bucket); err != nil {
+		return err
+	}
+	ctx := q.r.Context()
+	switch q.r.Method {
+	case http.MethodGet:
+		b, err := h.cfg.Meta.Bucket(ctx, q.bucket)
+		if err != nil {
+			return h.objectErr(ctx, q.bucket, err)
+		}
+		if b.Encryption != cairn.SSES3 {
+			return ErrNoEncryptionConfig
+		}
+		r := sseRule{}
+		r.Default = &struct {
+			Algorithm string `xml:"SSEAlgorithm"`
+			KMSKeyID  string `xml:"KMSMasterKeyID,omitempty"`
+		}{Algorithm: sseAES256}
+		return h.writeXML(q, http.StatusOK, sseConfig{NS: s3NS, Rules: []sseRule{r}})
+	case http.MethodPut:
+		var c sseConfig
+		if err := h.readXML(q, &c); err != nil {
+			return err
+		}
+		if len(c.Rules) != 1 || c.Rules[0].Default == nil {
+			return fmt.Errorf("%w: want one Rule with ApplyServerSideEncryptionByDefault", ErrMalformedXML)
+		}
+		switch d := c.Rules[0].Default; {
+		case d.Algorithm == "aws:kms" || d.Algorithm == "aws:kms:dsse":
+			return fmt.Errorf("%w: SSE-KMS", ErrNotImplemented)
+		case d.Algorithm != sseAES256:
+			return fmt.Errorf("%w: SSEAlgorithm %q", ErrMalformedXML, d.Algorithm)
+		}
+		if err := h.cfg.Meta.SetBucketEncryption(ctx, q.bucket, cairn.SSES3); err != nil {
+			return h.objectErr(ctx, q.bucket, err)
+		}
+		q.w.WriteHeader(http.StatusOK)
+		return nil
+	case http.MethodDelete:
+		if err := h.cfg.Meta.SetBucketEncryption(ctx, q.bucket, ""); err != nil {
+			return h.objectErr(ctx, q.bucket, err)
+		}
+		q.w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	return ErrMethodNotAllowed
 }

@@ -252,3 +252,49 @@ func TestSSEMultipart(t *testing.T) {
 	}
 	e.noPlaintext(t, data)
 }
+
+func TestBucketEncryption(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	c := e.root()
+	_, err := c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: aws.String("bkt")})
+	wantCode(t, err, "ServerSideEncryptionConfigurationNotFoundError")
+	if _, err := c.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: aws.String("bkt"),
+		ServerSideEncryptionConfiguration: &types.ServerSideEncryptionConfiguration{Rules: []types.ServerSideEncryptionRule{{
+			ApplyServerSideEncryptionByDefault: &types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAes256},
+		}}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: aws.String("bkt")})
+	if err != nil || len(got.ServerSideEncryptionConfiguration.Rules) != 1 ||
+		got.ServerSideEncryptionConfiguration.Rules[0].ApplyServerSideEncryptionByDefault.SSEAlgorithm != types.ServerSideEncryptionAes256 {
+		t.Fatalf("GetBucketEncryption: %v %+v", err, got)
+	}
+	data := randBytes(30, 100<<10)
+	put, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("dflt"), Body: bytes.NewReader(data)})
+	if err != nil || put.ServerSideEncryption != types.ServerSideEncryptionAes256 {
+		t.Fatalf("PUT into a default-encrypted bucket: %v, encryption %q", err, put.ServerSideEncryption)
+	}
+	e.noPlaintext(t, data)
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("dflt")})
+	if err != nil || head.ServerSideEncryption != types.ServerSideEncryptionAes256 {
+		t.Fatalf("HEAD: %v", err)
+	}
+	_, err = c.PutBucketEncryption(ctx, &s3.PutBucketEncryptionInput{Bucket: aws.String("bkt"),
+		ServerSideEncryptionConfiguration: &types.ServerSideEncryptionConfiguration{Rules: []types.ServerSideEncryptionRule{{
+			ApplyServerSideEncryptionByDefault: &types.ServerSideEncryptionByDefault{SSEAlgorithm: types.ServerSideEncryptionAwsKms},
+		}}}})
+	wantCode(t, err, "NotImplemented")
+	if _, err := c.DeleteBucketEncryption(ctx, &s3.DeleteBucketEncryptionInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: aws.String("bkt")})
+	wantCode(t, err, "ServerSideEncryptionConfigurationNotFoundError")
+	put, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("clear"), Body: bytes.NewReader(data)})
+	if err != nil || put.ServerSideEncryption != "" {
+		t.Fatalf("PUT after DeleteBucketEncryption: %v, encryption %q", err, put.ServerSideEncryption)
+	}
+	_, err = c.GetBucketEncryption(ctx, &s3.GetBucketEncryptionInput{Bucket: aws.String("nope")})
+	wantCode(t, err, "NoSuchBucket")
+}

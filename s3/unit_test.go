@@ -54,6 +54,9 @@ func (nopMeta) Bucket(context.Context, string) (cairn.Bucket, error) {
 }
 func (nopMeta) Buckets(context.Context) ([]cairn.Bucket, error) { return nil, nil }
 func (nopMeta) DeleteBucket(context.Context, string) error      { return cairn.ErrNotFound }
+func (nopMeta) SetBucketEncryption(context.Context, string, string) error {
+	return cairn.ErrNotFound
+}
 func (nopMeta) ListManifests(context.Context, string, string, string, int) ([]*cairn.Manifest, bool, error) {
 	return nil, false, cairn.ErrNotFound
 }
