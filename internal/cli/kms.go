@@ -3,7 +3,9 @@ package cli
 import (
 	"crypto/rand"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 
@@ -72,4 +74,27 @@ func writeKeyring(path string, k *crypt.Keyring, create bool) error {
 		}
 	}
 	return os.Rename(tmp, path)
+}
+
+// kmsFile is the --kms-key-file flag of the CLI's direct mode (put, get).
+type kmsFile struct{ file *string }
+
+func kmsFlag(fs *flag.FlagSet) kmsFile {
+	return kmsFile{fs.String("kms-key-file", "", "master key file for encrypted objects (cairn server keeps one in DIR/kms.json)")}
+}
+
+// options returns the cluster options with the key file's keyring, if
+// one is given.
+func (k kmsFile) options(stderr io.Writer) func() (clusterOptions, error) {
+	return func() (clusterOptions, error) {
+		o := clusterOptions{log: logger(stderr, false)}
+		if *k.file != "" {
+			ring, err := loadKeyring(*k.file)
+			if err != nil {
+				return o, fmt.Errorf("%w: --kms-key-file: %w", ErrUsage, err)
+			}
+			o.keys = ring
+		}
+		return o, nil
+	}
 }
