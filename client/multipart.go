@@ -113,7 +113,7 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 		return cairn.Part{}, err
 	}
 	if seal != nil {
-		d.etag = seal.etag(d.etag)
+		d.etag = seal.etag()
 	}
 	now := time.Now
 	if opts.Now != nil {

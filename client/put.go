@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"time"
@@ -116,7 +117,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		Policy: policy, Layout: d.layout,
 	}
 	if seal != nil {
-		enc.Size, m.ETag, m.Encryption = seal.read, seal.etag(d.etag), enc
+		enc.Size, m.ETag, m.Encryption = seal.read, seal.etag(), enc
 	}
 	if err := c.commit(ctx, m); err != nil {
 		if sentinel(err) {
@@ -245,7 +246,10 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 		return nil, err
 	}
 	defer w.cancel()
-	md := md5.New()
+	var md hash.Hash = md5.New()
+	if seal != nil {
+		md = discardHash{} // the ETag is the plaintext's (sealing.etag), not the ciphertext's
+	}
 	total, err := w.run(r, first, n, single, md, opts)
 	if err == nil && opts.Size >= 0 && total != opts.Size {
 		err = fmt.Errorf("%w: the body was %d bytes, %d were announced", cairn.ErrInvalid, total, opts.Size)

@@ -2,7 +2,10 @@ package client
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/md5"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash"
 	"io"
@@ -132,14 +135,32 @@ func (s *sealing) wrap(bucket, key, version string, r io.Reader) (io.Reader, err
 	}))), nil
 }
 
-// etag is the ETag S3 gives the object: the MD5 of the plaintext for
-// SSE-S3, the stored one (the ciphertext's MD5, not the data's) for SSE-C.
-func (s *sealing) etag(stored string) string {
+// etag is the ETag S3 gives the object: the hex MD5 of the plaintext for
+// SSE-S3; for SSE-C, which S3 gives an ETag that is not the data's MD5
+// (that would let anyone confirm a guess of the content), the first 16
+// bytes of HMAC-SHA256(data key, "cairn sse-c etag" ‖ MD5 of the
+// plaintext), in hex.
+func (s *sealing) etag() string {
+	sum := s.md.Sum(nil)
 	if s.e.Scheme == cairn.SSES3 {
-		return fmt.Sprintf("%x", s.md.Sum(nil))
+		return hex.EncodeToString(sum)
 	}
-	return stored
+	h := hmac.New(sha256.New, s.dk)
+	h.Write([]byte("cairn sse-c etag"))
+	h.Write(sum)
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
+
+// discardHash is a hash.Hash that hashes nothing: the ciphertext's MD5 is
+// of no use (the ETag is the plaintext's), and it would cost a pass over
+// the data.
+type discardHash struct{}
+
+func (discardHash) Write(p []byte) (int, error) { return len(p), nil }
+func (discardHash) Sum(b []byte) []byte         { return b }
+func (discardHash) Reset()                      {}
+func (discardHash) Size() int                   { return 0 }
+func (discardHash) BlockSize() int              { return 64 }
 
 type writerFunc func(p []byte)
 

@@ -418,3 +418,28 @@ func TestServerCLIEncrypt(t *testing.T) {
 		t.Fatal("the gateway reads the CLI's encrypted object wrongly")
 	}
 }
+
+// TestServerBenchSSE: cairn bench put/get --sse time both modes in one
+// run and report the ratio (the speed itself is the benchmark's to
+// measure, not this test's).
+func TestServerBenchSSE(t *testing.T) {
+	srv := testcluster.StartServer(t, "")
+	for _, op := range []string{"put", "get"} {
+		out := srv.CLI(t, "bench", op, "--sse", "--json", "--size", "2MiB", "--runs", "1", "--warmup", "0")
+		var res struct {
+			BytesPerS    float64   `json:"bytes_per_s"`
+			SSEBytesPerS float64   `json:"sse_bytes_per_s"`
+			SSERuns      []float64 `json:"sse_runs_bytes_per_s"`
+			SSERatio     float64   `json:"sse_ratio"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &res); err != nil {
+			t.Fatalf("bench %s --sse: %v\n%s", op, err, out)
+		}
+		if res.SSEBytesPerS <= 0 || len(res.SSERuns) != 1 || res.SSERatio != res.SSEBytesPerS/res.BytesPerS {
+			t.Fatalf("bench %s --sse: %+v", op, res)
+		}
+	}
+	if out := srv.CLI(t, "ls", "cairn-bench"); strings.TrimSpace(out) != "" {
+		t.Fatalf("bench objects left behind:\n%s", out)
+	}
+}
