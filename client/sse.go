@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -218,9 +219,11 @@ type decryptReader struct {
 	streams     []*cairn.Manifest // not yet opened, in order
 	base        int64             // plaintext offset of streams[0]
 	off, end    int64             // the range still to read
-	cur         io.Reader         // the open stream's plaintext
-	closer      io.Closer         // the open stream's ciphertext reader
-	err         error             // sticky
+	cur         *crypt.Decrypter  // the open stream's plaintext
+	curM        *cairn.Manifest   // the open stream
+	curSC       *crypt.StreamCipher
+	closer      io.Closer // the open stream's ciphertext reader
+	err         error     // sticky
 }
 
 func (d *decryptReader) Read(p []byte) (int, error) {
@@ -230,6 +233,11 @@ func (d *decryptReader) Read(p []byte) (int, error) {
 		}
 		if d.cur != nil {
 			n, err := d.cur.Read(p)
+			if errors.Is(err, crypt.ErrAuthentication) && n == 0 {
+				if d.readAround() {
+					continue
+				}
+			}
 			if err == io.EOF {
 				d.closeCur()
 				err = nil
@@ -275,7 +283,7 @@ func (d *decryptReader) openNext() error {
 		if err != nil {
 			return err
 		}
-		d.cur, d.closer = crypt.NewDecrypter(sc, rc, rg), rc
+		d.cur, d.curM, d.curSC, d.closer = crypt.NewDecrypter(sc, rc, rg), s, sc, rc
 		return nil
 	}
 	return fmt.Errorf("%w: %s/%s: the parts end before the object's size", cairn.ErrCorrupt, d.bucket, d.key)
@@ -285,7 +293,43 @@ func (d *decryptReader) closeCur() {
 	if d.closer != nil {
 		d.closer.Close()
 	}
-	d.cur, d.closer = nil, nil
+	d.cur, d.curM, d.curSC, d.closer = nil, nil, nil, nil
+}
+
+// readAround handles a segment of the open stream that failed
+// authentication: the shards' checksums passed, so some shard holds bytes
+// that are not what was written. It reads the rest of the range again
+// without each shard slot in turn and keeps the first reading whose next
+// segment authenticates, reporting that shard as damaged (OnDamage). It
+// returns false if no reading does (a fountain-coded layout is not
+// retried): the authentication error stands.
+func (d *decryptReader) readAround() bool {
+	m := d.curM
+	if len(m.Shards) < 2 {
+		return false
+	}
+	rg := d.cur.Remaining()
+	for i := range m.Shards {
+		_, rc, err := d.c.openAvoiding(d.ctx, m, rg.CipherOff, rg.CipherEnd-rg.CipherOff, i)
+		if err != nil {
+			continue
+		}
+		dec := crypt.NewDecrypter(d.curSC, rc, rg)
+		if err := dec.Peek(); err != nil {
+			rc.Close()
+			continue
+		}
+		d.c.cfg.Logger.Warn("shard decoded into ciphertext that failed authentication; read around it",
+			"bucket", m.Bucket, "key", m.Key, "version", m.Version, "shard", i, "disk", m.Shards[i].Disk)
+		if f := d.c.cfg.OnDamage; f != nil {
+			f(Damage{Bucket: m.Bucket, Key: m.Key, Version: m.Version, Shard: i, Disk: m.Shards[i].Disk,
+				Err: fmt.Errorf("%w: the decoded ciphertext failed authentication with this shard", cairn.ErrCorrupt)})
+		}
+		d.closer.Close()
+		d.cur, d.closer = dec, rc
+		return true
+	}
+	return false
 }
 
 // Close stops the read.

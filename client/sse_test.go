@@ -147,8 +147,10 @@ func testKeyringOther(t testing.TB) *crypt.Keyring {
 }
 
 // TestSSETampered changes stored bytes behind the shards' checksums (the
-// fake checks none): the decoded ciphertext fails authentication, and
-// no byte of a changed segment reaches the reader.
+// fake checks none): the decoded ciphertext fails authentication, the
+// reader reads around the shard that holds them and reports it; with more
+// shards changed than that can get around, the read fails and no byte of
+// a changed segment reaches the reader.
 func TestSSETampered(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 8192, Keys: testKeyring(t), ReadExtra: -1})
@@ -157,12 +159,24 @@ func TestSSETampered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Shard 1 of stripe 3 holds ciphertext bytes 3·4·8192+8192.. : segment 1.
-	name := string(m.Shards[1].Disk) + "/" + cairn.ShardName(m.Version, 1)
-	e.shards.Set(func() { e.shards.Files[name][3*8192+100] ^= 0x40 })
+	tamper := func(i int) {
+		// Shard i of stripe 3 holds ciphertext of segment 1.
+		name := string(m.Shards[i].Disk) + "/" + cairn.ShardName(m.Version, i)
+		e.shards.Set(func() { e.shards.Files[name][3*8192+100] ^= 0x40 })
+	}
+	tamper(1)
 	got, err := e.getWith(t, "o", 0, -1, GetOptions{})
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("one tampered shard: %d bytes, err %v", len(got), err)
+	}
+	if len(e.damage) != 1 || e.damage[0].Shard != 1 || !errors.Is(e.damage[0].Err, cairn.ErrCorrupt) {
+		t.Fatalf("damage reported: %+v", e.damage)
+	}
+	tamper(2)
+	tamper(4)
+	got, err = e.getWith(t, "o", 0, -1, GetOptions{})
 	if !errors.Is(err, crypt.ErrAuthentication) || !errors.Is(err, cairn.ErrCorrupt) {
-		t.Fatalf("tampered shard: err %v", err)
+		t.Fatalf("three tampered shards: err %v", err)
 	}
 	if len(got) > seg || !bytes.HasPrefix(data, got) {
 		t.Fatalf("returned %d bytes that are not all genuine", len(got))

@@ -377,3 +377,36 @@ func TestCustomerKey(t *testing.T) {
 		t.Error("the customer key is stored")
 	}
 }
+
+// TestRemaining resumes a range after a segment failed, from a clean copy
+// of the ciphertext: what Read returned and what the resumed reader
+// returns make up the range exactly.
+func TestRemaining(t *testing.T) {
+	c := testStream(t, "v1")
+	size := int64(3*S + 50)
+	p := plaintext(int(size))
+	ct := encrypt(t, c, p)
+	bad := bytes.Clone(ct)
+	bad[S+cairn.SegmentOverhead+7] ^= 1 // segment 1
+	for _, r := range [][2]int64{{0, size}, {10, 2*S + 3}, {S + 5, size}} {
+		rg, err := Range(r[0], r[1], size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := NewDecrypter(c, bytes.NewReader(bad[rg.CipherOff:rg.CipherEnd]), rg)
+		got, err := io.ReadAll(d)
+		if !errors.Is(err, ErrAuthentication) {
+			t.Fatalf("range %v: err %v", r, err)
+		}
+		rest := d.Remaining()
+		checkRange(t, rest, size)
+		again := NewDecrypter(c, bytes.NewReader(ct[rest.CipherOff:rest.CipherEnd]), rest)
+		if err := again.Peek(); err != nil {
+			t.Fatalf("range %v: Peek of the clean copy: %v", r, err)
+		}
+		tail, err := io.ReadAll(again)
+		if err != nil || !bytes.Equal(append(got, tail...), p[r[0]:r[1]]) {
+			t.Fatalf("range %v: resumed: %v", r, err)
+		}
+	}
+}

@@ -152,6 +152,28 @@ func (d *Decrypter) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// Peek opens the next segment without returning its bytes yet (Read
+// returns them), so a caller can tell whether the ciphertext it reads
+// authenticates. It returns Read's error for that segment; nil at the end
+// of the range.
+func (d *Decrypter) Peek() error {
+	if len(d.out) == 0 && d.err == nil && d.left > 0 {
+		d.err = d.openNext()
+	}
+	return d.err
+}
+
+// Remaining returns the part of the range not yet returned, from the
+// segment the Decrypter reads next (the one that failed, after an error),
+// for reading it again from elsewhere. Bytes already read but not yet
+// returned by Read are counted as returned.
+func (d *Decrypter) Remaining() CipherRange {
+	r := d.rg
+	r.First, r.CipherOff, r.Skip, r.Length = d.seg, d.seg*segCipher, d.skip, d.left
+	r.Off = r.End - d.left
+	return r
+}
+
 // openNext reads and opens the next segment into out (trimmed to the range).
 func (d *Decrypter) openNext() error {
 	final := d.seg == d.rg.Segments-1
