@@ -52,6 +52,15 @@
 // corrupt counts as an erasure: the window is decoded from other shards
 // and the damage is reported through Config.OnDamage (for repair).
 //
+// Encryption at rest (sse.go, docs/design/encryption.md): a PUT with
+// PutOptions.SSE (or into a bucket with default encryption) draws a data
+// key, seals it (Config.Keys for SSE-S3, the customer's key for SSE-C) and
+// stores the body's ciphertext, made segment by segment before the codec
+// sees it; the manifest keeps the sealed key and the plaintext size. GetWith
+// reads only the ciphertext segments a range touches and decrypts them; a
+// segment that fails authentication although the shards passed their
+// checksums is read again around each shard in turn.
+//
 // Metadata reads that fail transiently (cairn.IsPermanent: an etcd leader
 // election, a lost connection) are retried with a jittered backoff for at
 // most about 5 s (retrymeta.go); the manifest commit retries a lost
