@@ -410,3 +410,42 @@ func TestRemaining(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecrypt feeds arbitrary ciphertext and ranges to the decrypter:
+// it must fail or return exactly the range of what was sealed, never
+// other bytes, and never panic.
+func FuzzDecrypt(f *testing.F) {
+	c := testStream(f, "v1")
+	p := plaintext(S + 100)
+	ct := encrypt(f, c, p)
+	f.Add(ct, uint32(0), uint32(S+100), uint32(0), byte(0))
+	f.Add(ct[:S], uint32(5), uint32(S+1), uint32(7), byte(1))
+	f.Fuzz(func(t *testing.T, data []byte, off, end, flip uint32, bit byte) {
+		size := int64(S + 100)
+		o, e := int64(off)%(size+1), int64(end)%(size+1)
+		if e < o {
+			o, e = e, o
+		}
+		rg, err := Range(o, e, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := bytes.Clone(ct)
+		if len(data) > 0 {
+			in = append(in[:int(flip)%len(in)], data...) // replace the tail with fuzz
+		} else {
+			in[int(flip)%len(in)] ^= 1 << (bit % 8)
+		}
+		if rg.CipherEnd > int64(len(in)) {
+			in = append(in, make([]byte, rg.CipherEnd-int64(len(in)))...)
+		}
+		got, err := io.ReadAll(NewDecrypter(c, bytes.NewReader(in[rg.CipherOff:rg.CipherEnd]), rg))
+		want := p[o:e]
+		if err == nil && !bytes.Equal(got, want) {
+			t.Fatalf("range [%d, %d): wrong bytes without an error", o, e)
+		}
+		if err != nil && !bytes.HasPrefix(want, got) {
+			t.Fatalf("range [%d, %d): unauthenticated bytes before the error", o, e)
+		}
+	})
+}
