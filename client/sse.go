@@ -186,6 +186,9 @@ func (c *Client) GetWith(ctx context.Context, bucket, key string, off, length in
 		}
 		return c.open(ctx, m, off, length)
 	}
+	if err := m.Validate(); err != nil { // the encryption's sizes, before they are trusted
+		return m, nil, fmt.Errorf("%w: stored manifest: %v", cairn.ErrCorrupt, err)
+	}
 	size := m.Encryption.Size
 	if off < 0 || off > size || (off == size && size > 0 && length != 0) {
 		return m, nil, fmt.Errorf("%w: range starts at %d, the object has %d bytes", cairn.ErrInvalid, off, size)

@@ -45,7 +45,8 @@ type customerKey struct {
 // "Customer-", or hdrCopySSEC for the copy source): nil if none is
 // present, an error if they are incomplete, name another algorithm, or
 // the key is not 32 bytes or does not match its MD5; refused over plain
-// HTTP unless Config.AllowInsecureSSEC.
+// HTTP (no TLS, no X-Forwarded-Proto: https) unless
+// Config.AllowInsecureSSEC.
 func (h *Handler) sseCustomerKey(q *request, copySource bool) (*customerKey, error) {
 	hd := q.r.Header
 	alg, key, sum := hd.Get(hdrSSECAlg), hd.Get(hdrSSECKey), hd.Get(hdrSSECKeyMD5)
@@ -55,7 +56,10 @@ func (h *Handler) sseCustomerKey(q *request, copySource bool) (*customerKey, err
 	if alg == "" && key == "" && sum == "" {
 		return nil, nil
 	}
-	if q.r.TLS == nil && !h.cfg.AllowInsecureSSEC {
+	// Over TLS, or behind a proxy that terminated it (X-Forwarded-Proto,
+	// as objectURL trusts it: the check protects the client's own key).
+	secure := q.r.TLS != nil || q.r.Header.Get("X-Forwarded-Proto") == "https"
+	if !secure && !h.cfg.AllowInsecureSSEC {
 		return nil, ErrSSECInsecure
 	}
 	if alg != sseAES256 {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"cairn"
 )
@@ -177,10 +178,19 @@ func TestSSEC(t *testing.T) {
 	_, err = get(key, "")
 	wantCode(t, err, "AccessDenied")
 
-	// Over plain HTTP without the loopback switch, SSE-C is refused.
+	// Over plain HTTP without the loopback switch, SSE-C is refused,
+	// unless a TLS-terminating proxy says it was HTTPS.
 	e.h.cfg.AllowInsecureSSEC = false
 	_, err = get(other, "")
 	wantCode(t, err, "InvalidRequest")
+	proxied := func(o *s3.Options) {
+		o.APIOptions = append(o.APIOptions, smithyhttp.AddHeaderValue("X-Forwarded-Proto", "https"))
+	}
+	out, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"),
+		SSECustomerAlgorithm: aws.String("AES256"), SSECustomerKey: aws.String(other.key), SSECustomerKeyMD5: aws.String(other.md5)}, proxied)
+	if got := readBody(out, err); !bytes.Equal(got, data) {
+		t.Fatal("SSE-C behind a TLS proxy: wrong bytes")
+	}
 }
 
 func TestSSEMultipart(t *testing.T) {

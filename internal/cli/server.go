@@ -55,7 +55,8 @@ DIR/s3-credentials and printed once.
 Encryption at rest: SSE-S3 (x-amz-server-side-encryption: AES256, or a
 bucket's default encryption) seals each object's data key with the master
 key in --kms-key-file, or else DIR/kms.json, made on first start. SSE-C
-keys are accepted over HTTPS only, unless --allow-insecure-ssec.
+keys are accepted over HTTPS only (or from a TLS proxy that sets
+X-Forwarded-Proto: https), unless --allow-insecure-ssec.
 
 It writes DIR/client.conf (metadata endpoints and the cluster secret, mode
 0600) for the CLI:
