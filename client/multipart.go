@@ -105,6 +105,7 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 			return cairn.Part{}, err
 		}
 		seal = &sealing{e: u.Encryption, dk: dk}
+		defer seal.close()
 	case opts.SSE != nil:
 		return cairn.Part{}, fmt.Errorf("%w: encryption asked for a part of an upload created without it", ErrEncryptionMismatch)
 	}

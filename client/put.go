@@ -101,6 +101,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	var seal *sealing
 	if enc != nil {
 		seal = &sealing{e: enc, dk: dk}
+		defer seal.close()
 	}
 	d, err := c.store(ctx, bucket, key, policy, r, opts, true, seal)
 	if err != nil {
@@ -117,7 +118,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		Policy: policy, Layout: d.layout,
 	}
 	if seal != nil {
-		enc.Size, m.ETag, m.Encryption = seal.read, seal.etag(), enc
+		enc.Size, m.ETag, m.Encryption = seal.read(), seal.etag(), enc
 	}
 	if err := c.commit(ctx, m); err != nil {
 		if sentinel(err) {

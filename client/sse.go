@@ -114,26 +114,106 @@ func (c *Client) dataKey(ctx context.Context, e *cairn.Encryption, customerKey [
 	return nil, fmt.Errorf("%w: encryption scheme %q", cairn.ErrCorrupt, e.Scheme)
 }
 
-// sealing encrypts one body on its way into store.
+// sealing encrypts one body on its way into store. Its owner calls close
+// (or etag) once store returned.
 type sealing struct {
-	e    *cairn.Encryption
-	dk   []byte
-	md   hash.Hash // MD5 of the plaintext (SSE-S3 ETags)
-	read int64     // plaintext bytes read
+	e  *cairn.Encryption
+	dk []byte
+	h  *asyncHash // MD5 of the plaintext (the ETag); set by wrap
 }
 
 // wrap returns the ciphertext of r for the stream bucket/key/version; the
-// sealing counts and hashes the plaintext as it passes.
+// sealing counts and hashes the plaintext as it passes, the hashing on a
+// goroutine of its own (as the putter's MD5 for unencrypted bodies), so
+// that the reader only reads and encrypts.
 func (s *sealing) wrap(bucket, key, version string, r io.Reader) (io.Reader, error) {
 	sc, err := crypt.NewStreamCipher(s.dk, crypt.Stream{Bucket: bucket, Key: key, Version: version})
 	if err != nil {
 		return nil, err
 	}
-	s.md = md5.New()
-	return crypt.NewEncrypter(sc, io.TeeReader(r, writerFunc(func(p []byte) {
-		s.md.Write(p)
-		s.read += int64(len(p))
-	}))), nil
+	s.h = newAsyncHash(r, md5.New())
+	return crypt.NewEncrypter(sc, s.h), nil
+}
+
+// read returns the plaintext bytes read.
+func (s *sealing) read() int64 {
+	if s.h == nil {
+		return 0
+	}
+	return s.h.n
+}
+
+// close stops the hashing goroutine (idempotent).
+func (s *sealing) close() {
+	if s.h != nil {
+		s.h.sum()
+	}
+}
+
+// asyncHash reads r and hashes what it read on a goroutine of its own,
+// in batches of hashBatch bytes, through a bounded ring of hashBuffers
+// buffers. sum (or the end of the owner's use) must be called once reading
+// is over; Read must not be called after it.
+type asyncHash struct {
+	r    io.Reader
+	n    int64         // bytes read
+	buf  []byte        // the batch being filled; owned by the reader
+	q    chan []byte   // batches to hash
+	free chan []byte   // hashed batches, for reuse
+	done chan struct{} // closed when the hasher has hashed everything sent
+	h    hash.Hash     // written by the hasher only until done
+	sumd []byte        // h's sum, once taken
+}
+
+const (
+	hashBatch   = 256 << 10
+	hashBuffers = 3
+)
+
+func newAsyncHash(r io.Reader, h hash.Hash) *asyncHash {
+	a := &asyncHash{r: r, h: h, q: make(chan []byte, hashBuffers-1), free: make(chan []byte, hashBuffers), done: make(chan struct{})}
+	for range hashBuffers - 1 {
+		a.free <- make([]byte, 0, hashBatch)
+	}
+	a.buf = make([]byte, 0, hashBatch)
+	go func() {
+		defer close(a.done)
+		for b := range a.q {
+			a.h.Write(b)
+			a.free <- b[:0]
+		}
+	}()
+	return a
+}
+
+func (a *asyncHash) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	a.n += int64(n)
+	for rest := p[:n]; len(rest) > 0; {
+		k := min(len(rest), hashBatch-len(a.buf))
+		a.buf = append(a.buf, rest[:k]...)
+		rest = rest[k:]
+		if len(a.buf) == hashBatch {
+			a.q <- a.buf
+			a.buf = <-a.free
+		}
+	}
+	return n, err
+}
+
+// sum hands the last batch to the hasher, waits for it and returns the
+// hash of everything read.
+func (a *asyncHash) sum() []byte {
+	if a.sumd == nil {
+		if len(a.buf) > 0 {
+			a.q <- a.buf
+			a.buf = nil
+		}
+		close(a.q)
+		<-a.done
+		a.sumd = a.h.Sum(nil)
+	}
+	return a.sumd
 }
 
 // etag is the ETag S3 gives the object: the hex MD5 of the plaintext for
@@ -142,7 +222,7 @@ func (s *sealing) wrap(bucket, key, version string, r io.Reader) (io.Reader, err
 // bytes of HMAC-SHA256(data key, "cairn sse-c etag" ‖ MD5 of the
 // plaintext), in hex.
 func (s *sealing) etag() string {
-	sum := s.md.Sum(nil)
+	sum := s.h.sum()
 	if s.e.Scheme == cairn.SSES3 {
 		return hex.EncodeToString(sum)
 	}
@@ -162,10 +242,6 @@ func (discardHash) Sum(b []byte) []byte         { return b }
 func (discardHash) Reset()                      {}
 func (discardHash) Size() int                   { return 0 }
 func (discardHash) BlockSize() int              { return 64 }
-
-type writerFunc func(p []byte)
-
-func (f writerFunc) Write(p []byte) (int, error) { f(p); return len(p), nil }
 
 // GetWith is Get with options: it reads encrypted objects, decrypting the
 // segments the range touches (docs/design/encryption.md, "Ranged reads").
