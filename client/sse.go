@@ -284,7 +284,105 @@ func (c *Client) GetWith(ctx context.Context, bucket, key string, off, length in
 			streams = append(streams, m.PartManifest(p))
 		}
 	}
-	return m, &decryptReader{ctx: ctx, c: c, dk: dk, bucket: bucket, key: key, streams: streams, off: off, end: end}, nil
+	gctx, cancel := context.WithCancel(ctx)
+	d := &decryptReader{ctx: gctx, c: c, dk: dk, bucket: bucket, key: key, streams: streams, off: off, end: end}
+	return m, newAheadReader(d, cancel), nil
+}
+
+// aheadReader runs a reader (the decryption) on a goroutine of its own,
+// aheadDepth chunks of aheadChunk bytes ahead of its caller, so that
+// decrypting overlaps with what the caller does with the plaintext (the
+// gateway writes it to the network) as decoding already does.
+type aheadReader struct {
+	src    io.ReadCloser      // owned by the goroutine until done is closed
+	cancel context.CancelFunc // ends src's reads (its context)
+	ch     chan aheadChunk    // filled chunks, in order; closed by the goroutine
+	free   chan []byte        // chunks for the goroutine to fill
+	stop   chan struct{}      // closed by Close
+	done   chan struct{}      // closed when the goroutine returned
+	cur    []byte             // unread bytes of the chunk being read
+	buf    []byte             // that chunk's buffer, to give back
+	err    error              // sticky, after cur
+}
+
+type aheadChunk struct {
+	b   []byte
+	err error
+}
+
+const (
+	aheadChunkSize = 256 << 10
+	aheadDepth     = 4
+)
+
+func newAheadReader(src io.ReadCloser, cancel context.CancelFunc) *aheadReader {
+	a := &aheadReader{src: src, cancel: cancel, ch: make(chan aheadChunk, aheadDepth), free: make(chan []byte, aheadDepth+1),
+		stop: make(chan struct{}), done: make(chan struct{})}
+	for range aheadDepth + 1 {
+		a.free <- make([]byte, aheadChunkSize)
+	}
+	go a.run()
+	return a
+}
+
+func (a *aheadReader) run() {
+	defer close(a.done)
+	defer close(a.ch)
+	for {
+		var buf []byte
+		select {
+		case buf = <-a.free:
+		case <-a.stop:
+			return
+		}
+		n, err := io.ReadFull(a.src, buf)
+		if err == io.ErrUnexpectedEOF {
+			err = io.EOF
+		}
+		select {
+		case a.ch <- aheadChunk{buf[:n], err}:
+		case <-a.stop:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (a *aheadReader) Read(p []byte) (int, error) {
+	for len(a.cur) == 0 {
+		if a.buf != nil {
+			a.free <- a.buf[:cap(a.buf)]
+			a.buf = nil
+		}
+		if a.err != nil {
+			return 0, a.err
+		}
+		c, ok := <-a.ch
+		if !ok {
+			a.err = io.ErrClosedPipe
+			continue
+		}
+		a.cur, a.buf, a.err = c.b, c.b, c.err
+	}
+	n := copy(p, a.cur)
+	a.cur = a.cur[n:]
+	return n, nil
+}
+
+// Close stops the read-ahead and the reads below it.
+func (a *aheadReader) Close() error {
+	select {
+	case <-a.stop:
+		return nil // closed before
+	default:
+	}
+	close(a.stop)
+	a.cancel()
+	<-a.done
+	a.cancel()
+	return a.src.Close()
 }
 
 // decryptReader reads the plaintext range [off, end) of an encrypted
