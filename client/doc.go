@@ -59,7 +59,10 @@
 // sees it; the manifest keeps the sealed key and the plaintext size. GetWith
 // reads only the ciphertext segments a range touches and decrypts them; a
 // segment that fails authentication although the shards passed their
-// checksums is read again around each shard in turn.
+// checksums is read again around each shard in turn. The plaintext's MD5
+// (the ETag) is hashed on a goroutine of its own, and a GET decrypts on
+// one of its own up to 1 MiB ahead of its reader (4 chunks of 256 KiB,
+// beside the windows Config.Memory counts).
 //
 // Metadata reads that fail transiently (cairn.IsPermanent: an etcd leader
 // election, a lost connection) are retried with a jittered backoff for at
