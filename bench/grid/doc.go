@@ -43,7 +43,9 @@
 //	replication   4-available files: rs-5-4 (k=5, n=9) against rep-5,
 //	              every node far (global) and with the node of shard 0 —
 //	              the one a read asks first — on a near link for the
-//	              download (near) (Figs. 9, 10)
+//	              download (near; its upload runs on the far links, as
+//	              which node holds shard 0 is known only after it)
+//	              (Figs. 9, 10)
 //	availability  readable with p of the nodes down, rs-5-4 and rep-5
 //
 // Each transfer row has a links-only model beside it (UploadModel: the

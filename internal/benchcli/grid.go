@@ -41,7 +41,8 @@ The parts:
   (b) 4-available files: rs-5-4 (survives 4 losses) against rep-5 (five
       copies), data moved, upload and download time; with every node far
       (global), and with the node of shard (copy) 0 — the one a read asks
-      first — on the near link for the download (near).
+      first — on the near link for the download (near; its upload runs on
+      the far links: which node holds shard 0 is known only after it).
   (c) the probability that a file is readable when each node is down
       with probability p, by Monte-Carlo on the cluster's PG tables
       (cairn's placement), for rs-5-4 and rep-5, beside the binomial.
