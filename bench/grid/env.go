@@ -44,6 +44,18 @@ func NewEnv(store client.Meta, resolve node.Resolver, secret string, links *Link
 			}
 			return g.Wait()
 		},
+		Drop: func(ctx context.Context, m *cairn.Manifest, shards []int) error {
+			files := m.Layout.Files(m.Version)
+			for _, i := range shards {
+				if i < 0 || i >= len(files) {
+					return fmt.Errorf("grid: %s/%s has no shard %d", m.Bucket, m.Key, i)
+				}
+				if err := plain.DeleteShard(ctx, files[i].Disk, files[i].Name); err != nil {
+					return fmt.Errorf("deleting %s on %s: %w", files[i].Name, files[i].Disk, err)
+				}
+			}
+			return nil
+		},
 		Placement: func(ctx context.Context, width int) (cairn.PGTable, []cairn.Disk, error) {
 			disks, err := store.Disks(ctx)
 			if err != nil {

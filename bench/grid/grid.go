@@ -30,6 +30,11 @@ const (
 	Replicated = "rep-5"  // five copies: survives 4 losses
 )
 
+// OpDegraded is the download of a transfer point with the first M data
+// shards' files deleted, so that every stripe is decoded — the paper's
+// decoding measurement (three of the five original stripes removed).
+const OpDegraded = "download-degraded"
+
 // Cases of the replication comparison.
 const (
 	Global = "global" // every node far away (the links as given)
@@ -63,6 +68,9 @@ type Env struct {
 	// Remove deletes an object and its shard files (not over the shaped
 	// links).
 	Remove func(ctx context.Context, m *cairn.Manifest) error
+	// Drop deletes the files of m's shards (shard slots) — lost stripes
+	// for a degraded download (not over the shaped links).
+	Drop func(ctx context.Context, m *cairn.Manifest, shards []int) error
 	// Placement returns the cluster's PG table of a width, and its disks.
 	Placement func(ctx context.Context, width int) (cairn.PGTable, []cairn.Disk, error)
 }
@@ -155,8 +163,9 @@ type sample struct {
 }
 
 // point uploads and downloads a file of size with policy cfg.Reps times
-// and returns an upload row and a download row. In the Near case, the
-// node of shard 0 is put on the Near link for the download.
+// and returns an upload row and a download row, and for PartTransfer an
+// OpDegraded row. In the Near case, the node of shard 0 is put on the
+// Near link for the download.
 func (x *experiment) point(ctx context.Context, part, cs, policy string, size int64, bs int) ([]Row, error) {
 	data := make([]byte, size)
 	for i := 0; i < len(data); i += 8 {
@@ -173,7 +182,7 @@ func (x *experiment) point(ctx context.Context, part, cs, policy string, size in
 	p := code.Params()
 	var coding Coding
 	cl := x.env.NewClient(bs, coding.Codes)
-	var ups, downs []sample
+	var ups, downs, degs []sample
 	for range x.cfg.Reps {
 		x.obj++
 		key := fmt.Sprintf("%s/%s/%d", part, policy, x.obj)
@@ -196,18 +205,7 @@ func (x *experiment) point(ctx context.Context, part, cs, policy string, size in
 			x.env.Links.Set(addrs[0], x.cfg.Near)
 			links[0] = x.cfg.Near
 		}
-		down, err := x.timed(&coding, func() error {
-			_, rc, err := cl.Get(ctx, x.cfg.Bucket, key, 0, -1)
-			if err != nil {
-				return err
-			}
-			defer rc.Close()
-			got, err := io.ReadAll(rc)
-			if err == nil && !bytes.Equal(got, data) {
-				err = fmt.Errorf("%w: %s read back wrong", cairn.ErrCorrupt, key)
-			}
-			return err
-		})
+		down, err := x.timed(&coding, func() error { return x.download(ctx, cl, key, data) })
 		if cs == Near {
 			x.env.Links.Set(addrs[0], old)
 		}
@@ -215,17 +213,48 @@ func (x *experiment) point(ctx context.Context, part, cs, policy string, size in
 			return nil, fmt.Errorf("%s download of %d bytes: %w", policy, size, err)
 		}
 		down.model = DownloadModel(size, p.K, p.K+1, links).Seconds()
+		if part == PartTransfer {
+			// The paper's decoding measurement: M of the original
+			// stripes removed, rebuilt from the parity.
+			lost := codec.Data(min(p.M, p.K))
+			if err := x.env.Drop(ctx, m, lost); err != nil {
+				return nil, fmt.Errorf("dropping shards of %s: %w", key, err)
+			}
+			deg, err := x.timed(&coding, func() error { return x.download(ctx, cl, key, data) })
+			if err != nil {
+				return nil, fmt.Errorf("%s degraded download of %d bytes: %w", policy, size, err)
+			}
+			deg.model = DownloadModel(size, p.K, p.K, links[len(lost):]).Seconds()
+			degs = append(degs, deg)
+		}
 		if err := x.env.Remove(context.WithoutCancel(ctx), m); err != nil {
 			return nil, fmt.Errorf("removing %s: %w", key, err)
 		}
 		ups, downs = append(ups, up), append(downs, down)
 	}
 	rows := []Row{x.row(part, cs, policy, size, bs, "upload", ups), x.row(part, cs, policy, size, bs, "download", downs)}
+	if len(degs) > 0 {
+		rows = append(rows, x.row(part, cs, policy, size, bs, OpDegraded, degs))
+	}
 	for _, r := range rows {
-		x.cfg.Log("%-12s %-6s %-6s %9s packet %-8s %-8s %7.2f s (coding %5.1f%%, model %6.2f s) moved %.2f× size",
+		x.cfg.Log("%-12s %-6s %-6s %9s packet %-8s %-17s %7.2f s (coding %5.1f%%, model %6.2f s) moved %.2f× size",
 			r.Part, r.Case, r.Policy, sizeName(r.Size), packetName(r.BlockSize), r.Op, r.Seconds, 100*r.Share, r.Model, r.Moved)
 	}
 	return rows, nil
+}
+
+// download reads key back whole and checks its bytes.
+func (x *experiment) download(ctx context.Context, cl *client.Client, key string, data []byte) error {
+	_, rc, err := cl.Get(ctx, x.cfg.Bucket, key, 0, -1)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	got, err := io.ReadAll(rc)
+	if err == nil && !bytes.Equal(got, data) {
+		err = fmt.Errorf("%w: %s read back wrong", cairn.ErrCorrupt, key)
+	}
+	return err
 }
 
 // timed runs f and measures its wall time, its coding time and the bytes

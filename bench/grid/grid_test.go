@@ -86,6 +86,9 @@ func TestRun(t *testing.T) {
 		if r.Op == "upload" && (r.Moved < ratio || r.Moved > ratio+0.05) {
 			t.Errorf("%s %s upload moved %.3f× the file, want %.2f", r.Part, r.Policy, r.Moved, ratio)
 		}
+		if r.Op == OpDegraded && (r.Coding <= 0 || r.Moved < 1 || r.Moved > ratio+0.05) {
+			t.Errorf("%s %s degraded download: coding %v s, moved %.3f× the file", r.Part, r.Policy, r.Coding, r.Moved)
+		}
 		if r.Op == "download" && (r.Moved < 1 || r.Moved > ratio+0.05) {
 			t.Errorf("%s %s download moved %.3f× the file", r.Part, r.Policy, r.Moved)
 		}
@@ -93,7 +96,7 @@ func TestRun(t *testing.T) {
 			t.Errorf("%s %s upload: coding %v s of %v s", r.Part, r.Policy, r.Coding, r.Seconds)
 		}
 	}
-	want := map[string]int{PartTransfer: 4, PartPacket: 4, PartCodec: 4, PartReplication: 8, PartAvailability: 4}
+	want := map[string]int{PartTransfer: 6, PartPacket: 4, PartCodec: 4, PartReplication: 8, PartAvailability: 4}
 	for p, n := range want {
 		if count[p] != n {
 			t.Errorf("%s: %d rows, want %d", p, count[p], n)
@@ -107,7 +110,7 @@ func TestRun(t *testing.T) {
 		}
 	}
 	s := Summarize(rows)
-	if s.SizeBytes != 300<<10 || s.CodingShareUpload <= 0 || !near(s.MovedRatio, 5/1.8, 0.1) || s.UploadSpeedup <= 0 ||
+	if s.SizeBytes != 300<<10 || s.CodingShareUpload <= 0 || s.CodingShareDegraded <= 0 || !near(s.MovedRatio, 5/1.8, 0.1) || s.UploadSpeedup <= 0 ||
 		s.DownloadSpeedupNear <= 0 || s.EncodeMBps <= 0 || s.ReadableRS30 <= 0 || s.ReadableRep10 <= 0 {
 		t.Errorf("summary %+v", s)
 	}

@@ -177,7 +177,7 @@ func TestNames(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	want := "transfer     global rs-5-3     8MiB packet default  upload      2.00 s = coding  0.500 s (25.0%) + transfer    1.50 s; moved 1.60× size; model   1.50 s\n" +
+	want := "transfer     global rs-5-3     8MiB packet default  upload               2.00 s = coding  0.500 s (25.0%) + transfer    1.50 s; moved 1.60× size; model   1.50 s\n" +
 		"codec        rs-5-3 packet 20kB     encode          800.0 MB/s\n" +
 		"availability rep-5   10% down: readable 1.0000 (binomial 1.0000)\n"
 	if b.String() != want {

@@ -53,6 +53,9 @@ type Summary struct {
 	// default packet size (the paper: ≈ 0.10 and ≈ 0.25 at 1000 MB).
 	CodingShareUpload   float64 `json:"coding_share_upload"`
 	CodingShareDownload float64 `json:"coding_share_download"`
+	// The same for a download with 3 of the 5 data shards lost (the
+	// paper's decoding measurement): every stripe is decoded.
+	CodingShareDegraded float64 `json:"coding_share_download_degraded"`
 	// rep-5's bytes moved on upload ÷ rs-5-4's (the paper: 5 ÷ 9/5 ≈ 2.78).
 	MovedRatio float64 `json:"data_moved_ratio_rep_over_rs"`
 	// rep-5's upload time ÷ rs-5-4's, every node far (the paper: "much
@@ -97,13 +100,9 @@ func Summarize(rows []Row) Summary {
 		}
 		return a / b
 	}
-	for _, op := range []string{"upload", "download"} {
+	for op, dst := range map[string]*float64{"upload": &s.CodingShareUpload, "download": &s.CodingShareDownload, OpDegraded: &s.CodingShareDegraded} {
 		r, _ := find(func(r Row) bool { return r.Part == PartTransfer && r.Size == s.SizeBytes && r.Op == op })
-		if op == "upload" {
-			s.CodingShareUpload = r.Share
-		} else {
-			s.CodingShareDownload = r.Share
-		}
+		*dst = r.Share
 	}
 	rep := func(cs, pol, op string) Row {
 		r, _ := find(func(r Row) bool { return r.Part == PartReplication && r.Case == cs && r.Policy == pol && r.Op == op })
@@ -148,7 +147,7 @@ func Table(w io.Writer, rows []Row) error {
 		case PartCodec:
 			_, err = fmt.Fprintf(w, "%-12s %-6s packet %-8s %-12s %8.1f MB/s\n", r.Part, r.Policy, packetName(r.BlockSize), r.Op, float64(r.Size)/r.Seconds/1e6)
 		default:
-			_, err = fmt.Fprintf(w, "%-12s %-6s %-6s %8s packet %-8s %-8s %7.2f s = coding %6.3f s (%4.1f%%) + transfer %7.2f s; moved %.2f× size; model %6.2f s\n",
+			_, err = fmt.Fprintf(w, "%-12s %-6s %-6s %8s packet %-8s %-17s %7.2f s = coding %6.3f s (%4.1f%%) + transfer %7.2f s; moved %.2f× size; model %6.2f s\n",
 				r.Part, r.Case, r.Policy, sizeName(r.Size), packetName(r.BlockSize), r.Op, r.Seconds, r.Coding, 100*r.Share, r.Transfer(), r.Moved, r.Model)
 		}
 		if err != nil {
@@ -224,7 +223,7 @@ func Plot(rows []Row, dir string) ([]string, error) {
 				labels = append(labels, l)
 			}
 		}
-		p, err := stacked(Striped+": upload and download by file size", labels, []string{"upload", "download"}, func(l, op string) (Row, bool) {
+		p, err := stacked(Striped+": upload and download by file size", labels, []string{"upload", "download", OpDegraded}, func(l, op string) (Row, bool) {
 			i := slices.IndexFunc(tr, func(r Row) bool { return sizeName(r.Size) == l && r.Op == op })
 			if i < 0 {
 				return Row{}, false
