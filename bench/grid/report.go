@@ -213,7 +213,7 @@ func Plot(rows []Row, dir string) ([]string, error) {
 			p.Legend.Add(se+" transfer", bt)
 		}
 		p.NominalX(labels...)
-		p.Legend.Top = true
+		p.Legend.Top, p.Legend.Left = true, true
 		return p, nil
 	}
 	if tr := pick(func(r Row) bool { return r.Part == PartTransfer }); len(tr) > 0 {
