@@ -23,7 +23,7 @@ Reproduces the Grid RS storage paper's measurements (Pitkänen et al.;
 docs/papers.md) on real processes: it starts an embedded etcd and 9 storage
 nodes (cairn node), and this process is the paper's client: it stripes
 files with cairn's own data path (client.Put and Get) to nodes behind
-wide-area links, each node's its own speed and latency, shaped in the
+wide-area links, each with its own speed and latency, shaped in the
 client (like the paper's storage elements in Switzerland, Austria,
 Slovakia, Finland and the USA, seen from a client in Switzerland):
 
@@ -35,9 +35,12 @@ The parts:
 
   (a) rs-5-3 (the paper's k=5, n=8): upload and download time by file
       size, split into coding — the client's time in the code's Encode
-      and Reconstruct calls — and transfer; then, at one size, by packet
-      size (cairn's block: 10, 20 and 50 kB, and the default 1 MiB), with
-      the code alone in memory beside it.
+      and Reconstruct calls — and transfer, and a degraded download with
+      3 of the 5 data shards deleted, so that every stripe is decoded
+      (the paper's decoding measurement; a normal download decodes only
+      when a parity shard arrives before a data shard); then, at one
+      size, by packet size (cairn's block: 10, 20 and 50 kB, and the
+      default 1 MiB), with the code alone in memory beside it.
   (b) 4-available files: rs-5-4 (survives 4 losses) against rep-5 (five
       copies), data moved, upload and download time; with every node far
       (global), and with the node of shard (copy) 0 — the one a read asks
@@ -53,16 +56,17 @@ every byte over the links (HTTP headers included) ÷ the file size.
 
 Writes DIR/grid.csv and PNG plots (transfer.png, packet.png,
 replication.png, availability.png), prints the table and, last, a JSON
-line with coding_share_upload and coding_share_download (rs-5-3 at the
-largest size; the paper: about 0.10 and 0.25 at 1000 MB),
-data_moved_ratio_rep_over_rs (the paper: 5 ÷ 9/5 ≈ 2.78),
-upload_speedup_rs_vs_rep, the download speedups far and near, the code's
-own MB/s, and readable probabilities.
+line with coding_share_upload, coding_share_download and
+coding_share_download_degraded (rs-5-3 at the largest size; the paper:
+about 0.10 and 0.25 at 1000 MB), data_moved_ratio_rep_over_rs (the
+paper: 5 ÷ 9/5 ≈ 2.78), upload_speedup_rs_vs_rep, the download speedups
+far and near, the code's own MB/s, and readable probabilities.
 
 --quick: files of 10 and 100 MiB, the sweep and comparison at 16 MiB, one
-repetition (about 2 minutes). The full run: 10, 100 and 1000 MiB (the
+repetition (under a minute). The full run: 10, 100 and 1000 MiB (the
 paper's sizes), the sweep and comparison at 100 MiB (the paper's), 2
-repetitions (about 10-15 minutes on two cores).`
+repetitions (about 10 minutes: the links, not the CPU, set the pace).
+docs/papers.md has a full run's numbers beside the paper's.`
 
 // gridSites are the nodes' links, in node order (n1, n2, …).
 var gridSites = []grid.Link{
@@ -81,7 +85,7 @@ var gridNear = grid.Link{Site: "near", Rate: 100e6, RTT: time.Millisecond}
 
 func runGrid(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn-bench grid", flag.ContinueOnError)
-	quick := fs.Bool("quick", false, "the small run (about 2 minutes)")
+	quick := fs.Bool("quick", false, "the small run (under a minute)")
 	out := fs.String("out", "", "directory for grid.csv and the plots (default: a new directory under the system's temp dir)")
 	reps := fs.Int("reps", 0, "uploads and downloads per point (default 1 with --quick, else 2)")
 	trials := fs.Int("trials", 100_000, "Monte-Carlo trials per availability point")
