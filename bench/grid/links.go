@@ -92,12 +92,16 @@ func (l *Links) Conn(c net.Conn, addr string) net.Conn {
 	return &conn{Conn: c, links: l, p: l.peer(addr), closed: make(chan struct{})}
 }
 
-// Client returns a copy of hc whose transport (hc's, which must be an
-// *http.Transport, cloned) shapes every connection it dials by the peer's
-// address.
+// Client returns a copy of hc whose transport — a clone of hc's if it is
+// an *http.Transport, else of http.DefaultTransport — shapes every
+// connection it dials by the peer's address.
 func (l *Links) Client(hc *http.Client) *http.Client {
 	out := *hc
-	t := hc.Transport.(*http.Transport).Clone()
+	base, ok := hc.Transport.(*http.Transport)
+	if !ok {
+		base = http.DefaultTransport.(*http.Transport)
+	}
+	t := base.Clone()
 	dial := t.DialContext
 	if dial == nil {
 		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
