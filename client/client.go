@@ -141,6 +141,13 @@ type Config struct {
 	// DefaultSmallObject, 16 KiB; negative: never). Parts of multipart
 	// uploads are always stored with their policy.
 	SmallObject int64
+	// Codes, if set, builds the code of a policy string in place of
+	// codec/all.New, for every PUT and GET (experiments wrap the codes to
+	// time their Encode and Reconstruct calls). It must return a code of
+	// that very policy; a code that hides an optional capability of the
+	// real one (codec.Extensible) disables what needs it (spare streams).
+	// Called at most once per policy; the client keeps the code.
+	Codes func(policy string) (codec.Code, error)
 }
 
 func (c *Config) validate() {
@@ -180,6 +187,9 @@ func (c *Config) validate() {
 	if c.SmallObject == 0 {
 		c.SmallObject = DefaultSmallObject
 	}
+	if c.Codes == nil {
+		c.Codes = all.New
+	}
 }
 
 // Client is safe for concurrent use.
@@ -216,7 +226,7 @@ func (c *Client) code(policy string) (codec.Code, error) {
 	if cd, ok := c.codes[policy]; ok {
 		return cd, nil
 	}
-	cd, err := all.New(policy)
+	cd, err := c.cfg.Codes(policy)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", cairn.ErrInvalid, err)
 	}

@@ -17,6 +17,8 @@ import (
 
 	"cairn"
 	"cairn/cleanup"
+	"cairn/codec"
+	"cairn/codec/all"
 	"cairn/meta/mem"
 )
 
@@ -682,5 +684,58 @@ func TestSparesUnusedWhenHealthy(t *testing.T) {
 		if s.Row != 0 {
 			t.Fatalf("a spare row without a straggler: %+v", m.Shards)
 		}
+	}
+}
+
+// countingCode counts the Encode and Reconstruct calls of a code.
+type countingCode struct {
+	codec.Code
+	encodes, reconstructs int
+}
+
+func (c *countingCode) Encode(shards [][]byte) error { c.encodes++; return c.Code.Encode(shards) }
+func (c *countingCode) Reconstruct(shards [][]byte, want []int) error {
+	c.reconstructs++
+	return c.Code.Reconstruct(shards, want)
+}
+
+// Config.Codes builds the codes PUT and GET use, once per policy: a PUT
+// encodes every stripe with it and a GET around a lost data shard decodes
+// with it.
+func TestConfigCodes(t *testing.T) {
+	var built []string
+	codes := map[string]*countingCode{}
+	cfg := Config{BlockSize: 4096, Spares: -1, ReadExtra: -1, Codes: func(policy string) (codec.Code, error) {
+		built = append(built, policy)
+		cd, err := all.New(policy)
+		if err != nil {
+			return nil, err
+		}
+		codes[policy] = &countingCode{Code: cd}
+		return codes[policy], nil
+	}}
+	e := newEnv(t, 6, 1, "rs-4-2", cfg)
+	ctx := context.Background()
+	data := randBytes(1, 3*4*4096) // three full stripes
+	m, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := codes["rs-4-2"]
+	if cc == nil || cc.encodes != 3 {
+		t.Fatalf("codes built %v; want rs-4-2 to encode 3 stripes, got %+v", built, cc)
+	}
+	if err := e.shards.DeleteShard(ctx, m.Shards[0].Disk, cairn.ShardName(m.Version, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
+		t.Fatal("read back wrong")
+	}
+	if cc.reconstructs != 3 || !slices.Equal(built, []string{"rs-4-2"}) {
+		t.Fatalf("built %v, %d reconstructs; want rs-4-2 once and 3 reconstructs", built, cc.reconstructs)
+	}
+	if _, err := New(e.meta, e.shards, Config{Codes: func(string) (codec.Code, error) { return nil, errors.New("no") }}).
+		Put(ctx, "bkt", "k2", bytes.NewReader(data), PutOptions{Size: int64(len(data))}); !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("a failing Codes: got %v, want ErrInvalid", err)
 	}
 }

@@ -25,6 +25,7 @@ func TestHandles(t *testing.T) {
 		{nil, true},
 		{[]string{"push", "--quick"}, true},
 		{[]string{"robustore"}, true},
+		{[]string{"grid", "--quick"}, true},
 		{[]string{"help"}, true},
 		{[]string{"--help"}, true},
 		{[]string{"help", "push"}, true},
@@ -48,6 +49,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"help"}, "go run ./cmd/cairn-bench push --quick"},
 		{[]string{"push", "--help"}, "Usage: cairn-bench push"},
 		{[]string{"help", "robustore"}, "Usage: cairn-bench robustore"},
+		{[]string{"grid", "--help"}, "Usage: cairn-bench grid"},
 	} {
 		out, err := run(t, tc.args...)
 		if err != nil || !strings.Contains(out, tc.want) {
@@ -67,6 +69,9 @@ func TestUsageErrors(t *testing.T) {
 		{"robustore", "--redundancy", "150"},
 		{"robustore", "--size", "1000", "--blocks", "3"},
 		{"robustore", "--depth", "0"},
+		{"grid", "extra"},
+		{"grid", "--reps", "-1"},
+		{"grid", "--trials", "0"},
 	} {
 		_, err := run(t, args...)
 		if !errors.Is(err, cmdline.ErrUsage) {

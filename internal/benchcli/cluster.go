@@ -36,10 +36,30 @@ type nodeProc struct {
 // program run as `node`, without a director), and returns them with a node
 // client that resolves their disks, and a stop function.
 func startNodes(ctx context.Context, dir string, specs []nodeSpec) ([]nodeProc, *node.Client, func(), error) {
+	c, err := startCluster(ctx, dir, specs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return c.procs, c.client, c.stop, nil
+}
+
+// nodeCluster is what startCluster started.
+type nodeCluster struct {
+	procs   []nodeProc
+	client  *node.Client
+	resolve node.Resolver // the disks' node addresses
+	meta    []string      // the etcd's client endpoints
+	secret  string        // the nodes' shared secret
+	stop    func()
+}
+
+// startCluster is startNodes, returning also what a data path needs to
+// talk to the cluster.
+func startCluster(ctx context.Context, dir string, specs []nodeSpec) (*nodeCluster, error) {
 	etcd, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: "bench", Dir: filepath.Join(dir, "meta"),
 		ClientURL: "http://127.0.0.1:0", PeerURL: "http://127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("starting etcd: %w", err)
+		return nil, fmt.Errorf("starting etcd: %w", err)
 	}
 	secretB := make([]byte, 16)
 	rand.Read(secretB)
@@ -47,12 +67,12 @@ func startNodes(ctx context.Context, dir string, specs []nodeSpec) ([]nodeProc, 
 	secretFile := filepath.Join(dir, "secret")
 	if err := os.WriteFile(secretFile, []byte(secret), 0o600); err != nil {
 		etcd.Close()
-		return nil, nil, nil, err
+		return nil, err
 	}
 	self, err := os.Executable()
 	if err != nil {
 		etcd.Close()
-		return nil, nil, nil, err
+		return nil, err
 	}
 	var started []*proc.Proc
 	stop := func() {
@@ -69,7 +89,7 @@ func startNodes(ctx context.Context, dir string, specs []nodeSpec) ([]nodeProc, 
 			Timeout: 30 * time.Second, DiscardOutput: true})
 		if err != nil {
 			stop()
-			return nil, nil, nil, err
+			return nil, err
 		}
 		started = append(started, p)
 		np := nodeProc{ID: sp.ID, Addr: p.Addr(proc.Node), CPU: p.CPU}
@@ -80,11 +100,12 @@ func startNodes(ctx context.Context, dir string, specs []nodeSpec) ([]nodeProc, 
 		}
 		procs = append(procs, np)
 	}
-	nc := node.NewClient(secret, func(_ context.Context, d cairn.DiskID) (string, error) {
+	resolve := func(_ context.Context, d cairn.DiskID) (string, error) {
 		if a, ok := addrs[d]; ok {
 			return a, nil
 		}
 		return "", fmt.Errorf("disk %s: %w", d, cairn.ErrNotFound)
-	}, nil)
-	return procs, nc, stop, nil
+	}
+	return &nodeCluster{procs: procs, client: node.NewClient(secret, resolve, nil), resolve: resolve,
+		meta: etcd.Endpoints(), secret: secret, stop: stop}, nil
 }

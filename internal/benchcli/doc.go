@@ -1,7 +1,7 @@
 // Package benchcli holds the commands of cairn-bench: the papers'
-// experiments with their plots (push, robustore). They live apart from
+// experiments with their plots (push, robustore, grid). They live apart from
 // internal/cli so that the cairn binary does not link the plotting library
-// (gonum.org/v1/plot) and its fonts; `cairn bench push|robustore` runs
+// (gonum.org/v1/plot) and its fonts; `cairn bench push|robustore|grid` runs
 // cairn-bench.
 //
 // An experiment starts an embedded etcd in its own process and storage

@@ -14,7 +14,7 @@ import (
 // push` fails and says how to get it; its --help says the same.
 func TestBenchExternalMissing(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	for _, name := range []string{"push", "robustore"} {
+	for _, name := range []string{"push", "robustore", "grid"} {
 		_, _, err := run(t, "bench", name, "--quick")
 		if err == nil || cmdline.ExitCode(err) != 1 {
 			t.Fatalf("bench %s without cairn-bench: %v", name, err)
