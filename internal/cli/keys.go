@@ -25,7 +25,7 @@ func runKeysRotate(ctx context.Context, args []string, stdout, stderr io.Writer)
 	file := fs.String("kms-key-file", "", kmsKeyFileHelp+" (required)")
 	cmdline.Usage(fs, "cairn admin keys rotate --kms-key-file FILE",
 		"Adds a fresh master key to FILE and makes it current: new objects are sealed with it, old ones still\n"+
-			"open with their keys. Give every gateway the new file (restart them), then run 'cairn admin keys reseal'.")
+			"open with their keys. Give every gateway the new file (then SIGHUP or restart them), then run 'cairn admin keys reseal'.")
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}

@@ -1,14 +1,20 @@
 package cli
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
 
+	"cairn/client"
 	"cairn/crypt"
 )
 
@@ -97,4 +103,54 @@ func (k kmsFile) options(stderr io.Writer) func() (clusterOptions, error) {
 		}
 		return o, nil
 	}
+}
+
+// liveKeys is the key service of a server or gateway: the key file's
+// keyring, read again on SIGHUP (after 'cairn admin keys rotate'), so new
+// objects are sealed with the new current key without a restart.
+type liveKeys struct {
+	path string
+	ring atomic.Pointer[crypt.Keyring]
+}
+
+var _ client.KeyService = (*liveKeys)(nil)
+
+func newLiveKeys(path string, k *crypt.Keyring) *liveKeys {
+	l := &liveKeys{path: path}
+	l.ring.Store(k)
+	return l
+}
+
+// Seal implements client.KeyService.
+func (l *liveKeys) Seal(ctx context.Context, dataKey []byte, rand io.Reader) (string, []byte, error) {
+	return l.ring.Load().Seal(ctx, dataKey, rand)
+}
+
+// Unseal implements client.KeyService.
+func (l *liveKeys) Unseal(ctx context.Context, keyID string, sealed []byte) ([]byte, error) {
+	return l.ring.Load().Unseal(ctx, keyID, sealed)
+}
+
+// watch reloads the key file on SIGHUP until ctx ends; a file that does
+// not parse leaves the keys as they were.
+func (l *liveKeys) watch(ctx context.Context, log *slog.Logger) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				k, err := loadKeyring(l.path)
+				if err != nil {
+					log.Error("SIGHUP: keeping the previous master keys", "err", err)
+					continue
+				}
+				l.ring.Store(k)
+				log.Warn("SIGHUP: master keys reloaded", "file", l.path, "current", k.Current(), "keys", len(k.IDs()))
+			}
+		}
+	}()
 }

@@ -65,6 +65,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 type serveLimits struct {
 	cluster clusterOptions
 	s3      s3.Config // only the limit fields are set
+	keys    *liveKeys // --kms-key-file's keys (also cluster.keys); nil: none given
 }
 
 func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
@@ -90,7 +91,8 @@ func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
 		if err != nil {
 			return serveLimits{}, fmt.Errorf("%w: --kms-key-file: %w", ErrUsage, err)
 		}
-		l.cluster.keys = k
+		l.keys = newLiveKeys(*f.kmsKeyFile, k)
+		l.cluster.keys = l.keys
 	}
 	return l, nil
 }

@@ -54,7 +54,8 @@ DIR/s3-credentials and printed once.
 
 Encryption at rest: SSE-S3 (x-amz-server-side-encryption: AES256, or a
 bucket's default encryption) seals each object's data key with the master
-key in --kms-key-file, or else DIR/kms.json, made on first start. SSE-C
+key in --kms-key-file, or else DIR/kms.json, made on first start (SIGHUP
+reloads it after 'cairn admin keys rotate'). SSE-C
 keys are accepted over HTTPS only (or from a TLS proxy that sets
 X-Forwarded-Proto: https), unless --allow-insecure-ssec.
 
@@ -172,13 +173,16 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	keysFresh := false
-	if lim.cluster.keys == nil {
-		k, fresh, err := loadOrMakeKeyring(filepath.Join(*data, "kms.json"))
+	if lim.keys == nil {
+		path := filepath.Join(*data, "kms.json")
+		k, fresh, err := loadOrMakeKeyring(path)
 		if err != nil {
 			return err
 		}
-		lim.cluster.keys, keysFresh = k, fresh
+		lim.keys, keysFresh = newLiveKeys(path, k), fresh
+		lim.cluster.keys = lim.keys
 	}
+	lim.keys.watch(ctx, log)
 	lim.cluster.log = logger(stderr, false)
 	cl, err := openCluster(ctx, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}, lim.cluster)
 	if err != nil {

@@ -17,7 +17,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -256,10 +258,32 @@ func TestServerSSERotation(t *testing.T) {
 	if rotated.Current == old.Current || len(rotated.Keys) != 2 {
 		t.Fatalf("after rotate: current %s (was %s), %d keys", rotated.Current, old.Current, len(rotated.Keys))
 	}
-	if out := srv.CLI(t, "admin", "keys", "reseal", "--kms-key-file", kf); !strings.Contains(out, "1 SSE-S3 objects, 1 re-sealed") {
+	// SIGHUP: the server reloads the key file, and seals new objects with
+	// the new current key.
+	if err := srv.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	hup := time.Now()
+	deadline := hup.Add(10 * time.Second)
+	for {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("rot"), Key: aws.String("new"), Body: bytes.NewReader(data),
+			ServerSideEncryption: types.ServerSideEncryptionAes256}); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(srv.CLI(t, "stat", "rot/new"), "master key "+rotated.Current) {
+			t.Logf("new objects sealed with the new key %v after SIGHUP", time.Since(hup))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("after SIGHUP, new objects are still sealed with the old master key")
+		}
+		// real time: a retry pause while the real server reloads its key file.
+		time.Sleep(50 * time.Millisecond)
+	}
+	if out := srv.CLI(t, "admin", "keys", "reseal", "--kms-key-file", kf); !strings.Contains(out, "2 SSE-S3 objects, 1 re-sealed") {
 		t.Fatalf("reseal:\n%s", out)
 	}
-	if out := srv.CLI(t, "admin", "keys", "reseal", "--kms-key-file", kf); !strings.Contains(out, "1 SSE-S3 objects, 0 re-sealed") {
+	if out := srv.CLI(t, "admin", "keys", "reseal", "--kms-key-file", kf); !strings.Contains(out, "2 SSE-S3 objects, 0 re-sealed") {
 		t.Fatalf("reseal again:\n%s", out)
 	}
 	delete(rotated.Keys, old.Current)
@@ -269,8 +293,10 @@ func TestServerSSERotation(t *testing.T) {
 	}
 	srv.Restart(t)
 	c = sseClient(srv)
-	if got := getBody(c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("rot"), Key: aws.String("o")})); !bytes.Equal(got, data) {
-		t.Fatal("after rotation and restart without the old key: wrong bytes")
+	for _, key := range []string{"o", "new"} {
+		if got := getBody(c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("rot"), Key: aws.String(key)})); !bytes.Equal(got, data) {
+			t.Fatalf("%s after rotation and restart without the old key: wrong bytes", key)
+		}
 	}
 }
 
