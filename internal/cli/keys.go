@@ -69,59 +69,31 @@ func runKeysReseal(ctx context.Context, args []string, stdout, stderr io.Writer)
 	})
 }
 
-// resealStore is what reseal needs of the metadata store (meta.Store).
-type resealStore interface {
+// manifestLister is what walking every object needs of the metadata
+// store (meta.Store).
+type manifestLister interface {
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
-	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 }
 
-type resealStats struct{ objects, resealed, skipped int }
-
-// reseal re-seals the data key of every SSE-S3 object whose master key is
-// not k's current one, a page of manifests at a time. An object
-// overwritten or deleted meanwhile is skipped (its new version, if any,
-// was sealed with whatever key its writer had).
-func reseal(ctx context.Context, st resealStore, k *crypt.Keyring) (resealStats, error) {
-	var out resealStats
+// eachManifest calls fn with every object's manifest, bucket by bucket in
+// key order, a page at a time; fn's error stops the walk and is returned.
+func eachManifest(ctx context.Context, st manifestLister, fn func(m *cairn.Manifest) error) error {
 	buckets, err := st.Buckets(ctx)
 	if err != nil {
-		return out, err
+		return err
 	}
 	for _, b := range buckets {
 		after := ""
 		for {
 			ms, more, err := st.ListManifests(ctx, b.Name, "", after, 1000)
 			if err != nil {
-				return out, err
+				return err
 			}
 			for _, m := range ms {
 				after = m.Key
-				e := m.Encryption
-				if e == nil || e.Scheme != cairn.SSES3 {
-					continue
-				}
-				out.objects++
-				if e.KeyID == k.Current() {
-					continue
-				}
-				dk, err := k.Unseal(ctx, e.KeyID, e.SealedKey)
-				if err != nil {
-					return out, fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)
-				}
-				next := *m
-				ne := *e
-				if ne.KeyID, ne.SealedKey, err = k.Seal(ctx, dk, rand.Reader); err != nil {
-					return out, err
-				}
-				next.Encryption = &ne
-				switch err := st.UpdateManifest(ctx, &next, m); {
-				case errors.Is(err, cairn.ErrConflict), errors.Is(err, cairn.ErrNotFound):
-					out.skipped++
-				case err != nil:
-					return out, fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)
-				default:
-					out.resealed++
+				if err := fn(m); err != nil {
+					return err
 				}
 			}
 			if !more || len(ms) == 0 {
@@ -129,5 +101,50 @@ func reseal(ctx context.Context, st resealStore, k *crypt.Keyring) (resealStats,
 			}
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// resealStore is what reseal needs of the metadata store (meta.Store).
+type resealStore interface {
+	manifestLister
+	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
+}
+
+type resealStats struct{ objects, resealed, skipped int }
+
+// reseal re-seals the data key of every SSE-S3 object whose master key is
+// not k's current one. An object overwritten or deleted meanwhile is
+// skipped (its new version, if any, was sealed with whatever key its
+// writer had).
+func reseal(ctx context.Context, st resealStore, k *crypt.Keyring) (resealStats, error) {
+	var out resealStats
+	err := eachManifest(ctx, st, func(m *cairn.Manifest) error {
+		e := m.Encryption
+		if e == nil || e.Scheme != cairn.SSES3 {
+			return nil
+		}
+		out.objects++
+		if e.KeyID == k.Current() {
+			return nil
+		}
+		dk, err := k.Unseal(ctx, e.KeyID, e.SealedKey)
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)
+		}
+		next, ne := *m, *e
+		if ne.KeyID, ne.SealedKey, err = k.Seal(ctx, dk, rand.Reader); err != nil {
+			return err
+		}
+		next.Encryption = &ne
+		switch err := st.UpdateManifest(ctx, &next, m); {
+		case errors.Is(err, cairn.ErrConflict), errors.Is(err, cairn.ErrNotFound):
+			out.skipped++
+		case err != nil:
+			return fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)
+		default:
+			out.resealed++
+		}
+		return nil
+	})
+	return out, err
 }
