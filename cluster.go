@@ -205,6 +205,10 @@ type Bucket struct {
 	Policy  string    `json:"policy"` // default policy string for new objects, e.g. "rs-4-2"
 	Owner   string    `json:"owner,omitempty"`
 	Created time.Time `json:"created"`
+	// Encryption is the bucket's default encryption: SSES3 encrypts every
+	// new object that asks for none (S3's bucket default encryption); ""
+	// stores them in the clear.
+	Encryption string `json:"encryption,omitempty"`
 }
 
 // MaxKeyLen is the longest object key accepted, in bytes (as S3).

@@ -38,6 +38,11 @@ type Manifest struct {
 	// contents in order, each part laid out like a single-part object of
 	// its own version (the code being Policy).
 	Parts []Part `json:"parts,omitempty"`
+	// Encryption, if set, says the object's stored bytes are ciphertext
+	// (docs/design/encryption.md): Size and the layouts describe the
+	// ciphertext, Encryption.Size the content (ContentSize). Unset: the
+	// object is stored in the clear (every manifest written before).
+	Encryption *Encryption `json:"encryption,omitempty"`
 }
 
 // Layout says where the bytes of one object (or one part) of Size bytes
@@ -116,6 +121,9 @@ type Upload struct {
 	Policy      string            `json:"policy"` // resolved: never ""
 	ContentType string            `json:"content_type,omitempty"`
 	UserMeta    map[string]string `json:"user_meta,omitempty"`
+	// Encryption, if set, is how every part is encrypted: the sealed data
+	// key the parts share (its Size unused until Complete fills it).
+	Encryption *Encryption `json:"encryption,omitempty"`
 }
 
 // PartManifest returns the manifest that describes part p of a multipart

@@ -97,10 +97,10 @@ func (m *Manifest) Stored() map[DiskID]DiskTally {
 	return out
 }
 
-// Tally returns m counted as one object: its size and its shard files'
-// bytes on disk.
+// Tally returns m counted as one object: its content size (the
+// plaintext's, for an encrypted object) and its shard files' bytes on disk.
 func (m *Manifest) Tally() Tally {
-	t := Tally{Objects: 1, Logical: m.Size}
+	t := Tally{Objects: 1, Logical: m.ContentSize()}
 	for _, d := range m.Stored() {
 		t.Stored += d.Bytes
 	}

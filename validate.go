@@ -14,7 +14,11 @@ import "fmt"
 //   - a multipart object has no Layout of its own (the zero Layout) and
 //     parts numbered 1..MaxParts in ascending order, with distinct
 //     versions, each valid (Part.Validate), all of one form (coded, or
-//     shards of one count), whose sizes add up to m's.
+//     shards of one count), whose sizes add up to m's;
+//   - an encrypted object (Encryption set) names a known scheme and
+//     cipher, has a sealed data key (and a key ID for SSE-S3, the key's
+//     HMAC and salt for SSE-C), and its plaintext size encrypts to its
+//     size (every part's size being an encrypted stream's).
 //
 // What depends on the code (how many shards, how many stripes) is
 // ValidateStored's. The error wraps ErrInvalid and says which rule m
@@ -109,6 +113,11 @@ func (m *Manifest) problem(code *codeShape) string {
 	}
 	if why := keyProblem(m.Key); why != "" {
 		return why
+	}
+	if m.Encryption != nil {
+		if why := m.Encryption.problem(m.Size, m.Parts); why != "" {
+			return why
+		}
 	}
 	if len(m.Parts) == 0 {
 		if why := m.Layout.problem(); why != "" {

@@ -61,6 +61,16 @@ func multipartObject() *cairn.Manifest {
 		}}
 }
 
+// encrypted returns m marked as encrypted with SSE-S3: its stored bytes are
+// the ciphertext of plain bytes.
+func encrypted(m *cairn.Manifest, plain int64) *cairn.Manifest {
+	m.Encryption = &cairn.Encryption{Scheme: cairn.SSES3, Cipher: cairn.Cipher, KeyID: "k1", SealedKey: []byte{1}, Size: plain}
+	return m
+}
+
+func encryptedRS() *cairn.Manifest        { return encrypted(rsObject(), 5000-16) }
+func encryptedMultipart() *cairn.Manifest { return encrypted(multipartObject(), 6000-16+1234-16) }
+
 func TestValidateAcceptsEveryForm(t *testing.T) {
 	empty := rsObject()
 	empty.Size, empty.BlockSize, empty.Shards = 0, 1, shards(rsN, 1)
@@ -93,6 +103,8 @@ func TestValidateAcceptsEveryForm(t *testing.T) {
 		{"lt", ltObject(), ltK, ltN},
 		{"multipart", multipartObject(), rsK, rsN},
 		{"multipart lt", codedParts, ltK, ltN},
+		{"encrypted", encryptedRS(), rsK, rsN},
+		{"encrypted multipart", encryptedMultipart(), rsK, rsN},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,6 +137,20 @@ func TestValidateRefuses(t *testing.T) {
 		{"no version", rsObject, func(m *cairn.Manifest) { m.Version = "" }, "no version"},
 		{"no policy", rsObject, func(m *cairn.Manifest) { m.Policy = "" }, "no policy"},
 		{"negative size", rsObject, func(m *cairn.Manifest) { m.Size = -1 }, "size -1"},
+
+		// Encryption.
+		{"unknown scheme", encryptedRS, func(m *cairn.Manifest) { m.Encryption.Scheme = "rot13" }, `encryption scheme "rot13"`},
+		{"unknown cipher", encryptedRS, func(m *cairn.Manifest) { m.Encryption.Cipher = "des" }, `cipher "des"`},
+		{"no sealed key", encryptedRS, func(m *cairn.Manifest) { m.Encryption.SealedKey = nil }, "without a sealed data key"},
+		{"sse-s3 without key ID", encryptedRS, func(m *cairn.Manifest) { m.Encryption.KeyID = "" }, "without a key ID"},
+		{"sse-c without HMAC", encryptedRS, func(m *cairn.Manifest) { m.Encryption.Scheme = cairn.SSEC }, "HMAC and salt"},
+		{"plaintext size off", encryptedRS, func(m *cairn.Manifest) { m.Encryption.Size = 4985 }, "encrypts to 5001 bytes, not 5000"},
+		{"part no stream", encryptedMultipart, func(m *cairn.Manifest) {
+			m.Parts[1].Size = 16 + cairn.SegmentSize + 1
+			m.Parts[1].BlockSize, m.Parts[1].Shards = 16385, shards(rsN, 16385)
+			m.Size = 6000 + m.Parts[1].Size
+		}, "part 2: 65553 bytes are no encrypted part's size"},
+		{"parts' plaintext off", encryptedMultipart, func(m *cairn.Manifest) { m.Encryption.Size++ }, "parts hold 7202 plaintext bytes, the object 7203"},
 
 		// One form.
 		{"no layout", rsObject, func(m *cairn.Manifest) { m.Layout = cairn.Layout{} }, "neither shards nor coded stripes"},

@@ -122,8 +122,12 @@ type Config struct {
 	Logger *slog.Logger
 	// OnDamage, if set, is called for every shard found missing or corrupt.
 	OnDamage func(Damage)
-	// Rand is the source of version IDs (default crypto/rand).
+	// Rand is the source of version IDs, data keys and nonces (default
+	// crypto/rand).
 	Rand io.Reader
+	// Keys seals and unseals the data keys of SSE-S3 objects (nil: a PUT
+	// or GET of one fails with ErrNoKeyService).
+	Keys KeyService
 	// Jitter draws the random part of the waits between retries of
 	// metadata calls (default: seeded from crypto/rand). The client
 	// serializes its use; nothing else may use it meanwhile.

@@ -82,15 +82,18 @@ func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID
 	return out, nil
 }
 
-// storeCoded is store for fountain-coded policies.
-func (c *Client) storeCoded(ctx context.Context, bucket, key string, code rateless, r io.Reader, opts PutOptions) (*stored, error) {
+// storeCoded is store for fountain-coded policies (version: the one
+// store drew, or "" to draw one).
+func (c *Client) storeCoded(ctx context.Context, bucket, key, version string, code rateless, r io.Reader, opts PutOptions) (*stored, error) {
 	if err := checkCoded(code); err != nil {
 		return nil, err
 	}
 	k := code.SourceBlocks()
-	version, err := c.newVersion()
-	if err != nil {
-		return nil, err
+	if version == "" {
+		var err error
+		if version, err = c.newVersion(); err != nil {
+			return nil, err
+		}
 	}
 	disks, err := c.codedDisks(ctx, version)
 	if err != nil {

@@ -52,6 +52,18 @@
 // corrupt counts as an erasure: the window is decoded from other shards
 // and the damage is reported through Config.OnDamage (for repair).
 //
+// Encryption at rest (sse.go, docs/design/encryption.md): a PUT with
+// PutOptions.SSE (or into a bucket with default encryption) draws a data
+// key, seals it (Config.Keys for SSE-S3, the customer's key for SSE-C) and
+// stores the body's ciphertext, made segment by segment before the codec
+// sees it; the manifest keeps the sealed key and the plaintext size. GetWith
+// reads only the ciphertext segments a range touches and decrypts them; a
+// segment that fails authentication although the shards passed their
+// checksums is read again around each shard in turn. The plaintext's MD5
+// (the ETag) is hashed on a goroutine of its own, and a GET decrypts on
+// one of its own up to 1 MiB ahead of its reader (4 chunks of 256 KiB,
+// beside the windows Config.Memory counts).
+//
 // Metadata reads that fail transiently (cairn.IsPermanent: an etcd leader
 // election, a lost connection) are retried with a jittered backoff for at
 // most about 5 s (retrymeta.go); the manifest commit retries a lost

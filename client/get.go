@@ -19,11 +19,23 @@ import (
 // (a range outside the object), cairn.ErrCorrupt (a stored manifest that
 // fails ValidateStored against its code), and from the reader
 // cairn.ErrUnavailable when too few shards of a window could be read.
+//
+// An encrypted object is read with GetWith (Get is GetWith without
+// options: it reads SSE-S3 objects, not SSE-C ones).
 func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64) (*cairn.Manifest, io.ReadCloser, error) {
-	m, err := c.meta.Manifest(ctx, bucket, key)
-	if err != nil {
-		return nil, nil, err
-	}
+	return c.GetWith(ctx, bucket, key, off, length, GetOptions{})
+}
+
+// open reads bytes [off, off+length) of the stored bytes of m (the
+// ciphertext of an encrypted object): Get without the decryption.
+func (c *Client) open(ctx context.Context, m *cairn.Manifest, off, length int64) (*cairn.Manifest, io.ReadCloser, error) {
+	return c.openAvoiding(ctx, m, off, length, -1)
+}
+
+// openAvoiding is open reading no byte of shard slot avoid (≥ 0) of a
+// single-part layout with shards, as if it had failed: for reading around
+// a shard whose bytes decode into ciphertext that fails authentication.
+func (c *Client) openAvoiding(ctx context.Context, m *cairn.Manifest, off, length int64, avoid int) (*cairn.Manifest, io.ReadCloser, error) {
 	if off < 0 || off > m.Size || (off == m.Size && m.Size > 0 && length != 0) {
 		return m, nil, fmt.Errorf("%w: range starts at %d, the object has %d bytes", cairn.ErrInvalid, off, m.Size)
 	}
@@ -56,6 +68,9 @@ func (c *Client) Get(ctx context.Context, bucket, key string, off, length int64)
 	out := make(chan window, 1)
 	newGetter := func(m *cairn.Manifest) (*getter, error) {
 		g := &getter{c: c, m: m, code: code, p: code.Params(), readable: readable, bad: map[int]bool{}, extra: c.cfg.ReadExtra}
+		if avoid >= 0 {
+			g.bad[avoid] = true
+		}
 		if pol, err := codec.ParsePolicy(m.Policy); err == nil {
 			all, extra := pol.ReadExtra()
 			switch {

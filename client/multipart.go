@@ -52,12 +52,19 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	if err != nil {
 		return cairn.Upload{}, err
 	}
+	if opts.SSE == nil && b.Encryption == cairn.SSES3 {
+		opts.SSE = &SSE{Scheme: cairn.SSES3} // the bucket's default encryption
+	}
+	enc, _, err := c.newEncryption(ctx, opts.SSE)
+	if err != nil {
+		return cairn.Upload{}, err
+	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
 	u := cairn.Upload{Bucket: bucket, Key: key, ID: id, Created: now().UTC(), Policy: policy,
-		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta)}
+		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta), Encryption: enc}
 	if err := c.meta.CreateUpload(ctx, u); err != nil {
 		return cairn.Upload{}, err
 	}
@@ -86,9 +93,28 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 	if err != nil {
 		return cairn.Part{}, err
 	}
-	d, err := c.store(ctx, bucket, key, u.Policy, r, opts, false) // parts: never replicated (a manifest's parts share one code)
+	var seal *sealing
+	switch {
+	case u.Encryption != nil:
+		var ck []byte
+		if opts.SSE != nil {
+			ck = opts.SSE.CustomerKey
+		}
+		dk, err := c.dataKey(ctx, u.Encryption, ck)
+		if err != nil {
+			return cairn.Part{}, err
+		}
+		seal = &sealing{e: u.Encryption, dk: dk}
+		defer seal.close()
+	case opts.SSE != nil:
+		return cairn.Part{}, fmt.Errorf("%w: encryption asked for a part of an upload created without it", ErrEncryptionMismatch)
+	}
+	d, err := c.store(ctx, bucket, key, u.Policy, r, opts, false, seal) // parts: never replicated (a manifest's parts share one code)
 	if err != nil {
 		return cairn.Part{}, err
+	}
+	if seal != nil {
+		d.etag = seal.etag()
 	}
 	now := time.Now
 	if opts.Now != nil {
@@ -175,14 +201,21 @@ func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, lis
 		}
 		parts := make([]cairn.Part, len(list))
 		md := md5.New()
-		var size int64
+		var size, plain int64
 		for i, cp := range list {
 			p, ok := byNum[cp.Number]
 			if !ok || trimETag(cp.ETag) != p.ETag {
 				return nil, fmt.Errorf("%w: part %d", ErrInvalidPart, cp.Number)
 			}
-			if i < len(list)-1 && p.Size < c.cfg.MinPartSize {
-				return nil, fmt.Errorf("%w: part %d has %d bytes, the minimum is %d", ErrEntityTooSmall, cp.Number, p.Size, c.cfg.MinPartSize)
+			ps := p.Size
+			if u.Encryption != nil {
+				if ps, err = cairn.DecryptedSize(p.Size); err != nil {
+					return nil, fmt.Errorf("part %d: %w", p.Number, err)
+				}
+			}
+			plain += ps
+			if i < len(list)-1 && ps < c.cfg.MinPartSize {
+				return nil, fmt.Errorf("%w: part %d has %d bytes, the minimum is %d", ErrEntityTooSmall, cp.Number, ps, c.cfg.MinPartSize)
 			}
 			sum, err := hex.DecodeString(p.ETag)
 			if err != nil {
@@ -200,6 +233,11 @@ func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, lis
 			ETag:        fmt.Sprintf("%s-%d", hex.EncodeToString(md.Sum(nil)), len(parts)),
 			ContentType: u.ContentType, UserMeta: maps.Clone(u.UserMeta), Created: u.Created,
 			Policy: u.Policy, Parts: parts,
+		}
+		if u.Encryption != nil {
+			e := *u.Encryption
+			e.Size = plain
+			m.Encryption = &e
 		}
 		prev := ""
 		old, err := c.meta.Manifest(ctx, bucket, key)

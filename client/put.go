@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"time"
@@ -30,6 +31,11 @@ type PutOptions struct {
 	Progress func(n int64)
 	// Now is the creation time to record (default time.Now).
 	Now func() time.Time
+	// SSE, if set, encrypts the object at rest (docs/design/encryption.md);
+	// Size and Progress still count plaintext. For UploadPart it carries
+	// the SSE-C key of an upload created with one (the upload fixed the
+	// scheme).
+	SSE *SSE
 }
 
 // pipelineDepth is the number of stripes in flight between the encoder and
@@ -85,7 +91,19 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if policy == "" {
 		policy = b.Policy
 	}
-	d, err := c.store(ctx, bucket, key, policy, r, opts, true)
+	if opts.SSE == nil && b.Encryption == cairn.SSES3 {
+		opts.SSE = &SSE{Scheme: cairn.SSES3} // the bucket's default encryption
+	}
+	enc, dk, err := c.newEncryption(ctx, opts.SSE)
+	if err != nil {
+		return nil, err
+	}
+	var seal *sealing
+	if enc != nil {
+		seal = &sealing{e: enc, dk: dk}
+		defer seal.close()
+	}
+	d, err := c.store(ctx, bucket, key, policy, r, opts, true, seal)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +116,9 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		ETag: d.etag, ContentType: opts.ContentType,
 		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
 		Policy: policy, Layout: d.layout,
+	}
+	if seal != nil {
+		enc.Size, m.ETag, m.Encryption = seal.read(), seal.etag(), enc
 	}
 	if err := c.commit(ctx, m); err != nil {
 		if sentinel(err) {
@@ -128,14 +149,28 @@ func (d *stored) files() []cairn.ShardFile { return d.layout.Files(d.version) }
 // stripe just big enough for it, and the last stripe of a longer one
 // blocks just big enough for what is left (docs/design/manifest.md,
 // "Layout"); with small set, a body of at most Config.SmallObject bytes is
-// stored as replicas (small.go). On error nothing is kept.
-func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Reader, opts PutOptions, small bool) (*stored, error) {
+// stored as replicas (small.go). With seal set, what is stored is the
+// body's ciphertext, under the stream of the new version (sizes are the
+// ciphertext's; opts.Size is the plaintext's). On error nothing is kept.
+func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Reader, opts PutOptions, small bool, seal *sealing) (*stored, error) {
 	code, err := c.code(policy)
 	if err != nil {
 		return nil, err
 	}
+	version := "" // drawn below unless encryption needs it first
+	if seal != nil {
+		if version, err = c.newVersion(); err != nil {
+			return nil, err
+		}
+		if r, err = seal.wrap(bucket, key, version, r); err != nil {
+			return nil, err
+		}
+		if opts.Size >= 0 {
+			opts.Size = cairn.EncryptedSize(opts.Size)
+		}
+	}
 	if rc, ok := code.(rateless); ok {
-		return c.storeCoded(ctx, bucket, key, rc, r, opts)
+		return c.storeCoded(ctx, bucket, key, version, rc, r, opts)
 	}
 	p := code.Params()
 	mult := max(p.ShardMultiple, 1)
@@ -183,9 +218,10 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 	if err != nil {
 		return nil, fmt.Errorf("placement for %s: %w", code.Policy(), err)
 	}
-	version, err := c.newVersion()
-	if err != nil {
-		return nil, err
+	if version == "" {
+		if version, err = c.newVersion(); err != nil {
+			return nil, err
+		}
 	}
 	pg := table.PGs[placement.PGFor(bucket, key, version, len(table.PGs))]
 	disks, err := c.arrange(ctx, code.Policy().String(), code, pg)
@@ -211,7 +247,10 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 		return nil, err
 	}
 	defer w.cancel()
-	md := md5.New()
+	var md hash.Hash = md5.New()
+	if seal != nil {
+		md = discardHash{} // the ETag is the plaintext's (sealing.etag), not the ciphertext's
+	}
 	total, err := w.run(r, first, n, single, md, opts)
 	if err == nil && opts.Size >= 0 && total != opts.Size {
 		err = fmt.Errorf("%w: the body was %d bytes, %d were announced", cairn.ErrInvalid, total, opts.Size)

@@ -90,3 +90,13 @@ func SortRepairTasks(ts []cairn.RepairTask) {
 		return strings.Compare(a.ID, b.ID)
 	})
 }
+
+// CheckBucketEncryption checks a bucket's default encryption scheme: ""
+// or cairn.SSES3 (SSE-C needs the customer's key with every request, so it
+// cannot be a default). The error wraps cairn.ErrInvalid.
+func CheckBucketEncryption(scheme string) error {
+	if scheme != "" && scheme != cairn.SSES3 {
+		return fmt.Errorf("%w: bucket default encryption %q (want %q or none)", cairn.ErrInvalid, scheme, cairn.SSES3)
+	}
+	return nil
+}

@@ -61,6 +61,10 @@ type Store interface {
 	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
 	// Buckets lists all buckets sorted by name.
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
+	// SetBucketEncryption sets a bucket's default encryption
+	// (cairn.Bucket.Encryption): cairn.SSES3, or "" for none. ErrNotFound
+	// if the bucket does not exist, ErrInvalid for another scheme.
+	SetBucketEncryption(ctx context.Context, name, scheme string) error
 	// DeleteBucket deletes an empty bucket: ErrNotFound, or
 	// ErrBucketNotEmpty if it has objects (checked atomically with the
 	// delete).

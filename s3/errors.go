@@ -10,6 +10,7 @@ import (
 
 	"cairn"
 	"cairn/client"
+	"cairn/crypt"
 	"cairn/placement"
 )
 
@@ -108,6 +109,12 @@ func apiError(err error) *Error {
 		return ErrInvalidPartOrder
 	case errors.Is(err, client.ErrEntityTooSmall):
 		return ErrEntityTooSmall
+	case errors.Is(err, crypt.ErrWrongKey): // an SSE-C key that is not the object's
+		return ErrAccessDenied
+	case errors.Is(err, client.ErrEncryptionMismatch):
+		return ErrSSEMismatch
+	case errors.Is(err, client.ErrNoKeyService):
+		return ErrNoKMS
 	case errors.Is(err, client.ErrBusy): // the gateway's buffer memory is taken
 		return ErrSlowDown
 	case errors.Is(err, cairn.ErrNoSpace): // before ErrUnavailable, which wraps it

@@ -62,7 +62,7 @@ type failObjects struct {
 func (f failObjects) Put(context.Context, string, string, io.Reader, client.PutOptions) (*cairn.Manifest, error) {
 	return nil, f.err
 }
-func (f failObjects) Get(context.Context, string, string, int64, int64) (*cairn.Manifest, io.ReadCloser, error) {
+func (f failObjects) GetWith(context.Context, string, string, int64, int64, client.GetOptions) (*cairn.Manifest, io.ReadCloser, error) {
 	return nil, nil, f.err
 }
 func (f failObjects) Stat(context.Context, string, string) (*cairn.Manifest, error) {

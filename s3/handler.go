@@ -31,8 +31,10 @@ type Objects interface {
 	// Put stores all of r (read to EOF before anything commits) as
 	// bucket/key and returns the committed manifest.
 	Put(ctx context.Context, bucket, key string, r io.Reader, opts client.PutOptions) (*cairn.Manifest, error)
-	// Get opens bytes [off, off+length) (length < 0: to the end).
-	Get(ctx context.Context, bucket, key string, off, length int64) (*cairn.Manifest, io.ReadCloser, error)
+	// GetWith opens bytes [off, off+length) (length < 0: to the end) of
+	// the object's content, decrypted if it is encrypted (opts carries an
+	// SSE-C key).
+	GetWith(ctx context.Context, bucket, key string, off, length int64, opts client.GetOptions) (*cairn.Manifest, io.ReadCloser, error)
 	// Stat returns the committed manifest.
 	Stat(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	// Delete removes the object; cairn.ErrNotFound if it does not exist.
@@ -57,6 +59,7 @@ type Meta interface {
 	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
 	DeleteBucket(ctx context.Context, name string) error
+	SetBucketEncryption(ctx context.Context, name, scheme string) error
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
 }
 
@@ -101,6 +104,10 @@ type Config struct {
 	MaxRequests int
 	// QueueWait is how long a request waits for a slot (default 10 s).
 	QueueWait time.Duration
+	// AllowInsecureSSEC accepts SSE-C keys over plain HTTP (S3 refuses
+	// them: the key would cross the network in the clear); for loopback
+	// tests only.
+	AllowInsecureSSEC bool
 	// Logger receives internal errors (default: discard).
 	Logger *slog.Logger
 }
@@ -198,7 +205,7 @@ func New(cfg Config) (*Handler, error) {
 // Subresources the gateway does not implement yet: a request naming one
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
-	"accelerate", "acl", "analytics", "attributes", "cors", "encryption", "intelligent-tiering",
+	"accelerate", "acl", "analytics", "attributes", "cors", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
 	"requestPayment", "restore", "retention", "select", "tagging", "torrent", "versioning", "versions", "website",
@@ -263,6 +270,9 @@ func (h *Handler) route(q *request) error {
 	}
 	if err := cairn.ValidateBucketName(q.bucket); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidBucketName, err)
+	}
+	if q.key == "" && query.Has("encryption") {
+		return h.bucketEncryption(q)
 	}
 	if q.key == "" {
 		switch r.Method {

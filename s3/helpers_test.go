@@ -31,6 +31,7 @@ import (
 	"cairn"
 	"cairn/cleanup"
 	"cairn/client"
+	"cairn/crypt"
 	"cairn/meta/mem"
 )
 
@@ -105,11 +106,16 @@ func newEnvLayout(t *testing.T, creds Credentials, nodes, disks int) *env {
 			}
 		}
 	}
-	c := client.New(e.meta, e.shards, client.Config{BlockSize: blockSize, WindowBytes: 3 * stripe})
+	keys, err := crypt.NewKeyring(strings.NewReader(strings.Repeat("test master key!", 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(e.meta, e.shards, client.Config{BlockSize: blockSize, WindowBytes: 3 * stripe, Keys: keys})
 	h, err := New(Config{
 		Objects: c, Meta: e.meta, Credentials: creds,
-		DefaultPolicy: "rs-4-2",
-		Now:           func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) },
+		DefaultPolicy:     "rs-4-2",
+		AllowInsecureSSEC: true, // httptest serves plain HTTP on loopback
+		Now:               func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) },
 	})
 	if err != nil {
 		t.Fatal(err)

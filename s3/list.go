@@ -185,7 +185,7 @@ func (h *Handler) listObjects(q *request, v2 bool) error {
 	}
 	out.Contents = make([]listEntry, 0, len(p.objects))
 	for _, m := range p.objects {
-		out.Contents = append(out.Contents, listEntry{Key: encode(m.Key), LastModified: isoTime(m.Created), ETag: etag(m), Size: m.Size, StorageClass: h.storageClass(m), Owner: own})
+		out.Contents = append(out.Contents, listEntry{Key: encode(m.Key), LastModified: isoTime(m.Created), ETag: etag(m), Size: m.ContentSize(), StorageClass: h.storageClass(m), Owner: own})
 	}
 	for _, cp := range p.prefixes {
 		out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: encode(cp)})

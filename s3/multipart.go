@@ -68,15 +68,20 @@ func (h *Handler) createUpload(q *request) error {
 	if err != nil {
 		return err
 	}
+	sse, ck, err := h.requestSSE(q)
+	if err != nil {
+		return err
+	}
 	if _, err := h.readSmallBody(q); err != nil { // normally empty; checks the signature's payload hash
 		return err
 	}
 	u, err := h.cfg.Objects.CreateUpload(q.r.Context(), q.bucket, q.key, client.PutOptions{
-		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now,
+		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now, SSE: sse,
 	})
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
+	setSSEHeaders(q.w, u.Encryption, ck)
 	return h.writeXML(q, http.StatusOK, initiateResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: u.ID})
 }
 
@@ -92,16 +97,27 @@ func (h *Handler) uploadPart(q *request, id string) error {
 	if err != nil {
 		return err
 	}
+	ck, err := h.sseCustomerKey(q, false)
+	if err != nil {
+		return err
+	}
+	opts := client.PutOptions{Size: size, Now: h.cfg.Now}
+	if ck != nil {
+		opts.SSE = &client.SSE{Scheme: cairn.SSEC, CustomerKey: ck.key}
+	}
 	body, err := h.dataBody(q, size, min(h.cfg.MaxObjectSize, maxPartSize))
 	if err != nil {
 		return err
 	}
-	p, err := h.cfg.Objects.UploadPart(q.r.Context(), q.bucket, q.key, id, n, body, client.PutOptions{Size: size, Now: h.cfg.Now})
+	p, err := h.cfg.Objects.UploadPart(q.r.Context(), q.bucket, q.key, id, n, body, opts)
 	if errors.Is(err, cairn.ErrConflict) {
 		return h.writeErr(q.r.Context(), q.bucket, err)
 	}
 	if err != nil {
 		return h.uploadErr(q, err)
+	}
+	if ck != nil {
+		setSSEHeaders(q.w, &cairn.Encryption{Scheme: cairn.SSEC}, ck)
 	}
 	q.w.Header().Set("ETag", `"`+p.ETag+`"`)
 	q.w.WriteHeader(http.StatusOK)
@@ -140,6 +156,9 @@ func (h *Handler) completeUpload(q *request, id string) error {
 	m, err := h.cfg.Objects.CompleteUpload(q.r.Context(), q.bucket, q.key, id, parts)
 	if err != nil {
 		return h.uploadErr(q, err)
+	}
+	if m.Encryption != nil && m.Encryption.Scheme == cairn.SSES3 {
+		q.w.Header().Set(hdrSSE, sseAES256)
 	}
 	return h.writeXML(q, http.StatusOK, completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
 		Bucket: q.bucket, Key: q.key, ETag: etag(m)})
@@ -227,7 +246,7 @@ func (h *Handler) listParts(q *request, id string) error {
 			out.IsTruncated = true
 			break
 		}
-		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: p.Size})
+		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: partSize(u, p)})
 		out.NextPartNumberMarker = p.Number
 	}
 	return h.writeXML(q, http.StatusOK, out)
@@ -301,4 +320,15 @@ func (h *Handler) listUploads(q *request) error {
 		out.NextKeyMarker, out.NextUploadIDMarker = "", ""
 	}
 	return h.writeXML(q, http.StatusOK, out)
+}
+
+// partSize is the content bytes of a part: its size, or the plaintext's
+// of an encrypted upload's part.
+func partSize(u cairn.Upload, p cairn.Part) int64 {
+	if u.Encryption != nil {
+		if n, err := cairn.DecryptedSize(p.Size); err == nil {
+			return n
+		}
+	}
+	return p.Size
 }

@@ -81,14 +81,12 @@ func requestMeta(hd http.Header) (map[string]string, error) {
 
 // unsupportedPutHeaders ask for behaviour the gateway does not have yet;
 // silently ignoring them would break the client's expectations (an
-// overwrite despite If-None-Match: *, unencrypted data, lost tags), so
+// overwrite despite If-None-Match: *, lost tags), so
 // they get NotImplemented. Headers that only relax access (x-amz-acl)
 // are ignored.
 var unsupportedPutHeaders = []string{
-	"If-Match", "If-None-Match", "X-Amz-Tagging", "X-Amz-Server-Side-Encryption",
-	"X-Amz-Server-Side-Encryption-Customer-Algorithm", "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id",
+	"If-Match", "If-None-Match", "X-Amz-Tagging",
 	"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
-	"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm",
 }
 
 func checkPutHeaders(hd http.Header) error {
@@ -173,17 +171,22 @@ func (h *Handler) putObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	sse, ck, err := h.requestSSE(q)
+	if err != nil {
+		return err
+	}
 	body, err := h.dataBody(q, size, h.cfg.MaxObjectSize)
 	if err != nil {
 		return err
 	}
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, body, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Size: size,
-		Now: h.cfg.Now,
+		Now: h.cfg.Now, SSE: sse,
 	})
 	if err != nil {
 		return h.writeErr(ctx, q.bucket, err)
 	}
+	setSSEHeaders(q.w, m.Encryption, ck)
 	q.w.Header().Set("ETag", etag(m))
 	q.w.WriteHeader(http.StatusOK)
 	return nil
@@ -349,11 +352,19 @@ func (h *Handler) getObject(q *request, head bool) error {
 	if err := h.checkBucket(q, q.bucket); err != nil {
 		return err
 	}
+	ck, err := h.sseCustomerKey(q, false)
+	if err != nil {
+		return err
+	}
 	for attempt := 0; ; attempt++ {
 		m, err := h.cfg.Objects.Stat(ctx, q.bucket, q.key)
 		if err != nil {
 			return h.objectErr(ctx, q.bucket, err)
 		}
+		if err := checkObjectKey(m, ck); err != nil {
+			return err
+		}
+		size := m.ContentSize()
 		if err := preconditions(q.r.Header, m, getConditions, ErrNotModified); err != nil {
 			if errors.Is(err, ErrNotModified) {
 				q.w.Header().Set("ETag", etag(m))
@@ -361,17 +372,17 @@ func (h *Handler) getObject(q *request, head bool) error {
 			}
 			return err
 		}
-		off, n, partial, err := parseRange(q.r.Header.Get("Range"), m.Size)
+		off, n, partial, err := parseRange(q.r.Header.Get("Range"), size)
 		if err != nil {
-			q.w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", m.Size))
+			q.w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", size))
 			return err
 		}
 		if !partial {
-			off, n = 0, m.Size
+			off, n = 0, size
 		}
 		var body io.Reader
 		if !head {
-			gm, rc, err := h.cfg.Objects.Get(ctx, q.bucket, q.key, off, n)
+			gm, rc, err := h.cfg.Objects.GetWith(ctx, q.bucket, q.key, off, n, client.GetOptions{CustomerKey: ck.keyOf()})
 			if err != nil {
 				return h.objectErr(ctx, q.bucket, err)
 			}
@@ -399,13 +410,14 @@ func (h *Handler) getObject(q *request, head bool) error {
 			}
 		}
 		setObjectHeaders(q.w, m, q.r.URL.Query())
+		setSSEHeaders(q.w, m.Encryption, ck)
 		if class := h.storageClass(m); class != "STANDARD" { // S3 omits STANDARD
 			q.w.Header().Set("X-Amz-Storage-Class", class)
 		}
 		q.w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
 		status := http.StatusOK
 		if partial {
-			q.w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, m.Size))
+			q.w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, size))
 			status = http.StatusPartialContent
 		}
 		q.w.WriteHeader(status)
@@ -585,7 +597,15 @@ func (h *Handler) copyObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	if sb == q.bucket && sk == q.key && directive != "REPLACE" && policy == "" {
+	sse, ck, err := h.requestSSE(q)
+	if err != nil {
+		return err
+	}
+	srcKey, err := h.sseCustomerKey(q, true)
+	if err != nil {
+		return err
+	}
+	if sb == q.bucket && sk == q.key && directive != "REPLACE" && policy == "" && sse == nil {
 		return ErrInvalidCopyRequest
 	}
 	// Drain the (normally empty) body so a signed payload is checked.
@@ -601,17 +621,20 @@ func (h *Handler) copyObject(q *request) error {
 		if err != nil {
 			return h.objectErr(ctx, sb, err)
 		}
+		if err := checkObjectKey(m, srcKey); err != nil {
+			return err
+		}
 		if err := preconditions(q.r.Header, m, copyConditions, ErrPreconditionFailed); err != nil {
 			return err
 		}
-		opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.Size, Now: h.cfg.Now}
+		opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse}
 		if directive == "REPLACE" {
 			if opts.UserMeta, err = requestMeta(q.r.Header); err != nil {
 				return err
 			}
 			opts.ContentType = q.r.Header.Get("Content-Type")
 		}
-		gm, rc, err := h.cfg.Objects.Get(ctx, sb, sk, 0, -1)
+		gm, rc, err := h.cfg.Objects.GetWith(ctx, sb, sk, 0, -1, client.GetOptions{CustomerKey: srcKey.keyOf()})
 		if err != nil {
 			return h.objectErr(ctx, sb, err)
 		}
@@ -627,6 +650,7 @@ func (h *Handler) copyObject(q *request) error {
 		if err != nil {
 			return h.writeErr(ctx, q.bucket, err)
 		}
+		setSSEHeaders(q.w, nm.Encryption, ck)
 		return h.writeXML(q, http.StatusOK, copyObjectResult{NS: s3NS, LastModified: isoTime(nm.Created), ETag: etag(nm)})
 	}
 }

@@ -133,7 +133,7 @@ func TestObjectErrors(t *testing.T) {
 	wantCode(t, err, "NotImplemented")
 	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("md5"), Body: strings.NewReader("x"), IfNoneMatch: aws.String("*")})
 	wantCode(t, err, "NotImplemented")
-	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("sse"), Body: strings.NewReader("x"), ServerSideEncryption: types.ServerSideEncryptionAes256})
+	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("sse"), Body: strings.NewReader("x"), ServerSideEncryption: types.ServerSideEncryptionAwsKms})
 	wantCode(t, err, "NotImplemented")
 
 	// No shards are left behind by the failed PUTs: 2 objects × 6 shards

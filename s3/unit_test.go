@@ -22,7 +22,7 @@ type nopObjects struct{}
 func (nopObjects) Put(context.Context, string, string, io.Reader, client.PutOptions) (*cairn.Manifest, error) {
 	return nil, cairn.ErrUnavailable
 }
-func (nopObjects) Get(context.Context, string, string, int64, int64) (*cairn.Manifest, io.ReadCloser, error) {
+func (nopObjects) GetWith(context.Context, string, string, int64, int64, client.GetOptions) (*cairn.Manifest, io.ReadCloser, error) {
 	return nil, nil, cairn.ErrNotFound
 }
 func (nopObjects) Stat(context.Context, string, string) (*cairn.Manifest, error) {
@@ -54,6 +54,9 @@ func (nopMeta) Bucket(context.Context, string) (cairn.Bucket, error) {
 }
 func (nopMeta) Buckets(context.Context) ([]cairn.Bucket, error) { return nil, nil }
 func (nopMeta) DeleteBucket(context.Context, string) error      { return cairn.ErrNotFound }
+func (nopMeta) SetBucketEncryption(context.Context, string, string) error {
+	return cairn.ErrNotFound
+}
 func (nopMeta) ListManifests(context.Context, string, string, string, int) ([]*cairn.Manifest, bool, error) {
 	return nil, false, cairn.ErrNotFound
 }

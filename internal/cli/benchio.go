@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	crand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -16,6 +17,7 @@ import (
 	"cairn"
 	"cairn/client"
 	"cairn/codec/all"
+	"cairn/crypt"
 	"cairn/internal/units"
 )
 
@@ -31,7 +33,12 @@ as rclone store large files (5 MiB parts by default).
 
 The last line (with --json, the only line) is a JSON object with
 bytes_per_s (object bytes per second), expansion (n/k), raw_bytes_per_s,
-and the ratio bytes_per_s ÷ (raw_bytes_per_s ÷ expansion).`
+and the ratio bytes_per_s ÷ (raw_bytes_per_s ÷ expansion).
+
+With --sse every run is timed twice, unencrypted and with SSE-S3 (in
+alternating order), and the summary adds sse_bytes_per_s and sse_ratio,
+the encrypted rate ÷ the unencrypted one (a throwaway master key is used
+unless --kms-key-file names one).`
 
 func runBenchPut(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runBenchIO(ctx, "put", args, stdout, stderr)
@@ -54,6 +61,10 @@ type benchIOResult struct {
 	RawBytesPS  float64   `json:"raw_bytes_per_s"`
 	VsRawPerExp float64   `json:"vs_raw_over_expansion"`
 	Disks       int       `json:"disks"`
+	// With --sse: the same runs with SSE-S3.
+	SSEBytesPerS float64   `json:"sse_bytes_per_s,omitempty"`
+	SSERunsPerS  []float64 `json:"sse_runs_bytes_per_s,omitempty"`
+	SSERatio     float64   `json:"sse_ratio,omitempty"`
 }
 
 func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io.Writer) error {
@@ -65,6 +76,8 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 	warmup := fs.Int("warmup", 1, "untimed runs first (of the operation and of the raw measurement): connections, buffers and caches warm up")
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
 	bucket := fs.String("bucket", "cairn-bench", "bucket to use (made if missing)")
+	sse := fs.Bool("sse", false, "also time every run with SSE-S3 and report the encrypted ÷ unencrypted ratio")
+	keyFile := fs.String("kms-key-file", "", "master key file for --sse (default: a throwaway key)")
 	verb, files, extra := "write", "fsynced", ""
 	if op == "get" {
 		verb, files, extra = "read", "reading the", " (written first)"
@@ -75,7 +88,20 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 		fmt.Fprintf(fs.Output(), "\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+	opts := func() (clusterOptions, error) {
+		o := clusterOptions{log: logger(stderr, false)}
+		var err error
+		switch {
+		case *keyFile != "":
+			if o.keys, err = loadKeyring(*keyFile); err != nil {
+				return o, fmt.Errorf("%w: --kms-key-file: %w", ErrUsage, err)
+			}
+		case *sse:
+			o.keys, err = crypt.NewKeyring(crand.Reader)
+		}
+		return o, err
+	}
+	return withClusterOpts(ctx, fs, args, stdout, stderr, 0, 0, opts, func(ctx context.Context, cl *cluster, _ []string) error {
 		size, err := units.ParseSize(*sizeFlag)
 		if err != nil || size < 1 {
 			return fmt.Errorf("%w: --size: want a positive size", ErrUsage)
@@ -116,9 +142,16 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 			}
 		}
 		key := "bench-object"
+		// sseKey names the encrypted object of a run (--sse).
+		sseKey := func(k string) string { return k + "-sse" }
 		if op == "get" {
-			if err := benchPut(ctx, cl.data, *bucket, key, *policy, size, partSize); err != nil {
+			if err := benchPut(ctx, cl.data, *bucket, key, *policy, size, partSize, false); err != nil {
 				return err
+			}
+			if *sse {
+				if err := benchPut(ctx, cl.data, *bucket, sseKey(key), *policy, size, partSize, true); err != nil {
+					return err
+				}
 			}
 		}
 		var written []string
@@ -127,19 +160,26 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 				cl.data.Delete(context.WithoutCancel(ctx), *bucket, k)
 			}
 		}()
-		once := func(r int) error {
+		once := func(r int, encrypted bool) error {
 			if op == "put" {
 				// A new key each run: the measurement is a PUT, not an
 				// overwrite (which also deletes the old version's shards).
 				// Deleted after the timed runs, not inside them.
 				k := fmt.Sprintf("%s-%d", key, r)
-				err := benchPut(ctx, cl.data, *bucket, k, *policy, size, partSize)
+				if encrypted {
+					k = sseKey(k)
+				}
+				err := benchPut(ctx, cl.data, *bucket, k, *policy, size, partSize, encrypted)
 				if err == nil {
 					written = append(written, k)
 				}
 				return err
 			}
-			_, rc, err := cl.data.Get(ctx, *bucket, key, 0, -1)
+			k := key
+			if encrypted {
+				k = sseKey(k)
+			}
+			_, rc, err := cl.data.Get(ctx, *bucket, k, 0, -1)
 			if err != nil {
 				return err
 			}
@@ -153,26 +193,52 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 			}
 			return nil
 		}
+		modes := []bool{false}
+		if *sse {
+			modes = []bool{false, true}
+		}
 		for r := range *warmup {
-			if err := once(-1 - r); err != nil {
-				return err
+			for _, enc := range modes {
+				if err := once(-1-r, enc); err != nil {
+					return err
+				}
 			}
 		}
-		var total float64
+		var total, sseTotal float64
 		for r := range *runs {
-			start := time.Now()
-			if err := once(r); err != nil {
-				return err
+			for i := range modes {
+				enc := modes[(i+r)%len(modes)] // alternate which goes first
+				start := time.Now()
+				if err := once(r, enc); err != nil {
+					return err
+				}
+				bps := float64(size) / time.Since(start).Seconds()
+				what := ""
+				if enc {
+					res.SSERunsPerS = append(res.SSERunsPerS, bps)
+					sseTotal += bps
+					what = " with SSE-S3"
+				} else {
+					res.RunsPerS = append(res.RunsPerS, bps)
+					total += bps
+				}
+				say("run %d: %s %s of %s%s in %s\n", r+1, op, units.FormatSize(size), *policy, what, units.FormatRate(bps))
 			}
-			bps := float64(size) / time.Since(start).Seconds()
-			res.RunsPerS = append(res.RunsPerS, bps)
-			total += bps
-			say("run %d: %s %s of %s in %s\n", r+1, op, units.FormatSize(size), *policy, units.FormatRate(bps))
 		}
 		res.BytesPerS = total / float64(*runs)
+		if *sse {
+			res.SSEBytesPerS = sseTotal / float64(*runs)
+			res.SSERatio = res.SSEBytesPerS / res.BytesPerS
+			say("SSE-S3: %s, %.2f × the unencrypted rate\n", units.FormatRate(res.SSEBytesPerS), res.SSERatio)
+		}
 		if op == "get" {
 			if err := cl.data.Delete(ctx, *bucket, key); err != nil {
 				return err
+			}
+			if *sse {
+				if err := cl.data.Delete(ctx, *bucket, sseKey(key)); err != nil {
+					return err
+				}
 			}
 		}
 		raw, err := rawBandwidth(ctx, dirs, rawBytes, op == "get", *warmup, *runs)
@@ -194,13 +260,17 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 
 // benchPut stores size pattern bytes as bucket/key: one PUT, or with
 // partSize > 0 a multipart upload of parts of partSize bytes, one after
-// the other.
-func benchPut(ctx context.Context, c *client.Client, bucket, key, policy string, size, partSize int64) error {
+// the other; encrypted with SSE-S3 if sse.
+func benchPut(ctx context.Context, c *client.Client, bucket, key, policy string, size, partSize int64, sse bool) error {
+	var enc *client.SSE
+	if sse {
+		enc = &client.SSE{Scheme: cairn.SSES3}
+	}
 	if partSize <= 0 {
-		_, err := c.Put(ctx, bucket, key, newPatternReader(size), client.PutOptions{Policy: policy, Size: size})
+		_, err := c.Put(ctx, bucket, key, newPatternReader(size), client.PutOptions{Policy: policy, Size: size, SSE: enc})
 		return err
 	}
-	u, err := c.CreateUpload(ctx, bucket, key, client.PutOptions{Policy: policy})
+	u, err := c.CreateUpload(ctx, bucket, key, client.PutOptions{Policy: policy, SSE: enc})
 	if err != nil {
 		return err
 	}

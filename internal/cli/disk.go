@@ -179,56 +179,40 @@ type diskShards struct {
 // shards (blocks, for lt) on usable disks of v than the code needs.
 func shardsOn(ctx context.Context, st diskStore, v *decide.View, disk cairn.DiskID) (diskShards, error) {
 	var out diskShards
-	buckets, err := st.Buckets(ctx)
-	if err != nil {
-		return out, err
-	}
-	for _, b := range buckets {
-		after := ""
-		for {
-			ms, more, err := st.ListManifests(ctx, b.Name, "", after, 1000)
-			if err != nil {
-				return out, err
+	err := eachManifest(ctx, st, func(m *cairn.Manifest) error {
+		code, err := all.New(m.LayoutCode())
+		if err != nil {
+			return fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)
+		}
+		for _, s := range decide.Stripes(m) {
+			if !slices.ContainsFunc(s.Shards, func(l cairn.ShardLoc) bool { return l.Disk == disk }) {
+				continue
 			}
-			for _, m := range ms {
-				after = m.Key
-				code, err := all.New(m.LayoutCode())
-				if err != nil {
-					return out, fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)
-				}
-				for _, s := range decide.Stripes(m) {
-					if !slices.ContainsFunc(s.Shards, func(l cairn.ShardLoc) bool { return l.Disk == disk }) {
-						continue
-					}
-					out.shards++
-					if !canRebuildWithout(code, s, v, disk) {
-						out.lost++
-						out.example = fmt.Sprintf("%s/%s part %d (%s)", m.Bucket, m.Key, s.Part, m.LayoutCode())
-					}
-				}
-				for _, cs := range codedStripes(m) {
-					on, usable := 0, 0
-					for _, b := range cs.Blocks {
-						switch {
-						case b.Disk == disk:
-							on++
-						case v.Usable(b.Disk):
-							usable++
-						}
-					}
-					out.coded += on
-					if on > 0 && usable < code.Params().K {
-						out.lost++
-						out.example = fmt.Sprintf("%s/%s (%s: %d blocks left, %d needed)", m.Bucket, m.Key, m.Policy, usable, code.Params().K)
-					}
-				}
-			}
-			if !more {
-				break
+			out.shards++
+			if !canRebuildWithout(code, s, v, disk) {
+				out.lost++
+				out.example = fmt.Sprintf("%s/%s part %d (%s)", m.Bucket, m.Key, s.Part, m.LayoutCode())
 			}
 		}
-	}
-	return out, nil
+		for _, cs := range codedStripes(m) {
+			on, usable := 0, 0
+			for _, b := range cs.Blocks {
+				switch {
+				case b.Disk == disk:
+					on++
+				case v.Usable(b.Disk):
+					usable++
+				}
+			}
+			out.coded += on
+			if on > 0 && usable < code.Params().K {
+				out.lost++
+				out.example = fmt.Sprintf("%s/%s (%s: %d blocks left, %d needed)", m.Bucket, m.Key, m.Policy, usable, code.Params().K)
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // canRebuildWithout reports whether stripe s of code decodes from its

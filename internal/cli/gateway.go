@@ -101,6 +101,8 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 		WriteTimeout:    lim.WriteTimeout,
 		MaxRequests:     lim.MaxRequests,
 		QueueWait:       lim.QueueWait,
+
+		AllowInsecureSSEC: lim.AllowInsecureSSEC,
 	})
 	if err != nil {
 		return "", nil, err
@@ -167,6 +169,9 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}}, "")
 		}
 		defer stop()
+		if lim.keys != nil {
+			lim.keys.watch(ctx, logger(stderr, *verbose))
+		}
 		fmt.Fprintf(stdout, "cairn gateway serving S3 on http://%s\n", where)
 		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: map[string]string{proc.S3: "http://" + where}})
 		<-ctx.Done()

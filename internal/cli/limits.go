@@ -27,6 +27,8 @@ type serveFlags struct {
 	maxRequests  *int
 	maxMemory    *string
 	queueWait    *time.Duration
+	kmsKeyFile   *string
+	insecureSSEC *bool
 }
 
 // Defaults of the serve flags.
@@ -53,6 +55,9 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 			"most buffer memory of the S3 requests together (PUT stripes, GET windows); a request waits up to --queue-wait for its share, then gets 503 SlowDown"),
 		queueWait: fs.Duration("queue-wait", defaultQueueWait,
 			"how long a request waits for a slot (--max-requests) or for memory (--max-memory)"),
+		kmsKeyFile: fs.String("kms-key-file", "", kmsKeyFileHelp),
+		insecureSSEC: fs.Bool("allow-insecure-ssec", false,
+			"accept SSE-C keys over plain HTTP (S3 refuses them; for loopback tests only)"),
 	}
 }
 
@@ -60,6 +65,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 type serveLimits struct {
 	cluster clusterOptions
 	s3      s3.Config // only the limit fields are set
+	keys    *liveKeys // --kms-key-file's keys (also cluster.keys); nil: none given
 }
 
 func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
@@ -75,11 +81,20 @@ func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
 		return serveLimits{}, fmt.Errorf("%w: --max-requests must be at least 1", ErrUsage)
 	}
 	nt := node.Timeouts{Dial: min(*f.nodeTimeout, 5*time.Second), Call: *f.nodeTimeout, Header: *f.nodeIdle, Idle: *f.nodeIdle}
-	return serveLimits{
+	l := serveLimits{
 		cluster: clusterOptions{metaTimeout: *f.metaTimeout, node: nt, memory: client.NewBudget(mem, *f.queueWait), log: log},
 		s3: s3.Config{BodyIdleTimeout: *f.readTimeout, WriteTimeout: *f.writeTimeout,
-			MaxRequests: *f.maxRequests, QueueWait: *f.queueWait},
-	}, nil
+			MaxRequests: *f.maxRequests, QueueWait: *f.queueWait, AllowInsecureSSEC: *f.insecureSSEC},
+	}
+	if *f.kmsKeyFile != "" {
+		k, err := loadKeyring(*f.kmsKeyFile)
+		if err != nil {
+			return serveLimits{}, fmt.Errorf("%w: --kms-key-file: %w", ErrUsage, err)
+		}
+		l.keys = newLiveKeys(*f.kmsKeyFile, k)
+		l.cluster.keys = l.keys
+	}
+	return l, nil
 }
 
 // cleanupFlags configure the director's cleanup duty (cairn node, cairn

@@ -110,8 +110,13 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("cairn put", flag.ContinueOnError)
 	policy := fs.String("policy", "", "code for this object (default: the bucket's policy)")
 	ctype := fs.String("content-type", "", "content type to store")
-	cmdline.Usage(fs, "cairn put [flags] FILE BUCKET/KEY", "Stores FILE (- for standard input) as BUCKET/KEY, erasure coded across the cluster's disks.\nThe object is visible only once every shard is durable.")
-	return withCluster(ctx, fs, args, stdout, stderr, 2, func(ctx context.Context, cl *cluster, args []string) error {
+	encrypt := fs.Bool("encrypt", false, "encrypt the object before coding it (SSE-S3 with the master key of --kms-key-file)")
+	keys := kmsFlag(fs)
+	cmdline.Usage(fs, "cairn put [flags] FILE BUCKET/KEY", "Stores FILE (- for standard input) as BUCKET/KEY, erasure coded across the cluster's disks.\nThe object is visible only once every shard is durable. With --encrypt, shards hold only ciphertext;\ngateways with the same key file read it as an SSE-S3 object.")
+	return withClusterOpts(ctx, fs, args, stdout, stderr, 2, 2, keys.options(stderr), func(ctx context.Context, cl *cluster, args []string) error {
+		if *encrypt && *keys.file == "" {
+			return fmt.Errorf("%w: --encrypt needs --kms-key-file", ErrUsage)
+		}
 		bucket, key, err := splitPath(args[1], true)
 		if err != nil {
 			return err
@@ -130,20 +135,29 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			r = f
 		}
 		bar := newProgress(stderr, "put "+args[1], size)
-		m, err := cl.data.Put(ctx, bucket, key, r, client.PutOptions{Policy: *policy, ContentType: *ctype, Size: size, Progress: bar.set})
+		opts := client.PutOptions{Policy: *policy, ContentType: *ctype, Size: size, Progress: bar.set}
+		if *encrypt {
+			opts.SSE = &client.SSE{Scheme: cairn.SSES3}
+		}
+		m, err := cl.data.Put(ctx, bucket, key, r, opts)
 		bar.done()
 		if err != nil {
 			return fmt.Errorf("put %s: %w", args[1], err)
 		}
-		fmt.Fprintf(stdout, "%s/%s: %d bytes, %s, etag %s\n", bucket, key, m.Size, m.Policy, m.ETag)
+		enc := ""
+		if m.Encryption != nil {
+			enc = ", encrypted (" + m.Encryption.Scheme + ")"
+		}
+		fmt.Fprintf(stdout, "%s/%s: %d bytes, %s, etag %s%s\n", bucket, key, m.ContentSize(), m.Policy, m.ETag, enc)
 		return nil
 	})
 }
 
 func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn get", flag.ContinueOnError)
-	cmdline.Usage(fs, "cairn get [flags] BUCKET/KEY FILE", "Reads BUCKET/KEY into FILE (- for standard output), decoding around lost or corrupt shards.")
-	return withCluster(ctx, fs, args, stdout, stderr, 2, func(ctx context.Context, cl *cluster, args []string) error {
+	keys := kmsFlag(fs)
+	cmdline.Usage(fs, "cairn get [flags] BUCKET/KEY FILE", "Reads BUCKET/KEY into FILE (- for standard output), decoding around lost or corrupt shards.\nAn SSE-S3 object needs --kms-key-file.")
+	return withClusterOpts(ctx, fs, args, stdout, stderr, 2, 2, keys.options(stderr), func(ctx context.Context, cl *cluster, args []string) error {
 		bucket, key, err := splitPath(args[0], true)
 		if err != nil {
 			return err
@@ -165,14 +179,14 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			defer f.Close()
 			w = f
 		}
-		bar := newProgress(stderr, "get "+args[0], m.Size)
+		bar := newProgress(stderr, "get "+args[0], m.ContentSize())
 		n, err := io.Copy(w, &countingReader{r: rc, fn: bar.set})
 		bar.done()
 		if err != nil {
 			return fmt.Errorf("get %s: %w", args[0], err)
 		}
-		if n != m.Size {
-			return fmt.Errorf("get %s: read %d bytes, the object has %d", args[0], n, m.Size)
+		if n != m.ContentSize() {
+			return fmt.Errorf("get %s: read %d bytes, the object has %d", args[0], n, m.ContentSize())
 		}
 		if f != nil {
 			if err := f.Sync(); err != nil {
@@ -214,7 +228,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("ls %s: %w", args[0], err)
 			}
 			for _, m := range ms {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.Created.Format(time.DateTime), m.Size, m.Policy, m.Key)
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.Created.Format(time.DateTime), m.ContentSize(), m.Policy, m.Key)
 				after = m.Key
 			}
 			if !more {
@@ -265,6 +279,13 @@ func runStat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func printManifest(w io.Writer, m *cairn.Manifest) {
 	fmt.Fprintf(w, "object   %s/%s\nversion  %s\nsize     %d bytes\netag     %s\ncreated  %s\npolicy   %s\n",
 		m.Bucket, m.Key, m.Version, m.Size, m.ETag, m.Created.Format(time.RFC3339), m.Policy)
+	if e := m.Encryption; e != nil {
+		fmt.Fprintf(w, "encrypt  %s, %s, %d bytes of plaintext", e.Scheme, e.Cipher, e.Size)
+		if e.KeyID != "" {
+			fmt.Fprintf(w, ", master key %s", e.KeyID)
+		}
+		fmt.Fprintln(w)
+	}
 	if m.Code != "" {
 		fmt.Fprintf(w, "stored   as %s (a small object: copies that survive what %s survives)\n", m.Code, m.Policy)
 	}

@@ -52,6 +52,13 @@ S3 credentials: --access-key/--secret-key or $CAIRN_ACCESS_KEY and
 $CAIRN_SECRET_KEY; otherwise they are made on first start, kept in
 DIR/s3-credentials and printed once.
 
+Encryption at rest: SSE-S3 (x-amz-server-side-encryption: AES256, or a
+bucket's default encryption) seals each object's data key with the master
+key in --kms-key-file, or else DIR/kms.json, made on first start (SIGHUP
+reloads it after 'cairn admin keys rotate'). SSE-C
+keys are accepted over HTTPS only (or from a TLS proxy that sets
+X-Forwarded-Proto: https), unless --allow-insecure-ssec.
+
 It writes DIR/client.conf (metadata endpoints and the cluster secret, mode
 0600) for the CLI:
 
@@ -165,6 +172,17 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	keysFresh := false
+	if lim.keys == nil {
+		path := filepath.Join(*data, "kms.json")
+		k, fresh, err := loadOrMakeKeyring(path)
+		if err != nil {
+			return err
+		}
+		lim.keys, keysFresh = newLiveKeys(path, k), fresh
+		lim.cluster.keys = lim.keys
+	}
+	lim.keys.watch(ctx, log)
 	lim.cluster.log = logger(stderr, false)
 	cl, err := openCluster(ctx, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}, lim.cluster)
 	if err != nil {
@@ -181,6 +199,9 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fresh {
 		fmt.Fprintf(stdout, "  S3 credentials (made now, kept in %s):\n    access key  %s\n    secret key  %s\n",
 			filepath.Join(*data, "s3-credentials"), c.AccessKey, c.SecretKey)
+	}
+	if keysFresh {
+		fmt.Fprintf(stdout, "  SSE-S3 master key (made now, kept in %s)\n", filepath.Join(*data, "kms.json"))
 	}
 	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: map[string]string{
 		proc.S3: "http://" + s3At, proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}})

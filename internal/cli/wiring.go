@@ -28,10 +28,11 @@ func (c *cluster) Close() error { return c.meta.Close() }
 // clusterOptions shape a connection to a cluster. Zero values take the
 // defaults.
 type clusterOptions struct {
-	metaTimeout time.Duration  // bounds every metadata call (etcdmeta.Options.CallTimeout)
-	node        node.Timeouts  // bound the node calls
-	memory      *client.Budget // bounds the data path's buffers (nil: unbounded)
-	log         *slog.Logger   // warnings (shards decoded around); required
+	metaTimeout time.Duration     // bounds every metadata call (etcdmeta.Options.CallTimeout)
+	node        node.Timeouts     // bound the node calls
+	memory      *client.Budget    // bounds the data path's buffers (nil: unbounded)
+	log         *slog.Logger      // warnings (shards decoded around); required
+	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
 }
 
 // openCluster connects to the metadata endpoints of cfg.
@@ -40,7 +41,7 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)
 	}
-	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory}, o.node), nil
+	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys}, o.node), nil
 }
 
 func newCluster(store meta.Store, secret string, ccfg client.Config, t node.Timeouts) *cluster {

@@ -243,6 +243,23 @@ func (s *Store) CreateBucket(ctx context.Context, b cairn.Bucket) error {
 	return nil
 }
 
+// SetBucketEncryption implements meta.Store.
+func (s *Store) SetBucketEncryption(ctx context.Context, name, scheme string) error {
+	if err := meta.CheckBucketEncryption(scheme); err != nil {
+		return err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(name)
+	if err != nil {
+		return fmt.Errorf("set encryption of bucket %s: %w", name, err)
+	}
+	b.b.Encryption = scheme
+	return nil
+}
+
 // Bucket implements meta.Store.
 func (s *Store) Bucket(ctx context.Context, name string) (cairn.Bucket, error) {
 	if err := s.lockLive(ctx); err != nil {

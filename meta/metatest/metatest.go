@@ -354,6 +354,18 @@ func testBuckets(t *testing.T, s meta.Store) {
 	if !got.Created.Equal(b.Created) || got.Name != b.Name || got.Policy != b.Policy || got.Owner != b.Owner {
 		t.Fatalf("Bucket = %+v, want %+v", got, b)
 	}
+	// Default encryption.
+	noErr(t, "SetBucketEncryption", s.SetBucketEncryption(ctx, "photos", cairn.SSES3))
+	if got, err := s.Bucket(ctx, "photos"); err != nil || got.Encryption != cairn.SSES3 || got.Policy != b.Policy || got.Owner != b.Owner {
+		t.Fatalf("after SetBucketEncryption: %+v, %v", got, err)
+	}
+	wantErr(t, "SetBucketEncryption sse-c", s.SetBucketEncryption(ctx, "photos", cairn.SSEC), cairn.ErrInvalid)
+	wantErr(t, "SetBucketEncryption of a missing bucket", s.SetBucketEncryption(ctx, "nope", cairn.SSES3), cairn.ErrNotFound)
+	noErr(t, "SetBucketEncryption none", s.SetBucketEncryption(ctx, "photos", ""))
+	if got, _ := s.Bucket(ctx, "photos"); got.Encryption != "" {
+		t.Fatalf("after removing the default encryption: %q", got.Encryption)
+	}
+
 	bs, err := s.Buckets(ctx)
 	noErr(t, "Buckets", err)
 	var names []string
