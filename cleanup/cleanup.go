@@ -134,8 +134,8 @@ func (w *Worker) Run(ctx context.Context, now time.Time) (Stats, error) {
 		if err != nil || len(page) == 0 {
 			return st, err
 		}
-		errs := w.deleteFiles(ctx, page)
-		if err := ctx.Err(); err != nil {
+		errs, err := w.deleteFiles(ctx, page)
+		if err != nil {
 			return st, err
 		}
 		for i, c := range page {
@@ -148,7 +148,10 @@ func (w *Worker) Run(ctx context.Context, now time.Time) (Stats, error) {
 
 // deleteFiles deletes the files of a page's records, paced and in
 // parallel; errs[i][j] is the outcome of page[i].Files[j] (nil: gone).
-func (w *Worker) deleteFiles(ctx context.Context, page []cairn.Cleanup) [][]error {
+// It stops early, with an error, when ctx ends or when the pace could not
+// be kept before ctx's deadline (rate.Limiter refuses such a wait at once,
+// before ctx.Err is set); the page's records then stay queued as they are.
+func (w *Worker) deleteFiles(ctx context.Context, page []cairn.Cleanup) ([][]error, error) {
 	errs := make([][]error, len(page))
 	var g errgroup.Group // not WithContext: one failed delete stops no other
 	g.SetLimit(w.cfg.Parallel)
@@ -156,8 +159,8 @@ func (w *Worker) deleteFiles(ctx context.Context, page []cairn.Cleanup) [][]erro
 		errs[i] = make([]error, len(c.Files))
 		for j, f := range c.Files {
 			if err := w.limit.Wait(ctx); err != nil {
-				errs[i][j] = err
-				continue
+				_ = g.Wait()
+				return nil, fmt.Errorf("cleanup stopped: %w", err)
 			}
 			g.Go(func() error {
 				errs[i][j] = retry.Do(ctx, fileRetries, func(ctx context.Context) error {
@@ -172,7 +175,10 @@ func (w *Worker) deleteFiles(ctx context.Context, page []cairn.Cleanup) [][]erro
 		}
 	}
 	_ = g.Wait()
-	return errs
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return errs, nil
 }
 
 // settle removes a record whose files are all gone, or queues its files
