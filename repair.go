@@ -61,4 +61,8 @@ type RepairProgress struct {
 	Bytes    int64     `json:"bytes"`            // bytes rebuilt
 	Failed   int64     `json:"failed"`           // failed attempts
 	Rate     float64   `json:"rate_bytes_per_s"` // recent rebuild rate
+	// DamageQueued and DamageHealed count damaged shards (found by scrub
+	// or reads) queued for repair, and healed (docs/design/scrub.md).
+	DamageQueued int64 `json:"damage_queued,omitempty"`
+	DamageHealed int64 `json:"damage_healed,omitempty"`
 }

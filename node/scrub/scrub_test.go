@@ -63,7 +63,9 @@ func newFixture(t *testing.T, fsys vfs.FS, mfs *vfs.MemFS, n int, size int64) *f
 	return f
 }
 
-func (f *fixture) file(name string) string { return path.Join("/vol", volume.ShardsDir, name[:2], name) }
+func (f *fixture) file(name string) string {
+	return path.Join("/vol", volume.ShardsDir, name[:2], name)
+}
 
 // damage rewrites a shard file through edit (which may flip bytes or
 // truncate).

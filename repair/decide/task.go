@@ -16,13 +16,23 @@ import (
 // do not. code is the policy's code (nil if unknown: Risk 0). now stamps
 // the task.
 func NewTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Time) (cairn.RepairTask, bool) {
+	return DamagedTask(m, st, code, v, now, nil)
+}
+
+// DamagedTask is NewTask for a stripe of which the shards bad were found
+// damaged (missing or corrupt on their disk, by scrub or a read;
+// docs/design/scrub.md): they are lost whatever their disk's state, and
+// recorded as the task's Bad, as a repair records a helper it found bad.
+// They count against Risk as lost shards do. bad must hold indices of
+// st.Shards.
+func DamagedTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Time, bad []int) (cairn.RepairTask, bool) {
 	var lost []int
 	gone := 0
 	var size int64
 	for i, s := range st.Shards {
 		d, known := v.Disks[s.Disk]
 		switch {
-		case !known || LostDisk(d.State):
+		case !known || LostDisk(d.State) || slices.Contains(bad, i):
 			lost = append(lost, i)
 			size = max(size, s.Size)
 			gone++
@@ -45,12 +55,40 @@ func NewTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Ti
 		Stripe:    st.Version,
 		Policy:    m.LayoutCode(), // the code its shards are stored with (a small object: copies)
 		Lost:      lost,
+		Bad:       slices.Clone(bad),
 		SpareRows: st.SpareRows(),
 		Bytes:     size * int64(len(lost)),
 		Created:   now,
 	}
 	t.Risk = Risk(code, gone)
 	return t, true
+}
+
+// AddBad records the shards bad of a queued task's stripe as found
+// damaged: each one not yet in t.Bad joins Bad, and Lost (with no target:
+// Targets stays aligned with Lost) unless it is there already; Risk drops
+// by one per shard that was not lost before. It returns how many shards
+// joined Bad (0: t is unchanged).
+func AddBad(t *cairn.RepairTask, bad []int) int {
+	changed := 0
+	for _, i := range bad {
+		if slices.Contains(t.Bad, i) {
+			continue
+		}
+		changed++
+		t.Bad = append(t.Bad, i)
+		if !slices.Contains(t.Lost, i) {
+			if len(t.Targets) > 0 {
+				for len(t.Targets) < len(t.Lost) {
+					t.Targets = append(t.Targets, "")
+				}
+				t.Targets = append(t.Targets, "")
+			}
+			t.Lost = append(t.Lost, i)
+			t.Risk = max(t.Risk-1, 0)
+		}
+	}
+	return changed
 }
 
 // OnlyMoves reports whether every shard t rebuilds is on a draining disk
