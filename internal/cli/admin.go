@@ -21,6 +21,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "status", Summary: "nodes, disks and their states, placement groups, capacity", Run: runAdminStatus},
 		{Name: "repair", Summary: "the repair queue and repair-time predictions", Run: runAdminRepair},
 		{Name: "disk", Summary: "take a disk out, drain it, or bring it back in", Run: runAdminDisk},
+		{Name: "scrub", Summary: "background verification of every shard: status, start, pause", Run: runAdminScrub},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 	}, args, stdout, stderr)
 }

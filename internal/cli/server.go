@@ -254,8 +254,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		return "", nil, fmt.Errorf("starting node %s: %w", o.id, err)
 	}
 	var dir *director.Director
+	var cl *cluster // the director's data path
 	if o.director {
-		cl := newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{})
+		cl = newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{})
 		data := cl.data
 		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,
@@ -275,6 +276,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	return srv.Addr(), func() {
 		if dir != nil {
 			dir.Close()
+		}
+		if cl != nil {
+			cl.damage.Close()
 		}
 		srv.Close()
 		store.Close()
