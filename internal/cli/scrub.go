@@ -203,3 +203,59 @@ start'. A paused scrubber keeps its place; start begins a new pass.`)
 		return nil
 	})
 }
+
+// scrubSummary is cairn admin status's scrub line: paused or running, how
+// many disks are in a pass, the oldest last full pass of the disks, and
+// the damaged shards not healed yet.
+func scrubSummary(ctx context.Context, cl *cluster, disks []cairn.Disk, now time.Time) (string, error) {
+	ctl, err := cl.meta.ScrubControl(ctx)
+	if err != nil {
+		return "", err
+	}
+	ps, err := cl.meta.ScrubProgress(ctx)
+	if err != nil {
+		return "", err
+	}
+	ds, more, err := cl.meta.Damages(ctx, "", 1000)
+	if err != nil {
+		return "", err
+	}
+	byDisk := map[cairn.DiskID]cairn.ScrubProgress{}
+	for _, p := range ps {
+		byDisk[p.Disk] = p
+	}
+	return summarizeScrub(ctl, disks, byDisk, len(ds), more, now), nil
+}
+
+func summarizeScrub(ctl cairn.ScrubControl, disks []cairn.Disk, byDisk map[cairn.DiskID]cairn.ScrubProgress, damaged int, more bool, now time.Time) string {
+	s := "running"
+	if ctl.Paused {
+		s = "paused"
+	}
+	scrubbing, never := 0, 0
+	var oldest time.Time
+	for _, d := range disks {
+		p := byDisk[d.ID]
+		if !p.PassStarted.IsZero() && !p.Paused {
+			scrubbing++
+		}
+		switch {
+		case p.LastPass.IsZero():
+			never++
+		case oldest.IsZero() || p.LastPass.Before(oldest):
+			oldest = p.LastPass
+		}
+	}
+	s += fmt.Sprintf("; %d of %d disks in a pass", scrubbing, len(disks))
+	switch {
+	case never > 0:
+		s += fmt.Sprintf(", %d never fully scrubbed", never)
+	case !oldest.IsZero():
+		s += fmt.Sprintf(", the oldest full pass ended %s ago", now.Sub(oldest).Round(time.Second))
+	}
+	pending := fmt.Sprint(damaged)
+	if more {
+		pending += "+"
+	}
+	return s + fmt.Sprintf("; %s damaged shards pending repair (cairn admin scrub status)", pending)
+}

@@ -69,3 +69,22 @@ func TestPrintScrubStatus(t *testing.T) {
 		}
 	}
 }
+
+func TestSummarizeScrub(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	disks := []cairn.Disk{{ID: "n1/d1"}, {ID: "n1/d2"}, {ID: "n2/d1"}}
+	by := map[cairn.DiskID]cairn.ScrubProgress{
+		"n1/d1": {LastPass: now.Add(-2 * time.Hour), PassStarted: now.Add(-time.Minute)},
+		"n1/d2": {LastPass: now.Add(-time.Hour)},
+		"n2/d1": {LastPass: now.Add(-3 * time.Hour)},
+	}
+	got := summarizeScrub(cairn.ScrubControl{}, disks, by, 3, false, now)
+	if want := "running; 1 of 3 disks in a pass, the oldest full pass ended 3h0m0s ago; 3 damaged shards pending repair (cairn admin scrub status)"; got != want {
+		t.Errorf("summary\n%s\nwant\n%s", got, want)
+	}
+	delete(by, "n2/d1")
+	got = summarizeScrub(cairn.ScrubControl{Paused: true}, disks, by, 1000, true, now)
+	if want := "paused; 1 of 3 disks in a pass, 1 never fully scrubbed; 1000+ damaged shards pending repair (cairn admin scrub status)"; got != want {
+		t.Errorf("summary\n%s\nwant\n%s", got, want)
+	}
+}

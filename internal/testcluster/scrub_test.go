@@ -193,6 +193,9 @@ func TestBitrotScrubRepair(t *testing.T) {
 	if want := fmt.Sprintf("0 pending, %d queued for repair and %d healed", len(spots), len(spots)); !strings.Contains(out, want) {
 		t.Fatalf("scrub status does not say %q:\n%s", want, out)
 	}
+	if out := c.CLI(t, "admin", "status"); !strings.Contains(out, "scrub: running") || !strings.Contains(out, "; 0 damaged shards pending repair") {
+		t.Fatalf("admin status does not show scrub healthy:\n%s", out)
+	}
 	// A second pass finds nothing.
 	if found := scrubPass(t, c, d, nodes); found != 0 {
 		t.Fatalf("the second scrub pass found %d damaged shards", found)
