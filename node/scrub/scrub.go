@@ -124,6 +124,7 @@ type Scrubber struct {
 	prog cairn.ScrubProgress // guarded by mu
 
 	// Owned by Run's goroutine:
+	buf      []byte // one read's worth (chunk), made at the first read
 	control  cairn.ScrubControl
 	reported int       // damage records written this pass
 	saved    time.Time // when the progress was last written
@@ -345,7 +346,10 @@ func (s *Scrubber) verify(ctx context.Context, name string) (int64, error) {
 	}
 	defer r.Close()
 	r.ReadAhead(chunk)
-	buf := make([]byte, chunk)
+	if s.buf == nil {
+		s.buf = make([]byte, chunk)
+	}
+	buf := s.buf
 	var total int64
 	var crc uint32
 	for {

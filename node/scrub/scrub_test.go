@@ -32,7 +32,7 @@ type fixture struct {
 	size  int64 // content bytes per shard
 }
 
-func newFixture(t *testing.T, fsys vfs.FS, mfs *vfs.MemFS, n int, size int64) *fixture {
+func newFixture(t testing.TB, fsys vfs.FS, mfs *vfs.MemFS, n int, size int64) *fixture {
 	t.Helper()
 	v, err := volume.Open("/vol", volume.Options{FS: fsys, DiskID: disk, Create: true})
 	if err != nil {
