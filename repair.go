@@ -29,6 +29,10 @@ type RepairTask struct {
 	// is usable: lost whatever their disk's state. A shard of Lost that is
 	// not in Bad is lost only while its disk is (it may come back).
 	Bad []int `json:"bad,omitempty"`
+	// InPlace are the shards of Bad being rewritten onto their own disk
+	// (no other disk was left for them): lost until the task is done,
+	// although their target is the disk the manifest names.
+	InPlace []int `json:"in_place,omitempty"`
 	// SpareRows maps the stripe's shard indices that hold a spare parity
 	// row (ShardLoc.Row) to that row, which names their files: what a
 	// dropped task's rebuilt files are deleted by.

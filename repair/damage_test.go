@@ -126,3 +126,56 @@ func TestDamageBecomesRepair(t *testing.T) {
 	// The objects read back, also with shards of the survivors failing.
 	e.check(t)
 }
+
+// TestDamageRewrittenInPlace: with no disk outside the stripe (6 disks,
+// rs-4-2), a damaged shard is rewritten onto its own disk; the record is
+// then healed although the manifest names the same disk.
+func TestDamageRewrittenInPlace(t *testing.T) {
+	e := newEnv(t, 3, "rs-4-2", 5) // 3 nodes × 2 disks: every stripe uses every disk
+	ctx := context.Background()
+	r := New(e.meta, e.exec, Config{Unit: 4096, Parallel: 1})
+	now := time.Unix(1000, 0)
+	m := e.orig["obj-002"]
+	f := cairn.ShardFile{Disk: m.Shards[2].Disk, Name: cairn.ShardName(m.Version, 2)}
+	e.files.Mu.Lock()
+	b := e.files.Files[string(f.Disk)+"/"+f.Name]
+	good := slices.Clone(b)
+	b[0] ^= 1
+	e.files.Mu.Unlock()
+	if err := e.meta.PutDamage(ctx, cairn.Damage{Disk: f.Disk, Shard: f.Name, Kind: cairn.DamageCorrupt,
+		Source: cairn.DamageRead, Found: now}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.Scan(ctx, now); err != nil || n != 1 {
+		t.Fatalf("Scan: %d tasks, %v", n, err)
+	}
+	if _, err := r.Work(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	if ts, _ := e.meta.RepairTasks(ctx); len(ts) != 0 {
+		t.Fatalf("tasks left: %+v", ts)
+	}
+	cur, _ := e.meta.Manifest(ctx, "bkt", "obj-002")
+	if cur.Shards[2].Disk != f.Disk {
+		t.Fatalf("shard 2 moved to %s; no disk outside the stripe exists", cur.Shards[2].Disk)
+	}
+	e.files.Mu.Lock()
+	healed := slices.Equal(e.files.Files[string(f.Disk)+"/"+f.Name], good)
+	e.files.Mu.Unlock()
+	if !healed {
+		t.Fatal("the damaged file was not rewritten with its content")
+	}
+	if _, err := r.Scan(ctx, now.Add(rescanEvery)); err != nil {
+		t.Fatal(err)
+	}
+	if ds, _, _ := e.meta.Damages(ctx, "", 10); len(ds) != 0 {
+		t.Fatalf("records left: %+v", ds)
+	}
+	if st := r.Stats(); st.DamageHealed != 1 || st.DamageQueued != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	if ts, _ := e.meta.RepairTasks(ctx); len(ts) != 0 {
+		t.Fatalf("the healed record queued another task: %+v", ts)
+	}
+	e.check(t)
+}

@@ -74,7 +74,8 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	added := 0
 	err = r.walk(ctx, refs, func(m *cairn.Manifest, st decide.Stripe) error {
 		id := cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.Part)
-		bad := damage.match(st, id)
+		_, queued := have[id]
+		bad := damage.match(st, id, queued)
 		if t, ok := have[id]; ok {
 			if n := decide.AddBad(&t, bad); n > 0 {
 				if err := r.store.PutRepairTask(ctx, t); err != nil {
@@ -208,12 +209,14 @@ const MaxDamage = 10000
 type damageSet struct {
 	recs    map[cairn.ShardFile]cairn.Damage
 	matched map[cairn.ShardFile]string // the task ID of the stripe naming the file
+	healed  map[cairn.ShardFile]bool   // rewritten in place: its task is done
 	sig     string                     // changes when the set of records does
 }
 
 // damage reads up to MaxDamage damage records.
 func (r *Repairer) damage(ctx context.Context) (*damageSet, error) {
-	ds := &damageSet{recs: map[cairn.ShardFile]cairn.Damage{}, matched: map[cairn.ShardFile]string{}}
+	ds := &damageSet{recs: map[cairn.ShardFile]cairn.Damage{}, matched: map[cairn.ShardFile]string{},
+		healed: map[cairn.ShardFile]bool{}}
 	h := sha256.New()
 	after := ""
 	for len(ds.recs) < MaxDamage {
@@ -237,15 +240,23 @@ func (r *Repairer) damage(ctx context.Context) (*damageSet, error) {
 }
 
 // match returns the shards of st (by index) with a damage record, and
-// notes that they matched task id.
-func (ds *damageSet) match(st decide.Stripe, id string) []int {
+// notes that they matched task id (queued: whether that task is in the
+// queue). A record whose task id was queued for it and is done, though
+// the manifest still names the file there, was healed by rewriting the
+// file in place (decide.Targets): it is no damage any more.
+func (ds *damageSet) match(st decide.Stripe, id string, queued bool) []int {
 	if len(ds.recs) == 0 {
 		return nil
 	}
 	var bad []int
 	for i, s := range st.Shards {
 		f := cairn.ShardFile{Disk: s.Disk, Name: cairn.ShardName(st.Version, st.Row(i))}
-		if _, ok := ds.recs[f]; ok {
+		d, ok := ds.recs[f]
+		switch {
+		case !ok:
+		case d.Task == id && !queued:
+			ds.healed[f] = true
+		default:
 			bad = append(bad, i)
 			ds.matched[f] = id
 		}
@@ -254,9 +265,9 @@ func (ds *damageSet) match(st decide.Stripe, id string) []int {
 }
 
 // settleDamage, after a complete walk, records in each matched damage
-// record its task, and deletes the records no manifest names: healed (a
-// repair moved the shard: counted if a task was queued for it) or of a
-// file no committed object owns.
+// record its task, and deletes the records that were healed in place and
+// those no manifest names: healed (a repair moved the shard: counted if a
+// task was queued for it) or of a file no committed object owns.
 func (r *Repairer) settleDamage(ctx context.Context, ds *damageSet) error {
 	for f, d := range ds.recs {
 		id, ok := ds.matched[f]
@@ -271,7 +282,7 @@ func (r *Repairer) settleDamage(ctx context.Context, ds *damageSet) error {
 			if err := r.store.DeleteDamage(ctx, d.Disk, d.Shard); err != nil && !errors.Is(err, cairn.ErrNotFound) {
 				return err
 			}
-			if d.Task != "" {
+			if d.Task != "" || ds.healed[f] {
 				r.mu.Lock()
 				r.stats.DamageHealed++
 				r.mu.Unlock()

@@ -213,9 +213,12 @@ func (s *script) round(c *golden.Cmd) string {
 	if len(rd.Lost) == 0 {
 		return "nothing lost"
 	}
-	s.task.Lost, s.task.Targets = rd.Lost, rd.Targets
+	s.task.Lost, s.task.Targets, s.task.InPlace = rd.Lost, rd.Targets, rd.InPlace
 	fmt.Fprintf(&b, "lost %v, available %v\n", rd.Lost, Available(st, rd.Lost, v))
 	fmt.Fprintf(&b, "targets %v\n", rd.Targets)
+	if len(rd.InPlace) > 0 {
+		fmt.Fprintf(&b, "in place %v\n", rd.InPlace)
+	}
 	fmt.Fprintf(&b, "scheme %s (preferred %s), code %d+%d\n", rd.Scheme, scheme, rd.Code.Params().K, rd.Code.Params().N()-rd.Code.Params().K)
 	now, onto := rd.Placed()
 	chosen := Choose(rd.Scheme, s.code, len(now), st.Shards[now[0]].Size, rates[r], unit)

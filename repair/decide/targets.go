@@ -20,6 +20,7 @@ var ErrNoTarget = errors.New("no writable disk outside the stripe")
 type Round struct {
 	Lost    []int          // the shards to rebuild (LostShards); empty: nothing to do
 	Targets []cairn.DiskID // Targets[j]: where Lost[j] goes; "": no disk for it yet
+	InPlace []int          // the shards of Lost rewritten onto their own disk (Targets)
 	Scheme  plan.Scheme    // the scheme the targets allow (Targets), before Choose
 	Code    codec.Code     // decodes the stripe (StripeCode)
 }
@@ -74,15 +75,23 @@ func Next(t *cairn.RepairTask, st Stripe, code codec.Code, v *View, preferred pl
 	if err != nil {
 		return Round{}, err
 	}
-	return Round{Lost: lost, Targets: targets, Scheme: scheme, Code: scode}, nil
+	var inPlace []int
+	for j, i := range lost {
+		if targets[j] == st.Shards[i].Disk {
+			inPlace = append(inPlace, i)
+		}
+	}
+	return Round{Lost: lost, Targets: targets, InPlace: inPlace, Scheme: scheme, Code: scode}, nil
 }
 
 // Targets returns a target disk for every lost shard of st (kept from t's
 // earlier attempts when still writable; "" when no disk is left for it)
 // and the scheme those targets allow, starting from preferred: -Sur keeps
 // every rebuilt shard of a stripe on one survivor, so targets off the
-// survivors, or on several nodes, make it -Rep. No target at all is
-// ErrNoTarget.
+// survivors, or on several nodes, make it -Rep. A shard found bad (t.Bad)
+// on a disk that is still writable is rewritten in place, onto its own
+// disk (the file is replaced atomically), when no other disk is left for
+// it. No target at all is ErrNoTarget.
 func Targets(t *cairn.RepairTask, st Stripe, lost []int, v *View, preferred plan.Scheme) ([]cairn.DiskID, plan.Scheme, error) {
 	holding := map[cairn.NodeID]bool{}
 	used := map[cairn.DiskID]bool{}
@@ -124,6 +133,9 @@ func Targets(t *cairn.RepairTask, st Stripe, lost []int, v *View, preferred plan
 			}
 			return rk
 		})
+		if own := st.Shards[i].Disk; !ok && slices.Contains(t.Bad, i) && v.Disks[own].State.Writable() && v.Usable(own) {
+			d, ok = own, true // in place: no other shard of the stripe is on it
+		}
 		if !ok {
 			continue // none left: this shard waits (out[j] == "")
 		}

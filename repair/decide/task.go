@@ -115,14 +115,16 @@ func Risk(code codec.Code, gone int) int {
 // LostShards is the task's lost set brought up to date: shards on lost
 // or unknown disks, shards on draining disks (to be moved), and those the
 // task found bad (t.Bad) unless a target already holds them (an earlier
-// attempt rebuilt them and updated the manifest). A shard the task
-// recorded as lost only because its disk was down is not lost once the
-// disk is usable again: it came back.
+// attempt rebuilt them and updated the manifest) — except those being
+// rewritten in place (t.InPlace), which are lost until the task is done.
+// A shard the task recorded as lost only because its disk was down is not
+// lost once the disk is usable again: it came back.
 func LostShards(t *cairn.RepairTask, st Stripe, v *View) []int {
 	var lost []int
 	for i, s := range st.Shards {
 		d, known := v.Disks[s.Disk]
-		if !known || LostDisk(d.State) || Moving(d.State) || slices.Contains(t.Bad, i) && !movedTo(t, i, s.Disk) {
+		bad := slices.Contains(t.Bad, i) && (!movedTo(t, i, s.Disk) || slices.Contains(t.InPlace, i))
+		if !known || LostDisk(d.State) || Moving(d.State) || bad {
 			lost = append(lost, i)
 		}
 	}
@@ -130,7 +132,8 @@ func LostShards(t *cairn.RepairTask, st Stripe, v *View) []int {
 }
 
 // movedTo reports whether the task rebuilt shard i onto disk (an earlier
-// attempt got as far as the manifest update).
+// attempt got as far as the manifest update), or chose disk, its own, to
+// rewrite it in place (InPlace).
 func movedTo(t *cairn.RepairTask, i int, disk cairn.DiskID) bool {
 	j := slices.Index(t.Lost, i)
 	return j >= 0 && j < len(t.Targets) && t.Targets[j] == disk
