@@ -14,7 +14,7 @@ import (
 type Damage struct {
 	Disk   DiskID    `json:"disk"`
 	Shard  string    `json:"shard"`  // the file's name (ShardName)
-	Kind   string    `json:"kind"`   // DamageCorrupt or DamageMissing
+	Kind   string    `json:"kind"`   // DamageCorrupt
 	Detail string    `json:"detail"` // what was wrong (the block, the CRCs)
 	Source string    `json:"source"` // DamageScrub or DamageRead
 	Found  time.Time `json:"found"`
@@ -22,10 +22,12 @@ type Damage struct {
 	Task string `json:"task,omitempty"`
 }
 
-// Damage kinds and sources.
+// Damage kinds and sources. The only kind is corrupt: a missing file is
+// not reported (a read cannot tell it from a disk whose directory
+// vanished, which the node reports as a fault of the disk; and a repair
+// that meets one as a helper rebuilds it anyway).
 const (
 	DamageCorrupt = "corrupt" // a block, the footer or the content CRC failed, or the file is truncated
-	DamageMissing = "missing" // the file is not there though a manifest names it
 	DamageScrub   = "scrub"
 	DamageRead    = "read"
 )
@@ -38,8 +40,8 @@ func (d Damage) Check() error {
 	switch {
 	case d.Disk == "":
 		return fmt.Errorf("damage: %w: no disk", ErrInvalid)
-	case d.Kind != DamageCorrupt && d.Kind != DamageMissing:
-		return fmt.Errorf("damage: %w: kind %q (want %s or %s)", ErrInvalid, d.Kind, DamageCorrupt, DamageMissing)
+	case d.Kind != DamageCorrupt:
+		return fmt.Errorf("damage: %w: kind %q (want %s)", ErrInvalid, d.Kind, DamageCorrupt)
 	case d.Source != DamageScrub && d.Source != DamageRead:
 		return fmt.Errorf("damage: %w: source %q (want %s or %s)", ErrInvalid, d.Source, DamageScrub, DamageRead)
 	case len(d.Detail) > MaxDamageDetail:

@@ -9,7 +9,6 @@ import (
 
 	"cairn"
 	"cairn/client"
-	"cairn/node/wire"
 )
 
 // Bounds of a damageReporter (docs/design/scrub.md, "Damage records").
@@ -26,7 +25,7 @@ type damageStore interface {
 	PutDamage(ctx context.Context, d cairn.Damage) error
 }
 
-// damageReporter turns the shards a read found missing or corrupt
+// damageReporter turns the shards a read found corrupt
 // (client.Config.OnDamage) into damage records, so the director queues
 // their repair. Report never blocks a read: it drops a report when its
 // queue is full and skips a shard reported within damageRepeat; one
@@ -53,16 +52,14 @@ func newDamageReporter(store damageStore, log *slog.Logger) *damageReporter {
 	return r
 }
 
-// damageKind says what a read's error means for the shard: corrupt,
-// missing (the node answered that the file is not there), or "" — not
-// damage (the node or disk did not answer, the read was cancelled).
+// damageKind says what a read's error means for the shard: corrupt, or
+// "" — not damage the reader can vouch for: the node or disk did not
+// answer, the read was cancelled, or the file is not there (the disk's
+// directory may have vanished: the node reports that as the disk's fault,
+// and a repair rebuilds a missing helper when it meets one).
 func damageKind(err error) string {
-	var we *wire.Error
-	switch {
-	case errors.Is(err, cairn.ErrCorrupt):
+	if errors.Is(err, cairn.ErrCorrupt) {
 		return cairn.DamageCorrupt
-	case errors.As(err, &we) && we.Code == "not_found":
-		return cairn.DamageMissing
 	}
 	return ""
 }
