@@ -40,7 +40,7 @@ func TestDamageKind(t *testing.T) {
 		{fmt.Errorf("block 3: %w", cairn.ErrCorrupt), cairn.DamageCorrupt},
 		{&wire.Error{Code: "corrupt", Err: cairn.ErrCorrupt}, cairn.DamageCorrupt},
 		{&wire.Error{Code: "not_found", Err: cairn.ErrNotFound}, ""}, // the disk's directory may have vanished
-		{&wire.Error{Code: "no_disk", Err: cairn.ErrNotFound}, ""}, // the node does not serve the disk: not the shard's fault
+		{&wire.Error{Code: "no_disk", Err: cairn.ErrNotFound}, ""},   // the node does not serve the disk: not the shard's fault
 		{fmt.Errorf("node down: %w", cairn.ErrUnavailable), ""},
 		{context.Canceled, ""},
 	} {
