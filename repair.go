@@ -29,6 +29,10 @@ type RepairTask struct {
 	// is usable: lost whatever their disk's state. A shard of Lost that is
 	// not in Bad is lost only while its disk is (it may come back).
 	Bad []int `json:"bad,omitempty"`
+	// InPlace are the shards of Bad being rewritten onto their own disk
+	// (no other disk was left for them): lost until the task is done,
+	// although their target is the disk the manifest names.
+	InPlace []int `json:"in_place,omitempty"`
 	// SpareRows maps the stripe's shard indices that hold a spare parity
 	// row (ShardLoc.Row) to that row, which names their files: what a
 	// dropped task's rebuilt files are deleted by.
@@ -61,4 +65,8 @@ type RepairProgress struct {
 	Bytes    int64     `json:"bytes"`            // bytes rebuilt
 	Failed   int64     `json:"failed"`           // failed attempts
 	Rate     float64   `json:"rate_bytes_per_s"` // recent rebuild rate
+	// DamageQueued and DamageHealed count damaged shards (found by scrub
+	// or reads) queued for repair, and healed (docs/design/scrub.md).
+	DamageQueued int64 `json:"damage_queued,omitempty"`
+	DamageHealed int64 `json:"damage_healed,omitempty"`
 }

@@ -71,7 +71,10 @@ type Damage struct {
 	Bucket, Key, Version string
 	Shard                int
 	Disk                 cairn.DiskID
-	Err                  error
+	// Name is the shard's file on Disk (cairn.ShardName of the stripe's
+	// version and the shard's row): what a damage record names.
+	Name string
+	Err  error
 }
 
 // Config configures a Client. Zero values take the defaults.

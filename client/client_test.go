@@ -196,6 +196,9 @@ func TestGetDecodesAroundLostAndCorruptShards(t *testing.T) {
 		if d.Shard != 0 && d.Shard != 2 {
 			t.Fatalf("damage reported for healthy shard %d", d.Shard)
 		}
+		if want := cairn.ShardName(m.Version, d.Shard); d.Name != want || d.Disk != m.Shards[d.Shard].Disk {
+			t.Fatalf("damage of shard %d names %s on %s, want %s on %s", d.Shard, d.Name, d.Disk, want, m.Shards[d.Shard].Disk)
+		}
 	}
 	// A third loss exceeds rs-4-2's tolerance: a precise error, not wrong data.
 	e.shards.Set(func() { e.shards.FailGet[m.Shards[4].Disk] = errors.New("io error") })

@@ -291,7 +291,8 @@ func (g *getter) damage(shard int, err error) {
 	g.c.cfg.Logger.Warn("shard unreadable; decoding around it", "bucket", g.m.Bucket, "key", g.m.Key,
 		"version", g.m.Version, "shard", shard, "disk", g.m.Shards[shard].Disk, "err", err)
 	if f := g.c.cfg.OnDamage; f != nil {
-		f(Damage{Bucket: g.m.Bucket, Key: g.m.Key, Version: g.m.Version, Shard: shard, Disk: g.m.Shards[shard].Disk, Err: err})
+		f(Damage{Bucket: g.m.Bucket, Key: g.m.Key, Version: g.m.Version, Shard: shard, Disk: g.m.Shards[shard].Disk,
+			Name: cairn.ShardName(g.m.Version, cairn.RowOf(g.m.Shards, shard)), Err: err})
 	}
 }
 

@@ -100,3 +100,21 @@ func CheckBucketEncryption(scheme string) error {
 	}
 	return nil
 }
+
+// CheckDamageLimit returns an error wrapping cairn.ErrInvalid unless
+// limit ≥ 1.
+func CheckDamageLimit(limit int) error {
+	if limit < 1 {
+		return fmt.Errorf("damages: %w: limit %d (at least 1)", cairn.ErrInvalid, limit)
+	}
+	return nil
+}
+
+// CheckScrubProgress returns an error wrapping cairn.ErrInvalid unless p
+// names a disk.
+func CheckScrubProgress(p cairn.ScrubProgress) error {
+	if p.Disk == "" {
+		return fmt.Errorf("scrub progress: %w: no disk", cairn.ErrInvalid)
+	}
+	return nil
+}

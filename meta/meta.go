@@ -183,6 +183,30 @@ type Store interface {
 	// RepairProgress returns the last progress report, or ErrNotFound.
 	RepairProgress(ctx context.Context) (cairn.RepairProgress, error)
 
+	// PutDamage records a damaged shard (cairn.Damage; ErrInvalid if it
+	// fails its Check), replacing the record of the same disk and shard:
+	// reporting a shard twice keeps one record. Bounded by the reporters
+	// (docs/design/scrub.md).
+	PutDamage(ctx context.Context, d cairn.Damage) error
+	// Damages returns up to limit damage records whose key
+	// (cairn.DamageKey) sorts strictly after after, in key order, and
+	// whether more follow. ErrInvalid if limit < 1.
+	Damages(ctx context.Context, after string, limit int) (ds []cairn.Damage, more bool, err error)
+	// DeleteDamage removes the record of a disk's shard; ErrNotFound if
+	// there is none.
+	DeleteDamage(ctx context.Context, disk cairn.DiskID, shard string) error
+	// PutScrubProgress replaces the scrub progress of p.Disk; ErrInvalid if
+	// p.Disk is empty.
+	PutScrubProgress(ctx context.Context, p cairn.ScrubProgress) error
+	// ScrubProgress returns the scrub progress of every disk that reported
+	// one, sorted by disk.
+	ScrubProgress(ctx context.Context) ([]cairn.ScrubProgress, error)
+	// PutScrubControl replaces the operator's scrub switch.
+	PutScrubControl(ctx context.Context, c cairn.ScrubControl) error
+	// ScrubControl returns the scrub switch; its zero value (scrubbing
+	// runs) if it was never set.
+	ScrubControl(ctx context.Context) (cairn.ScrubControl, error)
+
 	// KeepAlive announces that holder (e.g. a node ID) is alive for ttl,
 	// renewing until ctx ends or Close; the entry vanishes within ttl after
 	// the holder stops renewing (or its process dies). It returns once the

@@ -26,6 +26,12 @@
 //     after a fault clears) has passed (cairn.CheckOK) or failed. The
 //     director brings a down disk back only once its node reports the
 //     trusted volume and a passed check (docs/design/disks.md).
+//   - scrub: each served disk runs a scrubber (package node/scrub,
+//     Config.Scrub; off with Config.NoScrub) that verifies every shard at
+//     a bounded rate, yields to the requests the handler serves
+//     (Handler.Busy), and records damage and its progress in the Registry
+//     when that is also a scrub.Store (docs/design/scrub.md). Restarted with
+//     the volume when a disk is re-formatted.
 //   - re-format: a disk whose whole directory vanished while the node runs
 //     is formatted again at the next refresh (unless DiskConfig.NoFormat),
 //     as a restart would, and served in place of the old volume

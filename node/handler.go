@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"cairn"
@@ -71,9 +72,18 @@ type Handler struct {
 	// nil: unlimited).
 	repairLimit *linkshape.Limiter
 
+	// active counts the requests in flight other than health checks
+	// (Busy).
+	active atomic.Int64
+
 	mu   sync.RWMutex
 	vols map[cairn.DiskID]*volume.Volume // guarded by mu: the volume served for each disk (SetVolume swaps one)
 }
+
+// Busy reports whether the handler is serving a request other than a
+// health check: client or repair traffic the scrubber yields to
+// (node/scrub, Config.Share).
+func (h *Handler) Busy() bool { return h.active.Load() > 0 }
 
 var _ http.Handler = (*Handler)(nil)
 
@@ -168,6 +178,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="cairn-node"`)
 		h.writeError(w, r, fmt.Errorf("%w: missing or wrong cluster secret", cairn.ErrAuth))
 		return
+	}
+	if r.URL.Path != wire.HealthPath {
+		h.active.Add(1)
+		defer h.active.Add(-1)
 	}
 	h.mux.ServeHTTP(w, r)
 }

@@ -15,6 +15,7 @@ import (
 	"cairn"
 	"cairn/internal/linkshape"
 	"cairn/internal/vfs"
+	"cairn/node/scrub"
 	"cairn/node/volume"
 )
 
@@ -95,6 +96,13 @@ type Config struct {
 	// RepairRate caps the repair data the node computes per second
 	// (HandlerConfig.RepairRate; 0: unlimited).
 	RepairRate int64
+	// Scrub configures the scrubber every disk runs (docs/design/scrub.md):
+	// rate, share, pass interval. Its Busy is the handler's and its Store
+	// the Registry when that also satisfies scrub.Store (meta.Store does);
+	// without one, progress is kept in memory only.
+	Scrub scrub.Config
+	// NoScrub turns scrubbing off.
+	NoScrub bool
 	// Logger (nil: discarded).
 	Logger *slog.Logger
 }
@@ -151,6 +159,9 @@ func (c *Config) Validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := c.Scrub.Validate(); err != nil {
+		return bad("%v", err)
+	}
 	return nil
 }
 
@@ -188,6 +199,8 @@ type servedDisk struct {
 	check    string // "" until the volume's check ran (again), then cairn.CheckOK or what failed
 	checking bool   // a check is running
 	gen      int    // counts faults and re-formats: a check started before one is void
+	scrub    *scrub.Scrubber
+	stopScr  context.CancelFunc // stops scrub (nil: none runs)
 }
 
 // NewServer validates cfg (filling defaults) and returns an unstarted
@@ -285,6 +298,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.mu.Lock()
 	for _, d := range s.disks {
 		s.startCheckLocked(d)
+		s.startScrubLocked(d)
 	}
 	s.mu.Unlock()
 	s.log.Info("node started", "addr", s.cfg.Advertise, "disks", len(vols))
@@ -400,6 +414,7 @@ func (s *Server) tend(d *servedDisk) {
 	d.vol, d.check = nv, ""
 	d.gen++
 	s.startCheckLocked(d)
+	s.startScrubLocked(d)
 	s.mu.Unlock()
 	s.log.Warn("disk directory vanished: formatted a new, empty volume; the director treats the disk as replaced",
 		"disk", string(d.cfg.ID), "path", d.cfg.Path, "volume", nv.VolumeID(), "old_volume", v.VolumeID())
@@ -449,6 +464,50 @@ func (s *Server) startCheckLocked(d *servedDisk) {
 			}
 		}
 	})
+}
+
+// startScrubLocked starts scrubbing d's volume (stopping the scrubber of
+// a volume it replaced) unless scrubbing is off. s.mu must be held.
+func (s *Server) startScrubLocked(d *servedDisk) {
+	if s.cfg.NoScrub || s.closed || s.ctx.Err() != nil {
+		return
+	}
+	if d.stopScr != nil {
+		d.stopScr()
+	}
+	cfg := s.cfg.Scrub
+	cfg.Busy = s.handler.Busy
+	if st, ok := s.cfg.Registry.(scrub.Store); ok && cfg.Store == nil {
+		cfg.Store = st
+	}
+	cfg.Logger = s.log
+	sc, err := scrub.New(d.vol, cfg)
+	if err != nil { // Validate accepted the config: cannot happen
+		s.log.Error("scrub: not started", "disk", string(d.cfg.ID), "err", err)
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	d.scrub, d.stopScr = sc, cancel
+	s.wg.Go(func() {
+		if err := sc.Run(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("scrub stopped", "disk", string(d.cfg.ID), "err", err)
+		}
+	})
+}
+
+// ScrubProgress returns each disk's scrub progress (after Start), in
+// Config order; a disk not scrubbed has only its ID set.
+func (s *Server) ScrubProgress() []cairn.ScrubProgress {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]cairn.ScrubProgress, len(s.disks))
+	for i, d := range s.disks {
+		out[i].Disk = d.cfg.ID
+		if d.scrub != nil {
+			out[i] = d.scrub.Progress()
+		}
+	}
+	return out
 }
 
 // refreshLoop re-registers disk space and sweeps stale temporary files

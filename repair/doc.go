@@ -11,7 +11,8 @@
 //     the codes are bytewise linear, so a shard file is rebuilt as a whole
 //     from whole helper files, slice by slice.
 //   - lost shard: a shard whose disk is down or out (the director or the
-//     operator decided so), or that a repair found missing or corrupt. A
+//     operator decided so), or that a repair, a scrub or a read found
+//     missing or corrupt (a damage record, docs/design/scrub.md). A
 //     disk that comes back makes its shards readable again: their tasks
 //     are dropped (by Scan, or by Work's next round).
 //   - moving shard: a shard on a draining disk, rebuilt elsewhere so the

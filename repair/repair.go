@@ -42,6 +42,11 @@ type Store interface {
 	// uploads in progress too.
 	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
 	Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error)
+	// Damages, PutDamage and DeleteDamage: Scan turns the damage that
+	// scrub and reads found into tasks (docs/design/scrub.md).
+	Damages(ctx context.Context, after string, limit int) ([]cairn.Damage, bool, error)
+	PutDamage(ctx context.Context, d cairn.Damage) error
+	DeleteDamage(ctx context.Context, disk cairn.DiskID, shard string) error
 }
 
 // Executor runs repairs on the storage nodes; *node.Client satisfies it
@@ -103,6 +108,8 @@ type Stats struct {
 	Permanent     int           // failed attempts whose error was permanent (cairn.IsPermanent)
 	Dropped       int           // tasks dropped (object overwritten or deleted)
 	HelpersMarked int           // helper shards found missing or corrupt
+	DamageQueued  int64         // damage records (scrub, reads) turned into tasks
+	DamageHealed  int64         // damage records dropped after their task moved the shard
 }
 
 // New returns a Repairer.

@@ -9,6 +9,8 @@ package repair
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"maps"
 	"time"
@@ -51,6 +53,11 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 			lostSet += string(d.ID) + ":" + string(d.State) + "\x00"
 		}
 	}
+	damage, err := r.damage(ctx)
+	if err != nil {
+		return 0, err
+	}
+	lostSet += damage.sig
 	if lostSet == r.scanned && (lostSet == "" || now.Sub(r.scannedAt) < rescanEvery) {
 		return 0, nil
 	}
@@ -67,7 +74,16 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	added := 0
 	err = r.walk(ctx, refs, func(m *cairn.Manifest, st decide.Stripe) error {
 		id := cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.Part)
+		_, queued := have[id]
+		bad := damage.match(st, id, queued)
 		if t, ok := have[id]; ok {
+			if n := decide.AddBad(&t, bad); n > 0 {
+				if err := r.store.PutRepairTask(ctx, t); err != nil {
+					return err
+				}
+				have[id] = t
+				r.countDamageQueued(n)
+			}
 			if len(decide.LostShards(&t, st, view)) == 0 {
 				// Its shards came back (or a repair moved them):
 				// nothing left to rebuild. Work would drop it too, after
@@ -82,7 +98,7 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 			return nil
 		}
 		code, _ := r.code(m.LayoutCode()) // an unknown policy: risk 0, and the task's run says why
-		t, ok := decide.NewTask(m, st, code, view, now)
+		t, ok := decide.DamagedTask(m, st, code, view, now, bad)
 		if !ok {
 			return nil
 		}
@@ -97,9 +113,13 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 		}
 		have[t.ID] = t
 		added++
+		r.countDamageQueued(len(bad))
 		return nil
 	})
 	if err != nil {
+		return added, err
+	}
+	if err := r.settleDamage(ctx, damage); err != nil {
 		return added, err
 	}
 	r.scanned, r.scannedAt = lostSet, now
@@ -177,4 +197,104 @@ func (r *Repairer) Census() Census {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return Census{At: r.census.At, Refs: maps.Clone(r.census.Refs)}
+}
+
+// MaxDamage bounds the damage records one Scan reads
+// (docs/design/scrub.md): the rest wait for the next scan, once these are
+// repaired and gone.
+const MaxDamage = 10000
+
+// damageSet is the damage records a Scan read, by shard file, and which
+// stripe's task each one matched.
+type damageSet struct {
+	recs    map[cairn.ShardFile]cairn.Damage
+	matched map[cairn.ShardFile]string // the task ID of the stripe naming the file
+	healed  map[cairn.ShardFile]bool   // rewritten in place: its task is done
+	sig     string                     // changes when the set of records does
+}
+
+// damage reads up to MaxDamage damage records.
+func (r *Repairer) damage(ctx context.Context) (*damageSet, error) {
+	ds := &damageSet{recs: map[cairn.ShardFile]cairn.Damage{}, matched: map[cairn.ShardFile]string{},
+		healed: map[cairn.ShardFile]bool{}}
+	h := sha256.New()
+	after := ""
+	for len(ds.recs) < MaxDamage {
+		page, more, err := r.store.Damages(ctx, after, min(1000, MaxDamage-len(ds.recs)))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range page {
+			after = cairn.DamageKey(d.Disk, d.Shard)
+			ds.recs[cairn.ShardFile{Disk: d.Disk, Name: d.Shard}] = d
+			h.Write([]byte(after + "\x00"))
+		}
+		if !more {
+			break
+		}
+	}
+	if len(ds.recs) > 0 {
+		ds.sig = "damage:" + hex.EncodeToString(h.Sum(nil))
+	}
+	return ds, nil
+}
+
+// match returns the shards of st (by index) with a damage record, and
+// notes that they matched task id (queued: whether that task is in the
+// queue). A record whose task id was queued for it and is done, though
+// the manifest still names the file there, was healed by rewriting the
+// file in place (decide.Targets): it is no damage any more.
+func (ds *damageSet) match(st decide.Stripe, id string, queued bool) []int {
+	if len(ds.recs) == 0 {
+		return nil
+	}
+	var bad []int
+	for i, s := range st.Shards {
+		f := cairn.ShardFile{Disk: s.Disk, Name: cairn.ShardName(st.Version, st.Row(i))}
+		d, ok := ds.recs[f]
+		switch {
+		case !ok:
+		case d.Task == id && !queued:
+			ds.healed[f] = true
+		default:
+			bad = append(bad, i)
+			ds.matched[f] = id
+		}
+	}
+	return bad
+}
+
+// settleDamage, after a complete walk, records in each matched damage
+// record its task, and deletes the records that were healed in place and
+// those no manifest names: healed (a repair moved the shard: counted if a
+// task was queued for it) or of a file no committed object owns.
+func (r *Repairer) settleDamage(ctx context.Context, ds *damageSet) error {
+	for f, d := range ds.recs {
+		id, ok := ds.matched[f]
+		switch {
+		case ok && d.Task == id:
+		case ok:
+			d.Task = id
+			if err := r.store.PutDamage(ctx, d); err != nil {
+				return err
+			}
+		default:
+			if err := r.store.DeleteDamage(ctx, d.Disk, d.Shard); err != nil && !errors.Is(err, cairn.ErrNotFound) {
+				return err
+			}
+			if d.Task != "" || ds.healed[f] {
+				r.mu.Lock()
+				r.stats.DamageHealed++
+				r.mu.Unlock()
+			}
+		}
+	}
+	return nil
+}
+
+// countDamageQueued adds n to the damaged shards queued for repair.
+func (r *Repairer) countDamageQueued(n int) {
+	r.mu.Lock()
+	r.stats.DamageQueued += int64(n)
+	r.mu.Unlock()
 }

@@ -156,8 +156,9 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		if len(rd.Lost) == 0 {
 			return res, nil // nothing left to do (e.g. the disk came back)
 		}
-		if !slices.Equal(t.Lost, rd.Lost) || !slices.Equal(t.Targets, rd.Targets) || !maps.Equal(t.SpareRows, st.SpareRows()) {
-			t.Lost, t.Targets, t.SpareRows = rd.Lost, rd.Targets, st.SpareRows()
+		if !slices.Equal(t.Lost, rd.Lost) || !slices.Equal(t.Targets, rd.Targets) || !maps.Equal(t.SpareRows, st.SpareRows()) ||
+			!slices.Equal(t.InPlace, rd.InPlace) {
+			t.Lost, t.Targets, t.SpareRows, t.InPlace = rd.Lost, rd.Targets, st.SpareRows(), rd.InPlace
 			if err := r.store.PutRepairTask(ctx, *t); err != nil {
 				return res, err
 			}

@@ -21,6 +21,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "status", Summary: "nodes, disks and their states, placement groups, capacity", Run: runAdminStatus},
 		{Name: "repair", Summary: "the repair queue and repair-time predictions", Run: runAdminRepair},
 		{Name: "disk", Summary: "take a disk out, drain it, or bring it back in", Run: runAdminDisk},
+		{Name: "scrub", Summary: "background verification of every shard: status, start, pause", Run: runAdminScrub},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 		{Name: "keys", Summary: "rotate the SSE-S3 master keys and re-seal data keys", Run: runAdminKeys},
 	}, args, stdout, stderr)
@@ -37,6 +38,7 @@ type Status struct {
 	Buckets  int            `json:"buckets"`
 	Warnings []string       `json:"warnings,omitempty"`
 	Repair   string         `json:"repair"`        // one line: the repair queue and its ETA
+	Scrub    string         `json:"scrub"`         // one line: scrub's state and the damage pending (scrub.go)
 	Queued   int            `json:"repair_queued"` // stripes in the repair queue
 	States   map[string]int `json:"disk_states"`
 	// FileSystems hold the readable disks, one per node and file system;
@@ -198,6 +200,9 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 			st.Repair = fmt.Sprintf("%s with lost shards (not judged: %v)", plural(len(ts), "stripe"), err)
 		}
 	}
+	if st.Scrub, err = scrubSummary(ctx, cl, disks, time.Now()); err != nil {
+		return nil, err
+	}
 	per := map[cairn.NodeID]int{}
 	for _, d := range disks {
 		per[d.Node]++
@@ -244,8 +249,8 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 }
 
 func printStatus(w io.Writer, st *Status) {
-	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\n\n", orNone(st.Director),
-		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair)
+	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\n\n", orNone(st.Director),
+		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tDISKS")
 	for _, n := range st.Nodes {

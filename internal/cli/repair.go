@@ -335,10 +335,11 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 		return director.Census{At: c.At, Refs: c.Refs}
 	}
 	var (
-		last      time.Time
-		lastBytes int64
-		lastPut   time.Time
-		rate      float64
+		last                   time.Time
+		lastBytes              int64
+		lastPut                time.Time
+		rate                   float64
+		lastHealed, lastQueued int64
 	)
 	report := func(ctx context.Context) {
 		now := time.Now()
@@ -353,7 +354,8 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 				}
 			}
 		}
-		changed := st.Bytes != lastBytes
+		changed := st.Bytes != lastBytes || st.DamageHealed != lastHealed || st.DamageQueued != lastQueued
+		lastHealed, lastQueued = st.DamageHealed, st.DamageQueued
 		last, lastBytes = now, st.Bytes
 		if !changed && now.Sub(lastPut) < 30*time.Second {
 			return
@@ -362,7 +364,8 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 			rate = 0 // nothing rebuilt for 30 s: no rate to give an ETA by
 		}
 		lastPut = now
-		p := cairn.RepairProgress{Director: id, Updated: now, Shards: int64(st.Shards), Bytes: st.Bytes, Failed: int64(st.Failed), Rate: rate}
+		p := cairn.RepairProgress{Director: id, Updated: now, Shards: int64(st.Shards), Bytes: st.Bytes, Failed: int64(st.Failed), Rate: rate,
+			DamageQueued: st.DamageQueued, DamageHealed: st.DamageHealed}
 		if err := store.PutRepairProgress(ctx, p); err != nil && ctx.Err() == nil {
 			log.Warn("repair: reporting progress", "err", err)
 		}

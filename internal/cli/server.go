@@ -90,6 +90,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	creds := credFlags(fs)
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
 	rep := repairFlags(fs)
+	scr := scrubFlags(fs)
 	serve := addServeFlags(fs)
 	clean := addCleanupFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
@@ -130,6 +131,9 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := clean.validate(); err != nil {
 		return err
 	}
+	if err := scr.validate(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		return err
 	}
@@ -152,7 +156,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, disks: diskPaths,
-		director: true, grace: *grace, repair: rep, cleanup: clean, log: log,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -225,6 +229,7 @@ type nodeOptions struct {
 	grace    time.Duration
 	linkRate int64 // bytes/s each way, 0 = unlimited
 	repair   *repairOptions
+	scrub    *scrubOptions
 	cleanup  *cleanupFlags // the director's cleanup duty
 	log      *slog.Logger
 }
@@ -233,6 +238,9 @@ type nodeOptions struct {
 // candidate) and returns the node's bound address and the function that
 // stops them.
 func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), err error) {
+	if err := o.scrub.validate(); err != nil {
+		return "", nil, err
+	}
 	if err := o.repair.validate(); err != nil {
 		return "", nil, err
 	}
@@ -256,6 +264,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	srv, err := node.NewServer(node.Config{
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
 		Listen: o.addr, Registry: store, Logger: o.log, LinkRate: o.linkRate, RepairRate: o.repair.rateBytes,
+		Scrub: o.scrub.cfg, NoScrub: *o.scrub.off,
 	})
 	if err != nil {
 		store.Close()
@@ -266,8 +275,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		return "", nil, fmt.Errorf("starting node %s: %w", o.id, err)
 	}
 	var dir *director.Director
+	var cl *cluster // the director's data path
 	if o.director {
-		cl := newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{})
+		cl = newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{})
 		data := cl.data
 		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,
@@ -288,6 +298,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		if dir != nil {
 			dir.Close()
 		}
+		if cl != nil {
+			cl.damage.Close()
+		}
 		srv.Close()
 		store.Close()
 	}, nil
@@ -306,6 +319,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	grace := fs.Duration("grace", 30*time.Second, "director: how long a disk is suspect before it is marked down")
 	linkRate := fs.String("link-rate", "", "limit this node's network traffic to SIZE per second in each direction (for experiments, e.g. 10MiB; default unlimited)")
 	rep := repairFlags(fs)
+	scr := scrubFlags(fs)
 	clean := addCleanupFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
 	var disks multiFlag
@@ -319,6 +333,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%w: cairn node needs --id, --meta and at least one --disk", ErrUsage)
 	}
 	if err := clean.validate(); err != nil {
+		return err
+	}
+	if err := scr.validate(); err != nil {
 		return err
 	}
 	secret := os.Getenv("CAIRN_SECRET")
@@ -348,7 +365,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	log := logger(stderr, *verbose)
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, cleanup: clean, log: log})
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}

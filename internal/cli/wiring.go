@@ -18,12 +18,17 @@ import (
 // cluster is an open connection to a cluster: its metadata store and the
 // data path over the node protocol.
 type cluster struct {
-	meta  meta.Store
-	data  *client.Client
-	nodes *node.Client
+	meta   meta.Store
+	data   *client.Client
+	nodes  *node.Client
+	damage *damageReporter // records what reads found damaged
 }
 
-func (c *cluster) Close() error { return c.meta.Close() }
+// Close writes the damage reports still queued and closes the store.
+func (c *cluster) Close() error {
+	c.damage.Close()
+	return c.meta.Close()
+}
 
 // clusterOptions shape a connection to a cluster. Zero values take the
 // defaults.
@@ -44,10 +49,21 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys}, o.node), nil
 }
 
+// newCluster wires the data path over store and the nodes. Every shard a
+// read finds damaged is recorded for repair (damageReporter) unless ccfg
+// has an OnDamage of its own.
 func newCluster(store meta.Store, secret string, ccfg client.Config, t node.Timeouts) *cluster {
 	r := &resolver{store: store}
 	nc := node.NewClient(secret, r.resolve, node.NewHTTPClient(t)).WithTimeouts(t)
-	return &cluster{meta: store, data: client.New(store, nc, ccfg), nodes: nc}
+	log := ccfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dr := newDamageReporter(store, log)
+	if ccfg.OnDamage == nil {
+		ccfg.OnDamage = dr.Report
+	}
+	return &cluster{meta: store, data: client.New(store, nc, ccfg), nodes: nc, damage: dr}
 }
 
 // resolverMaxAge is how long the resolver trusts the cluster map it read.

@@ -78,8 +78,10 @@ func TestSpineRealProcesses(t *testing.T) {
 			}
 			return nil
 		})
-		// Put the bytes back afterwards (there is no repair yet), so the
-		// node-loss test starts from a healthy cluster.
+		// Put the bytes back afterwards, so the node-loss test starts from
+		// a healthy cluster whenever the director repairs the damage the
+		// read reports (moving each shard to its node's other disk, or
+		// rewriting it: still one shard per node).
 		defer func() {
 			for _, p := range flipped {
 				flipByte(t, p, 1000)

@@ -31,6 +31,9 @@ const layoutVersion = "2"
 //	                               in 5 decimal digits (key order = number order)
 //	<p>repairs/<task id>           cairn.RepairTask (JSON)
 //	<p>repair-progress             cairn.RepairProgress (JSON)
+//	<p>damage/<disk id>/<shard>    cairn.Damage (JSON) (scrub.go)
+//	<p>scrub/disks/<disk id>       cairn.ScrubProgress (JSON)
+//	<p>scrub/control               cairn.ScrubControl (JSON)
 //	<p>alive/<holder>              holder, attached to the holder's lease
 //	<p>election/<role>/<lease id>  leader candidates (concurrency.Election);
 //	                               role path-escaped

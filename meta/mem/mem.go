@@ -31,6 +31,9 @@ type Store struct {
 	uploads  map[string]*upload // by bucket + "/" + upload ID
 	repairs  map[string]cairn.RepairTask
 	progress *cairn.RepairProgress
+	damage   map[string]cairn.Damage // by cairn.DamageKey
+	scrub    map[cairn.DiskID]cairn.ScrubProgress
+	control  cairn.ScrubControl
 	stamp    int64 // last upload stamp handed out
 	usage    cairn.Usage
 	cleanups *btree.BTreeG[cairn.Cleanup] // by ID
@@ -76,6 +79,8 @@ func New(opts ...Option) *Store {
 		buckets:  make(map[string]*bucket),
 		uploads:  make(map[string]*upload),
 		repairs:  make(map[string]cairn.RepairTask),
+		damage:   make(map[string]cairn.Damage),
+		scrub:    make(map[cairn.DiskID]cairn.ScrubProgress),
 		cleanups: btree.NewG(8, func(a, b cairn.Cleanup) bool { return a.ID < b.ID }),
 		leases:   make(map[string]*lease),
 		roles:    make(map[string]*role),

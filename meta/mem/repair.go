@@ -90,6 +90,8 @@ func (s *Store) DeleteRepairTask(ctx context.Context, id string) error {
 func cloneTask(t cairn.RepairTask) cairn.RepairTask {
 	t.Lost = slices.Clone(t.Lost)
 	t.Targets = slices.Clone(t.Targets)
+	t.Bad = slices.Clone(t.Bad)
+	t.InPlace = slices.Clone(t.InPlace)
 	return t
 }
 

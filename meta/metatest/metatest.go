@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"UsageRace", testUsageRace},
 		{"RepairTasks", testRepairTasks},
 		{"Cleanups", testCleanups},
+		{"Scrub", testScrub},
 		{"CleanupWrites", testCleanupWrites},
 		{"Leases", testLeases},
 		{"Campaign", testCampaign},

@@ -54,6 +54,7 @@
 // temporary file it finds; on Unix, Open holds a flock on the LOCK file and
 // refuses a directory another process has open. Deletes are durable but a
 // crash during one may leave the shard in place; nothing collects such
-// leftovers yet (there is no scrubber). The block size is fixed per format
+// leftovers yet (the scrubber, package node/scrub, checks shards but
+// does not delete any: it reports damage for repair). The block size is fixed per format
 // version.
 package volume

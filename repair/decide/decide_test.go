@@ -23,7 +23,9 @@ import (
 //	stripe policy=P [size=B] [part=N]
 //	                   input: one line, the disk of each shard in order; "disk@R"
 //	                   holds spare row R. Replaces the object's manifest.
-//	task               NewTask for the stripe (the task the next commands use)
+//	task [bad=I,…]     NewTask for the stripe (the task the next commands use);
+//	                   with bad, DamagedTask: those shards were found damaged
+//	add-bad            AddBad of the input's shards (I,…) to the task
 //	attempt lost=I,… targets=D,… [bad=I,…]
 //	                   what an earlier attempt recorded in the task ("-": no target;
 //	                   bad: the shards it found missing or corrupt)
@@ -32,7 +34,7 @@ import (
 //	                   Jobs; the task keeps the round's lost shards and targets
 func TestScripts(t *testing.T) {
 	for _, name := range []string{"lost-disk.txt", "kept-targets.txt", "no-space.txt", "sur-falls-back-to-rep.txt",
-		"spare-rows.txt", "lrc.txt", "rates.txt", "no-fit.txt", "back.txt", "drain.txt"} {
+		"spare-rows.txt", "lrc.txt", "rates.txt", "no-fit.txt", "back.txt", "drain.txt", "damage.txt"} {
 		t.Run(name, func(t *testing.T) {
 			s := &script{}
 			golden.Script(t, name, s.do)
@@ -124,13 +126,32 @@ func (s *script) do(t *testing.T, c *golden.Cmd) string {
 		return fmt.Sprintf("%s: %d shards of %d B, %d rows; spare rows %v", policy, len(shards), size, cairn.Rows(shards), st.SpareRows())
 	case "task":
 		st := Stripes(s.m)[0]
-		task, ok := NewTask(s.m, st, s.code, s.view(), time.Unix(1000, 0))
+		var bad []int
+		if v, ok := c.Arg("bad"); ok {
+			for _, f := range strings.Split(v, ",") {
+				i, _ := strconv.Atoi(f)
+				bad = append(bad, i)
+			}
+		}
+		task, ok := DamagedTask(s.m, st, s.code, s.view(), time.Unix(1000, 0), bad)
 		if !ok {
 			s.task = nil
 			return "no task: nothing lost"
 		}
 		s.task = &task
-		return fmt.Sprintf("task part %d: lost %v, %d bytes, risk %d, spare rows %v", task.Part, task.Lost, task.Bytes, task.Risk, task.SpareRows)
+		out := fmt.Sprintf("task part %d: lost %v, %d bytes, risk %d, spare rows %v", task.Part, task.Lost, task.Bytes, task.Risk, task.SpareRows)
+		if len(task.Bad) > 0 {
+			out += fmt.Sprintf(", bad %v", task.Bad)
+		}
+		return out
+	case "add-bad":
+		var bad []int
+		for _, f := range strings.Split(c.Input[0], ",") {
+			i, _ := strconv.Atoi(f)
+			bad = append(bad, i)
+		}
+		added := AddBad(s.task, bad)
+		return fmt.Sprintf("%d added: lost %v, targets %q, bad %v, risk %d", added, s.task.Lost, s.task.Targets, s.task.Bad, s.task.Risk)
 	case "attempt":
 		lost, _ := c.Arg("lost")
 		targets, _ := c.Arg("targets")
@@ -192,9 +213,12 @@ func (s *script) round(c *golden.Cmd) string {
 	if len(rd.Lost) == 0 {
 		return "nothing lost"
 	}
-	s.task.Lost, s.task.Targets = rd.Lost, rd.Targets
+	s.task.Lost, s.task.Targets, s.task.InPlace = rd.Lost, rd.Targets, rd.InPlace
 	fmt.Fprintf(&b, "lost %v, available %v\n", rd.Lost, Available(st, rd.Lost, v))
 	fmt.Fprintf(&b, "targets %v\n", rd.Targets)
+	if len(rd.InPlace) > 0 {
+		fmt.Fprintf(&b, "in place %v\n", rd.InPlace)
+	}
 	fmt.Fprintf(&b, "scheme %s (preferred %s), code %d+%d\n", rd.Scheme, scheme, rd.Code.Params().K, rd.Code.Params().N()-rd.Code.Params().K)
 	now, onto := rd.Placed()
 	chosen := Choose(rd.Scheme, s.code, len(now), st.Shards[now[0]].Size, rates[r], unit)

@@ -20,6 +20,7 @@ var ErrNoTarget = errors.New("no writable disk outside the stripe")
 type Round struct {
 	Lost    []int          // the shards to rebuild (LostShards); empty: nothing to do
 	Targets []cairn.DiskID // Targets[j]: where Lost[j] goes; "": no disk for it yet
+	InPlace []int          // the shards of Lost rewritten onto their own disk (Targets)
 	Scheme  plan.Scheme    // the scheme the targets allow (Targets), before Choose
 	Code    codec.Code     // decodes the stripe (StripeCode)
 }
@@ -74,14 +75,24 @@ func Next(t *cairn.RepairTask, st Stripe, code codec.Code, v *View, preferred pl
 	if err != nil {
 		return Round{}, err
 	}
-	return Round{Lost: lost, Targets: targets, Scheme: scheme, Code: scode}, nil
+	var inPlace []int
+	for j, i := range lost {
+		if targets[j] == st.Shards[i].Disk {
+			inPlace = append(inPlace, i)
+		}
+	}
+	return Round{Lost: lost, Targets: targets, InPlace: inPlace, Scheme: scheme, Code: scode}, nil
 }
 
 // Targets returns a target disk for every lost shard of st (kept from t's
 // earlier attempts when still writable; "" when no disk is left for it)
 // and the scheme those targets allow, starting from preferred: -Sur keeps
 // every rebuilt shard of a stripe on one survivor, so targets off the
-// survivors, or on several nodes, make it -Rep. No target at all is
+// survivors, or on several nodes, make it -Rep. A shard found bad (t.Bad)
+// on a disk that is still writable moves only to a node holding nothing
+// of the stripe; otherwise it is rewritten in place, onto its own disk
+// (the file is replaced atomically): moving it next to another shard of
+// the stripe would put two in one failure domain. No target at all is
 // ErrNoTarget.
 func Targets(t *cairn.RepairTask, st Stripe, lost []int, v *View, preferred plan.Scheme) ([]cairn.DiskID, plan.Scheme, error) {
 	holding := map[cairn.NodeID]bool{}
@@ -111,7 +122,7 @@ func Targets(t *cairn.RepairTask, st Stripe, lost []int, v *View, preferred plan
 		if out[j] != "" {
 			continue
 		}
-		d, ok := pick(t.ID, i, v, used, func(d cairn.Disk) int {
+		rank := func(d cairn.Disk) int {
 			// Lower is better: a node holding nothing of the stripe keeps
 			// its failure domains apart; then one not chosen for another
 			// lost shard of it.
@@ -123,7 +134,17 @@ func Targets(t *cairn.RepairTask, st Stripe, lost []int, v *View, preferred plan
 				rk++
 			}
 			return rk
-		})
+		}
+		var d cairn.DiskID
+		var ok bool
+		if own := st.Shards[i].Disk; slices.Contains(t.Bad, i) && v.Disks[own].State.Writable() && v.Usable(own) {
+			d, ok = pickWhere(t.ID, i, v, used, func(d cairn.Disk) bool { return !holding[d.Node] && !chosen[d.Node] }, rank)
+			if !ok {
+				d, ok = own, true // in place: no other shard of the stripe is on it
+			}
+		} else {
+			d, ok = pick(t.ID, i, v, used, rank)
+		}
 		if !ok {
 			continue // none left: this shard waits (out[j] == "")
 		}
@@ -165,8 +186,13 @@ func Targets(t *cairn.RepairTask, st Stripe, lost []int, v *View, preferred plan
 // pick chooses a writable disk not in used for shard of task id, best
 // rank first (placement.Spare).
 func pick(id string, shard int, v *View, used map[cairn.DiskID]bool, rank func(cairn.Disk) int) (cairn.DiskID, bool) {
+	return pickWhere(id, shard, v, used, func(cairn.Disk) bool { return true }, rank)
+}
+
+// pickWhere is pick among the disks ok accepts.
+func pickWhere(id string, shard int, v *View, used map[cairn.DiskID]bool, ok func(cairn.Disk) bool, rank func(cairn.Disk) int) (cairn.DiskID, bool) {
 	return placement.Spare(v.List, fmt.Sprintf("%s\x00%d", id, shard), func(d cairn.Disk) bool {
-		return !used[d.ID] && d.State.Writable() && v.Usable(d.ID)
+		return !used[d.ID] && d.State.Writable() && v.Usable(d.ID) && ok(d)
 	}, rank)
 }
 

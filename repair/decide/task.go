@@ -16,13 +16,23 @@ import (
 // do not. code is the policy's code (nil if unknown: Risk 0). now stamps
 // the task.
 func NewTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Time) (cairn.RepairTask, bool) {
+	return DamagedTask(m, st, code, v, now, nil)
+}
+
+// DamagedTask is NewTask for a stripe of which the shards bad were found
+// damaged (missing or corrupt on their disk, by scrub or a read;
+// docs/design/scrub.md): they are lost whatever their disk's state, and
+// recorded as the task's Bad, as a repair records a helper it found bad.
+// They count against Risk as lost shards do. bad must hold indices of
+// st.Shards.
+func DamagedTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Time, bad []int) (cairn.RepairTask, bool) {
 	var lost []int
 	gone := 0
 	var size int64
 	for i, s := range st.Shards {
 		d, known := v.Disks[s.Disk]
 		switch {
-		case !known || LostDisk(d.State):
+		case !known || LostDisk(d.State) || slices.Contains(bad, i):
 			lost = append(lost, i)
 			size = max(size, s.Size)
 			gone++
@@ -45,12 +55,40 @@ func NewTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now time.Ti
 		Stripe:    st.Version,
 		Policy:    m.LayoutCode(), // the code its shards are stored with (a small object: copies)
 		Lost:      lost,
+		Bad:       slices.Clone(bad),
 		SpareRows: st.SpareRows(),
 		Bytes:     size * int64(len(lost)),
 		Created:   now,
 	}
 	t.Risk = Risk(code, gone)
 	return t, true
+}
+
+// AddBad records the shards bad of a queued task's stripe as found
+// damaged: each one not yet in t.Bad joins Bad, and Lost (with no target:
+// Targets stays aligned with Lost) unless it is there already; Risk drops
+// by one per shard that was not lost before. It returns how many shards
+// joined Bad (0: t is unchanged).
+func AddBad(t *cairn.RepairTask, bad []int) int {
+	changed := 0
+	for _, i := range bad {
+		if slices.Contains(t.Bad, i) {
+			continue
+		}
+		changed++
+		t.Bad = append(t.Bad, i)
+		if !slices.Contains(t.Lost, i) {
+			if len(t.Targets) > 0 {
+				for len(t.Targets) < len(t.Lost) {
+					t.Targets = append(t.Targets, "")
+				}
+				t.Targets = append(t.Targets, "")
+			}
+			t.Lost = append(t.Lost, i)
+			t.Risk = max(t.Risk-1, 0)
+		}
+	}
+	return changed
 }
 
 // OnlyMoves reports whether every shard t rebuilds is on a draining disk
@@ -77,14 +115,16 @@ func Risk(code codec.Code, gone int) int {
 // LostShards is the task's lost set brought up to date: shards on lost
 // or unknown disks, shards on draining disks (to be moved), and those the
 // task found bad (t.Bad) unless a target already holds them (an earlier
-// attempt rebuilt them and updated the manifest). A shard the task
-// recorded as lost only because its disk was down is not lost once the
-// disk is usable again: it came back.
+// attempt rebuilt them and updated the manifest) — except those being
+// rewritten in place (t.InPlace), which are lost until the task is done.
+// A shard the task recorded as lost only because its disk was down is not
+// lost once the disk is usable again: it came back.
 func LostShards(t *cairn.RepairTask, st Stripe, v *View) []int {
 	var lost []int
 	for i, s := range st.Shards {
 		d, known := v.Disks[s.Disk]
-		if !known || LostDisk(d.State) || Moving(d.State) || slices.Contains(t.Bad, i) && !movedTo(t, i, s.Disk) {
+		bad := slices.Contains(t.Bad, i) && (!movedTo(t, i, s.Disk) || slices.Contains(t.InPlace, i))
+		if !known || LostDisk(d.State) || Moving(d.State) || bad {
 			lost = append(lost, i)
 		}
 	}
@@ -92,7 +132,8 @@ func LostShards(t *cairn.RepairTask, st Stripe, v *View) []int {
 }
 
 // movedTo reports whether the task rebuilt shard i onto disk (an earlier
-// attempt got as far as the manifest update).
+// attempt got as far as the manifest update), or chose disk, its own, to
+// rewrite it in place (InPlace).
 func movedTo(t *cairn.RepairTask, i int, disk cairn.DiskID) bool {
 	j := slices.Index(t.Lost, i)
 	return j >= 0 && j < len(t.Targets) && t.Targets[j] == disk
