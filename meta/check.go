@@ -80,13 +80,16 @@ func CheckRepairTask(t cairn.RepairTask) error {
 
 // SortRepairTasks orders tasks riskiest first (Risk, Created, ID).
 func SortRepairTasks(ts []cairn.RepairTask) {
-	slices.SortFunc(ts, func(a, b cairn.RepairTask) int {
-		if c := cmp.Compare(a.Risk, b.Risk); c != 0 {
-			return c
-		}
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortFunc(ts, compareRepairTasks)
+}
+
+// compareRepairTasks is SortRepairTasks' order.
+func compareRepairTasks(a, b cairn.RepairTask) int {
+	if c := cmp.Compare(a.Risk, b.Risk); c != 0 {
+		return c
+	}
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }

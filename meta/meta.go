@@ -169,9 +169,12 @@ type Store interface {
 	// PutRepairTask creates or replaces the repair task t.ID. ErrInvalid if
 	// t.ID is empty or contains "/".
 	PutRepairTask(ctx context.Context, t cairn.RepairTask) error
-	// RepairTasks lists the queued repair tasks, riskiest first (by Risk,
-	// then Created, then ID).
-	RepairTasks(ctx context.Context) ([]cairn.RepairTask, error)
+	// RepairTaskPage returns up to limit queued repair tasks whose IDs
+	// sort strictly after after ("" = from the first), in ID order, and
+	// whether more follow. ErrInvalid unless 1 ≤ limit ≤ MaxPage. The
+	// queue may hold far more tasks than one reply can carry: walk it with
+	// EachRepairTask, or RiskiestRepairTasks for the riskiest first.
+	RepairTaskPage(ctx context.Context, after string, limit int) (ts []cairn.RepairTask, more bool, err error)
 	// DeleteRepairTask removes a task; ErrNotFound if it is not queued.
 	DeleteRepairTask(ctx context.Context, id string) error
 	// PutRepairProgress replaces the director's progress report.

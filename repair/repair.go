@@ -32,7 +32,9 @@ type Store interface {
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	PutRepairTask(ctx context.Context, t cairn.RepairTask) error
-	RepairTasks(ctx context.Context) ([]cairn.RepairTask, error)
+	// RepairTaskPage pages the queue (meta.Store.RepairTaskPage): it
+	// may hold more tasks than one reply carries.
+	RepairTaskPage(ctx context.Context, after string, limit int) ([]cairn.RepairTask, bool, error)
 	DeleteRepairTask(ctx context.Context, id string) error
 	// PutCleanup queues files no manifest names for deletion: the
 	// rebuilt files of a dropped task (UpdateManifest queues those a

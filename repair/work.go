@@ -23,16 +23,24 @@ import (
 
 	"cairn"
 	"cairn/codec"
+	"cairn/meta"
 	"cairn/node/wire"
 	"cairn/repair/decide"
 	"cairn/repair/plan"
 )
 
+// WorkBatch bounds one Work call: it reads the whole queue a page at a
+// time but keeps only the WorkBatch riskiest due tasks; the next call (the
+// director's repair duty runs every second) takes the next batch.
+const WorkBatch = 1000
+
 // Work runs the due tasks of the queue, riskiest first, Parallel at a
-// time, until every due task has been attempted once or ctx ends. It
-// returns the number of tasks completed.
+// time, until the WorkBatch riskiest due tasks have been attempted once or
+// ctx ends. It returns the number of tasks completed.
 func (r *Repairer) Work(ctx context.Context, now time.Time) (int, error) {
-	tasks, err := r.store.RepairTasks(ctx)
+	tasks, _, err := meta.RiskiestRepairTasks(ctx, r.store, WorkBatch, func(t cairn.RepairTask) bool {
+		return !t.NotBefore.After(now)
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -40,9 +48,6 @@ func (r *Repairer) Work(ctx context.Context, now time.Time) (int, error) {
 	g.SetLimit(r.cfg.Parallel)
 	var done atomic.Int64
 	for _, t := range tasks {
-		if t.NotBefore.After(now) {
-			continue
-		}
 		if ctx.Err() != nil {
 			break
 		}

@@ -72,11 +72,33 @@ func (s *Store) PutRepairTask(ctx context.Context, t cairn.RepairTask) error {
 	return nil
 }
 
-// RepairTasks implements meta.Store.
-func (s *Store) RepairTasks(ctx context.Context) ([]cairn.RepairTask, error) {
-	ts, err := list[cairn.RepairTask](ctx, s, "repair tasks", s.k.repairs())
-	meta.SortRepairTasks(ts)
-	return ts, err
+// RepairTaskPage implements meta.Store: one range read of at most limit
+// keys after <p>repairs/<after>.
+func (s *Store) RepairTaskPage(ctx context.Context, after string, limit int) ([]cairn.RepairTask, bool, error) {
+	const op = "repair tasks"
+	if err := meta.CheckPageLimit(op, limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.live(); err != nil {
+		return nil, false, err
+	}
+	from := s.k.repairs()
+	if after != "" {
+		from = s.k.repair(after) + "\x00"
+	}
+	resp, err := s.cli.Get(ctx, from, clientv3.WithRange(clientv3.GetPrefixRangeEnd(s.k.repairs())), clientv3.WithLimit(int64(limit)))
+	if err != nil {
+		return nil, false, s.wrap(op, err)
+	}
+	out := make([]cairn.RepairTask, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var t cairn.RepairTask
+		if err := json.Unmarshal(kv.Value, &t); err != nil {
+			return nil, false, fmt.Errorf("%s: decoding %q: %w", op, kv.Key, err)
+		}
+		out = append(out, t)
+	}
+	return out, resp.More, nil
 }
 
 // DeleteRepairTask implements meta.Store.

@@ -60,18 +60,29 @@ func (s *Store) PutRepairTask(ctx context.Context, t cairn.RepairTask) error {
 	return nil
 }
 
-// RepairTasks implements meta.Store.
-func (s *Store) RepairTasks(ctx context.Context) ([]cairn.RepairTask, error) {
+// RepairTaskPage implements meta.Store.
+func (s *Store) RepairTaskPage(ctx context.Context, after string, limit int) ([]cairn.RepairTask, bool, error) {
+	if err := meta.CheckPageLimit("repair tasks", limit); err != nil {
+		return nil, false, err
+	}
 	if err := s.lockLive(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer s.mu.Unlock()
-	out := make([]cairn.RepairTask, 0, len(s.repairs))
-	for _, t := range s.repairs {
-		out = append(out, cloneTask(t))
+	ids := make([]string, 0, len(s.repairs))
+	for id := range s.repairs {
+		if id > after {
+			ids = append(ids, id)
+		}
 	}
-	meta.SortRepairTasks(out)
-	return out, nil
+	slices.Sort(ids)
+	more := len(ids) > limit
+	ids = ids[:min(len(ids), limit)]
+	out := make([]cairn.RepairTask, len(ids))
+	for i, id := range ids {
+		out[i] = cloneTask(s.repairs[id])
+	}
+	return out, more, nil
 }
 
 // DeleteRepairTask implements meta.Store.

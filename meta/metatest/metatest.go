@@ -43,6 +43,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Usage", testUsage},
 		{"UsageRace", testUsageRace},
 		{"RepairTasks", testRepairTasks},
+		{"RepairTaskPages", testRepairTaskPages},
 		{"Cleanups", testCleanups},
 		{"CleanupWrites", testCleanupWrites},
 		{"Leases", testLeases},

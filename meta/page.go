@@ -1,0 +1,117 @@
+package meta
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+
+	"cairn"
+)
+
+// Paging (docs/design/meta.md, "Paging and limits"). Every listing of the
+// store is paged: a call returns at most a page of records, whose size is
+// bounded by count and, since every record has a bounded size, in bytes,
+// so no reply approaches the etcd client's 16 MiB limit however many
+// records there are.
+
+// MaxPage is the largest page a paged listing returns; a larger limit is
+// ErrInvalid. A repair task is at most a few KiB (its Lost, Targets and
+// Bad lists are bounded by a stripe's width, 256 shards), so a page of
+// tasks stays under 4 MiB.
+const MaxPage = 1000
+
+// CheckPageLimit returns cairn.ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+func CheckPageLimit(op string, limit int) error {
+	if limit < 1 || limit > MaxPage {
+		return fmt.Errorf("%s: %w: page limit %d outside 1..%d", op, cairn.ErrInvalid, limit, MaxPage)
+	}
+	return nil
+}
+
+// RepairTaskPager is the part of a Store that pages the repair queue.
+type RepairTaskPager interface {
+	RepairTaskPage(ctx context.Context, after string, limit int) ([]cairn.RepairTask, bool, error)
+}
+
+// EachRepairTask calls f for every queued repair task, in ID order, one
+// page (MaxPage tasks) at a time, and stops at f's first error. Tasks put
+// or deleted meanwhile may or may not be seen; no task that stays queued
+// throughout is missed or seen twice.
+func EachRepairTask(ctx context.Context, s RepairTaskPager, f func(cairn.RepairTask) error) error {
+	after := ""
+	for {
+		ts, more, err := s.RepairTaskPage(ctx, after, MaxPage)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			if err := f(t); err != nil {
+				return err
+			}
+			after = t.ID
+		}
+		if !more || len(ts) == 0 {
+			return nil
+		}
+	}
+}
+
+// AllRepairTasks returns every queued task, riskiest first
+// (SortRepairTasks), read a page at a time: for tools and tests that need
+// the whole queue in memory. Services use RiskiestRepairTasks, which keeps
+// a bounded number.
+func AllRepairTasks(ctx context.Context, s RepairTaskPager) ([]cairn.RepairTask, error) {
+	var out []cairn.RepairTask
+	err := EachRepairTask(ctx, s, func(t cairn.RepairTask) error {
+		out = append(out, t)
+		return nil
+	})
+	SortRepairTasks(out)
+	return out, err
+}
+
+// RiskiestRepairTasks walks the whole queue a page at a time and returns
+// the n riskiest tasks (SortRepairTasks order) for which keep returns true
+// (nil keeps all), holding at most n in memory, and how many tasks keep
+// accepted in all. ErrInvalid if n < 1.
+func RiskiestRepairTasks(ctx context.Context, s RepairTaskPager, n int, keep func(cairn.RepairTask) bool) ([]cairn.RepairTask, int, error) {
+	if n < 1 {
+		return nil, 0, fmt.Errorf("riskiest repair tasks: %w: n = %d", cairn.ErrInvalid, n)
+	}
+	h := &taskHeap{}
+	kept := 0
+	err := EachRepairTask(ctx, s, func(t cairn.RepairTask) error {
+		if keep != nil && !keep(t) {
+			return nil
+		}
+		kept++
+		if h.Len() < n {
+			heap.Push(h, t)
+		} else if compareRepairTasks(t, (*h)[0]) < 0 {
+			(*h)[0] = t
+			heap.Fix(h, 0)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, kept, err
+	}
+	out := []cairn.RepairTask(*h)
+	SortRepairTasks(out)
+	return out, kept, nil
+}
+
+// taskHeap is a max-heap in SortRepairTasks order: its root is the least
+// risky task kept, the one a riskier task replaces.
+type taskHeap []cairn.RepairTask
+
+func (h taskHeap) Len() int           { return len(h) }
+func (h taskHeap) Less(i, j int) bool { return compareRepairTasks(h[i], h[j]) > 0 }
+func (h taskHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *taskHeap) Push(x any)        { *h = append(*h, x.(cairn.RepairTask)) }
+func (h *taskHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
+}
