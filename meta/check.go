@@ -2,6 +2,7 @@ package meta
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,7 +18,11 @@ func CheckManifest(m *cairn.Manifest) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	return nil
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("commit: encoding manifest of %s/%s: %w", m.Bucket, m.Key, err)
+	}
+	return CheckManifestBytes(m, len(b))
 }
 
 // CheckCampaign returns an error wrapping cairn.ErrInvalid if role or id

@@ -96,9 +96,19 @@ type Store interface {
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	// ListManifests returns up to limit manifests of a bucket whose keys
 	// start with prefix and sort strictly after startAfter, in key order
-	// (byte-wise), and whether more follow. ErrNotFound if the bucket does
-	// not exist. limit < 1 means no limit.
+	// (byte-wise), and whether more follow. A page holds at most MaxPage
+	// manifests and, past the first, no more than ManifestPageBytes of
+	// them (a multipart object's manifest grows with its parts): fewer
+	// than limit with more set is an ordinary page, and the caller goes
+	// on after its last key. ErrNotFound if the bucket does not exist.
+	// limit < 1 means no limit: every page, read at one revision (for
+	// tests and tools; services page).
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) (ms []*cairn.Manifest, more bool, err error)
+	// ListObjects is ListManifests for listings: it returns the compact
+	// listing records (cairn.ObjectInfo) of up to limit objects, never
+	// reading a manifest. ErrNotFound if the bucket does not exist,
+	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) (os []cairn.ObjectInfo, more bool, err error)
 
 	// Usage returns the usage counters (cairn.Usage): every write that
 	// commits, replaces or deletes a manifest (CommitManifest,

@@ -20,6 +20,20 @@ import (
 // tasks stays under 4 MiB.
 const MaxPage = 1000
 
+// ManifestPageBytes bounds the encoded manifests of one ListManifests
+// page: a page stops before the manifest that would take it past this
+// (but holds at least one). A manifest is bounded by the store's request
+// limit (MaxManifestBytes), so a reply stays under ManifestPageBytes +
+// MaxManifestBytes.
+const ManifestPageBytes = 4 << 20
+
+// MaxManifestBytes is the largest encoded manifest a store accepts
+// (ErrInvalid beyond): about 14,000 parts at the usual ~550 bytes per
+// part of an rs-6-3 object, above S3's 10,000. It fits the embedded etcd
+// member's request limit with room for the counters and cleanup records
+// that share the commit's transaction.
+const MaxManifestBytes = 8 << 20
+
 // CheckPageLimit returns cairn.ErrInvalid unless 1 ≤ limit ≤ MaxPage.
 func CheckPageLimit(op string, limit int) error {
 	if limit < 1 || limit > MaxPage {
@@ -114,4 +128,14 @@ func (h *taskHeap) Pop() any {
 	t := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return t
+}
+
+// CheckManifestBytes returns cairn.ErrInvalid if a manifest of n encoded
+// bytes is larger than MaxManifestBytes.
+func CheckManifestBytes(m *cairn.Manifest, n int) error {
+	if n > MaxManifestBytes {
+		return fmt.Errorf("manifest of %s/%s: %w: %d bytes encoded (%d parts), more than %d",
+			m.Bucket, m.Key, cairn.ErrInvalid, n, len(m.Parts), MaxManifestBytes)
+	}
+	return nil
 }

@@ -54,7 +54,7 @@ func (nopMeta) Bucket(context.Context, string) (cairn.Bucket, error) {
 }
 func (nopMeta) Buckets(context.Context) ([]cairn.Bucket, error) { return nil, nil }
 func (nopMeta) DeleteBucket(context.Context, string) error      { return cairn.ErrNotFound }
-func (nopMeta) ListManifests(context.Context, string, string, string, int) ([]*cairn.Manifest, bool, error) {
+func (nopMeta) ListObjects(context.Context, string, string, string, int) ([]cairn.ObjectInfo, bool, error) {
 	return nil, false, cairn.ErrNotFound
 }
 

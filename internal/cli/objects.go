@@ -19,6 +19,7 @@ import (
 	"cairn/codec/all"
 	"cairn/internal/cmdline"
 	"cairn/internal/units"
+	"cairn/meta"
 )
 
 // DefaultPolicy is the policy of buckets made without --policy.
@@ -209,7 +210,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		after := ""
 		for {
-			ms, more, err := cl.meta.ListManifests(ctx, bucket, prefix, after, 1000)
+			ms, more, err := cl.meta.ListObjects(ctx, bucket, prefix, after, meta.MaxPage)
 			if err != nil {
 				return fmt.Errorf("ls %s: %w", args[0], err)
 			}

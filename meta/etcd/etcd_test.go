@@ -131,8 +131,10 @@ func TestUpgradeLayout1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := cli.Delete(ctx, "/up/usage/", clientv3.WithPrefix()); err != nil {
-		t.Fatal(err)
+	for _, p := range []string{"/up/usage/", "/up/list/"} {
+		if _, err := cli.Delete(ctx, p, clientv3.WithPrefix()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := cli.Put(ctx, "/up/layout", "1"); err != nil {
 		t.Fatal(err)
@@ -142,8 +144,14 @@ func TestUpgradeLayout1(t *testing.T) {
 	s = open(t, srv.Endpoints(), "/up/")
 	defer s.Close()
 	cli = s.Client()
-	if resp, err := cli.Get(ctx, "/up/layout"); err != nil || string(resp.Kvs[0].Value) != "2" {
+	if resp, err := cli.Get(ctx, "/up/layout"); err != nil || string(resp.Kvs[0].Value) != "3" {
 		t.Fatalf("layout after the upgrade: %v %v", resp, err)
+	}
+	if os, more, err := s.ListObjects(ctx, "old", "", "k1199", 10); err != nil || len(os) != 0 || more {
+		t.Fatalf("listing records after the upgrade: %v %v %v", os, more, err)
+	}
+	if os, _, err := s.ListObjects(ctx, "old", "", "k1189", 10); err != nil || len(os) != 10 || os[9].Key != "k1199" || os[9].Size != 1199 {
+		t.Fatalf("listing records after the upgrade: %v %v", os, err)
 	}
 	u, err := s.Usage(ctx)
 	if err != nil {
@@ -163,7 +171,87 @@ func TestUpgradeLayout1(t *testing.T) {
 	if bt, err := s.BucketUsage(ctx, "old"); err != nil || bt.Objects != 1199 || bt.Logical != want.Logical-1 {
 		t.Fatalf("after a delete: %+v, %v", bt, err)
 	}
-	open(t, srv.Endpoints(), "/up/").Close() // layout 2 now: nothing to do
+	open(t, srv.Endpoints(), "/up/").Close() // layout 3 now: nothing to do
+}
+
+// TestUpgradeLayout2: a store of key layout 2 (manifests without listing
+// records) is upgraded by the first Open: every object gets its listing
+// record — more objects than a page of keys and than a batch, and
+// multipart manifests of 1000 parts — and everything lists and reads as
+// before.
+func TestUpgradeLayout2(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	ctx := t.Context()
+	s := open(t, srv.Endpoints(), "/up2/")
+	for _, b := range []string{"one", "two"} {
+		if err := s.CreateBucket(ctx, cairn.Bucket{Name: b, Policy: "rep-1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var objs []*cairn.Manifest
+	for i := range 1100 {
+		objs = append(objs, &cairn.Manifest{Bucket: "one", Key: fmt.Sprintf("k%04d", i), Version: fmt.Sprintf("v%d", i), Size: int64(i),
+			ETag: fmt.Sprintf("e%d", i), Policy: "rep-1", Layout: oneCopy})
+	}
+	for i := range 3 {
+		m := &cairn.Manifest{Bucket: "two", Key: fmt.Sprintf("mp%d", i), Version: fmt.Sprintf("mv%d", i), Policy: "rep-1"}
+		for n := 1; n <= 1000; n++ {
+			m.Parts = append(m.Parts, cairn.Part{Number: n, Version: fmt.Sprintf("p%d-%d", i, n), Size: 8, ETag: "x", Layout: oneCopy})
+			m.Size += 8
+		}
+		objs = append(objs, m)
+	}
+	for _, m := range objs {
+		if err := s.CommitManifest(ctx, m, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What a build of layout 2 leaves: manifests without listing records.
+	cli := s.Client()
+	if _, err := cli.Delete(ctx, "/up2/list/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, "/up2/layout", "2"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s = open(t, srv.Endpoints(), "/up2/")
+	defer s.Close()
+	if resp, err := s.Client().Get(ctx, "/up2/layout"); err != nil || string(resp.Kvs[0].Value) != "3" {
+		t.Fatalf("layout after the upgrade: %v %v", resp, err)
+	}
+	var got []cairn.ObjectInfo
+	for _, b := range []string{"one", "two"} {
+		after := ""
+		for {
+			os, more, err := s.ListObjects(ctx, b, "", after, 500)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, os...)
+			if !more {
+				break
+			}
+			after = os[len(os)-1].Key
+		}
+	}
+	if len(got) != len(objs) {
+		t.Fatalf("listed %d objects after the upgrade, want %d", len(got), len(objs))
+	}
+	for i, o := range got {
+		if w := objs[i].Info(); o.Key != w.Key || o.Version != w.Version || o.Size != w.Size || o.ETag != w.ETag || o.Parts != w.Parts {
+			t.Fatalf("listing record %d = %+v, want %+v", i, o, w)
+		}
+	}
+	ms, _, err := s.ListManifests(ctx, "two", "", "", 0)
+	if err != nil || len(ms) != 3 || len(ms[2].Parts) != 1000 {
+		t.Fatalf("manifests after the upgrade: %d, %v", len(ms), err)
+	}
+	if m, err := s.Manifest(ctx, "one", "k0042"); err != nil || m.Size != 42 {
+		t.Fatalf("Manifest after the upgrade: %v %v", m, err)
+	}
+	open(t, srv.Endpoints(), "/up2/").Close() // layout 3 now: nothing to do
 }
 
 // TestSessionLoss: when a leader's session lease is lost (here revoked

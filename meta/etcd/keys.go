@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cairn"
+	"cairn/meta"
 )
 
 // DefaultPrefix is where a Store keeps its keys unless Options.Prefix says
@@ -15,17 +16,20 @@ import (
 const DefaultPrefix = "/cairn/"
 
 // layoutVersion is stored at <prefix>layout; Open upgrades "1" (a store
-// without usage counters) and refuses other values.
-const layoutVersion = "2"
+// without usage counters) and "2" (without listing records) and refuses
+// other values.
+const layoutVersion = "3"
 
 // keys builds the etcd keys of one store. The layout (docs/design/meta.md):
 //
-//	<p>layout                      "2"
+//	<p>layout                      "3"
 //	<p>nodes/<node id>             cairn.Node (JSON)
 //	<p>disks/<disk id>             cairn.Disk (JSON)
 //	<p>pgs/<width>                 cairn.PGTable (JSON), width in decimal
 //	<p>buckets/<bucket>            cairn.Bucket (JSON)
 //	<p>objects/<bucket>/<key>      manifestRecord (JSON); key raw bytes
+//	<p>list/<bucket>/<key>         listRecord (JSON): the object's listing
+//	                               record, written with its manifest
 //	<p>uploads/<bucket>/<id>       cairn.Upload (JSON); id is hex
 //	<p>parts/<bucket>/<id>/<n>     cairn.Part (JSON); n is the part number
 //	                               in 5 decimal digits (key order = number order)
@@ -118,7 +122,11 @@ func encodeManifest(m *cairn.Manifest) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encoding manifest of %s/%s: %w", m.Bucket, m.Key, err)
 	}
-	return recordHead(m.Version) + `"manifest":` + string(b) + `}`, nil
+	v := recordHead(m.Version) + `"manifest":` + string(b) + `}`
+	if err := meta.CheckManifestBytes(m, len(v)); err != nil {
+		return "", err
+	}
+	return v, nil
 }
 
 // decodeManifest parses a record stored under the key of (bucket, key) and

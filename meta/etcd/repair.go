@@ -49,7 +49,7 @@ func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 		case string(cur.Value) != pv:
 			return planned{done: true, err: fmt.Errorf("%s: %w (the manifest changed: version %s)", op, cairn.ErrConflict, storedVersion(cur.Value))}
 		}
-		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpPut(ok, v)}, delta: d},
+		return s.withDiscard(planned{ops: s.putObject(m, v), delta: d},
 			cairn.CleanupRepair, m.Bucket, m.Key, cairn.Superseded(prev, m))
 	})
 }

@@ -136,11 +136,13 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 }
 
 // checkLayout writes the layout version if the prefix is new, or checks it.
+// An upgrade runs under ctx alone (each of its calls under the call
+// deadline): it reads every object.
 func (s *Store) checkLayout(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	k := s.k.layout()
-	resp, err := s.cli.Txn(ctx).
+	resp, err := s.cli.Txn(tctx).
 		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
 		Then(clientv3.OpPut(k, layoutVersion)).
 		Else(clientv3.OpGet(k)).
@@ -152,7 +154,12 @@ func (s *Store) checkLayout(ctx context.Context, timeout time.Duration) error {
 		switch v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v {
 		case layoutVersion:
 		case "1":
-			return s.upgradeLayout1(ctx)
+			if err := s.upgradeLayout1(ctx); err != nil {
+				return err
+			}
+			return s.upgradeLayout2(ctx)
+		case "2":
+			return s.upgradeLayout2(ctx)
 		default:
 			return fmt.Errorf("key layout %q under %q, this build understands %q", v, s.k.p, layoutVersion)
 		}
@@ -556,7 +563,7 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 		d := meta.NewDelta()
 		d.Object(m, 1)
 		d.Object(old, -1)
-		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpPut(ok, v)}, delta: d},
+		return s.withDiscard(planned{ops: s.putObject(m, v), delta: d},
 			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
 	})
 }
@@ -636,78 +643,13 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 		deleted = m
 		d := meta.NewDelta()
 		d.Object(m, -1)
-		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpDelete(ok)}, delta: d},
+		return s.withDiscard(planned{ops: s.deleteObject(bucket, key), delta: d},
 			cairn.CleanupDelete, bucket, key, m.Files())
 	})
 	if err != nil {
 		return nil, err
 	}
 	return deleted, nil
-}
-
-// listPage is the page size of an unlimited ListManifests.
-const listPage = 1000
-
-// ListManifests implements meta.Store. The first page is read in one Txn
-// with the bucket check; an unlimited listing reads further pages at the
-// first page's revision, so it is one consistent snapshot.
-func (s *Store) ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error) {
-	op := "list bucket " + bucket
-	if err := s.live(); err != nil {
-		return nil, false, err
-	}
-	if strings.Contains(bucket, "/") {
-		return nil, false, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	base := s.k.objects(bucket)
-	from := base + prefix
-	if startAfter >= prefix {
-		from = base + startAfter + "\x00" // the smallest key after startAfter
-	}
-	end := clientv3.GetPrefixRangeEnd(base + prefix)
-	page := int64(limit)
-	if limit < 1 {
-		page = listPage
-	}
-	var then []clientv3.Op
-	if from < end {
-		then = append(then, clientv3.OpGet(from, clientv3.WithRange(end), clientv3.WithLimit(page)))
-	}
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(s.k.bucket(bucket)), ">", 0)).
-		Then(then...).
-		Commit()
-	if err != nil {
-		return nil, false, s.wrap(op, err)
-	}
-	if !resp.Succeeded {
-		return nil, false, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	if len(then) == 0 {
-		return nil, false, nil
-	}
-	rr := resp.Responses[0].GetResponseRange()
-	kvs, more := rr.Kvs, rr.More
-	var out []*cairn.Manifest
-	for {
-		for _, kv := range kvs {
-			m, err := decodeManifest(bucket, strings.TrimPrefix(string(kv.Key), base), kv.Value)
-			if err != nil {
-				return nil, false, fmt.Errorf("%s: %w", op, err)
-			}
-			out = append(out, m)
-		}
-		if limit > 0 || !more {
-			return out, more, nil
-		}
-		next := string(kvs[len(kvs)-1].Key) + "\x00"
-		gr, err := s.cli.Get(ctx, next, clientv3.WithRange(end), clientv3.WithLimit(page),
-			clientv3.WithRev(resp.Header.Revision))
-		if err != nil {
-			return nil, false, s.wrap(op, err)
-		}
-		kvs, more = gr.Kvs, gr.More
-	}
 }
 
 // ttlSeconds rounds d up to whole seconds, at least 1.

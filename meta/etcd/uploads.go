@@ -246,7 +246,7 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		d.Object(m, 1)
 		d.Object(old, -1)
 		d.Parts(parts, -1)
-		pl := s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpPut(ok, v), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())}, delta: d},
+		pl := s.withDiscard(planned{ops: append(s.putObject(m, v), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())), delta: d},
 			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
 		return s.withDiscard(pl, cairn.CleanupUnchosen, m.Bucket, m.Key, meta.Unchosen(parts, m))
 	})
