@@ -94,6 +94,21 @@ type Store interface {
 	// does not name (cairn.Superseded) are queued for cleanup
 	// (cairn.CleanupRepair).
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
+	// ManifestPart returns the manifest of a multipart object with only
+	// part n in Parts (a partial manifest: every other field is the
+	// object's, Size included), reading only that part's record: for
+	// readers of one part (repair of a part's stripe). ErrNotFound if the
+	// object or its part n does not exist.
+	ManifestPart(ctx context.Context, bucket, key string, n int) (*cairn.Manifest, error)
+	// UpdatePart replaces part p.Number of the object's current version
+	// with p if the stored part is exactly prev (compare-and-swap on the
+	// part alone: a repair of one part's stripe), and returns ErrConflict
+	// if the object's version is not version or the part changed,
+	// ErrNotFound if the object or the part does not exist. ErrInvalid
+	// unless p passes (*cairn.Part).Validate and has prev's number,
+	// version and size. The files of prev that p does not name are queued
+	// for cleanup (cairn.CleanupRepair).
+	UpdatePart(ctx context.Context, bucket, key, version string, p, prev cairn.Part) error
 	// ListManifests returns up to limit manifests of a bucket whose keys
 	// start with prefix and sort strictly after startAfter, in key order
 	// (byte-wise), and whether more follow. A page holds at most MaxPage

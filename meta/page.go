@@ -139,3 +139,30 @@ func CheckManifestBytes(m *cairn.Manifest, n int) error {
 	}
 	return nil
 }
+
+// OnlyPart returns m with only part n in Parts (what ManifestPart
+// returns), or ErrNotFound if m has no such part.
+func OnlyPart(op string, m *cairn.Manifest, n int) (*cairn.Manifest, error) {
+	for _, p := range m.Parts {
+		if p.Number == n {
+			out := *m
+			out.Parts = []cairn.Part{p}
+			return &out, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %w (no such part)", op, cairn.ErrNotFound)
+}
+
+// CheckPartUpdate returns cairn.ErrInvalid unless p is a valid part
+// (cairn.Part.Validate) with prev's number, version and size: an update
+// moves a part's shards, it does not replace the part.
+func CheckPartUpdate(op string, p, prev cairn.Part) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if p.Number != prev.Number || p.Version != prev.Version || p.Size != prev.Size {
+		return fmt.Errorf("%s: %w: part %d version %s of %d bytes over part %d version %s of %d bytes",
+			op, cairn.ErrInvalid, p.Number, p.Version, p.Size, prev.Number, prev.Version, prev.Size)
+	}
+	return nil
+}

@@ -129,7 +129,7 @@ type result struct {
 func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error) {
 	var res result
 	for range 4 { // re-plans after a bad helper, a bounded number of times
-		m, err := r.store.Manifest(ctx, t.Bucket, t.Key)
+		m, err := r.manifest(ctx, t)
 		if errors.Is(err, cairn.ErrNotFound) || err == nil && m.Version != t.Version {
 			res.dropped = true
 			r.deleteTargets(ctx, t)
@@ -151,7 +151,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		if err != nil {
 			return res, fmt.Errorf("policy of %s/%s: %w", m.Bucket, m.Key, err)
 		}
-		if err := m.ValidateStored(code.Params().K, code.Params().N()); err != nil {
+		if err := validStored(m, t.Part, code); err != nil {
 			return res, err
 		}
 		rd, err := decide.Next(t, st, code, view, r.cfg.Scheme)
@@ -202,6 +202,28 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		return res, nil
 	}
 	return res, fmt.Errorf("repair of %s/%s part %d: gave up after repeated re-plans", t.Bucket, t.Key, t.Part)
+}
+
+// manifest reads what a task's round decides on: the object's manifest,
+// or for a part's stripe the manifest with only that part
+// (Store.ManifestPart), so that a part's repair costs the same whatever
+// the number of parts.
+func (r *Repairer) manifest(ctx context.Context, t *cairn.RepairTask) (*cairn.Manifest, error) {
+	if t.Part == 0 {
+		return r.store.Manifest(ctx, t.Bucket, t.Key)
+	}
+	return r.store.ManifestPart(ctx, t.Bucket, t.Key, t.Part)
+}
+
+// validStored checks the stored manifest m read for a task's stripe
+// (part: see manifest): the whole manifest, or the part as the
+// single-part object it is laid out as.
+func validStored(m *cairn.Manifest, part int, code codec.Code) error {
+	k, n := code.Params().K, code.Params().N()
+	if part == 0 || len(m.Parts) != 1 {
+		return m.ValidateStored(k, n)
+	}
+	return m.PartManifest(m.Parts[0]).ValidateStored(k, n)
 }
 
 // isHelperFault reports whether a node's error blames a helper shard's

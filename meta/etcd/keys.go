@@ -129,20 +129,6 @@ func encodeManifest(m *cairn.Manifest) (string, error) {
 	return v, nil
 }
 
-// decodeManifest parses a record stored under the key of (bucket, key) and
-// checks that it describes that object.
-func decodeManifest(bucket, key string, v []byte) (*cairn.Manifest, error) {
-	var r manifestRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return nil, fmt.Errorf("decoding manifest of %s/%s: %w", bucket, key, err)
-	}
-	m := r.Manifest
-	if m == nil || m.Bucket != bucket || m.Key != key || m.Version != r.Version {
-		return nil, fmt.Errorf("decoding manifest of %s/%s: record does not describe this object version", bucket, key)
-	}
-	return m, nil
-}
-
 // storedVersion returns the version of a stored record without decoding
 // the manifest (for error messages).
 func storedVersion(v []byte) string {

@@ -34,26 +34,11 @@ type listRecord struct {
 	ManifestBytes int `json:"mbytes"`
 }
 
-// encodeListing returns the listing record of m, whose manifest record
-// (encodeManifest) is rec.
-func encodeListing(m *cairn.Manifest, rec string) string {
-	b, _ := json.Marshal(listRecord{ObjectInfo: m.Info(), ManifestBytes: len(rec)}) // plain fields always marshal
+// encodeListing returns the listing record of m, whose records take
+// bytes.
+func encodeListing(m *cairn.Manifest, bytes int) string {
+	b, _ := json.Marshal(listRecord{ObjectInfo: m.Info(), ManifestBytes: bytes}) // plain fields always marshal
 	return string(b)
-}
-
-// putObject returns the ops that store m (its manifest record rec) and its
-// listing record.
-func (s *Store) putObject(m *cairn.Manifest, rec string) []clientv3.Op {
-	return []clientv3.Op{
-		clientv3.OpPut(s.k.object(m.Bucket, m.Key), rec),
-		clientv3.OpPut(s.k.listing(m.Bucket, m.Key), encodeListing(m, rec)),
-	}
-}
-
-// deleteObject returns the ops that delete an object's manifest and
-// listing record.
-func (s *Store) deleteObject(bucket, key string) []clientv3.Op {
-	return []clientv3.Op{clientv3.OpDelete(s.k.object(bucket, key)), clientv3.OpDelete(s.k.listing(bucket, key))}
 }
 
 // keyRange returns the range [from, end) under base of the keys that
@@ -201,7 +186,7 @@ func (s *Store) ListManifests(ctx context.Context, bucket, prefix, startAfter st
 			if want := strings.TrimPrefix(string(kvs[i].Key), lbase); key != want {
 				return nil, false, fmt.Errorf("%s: manifest %q where the listing has %q", op, key, want)
 			}
-			m, err := decodeManifest(bucket, key, kv.Value)
+			m, err := s.loadManifest(ctx, bucket, key, kv, rev)
 			if err != nil {
 				return nil, false, fmt.Errorf("%s: %w", op, err)
 			}
@@ -302,12 +287,12 @@ func (s *Store) writeListings(ctx context.Context, prefix string, batch []*mvccp
 			if !ok {
 				return fmt.Errorf("upgrading key layout 2: object key %q has no bucket", key)
 			}
-			m, err := decodeManifest(bucket, okey, kv.Value)
+			m, err := s.loadManifest(ctx, bucket, okey, kv, kv.ModRevision)
 			if err != nil {
 				return fmt.Errorf("upgrading key layout 2: %w", err)
 			}
 			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", kv.ModRevision))
-			ops = append(ops, clientv3.OpPut(s.k.listing(bucket, okey), encodeListing(m, string(kv.Value))))
+			ops = append(ops, clientv3.OpPut(s.k.listing(bucket, okey), encodeListing(m, len(kv.Value))))
 		}
 		resp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
 		if err != nil {

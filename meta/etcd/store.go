@@ -548,7 +548,7 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 	if strings.Contains(m.Bucket, "/") {
 		return fmt.Errorf("%s: bucket: %w", op, cairn.ErrNotFound)
 	}
-	v, err := encodeManifest(m)
+	v, err := encodeObject(m)
 	if err != nil {
 		return err
 	}
@@ -556,25 +556,26 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 	guess := meta.NewDelta()
 	guess.Object(m, 1) // a new object's counters; an overwrite's also the old version's
 	return s.counted(ctx, op, m.Version, []string{bk, ok}, nil, guess, func(r reads) planned {
-		old, done, err := replaced(op, m, prevVersion, r.kv[bk] != nil, r.kv[ok])
+		old, done, err := s.replaced(ctx, op, m, prevVersion, r.kv[bk] != nil, r.kv[ok], r.rev)
 		if done || err != nil {
 			return planned{done: true, err: err}
 		}
 		d := meta.NewDelta()
 		d.Object(m, 1)
 		d.Object(old, -1)
-		return s.withDiscard(planned{ops: s.putObject(m, v), delta: d},
+		return s.withDiscard(planned{ops: s.replaceObject(m, v, old), delta: d},
 			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
 	})
 }
 
 // replaced decides a commit of m over prevVersion ("": none) from what
 // was read: whether the bucket exists and the object's record (nil:
-// none). It returns the manifest the commit replaces (nil: none); or done
+// none), read at revision rev. It returns the manifest the commit
+// replaces (nil: none), its split parts read at rev; or done
 // if m itself is already committed (a retried commit: success without a
 // write); or the error the commit fails with: ErrNotFound without the
 // bucket, ErrConflict unless the stored version is prevVersion.
-func replaced(op string, m *cairn.Manifest, prevVersion string, bucket bool, rec *mvccpb.KeyValue) (old *cairn.Manifest, done bool, err error) {
+func (s *Store) replaced(ctx context.Context, op string, m *cairn.Manifest, prevVersion string, bucket bool, rec *mvccpb.KeyValue, rev int64) (old *cairn.Manifest, done bool, err error) {
 	switch {
 	case !bucket:
 		return nil, true, fmt.Errorf("%s: bucket: %w", op, cairn.ErrNotFound)
@@ -589,9 +590,9 @@ func replaced(op string, m *cairn.Manifest, prevVersion string, bucket bool, rec
 	case sv != prevVersion:
 		return nil, true, fmt.Errorf("%s over version %q: %w (current version %s)", op, prevVersion, cairn.ErrConflict, sv)
 	}
-	old, err = decodeManifest(m.Bucket, m.Key, rec.Value)
+	old, err = s.loadManifest(ctx, m.Bucket, m.Key, rec, rev)
 	if err != nil {
-		return nil, true, fmt.Errorf("%s: %w", op, err)
+		return nil, true, s.wrap(op, err)
 	}
 	return old, false, nil
 }
@@ -612,7 +613,11 @@ func (s *Store) Manifest(ctx context.Context, bucket, key string) (*cairn.Manife
 	if len(resp.Kvs) == 0 {
 		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	return decodeManifest(bucket, key, resp.Kvs[0].Value)
+	m, err := s.loadManifest(ctx, bucket, key, resp.Kvs[0], resp.Header.Revision)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return m, nil
 }
 
 // DeleteManifest implements meta.Store: one Txn comparing the stored
@@ -636,14 +641,14 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 		if sv := storedVersion(rec.Value); version != "" && sv != version {
 			return planned{done: true, err: fmt.Errorf("%s version %s: %w (current version %s)", op, version, cairn.ErrConflict, sv)}
 		}
-		m, err := decodeManifest(bucket, key, rec.Value)
+		m, err := s.loadManifest(ctx, bucket, key, rec, r.rev)
 		if err != nil {
-			return planned{done: true, err: err}
+			return planned{done: true, err: s.wrap(op, err)}
 		}
 		deleted = m
 		d := meta.NewDelta()
 		d.Object(m, -1)
-		return s.withDiscard(planned{ops: s.deleteObject(bucket, key), delta: d},
+		return s.withDiscard(planned{ops: s.deleteObject(m), delta: d},
 			cairn.CleanupDelete, bucket, key, m.Files())
 	})
 	if err != nil {

@@ -219,7 +219,7 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 	if badName(m.Bucket, id) {
 		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	v, err := encodeManifest(m)
+	v, err := encodeObject(m)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		case r.kv[uk].ModRevision != stamp:
 			return planned{done: true, err: conflict}
 		}
-		old, done, err := replaced(op, m, prevVersion, true, r.kv[ok])
+		old, done, err := s.replaced(ctx, op, m, prevVersion, true, r.kv[ok], r.rev)
 		if done || err != nil {
 			return planned{done: true, err: conflict}
 		}
@@ -246,7 +246,7 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		d.Object(m, 1)
 		d.Object(old, -1)
 		d.Parts(parts, -1)
-		pl := s.withDiscard(planned{ops: append(s.putObject(m, v), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())), delta: d},
+		pl := s.withDiscard(planned{ops: append(s.replaceObject(m, v, old), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())), delta: d},
 			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
 		return s.withDiscard(pl, cairn.CleanupUnchosen, m.Bucket, m.Key, meta.Unchosen(parts, m))
 	})

@@ -119,6 +119,7 @@ func (s *Store) counterOps(d *meta.Delta, shard int) []*counterOp {
 // reads are the current values of a counted write's watched keys and
 // prefixes, read at one revision.
 type reads struct {
+	rev    int64                         // the revision read at
 	kv     map[string]*mvccpb.KeyValue   // watched keys that exist
 	prefix map[string][]*mvccpb.KeyValue // by prefix
 }
@@ -163,7 +164,7 @@ func (s *Store) counted(ctx context.Context, op, seed string, watch, prefixes []
 		if err != nil {
 			return s.wrap(op, err)
 		}
-		r := reads{kv: map[string]*mvccpb.KeyValue{}, prefix: map[string][]*mvccpb.KeyValue{}}
+		r := reads{rev: resp.Header.Revision, kv: map[string]*mvccpb.KeyValue{}, prefix: map[string][]*mvccpb.KeyValue{}}
 		for i, k := range watch {
 			if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
 				r.kv[k] = kvs[0]

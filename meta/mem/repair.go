@@ -125,3 +125,59 @@ func (s *Store) RepairProgress(ctx context.Context) (cairn.RepairProgress, error
 	}
 	return *s.progress, nil
 }
+
+// ManifestPart implements meta.Store.
+func (s *Store) ManifestPart(ctx context.Context, bucketName, key string, n int) (*cairn.Manifest, error) {
+	m, err := s.Manifest(ctx, bucketName, key)
+	if err != nil {
+		return nil, err
+	}
+	return meta.OnlyPart(fmt.Sprintf("part %d of object %s/%s", n, bucketName, key), m, n)
+}
+
+// UpdatePart implements meta.Store. The stored part must equal prev
+// field for field (compared as JSON, as the etcd store compares its
+// records).
+func (s *Store) UpdatePart(ctx context.Context, bucketName, key, version string, p, prev cairn.Part) error {
+	op := fmt.Sprintf("update part %d of %s/%s", p.Number, bucketName, key)
+	if err := meta.CheckPartUpdate(op, p, prev); err != nil {
+		return err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(bucketName)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	cur, ok := b.objects.Get(&cairn.Manifest{Key: key})
+	if !ok {
+		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	if cur.Version != version {
+		return fmt.Errorf("%s: %w (version %s is current, not %s)", op, cairn.ErrConflict, cur.Version, version)
+	}
+	i := slices.IndexFunc(cur.Parts, func(q cairn.Part) bool { return q.Number == p.Number })
+	if i < 0 {
+		return fmt.Errorf("%s: %w (no such part)", op, cairn.ErrNotFound)
+	}
+	a, err1 := json.Marshal(cur.Parts[i])
+	pv, err2 := json.Marshal(prev)
+	n, err3 := json.Marshal(p)
+	if err1 == nil && err3 == nil && string(a) == string(n) {
+		return nil // this very update is stored: a retried update
+	}
+	if err1 != nil || err2 != nil || string(a) != string(pv) {
+		return fmt.Errorf("%s: %w (the part changed)", op, cairn.ErrConflict)
+	}
+	d := meta.NewDelta()
+	d.Parts([]cairn.Part{p}, 1)
+	d.Parts([]cairn.Part{cur.Parts[i]}, -1)
+	d.AddTo(&s.usage)
+	s.discardLocked(cairn.CleanupRepair, bucketName, key, cairn.Superseded(cur.PartManifest(cur.Parts[i]), cur.PartManifest(p)))
+	next := cloneManifest(cur)
+	next.Parts[i] = clonePart(p)
+	b.objects.ReplaceOrInsert(next)
+	return nil
+}

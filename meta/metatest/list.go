@@ -204,3 +204,80 @@ func testListPages(t *testing.T, s meta.Store) {
 	huge.UserMeta = map[string]string{"big": strings.Repeat("x", meta.MaxManifestBytes)}
 	wantErr(t, "commit of a huge manifest", s.CommitManifest(ctx, huge, ""), cairn.ErrInvalid)
 }
+
+// testParts: ManifestPart reads one part of a multipart object,
+// UpdatePart moves that part's shards by compare-and-swap on the part
+// alone, and both agree with Manifest, UpdateManifest and the usage
+// counters.
+func testParts(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "mps")
+	m := bigManifest("mps", "obj", "v1", 3)
+	noErr(t, "commit", s.CommitManifest(ctx, m, ""))
+	one, err := s.ManifestPart(ctx, "mps", "obj", 2)
+	noErr(t, "ManifestPart", err)
+	if len(one.Parts) != 1 || one.Parts[0].Number != 2 || one.Version != "v1" || one.Size != m.Size {
+		t.Fatalf("ManifestPart(2) = %+v", one)
+	}
+	_, err = s.ManifestPart(ctx, "mps", "obj", 4)
+	wantErr(t, "ManifestPart of a missing part", err, cairn.ErrNotFound)
+	_, err = s.ManifestPart(ctx, "mps", "nothing", 1)
+	wantErr(t, "ManifestPart of a missing object", err, cairn.ErrNotFound)
+
+	prev := one.Parts[0]
+	moved := prev
+	moved.Shards = slices.Clone(prev.Shards)
+	moved.Shards[1].Disk = "node9/disk9"
+	wantErr(t, "UpdatePart of another version", s.UpdatePart(ctx, "mps", "obj", "v0", moved, prev), cairn.ErrConflict)
+	bad := moved
+	bad.Number = 3
+	wantErr(t, "UpdatePart renumbering", s.UpdatePart(ctx, "mps", "obj", "v1", bad, prev), cairn.ErrInvalid)
+	noErr(t, "UpdatePart", s.UpdatePart(ctx, "mps", "obj", "v1", moved, prev))
+	noErr(t, "UpdatePart retried", s.UpdatePart(ctx, "mps", "obj", "v1", moved, prev))
+	other := prev
+	other.Shards = slices.Clone(prev.Shards)
+	other.Shards[1].Disk = "node8/disk8"
+	wantErr(t, "UpdatePart over a stale part", s.UpdatePart(ctx, "mps", "obj", "v1", other, prev), cairn.ErrConflict)
+	got, err := s.Manifest(ctx, "mps", "obj")
+	noErr(t, "Manifest", err)
+	want := *m
+	want.Parts = slices.Clone(m.Parts)
+	want.Parts[1] = moved
+	sameManifest(t, "after UpdatePart", got, &want)
+	u, err := s.Usage(ctx)
+	noErr(t, "Usage", err)
+	if d := u.Disks["node9/disk9"]; d.Files != 1 {
+		t.Fatalf("the part's new disk counts %+v", d)
+	}
+	if d := u.Disks["node2/disk1"]; d.Files != 2 {
+		t.Fatalf("the part's old disk counts %+v, want 2 files", d)
+	}
+	if qs, err := s.Cleanups(ctx, time.Now().Add(time.Hour), 10); err != nil || len(qs) != 1 || len(qs[0].Files) != 1 || qs[0].Reason != cairn.CleanupRepair {
+		t.Fatalf("cleanup of the moved shard: %+v, %v", qs, err)
+	}
+	// Whole-manifest updates see the moved part.
+	again := *got
+	again.Parts = slices.Clone(got.Parts)
+	again.Parts[0].Shards = slices.Clone(got.Parts[0].Shards)
+	again.Parts[0].Shards[0].Disk = "node7/disk7"
+	wantErr(t, "UpdateManifest over the manifest before UpdatePart", s.UpdateManifest(ctx, &again, m), cairn.ErrConflict)
+	noErr(t, "UpdateManifest", s.UpdateManifest(ctx, &again, got))
+	if p, err := s.ManifestPart(ctx, "mps", "obj", 1); err != nil || p.Parts[0].Shards[0].Disk != "node7/disk7" {
+		t.Fatalf("ManifestPart after UpdateManifest: %+v, %v", p, err)
+	}
+	// An overwrite by a single-part object drops the parts.
+	noErr(t, "overwrite", s.CommitManifest(ctx, manifest("mps", "obj", "v2"), "v1"))
+	_, err = s.ManifestPart(ctx, "mps", "obj", 1)
+	wantErr(t, "ManifestPart of a single-part object", err, cairn.ErrNotFound)
+	wantErr(t, "UpdatePart after the overwrite", s.UpdatePart(ctx, "mps", "obj", "v1", moved, moved), cairn.ErrConflict)
+	_, err = s.DeleteManifest(ctx, "mps", "obj", "")
+	noErr(t, "delete", err)
+	noErr(t, "commit again", s.CommitManifest(ctx, bigManifest("mps", "obj", "v3", 2), ""))
+	d, err := s.DeleteManifest(ctx, "mps", "obj", "")
+	if err != nil || len(d.Parts) != 2 {
+		t.Fatalf("DeleteManifest returned %+v, %v", d, err)
+	}
+	if u, _ := s.Usage(ctx); u.Buckets["mps"].Objects != 0 || len(u.Disks) != 0 && u.Disks["node1/disk1"].Files != 0 {
+		t.Fatalf("usage after deleting everything: %+v", u)
+	}
+}

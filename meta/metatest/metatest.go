@@ -38,6 +38,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"List", testList},
 		{"ListBuckets", testListBuckets},
 		{"ListPages", testListPages},
+		{"Parts", testParts},
 		{"Uploads", testUploads},
 		{"UpdateManifest", testUpdateManifest},
 		{"UpdateManifestRace", testUpdateManifestRace},
