@@ -349,24 +349,57 @@ func (s *Store) update(ctx context.Context, op, key string, f func(old []byte) (
 	}
 }
 
-// list decodes every JSON value under prefix, in key order.
+// list decodes every JSON value under prefix, in key order, reading
+// pages of meta.MaxPage keys at the first page's revision (one snapshot,
+// and no reply grows with the number of keys).
 func list[T any](ctx context.Context, s *Store, what, prefix string) ([]T, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	resp, err := s.cli.Get(ctx, prefix, clientv3.WithPrefix())
-	if err != nil {
-		return nil, s.wrap("list "+what, err)
-	}
-	out := make([]T, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
+	var out []T
+	var bad error
+	err := s.pages(ctx, prefix, clientv3.GetPrefixRangeEnd(prefix), 0, func(kv *mvccpb.KeyValue) bool {
 		var v T
 		if err := json.Unmarshal(kv.Value, &v); err != nil {
-			return nil, fmt.Errorf("list %s: decoding %q: %w", what, kv.Key, err)
+			bad = fmt.Errorf("list %s: decoding %q: %w", what, kv.Key, err)
+			return false
 		}
 		out = append(out, v)
+		return true
+	})
+	switch {
+	case err != nil:
+		return nil, s.wrap("list "+what, err)
+	case bad != nil:
+		return nil, bad
 	}
 	return out, nil
+}
+
+// pages calls f for every key in [from, end), in key order, until it
+// returns false, reading pages of meta.MaxPage keys at revision rev (0:
+// the first page's). It returns etcd's errors.
+func (s *Store) pages(ctx context.Context, from, end string, rev int64, f func(*mvccpb.KeyValue) bool) error {
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(meta.MaxPage)}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := s.cli.Get(ctx, from, opts...)
+		if err != nil {
+			return err
+		}
+		rev = resp.Header.Revision
+		for _, kv := range resp.Kvs {
+			if !f(kv) {
+				return nil
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
 }
 
 // ---- placement groups ----

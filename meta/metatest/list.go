@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -279,5 +280,70 @@ func testParts(t *testing.T, s meta.Store) {
 	}
 	if u, _ := s.Usage(ctx); u.Buckets["mps"].Objects != 0 || len(u.Disks) != 0 && u.Disks["node1/disk1"].Files != 0 {
 		t.Fatalf("usage after deleting everything: %+v", u)
+	}
+}
+
+// testManyRecords: listings that return everything (Buckets, Uploads,
+// Parts) return more records than a page (meta.MaxPage) holds, in order.
+func testManyRecords(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	const n = meta.MaxPage + 3
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*n)
+	work := make(chan func() error)
+	for range 8 {
+		wg.Go(func() {
+			for f := range work {
+				if err := f(); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	mkBucket(t, s, "many")
+	id := func(i int) string { return fmt.Sprintf("%032x", i) }
+	noErr(t, "CreateUpload", s.CreateUpload(ctx, cairn.Upload{Bucket: "many", ID: id(0), Key: "k", Policy: "rs-2-1"}))
+	for i := 1; i <= n; i++ {
+		work <- func() error {
+			return s.CreateBucket(ctx, cairn.Bucket{Name: fmt.Sprintf("b%05d", i), Policy: "rs-2-1"})
+		}
+		work <- func() error {
+			return s.CreateUpload(ctx, cairn.Upload{Bucket: "many", ID: id(i), Key: fmt.Sprintf("k%05d", i), Policy: "rs-2-1"})
+		}
+		work <- func() error {
+			_, err := s.PutPart(ctx, "many", id(0), part(i, fmt.Sprint("pv", i), "node1/disk1", "node2/disk1", "node3/disk2"))
+			return err
+		}
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	bs, err := s.Buckets(ctx)
+	noErr(t, "Buckets", err)
+	if len(bs) != n+1 || !slices.IsSortedFunc(bs, func(a, b cairn.Bucket) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Fatalf("Buckets: %d, want %d, sorted", len(bs), n+1)
+	}
+	us, err := s.Uploads(ctx, "many")
+	noErr(t, "Uploads", err)
+	if len(us) != n+1 || !slices.IsSortedFunc(us, meta.CompareUploads) {
+		t.Fatalf("Uploads: %d, want %d, sorted", len(us), n+1)
+	}
+	all, err := s.Uploads(ctx, "")
+	noErr(t, "Uploads of all buckets", err)
+	if len(all) != n+1 {
+		t.Fatalf("Uploads of all buckets: %d, want %d", len(all), n+1)
+	}
+	ps, _, err := s.Parts(ctx, "many", id(0))
+	noErr(t, "Parts", err)
+	if len(ps) != n {
+		t.Fatalf("Parts: %d, want %d", len(ps), n)
+	}
+	for i, p := range ps {
+		if p.Number != i+1 {
+			t.Fatalf("Parts[%d] is part %d", i, p.Number)
+		}
 	}
 }

@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"ListBuckets", testListBuckets},
 		{"ListPages", testListPages},
 		{"Parts", testParts},
+		{"ManyRecords", testManyRecords},
 		{"Uploads", testUploads},
 		{"UpdateManifest", testUpdateManifest},
 		{"UpdateManifestRace", testUpdateManifestRace},
