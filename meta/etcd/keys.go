@@ -27,7 +27,11 @@ const layoutVersion = "3"
 //	<p>disks/<disk id>             cairn.Disk (JSON)
 //	<p>pgs/<width>                 cairn.PGTable (JSON), width in decimal
 //	<p>buckets/<bucket>            cairn.Bucket (JSON)
-//	<p>objects/<bucket>/<key>      manifestRecord (JSON); key raw bytes
+//	<p>objects/<bucket>/<key>      manifestRecord (JSON); key raw bytes; a
+//	                               multipart object's without its parts
+//	                               (headRecord, mparts.go)
+//	<p>mparts/<bucket>/<v>/<n>     cairn.Part (JSON): part n of the multipart
+//	                               object version v (mparts.go)
 //	<p>list/<bucket>/<key>         listRecord (JSON): the object's listing
 //	                               record, written with its manifest
 //	<p>uploads/<bucket>/<id>       cairn.Upload (JSON); id is hex
