@@ -611,3 +611,60 @@ func TestManifestWithTenThousandParts(t *testing.T) {
 		t.Fatalf("read back %d parts", len(got.Parts))
 	}
 }
+
+// TestMaxParts: an object of cairn.MaxParts parts of rs-6-3 (nine shards
+// each, ~6 MB of records) commits in one Txn of the embedded member,
+// reads back whole and by part, has a part updated alone, lists in a page
+// of its own, and goes with its parts when deleted.
+func TestMaxParts(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	ctx := t.Context()
+	s := open(t, srv.Endpoints(), "/maxparts/")
+	defer s.Close()
+	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "big", Policy: "rs-6-3"}); err != nil {
+		t.Fatal(err)
+	}
+	m := &cairn.Manifest{Bucket: "big", Key: "huge", Version: fmt.Sprintf("%032x", 1), Policy: "rs-6-3", ETag: "e-10000"}
+	for n := 1; n <= cairn.MaxParts; n++ {
+		p := cairn.Part{Number: n, Version: fmt.Sprintf("%032x", 1<<32+n), Size: 6 << 20, ETag: fmt.Sprintf("%032x", n),
+			Layout: cairn.Layout{BlockSize: 1 << 20, PG: n % 512}}
+		for i := range 9 {
+			p.Shards = append(p.Shards, cairn.ShardLoc{Disk: cairn.DiskID(fmt.Sprintf("node%02d/disk%d", 1+(n+i)%24, 1+n%4)), Size: 1 << 20, CRC: uint32(n*9 + i)})
+		}
+		m.Parts = append(m.Parts, p)
+		m.Size += p.Size
+	}
+	if err := s.CommitManifest(ctx, m, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitManifest(ctx, &cairn.Manifest{Bucket: "big", Key: "small", Version: fmt.Sprintf("%032x", 2), Policy: "rep-1", Size: 8, Layout: oneCopy}, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Manifest(ctx, "big", "huge")
+	if err != nil || len(got.Parts) != cairn.MaxParts || got.Parts[9999].Shards[8] != m.Parts[9999].Shards[8] {
+		t.Fatalf("Manifest: %v", err)
+	}
+	one, err := s.ManifestPart(ctx, "big", "huge", cairn.MaxParts)
+	if err != nil || len(one.Parts) != 1 || one.Parts[0].Number != cairn.MaxParts {
+		t.Fatalf("ManifestPart: %v", err)
+	}
+	moved := one.Parts[0]
+	moved.Shards = append([]cairn.ShardLoc(nil), moved.Shards...)
+	moved.Shards[0].Disk = "node99/disk9"
+	if err := s.UpdatePart(ctx, "big", "huge", m.Version, moved, one.Parts[0]); err != nil {
+		t.Fatal(err)
+	}
+	ms, more, err := s.ListManifests(ctx, "big", "", "", 1000)
+	if err != nil || len(ms) != 1 || !more || ms[0].Parts[9999].Shards[0].Disk != "node99/disk9" {
+		t.Fatalf("ListManifests: %d manifests, more %v, %v (the 6 MB manifest fills a page)", len(ms), more, err)
+	}
+	if os, _, err := s.ListObjects(ctx, "big", "", "", 10); err != nil || len(os) != 2 || os[0].Parts != cairn.MaxParts {
+		t.Fatalf("ListObjects: %+v %v", os, err)
+	}
+	if _, err := s.DeleteManifest(ctx, "big", "huge", ""); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := s.Client().Get(ctx, "/maxparts/mparts/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || resp.Count != 0 {
+		t.Fatalf("part records after the delete: %v %v", resp, err)
+	}
+}
