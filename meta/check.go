@@ -85,11 +85,11 @@ func CheckRepairTask(t cairn.RepairTask) error {
 
 // SortRepairTasks orders tasks riskiest first (Risk, Created, ID).
 func SortRepairTasks(ts []cairn.RepairTask) {
-	slices.SortFunc(ts, compareRepairTasks)
+	slices.SortFunc(ts, CompareRepairTasks)
 }
 
-// compareRepairTasks is SortRepairTasks' order.
-func compareRepairTasks(a, b cairn.RepairTask) int {
+// CompareRepairTasks is SortRepairTasks' order: the queue's order.
+func CompareRepairTasks(a, b cairn.RepairTask) int {
 	if c := cmp.Compare(a.Risk, b.Risk); c != 0 {
 		return c
 	}

@@ -200,6 +200,12 @@ type Store interface {
 	// queue may hold far more tasks than one reply can carry: walk it with
 	// EachRepairTask, or RiskiestRepairTasks for the riskiest first.
 	RepairTaskPage(ctx context.Context, after string, limit int) (ts []cairn.RepairTask, more bool, err error)
+	// RepairQueuePage returns up to limit queued tasks in queue order
+	// (SortRepairTasks: riskiest first) that come strictly after the
+	// position of after (nil: from the first), and whether more follow;
+	// a task put or deleted meanwhile may or may not be seen. ErrInvalid
+	// unless 1 ≤ limit ≤ MaxPage. RiskiestRepairTasks walks it.
+	RepairQueuePage(ctx context.Context, after *cairn.RepairTask, limit int) (ts []cairn.RepairTask, more bool, err error)
 	// DeleteRepairTask removes a task; ErrNotFound if it is not queued.
 	DeleteRepairTask(ctx context.Context, id string) error
 	// PutRepairProgress replaces the director's progress report.

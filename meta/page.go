@@ -1,7 +1,6 @@
 package meta
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
 
@@ -72,8 +71,8 @@ func EachRepairTask(ctx context.Context, s RepairTaskPager, f func(cairn.RepairT
 
 // AllRepairTasks returns every queued task, riskiest first
 // (SortRepairTasks), read a page at a time: for tools and tests that need
-// the whole queue in memory. Services use RiskiestRepairTasks, which keeps
-// a bounded number.
+// the whole queue in memory. Services use RiskiestRepairTasks, which reads
+// only as far as it needs.
 func AllRepairTasks(ctx context.Context, s RepairTaskPager) ([]cairn.RepairTask, error) {
 	var out []cairn.RepairTask
 	err := EachRepairTask(ctx, s, func(t cairn.RepairTask) error {
@@ -84,50 +83,41 @@ func AllRepairTasks(ctx context.Context, s RepairTaskPager) ([]cairn.RepairTask,
 	return out, err
 }
 
-// RiskiestRepairTasks walks the whole queue a page at a time and returns
-// the n riskiest tasks (SortRepairTasks order) for which keep returns true
-// (nil keeps all), holding at most n in memory, and how many tasks keep
-// accepted in all. ErrInvalid if n < 1.
-func RiskiestRepairTasks(ctx context.Context, s RepairTaskPager, n int, keep func(cairn.RepairTask) bool) ([]cairn.RepairTask, int, error) {
-	if n < 1 {
-		return nil, 0, fmt.Errorf("riskiest repair tasks: %w: n = %d", cairn.ErrInvalid, n)
-	}
-	h := &taskHeap{}
-	kept := 0
-	err := EachRepairTask(ctx, s, func(t cairn.RepairTask) error {
-		if keep != nil && !keep(t) {
-			return nil
-		}
-		kept++
-		if h.Len() < n {
-			heap.Push(h, t)
-		} else if compareRepairTasks(t, (*h)[0]) < 0 {
-			(*h)[0] = t
-			heap.Fix(h, 0)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, kept, err
-	}
-	out := []cairn.RepairTask(*h)
-	SortRepairTasks(out)
-	return out, kept, nil
+// RepairQueuePager is the part of a Store that reads the repair queue in
+// queue order.
+type RepairQueuePager interface {
+	RepairQueuePage(ctx context.Context, after *cairn.RepairTask, limit int) ([]cairn.RepairTask, bool, error)
 }
 
-// taskHeap is a max-heap in SortRepairTasks order: its root is the least
-// risky task kept, the one a riskier task replaces.
-type taskHeap []cairn.RepairTask
-
-func (h taskHeap) Len() int           { return len(h) }
-func (h taskHeap) Less(i, j int) bool { return compareRepairTasks(h[i], h[j]) > 0 }
-func (h taskHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *taskHeap) Push(x any)        { *h = append(*h, x.(cairn.RepairTask)) }
-func (h *taskHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return t
+// RiskiestRepairTasks returns the n riskiest queued tasks
+// (SortRepairTasks order) for which keep returns true (nil keeps all),
+// reading the queue in its order a page at a time until it has n: the
+// cost is the tasks up to the n-th kept one, not the queue's length.
+// ErrInvalid if n < 1.
+func RiskiestRepairTasks(ctx context.Context, s RepairQueuePager, n int, keep func(cairn.RepairTask) bool) ([]cairn.RepairTask, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("riskiest repair tasks: %w: n = %d", cairn.ErrInvalid, n)
+	}
+	var out []cairn.RepairTask
+	var after *cairn.RepairTask
+	for {
+		ts, more, err := s.RepairQueuePage(ctx, after, MaxPage)
+		if err != nil {
+			return out, err
+		}
+		for _, t := range ts {
+			if keep == nil || keep(t) {
+				out = append(out, t)
+				if len(out) == n {
+					return out, nil
+				}
+			}
+		}
+		if !more || len(ts) == 0 {
+			return out, nil
+		}
+		after = &ts[len(ts)-1]
+	}
 }
 
 // CheckManifestBytes returns cairn.ErrInvalid if a manifest of n encoded

@@ -40,6 +40,7 @@ type Store interface {
 	// RepairTaskPage pages the queue (meta.Store.RepairTaskPage): it
 	// may hold more tasks than one reply carries.
 	RepairTaskPage(ctx context.Context, after string, limit int) ([]cairn.RepairTask, bool, error)
+	RepairQueuePage(ctx context.Context, after *cairn.RepairTask, limit int) ([]cairn.RepairTask, bool, error)
 	DeleteRepairTask(ctx context.Context, id string) error
 	// PutCleanup queues files no manifest names for deletion: the
 	// rebuilt files of a dropped task (UpdateManifest queues those a

@@ -29,16 +29,18 @@ import (
 	"cairn/repair/plan"
 )
 
-// WorkBatch bounds one Work call: it reads the whole queue a page at a
-// time but keeps only the WorkBatch riskiest due tasks; the next call (the
-// director's repair duty runs every second) takes the next batch.
+// WorkBatch bounds one Work call: it reads the queue in its order
+// (riskiest first) a page at a time until it has the WorkBatch riskiest
+// due tasks; the next call (the director's repair duty runs every second)
+// takes the next batch, so a riskier task queued meanwhile waits at most
+// one batch.
 const WorkBatch = 1000
 
 // Work runs the due tasks of the queue, riskiest first, Parallel at a
 // time, until the WorkBatch riskiest due tasks have been attempted once or
 // ctx ends. It returns the number of tasks completed.
 func (r *Repairer) Work(ctx context.Context, now time.Time) (int, error) {
-	tasks, _, err := meta.RiskiestRepairTasks(ctx, r.store, WorkBatch, func(t cairn.RepairTask) bool {
+	tasks, err := meta.RiskiestRepairTasks(ctx, r.store, WorkBatch, func(t cairn.RepairTask) bool {
 		return !t.NotBefore.After(now)
 	})
 	if err != nil {

@@ -206,10 +206,20 @@ func TestUpgradeLayout2(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// What a build of layout 2 leaves: manifests without listing records.
+	for i := range 70 { // more than a batch of the index
+		task := cairn.RepairTask{ID: cairn.RepairTaskID("one", fmt.Sprint(i), "v", 0), Bucket: "one", Key: fmt.Sprint(i), Version: "v",
+			Policy: "rep-1", Lost: []int{0}, Risk: i % 3}
+		if err := s.PutRepairTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What a build of layout 2 leaves: manifests without listing records,
+	// a repair queue without its index.
 	cli := s.Client()
-	if _, err := cli.Delete(ctx, "/up2/list/", clientv3.WithPrefix()); err != nil {
-		t.Fatal(err)
+	for _, p := range []string{"/up2/list/", "/up2/repairq/"} {
+		if _, err := cli.Delete(ctx, p, clientv3.WithPrefix()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := cli.Put(ctx, "/up2/layout", "2"); err != nil {
 		t.Fatal(err)
@@ -243,6 +253,9 @@ func TestUpgradeLayout2(t *testing.T) {
 		if w := objs[i].Info(); o.Key != w.Key || o.Version != w.Version || o.Size != w.Size || o.ETag != w.ETag || o.Parts != w.Parts {
 			t.Fatalf("listing record %d = %+v, want %+v", i, o, w)
 		}
+	}
+	if ts, more, err := s.RepairQueuePage(ctx, nil, 100); err != nil || len(ts) != 70 || more || ts[0].Risk != 0 || ts[69].Risk != 2 {
+		t.Fatalf("the repair queue after the upgrade: %d tasks, %v", len(ts), err)
 	}
 	ms, _, err := s.ListManifests(ctx, "two", "", "", 0)
 	if err != nil || len(ms) != 3 || len(ms[2].Parts) != 1000 {

@@ -204,8 +204,9 @@ func (s *Store) ListManifests(ctx context.Context, bucket, prefix, startAfter st
 // and a put each).
 const upgradeBatch = 64
 
-// upgradeLayout2 brings a store of layout 2 (no listing records) to this
-// layout: it walks every object key (keys only, a page at a time), reads
+// upgradeLayout2 brings a store of layout 2 (no listing records, no
+// repair queue index) to this layout: it indexes the repair queue
+// (indexRepairTasks) and walks every object key (keys only, a page at a time), reads
 // the manifests one by one (a manifest may be megabytes), writes each
 // object's listing record in batches, each Txn requiring the batch's
 // manifests unchanged since read (else the batch is read again), and
@@ -233,6 +234,9 @@ func (s *Store) upgradeLayout2(ctx context.Context) error {
 			break
 		}
 		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+	if err := s.indexRepairTasks(ctx); err != nil {
+		return err
 	}
 	k := s.k.layout()
 	resp, err := s.cli.Txn(ctx).

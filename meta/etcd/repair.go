@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"cairn"
 	"cairn/meta"
 )
@@ -65,72 +63,6 @@ func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 		return s.withDiscard(planned{ops: s.replaceObject(m, e, cur), delta: d},
 			cairn.CleanupRepair, m.Bucket, m.Key, cairn.Superseded(prev, m))
 	})
-}
-
-// PutRepairTask implements meta.Store.
-func (s *Store) PutRepairTask(ctx context.Context, t cairn.RepairTask) error {
-	if err := meta.CheckRepairTask(t); err != nil {
-		return err
-	}
-	if err := s.live(); err != nil {
-		return err
-	}
-	v, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("put repair task %s: %w", t.ID, err)
-	}
-	if _, err := s.cli.Put(ctx, s.k.repair(t.ID), string(v)); err != nil {
-		return s.wrap("put repair task "+t.ID, err)
-	}
-	return nil
-}
-
-// RepairTaskPage implements meta.Store: one range read of at most limit
-// keys after <p>repairs/<after>.
-func (s *Store) RepairTaskPage(ctx context.Context, after string, limit int) ([]cairn.RepairTask, bool, error) {
-	const op = "repair tasks"
-	if err := meta.CheckPageLimit(op, limit); err != nil {
-		return nil, false, err
-	}
-	if err := s.live(); err != nil {
-		return nil, false, err
-	}
-	from := s.k.repairs()
-	if after != "" {
-		from = s.k.repair(after) + "\x00"
-	}
-	resp, err := s.cli.Get(ctx, from, clientv3.WithRange(clientv3.GetPrefixRangeEnd(s.k.repairs())), clientv3.WithLimit(int64(limit)))
-	if err != nil {
-		return nil, false, s.wrap(op, err)
-	}
-	out := make([]cairn.RepairTask, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		var t cairn.RepairTask
-		if err := json.Unmarshal(kv.Value, &t); err != nil {
-			return nil, false, fmt.Errorf("%s: decoding %q: %w", op, kv.Key, err)
-		}
-		out = append(out, t)
-	}
-	return out, resp.More, nil
-}
-
-// DeleteRepairTask implements meta.Store.
-func (s *Store) DeleteRepairTask(ctx context.Context, id string) error {
-	if err := s.live(); err != nil {
-		return err
-	}
-	op := "delete repair task " + id
-	if id == "" || strings.Contains(id, "/") {
-		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	resp, err := s.cli.Delete(ctx, s.k.repair(id))
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if resp.Deleted == 0 {
-		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	return nil
 }
 
 // PutRepairProgress implements meta.Store.

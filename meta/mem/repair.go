@@ -181,3 +181,23 @@ func (s *Store) UpdatePart(ctx context.Context, bucketName, key, version string,
 	b.objects.ReplaceOrInsert(next)
 	return nil
 }
+
+// RepairQueuePage implements meta.Store.
+func (s *Store) RepairQueuePage(ctx context.Context, after *cairn.RepairTask, limit int) ([]cairn.RepairTask, bool, error) {
+	if err := meta.CheckPageLimit("repair queue", limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	var out []cairn.RepairTask
+	for _, t := range s.repairs {
+		if after == nil || meta.CompareRepairTasks(t, *after) > 0 {
+			out = append(out, cloneTask(t))
+		}
+	}
+	meta.SortRepairTasks(out)
+	more := len(out) > limit
+	return out[:min(len(out), limit)], more, nil
+}

@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"UsageRace", testUsageRace},
 		{"RepairTasks", testRepairTasks},
 		{"RepairTaskPages", testRepairTaskPages},
+		{"RepairQueue", testRepairQueue},
 		{"Cleanups", testCleanups},
 		{"CleanupWrites", testCleanupWrites},
 		{"Leases", testLeases},
