@@ -29,14 +29,14 @@ import (
 // size is one form of the test: objects, multipart objects of parts
 // parts, on nodes nodes of disksEach disks. A stripe has width shards on
 // distinct nodes, so losing one disk affects width/(nodes·disksEach) of
-// the stripes: 1/16 in the reduced form (> 1,500 tasks, more than a page
+// the stripes: 3/64 in the reduced form (> 1,100 tasks, more than a page
 // and than a Work batch), 1/4 in the full one (> 100,000 tasks).
 type size struct {
 	objects, multipart, parts, nodes int
 }
 
 var (
-	reduced = size{objects: 5000, multipart: 20, parts: 1000, nodes: 48}
+	reduced = size{objects: 5000, multipart: 20, parts: 1000, nodes: 64}
 	full    = size{objects: 100_000, multipart: 300, parts: 1000, nodes: 12}
 )
 
@@ -173,9 +173,12 @@ func TestScale(t *testing.T) {
 		}
 		ms = append(ms, m)
 	}
+	if affected <= max(meta.MaxPage, repair.WorkBatch) {
+		t.Fatalf("only %d stripes on %s: the queue would fit one page", affected, lost)
+	}
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(16)
+	g.SetLimit(32)
 	for _, m := range ms {
 		g.Go(func() error { return store.CommitManifest(gctx, m, "") })
 	}
@@ -228,7 +231,7 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec := &zeroExec{}
-	r := repair.New(store, exec, repair.Config{Parallel: 8})
+	r := repair.New(store, exec, repair.Config{Parallel: 16})
 	now := created.Add(time.Hour)
 	start = time.Now()
 	added, err := r.Scan(ctx, now)
