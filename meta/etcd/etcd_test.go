@@ -264,6 +264,23 @@ func TestUpgradeLayout2(t *testing.T) {
 	if m, err := s.Manifest(ctx, "one", "k0042"); err != nil || m.Size != 42 {
 		t.Fatalf("Manifest after the upgrade: %v %v", m, err)
 	}
+	// A layout-2 record keeps its parts inline until written: reading one
+	// part works, and updating it splits the record.
+	one, err := s.ManifestPart(ctx, "two", "mp1", 500)
+	if err != nil || len(one.Parts) != 1 || one.Parts[0].Number != 500 {
+		t.Fatalf("ManifestPart of an inline record: %v", err)
+	}
+	moved := one.Parts[0]
+	moved.Shards = []cairn.ShardLoc{{Disk: "node7/disk7", Size: 8}}
+	if err := s.UpdatePart(ctx, "two", "mp1", one.Version, moved, one.Parts[0]); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := s.Client().Get(ctx, "/up2/mparts/two/"+one.Version+"/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || resp.Count != 1000 {
+		t.Fatalf("part records after updating an inline record: %v %v", resp, err)
+	}
+	if m, err := s.Manifest(ctx, "two", "mp1"); err != nil || len(m.Parts) != 1000 || m.Parts[499].Shards[0].Disk != "node7/disk7" {
+		t.Fatalf("Manifest after UpdatePart of an inline record: %v", err)
+	}
 	open(t, srv.Endpoints(), "/up2/").Close() // layout 3 now: nothing to do
 }
 
