@@ -198,7 +198,7 @@ type Store interface {
 	// sort strictly after after ("" = from the first), in ID order, and
 	// whether more follow. ErrInvalid unless 1 ≤ limit ≤ MaxPage. The
 	// queue may hold far more tasks than one reply can carry: walk it with
-	// EachRepairTask, or RiskiestRepairTasks for the riskiest first.
+	// EachRepairTask (RepairQueuePage reads it riskiest first).
 	RepairTaskPage(ctx context.Context, after string, limit int) (ts []cairn.RepairTask, more bool, err error)
 	// RepairQueuePage returns up to limit queued tasks in queue order
 	// (SortRepairTasks: riskiest first) that come strictly after the
