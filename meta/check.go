@@ -2,6 +2,7 @@ package meta
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,7 +18,11 @@ func CheckManifest(m *cairn.Manifest) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
-	return nil
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("commit: encoding manifest of %s/%s: %w", m.Bucket, m.Key, err)
+	}
+	return CheckManifestBytes(m, len(b))
 }
 
 // CheckCampaign returns an error wrapping cairn.ErrInvalid if role or id
@@ -80,15 +85,18 @@ func CheckRepairTask(t cairn.RepairTask) error {
 
 // SortRepairTasks orders tasks riskiest first (Risk, Created, ID).
 func SortRepairTasks(ts []cairn.RepairTask) {
-	slices.SortFunc(ts, func(a, b cairn.RepairTask) int {
-		if c := cmp.Compare(a.Risk, b.Risk); c != 0 {
-			return c
-		}
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
+	slices.SortFunc(ts, CompareRepairTasks)
+}
+
+// CompareRepairTasks is SortRepairTasks' order: the queue's order.
+func CompareRepairTasks(a, b cairn.RepairTask) int {
+	if c := cmp.Compare(a.Risk, b.Risk); c != 0 {
+		return c
+	}
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }
 
 // CheckBucketEncryption checks a bucket's default encryption scheme: ""

@@ -22,6 +22,15 @@
 // Delta, the change one write makes to the usage counters (Store.Usage),
 // built the same way by both.
 //
-// Caveats: manifests are small JSON documents; etcd's practical limit (a few
-// GB of keys) bounds the object count of one cluster.
+// Paging (page.go): every listing returns a bounded page (MaxPage
+// records; ListManifests also at most ManifestPageBytes of manifests) or
+// reads its records a page at a time; EachRepairTask, AllRepairTasks and
+// RiskiestRepairTasks walk the repair queue. Listings of objects read
+// compact listing records (cairn.ObjectInfo, ListObjects), never
+// manifests; ManifestPart and UpdatePart read and update one part of a
+// multipart object.
+//
+// Caveats: a manifest is at most MaxManifestBytes; etcd's practical limit
+// (a few GB of keys) bounds the object count of one cluster
+// (docs/design/meta.md, "Paging and limits").
 package meta

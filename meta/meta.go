@@ -98,11 +98,36 @@ type Store interface {
 	// does not name (cairn.Superseded) are queued for cleanup
 	// (cairn.CleanupRepair).
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
+	// ManifestPart returns the manifest of a multipart object with only
+	// part n in Parts (a partial manifest: every other field is the
+	// object's, Size included), reading only that part's record: for
+	// readers of one part (repair of a part's stripe). ErrNotFound if the
+	// object or its part n does not exist.
+	ManifestPart(ctx context.Context, bucket, key string, n int) (*cairn.Manifest, error)
+	// UpdatePart replaces part p.Number of the object's current version
+	// with p if the stored part is exactly prev (compare-and-swap on the
+	// part alone: a repair of one part's stripe), and returns ErrConflict
+	// if the object's version is not version or the part changed,
+	// ErrNotFound if the object or the part does not exist. ErrInvalid
+	// unless p passes (*cairn.Part).Validate and has prev's number,
+	// version and size. The files of prev that p does not name are queued
+	// for cleanup (cairn.CleanupRepair).
+	UpdatePart(ctx context.Context, bucket, key, version string, p, prev cairn.Part) error
 	// ListManifests returns up to limit manifests of a bucket whose keys
 	// start with prefix and sort strictly after startAfter, in key order
-	// (byte-wise), and whether more follow. ErrNotFound if the bucket does
-	// not exist. limit < 1 means no limit.
+	// (byte-wise), and whether more follow. A page holds at most MaxPage
+	// manifests and, past the first, no more than ManifestPageBytes of
+	// them (a multipart object's manifest grows with its parts): fewer
+	// than limit with more set is an ordinary page, and the caller goes
+	// on after its last key. ErrNotFound if the bucket does not exist.
+	// limit < 1 means no limit: every page, read at one revision (for
+	// tests and tools; services page).
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) (ms []*cairn.Manifest, more bool, err error)
+	// ListObjects is ListManifests for listings: it returns the compact
+	// listing records (cairn.ObjectInfo) of up to limit objects, never
+	// reading a manifest. ErrNotFound if the bucket does not exist,
+	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) (os []cairn.ObjectInfo, more bool, err error)
 
 	// Usage returns the usage counters (cairn.Usage): every write that
 	// commits, replaces or deletes a manifest (CommitManifest,
@@ -173,9 +198,18 @@ type Store interface {
 	// PutRepairTask creates or replaces the repair task t.ID. ErrInvalid if
 	// t.ID is empty or contains "/".
 	PutRepairTask(ctx context.Context, t cairn.RepairTask) error
-	// RepairTasks lists the queued repair tasks, riskiest first (by Risk,
-	// then Created, then ID).
-	RepairTasks(ctx context.Context) ([]cairn.RepairTask, error)
+	// RepairTaskPage returns up to limit queued repair tasks whose IDs
+	// sort strictly after after ("" = from the first), in ID order, and
+	// whether more follow. ErrInvalid unless 1 ≤ limit ≤ MaxPage. The
+	// queue may hold far more tasks than one reply can carry: walk it with
+	// EachRepairTask (RepairQueuePage reads it riskiest first).
+	RepairTaskPage(ctx context.Context, after string, limit int) (ts []cairn.RepairTask, more bool, err error)
+	// RepairQueuePage returns up to limit queued tasks in queue order
+	// (SortRepairTasks: riskiest first) that come strictly after the
+	// position of after (nil: from the first), and whether more follow;
+	// a task put or deleted meanwhile may or may not be seen. ErrInvalid
+	// unless 1 ≤ limit ≤ MaxPage. RiskiestRepairTasks walks it.
+	RepairQueuePage(ctx context.Context, after *cairn.RepairTask, limit int) (ts []cairn.RepairTask, more bool, err error)
 	// DeleteRepairTask removes a task; ErrNotFound if it is not queued.
 	DeleteRepairTask(ctx context.Context, id string) error
 	// PutRepairProgress replaces the director's progress report.

@@ -32,7 +32,12 @@ func (r *Repairer) commit(ctx context.Context, t *cairn.RepairTask, m *cairn.Man
 		}
 	}
 	next := decide.WithShards(m, t.Part, shards, targets)
-	if err := r.store.UpdateManifest(ctx, next, m); err != nil {
+	if t.Part > 0 && len(m.Parts) == 1 { // a part alone (Repairer.manifest)
+		err = r.store.UpdatePart(ctx, m.Bucket, m.Key, m.Version, next.Parts[0], m.Parts[0])
+	} else {
+		err = r.store.UpdateManifest(ctx, next, m)
+	}
+	if err != nil {
 		if errors.Is(err, cairn.ErrConflict) || errors.Is(err, cairn.ErrNotFound) {
 			return true, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/meta"
 )
 
 // TestDamageBecomesRepair: damage records on disks that are up (what
@@ -52,7 +53,7 @@ func TestDamageBecomesRepair(t *testing.T) {
 	if added != 2 {
 		t.Fatalf("Scan queued %d tasks, want 2", added)
 	}
-	ts, _ := e.meta.RepairTasks(ctx)
+	ts, _ := meta.AllRepairTasks(ctx, e.meta)
 	for _, tk := range ts {
 		want := []int{1, 4}
 		if tk.Key == "obj-011" {
@@ -88,7 +89,7 @@ func TestDamageBecomesRepair(t *testing.T) {
 	if _, err := r.Work(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	if ts, _ := e.meta.RepairTasks(ctx); len(ts) != 0 {
+	if ts, _ := meta.AllRepairTasks(ctx, e.meta); len(ts) != 0 {
 		t.Fatalf("tasks left after Work: %+v", ts)
 	}
 	for _, h := range hits {
@@ -152,7 +153,7 @@ func TestDamageRewrittenInPlace(t *testing.T) {
 	if _, err := r.Work(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	if ts, _ := e.meta.RepairTasks(ctx); len(ts) != 0 {
+	if ts, _ := meta.AllRepairTasks(ctx, e.meta); len(ts) != 0 {
 		t.Fatalf("tasks left: %+v", ts)
 	}
 	cur, _ := e.meta.Manifest(ctx, "bkt", "obj-002")
@@ -174,7 +175,7 @@ func TestDamageRewrittenInPlace(t *testing.T) {
 	if st := r.Stats(); st.DamageHealed != 1 || st.DamageQueued != 1 {
 		t.Fatalf("stats %+v", st)
 	}
-	if ts, _ := e.meta.RepairTasks(ctx); len(ts) != 0 {
+	if ts, _ := meta.AllRepairTasks(ctx, e.meta); len(ts) != 0 {
 		t.Fatalf("the healed record queued another task: %+v", ts)
 	}
 	e.check(t)

@@ -8,6 +8,7 @@ import (
 
 	"cairn"
 	"cairn/client"
+	"cairn/meta"
 	"cairn/repair/decide"
 )
 
@@ -105,7 +106,7 @@ func TestScanDropsTasksOfReturnedDisks(t *testing.T) {
 		t.Fatalf("scan after a node went down: %d tasks, %v", added, err)
 	}
 	// A first attempt of one of them failed: it waits out a backoff.
-	ts, _ := e.meta.RepairTasks(ctx)
+	ts, _ := meta.AllRepairTasks(ctx, e.meta)
 	ts[0].Attempts, ts[0].NotBefore = 1, now.Add(time.Hour)
 	if err := e.meta.PutRepairTask(ctx, ts[0]); err != nil {
 		t.Fatal(err)
@@ -114,7 +115,7 @@ func TestScanDropsTasksOfReturnedDisks(t *testing.T) {
 	if _, err := r.Scan(ctx, now.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if ts, _ := e.meta.RepairTasks(ctx); len(ts) != 0 {
+	if ts, _ := meta.AllRepairTasks(ctx, e.meta); len(ts) != 0 {
 		t.Fatalf("%d tasks left after the node came back, e.g. %+v", len(ts), ts[0])
 	}
 	if _, err := r.Work(ctx, now.Add(2*time.Hour)); err != nil {
@@ -151,7 +152,7 @@ func TestWorkRebuildsOnlyWhatIsStillLost(t *testing.T) {
 	if _, err := r.Work(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	if ts, _ := e.meta.RepairTasks(ctx); len(ts) != 0 {
+	if ts, _ := meta.AllRepairTasks(ctx, e.meta); len(ts) != 0 {
 		t.Fatalf("%d tasks left, e.g. %+v", len(ts), ts[0])
 	}
 	moved := 0
@@ -190,7 +191,7 @@ func TestDrainMovesShardsOff(t *testing.T) {
 	if _, err := r.Scan(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	if ts, _ := e.meta.RepairTasks(ctx); len(ts) != MaxMoves || ts[0].Risk != 2 {
+	if ts, _ := meta.AllRepairTasks(ctx, e.meta); len(ts) != MaxMoves || ts[0].Risk != 2 {
 		t.Fatalf("queued %d drain tasks (risk %d), want %d (risk 2: nothing lost)", len(ts), ts[0].Risk, MaxMoves)
 	}
 	// A disk lost meanwhile: its stripes run first.
@@ -198,7 +199,7 @@ func TestDrainMovesShardsOff(t *testing.T) {
 	if _, err := r.Scan(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := e.meta.RepairTasks(ctx)
+	ts, _ := meta.AllRepairTasks(ctx, e.meta)
 	moves, lost := 0, 0
 	view := decide.NewView(nil, mustDisks(t, e))
 	for i, tk := range ts {
@@ -224,11 +225,11 @@ func TestDrainMovesShardsOff(t *testing.T) {
 		if _, err := r.Scan(ctx, now); err != nil {
 			t.Fatal(err)
 		}
-		if ts, _ := e.meta.RepairTasks(ctx); len(ts) == 0 {
+		if ts, _ := meta.AllRepairTasks(ctx, e.meta); len(ts) == 0 {
 			break
 		}
 	}
-	if ts, _ := e.meta.RepairTasks(ctx); len(ts) != 0 {
+	if ts, _ := meta.AllRepairTasks(ctx, e.meta); len(ts) != 0 {
 		t.Fatalf("%d tasks left, e.g. %+v", len(ts), ts[0])
 	}
 	if n := e.refs(t)[victim]; n != 0 {

@@ -31,8 +31,16 @@ type Store interface {
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
+	// ManifestPart and UpdatePart read and update one part of a
+	// multipart object: a part's repair reads and writes that part alone,
+	// not a manifest that grows with the parts.
+	ManifestPart(ctx context.Context, bucket, key string, n int) (*cairn.Manifest, error)
+	UpdatePart(ctx context.Context, bucket, key, version string, p, prev cairn.Part) error
 	PutRepairTask(ctx context.Context, t cairn.RepairTask) error
-	RepairTasks(ctx context.Context) ([]cairn.RepairTask, error)
+	// RepairTaskPage pages the queue (meta.Store.RepairTaskPage): it
+	// may hold more tasks than one reply carries.
+	RepairTaskPage(ctx context.Context, after string, limit int) ([]cairn.RepairTask, bool, error)
+	RepairQueuePage(ctx context.Context, after *cairn.RepairTask, limit int) ([]cairn.RepairTask, bool, error)
 	DeleteRepairTask(ctx context.Context, id string) error
 	// PutCleanup queues files no manifest names for deletion: the
 	// rebuilt files of a dropped task (UpdateManifest queues those a

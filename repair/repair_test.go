@@ -19,6 +19,7 @@ import (
 	"cairn/client"
 	"cairn/client/clienttest"
 	"cairn/codec"
+	"cairn/meta"
 	"cairn/meta/mem"
 	"cairn/node/wire"
 	"cairn/repair/plan"
@@ -226,14 +227,14 @@ func drain(t *testing.T, r *Repairer, store *mem.Store) {
 		if _, err := r.Work(ctx, now); err != nil {
 			t.Fatal(err)
 		}
-		ts, _ := store.RepairTasks(ctx)
+		ts, _ := meta.AllRepairTasks(ctx, store)
 		if len(ts) == 0 {
 			return
 		}
 		now = now.Add(time.Hour) // past every backoff
 		_ = round
 	}
-	ts, _ := store.RepairTasks(ctx)
+	ts, _ := meta.AllRepairTasks(ctx, store)
 	t.Fatalf("queue not empty after 10 rounds: %+v", ts[0])
 }
 
@@ -351,7 +352,7 @@ func TestFailedAttemptIsRetriedAndResumed(t *testing.T) {
 	if _, err := r.Work(ctx, now); err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := e.meta.RepairTasks(ctx)
+	ts, _ := meta.AllRepairTasks(ctx, e.meta)
 	failed := 0
 	for _, task := range ts {
 		if task.Attempts > 0 {
@@ -414,7 +415,7 @@ func TestFailedAttemptBackoffByClass(t *testing.T) {
 			if _, err := r.Work(ctx, now); err != nil {
 				t.Fatal(err)
 			}
-			ts, _ := e.meta.RepairTasks(ctx)
+			ts, _ := meta.AllRepairTasks(ctx, e.meta)
 			if len(ts) != 1 {
 				t.Fatalf("%d tasks left, want the failed one", len(ts))
 			}
@@ -441,7 +442,7 @@ func TestFailedAttemptBackoffByClass(t *testing.T) {
 			if _, err := r.Work(ctx, now); err != nil {
 				t.Fatal(err)
 			}
-			ts, _ = e.meta.RepairTasks(ctx)
+			ts, _ = meta.AllRepairTasks(ctx, e.meta)
 			if len(ts) != 1 || ts[0].Attempts != 2 || ts[0].NotBefore != now.Add(2*tt.wait) {
 				t.Fatalf("after a second failure: %+v", ts)
 			}
@@ -457,7 +458,7 @@ func TestOverwrittenObjectDropsTask(t *testing.T) {
 	if _, err := r.Scan(ctx, time.Unix(1000, 0)); err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := e.meta.RepairTasks(ctx)
+	ts, _ := meta.AllRepairTasks(ctx, e.meta)
 	if len(ts) == 0 {
 		t.Fatal("no tasks")
 	}
@@ -512,7 +513,7 @@ func TestPartialRepairWhenDisksRunOut(t *testing.T) {
 	now := time.Unix(1000, 0)
 	r.Scan(ctx, now)
 	r.Work(ctx, now)
-	ts, _ := e.meta.RepairTasks(ctx)
+	ts, _ := meta.AllRepairTasks(ctx, e.meta)
 	if len(ts) == 0 || r.Stats().Shards == 0 {
 		t.Fatalf("expected partial progress and tasks left: %d tasks, %+v", len(ts), r.Stats())
 	}
@@ -610,7 +611,7 @@ func TestWrongRebuildIsRejected(t *testing.T) {
 	if n, err := r.Work(ctx, now); err != nil || n != 0 {
 		t.Fatalf("work with a bad rebuild: %d done, %v", n, err)
 	}
-	ts, _ := e.meta.RepairTasks(ctx)
+	ts, _ := meta.AllRepairTasks(ctx, e.meta)
 	for _, task := range ts {
 		if task.Attempts != 1 || !strings.Contains(task.LastError, "the manifest says") {
 			t.Fatalf("task after a wrong rebuild: %+v", task)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/meta"
 	"cairn/repair/decide"
 )
 
@@ -61,14 +62,14 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	if lostSet == r.scanned && (lostSet == "" || now.Sub(r.scannedAt) < rescanEvery) {
 		return 0, nil
 	}
-	queued, err := r.store.RepairTasks(ctx)
+	have := map[string]cairn.RepairTask{}
+	moves := 0
+	err = meta.EachRepairTask(ctx, r.store, func(t cairn.RepairTask) error {
+		have[t.ID] = t
+		return nil
+	})
 	if err != nil {
 		return 0, err
-	}
-	have := make(map[string]cairn.RepairTask, len(queued))
-	moves := 0
-	for _, t := range queued {
-		have[t.ID] = t
 	}
 	refs := map[cairn.DiskID]int{}
 	added := 0

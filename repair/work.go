@@ -23,16 +23,26 @@ import (
 
 	"cairn"
 	"cairn/codec"
+	"cairn/meta"
 	"cairn/node/wire"
 	"cairn/repair/decide"
 	"cairn/repair/plan"
 )
 
+// WorkBatch bounds one Work call: it reads the queue in its order
+// (riskiest first) a page at a time until it has the WorkBatch riskiest
+// due tasks; the next call (the director's repair duty runs every second)
+// takes the next batch, so a riskier task queued meanwhile waits at most
+// one batch.
+const WorkBatch = 1000
+
 // Work runs the due tasks of the queue, riskiest first, Parallel at a
-// time, until every due task has been attempted once or ctx ends. It
-// returns the number of tasks completed.
+// time, until the WorkBatch riskiest due tasks have been attempted once or
+// ctx ends. It returns the number of tasks completed.
 func (r *Repairer) Work(ctx context.Context, now time.Time) (int, error) {
-	tasks, err := r.store.RepairTasks(ctx)
+	tasks, err := meta.RiskiestRepairTasks(ctx, r.store, WorkBatch, func(t cairn.RepairTask) bool {
+		return !t.NotBefore.After(now)
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -40,9 +50,6 @@ func (r *Repairer) Work(ctx context.Context, now time.Time) (int, error) {
 	g.SetLimit(r.cfg.Parallel)
 	var done atomic.Int64
 	for _, t := range tasks {
-		if t.NotBefore.After(now) {
-			continue
-		}
 		if ctx.Err() != nil {
 			break
 		}
@@ -124,7 +131,7 @@ type result struct {
 func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error) {
 	var res result
 	for range 4 { // re-plans after a bad helper, a bounded number of times
-		m, err := r.store.Manifest(ctx, t.Bucket, t.Key)
+		m, err := r.manifest(ctx, t)
 		if errors.Is(err, cairn.ErrNotFound) || err == nil && m.Version != t.Version {
 			res.dropped = true
 			r.deleteTargets(ctx, t)
@@ -146,7 +153,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		if err != nil {
 			return res, fmt.Errorf("policy of %s/%s: %w", m.Bucket, m.Key, err)
 		}
-		if err := m.ValidateStored(code.Params().K, code.Params().N()); err != nil {
+		if err := validStored(m, t.Part, code); err != nil {
 			return res, err
 		}
 		rd, err := decide.Next(t, st, code, view, r.cfg.Scheme)
@@ -198,6 +205,28 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		return res, nil
 	}
 	return res, fmt.Errorf("repair of %s/%s part %d: gave up after repeated re-plans", t.Bucket, t.Key, t.Part)
+}
+
+// manifest reads what a task's round decides on: the object's manifest,
+// or for a part's stripe the manifest with only that part
+// (Store.ManifestPart), so that a part's repair costs the same whatever
+// the number of parts.
+func (r *Repairer) manifest(ctx context.Context, t *cairn.RepairTask) (*cairn.Manifest, error) {
+	if t.Part == 0 {
+		return r.store.Manifest(ctx, t.Bucket, t.Key)
+	}
+	return r.store.ManifestPart(ctx, t.Bucket, t.Key, t.Part)
+}
+
+// validStored checks the stored manifest m read for a task's stripe
+// (part: see manifest): the whole manifest, or the part as the
+// single-part object it is laid out as.
+func validStored(m *cairn.Manifest, part int, code codec.Code) error {
+	k, n := code.Params().K, code.Params().N()
+	if part == 0 || len(m.Parts) != 1 {
+		return m.ValidateStored(k, n)
+	}
+	return m.PartManifest(m.Parts[0]).ValidateStored(k, n)
 }
 
 // isHelperFault reports whether a node's error blames a helper shard's

@@ -83,7 +83,7 @@ type failMeta struct {
 	err error
 }
 
-func (f failMeta) ListManifests(context.Context, string, string, string, int) ([]*cairn.Manifest, bool, error) {
+func (f failMeta) ListObjects(context.Context, string, string, string, int) ([]cairn.ObjectInfo, bool, error) {
 	return nil, false, f.err
 }
 

@@ -60,7 +60,9 @@ type Meta interface {
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
 	DeleteBucket(ctx context.Context, name string) error
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
-	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
+	// ListObjects pages the listing records of a bucket (limit 1 to
+	// meta.MaxPage): listings never read manifests.
+	ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]cairn.ObjectInfo, bool, error)
 }
 
 // Config configures a Handler. Validate fills the defaults.

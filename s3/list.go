@@ -57,7 +57,7 @@ type listBucketResult struct {
 
 // listPage is one page of a listing: keys and common prefixes in order.
 type listPage struct {
-	objects   []*cairn.Manifest
+	objects   []cairn.ObjectInfo
 	prefixes  []string
 	truncated bool
 	next      string // the last key or common prefix returned: where the next page starts
@@ -88,7 +88,7 @@ func list(ctx context.Context, m Meta, bucket, prefix, delim, after string, maxK
 	}
 	count, lastCP, skipping := 0, "", false
 	for {
-		ms, more, err := m.ListManifests(ctx, bucket, prefix, after, min(maxKeys-count+1, batch))
+		ms, more, err := m.ListObjects(ctx, bucket, prefix, after, min(maxKeys-count+1, batch))
 		if err != nil {
 			return p, err
 		}
@@ -185,7 +185,7 @@ func (h *Handler) listObjects(q *request, v2 bool) error {
 	}
 	out.Contents = make([]listEntry, 0, len(p.objects))
 	for _, m := range p.objects {
-		out.Contents = append(out.Contents, listEntry{Key: encode(m.Key), LastModified: isoTime(m.Created), ETag: etag(m), Size: m.ContentSize(), StorageClass: h.storageClass(m), Owner: own})
+		out.Contents = append(out.Contents, listEntry{Key: encode(m.Key), LastModified: isoTime(m.Created), ETag: `"` + m.ETag + `"`, Size: m.Size, StorageClass: h.storageClass(m.Policy), Owner: own})
 	}
 	for _, cp := range p.prefixes {
 		out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: encode(cp)})

@@ -210,14 +210,14 @@ func keysOf(os []types.Object) []string {
 	return ks
 }
 
-// countingMeta counts the manifests listings read.
+// countingMeta counts the listing records listings read.
 type countingMeta struct {
 	Meta
 	read int
 }
 
-func (c *countingMeta) ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error) {
-	ms, more, err := c.Meta.ListManifests(ctx, bucket, prefix, startAfter, limit)
+func (c *countingMeta) ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]cairn.ObjectInfo, bool, error) {
+	ms, more, err := c.Meta.ListObjects(ctx, bucket, prefix, startAfter, limit)
 	c.read += len(ms)
 	return ms, more, err
 }

@@ -237,7 +237,7 @@ func (h *Handler) listParts(q *request, id string) error {
 		return h.uploadErr(q, err)
 	}
 	out := listPartsResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id, PartNumberMarker: marker, MaxParts: maxParts,
-		StorageClass: h.storageClass(&cairn.Manifest{Policy: u.Policy})}
+		StorageClass: h.storageClass(u.Policy)}
 	for _, p := range parts {
 		if p.Number <= marker {
 			continue
@@ -313,7 +313,7 @@ func (h *Handler) listUploads(q *request) error {
 			break
 		}
 		out.Uploads = append(out.Uploads, uploadEntry{Key: u.Key, UploadID: u.ID, Initiated: isoTime(u.Created),
-			StorageClass: h.storageClass(&cairn.Manifest{Policy: u.Policy})})
+			StorageClass: h.storageClass(u.Policy)})
 		out.NextKeyMarker, out.NextUploadIDMarker = u.Key, u.ID
 	}
 	if !out.IsTruncated {

@@ -142,9 +142,9 @@ func (h *Handler) objectPolicy(hd http.Header) (string, error) {
 
 // storageClass is the class whose policy an object has (the first in
 // name order), else STANDARD.
-func (h *Handler) storageClass(m *cairn.Manifest) string {
+func (h *Handler) storageClass(policy string) string {
 	for _, class := range slices.Sorted(maps.Keys(h.cfg.StorageClasses)) {
-		if p := h.cfg.StorageClasses[class]; p != "" && p == m.Policy {
+		if p := h.cfg.StorageClasses[class]; p != "" && p == policy {
 			return class
 		}
 	}
@@ -411,7 +411,7 @@ func (h *Handler) getObject(q *request, head bool) error {
 		}
 		setObjectHeaders(q.w, m, q.r.URL.Query())
 		setSSEHeaders(q.w, m.Encryption, ck)
-		if class := h.storageClass(m); class != "STANDARD" { // S3 omits STANDARD
+		if class := h.storageClass(m.Policy); class != "STANDARD" { // S3 omits STANDARD
 			q.w.Header().Set("X-Amz-Storage-Class", class)
 		}
 		q.w.Header().Set("Content-Length", strconv.FormatInt(n, 10))

@@ -57,7 +57,7 @@ func (nopMeta) DeleteBucket(context.Context, string) error      { return cairn.E
 func (nopMeta) SetBucketEncryption(context.Context, string, string) error {
 	return cairn.ErrNotFound
 }
-func (nopMeta) ListManifests(context.Context, string, string, string, int) ([]*cairn.Manifest, bool, error) {
+func (nopMeta) ListObjects(context.Context, string, string, string, int) ([]cairn.ObjectInfo, bool, error) {
 	return nil, false, cairn.ErrNotFound
 }
 

@@ -14,6 +14,7 @@ import (
 	"cairn"
 	"cairn/director"
 	"cairn/internal/cmdline"
+	"cairn/meta"
 )
 
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -184,7 +185,7 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		st.Director = id
 	}
 	st.Repair = "nothing to repair"
-	ts, err := cl.meta.RepairTasks(ctx)
+	ts, err := meta.AllRepairTasks(ctx, cl.meta)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"cairn/codec/all"
 	"cairn/internal/cmdline"
 	"cairn/internal/units"
+	"cairn/meta"
 )
 
 // DefaultPolicy is the policy of buckets made without --policy.
@@ -223,12 +224,12 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		after := ""
 		for {
-			ms, more, err := cl.meta.ListManifests(ctx, bucket, prefix, after, 1000)
+			ms, more, err := cl.meta.ListObjects(ctx, bucket, prefix, after, meta.MaxPage)
 			if err != nil {
 				return fmt.Errorf("ls %s: %w", args[0], err)
 			}
 			for _, m := range ms {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.Created.Format(time.DateTime), m.ContentSize(), m.Policy, m.Key)
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", m.Created.Format(time.DateTime), m.Size, m.Policy, m.Key)
 				after = m.Key
 			}
 			if !more {

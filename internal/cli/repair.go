@@ -58,7 +58,7 @@ riskiest stripes are to data loss ("risk 0": one more lost shard loses data),
 and the tasks that failed with their last error (they are retried with a
 backoff). The director logs each repaired stripe.`)
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
-		ts, err := cl.meta.RepairTasks(ctx)
+		ts, err := meta.AllRepairTasks(ctx, cl.meta)
 		if err != nil {
 			return err
 		}
@@ -154,7 +154,7 @@ director would pick.
 
 Rates are sizes per second (e.g. 117MB, 1GiB).`)
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
-		ts, err := cl.meta.RepairTasks(ctx)
+		ts, err := meta.AllRepairTasks(ctx, cl.meta)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"cairn/client"
 	"cairn/director"
 	"cairn/internal/testcluster"
+	"cairn/meta"
 )
 
 // diskStates returns each disk's record as `cairn admin status --json`
@@ -229,7 +230,7 @@ func TestNodeReturnsAfterGrace(t *testing.T) {
 		return st[victimDisks[0]].State == cairn.DiskDown && st[victimDisks[1]].State == cairn.DiskDown
 	})
 	waitFor(t, 60*time.Second, "repair queued", func() bool {
-		ts, err := d.meta.RepairTasks(ctx)
+		ts, err := meta.AllRepairTasks(ctx, d.meta)
 		return err == nil && len(ts) > 0
 	})
 	if err := c.Nodes[victim].Restart(ctx); err != nil {
@@ -245,7 +246,7 @@ func TestNodeReturnsAfterGrace(t *testing.T) {
 		return true
 	})
 	waitFor(t, 60*time.Second, "the repair queue empty", func() bool {
-		ts, err := d.meta.RepairTasks(ctx)
+		ts, err := meta.AllRepairTasks(ctx, d.meta)
 		return err == nil && len(ts) == 0
 	})
 	stillThere := len(data) - repairedCount(t, d, data, victimID)

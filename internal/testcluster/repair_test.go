@@ -183,7 +183,7 @@ func testRepair(t *testing.T, scheme string) {
 		dead[cairn.NodeID(leader)] = true
 	}
 	waitFor(t, 3*time.Minute, "every stripe repaired", func() bool {
-		ts, err := d.meta.RepairTasks(ctx)
+		ts, err := meta.AllRepairTasks(ctx, d.meta)
 		return err == nil && len(ts) == 0 && unrepaired(t, d, data, dead) == 0
 	})
 	if scheme == "push-rep" {

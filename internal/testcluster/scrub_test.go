@@ -14,6 +14,7 @@ import (
 
 	"cairn"
 	"cairn/internal/testcluster"
+	"cairn/meta"
 )
 
 // shardPath is the file of shard i of stripe version on disk (a test
@@ -152,7 +153,7 @@ func TestBitrotScrubRepair(t *testing.T) {
 	}
 	// The director repairs each onto another disk.
 	waitFor(t, 2*time.Minute, "every damaged shard repaired", func() bool {
-		ts, err := d.meta.RepairTasks(ctx)
+		ts, err := meta.AllRepairTasks(ctx, d.meta)
 		if err != nil || len(ts) > 0 {
 			return false
 		}

@@ -55,9 +55,14 @@
 //   - A call that fails with an infrastructure error (a member died, ctx
 //     ended) may or may not have been applied. CommitManifest is idempotent
 //     per version, so retrying it is the way to find out.
-//   - etcd's request size limit (1.5 MiB by default) bounds one manifest;
-//     its database quota (2 GiB by default, EmbedConfig.QuotaBackendBytes)
-//     bounds the object count. History is compacted hourly by the embedded
+//   - etcd's request size limit (1.5 MiB by default, MaxRequestBytes for
+//     an embedded member) bounds one commit, so a manifest is at most
+//     meta.MaxManifestBytes; its database quota (2 GiB by default,
+//     EmbedConfig.QuotaBackendBytes) bounds the object count. A multipart
+//     object's parts are records of their own (mparts.go), and every
+//     object has a listing record beside its manifest (listing.go);
+//     every listing reads pages of at most meta.MaxPage keys
+//     (docs/design/meta.md, "Paging and limits"). History is compacted hourly by the embedded
 //     server; nothing defragments the database.
 //   - The minimum lease TTL is 1.5 election timeouts rounded up to whole
 //     seconds (2 s with the default 1 s election timeout): KeepAlive and
@@ -66,10 +71,11 @@
 //     request timeout (about 7 s by default); close stores first.
 //   - ListManifests with a limit < 1 reads all pages at one revision; a
 //     listing that outlives the compaction retention (1 h) fails.
-//   - A write moves one counter key per disk it touches; etcd's
-//     --max-txn-ops (128 by default; MaxTxnOps for an embedded member)
-//     bounds the disks a multipart object's parts may cover.
+//   - A write moves one counter key per disk it touches, and a multipart
+//     commit puts one record per part; etcd's --max-txn-ops (128 by
+//     default; MaxTxnOps for an embedded member) bounds both.
 //   - Open upgrades a store of key layout 1 by counting every manifest and
-//     part once; writes by layout-1 processes meanwhile are missed, so
-//     every process is upgraded at once.
+//     part once, and one of layout 2 by writing every object's listing
+//     record; writes by processes of the old layout meanwhile are missed,
+//     so every process is upgraded at once.
 package etcdmeta

@@ -113,10 +113,11 @@ const MaxRequestBytes = 16 << 20
 
 // MaxTxnOps is the most operations (compares, or operations of a branch)
 // a Txn of an embedded member may hold: a write moves one usage counter
-// per disk it touches (usage.go), and a multipart object's parts may
-// cover hundreds of disks (external clusters need --max-txn-ops at least
-// this for those; etcd's default is 128).
-const MaxTxnOps = 4096
+// per disk it touches (usage.go), a multipart object's parts may cover
+// hundreds of disks, and its commit puts one record per part (up to
+// cairn.MaxParts; mparts.go). External clusters need --max-txn-ops at
+// least this for objects of many parts; etcd's default is 128.
+const MaxTxnOps = 16384
 
 // Server is a running embedded etcd member.
 type Server struct {

@@ -131,8 +131,10 @@ func TestUpgradeLayout1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := cli.Delete(ctx, "/up/usage/", clientv3.WithPrefix()); err != nil {
-		t.Fatal(err)
+	for _, p := range []string{"/up/usage/", "/up/list/"} {
+		if _, err := cli.Delete(ctx, p, clientv3.WithPrefix()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := cli.Put(ctx, "/up/layout", "1"); err != nil {
 		t.Fatal(err)
@@ -142,8 +144,14 @@ func TestUpgradeLayout1(t *testing.T) {
 	s = open(t, srv.Endpoints(), "/up/")
 	defer s.Close()
 	cli = s.Client()
-	if resp, err := cli.Get(ctx, "/up/layout"); err != nil || string(resp.Kvs[0].Value) != "2" {
+	if resp, err := cli.Get(ctx, "/up/layout"); err != nil || string(resp.Kvs[0].Value) != "3" {
 		t.Fatalf("layout after the upgrade: %v %v", resp, err)
+	}
+	if os, more, err := s.ListObjects(ctx, "old", "", "k1199", 10); err != nil || len(os) != 0 || more {
+		t.Fatalf("listing records after the upgrade: %v %v %v", os, more, err)
+	}
+	if os, _, err := s.ListObjects(ctx, "old", "", "k1189", 10); err != nil || len(os) != 10 || os[9].Key != "k1199" || os[9].Size != 1199 {
+		t.Fatalf("listing records after the upgrade: %v %v", os, err)
 	}
 	u, err := s.Usage(ctx)
 	if err != nil {
@@ -163,7 +171,117 @@ func TestUpgradeLayout1(t *testing.T) {
 	if bt, err := s.BucketUsage(ctx, "old"); err != nil || bt.Objects != 1199 || bt.Logical != want.Logical-1 {
 		t.Fatalf("after a delete: %+v, %v", bt, err)
 	}
-	open(t, srv.Endpoints(), "/up/").Close() // layout 2 now: nothing to do
+	open(t, srv.Endpoints(), "/up/").Close() // layout 3 now: nothing to do
+}
+
+// TestUpgradeLayout2: a store of key layout 2 (manifests without listing
+// records) is upgraded by the first Open: every object gets its listing
+// record — more objects than a page of keys and than a batch, and
+// multipart manifests of 1000 parts — and everything lists and reads as
+// before.
+func TestUpgradeLayout2(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	ctx := t.Context()
+	s := open(t, srv.Endpoints(), "/up2/")
+	for _, b := range []string{"one", "two"} {
+		if err := s.CreateBucket(ctx, cairn.Bucket{Name: b, Policy: "rep-1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var objs []*cairn.Manifest
+	for i := range 1100 {
+		objs = append(objs, &cairn.Manifest{Bucket: "one", Key: fmt.Sprintf("k%04d", i), Version: fmt.Sprintf("v%d", i), Size: int64(i),
+			ETag: fmt.Sprintf("e%d", i), Policy: "rep-1", Layout: oneCopy})
+	}
+	for i := range 3 {
+		m := &cairn.Manifest{Bucket: "two", Key: fmt.Sprintf("mp%d", i), Version: fmt.Sprintf("mv%d", i), Policy: "rep-1"}
+		for n := 1; n <= 1000; n++ {
+			m.Parts = append(m.Parts, cairn.Part{Number: n, Version: fmt.Sprintf("p%d-%d", i, n), Size: 8, ETag: "x", Layout: oneCopy})
+			m.Size += 8
+		}
+		objs = append(objs, m)
+	}
+	for _, m := range objs {
+		if err := s.CommitManifest(ctx, m, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 70 { // more than a batch of the index
+		task := cairn.RepairTask{ID: cairn.RepairTaskID("one", fmt.Sprint(i), "v", 0), Bucket: "one", Key: fmt.Sprint(i), Version: "v",
+			Policy: "rep-1", Lost: []int{0}, Risk: i % 3}
+		if err := s.PutRepairTask(ctx, task); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What a build of layout 2 leaves: manifests without listing records,
+	// a repair queue without its index.
+	cli := s.Client()
+	for _, p := range []string{"/up2/list/", "/up2/repairq/"} {
+		if _, err := cli.Delete(ctx, p, clientv3.WithPrefix()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cli.Put(ctx, "/up2/layout", "2"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s = open(t, srv.Endpoints(), "/up2/")
+	defer s.Close()
+	if resp, err := s.Client().Get(ctx, "/up2/layout"); err != nil || string(resp.Kvs[0].Value) != "3" {
+		t.Fatalf("layout after the upgrade: %v %v", resp, err)
+	}
+	var got []cairn.ObjectInfo
+	for _, b := range []string{"one", "two"} {
+		after := ""
+		for {
+			os, more, err := s.ListObjects(ctx, b, "", after, 500)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, os...)
+			if !more {
+				break
+			}
+			after = os[len(os)-1].Key
+		}
+	}
+	if len(got) != len(objs) {
+		t.Fatalf("listed %d objects after the upgrade, want %d", len(got), len(objs))
+	}
+	for i, o := range got {
+		if w := objs[i].Info(); o.Key != w.Key || o.Version != w.Version || o.Size != w.Size || o.ETag != w.ETag || o.Parts != w.Parts {
+			t.Fatalf("listing record %d = %+v, want %+v", i, o, w)
+		}
+	}
+	if ts, more, err := s.RepairQueuePage(ctx, nil, 100); err != nil || len(ts) != 70 || more || ts[0].Risk != 0 || ts[69].Risk != 2 {
+		t.Fatalf("the repair queue after the upgrade: %d tasks, %v", len(ts), err)
+	}
+	ms, _, err := s.ListManifests(ctx, "two", "", "", 0)
+	if err != nil || len(ms) != 3 || len(ms[2].Parts) != 1000 {
+		t.Fatalf("manifests after the upgrade: %d, %v", len(ms), err)
+	}
+	if m, err := s.Manifest(ctx, "one", "k0042"); err != nil || m.Size != 42 {
+		t.Fatalf("Manifest after the upgrade: %v %v", m, err)
+	}
+	// A layout-2 record keeps its parts inline until written: reading one
+	// part works, and updating it splits the record.
+	one, err := s.ManifestPart(ctx, "two", "mp1", 500)
+	if err != nil || len(one.Parts) != 1 || one.Parts[0].Number != 500 {
+		t.Fatalf("ManifestPart of an inline record: %v", err)
+	}
+	moved := one.Parts[0]
+	moved.Shards = []cairn.ShardLoc{{Disk: "node7/disk7", Size: 8}}
+	if err := s.UpdatePart(ctx, "two", "mp1", one.Version, moved, one.Parts[0]); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := s.Client().Get(ctx, "/up2/mparts/two/"+one.Version+"/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || resp.Count != 1000 {
+		t.Fatalf("part records after updating an inline record: %v %v", resp, err)
+	}
+	if m, err := s.Manifest(ctx, "two", "mp1"); err != nil || len(m.Parts) != 1000 || m.Parts[499].Shards[0].Disk != "node7/disk7" {
+		t.Fatalf("Manifest after UpdatePart of an inline record: %v", err)
+	}
+	open(t, srv.Endpoints(), "/up2/").Close() // layout 3 now: nothing to do
 }
 
 // TestSessionLoss: when a leader's session lease is lost (here revoked
@@ -521,5 +639,62 @@ func TestManifestWithTenThousandParts(t *testing.T) {
 	}
 	if len(got.Parts) != cairn.MaxParts || got.Parts[9999].Shards[5].CRC != m.Parts[9999].Shards[5].CRC {
 		t.Fatalf("read back %d parts", len(got.Parts))
+	}
+}
+
+// TestMaxParts: an object of cairn.MaxParts parts of rs-6-3 (nine shards
+// each, ~6 MB of records) commits in one Txn of the embedded member,
+// reads back whole and by part, has a part updated alone, lists in a page
+// of its own, and goes with its parts when deleted.
+func TestMaxParts(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	ctx := t.Context()
+	s := open(t, srv.Endpoints(), "/maxparts/")
+	defer s.Close()
+	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "big", Policy: "rs-6-3"}); err != nil {
+		t.Fatal(err)
+	}
+	m := &cairn.Manifest{Bucket: "big", Key: "huge", Version: fmt.Sprintf("%032x", 1), Policy: "rs-6-3", ETag: "e-10000"}
+	for n := 1; n <= cairn.MaxParts; n++ {
+		p := cairn.Part{Number: n, Version: fmt.Sprintf("%032x", 1<<32+n), Size: 6 << 20, ETag: fmt.Sprintf("%032x", n),
+			Layout: cairn.Layout{BlockSize: 1 << 20, PG: n % 512}}
+		for i := range 9 {
+			p.Shards = append(p.Shards, cairn.ShardLoc{Disk: cairn.DiskID(fmt.Sprintf("node%02d/disk%d", 1+(n+i)%24, 1+n%4)), Size: 1 << 20, CRC: uint32(n*9 + i)})
+		}
+		m.Parts = append(m.Parts, p)
+		m.Size += p.Size
+	}
+	if err := s.CommitManifest(ctx, m, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitManifest(ctx, &cairn.Manifest{Bucket: "big", Key: "small", Version: fmt.Sprintf("%032x", 2), Policy: "rep-1", Size: 8, Layout: oneCopy}, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Manifest(ctx, "big", "huge")
+	if err != nil || len(got.Parts) != cairn.MaxParts || got.Parts[9999].Shards[8] != m.Parts[9999].Shards[8] {
+		t.Fatalf("Manifest: %v", err)
+	}
+	one, err := s.ManifestPart(ctx, "big", "huge", cairn.MaxParts)
+	if err != nil || len(one.Parts) != 1 || one.Parts[0].Number != cairn.MaxParts {
+		t.Fatalf("ManifestPart: %v", err)
+	}
+	moved := one.Parts[0]
+	moved.Shards = append([]cairn.ShardLoc(nil), moved.Shards...)
+	moved.Shards[0].Disk = "node99/disk9"
+	if err := s.UpdatePart(ctx, "big", "huge", m.Version, moved, one.Parts[0]); err != nil {
+		t.Fatal(err)
+	}
+	ms, more, err := s.ListManifests(ctx, "big", "", "", 1000)
+	if err != nil || len(ms) != 1 || !more || ms[0].Parts[9999].Shards[0].Disk != "node99/disk9" {
+		t.Fatalf("ListManifests: %d manifests, more %v, %v (the 6 MB manifest fills a page)", len(ms), more, err)
+	}
+	if os, _, err := s.ListObjects(ctx, "big", "", "", 10); err != nil || len(os) != 2 || os[0].Parts != cairn.MaxParts {
+		t.Fatalf("ListObjects: %+v %v", os, err)
+	}
+	if _, err := s.DeleteManifest(ctx, "big", "huge", ""); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := s.Client().Get(ctx, "/maxparts/mparts/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || resp.Count != 0 {
+		t.Fatalf("part records after the delete: %v %v", resp, err)
 	}
 }

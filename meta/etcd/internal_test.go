@@ -93,7 +93,7 @@ func TestVersionCompare(t *testing.T) {
 				t.Errorf("record of %q within bounds of %q: %v", stored, v, in)
 			}
 		}
-		m, err := decodeManifest("b", "k", []byte(rec))
+		m, _, err := decodeHead("b", "k", []byte(rec))
 		if err != nil || m.Version != stored {
 			t.Errorf("decode %q: %v %v", rec, m, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cairn"
+	"cairn/meta"
 )
 
 // DefaultPrefix is where a Store keeps its keys unless Options.Prefix says
@@ -15,17 +16,24 @@ import (
 const DefaultPrefix = "/cairn/"
 
 // layoutVersion is stored at <prefix>layout; Open upgrades "1" (a store
-// without usage counters) and refuses other values.
-const layoutVersion = "2"
+// without usage counters) and "2" (without listing records) and refuses
+// other values.
+const layoutVersion = "3"
 
 // keys builds the etcd keys of one store. The layout (docs/design/meta.md):
 //
-//	<p>layout                      "2"
+//	<p>layout                      "3"
 //	<p>nodes/<node id>             cairn.Node (JSON)
 //	<p>disks/<disk id>             cairn.Disk (JSON)
 //	<p>pgs/<width>                 cairn.PGTable (JSON), width in decimal
 //	<p>buckets/<bucket>            cairn.Bucket (JSON)
-//	<p>objects/<bucket>/<key>      manifestRecord (JSON); key raw bytes
+//	<p>objects/<bucket>/<key>      manifestRecord (JSON); key raw bytes; a
+//	                               multipart object's without its parts
+//	                               (headRecord, mparts.go)
+//	<p>mparts/<bucket>/<v>/<n>     cairn.Part (JSON): part n of the multipart
+//	                               object version v (mparts.go)
+//	<p>list/<bucket>/<key>         listRecord (JSON): the object's listing
+//	                               record, written with its manifest
 //	<p>uploads/<bucket>/<id>       cairn.Upload (JSON); id is hex
 //	<p>parts/<bucket>/<id>/<n>     cairn.Part (JSON); n is the part number
 //	                               in 5 decimal digits (key order = number order)
@@ -121,21 +129,11 @@ func encodeManifest(m *cairn.Manifest) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encoding manifest of %s/%s: %w", m.Bucket, m.Key, err)
 	}
-	return recordHead(m.Version) + `"manifest":` + string(b) + `}`, nil
-}
-
-// decodeManifest parses a record stored under the key of (bucket, key) and
-// checks that it describes that object.
-func decodeManifest(bucket, key string, v []byte) (*cairn.Manifest, error) {
-	var r manifestRecord
-	if err := json.Unmarshal(v, &r); err != nil {
-		return nil, fmt.Errorf("decoding manifest of %s/%s: %w", bucket, key, err)
+	v := recordHead(m.Version) + `"manifest":` + string(b) + `}`
+	if err := meta.CheckManifestBytes(m, len(v)); err != nil {
+		return "", err
 	}
-	m := r.Manifest
-	if m == nil || m.Bucket != bucket || m.Key != key || m.Version != r.Version {
-		return nil, fmt.Errorf("decoding manifest of %s/%s: record does not describe this object version", bucket, key)
-	}
-	return m, nil
+	return v, nil
 }
 
 // storedVersion returns the version of a stored record without decoding

@@ -6,16 +6,15 @@ import (
 	"fmt"
 	"strings"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"cairn"
 	"cairn/meta"
 )
 
-// UpdateManifest implements meta.Store: the stored record must equal the
-// encoding of prev byte for byte; the record is replaced, and the usage
-// counters moved, in one Txn that compares it with what was read
-// (counted).
+// UpdateManifest implements meta.Store: the stored manifest (its head
+// and split parts, read at one revision) must encode as prev does; the
+// records are replaced, and the usage counters moved, in one Txn that
+// compares the head with what was read (counted; every write of a part
+// record rewrites the head, so the parts are as read too).
 func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error {
 	if err := meta.CheckUpdate(m, prev); err != nil {
 		return err
@@ -27,11 +26,15 @@ func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 	if strings.Contains(m.Bucket, "/") {
 		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	v, err := encodeManifest(m)
+	e, err := encodeObject(m)
 	if err != nil {
 		return err
 	}
-	pv, err := encodeManifest(prev)
+	mj, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	pj, err := json.Marshal(prev)
 	if err != nil {
 		return err
 	}
@@ -40,62 +43,26 @@ func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 	d.Object(m, 1)
 	d.Object(prev, -1)
 	return s.counted(ctx, op, m.Version, []string{ok}, nil, d, func(r reads) planned {
-		cur := r.kv[ok]
-		switch {
-		case cur == nil:
+		rec := r.kv[ok]
+		if rec == nil {
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
-		case string(cur.Value) == v:
-			return planned{done: true} // this very update is stored: a retried update
-		case string(cur.Value) != pv:
-			return planned{done: true, err: fmt.Errorf("%s: %w (the manifest changed: version %s)", op, cairn.ErrConflict, storedVersion(cur.Value))}
 		}
-		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpPut(ok, v)}, delta: d},
+		cur, err := s.loadManifest(ctx, m.Bucket, m.Key, rec, r.rev)
+		if err != nil {
+			return planned{done: true, err: s.wrap(op, err)}
+		}
+		cj, err := json.Marshal(cur)
+		switch {
+		case err != nil:
+			return planned{done: true, err: err}
+		case string(cj) == string(mj):
+			return planned{done: true} // this very update is stored: a retried update
+		case string(cj) != string(pj):
+			return planned{done: true, err: fmt.Errorf("%s: %w (the manifest changed: version %s)", op, cairn.ErrConflict, cur.Version)}
+		}
+		return s.withDiscard(planned{ops: s.replaceObject(m, e, cur), delta: d},
 			cairn.CleanupRepair, m.Bucket, m.Key, cairn.Superseded(prev, m))
 	})
-}
-
-// PutRepairTask implements meta.Store.
-func (s *Store) PutRepairTask(ctx context.Context, t cairn.RepairTask) error {
-	if err := meta.CheckRepairTask(t); err != nil {
-		return err
-	}
-	if err := s.live(); err != nil {
-		return err
-	}
-	v, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("put repair task %s: %w", t.ID, err)
-	}
-	if _, err := s.cli.Put(ctx, s.k.repair(t.ID), string(v)); err != nil {
-		return s.wrap("put repair task "+t.ID, err)
-	}
-	return nil
-}
-
-// RepairTasks implements meta.Store.
-func (s *Store) RepairTasks(ctx context.Context) ([]cairn.RepairTask, error) {
-	ts, err := list[cairn.RepairTask](ctx, s, "repair tasks", s.k.repairs())
-	meta.SortRepairTasks(ts)
-	return ts, err
-}
-
-// DeleteRepairTask implements meta.Store.
-func (s *Store) DeleteRepairTask(ctx context.Context, id string) error {
-	if err := s.live(); err != nil {
-		return err
-	}
-	op := "delete repair task " + id
-	if id == "" || strings.Contains(id, "/") {
-		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	resp, err := s.cli.Delete(ctx, s.k.repair(id))
-	if err != nil {
-		return s.wrap(op, err)
-	}
-	if resp.Deleted == 0 {
-		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	return nil
 }
 
 // PutRepairProgress implements meta.Store.

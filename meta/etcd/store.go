@@ -136,11 +136,13 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 }
 
 // checkLayout writes the layout version if the prefix is new, or checks it.
+// An upgrade runs under ctx alone (each of its calls under the call
+// deadline): it reads every object.
 func (s *Store) checkLayout(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	k := s.k.layout()
-	resp, err := s.cli.Txn(ctx).
+	resp, err := s.cli.Txn(tctx).
 		If(clientv3.Compare(clientv3.CreateRevision(k), "=", 0)).
 		Then(clientv3.OpPut(k, layoutVersion)).
 		Else(clientv3.OpGet(k)).
@@ -152,7 +154,12 @@ func (s *Store) checkLayout(ctx context.Context, timeout time.Duration) error {
 		switch v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v {
 		case layoutVersion:
 		case "1":
-			return s.upgradeLayout1(ctx)
+			if err := s.upgradeLayout1(ctx); err != nil {
+				return err
+			}
+			return s.upgradeLayout2(ctx)
+		case "2":
+			return s.upgradeLayout2(ctx)
 		default:
 			return fmt.Errorf("key layout %q under %q, this build understands %q", v, s.k.p, layoutVersion)
 		}
@@ -342,24 +349,57 @@ func (s *Store) update(ctx context.Context, op, key string, f func(old []byte) (
 	}
 }
 
-// list decodes every JSON value under prefix, in key order.
+// list decodes every JSON value under prefix, in key order, reading
+// pages of meta.MaxPage keys at the first page's revision (one snapshot,
+// and no reply grows with the number of keys).
 func list[T any](ctx context.Context, s *Store, what, prefix string) ([]T, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
-	resp, err := s.cli.Get(ctx, prefix, clientv3.WithPrefix())
-	if err != nil {
-		return nil, s.wrap("list "+what, err)
-	}
-	out := make([]T, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
+	var out []T
+	var bad error
+	err := s.pages(ctx, prefix, clientv3.GetPrefixRangeEnd(prefix), 0, func(kv *mvccpb.KeyValue) bool {
 		var v T
 		if err := json.Unmarshal(kv.Value, &v); err != nil {
-			return nil, fmt.Errorf("list %s: decoding %q: %w", what, kv.Key, err)
+			bad = fmt.Errorf("list %s: decoding %q: %w", what, kv.Key, err)
+			return false
 		}
 		out = append(out, v)
+		return true
+	})
+	switch {
+	case err != nil:
+		return nil, s.wrap("list "+what, err)
+	case bad != nil:
+		return nil, bad
 	}
 	return out, nil
+}
+
+// pages calls f for every key in [from, end), in key order, until it
+// returns false, reading pages of meta.MaxPage keys at revision rev (0:
+// the first page's). It returns etcd's errors.
+func (s *Store) pages(ctx context.Context, from, end string, rev int64, f func(*mvccpb.KeyValue) bool) error {
+	for {
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(meta.MaxPage)}
+		if rev > 0 {
+			opts = append(opts, clientv3.WithRev(rev))
+		}
+		resp, err := s.cli.Get(ctx, from, opts...)
+		if err != nil {
+			return err
+		}
+		rev = resp.Header.Revision
+		for _, kv := range resp.Kvs {
+			if !f(kv) {
+				return nil
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return nil
+		}
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
 }
 
 // ---- placement groups ----
@@ -586,7 +626,7 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 	if strings.Contains(m.Bucket, "/") {
 		return fmt.Errorf("%s: bucket: %w", op, cairn.ErrNotFound)
 	}
-	v, err := encodeManifest(m)
+	v, err := encodeObject(m)
 	if err != nil {
 		return err
 	}
@@ -594,25 +634,26 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 	guess := meta.NewDelta()
 	guess.Object(m, 1) // a new object's counters; an overwrite's also the old version's
 	return s.counted(ctx, op, m.Version, []string{bk, ok}, nil, guess, func(r reads) planned {
-		old, done, err := replaced(op, m, prevVersion, r.kv[bk] != nil, r.kv[ok])
+		old, done, err := s.replaced(ctx, op, m, prevVersion, r.kv[bk] != nil, r.kv[ok], r.rev)
 		if done || err != nil {
 			return planned{done: true, err: err}
 		}
 		d := meta.NewDelta()
 		d.Object(m, 1)
 		d.Object(old, -1)
-		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpPut(ok, v)}, delta: d},
+		return s.withDiscard(planned{ops: s.replaceObject(m, v, old), delta: d},
 			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
 	})
 }
 
 // replaced decides a commit of m over prevVersion ("": none) from what
 // was read: whether the bucket exists and the object's record (nil:
-// none). It returns the manifest the commit replaces (nil: none); or done
+// none), read at revision rev. It returns the manifest the commit
+// replaces (nil: none), its split parts read at rev; or done
 // if m itself is already committed (a retried commit: success without a
 // write); or the error the commit fails with: ErrNotFound without the
 // bucket, ErrConflict unless the stored version is prevVersion.
-func replaced(op string, m *cairn.Manifest, prevVersion string, bucket bool, rec *mvccpb.KeyValue) (old *cairn.Manifest, done bool, err error) {
+func (s *Store) replaced(ctx context.Context, op string, m *cairn.Manifest, prevVersion string, bucket bool, rec *mvccpb.KeyValue, rev int64) (old *cairn.Manifest, done bool, err error) {
 	switch {
 	case !bucket:
 		return nil, true, fmt.Errorf("%s: bucket: %w", op, cairn.ErrNotFound)
@@ -627,9 +668,9 @@ func replaced(op string, m *cairn.Manifest, prevVersion string, bucket bool, rec
 	case sv != prevVersion:
 		return nil, true, fmt.Errorf("%s over version %q: %w (current version %s)", op, prevVersion, cairn.ErrConflict, sv)
 	}
-	old, err = decodeManifest(m.Bucket, m.Key, rec.Value)
+	old, err = s.loadManifest(ctx, m.Bucket, m.Key, rec, rev)
 	if err != nil {
-		return nil, true, fmt.Errorf("%s: %w", op, err)
+		return nil, true, s.wrap(op, err)
 	}
 	return old, false, nil
 }
@@ -650,7 +691,11 @@ func (s *Store) Manifest(ctx context.Context, bucket, key string) (*cairn.Manife
 	if len(resp.Kvs) == 0 {
 		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	return decodeManifest(bucket, key, resp.Kvs[0].Value)
+	m, err := s.loadManifest(ctx, bucket, key, resp.Kvs[0], resp.Header.Revision)
+	if err != nil {
+		return nil, s.wrap(op, err)
+	}
+	return m, nil
 }
 
 // DeleteManifest implements meta.Store: one Txn comparing the stored
@@ -674,85 +719,20 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 		if sv := storedVersion(rec.Value); version != "" && sv != version {
 			return planned{done: true, err: fmt.Errorf("%s version %s: %w (current version %s)", op, version, cairn.ErrConflict, sv)}
 		}
-		m, err := decodeManifest(bucket, key, rec.Value)
+		m, err := s.loadManifest(ctx, bucket, key, rec, r.rev)
 		if err != nil {
-			return planned{done: true, err: err}
+			return planned{done: true, err: s.wrap(op, err)}
 		}
 		deleted = m
 		d := meta.NewDelta()
 		d.Object(m, -1)
-		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpDelete(ok)}, delta: d},
+		return s.withDiscard(planned{ops: s.deleteObject(m), delta: d},
 			cairn.CleanupDelete, bucket, key, m.Files())
 	})
 	if err != nil {
 		return nil, err
 	}
 	return deleted, nil
-}
-
-// listPage is the page size of an unlimited ListManifests.
-const listPage = 1000
-
-// ListManifests implements meta.Store. The first page is read in one Txn
-// with the bucket check; an unlimited listing reads further pages at the
-// first page's revision, so it is one consistent snapshot.
-func (s *Store) ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error) {
-	op := "list bucket " + bucket
-	if err := s.live(); err != nil {
-		return nil, false, err
-	}
-	if strings.Contains(bucket, "/") {
-		return nil, false, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	base := s.k.objects(bucket)
-	from := base + prefix
-	if startAfter >= prefix {
-		from = base + startAfter + "\x00" // the smallest key after startAfter
-	}
-	end := clientv3.GetPrefixRangeEnd(base + prefix)
-	page := int64(limit)
-	if limit < 1 {
-		page = listPage
-	}
-	var then []clientv3.Op
-	if from < end {
-		then = append(then, clientv3.OpGet(from, clientv3.WithRange(end), clientv3.WithLimit(page)))
-	}
-	resp, err := s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(s.k.bucket(bucket)), ">", 0)).
-		Then(then...).
-		Commit()
-	if err != nil {
-		return nil, false, s.wrap(op, err)
-	}
-	if !resp.Succeeded {
-		return nil, false, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	if len(then) == 0 {
-		return nil, false, nil
-	}
-	rr := resp.Responses[0].GetResponseRange()
-	kvs, more := rr.Kvs, rr.More
-	var out []*cairn.Manifest
-	for {
-		for _, kv := range kvs {
-			m, err := decodeManifest(bucket, strings.TrimPrefix(string(kv.Key), base), kv.Value)
-			if err != nil {
-				return nil, false, fmt.Errorf("%s: %w", op, err)
-			}
-			out = append(out, m)
-		}
-		if limit > 0 || !more {
-			return out, more, nil
-		}
-		next := string(kvs[len(kvs)-1].Key) + "\x00"
-		gr, err := s.cli.Get(ctx, next, clientv3.WithRange(end), clientv3.WithLimit(page),
-			clientv3.WithRev(resp.Header.Revision))
-		if err != nil {
-			return nil, false, s.wrap(op, err)
-		}
-		kvs, more = gr.Kvs, gr.More
-	}
 }
 
 // ttlSeconds rounds d up to whole seconds, at least 1.

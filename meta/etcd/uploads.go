@@ -155,18 +155,26 @@ func (s *Store) Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int
 	if badName(bucket, id) {
 		return nil, 0, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	resp, err := s.cli.Txn(ctx).
-		Then(clientv3.OpGet(s.k.upload(bucket, id)), clientv3.OpGet(s.k.parts(bucket, id), clientv3.WithPrefix())).
-		Commit()
+	resp, err := s.cli.Get(ctx, s.k.upload(bucket, id))
 	if err != nil {
 		return nil, 0, s.wrap(op, err)
 	}
-	rec := resp.Responses[0].GetResponseRange().Kvs
-	if len(rec) == 0 {
+	if len(resp.Kvs) == 0 {
 		return nil, 0, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	ps, err := decodeParts(op, resp.Responses[1].GetResponseRange().Kvs)
-	return ps, rec[0].ModRevision, err
+	// The parts, a page at a time at the record's revision: up to
+	// cairn.MaxParts of them.
+	var kvs []*mvccpb.KeyValue
+	pp := s.k.parts(bucket, id)
+	err = s.pages(ctx, pp, clientv3.GetPrefixRangeEnd(pp), resp.Header.Revision, func(kv *mvccpb.KeyValue) bool {
+		kvs = append(kvs, kv)
+		return true
+	})
+	if err != nil {
+		return nil, 0, s.wrap(op, err)
+	}
+	ps, err := decodeParts(op, kvs)
+	return ps, resp.Kvs[0].ModRevision, err
 }
 
 // DeleteUpload implements meta.Store: it reads the upload record and its
@@ -219,7 +227,7 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 	if badName(m.Bucket, id) {
 		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	v, err := encodeManifest(m)
+	v, err := encodeObject(m)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +243,7 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		case r.kv[uk].ModRevision != stamp:
 			return planned{done: true, err: conflict}
 		}
-		old, done, err := replaced(op, m, prevVersion, true, r.kv[ok])
+		old, done, err := s.replaced(ctx, op, m, prevVersion, true, r.kv[ok], r.rev)
 		if done || err != nil {
 			return planned{done: true, err: conflict}
 		}
@@ -246,7 +254,7 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		d.Object(m, 1)
 		d.Object(old, -1)
 		d.Parts(parts, -1)
-		pl := s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpPut(ok, v), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())}, delta: d},
+		pl := s.withDiscard(planned{ops: append(s.replaceObject(m, v, old), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())), delta: d},
 			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
 		return s.withDiscard(pl, cairn.CleanupUnchosen, m.Bucket, m.Key, meta.Unchosen(parts, m))
 	})

@@ -119,6 +119,7 @@ func (s *Store) counterOps(d *meta.Delta, shard int) []*counterOp {
 // reads are the current values of a counted write's watched keys and
 // prefixes, read at one revision.
 type reads struct {
+	rev    int64                         // the revision read at
 	kv     map[string]*mvccpb.KeyValue   // watched keys that exist
 	prefix map[string][]*mvccpb.KeyValue // by prefix
 }
@@ -163,7 +164,7 @@ func (s *Store) counted(ctx context.Context, op, seed string, watch, prefixes []
 		if err != nil {
 			return s.wrap(op, err)
 		}
-		r := reads{kv: map[string]*mvccpb.KeyValue{}, prefix: map[string][]*mvccpb.KeyValue{}}
+		r := reads{rev: resp.Header.Revision, kv: map[string]*mvccpb.KeyValue{}, prefix: map[string][]*mvccpb.KeyValue{}}
 		for i, k := range watch {
 			if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
 				r.kv[k] = kvs[0]
@@ -407,8 +408,8 @@ func (s *Store) countAll(ctx context.Context) (cairn.Usage, int64, error) {
 	return u, rev, nil
 }
 
-// upgradeLayout1 brings a store of layout 1 (no usage counters) to this
-// layout: it counts every manifest and part and stores the counts as the
+// upgradeLayout1 brings a store of layout 1 (no usage counters) to
+// layout 2 (upgradeLayout2 follows): it counts every manifest and part and stores the counts as the
 // usage base together with the new layout version, unless another
 // process upgraded the store meanwhile. Writes by processes still running
 // a build of layout 1 while it counts are not counted: upgrade every
@@ -425,19 +426,19 @@ func (s *Store) upgradeLayout1(ctx context.Context) error {
 	k := s.k.layout()
 	resp, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.Value(k), "=", "1")).
-		Then(clientv3.OpPut(s.k.usageBase(), string(b)), clientv3.OpPut(k, layoutVersion)).
+		Then(clientv3.OpPut(s.k.usageBase(), string(b)), clientv3.OpPut(k, "2")).
 		Else(clientv3.OpGet(k)).
 		Commit()
 	if err != nil {
 		return err
 	}
 	if !resp.Succeeded {
-		if v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v != layoutVersion {
+		if v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v != "2" && v != layoutVersion {
 			return fmt.Errorf("key layout %q under %q, this build understands %q", v, s.k.p, layoutVersion)
 		}
-		return nil // another process upgraded it
+		return nil // another process upgraded it (and upgradeLayout2 finds it done, or does it)
 	}
-	s.log.Info("upgraded the metadata key layout from 1 to "+layoutVersion+": usage counted", "revision", rev,
+	s.log.Info("upgraded the metadata key layout from 1 to 2: usage counted", "revision", rev,
 		"buckets", len(base.Buckets), "disks", len(base.Disks))
 	return nil
 }

@@ -2,6 +2,7 @@ package mem
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -404,26 +405,70 @@ func (s *Store) ListManifests(ctx context.Context, bucketName, prefix, startAfte
 	if err != nil {
 		return nil, false, fmt.Errorf("list %w", err)
 	}
-	from := prefix
-	if startAfter >= prefix {
-		from = startAfter + "\x00" // the smallest string greater than startAfter
-	}
 	var (
-		out  []*cairn.Manifest
-		more bool
+		out   []*cairn.Manifest
+		more  bool
+		bytes int
 	)
-	b.objects.AscendGreaterOrEqual(&cairn.Manifest{Key: from}, func(m *cairn.Manifest) bool {
-		if !strings.HasPrefix(m.Key, prefix) {
-			return false
+	s.ascendLocked(b, prefix, startAfter, func(m *cairn.Manifest) bool {
+		if limit < 1 {
+			out = append(out, cloneManifest(m))
+			return true
 		}
-		if limit > 0 && len(out) == limit {
+		// Pages as the etcd store's: by count and by the manifests' size.
+		n := 0
+		if enc, err := json.Marshal(m); err == nil {
+			n = len(enc)
+		}
+		if len(out) == min(limit, meta.MaxPage) || len(out) > 0 && bytes+n > meta.ManifestPageBytes {
 			more = true
 			return false
 		}
 		out = append(out, cloneManifest(m))
+		bytes += n
 		return true
 	})
 	return out, more, nil
+}
+
+// ListObjects implements meta.Store.
+func (s *Store) ListObjects(ctx context.Context, bucketName, prefix, startAfter string, limit int) ([]cairn.ObjectInfo, bool, error) {
+	if err := meta.CheckPageLimit("list bucket "+bucketName, limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(bucketName)
+	if err != nil {
+		return nil, false, fmt.Errorf("list %w", err)
+	}
+	var (
+		out  []cairn.ObjectInfo
+		more bool
+	)
+	s.ascendLocked(b, prefix, startAfter, func(m *cairn.Manifest) bool {
+		if len(out) == limit {
+			more = true
+			return false
+		}
+		out = append(out, m.Info())
+		return true
+	})
+	return out, more, nil
+}
+
+// ascendLocked calls f for the manifests of b whose keys start with prefix
+// and sort after startAfter, in key order, until f returns false.
+func (s *Store) ascendLocked(b *bucket, prefix, startAfter string, f func(*cairn.Manifest) bool) {
+	from := prefix
+	if startAfter >= prefix {
+		from = startAfter + "\x00" // the smallest string greater than startAfter
+	}
+	b.objects.AscendGreaterOrEqual(&cairn.Manifest{Key: from}, func(m *cairn.Manifest) bool {
+		return strings.HasPrefix(m.Key, prefix) && f(m)
+	})
 }
 
 // Usage implements meta.Store.

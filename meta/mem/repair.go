@@ -60,18 +60,29 @@ func (s *Store) PutRepairTask(ctx context.Context, t cairn.RepairTask) error {
 	return nil
 }
 
-// RepairTasks implements meta.Store.
-func (s *Store) RepairTasks(ctx context.Context) ([]cairn.RepairTask, error) {
+// RepairTaskPage implements meta.Store.
+func (s *Store) RepairTaskPage(ctx context.Context, after string, limit int) ([]cairn.RepairTask, bool, error) {
+	if err := meta.CheckPageLimit("repair tasks", limit); err != nil {
+		return nil, false, err
+	}
 	if err := s.lockLive(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer s.mu.Unlock()
-	out := make([]cairn.RepairTask, 0, len(s.repairs))
-	for _, t := range s.repairs {
-		out = append(out, cloneTask(t))
+	ids := make([]string, 0, len(s.repairs))
+	for id := range s.repairs {
+		if id > after {
+			ids = append(ids, id)
+		}
 	}
-	meta.SortRepairTasks(out)
-	return out, nil
+	slices.Sort(ids)
+	more := len(ids) > limit
+	ids = ids[:min(len(ids), limit)]
+	out := make([]cairn.RepairTask, len(ids))
+	for i, id := range ids {
+		out[i] = cloneTask(s.repairs[id])
+	}
+	return out, more, nil
 }
 
 // DeleteRepairTask implements meta.Store.
@@ -115,4 +126,80 @@ func (s *Store) RepairProgress(ctx context.Context) (cairn.RepairProgress, error
 		return cairn.RepairProgress{}, fmt.Errorf("repair progress: %w", cairn.ErrNotFound)
 	}
 	return *s.progress, nil
+}
+
+// ManifestPart implements meta.Store.
+func (s *Store) ManifestPart(ctx context.Context, bucketName, key string, n int) (*cairn.Manifest, error) {
+	m, err := s.Manifest(ctx, bucketName, key)
+	if err != nil {
+		return nil, err
+	}
+	return meta.OnlyPart(fmt.Sprintf("part %d of object %s/%s", n, bucketName, key), m, n)
+}
+
+// UpdatePart implements meta.Store. The stored part must equal prev
+// field for field (compared as JSON, as the etcd store compares its
+// records).
+func (s *Store) UpdatePart(ctx context.Context, bucketName, key, version string, p, prev cairn.Part) error {
+	op := fmt.Sprintf("update part %d of %s/%s", p.Number, bucketName, key)
+	if err := meta.CheckPartUpdate(op, p, prev); err != nil {
+		return err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(bucketName)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	cur, ok := b.objects.Get(&cairn.Manifest{Key: key})
+	if !ok {
+		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	if cur.Version != version {
+		return fmt.Errorf("%s: %w (version %s is current, not %s)", op, cairn.ErrConflict, cur.Version, version)
+	}
+	i := slices.IndexFunc(cur.Parts, func(q cairn.Part) bool { return q.Number == p.Number })
+	if i < 0 {
+		return fmt.Errorf("%s: %w (no such part)", op, cairn.ErrNotFound)
+	}
+	a, err1 := json.Marshal(cur.Parts[i])
+	pv, err2 := json.Marshal(prev)
+	n, err3 := json.Marshal(p)
+	if err1 == nil && err3 == nil && string(a) == string(n) {
+		return nil // this very update is stored: a retried update
+	}
+	if err1 != nil || err2 != nil || string(a) != string(pv) {
+		return fmt.Errorf("%s: %w (the part changed)", op, cairn.ErrConflict)
+	}
+	d := meta.NewDelta()
+	d.Parts([]cairn.Part{p}, 1)
+	d.Parts([]cairn.Part{cur.Parts[i]}, -1)
+	d.AddTo(&s.usage)
+	s.discardLocked(cairn.CleanupRepair, bucketName, key, cairn.Superseded(cur.PartManifest(cur.Parts[i]), cur.PartManifest(p)))
+	next := cloneManifest(cur)
+	next.Parts[i] = clonePart(p)
+	b.objects.ReplaceOrInsert(next)
+	return nil
+}
+
+// RepairQueuePage implements meta.Store.
+func (s *Store) RepairQueuePage(ctx context.Context, after *cairn.RepairTask, limit int) ([]cairn.RepairTask, bool, error) {
+	if err := meta.CheckPageLimit("repair queue", limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	var out []cairn.RepairTask
+	for _, t := range s.repairs {
+		if after == nil || meta.CompareRepairTasks(t, *after) > 0 {
+			out = append(out, cloneTask(t))
+		}
+	}
+	meta.SortRepairTasks(out)
+	more := len(out) > limit
+	return out[:min(len(out), limit)], more, nil
 }

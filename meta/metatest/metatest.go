@@ -37,12 +37,17 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"DeleteBucketRace", testDeleteBucketRace},
 		{"List", testList},
 		{"ListBuckets", testListBuckets},
+		{"ListPages", testListPages},
+		{"Parts", testParts},
+		{"ManyRecords", testManyRecords},
 		{"Uploads", testUploads},
 		{"UpdateManifest", testUpdateManifest},
 		{"UpdateManifestRace", testUpdateManifestRace},
 		{"Usage", testUsage},
 		{"UsageRace", testUsageRace},
 		{"RepairTasks", testRepairTasks},
+		{"RepairTaskPages", testRepairTaskPages},
+		{"RepairQueue", testRepairQueue},
 		{"Cleanups", testCleanups},
 		{"Scrub", testScrub},
 		{"CleanupWrites", testCleanupWrites},
@@ -735,6 +740,19 @@ func testList(t *testing.T, s meta.Store) {
 			t.Fatalf("ListManifests(%q, %q, %d):\n got %q more=%v\nwant %q more=%v",
 				prefix, startAfter, limit, got, more, want, wantMore)
 		}
+		if limit > 0 {
+			// The listing records say the same, from the same keys.
+			os, omore, err := s.ListObjects(ctx, b, prefix, startAfter, limit)
+			noErr(t, fmt.Sprintf("ListObjects(%q, %q, %d)", prefix, startAfter, limit), err)
+			if len(os) != len(ms) || omore != more {
+				t.Fatalf("ListObjects(%q, %q, %d): %d records more=%v, ListManifests %d more=%v", prefix, startAfter, limit, len(os), omore, len(ms), more)
+			}
+			for i, o := range os {
+				if w := ms[i].Info(); !sameInfo(o, w) {
+					t.Fatalf("ListObjects(%q, %q, %d)[%d] = %+v, want %+v", prefix, startAfter, limit, i, o, w)
+				}
+			}
+		}
 		return ms
 	}
 	// walk pages through a prefix with startAfter = the last key returned.
@@ -761,11 +779,38 @@ func testList(t *testing.T, s meta.Store) {
 		}
 	}
 
+	// walkObjects pages through a prefix's listing records.
+	walkObjects := func(prefix string, limit int) {
+		t.Helper()
+		var all []string
+		after := ""
+		for page := 0; ; page++ {
+			os, more, err := s.ListObjects(ctx, b, prefix, after, limit)
+			noErr(t, "ListObjects", err)
+			if more && len(os) != limit {
+				t.Fatalf("walk records %q by %d: page %d has %d keys and more=true", prefix, limit, page, len(os))
+			}
+			for _, o := range os {
+				all = append(all, o.Key)
+			}
+			if !more {
+				break
+			}
+			after = os[len(os)-1].Key
+		}
+		if want := model(prefix, ""); !slices.Equal(all, want) {
+			t.Fatalf("walk records %q by %d: got %d keys, want %d", prefix, limit, len(all), len(want))
+		}
+	}
+
 	prefixes := []string{"", "a", "a/", "a\x00", "dir/", "dir/sub/", "dir/0", "with space", "日本/", "😀", "ü/1",
 		strings.Repeat("k", 1000), strings.Repeat("é", 300), "\x00", "/", "zz/", "zz/19", "nomatch", "\U0010FFFF", "~~"}
 	for _, p := range prefixes {
 		for _, limit := range []int{0, 7, 100, 1000} {
 			walk(p, limit)
+		}
+		for _, limit := range []int{7, 1000} {
+			walkObjects(p, limit)
 		}
 		if len(model(p, "")) <= 40 {
 			walk(p, 1)
@@ -786,6 +831,14 @@ func testList(t *testing.T, s meta.Store) {
 	}
 	_, _, err := s.ListManifests(ctx, "missing", "", "", 10)
 	wantErr(t, "ListManifests of a missing bucket", err, cairn.ErrNotFound)
+	_, _, err = s.ListObjects(ctx, "missing", "", "", 10)
+	wantErr(t, "ListObjects of a missing bucket", err, cairn.ErrNotFound)
+	_, _, err = s.ListObjects(ctx, "missing", "", "", 0)
+	wantErr(t, "ListObjects with limit 0", err, cairn.ErrInvalid)
+	for _, bad := range []int{0, -1, meta.MaxPage + 1} {
+		_, _, err = s.ListObjects(ctx, b, "", "", bad)
+		wantErr(t, fmt.Sprintf("ListObjects with limit %d", bad), err, cairn.ErrInvalid)
+	}
 
 	// The other bucket is separate.
 	ms, more, err := s.ListManifests(ctx, "lst-x", "", "", 0)

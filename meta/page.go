@@ -1,0 +1,158 @@
+package meta
+
+import (
+	"context"
+	"fmt"
+
+	"cairn"
+)
+
+// Paging (docs/design/meta.md, "Paging and limits"). Every listing of the
+// store is paged: a call returns at most a page of records, whose size is
+// bounded by count and, since every record has a bounded size, in bytes,
+// so no reply approaches the etcd client's 16 MiB limit however many
+// records there are.
+
+// MaxPage is the largest page a paged listing returns; a larger limit is
+// ErrInvalid. A repair task is at most a few KiB (its Lost, Targets and
+// Bad lists are bounded by a stripe's width, 256 shards), so a page of
+// tasks stays under 4 MiB.
+const MaxPage = 1000
+
+// ManifestPageBytes bounds the encoded manifests of one ListManifests
+// page: a page stops before the manifest that would take it past this
+// (but holds at least one). A manifest is bounded by the store's request
+// limit (MaxManifestBytes), so a reply stays under ManifestPageBytes +
+// MaxManifestBytes.
+const ManifestPageBytes = 4 << 20
+
+// MaxManifestBytes is the largest encoded manifest a store accepts
+// (ErrInvalid beyond): about 14,000 parts at the usual ~550 bytes per
+// part of an rs-6-3 object, above S3's 10,000. It fits the embedded etcd
+// member's request limit with room for the counters and cleanup records
+// that share the commit's transaction.
+const MaxManifestBytes = 8 << 20
+
+// CheckPageLimit returns cairn.ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+func CheckPageLimit(op string, limit int) error {
+	if limit < 1 || limit > MaxPage {
+		return fmt.Errorf("%s: %w: page limit %d outside 1..%d", op, cairn.ErrInvalid, limit, MaxPage)
+	}
+	return nil
+}
+
+// RepairTaskPager is the part of a Store that pages the repair queue.
+type RepairTaskPager interface {
+	RepairTaskPage(ctx context.Context, after string, limit int) ([]cairn.RepairTask, bool, error)
+}
+
+// EachRepairTask calls f for every queued repair task, in ID order, one
+// page (MaxPage tasks) at a time, and stops at f's first error. Tasks put
+// or deleted meanwhile may or may not be seen; no task that stays queued
+// throughout is missed or seen twice.
+func EachRepairTask(ctx context.Context, s RepairTaskPager, f func(cairn.RepairTask) error) error {
+	after := ""
+	for {
+		ts, more, err := s.RepairTaskPage(ctx, after, MaxPage)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			if err := f(t); err != nil {
+				return err
+			}
+			after = t.ID
+		}
+		if !more || len(ts) == 0 {
+			return nil
+		}
+	}
+}
+
+// AllRepairTasks returns every queued task, riskiest first
+// (SortRepairTasks), read a page at a time: for tools and tests that need
+// the whole queue in memory. Services use RiskiestRepairTasks, which reads
+// only as far as it needs.
+func AllRepairTasks(ctx context.Context, s RepairTaskPager) ([]cairn.RepairTask, error) {
+	var out []cairn.RepairTask
+	err := EachRepairTask(ctx, s, func(t cairn.RepairTask) error {
+		out = append(out, t)
+		return nil
+	})
+	SortRepairTasks(out)
+	return out, err
+}
+
+// RepairQueuePager is the part of a Store that reads the repair queue in
+// queue order.
+type RepairQueuePager interface {
+	RepairQueuePage(ctx context.Context, after *cairn.RepairTask, limit int) ([]cairn.RepairTask, bool, error)
+}
+
+// RiskiestRepairTasks returns the n riskiest queued tasks
+// (SortRepairTasks order) for which keep returns true (nil keeps all),
+// reading the queue in its order a page at a time until it has n: the
+// cost is the tasks up to the n-th kept one, not the queue's length.
+// ErrInvalid if n < 1.
+func RiskiestRepairTasks(ctx context.Context, s RepairQueuePager, n int, keep func(cairn.RepairTask) bool) ([]cairn.RepairTask, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("riskiest repair tasks: %w: n = %d", cairn.ErrInvalid, n)
+	}
+	var out []cairn.RepairTask
+	var after *cairn.RepairTask
+	for {
+		ts, more, err := s.RepairQueuePage(ctx, after, MaxPage)
+		if err != nil {
+			return out, err
+		}
+		for _, t := range ts {
+			if keep == nil || keep(t) {
+				out = append(out, t)
+				if len(out) == n {
+					return out, nil
+				}
+			}
+		}
+		if !more || len(ts) == 0 {
+			return out, nil
+		}
+		after = &ts[len(ts)-1]
+	}
+}
+
+// CheckManifestBytes returns cairn.ErrInvalid if a manifest of n encoded
+// bytes is larger than MaxManifestBytes.
+func CheckManifestBytes(m *cairn.Manifest, n int) error {
+	if n > MaxManifestBytes {
+		return fmt.Errorf("manifest of %s/%s: %w: %d bytes encoded (%d parts), more than %d",
+			m.Bucket, m.Key, cairn.ErrInvalid, n, len(m.Parts), MaxManifestBytes)
+	}
+	return nil
+}
+
+// OnlyPart returns m with only part n in Parts (what ManifestPart
+// returns), or ErrNotFound if m has no such part.
+func OnlyPart(op string, m *cairn.Manifest, n int) (*cairn.Manifest, error) {
+	for _, p := range m.Parts {
+		if p.Number == n {
+			out := *m
+			out.Parts = []cairn.Part{p}
+			return &out, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: %w (no such part)", op, cairn.ErrNotFound)
+}
+
+// CheckPartUpdate returns cairn.ErrInvalid unless p is a valid part
+// (cairn.Part.Validate) with prev's number, version and size: an update
+// moves a part's shards, it does not replace the part.
+func CheckPartUpdate(op string, p, prev cairn.Part) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	if p.Number != prev.Number || p.Version != prev.Version || p.Size != prev.Size {
+		return fmt.Errorf("%s: %w: part %d version %s of %d bytes over part %d version %s of %d bytes",
+			op, cairn.ErrInvalid, p.Number, p.Version, p.Size, prev.Number, prev.Version, prev.Size)
+	}
+	return nil
+}
