@@ -1,0 +1,195 @@
+package lstor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"cairn/internal/vfs"
+)
+
+// TestWriteRead: random writes (unaligned, spanning records and parity
+// blocks) read back, and after each the Lstor is the XOR of the slots.
+func TestWriteRead(t *testing.T) {
+	r := testRand(t)
+	ctx := context.Background()
+	mem := vfs.NewMem()
+	s := openTest(t, mem)
+	m := newModel()
+	for i := range 30 {
+		slot := r.IntN(testSlots)
+		off := r.Int64N(testSize)
+		n := r.Int64N(min(testSize-off, 3*testCap) + 1)
+		p := randBytes(r, int(n))
+		if err := s.Write(ctx, slot, off, p); err != nil {
+			t.Fatal(err)
+		}
+		copy(m[slot][off:], p)
+		m.check(t, s, fmt.Sprint("write ", i))
+		if i%7 == 0 {
+			mustVerify(t, s)
+		}
+	}
+	// The parity reads back as the XOR of the slots.
+	par := make([]byte, 100)
+	if err := s.Parity(par, BlockSize-50); err != nil {
+		t.Fatal(err)
+	}
+	for i := range par {
+		var want byte
+		for slot := range m {
+			want ^= m[slot][BlockSize-50+i]
+		}
+		if par[i] != want {
+			t.Fatalf("parity byte %d: %#x, want %#x", i, par[i], want)
+		}
+	}
+	// Reopen: same contents, nothing to replay.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openTest(t, mem)
+	m.check(t, s2, "reopen")
+}
+
+func TestBadInput(t *testing.T) {
+	ctx := context.Background()
+	mem := vfs.NewMem()
+	for _, c := range []struct {
+		disk, lstor string
+		want        error
+	}{
+		{"/d", "/d", ErrSamePath},
+		{"/d", "/d/", ErrSamePath},
+		{"/d", "/d/lstor", ErrSamePath},
+		{"/d/x", "/d", ErrSamePath},
+		{"", "/l", ErrConfig},
+	} {
+		cfg := testConfig(mem)
+		cfg.Disk, cfg.Lstor = c.disk, c.lstor
+		if _, err := Open(ctx, cfg); !errors.Is(err, c.want) {
+			t.Errorf("disk %q, Lstor %q: %v, want %v", c.disk, c.lstor, err, c.want)
+		}
+	}
+	if err := CheckPaths("/data/disk1", "/data/lstor/disk1"); err != nil {
+		t.Errorf("sibling paths refused: %v", err)
+	}
+	if err := CheckPaths("/data/disk1", "/data/disk10"); err != nil {
+		t.Errorf("prefix-named sibling refused: %v", err)
+	}
+	for _, mod := range []func(*Config){
+		func(c *Config) { c.Size = BlockSize + 1 },
+		func(c *Config) { c.Size = 0 },
+		func(c *Config) { c.Slots = 0 },
+		func(c *Config) { c.Cap = -1 },
+	} {
+		cfg := testConfig(mem)
+		mod(&cfg)
+		if _, err := Open(ctx, cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: %v, want ErrConfig", cfg, err)
+		}
+	}
+	s := openTest(t, mem)
+	if err := s.Write(ctx, testSlots, 0, []byte{1}); !errors.Is(err, ErrRange) {
+		t.Errorf("slot out of range: %v", err)
+	}
+	if err := s.Write(ctx, 0, testSize-1, []byte{1, 2}); !errors.Is(err, ErrRange) {
+		t.Errorf("past the superchunk: %v", err)
+	}
+	// Another geometry on the same Lstor is refused.
+	cfg := testConfig(mem)
+	cfg.Slots++
+	if _, err := Open(ctx, cfg); !errors.Is(err, ErrMismatch) {
+		t.Errorf("other geometry: %v, want ErrMismatch", err)
+	}
+}
+
+// TestCorruptParityBlock: a damaged parity block is found by Verify and
+// refused by a write that needs it; Resync repairs it from the disk.
+func TestCorruptParityBlock(t *testing.T) {
+	ctx := context.Background()
+	mem := vfs.NewMem()
+	s := openTest(t, mem)
+	if err := s.Write(ctx, 1, 10, bytes.Repeat([]byte{7}, 3*BlockSize)); err != nil {
+		t.Fatal(err)
+	}
+	flip(t, mem, "/lstor/disk/LSTOR", HeaderSize+BlockSize+5)
+	rep, err := s.Verify(ctx)
+	if err != nil || len(rep.Corrupt) != 1 || rep.Corrupt[0] != 1 {
+		t.Fatalf("verify: %v %v, want block 1 corrupt", err, rep)
+	}
+	if err := s.Write(ctx, 0, BlockSize, []byte{1}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("write over a corrupt parity block: %v, want ErrCorrupt", err)
+	}
+	if err := s.Resync(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// flip inverts one byte of a file.
+func flip(t *testing.T, fsys vfs.FS, name string, off int64) {
+	t.Helper()
+	f, err := fsys.OpenReadWrite(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.(vfs.WriterAt).WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCorruptHeader(t *testing.T) {
+	mem := vfs.NewMem()
+	s, err := Open(context.Background(), testConfig(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	flip(t, mem, filepath.Join("/lstor/disk", lstorFile), 17)
+	if _, err := Open(context.Background(), testConfig(mem)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("open with a damaged header: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestReplacedDisk: the disk's directory is wiped while its Lstor survives
+// (the Lstor lives on its own path): the old parity stays readable (for a
+// dual-failure rebuild), the store is marked for verification, and a
+// resync makes it consistent with the new, empty disk.
+func TestReplacedDisk(t *testing.T) {
+	ctx := context.Background()
+	mem := vfs.NewMem()
+	s, err := Open(ctx, testConfig(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, 0, 0, []byte{0xaa, 0xbb}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := vfs.RemoveAll(mem, "/disk"); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, mem)
+	if !s.NeedsVerify() {
+		t.Fatal("a new disk beside an old Lstor is not marked for verification")
+	}
+	par := make([]byte, 2)
+	if err := s.Parity(par, 0); err != nil || !bytes.Equal(par, []byte{0xaa, 0xbb}) {
+		t.Fatalf("old parity %x, %v", par, err)
+	}
+	if err := s.Resync(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
