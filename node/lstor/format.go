@@ -56,5 +56,6 @@ const (
 	// File names.
 	lstorFile  = "LSTOR"
 	verifyFile = "VERIFY"
+	lockFile   = "LOCK"
 	dataFile   = "raidp.data"
 )

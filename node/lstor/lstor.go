@@ -85,6 +85,36 @@ func (c *Config) validate() error {
 	return CheckPaths(c.Disk, c.Lstor)
 }
 
+// ParseDiskSpec parses a disk argument "PATH" or "PATH,lstor=LPATH" (the
+// form of --disk) into the disk's path and its Lstor's ("" without one),
+// refusing an Lstor on the disk's path (ErrSamePath) and unknown options
+// (ErrConfig).
+func ParseDiskSpec(spec string) (disk, lstor string, err error) {
+	parts := strings.Split(spec, ",")
+	disk = parts[0]
+	if disk == "" {
+		return "", "", fmt.Errorf("%w: disk spec %q has no path", ErrConfig, spec)
+	}
+	for _, opt := range parts[1:] {
+		k, v, ok := strings.Cut(opt, "=")
+		switch {
+		case !ok || k != "lstor":
+			return "", "", fmt.Errorf("%w: disk spec %q: unknown option %q (want PATH or PATH,lstor=LSTOR_PATH)", ErrConfig, spec, opt)
+		case lstor != "":
+			return "", "", fmt.Errorf("%w: disk spec %q gives the Lstor twice", ErrConfig, spec)
+		case v == "":
+			return "", "", fmt.Errorf("%w: disk spec %q: empty Lstor path", ErrConfig, spec)
+		}
+		lstor = v
+	}
+	if lstor != "" {
+		if err := CheckPaths(disk, lstor); err != nil {
+			return "", "", fmt.Errorf("disk spec %q: %w", spec, err)
+		}
+	}
+	return disk, lstor, nil
+}
+
 // CheckPaths refuses an Lstor directory that is the disk directory, or
 // inside it, or contains it: deleting the disk's directory must not delete
 // its Lstor. (Whether both are on one file system is the caller's to warn
@@ -134,6 +164,7 @@ type Store struct {
 	verify    bool // VERIFY marker present
 	seq       uint64
 	closed    bool
+	lock      io.Closer // LSTOR/LOCK, held while open
 }
 
 // Open opens (formatting if new) the RAIDP data of a disk and its Lstor,
@@ -152,6 +183,20 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("lstor: open: %w", err)
 		}
 	}
+	lock, err := cfg.FS.Lock(filepath.Join(cfg.Lstor, lockFile))
+	if err != nil {
+		return nil, fmt.Errorf("lstor: %s is in use (a node or another command has it open): %w", cfg.Lstor, err)
+	}
+	s.lock = lock
+	if s, err = s.open(ctx); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) open(ctx context.Context) (*Store, error) {
+	cfg := s.cfg
 	_, dataErr := cfg.FS.Stat(filepath.Join(cfg.Disk, dataFile))
 	_, lstorErr := cfg.FS.Stat(filepath.Join(cfg.Lstor, lstorFile))
 	// A new disk beside an old Lstor: the disk was replaced (or wiped), so
@@ -311,7 +356,7 @@ func (s *Store) Close() error {
 		return ErrClosed
 	}
 	s.closed = true
-	return errors.Join(s.data.Close(), s.lst.Close())
+	return errors.Join(s.data.Close(), s.lst.Close(), s.lock.Close())
 }
 
 func (s *Store) checkRange(slot int, off, n int64) error {

@@ -100,6 +100,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("past the superchunk: %v", err)
 	}
 	// Another geometry on the same Lstor is refused.
+	s.Close()
 	cfg := testConfig(mem)
 	cfg.Slots++
 	if _, err := Open(ctx, cfg); !errors.Is(err, ErrMismatch) {
@@ -191,5 +192,40 @@ func TestReplacedDisk(t *testing.T) {
 	}
 	if err := s.Resync(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestParseDiskSpec(t *testing.T) {
+	tests := []struct {
+		spec, disk, lstor string
+		want              error
+	}{
+		{"/data/disk1", "/data/disk1", "", nil},
+		{"/data/disk1,lstor=/nvme/lstor1", "/data/disk1", "/nvme/lstor1", nil},
+		{"/data/disk1,lstor=/data/disk1", "", "", ErrSamePath},
+		{"/data/disk1,lstor=/data/disk1/lstor", "", "", ErrSamePath},
+		{"/data/disk1,lstor=/data/disk1/../disk1", "", "", ErrSamePath},
+		{"/data/disk1,lstor=", "", "", ErrConfig},
+		{"/data/disk1,parity=/x", "", "", ErrConfig},
+		{"/data/disk1,lstor=/a,lstor=/b", "", "", ErrConfig},
+		{",lstor=/a", "", "", ErrConfig},
+	}
+	for _, tc := range tests {
+		t.Run(tc.spec, func(t *testing.T) {
+			d, l, err := ParseDiskSpec(tc.spec)
+			if !errors.Is(err, tc.want) || d != tc.disk || l != tc.lstor {
+				t.Fatalf("got %q, %q, %v; want %q, %q, %v", d, l, err, tc.disk, tc.lstor, tc.want)
+			}
+		})
+	}
+}
+
+// TestLocked: a store open by one holder cannot be opened by another (a
+// verify must not race a node's writes).
+func TestLocked(t *testing.T) {
+	mem := vfs.NewMem()
+	openTest(t, mem)
+	if _, err := Open(context.Background(), testConfig(mem)); !errors.Is(err, vfs.ErrLocked) {
+		t.Fatalf("second open: %v, want vfs.ErrLocked", err)
 	}
 }
