@@ -22,6 +22,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "repair", Summary: "the repair queue and repair-time predictions", Run: runAdminRepair},
 		{Name: "disk", Summary: "take a disk out, drain it, or bring it back in", Run: runAdminDisk},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
+		{Name: "raidp", Summary: "RAIDP disks and Lstors: verify parity and replicas (offline)", Run: runAdminRaidp},
 	}, args, stdout, stderr)
 }
 

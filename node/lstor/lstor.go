@@ -28,6 +28,8 @@ var (
 	// ErrMismatch: the LSTOR file was formatted with another superchunk
 	// size, slot count or journal capacity.
 	ErrMismatch = errors.New("lstor: formatted with another geometry")
+	// ErrNotFormatted: Config.MustExist is set and there is no LSTOR file.
+	ErrNotFormatted = errors.New("lstor: no Lstor formatted there")
 	// ErrNoWriteAt: the file system's files cannot be overwritten in place
 	// (they lack vfs.WriterAt).
 	ErrNoWriteAt = errors.New("lstor: file system does not support WriteAt")
@@ -65,6 +67,9 @@ type Config struct {
 	// (writes are split into records of at most Cap bytes); 0 means
 	// DefaultCap.
 	Cap int
+	// MustExist makes Open fail with ErrNotFormatted instead of
+	// formatting a new Lstor (for checkers).
+	MustExist bool
 }
 
 func (c *Config) validate() error {
@@ -178,6 +183,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{cfg: cfg}
+	if cfg.MustExist {
+		if _, err := cfg.FS.Stat(filepath.Join(cfg.Lstor, lstorFile)); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrNotFormatted, cfg.Lstor, err)
+		}
+	}
 	for _, dir := range []string{cfg.Disk, cfg.Lstor} {
 		if err := cfg.FS.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("lstor: open: %w", err)

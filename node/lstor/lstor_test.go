@@ -229,3 +229,11 @@ func TestLocked(t *testing.T) {
 		t.Fatalf("second open: %v, want vfs.ErrLocked", err)
 	}
 }
+
+func TestMustExist(t *testing.T) {
+	cfg := testConfig(vfs.NewMem())
+	cfg.MustExist = true
+	if _, err := Open(context.Background(), cfg); !errors.Is(err, ErrNotFormatted) {
+		t.Fatalf("open of a missing Lstor: %v, want ErrNotFormatted", err)
+	}
+}
