@@ -14,6 +14,10 @@
 //   - record: one journal entry (new data, old data, new parity of one
 //     read-modify-write of at most Cap bytes) with a CRC. The journal holds
 //     one record at a time: writes are serialized (the paper's writer lock).
+//   - high-water mark: per slot, the offset past which the disk is zero; a
+//     write there skips the old-data read (the zero-region shortcut).
+//   - delete: DeleteLazy queues dead ranges for Idle (bounded backlog),
+//     DeleteOnline zeroes them at once; both zero data and parity.
 //   - replay: at Open, a complete record is redone (data, parity, clear; all
 //     idempotent).
 //   - marked for verification: a VERIFY file on the Lstor says the parity
@@ -39,8 +43,8 @@
 //	rep, err := s.Verify(ctx)        // rep.OK(): parity = XOR of the slots
 //
 // Caveats: the files must support vfs.WriterAt (the OS and the mem vfs do;
-// vfs.Throttle and errorfs do not pass it on). Every write reads the old
-// data (no zero-region shortcut yet) and syncs the Lstor four times and the
-// disk once. Only k = 1 (XOR) parity. Nothing in cairn uses this package yet
+// vfs.Throttle and errorfs do not pass it on). Every write below the
+// high-water mark reads the old data; every record syncs the Lstor four
+// times and the disk once. Only k = 1 (XOR) parity. Nothing in cairn uses this package yet
 // (no raidp policy): it is internal until the data path lands.
 package lstor

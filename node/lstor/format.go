@@ -17,8 +17,17 @@ type header struct {
 }
 
 // Then: parity (Size bytes) at HeaderSize; one uint32 CRC per BlockSize
-// parity block at HeaderSize+Size; the journal record slot at the next
-// 4 KiB boundary.
+// parity block at HeaderSize+Size; one hwmEntry per slot; the journal
+// record slot at the next 4 KiB boundary.
+
+// hwmEntry is a slot's high-water mark: bytes of the slot at or past HWM
+// are zero on the disk. An entry failing its CRC (or all zero: never
+// written) is read as 0 if all zero, else as Size (no shortcut).
+type hwmEntry struct {
+	HWM  uint64
+	CRC  uint32 // of HWM
+	Zero uint32
+}
 
 // recordHeader is the first RecordHeaderSize bytes of the journal slot.
 type recordHeader struct {
@@ -30,13 +39,17 @@ type recordHeader struct {
 	Len     uint32 // n, data bytes
 	POff    uint64 // parity offset, BlockSize-aligned
 	PLen    uint32 // m, parity bytes (whole blocks)
-	Padding [20]byte
-	// payload: new data (n), old data (n), new parity (m)
+	HWM     uint64 // the slot's high-water mark once the record is applied
+	Flags   uint32 // flagElided: no old data in the payload (it was zero)
+	Padding [8]byte
+	// payload: new data (n), old data (n, absent if flagElided), new
+	// parity (m)
 }
 
 var (
 	_ = header{}
 	_ = recordHeader{}
+	_ = hwmEntry{}
 )
 
 const (
@@ -48,6 +61,9 @@ const (
 	RecordHeaderSize = 64
 	// DefaultCap is the journal capacity when Config.Cap is 0.
 	DefaultCap = 1 << 20
+
+	hwmEntrySize = 16
+	flagElided   = 1
 
 	magic       = "CAIRNLS1"
 	recordMagic = 0x4345524a // "JREC" little-endian

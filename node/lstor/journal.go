@@ -17,11 +17,17 @@ type record struct {
 	data, old []byte
 	pOff      int64
 	newParity []byte
+	hwm       int64 // the slot's high-water mark once applied
+	elided    bool  // the old data was zero and is not in the payload
 }
 
 func (r *record) encode() (hdr, payload []byte) {
 	payload = make([]byte, 0, 2*len(r.data)+len(r.newParity))
-	payload = append(append(append(payload, r.data...), r.old...), r.newParity...)
+	payload = append(payload, r.data...)
+	if !r.elided {
+		payload = append(payload, r.old...)
+	}
+	payload = append(payload, r.newParity...)
 	hdr = make([]byte, RecordHeaderSize)
 	binary.LittleEndian.PutUint32(hdr[0:], recordMagic)
 	binary.LittleEndian.PutUint64(hdr[8:], r.seq)
@@ -30,6 +36,10 @@ func (r *record) encode() (hdr, payload []byte) {
 	binary.LittleEndian.PutUint32(hdr[28:], uint32(len(r.data)))
 	binary.LittleEndian.PutUint64(hdr[32:], uint64(r.pOff))
 	binary.LittleEndian.PutUint32(hdr[40:], uint32(len(r.newParity)))
+	binary.LittleEndian.PutUint64(hdr[44:], uint64(r.hwm))
+	if r.elided {
+		binary.LittleEndian.PutUint32(hdr[52:], flagElided)
+	}
 	c := crc32.Update(crc32.Checksum(hdr[8:], castagnoli), castagnoli, payload)
 	binary.LittleEndian.PutUint32(hdr[4:], c)
 	return hdr, payload
@@ -61,7 +71,8 @@ func (s *Store) Write(ctx context.Context, slot int, off int64, p []byte) error 
 			return err
 		}
 		n := min(len(p), s.cfg.Cap)
-		if err := s.writeRecordLocked(slot, off, p[:n]); err != nil {
+		s.trimBacklogLocked(extent{slot, off, int64(n)})
+		if err := s.writeRecordLocked(slot, off, p[:n], false); err != nil {
 			return err
 		}
 		off, p = off+int64(n), p[n:]
@@ -69,7 +80,11 @@ func (s *Store) Write(ctx context.Context, slot int, off int64, p []byte) error 
 	return nil
 }
 
-func (s *Store) writeRecordLocked(slot int, off int64, p []byte) error {
+// writeRecordLocked writes one record. If off is at or past the slot's
+// high-water mark, the old data is known zero: it is neither read nor
+// journaled (the zero-region shortcut). zero says p is zeros (a delete):
+// reaching the high-water mark then lowers it to off.
+func (s *Store) writeRecordLocked(slot int, off int64, p []byte, zero bool) error {
 	switch {
 	case s.closed:
 		return ErrClosed
@@ -77,10 +92,15 @@ func (s *Store) writeRecordLocked(slot int, off int64, p []byte) error {
 		return ErrNeedsVerify
 	}
 	n := int64(len(p))
-	r := record{seq: s.seq + 1, slot: slot, off: off, data: p, old: make([]byte, n)}
-	base := int64(slot)*s.cfg.Size + off
-	if err := readFull(s.data, r.old, base); err != nil {
-		return fmt.Errorf("lstor: read old data: %w", err)
+	r := record{seq: s.seq + 1, slot: slot, off: off, data: p, old: make([]byte, n), hwm: max(s.hwm[slot], off+n)}
+	if zero && off+n >= s.hwm[slot] {
+		r.hwm = min(off, s.hwm[slot])
+	}
+	r.elided = off >= s.hwm[slot]
+	if !r.elided {
+		if err := readFull(s.data, r.old, int64(slot)*s.cfg.Size+off); err != nil {
+			return fmt.Errorf("lstor: read old data: %w", err)
+		}
 	}
 	r.pOff = off / BlockSize * BlockSize
 	pEnd := (off + n + BlockSize - 1) / BlockSize * BlockSize
@@ -129,9 +149,13 @@ func (s *Store) applyLocked(r *record) error {
 	if err := s.writeParityLocked(r.newParity, r.pOff); err != nil {
 		return err
 	}
+	if err := s.writeHWMLocked(r.slot, r.hwm); err != nil {
+		return err
+	}
 	if err := s.lst.Sync(); err != nil {
 		return fmt.Errorf("lstor: sync parity: %w", err)
 	}
+	s.hwm[r.slot] = r.hwm
 	return s.clearJournalLocked()
 }
 
@@ -182,13 +206,19 @@ func (s *Store) decodeLocked(hdr []byte, j int64) (*record, error) {
 	if le.Uint32(hdr[0:]) != recordMagic {
 		return nil, fmt.Errorf("%w: journal record magic %#x", ErrCorrupt, le.Uint32(hdr[0:]))
 	}
-	r := &record{seq: le.Uint64(hdr[8:]), slot: int(le.Uint32(hdr[16:])), off: int64(le.Uint64(hdr[20:])), pOff: int64(le.Uint64(hdr[32:]))}
+	r := &record{seq: le.Uint64(hdr[8:]), slot: int(le.Uint32(hdr[16:])), off: int64(le.Uint64(hdr[20:])), pOff: int64(le.Uint64(hdr[32:])),
+		hwm: int64(le.Uint64(hdr[44:])), elided: le.Uint32(hdr[52:])&flagElided != 0}
 	n, m := int64(le.Uint32(hdr[28:])), int64(le.Uint32(hdr[40:]))
 	if n > int64(s.cfg.Cap) || m > int64(s.cfg.Cap)+2*BlockSize || m%BlockSize != 0 || r.pOff%BlockSize != 0 ||
+		r.hwm < 0 || r.hwm > s.cfg.Size || le.Uint32(hdr[52:])&^flagElided != 0 ||
 		s.checkRange(r.slot, r.off, n) != nil || r.pOff < 0 || r.pOff+m > s.cfg.Size || r.off < r.pOff || r.off+n > r.pOff+m {
 		return nil, fmt.Errorf("%w: journal record fields out of range", ErrCorrupt)
 	}
-	payload := make([]byte, 2*n+m)
+	on := n // old data bytes in the payload
+	if r.elided {
+		on = 0
+	}
+	payload := make([]byte, n+on+m)
 	if err := readFull(s.lst, payload, j+RecordHeaderSize); err != nil {
 		return nil, fmt.Errorf("lstor: read journal: %w", err)
 	}
@@ -196,7 +226,7 @@ func (s *Store) decodeLocked(hdr []byte, j int64) (*record, error) {
 	if c != le.Uint32(hdr[4:]) {
 		return nil, fmt.Errorf("%w: journal record %d fails its CRC", ErrCorrupt, r.seq)
 	}
-	r.data, r.old, r.newParity = payload[:n], payload[n:2*n], payload[2*n:]
+	r.data, r.old, r.newParity = payload[:n], payload[n:n+on], payload[n+on:]
 	return r, nil
 }
 

@@ -67,6 +67,13 @@ type Config struct {
 	// (writes are split into records of at most Cap bytes); 0 means
 	// DefaultCap.
 	Cap int
+	// Deletes selects how Delete zeroes dead ranges: DeleteLazy (the
+	// paper's baseline, the default) queues them for Idle, DeleteOnline
+	// (the update-oriented variant) zeroes them at once.
+	Deletes DeleteMode
+	// Backlog bounds the lazy deletes queued; when full, Delete zeroes the
+	// oldest first. 0 means 1024.
+	Backlog int
 	// MustExist makes Open fail with ErrNotFormatted instead of
 	// formatting a new Lstor (for checkers).
 	MustExist bool
@@ -78,6 +85,12 @@ func (c *Config) validate() error {
 	}
 	if c.Cap == 0 {
 		c.Cap = DefaultCap
+	}
+	if c.Backlog == 0 {
+		c.Backlog = 1024
+	}
+	if c.Backlog < 0 || c.Deletes != DeleteLazy && c.Deletes != DeleteOnline {
+		return fmt.Errorf("%w: backlog %d, delete mode %d", ErrConfig, c.Backlog, c.Deletes)
 	}
 	switch {
 	case c.Size <= 0 || c.Size%BlockSize != 0:
@@ -167,9 +180,13 @@ type Store struct {
 	// data is DISK/raidp.data, lst is LSTOR/LSTOR.
 	data, lst file
 	verify    bool // VERIFY marker present
-	seq       uint64
-	closed    bool
-	lock      io.Closer // LSTOR/LOCK, held while open
+	// hwm is each slot's high-water mark: bytes at or past it are zero on
+	// the disk, so a write there needs no old-data read.
+	hwm     []int64
+	backlog []extent // lazy deletes not zeroed yet, oldest first
+	seq     uint64
+	closed  bool
+	lock    io.Closer // LSTOR/LOCK, held while open
 }
 
 // Open opens (formatting if new) the RAIDP data of a disk and its Lstor,
@@ -224,6 +241,11 @@ func (s *Store) open(ctx context.Context) (*Store, error) {
 	if _, err := cfg.FS.Stat(filepath.Join(cfg.Lstor, verifyFile)); err == nil {
 		s.verify = true
 	}
+	if err := s.loadHWMLocked(); err != nil {
+		s.data.Close()
+		s.lst.Close()
+		return nil, err
+	}
 	err = s.replayLocked(ctx)
 	if err == nil && replaced && !s.verify {
 		err = s.markVerifyLocked()
@@ -250,9 +272,12 @@ func (s *Store) openRW(name string) (file, error) {
 }
 
 // Geometry of the LSTOR file.
-func (s *Store) blocks() int64     { return s.cfg.Size / BlockSize }
-func (s *Store) crcOff() int64     { return HeaderSize + s.cfg.Size }
-func (s *Store) journalOff() int64 { return (s.crcOff() + 4*s.blocks() + 4095) / 4096 * 4096 }
+func (s *Store) blocks() int64 { return s.cfg.Size / BlockSize }
+func (s *Store) crcOff() int64 { return HeaderSize + s.cfg.Size }
+func (s *Store) hwmOff() int64 { return s.crcOff() + 4*s.blocks() }
+func (s *Store) journalOff() int64 {
+	return (s.hwmOff() + hwmEntrySize*int64(s.cfg.Slots) + 4095) / 4096 * 4096
+}
 func (s *Store) recordCap() int64 {
 	return RecordHeaderSize + 3*int64(s.cfg.Cap) + 2*BlockSize
 }

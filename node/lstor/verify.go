@@ -16,6 +16,9 @@ type Report struct {
 	// Corrupt are the parity blocks that fail their CRC; Mismatch those
 	// whose CRC holds but which differ from the XOR of the slots.
 	Corrupt, Mismatch []int64
+	// Tail are the slots holding non-zero bytes past their high-water
+	// mark (a write there would skip reading them and break the parity).
+	Tail []int
 	// Journal says a journal record is pending (it should have been
 	// replayed at Open), and NeedsVerify that the store is marked.
 	Journal, NeedsVerify bool
@@ -24,16 +27,18 @@ type Report struct {
 // OK reports whether the Lstor equals the XOR of its disk's superchunks,
 // with no pending record and no mark.
 func (r Report) OK() bool {
-	return len(r.Corrupt) == 0 && len(r.Mismatch) == 0 && !r.Journal && !r.NeedsVerify
+	return len(r.Corrupt) == 0 && len(r.Mismatch) == 0 && len(r.Tail) == 0 && !r.Journal && !r.NeedsVerify
 }
 
 func (r Report) String() string {
-	return fmt.Sprintf("%d parity blocks: %d corrupt %v, %d mismatched %v, journal pending %v, marked for verification %v",
-		r.Blocks, len(r.Corrupt), r.Corrupt, len(r.Mismatch), r.Mismatch, r.Journal, r.NeedsVerify)
+	return fmt.Sprintf("%d parity blocks: %d corrupt %v, %d mismatched %v, slots non-zero past their high-water mark %v, journal pending %v, marked for verification %v",
+		r.Blocks, len(r.Corrupt), r.Corrupt, len(r.Mismatch), r.Mismatch, r.Tail, r.Journal, r.NeedsVerify)
 }
 
 // xorBlockLocked returns the XOR of parity block b's range over every slot.
-func (s *Store) xorBlockLocked(b int64) ([]byte, error) {
+// If end is not nil, end[slot] is raised past the slot's last non-zero
+// byte in the block.
+func (s *Store) xorBlockLocked(b int64, end []int64) ([]byte, error) {
 	want := make([]byte, BlockSize)
 	buf := make([]byte, BlockSize)
 	for slot := range int64(s.cfg.Slots) {
@@ -42,6 +47,9 @@ func (s *Store) xorBlockLocked(b int64) ([]byte, error) {
 		}
 		for i, c := range buf {
 			want[i] ^= c
+			if c != 0 && end != nil {
+				end[slot] = b*BlockSize + int64(i) + 1
+			}
 		}
 	}
 	return want, nil
@@ -74,12 +82,25 @@ func (s *Store) Verify(ctx context.Context) (Report, error) {
 		if err != nil {
 			return rep, err
 		}
-		want, err := s.xorBlockLocked(b)
+		want, err := s.xorBlockLocked(b, nil)
 		if err != nil {
 			return rep, err
 		}
 		if !bytes.Equal(par, want) {
 			rep.Mismatch = append(rep.Mismatch, b)
+		}
+	}
+	buf := make([]byte, BlockSize)
+	for slot, h := range s.hwm {
+		for off := h; off < s.cfg.Size; off += BlockSize {
+			b := buf[:min(BlockSize, s.cfg.Size-off)]
+			if err := readFull(s.data, b, int64(slot)*s.cfg.Size+off); err != nil {
+				return rep, fmt.Errorf("lstor: read slot %d: %w", slot, err)
+			}
+			if !allZero(b) {
+				rep.Tail = append(rep.Tail, slot)
+				break
+			}
 		}
 	}
 	return rep, nil
@@ -95,11 +116,12 @@ func (s *Store) Resync(ctx context.Context) error {
 	if s.closed {
 		return ErrClosed
 	}
+	end := make([]int64, s.cfg.Slots)
 	for b := range s.blocks() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		want, err := s.xorBlockLocked(b)
+		want, err := s.xorBlockLocked(b, end)
 		if err != nil {
 			return err
 		}
@@ -107,9 +129,17 @@ func (s *Store) Resync(ctx context.Context) error {
 			return err
 		}
 	}
+	// The high-water marks from the scan: past its last non-zero byte, a
+	// slot is zero.
+	for slot, e := range end {
+		if err := s.writeHWMLocked(slot, e); err != nil {
+			return err
+		}
+	}
 	if err := s.lst.Sync(); err != nil {
 		return fmt.Errorf("lstor: resync: %w", err)
 	}
+	copy(s.hwm, end)
 	if err := s.clearJournalLocked(); err != nil {
 		return err
 	}
