@@ -224,12 +224,16 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 func (s *Store) open(ctx context.Context) (*Store, error) {
 	cfg := s.cfg
-	_, dataErr := cfg.FS.Stat(filepath.Join(cfg.Disk, dataFile))
+	dataInfo, dataErr := cfg.FS.Stat(filepath.Join(cfg.Disk, dataFile))
 	_, lstorErr := cfg.FS.Stat(filepath.Join(cfg.Lstor, lstorFile))
 	// A new disk beside an old Lstor: the disk was replaced (or wiped), so
 	// the parity describes data that is gone; it stays readable for a
 	// dual-failure rebuild and is resynced once the disk is refilled.
 	replaced := errors.Is(dataErr, fs.ErrNotExist) && lstorErr == nil
+	// A new Lstor beside an old disk: the Lstor was lost and must be
+	// rebuilt from the disk (Resync) before it is trusted or written.
+	// (An empty data file is a format interrupted before the Lstor.)
+	lost := dataErr == nil && dataInfo.Size() > 0 && errors.Is(lstorErr, fs.ErrNotExist)
 	var err error
 	if s.data, err = s.openRW(filepath.Join(cfg.Disk, dataFile)); err != nil {
 		return nil, err
@@ -247,7 +251,7 @@ func (s *Store) open(ctx context.Context) (*Store, error) {
 		return nil, err
 	}
 	err = s.replayLocked(ctx)
-	if err == nil && replaced && !s.verify {
+	if err == nil && (replaced || lost) && !s.verify {
 		err = s.markVerifyLocked()
 	}
 	if err != nil {

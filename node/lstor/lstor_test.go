@@ -237,3 +237,35 @@ func TestMustExist(t *testing.T) {
 		t.Fatalf("open of a missing Lstor: %v, want ErrNotFormatted", err)
 	}
 }
+
+// TestLostLstor: the Lstor alone is lost; a new one beside the old disk is
+// marked for verification (its zero parity and high-water marks describe
+// nothing) and a resync rebuilds it from the disk.
+func TestLostLstor(t *testing.T) {
+	ctx := context.Background()
+	mem := vfs.NewMem()
+	s, err := Open(ctx, testConfig(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, 1, 7, []byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := vfs.RemoveAll(mem, "/lstor/disk"); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, mem)
+	if !s.NeedsVerify() {
+		t.Fatal("a new Lstor beside an old disk is not marked for verification")
+	}
+	if err := s.Write(ctx, 1, 100, []byte("x")); !errors.Is(err, ErrNeedsVerify) {
+		t.Fatalf("write before the rebuild: %v, want ErrNeedsVerify", err)
+	}
+	if err := s.Resync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if h := s.HWM(1); h != 11 {
+		t.Fatalf("high-water mark after the rebuild: %d, want 11", h)
+	}
+}
