@@ -377,3 +377,39 @@ func transfers(p Remirroring) string {
 	}
 	return b.String()
 }
+
+// TestRemirrorNaive: the naive baseline keeps the invariants too, but
+// piles superchunks on some receivers, which the matching never does.
+func TestRemirrorNaive(t *testing.T) {
+	r := testRand(t)
+	l, err := New(16, 15, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	piled := 0
+	for range 50 {
+		d := r.IntN(16)
+		p, err := RemirrorNaive(l, []int{d}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRemirroringNaive(t, l, d, p)
+		if p.Cost > 1 {
+			piled++
+		}
+	}
+	if piled == 0 {
+		t.Fatal("50 naive assignments never gave a receiver two superchunks: the baseline is not naive")
+	}
+}
+
+func checkRemirroringNaive(t *testing.T, l Layout, failed int, p Remirroring) {
+	t.Helper()
+	if err := p.After.Check(); err != nil {
+		t.Fatal(err)
+	}
+	offFailed(t, p.After, []int{failed})
+	if len(p.Transfers) != len(l.OnDisk(failed)) {
+		t.Fatalf("%d transfers for %d superchunks", len(p.Transfers), len(l.OnDisk(failed)))
+	}
+}
