@@ -413,3 +413,39 @@ func checkRemirroringNaive(t *testing.T, l Layout, failed int, p Remirroring) {
 		t.Fatalf("%d transfers for %d superchunks", len(p.Transfers), len(l.OnDisk(failed)))
 	}
 }
+
+// TestRepeatedFailures: disks of a 16-disk group fail one after another
+// and each failure is re-mirrored on the layout the previous one left;
+// the invariants hold after every step, the failed disks hold nothing,
+// and the group absorbs several failures before running out of receivers.
+func TestRepeatedFailures(t *testing.T) {
+	r := testRand(t)
+	for run := range 20 {
+		l, err := New(16, 15, 6)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failed []int
+		for {
+			d := r.IntN(16)
+			if slices.Contains(failed, d) {
+				continue
+			}
+			p, err := Remirror(l, append(slices.Clone(failed), d), nil)
+			if errors.Is(err, ErrNoAssignment) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			failed = append(failed, d)
+			checkRemirroring(t, l, failed, p)
+			offFailed(t, p.After, failed)
+			l = p.After
+		}
+		if len(failed) < 4 {
+			t.Fatalf("run %d: only %d failures absorbed", run, len(failed))
+		}
+		t.Logf("run %d: %d failures absorbed", run, len(failed))
+	}
+}
