@@ -19,6 +19,8 @@
 //     from its surviving replica (the sender) to a receiver; Remirror picks
 //     the receivers by a min-cost bipartite matching (Hungarian algorithm)
 //     that keeps 1-sharing and gives no receiver two superchunks.
+//   - group state: Group, the value stored in the metadata store (disks with
+//     their failure domains, the layout, a generation for compare-and-swap).
 //   - dual failure: the one superchunk two failed disks shared is rebuilt as
 //     Lstor ⊕ (the failed disk's other superchunks, read from their
 //     mirrors), from either disk's Lstor or both in parallel, half each

@@ -28,7 +28,8 @@ const MaxDisks = 1024
 // group), slot Slot (the superchunk occupies bytes [Slot·size,
 // (Slot+1)·size) of the disk's data file).
 type Place struct {
-	Disk, Slot int
+	Disk int `json:"disk"`
+	Slot int `json:"slot"`
 }
 
 // Superchunk is one superchunk and its two replicas. Byte o of the
@@ -36,8 +37,8 @@ type Place struct {
 // bitwise at the same offset within the superchunk; the two slots may
 // differ).
 type Superchunk struct {
-	ID       int
-	Replicas [2]Place
+	ID       int      `json:"id"`
+	Replicas [2]Place `json:"replicas"`
 }
 
 // Other returns the replica of s that is not on disk d, and whether d holds
@@ -67,9 +68,9 @@ func (s Superchunk) On(d int) (Place, bool) {
 // placed on them. A Layout is a value: methods do not modify it, and
 // Apply returns a new one. Superchunks are sorted by ID.
 type Layout struct {
-	Disks       int
-	Slots       int
-	Superchunks []Superchunk
+	Disks       int          `json:"disks"`
+	Slots       int          `json:"slots"`
+	Superchunks []Superchunk `json:"superchunks"`
 }
 
 // New builds the layout of the paper's Fig. 3 construction (§3.1) for n
