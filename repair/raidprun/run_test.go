@@ -94,7 +94,7 @@ type group struct {
 }
 
 func cfg(fsys vfs.FS) lstor.Config {
-	return lstor.Config{FS: fsys, Disk: "/disk", Lstor: "/lstor", Size: size, Slots: slots}
+	return lstor.Config{FS: fsys, Disk: "/disk", Lstor: "/lstor", Size: size, Slots: slots, Cap: 3 * lstor.BlockSize / 2}
 }
 
 func newGroup(t *testing.T, r *rand.Rand) *group {

@@ -1,0 +1,217 @@
+package raidpgroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"cairn/raidp"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Disk is one disk of the group. Write and Delete are durable (with the
+// disk's parity updated) when they return nil; ReadAt fills p or fails.
+// Implementations are safe for concurrent use.
+type Disk interface {
+	ReadAt(slot int, p []byte, off int64) error
+	Write(ctx context.Context, slot int, off int64, p []byte) error
+	Delete(ctx context.Context, slot int, off, n int64) error
+}
+
+// ErrExtent: an extent outside the group's superchunks, or a buffer whose
+// length is not the extents' total.
+var ErrExtent = errors.New("raidpgroup: bad extents")
+
+// Group writes and reads objects in one RAIDP group. Safe for concurrent
+// use.
+type Group struct {
+	size  int64
+	disks map[int]Disk
+
+	mu     sync.Mutex // guards the fields below
+	layout raidp.Layout
+	byID   map[int]raidp.Superchunk
+	packer *raidp.Packer
+}
+
+// New returns a group over l with superchunks of size bytes and its disks
+// by layout index; every superchunk starts empty.
+func New(l raidp.Layout, size int64, disks map[int]Disk) (*Group, error) {
+	if err := l.Check(); err != nil {
+		return nil, err
+	}
+	var ids []int
+	for _, s := range l.Superchunks {
+		ids = append(ids, s.ID)
+		for _, p := range s.Replicas {
+			if disks[p.Disk] == nil {
+				return nil, fmt.Errorf("%w: superchunk %d is on disk %d, which is not given", ErrExtent, s.ID, p.Disk)
+			}
+		}
+	}
+	pk, err := raidp.NewPacker(size, ids)
+	if err != nil {
+		return nil, err
+	}
+	g := &Group{size: size, disks: disks, packer: pk}
+	g.setLayoutLocked(l)
+	return g, nil
+}
+
+func (g *Group) setLayoutLocked(l raidp.Layout) {
+	g.layout = l
+	g.byID = make(map[int]raidp.Superchunk)
+	for _, s := range l.Superchunks {
+		g.byID[s.ID] = s
+	}
+}
+
+// SetLayout installs the layout after a recovery (the same superchunks,
+// some replicas moved); disks names the disks of the new layout (it may
+// add receivers; nil keeps the current set).
+func (g *Group) SetLayout(l raidp.Layout, disks map[int]Disk) error {
+	if err := l.Check(); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if disks != nil {
+		g.disks = disks
+	}
+	g.setLayoutLocked(l)
+	return nil
+}
+
+// Divert stops (on) or resumes writes to a superchunk (while it is rebuilt
+// after a dual failure).
+func (g *Group) Divert(superchunk int, on bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.packer.Divert(superchunk, on)
+}
+
+// replicas returns the two places of an extent's superchunk.
+func (g *Group) replicas(e raidp.Extent) ([2]raidp.Place, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s, ok := g.byID[e.Superchunk]
+	if !ok || e.Off < 0 || e.Len <= 0 || e.Off+e.Len > g.size {
+		return [2]raidp.Place{}, fmt.Errorf("%w: %+v", ErrExtent, e)
+	}
+	return s.Replicas, nil
+}
+
+func (g *Group) disk(d int) Disk {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.disks[d]
+}
+
+// Put stores data and returns its extents. Every extent goes to both
+// replicas of its superchunk in parallel; Put returns nil only when all
+// are durable, parity included. On error the extents stay allocated and
+// are counted dead.
+func (g *Group) Put(ctx context.Context, data []byte) ([]raidp.Extent, error) {
+	g.mu.Lock()
+	es, err := g.packer.Place(int64(len(data)))
+	g.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	reps := make([][2]raidp.Place, len(es))
+	for i, e := range es {
+		if reps[i], err = g.replicas(e); err != nil {
+			return nil, err
+		}
+	}
+	eg, ectx := errgroup.WithContext(ctx)
+	var off int64
+	for i, e := range es {
+		part := data[off : off+e.Len]
+		off += e.Len
+		for _, p := range reps[i] {
+			d := g.disk(p.Disk)
+			eg.Go(func() error {
+				if err := d.Write(ectx, p.Slot, e.Off, part); err != nil {
+					return fmt.Errorf("put: superchunk %d on disk %d: %w", e.Superchunk, p.Disk, err)
+				}
+				return nil
+			})
+		}
+	}
+	if err := eg.Wait(); err != nil {
+		g.mu.Lock()
+		ferr := g.packer.Free(es)
+		g.mu.Unlock()
+		return nil, errors.Join(err, ferr)
+	}
+	return es, nil
+}
+
+// Get reads an object's extents into p (len(p) must be their total),
+// each from its first replica, or from the second if the first fails.
+func (g *Group) Get(ctx context.Context, es []raidp.Extent, p []byte) error {
+	var off int64
+	for _, e := range es {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if off+e.Len > int64(len(p)) {
+			return fmt.Errorf("%w: buffer of %d bytes for more", ErrExtent, len(p))
+		}
+		reps, err := g.replicas(e)
+		if err != nil {
+			return err
+		}
+		part := p[off : off+e.Len]
+		var errs []error
+		for _, r := range reps {
+			err := g.disk(r.Disk).ReadAt(r.Slot, part, e.Off)
+			if err == nil {
+				errs = nil
+				break
+			}
+			errs = append(errs, fmt.Errorf("disk %d: %w", r.Disk, err))
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("get: superchunk %d: %w", e.Superchunk, errors.Join(errs...))
+		}
+		off += e.Len
+	}
+	if off != int64(len(p)) {
+		return fmt.Errorf("%w: extents of %d bytes for a buffer of %d", ErrExtent, off, len(p))
+	}
+	return nil
+}
+
+// Delete declares an object's extents dead on both replicas (each disk
+// zeroes them lazily or at once, as it is configured) and in the packer.
+func (g *Group) Delete(ctx context.Context, es []raidp.Extent) error {
+	reps := make([][2]raidp.Place, len(es))
+	for i, e := range es {
+		var err error
+		if reps[i], err = g.replicas(e); err != nil {
+			return err
+		}
+	}
+	eg, ectx := errgroup.WithContext(ctx)
+	for i, e := range es {
+		for _, p := range reps[i] {
+			d := g.disk(p.Disk)
+			eg.Go(func() error {
+				if err := d.Delete(ectx, p.Slot, e.Off, e.Len); err != nil {
+					return fmt.Errorf("delete: superchunk %d on disk %d: %w", e.Superchunk, p.Disk, err)
+				}
+				return nil
+			})
+		}
+	}
+	if err := eg.Wait(); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.packer.Free(es)
+}
