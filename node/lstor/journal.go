@@ -2,6 +2,7 @@ package lstor
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -109,9 +110,9 @@ func (s *Store) writeRecordLocked(slot int, off int64, p []byte, zero bool) erro
 		return err
 	}
 	d := off - r.pOff
-	for i := range p {
-		par[d+int64(i)] ^= r.old[i] ^ p[i]
-	}
+	seg := par[d : d+n]
+	subtle.XORBytes(seg, seg, r.old)
+	subtle.XORBytes(seg, seg, p)
 	r.newParity = par
 	hdr, payload := r.encode()
 	j := s.journalOff()

@@ -480,11 +480,15 @@ func (s *Store) writeParityLocked(par []byte, pOff int64) error {
 	return nil
 }
 
+var zeroBlock [BlockSize]byte
+
 func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
+	for len(b) > 0 {
+		k := min(len(b), BlockSize)
+		if !bytes.Equal(b[:k], zeroBlock[:k]) {
 			return false
 		}
+		b = b[k:]
 	}
 	return true
 }

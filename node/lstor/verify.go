@@ -3,6 +3,7 @@ package lstor
 import (
 	"bytes"
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -45,11 +46,13 @@ func (s *Store) xorBlockLocked(b int64, end []int64) ([]byte, error) {
 		if err := readFull(s.data, buf, slot*s.cfg.Size+b*BlockSize); err != nil {
 			return nil, fmt.Errorf("lstor: read slot %d: %w", slot, err)
 		}
-		for i, c := range buf {
-			want[i] ^= c
-			if c != 0 && end != nil {
-				end[slot] = b*BlockSize + int64(i) + 1
+		subtle.XORBytes(want, want, buf)
+		if end != nil && !allZero(buf) {
+			i := len(buf) - 1
+			for buf[i] == 0 {
+				i--
 			}
+			end[slot] = b*BlockSize + int64(i) + 1
 		}
 	}
 	return want, nil

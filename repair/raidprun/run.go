@@ -2,6 +2,7 @@ package raidprun
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 
@@ -130,9 +131,7 @@ func Rebuild(ctx context.Context, p raidp.DualPlan, disks map[int]Disk, cfg Conf
 					if err := mirrors[i].ReadAt(r.Slot, b, off); err != nil {
 						return fmt.Errorf("rebuild superchunk %d: read disk %d: %w", p.Lost, r.Disk, err)
 					}
-					for j := range a {
-						a[j] ^= b[j]
-					}
+					subtle.XORBytes(a, a, b)
 				}
 				if err := target.Write(ctx, p.Target.Slot, off, a); err != nil {
 					return fmt.Errorf("rebuild superchunk %d: write disk %d: %w", p.Lost, p.Target.Disk, err)
