@@ -23,6 +23,12 @@ var _ WriterAt = (*memFile)(nil)
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
+	return f.writeAtLocked(p, off)
+}
+
+// writeAtLocked writes p at off, growing the file if needed (Write and
+// WriteAt). f.fs.mu must be held.
+func (f *memFile) writeAtLocked(p []byte, off int64) (int, error) {
 	switch {
 	case f.closed:
 		return 0, perr("write", f.name, fs.ErrClosed)

@@ -26,23 +26,38 @@ func reopenAfterCrash(t *testing.T, c *vfs.MemFS, step string) *Store {
 }
 
 // checkRecords checks the write in progress: each of its records' ranges
-// holds all its old bytes or all its new ones, and once one record is old,
-// every later record is old too (records are applied in order).
+// holds all its old bytes or all its new ones, and records are applied in
+// order: once one is old, every later one is too. A Zero's records run
+// from the end of its range backwards.
 func checkRecords(t *testing.T, s *Store, step string, slot int, off int64, old, new []byte) {
+	checkRecordOrder(t, s, step, slot, off, old, new, false)
+}
+
+func checkRecordOrder(t *testing.T, s *Store, step string, slot int, off int64, old, new []byte, backwards bool) {
 	t.Helper()
 	got := make([]byte, len(new))
 	if err := s.ReadAt(slot, got, off); err != nil {
 		t.Fatal(err)
 	}
-	sawOld := false
+	var ranges [][2]int
 	for i := 0; i < len(new); i += testCap {
-		e := min(i+testCap, len(new))
+		ranges = append(ranges, [2]int{i, min(i+testCap, len(new))})
+	}
+	if backwards {
+		ranges = ranges[:0]
+		for e := len(new); e > 0; e -= testCap {
+			ranges = append(ranges, [2]int{max(0, e-testCap), e})
+		}
+	}
+	sawOld := false
+	for _, r := range ranges {
+		i, e := r[0], r[1]
 		switch {
 		case bytes.Equal(got[i:e], new[i:e]) && !sawOld:
 		case bytes.Equal(got[i:e], old[i:e]):
 			sawOld = true
 		default:
-			t.Fatalf("%s: record [%d, %d) of the write in progress is torn or out of order", step, i, e)
+			t.Fatalf("%s: record [%d, %d) of the operation in progress is torn or out of order", step, i, e)
 		}
 	}
 }
@@ -111,27 +126,6 @@ func TestCrashAtEveryStepOfWrite(t *testing.T) {
 	}
 }
 
-// checkZeroRecords is checkRecords for a Zero in progress: its records
-// run from the end of the range backwards.
-func checkZeroRecords(t *testing.T, s *Store, step string, slot int, off int64, old []byte) {
-	t.Helper()
-	got := make([]byte, len(old))
-	if err := s.ReadAt(slot, got, off); err != nil {
-		t.Fatal(err)
-	}
-	sawOld := false
-	for e := len(old); e > 0; e -= testCap {
-		i := max(0, e-testCap)
-		switch {
-		case allZero(got[i:e]) && !sawOld:
-		case bytes.Equal(got[i:e], old[i:e]):
-			sawOld = true
-		default:
-			t.Fatalf("%s: zeroed record [%d, %d) of the delete in progress is torn or out of order", step, i, e)
-		}
-	}
-}
-
 // TestRandomKill is the kill -9 test in memory: 150 runs of random writes,
 // appends at the high-water mark (the zero-region shortcut) and online
 // deletes, each run crashed at a random operation; after replay the Lstor
@@ -189,11 +183,7 @@ func TestRandomKill(t *testing.T) {
 		s.Close()
 		step := fmt.Sprintf("iteration %d, crash at op %d", iter, crashAt)
 		cs := reopenAfterCrash(t, crashed, step)
-		if inflight.zero {
-			checkZeroRecords(t, cs, step, inflight.slot, inflight.off, inflight.old)
-		} else {
-			checkRecords(t, cs, step, inflight.slot, inflight.off, inflight.old, inflight.new)
-		}
+		checkRecordOrder(t, cs, step, inflight.slot, inflight.off, inflight.old, inflight.new, inflight.zero)
 		copy(m[inflight.slot][inflight.off:], inflight.old)
 		got := make([]byte, testSize)
 		for slot := range testSlots {

@@ -170,22 +170,7 @@ func TestCorruptHeader(t *testing.T) {
 // resync makes it consistent with the new, empty disk.
 func TestReplacedDisk(t *testing.T) {
 	ctx := context.Background()
-	mem := vfs.NewMem()
-	s, err := Open(ctx, testConfig(mem))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, 0, 0, []byte{0xaa, 0xbb}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if err := vfs.RemoveAll(mem, "/disk"); err != nil {
-		t.Fatal(err)
-	}
-	s = openTest(t, mem)
-	if !s.NeedsVerify() {
-		t.Fatal("a new disk beside an old Lstor is not marked for verification")
-	}
+	s := reopenWithout(t, 0, 0, []byte{0xaa, 0xbb}, "/disk")
 	par := make([]byte, 2)
 	if err := s.Parity(par, 0); err != nil || !bytes.Equal(par, []byte{0xaa, 0xbb}) {
 		t.Fatalf("old parity %x, %v", par, err)
@@ -243,22 +228,7 @@ func TestMustExist(t *testing.T) {
 // nothing) and a resync rebuilds it from the disk.
 func TestLostLstor(t *testing.T) {
 	ctx := context.Background()
-	mem := vfs.NewMem()
-	s, err := Open(ctx, testConfig(mem))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Write(ctx, 1, 7, []byte("data")); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if err := vfs.RemoveAll(mem, "/lstor/disk"); err != nil {
-		t.Fatal(err)
-	}
-	s = openTest(t, mem)
-	if !s.NeedsVerify() {
-		t.Fatal("a new Lstor beside an old disk is not marked for verification")
-	}
+	s := reopenWithout(t, 1, 7, []byte("data"), "/lstor/disk")
 	if err := s.Write(ctx, 1, 100, []byte("x")); !errors.Is(err, ErrNeedsVerify) {
 		t.Fatalf("write before the rebuild: %v, want ErrNeedsVerify", err)
 	}
@@ -268,4 +238,28 @@ func TestLostLstor(t *testing.T) {
 	if h := s.HWM(1); h != 11 {
 		t.Fatalf("high-water mark after the rebuild: %d, want 11", h)
 	}
+}
+
+// reopenWithout writes p into a new store, removes dir (the disk's or the
+// Lstor's), reopens the store and checks it is marked for verification.
+func reopenWithout(t *testing.T, slot int, off int64, p []byte, dir string) *Store {
+	t.Helper()
+	ctx := context.Background()
+	mem := vfs.NewMem()
+	s, err := Open(ctx, testConfig(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, slot, off, p); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := vfs.RemoveAll(mem, dir); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, mem)
+	if !s.NeedsVerify() {
+		t.Fatalf("a store reopened without %s is not marked for verification", dir)
+	}
+	return s
 }
