@@ -18,6 +18,7 @@ type Disk interface {
 	ReadAt(slot int, p []byte, off int64) error
 	Write(ctx context.Context, slot int, off int64, p []byte) error
 	Delete(ctx context.Context, slot int, off, n int64) error
+	Zero(ctx context.Context, slot int, off, n int64) error
 }
 
 // ErrExtent: an extent outside the group's superchunks, or a buffer whose
@@ -214,4 +215,64 @@ func (g *Group) Delete(ctx context.Context, es []raidp.Extent) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.packer.Free(es)
+}
+
+// Compactable returns the superchunks whose dead share of their written
+// bytes is at least minDead, most dead first (raidp.Packer.Compactable).
+func (g *Group) Compactable(minDead float64) []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.packer.Compactable(minDead)
+}
+
+// Relocate copies an object to new extents (outside diverted
+// superchunks) and returns them. Compaction of a superchunk: Divert it,
+// Relocate each live object in it, switch the object's references to the
+// new extents, Delete the old ones, then Reclaim the superchunk.
+func (g *Group) Relocate(ctx context.Context, es []raidp.Extent) ([]raidp.Extent, error) {
+	var n int64
+	for _, e := range es {
+		n += e.Len
+	}
+	buf := make([]byte, n)
+	if err := g.Get(ctx, es, buf); err != nil {
+		return nil, err
+	}
+	return g.Put(ctx, buf)
+}
+
+// Reclaim zeroes a superchunk whose bytes are all dead on both replicas
+// (data, parity and high-water mark: appends there skip the old-data read
+// again) and opens it for writes again. It refuses a superchunk with live
+// bytes (raidp.ErrExtent).
+func (g *Group) Reclaim(ctx context.Context, superchunk int) error {
+	g.mu.Lock()
+	fill, dead := g.packer.Usage(superchunk)
+	s, ok := g.byID[superchunk]
+	g.mu.Unlock()
+	if !ok || fill != dead {
+		return fmt.Errorf("%w: superchunk %d has %d live bytes", raidp.ErrExtent, superchunk, fill-dead)
+	}
+	if fill > 0 {
+		eg, ectx := errgroup.WithContext(ctx)
+		for _, p := range s.Replicas {
+			d := g.disk(p.Disk)
+			eg.Go(func() error {
+				if err := d.Zero(ectx, p.Slot, 0, fill); err != nil {
+					return fmt.Errorf("reclaim superchunk %d on disk %d: %w", superchunk, p.Disk, err)
+				}
+				return nil
+			})
+		}
+		if err := eg.Wait(); err != nil {
+			return err
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.packer.Reset(superchunk); err != nil {
+		return err
+	}
+	g.packer.Divert(superchunk, false)
+	return nil
 }

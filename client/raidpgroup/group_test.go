@@ -386,3 +386,79 @@ func TestObjectsSurviveDualFailure(t *testing.T) {
 		c.close()
 	}
 }
+
+// TestCompaction: a mostly-dead superchunk is diverted, its live objects
+// relocated, its old extents deleted, and it is reclaimed: zeroed on both
+// replicas (high-water mark back to 0) and open again; every object reads
+// back and every Lstor is the XOR of its disk.
+func TestCompaction(t *testing.T) {
+	r := testRand(t)
+	ctx := context.Background()
+	c := newCluster(t, newMems(), id, lstor.DeleteLazy)
+	defer c.close()
+	var objs []object
+	for range 12 {
+		o := object{data: randBytes(r, size/4-100)}
+		var err error
+		if o.ext, err = c.g.Put(ctx, o.data); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	// Superchunk 0 holds the first four objects; three die.
+	for _, o := range objs[:3] {
+		if err := c.g.Delete(ctx, o.ext); err != nil {
+			t.Fatal(err)
+		}
+	}
+	objs = objs[3:]
+	got := c.g.Compactable(0.5)
+	if len(got) == 0 || got[0] != 0 {
+		t.Fatalf("compactable: %v, want superchunk 0 first", got)
+	}
+	if err := c.g.Reclaim(ctx, 0); !errors.Is(err, raidp.ErrExtent) {
+		t.Fatalf("reclaim with a live object: %v, want ErrExtent", err)
+	}
+	c.g.Divert(0, true)
+	for i, o := range objs {
+		if o.ext[0].Superchunk != 0 {
+			continue
+		}
+		ne, err := c.g.Relocate(ctx, o.ext)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ne {
+			if e.Superchunk == 0 {
+				t.Fatalf("relocated into the diverted superchunk: %v", ne)
+			}
+		}
+		if err := c.g.Delete(ctx, o.ext); err != nil {
+			t.Fatal(err)
+		}
+		objs[i].ext = ne
+	}
+	if err := c.g.Reclaim(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range c.l.Superchunks[0].Replicas {
+		if h := c.stores[p.Disk].HWM(p.Slot); h != 0 {
+			t.Fatalf("disk %d slot %d: high-water mark %d after reclaim, want 0", p.Disk, p.Slot, h)
+		}
+	}
+	for _, s := range c.stores {
+		if err := s.Idle(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := object{data: randBytes(r, 100)}
+	var err error
+	if o.ext, err = c.g.Put(ctx, o.data); err != nil || o.ext[0].Superchunk != 0 {
+		t.Fatalf("put after reclaim: %v, %v (want superchunk 0 reused)", o.ext, err)
+	}
+	objs = append(objs, o)
+	for _, o := range objs {
+		c.mustRead(t, o, "after compaction")
+	}
+	c.checkStores(t, c.l, nil, "after compaction")
+}

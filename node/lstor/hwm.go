@@ -79,6 +79,10 @@ func (s *Store) Zero(ctx context.Context, slot int, off, n int64) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.trimBacklogLocked(extent{slot, off, n}) // zeroed now: Idle must not zero it again later
 	return s.zeroLocked(ctx, extent{slot, off, n})
 }
 
