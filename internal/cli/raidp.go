@@ -18,6 +18,7 @@ import (
 func runAdminRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return cmdline.Dispatch(ctx, "cairn admin raidp", "RAIDP warm-tier disks and their Lstors (internal: no raidp policy yet).", []cmdline.Command{
 		{Name: "verify", Summary: "check that every Lstor is the XOR of its disk's superchunks, and the replicas agree", Run: runRaidpVerify},
+		{Name: "plan", Summary: "predict single- and dual-failure recovery times of a group (offline)", Run: runRaidpPlan},
 	}, args, stdout, stderr)
 }
 

@@ -13,6 +13,7 @@ import (
 	"cairn/internal/vfs"
 	"cairn/node/lstor"
 	"cairn/raidp"
+	"cairn/repair/plan"
 )
 
 // TestRaidpVerify builds a small group on real files, verifies it, damages
@@ -100,5 +101,38 @@ func poke(t *testing.T, name string, off int64) {
 	b[0] ^= 0x5a
 	if _, err := f.WriteAt(b, off); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRaidpPlan: the plan command's numbers keep their order (the
+// matching no slower than naive, the critical state ending before the
+// whole recovery) and bad input is a usage error.
+func TestRaidpPlan(t *testing.T) {
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := runAdminRaidp(ctx, []string{"plan", "--disks", "8", "--rows", "3", "--size", "1GiB"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"8 disks, 7 slots, 3 rows, 12 superchunks", "one disk lost, matching", "critical state ends", "rs-6-2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	l, err := raidp.New(10, 9, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := plan.Rates{Read: 150e6, Write: 150e6, Send: 117e6, Recv: 117e6}
+	p, err := raidpPlan(l, 1<<30, plan.RAIDPModel{Size: 1 << 30, Disks: []plan.Rates{r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(p.Single > 0 && p.Single <= p.SingleNaive && p.DualRebuild > 0 && p.DualRebuild < p.DualTotal) {
+		t.Fatalf("plan out of order: %+v", p)
+	}
+	for _, bad := range [][]string{{"plan", "--disks", "2"}, {"plan", "--size", "0"}, {"plan", "--rows", "99"}} {
+		if err := runAdminRaidp(ctx, bad, &out, &out); !errors.Is(err, ErrUsage) {
+			t.Errorf("%v: %v, want ErrUsage", bad, err)
+		}
 	}
 }
