@@ -25,5 +25,8 @@
 // Caveats: internal — no storage policy uses it yet (no manifest fields,
 // no node protocol, no packer state in the metadata store), and the group
 // and its disks live in one process. A Put that fails leaves its extents
-// allocated and dead (compaction reclaims them).
+// allocated and dead (compaction reclaims them), zeroed on both replicas
+// (or listed by Divergent). Lazy deletes let the replicas of a dead range
+// differ until both disks zeroed it, which a dual-failure rebuild in that
+// window would get wrong (docs/design/raidp.md, "Replicas must agree").
 package raidpgroup

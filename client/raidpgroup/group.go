@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"cairn/raidp"
@@ -35,6 +36,8 @@ type Group struct {
 	layout raidp.Layout
 	byID   map[int]raidp.Superchunk
 	packer *raidp.Packer
+	// divergent are extents whose replicas may differ (see reconcile).
+	divergent []raidp.Extent
 }
 
 // New returns a group over l with superchunks of size bytes and its disks
@@ -146,9 +149,42 @@ func (g *Group) Put(ctx context.Context, data []byte) ([]raidp.Extent, error) {
 		g.mu.Lock()
 		ferr := g.packer.Free(es)
 		g.mu.Unlock()
-		return nil, errors.Join(err, ferr)
+		return nil, errors.Join(err, ferr, g.reconcile(ctx, es))
 	}
 	return es, nil
+}
+
+// reconcile zeroes the extents of a failed Put on both replicas: one
+// replica may hold the new bytes and the other not, and replicas that
+// differ, even in dead bytes, would make a dual-failure rebuild of a
+// superchunk sharing their offsets wrong (Lstor ⊕ mirrors). Extents it
+// cannot zero on every replica are kept in Divergent, to be made equal
+// before any rebuild.
+func (g *Group) reconcile(ctx context.Context, es []raidp.Extent) error {
+	var errs []error
+	for _, e := range es {
+		reps, err := g.replicas(e)
+		if err != nil {
+			return err
+		}
+		for _, p := range reps {
+			if err := g.disk(p.Disk).Zero(ctx, p.Slot, e.Off, e.Len); err != nil {
+				errs = append(errs, fmt.Errorf("reconcile superchunk %d on disk %d: %w", e.Superchunk, p.Disk, err))
+				g.mu.Lock()
+				g.divergent = append(g.divergent, e)
+				g.mu.Unlock()
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Divergent returns the extents whose replicas may differ because a
+// failed Put could not be undone on every replica (a disk was down).
+func (g *Group) Divergent() []raidp.Extent {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.divergent)
 }
 
 // Get reads an object's extents into p (len(p) must be their total),

@@ -462,3 +462,61 @@ func TestCompaction(t *testing.T) {
 	}
 	c.checkStores(t, c.l, nil, "after compaction")
 }
+
+// failingDisk fails writes (and, if zero, zeroing too) while on.
+type failingDisk struct {
+	*lstor.Store
+	on, zero bool
+}
+
+func (f *failingDisk) Write(ctx context.Context, slot int, off int64, p []byte) error {
+	if f.on {
+		return errors.New("injected write failure")
+	}
+	return f.Store.Write(ctx, slot, off, p)
+}
+
+func (f *failingDisk) Zero(ctx context.Context, slot int, off, n int64) error {
+	if f.on && f.zero {
+		return errors.New("injected zero failure")
+	}
+	return f.Store.Zero(ctx, slot, off, n)
+}
+
+// TestFailedPutReconciles: a Put that reaches one replica but not the
+// other is undone on both (zeroed), so the replicas agree again — the
+// precondition of a dual-failure rebuild; when even that fails, the
+// extents are reported as divergent.
+func TestFailedPutReconciles(t *testing.T) {
+	r := testRand(t)
+	ctx := context.Background()
+	c := newCluster(t, newMems(), id, lstor.DeleteLazy)
+	defer c.close()
+	o := object{data: randBytes(r, 5000)}
+	var err error
+	if o.ext, err = c.g.Put(ctx, o.data); err != nil {
+		t.Fatal(err)
+	}
+	// The next object goes to superchunk 0 too: fail one of its disks.
+	bad := &failingDisk{Store: c.stores[c.l.Superchunks[0].Replicas[1].Disk], on: true}
+	disks := c.disks()
+	disks[c.l.Superchunks[0].Replicas[1].Disk] = bad
+	if err := c.g.SetLayout(c.l, disks); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.g.Put(ctx, randBytes(r, 3000)); err == nil {
+		t.Fatal("put with a failing replica succeeded")
+	}
+	if d := c.g.Divergent(); len(d) != 0 {
+		t.Fatalf("divergent after a reconciled put: %v", d)
+	}
+	c.checkStores(t, c.l, nil, "after a failed put")
+	c.mustRead(t, o, "after a failed put")
+	bad.zero = true
+	if _, err := c.g.Put(ctx, randBytes(r, 3000)); err == nil {
+		t.Fatal("put with a failing replica succeeded")
+	}
+	if d := c.g.Divergent(); len(d) != 1 || d[0].Superchunk != 0 {
+		t.Fatalf("divergent after an unreconciled put: %v", d)
+	}
+}
