@@ -26,7 +26,9 @@
 // no node protocol, no packer state in the metadata store), and the group
 // and its disks live in one process. A Put that fails leaves its extents
 // allocated and dead (compaction reclaims them), zeroed on both replicas
-// (or listed by Divergent). Lazy deletes let the replicas of a dead range
-// differ until both disks zeroed it, which a dual-failure rebuild in that
-// window would get wrong (docs/design/raidp.md, "Replicas must agree").
+// (or listed by Divergent). Deletes are zeroed by the group on both
+// replicas together (lazily at Idle, or online), because replicas that
+// differ even in dead bytes break a dual-failure rebuild; the window of a
+// range's two zeroing writes stays open (docs/design/raidp.md, "Replicas
+// must agree").
 package raidpgroup

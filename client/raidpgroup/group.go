@@ -12,13 +12,12 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Disk is one disk of the group. Write and Delete are durable (with the
+// Disk is one disk of the group. Write and Zero are durable (with the
 // disk's parity updated) when they return nil; ReadAt fills p or fails.
 // Implementations are safe for concurrent use.
 type Disk interface {
 	ReadAt(slot int, p []byte, off int64) error
 	Write(ctx context.Context, slot int, off int64, p []byte) error
-	Delete(ctx context.Context, slot int, off, n int64) error
 	Zero(ctx context.Context, slot int, off, n int64) error
 }
 
@@ -38,11 +37,34 @@ type Group struct {
 	packer *raidp.Packer
 	// divergent are extents whose replicas may differ (see reconcile).
 	divergent []raidp.Extent
+	opts      Options
+	backlog   []raidp.Extent // lazy deletes not zeroed yet, oldest first
+}
+
+// Deletes selects how the group zeroes deleted extents: Lazy (the
+// paper's baseline, the default) queues them for Idle, Online zeroes them
+// at once. Either way both replicas of a range are zeroed together, by the
+// group, so they never differ for longer than the two zeroing writes
+// (docs/design/raidp.md, "Replicas must agree").
+type Deletes int
+
+const (
+	Lazy Deletes = iota
+	Online
+)
+
+// Options tune a group; the zero value is lazy deletes with a backlog of
+// 1024 extents.
+type Options struct {
+	Deletes Deletes
+	// Backlog bounds the lazy deletes queued; when full, Delete zeroes the
+	// oldest first. 0 means 1024.
+	Backlog int
 }
 
 // New returns a group over l with superchunks of size bytes and its disks
 // by layout index; every superchunk starts empty.
-func New(l raidp.Layout, size int64, disks map[int]Disk) (*Group, error) {
+func New(l raidp.Layout, size int64, disks map[int]Disk, opts ...Options) (*Group, error) {
 	if err := l.Check(); err != nil {
 		return nil, err
 	}
@@ -60,6 +82,15 @@ func New(l raidp.Layout, size int64, disks map[int]Disk) (*Group, error) {
 		return nil, err
 	}
 	g := &Group{size: size, disks: disks, packer: pk}
+	if len(opts) > 0 {
+		g.opts = opts[0]
+	}
+	if g.opts.Backlog == 0 {
+		g.opts.Backlog = 1024
+	}
+	if g.opts.Backlog < 0 || g.opts.Deletes != Lazy && g.opts.Deletes != Online {
+		return nil, fmt.Errorf("%w: options %+v", ErrExtent, g.opts)
+	}
 	g.setLayoutLocked(l)
 	return g, nil
 }
@@ -161,22 +192,7 @@ func (g *Group) Put(ctx context.Context, data []byte) ([]raidp.Extent, error) {
 // cannot zero on every replica are kept in Divergent, to be made equal
 // before any rebuild.
 func (g *Group) reconcile(ctx context.Context, es []raidp.Extent) error {
-	var errs []error
-	for _, e := range es {
-		reps, err := g.replicas(e)
-		if err != nil {
-			return err
-		}
-		for _, p := range reps {
-			if err := g.disk(p.Disk).Zero(ctx, p.Slot, e.Off, e.Len); err != nil {
-				errs = append(errs, fmt.Errorf("reconcile superchunk %d on disk %d: %w", e.Superchunk, p.Disk, err))
-				g.mu.Lock()
-				g.divergent = append(g.divergent, e)
-				g.mu.Unlock()
-			}
-		}
-	}
-	return errors.Join(errs...)
+	return g.zeroBoth(ctx, es)
 }
 
 // Divergent returns the extents whose replicas may differ because a
@@ -223,34 +239,87 @@ func (g *Group) Get(ctx context.Context, es []raidp.Extent, p []byte) error {
 	return nil
 }
 
-// Delete declares an object's extents dead on both replicas (each disk
-// zeroes them lazily or at once, as it is configured) and in the packer.
+// Delete declares an object's extents dead: Online zeroes them now on both
+// replicas; Lazy queues them for Idle (zeroing the oldest queued extent
+// first if the backlog is full).
 func (g *Group) Delete(ctx context.Context, es []raidp.Extent) error {
-	reps := make([][2]raidp.Place, len(es))
-	for i, e := range es {
-		var err error
-		if reps[i], err = g.replicas(e); err != nil {
+	for _, e := range es {
+		if _, err := g.replicas(e); err != nil {
 			return err
 		}
 	}
-	eg, ectx := errgroup.WithContext(ctx)
-	for i, e := range es {
-		for _, p := range reps[i] {
+	g.mu.Lock()
+	if err := g.packer.Free(es); err != nil {
+		g.mu.Unlock()
+		return err
+	}
+	if g.opts.Deletes == Online {
+		g.mu.Unlock()
+		return g.zeroBoth(ctx, es)
+	}
+	var flush []raidp.Extent
+	g.backlog = append(g.backlog, es...)
+	if over := len(g.backlog) - g.opts.Backlog; over > 0 {
+		flush = slices.Clone(g.backlog[:over])
+		g.backlog = g.backlog[over:]
+	}
+	g.mu.Unlock()
+	return g.zeroBoth(ctx, flush)
+}
+
+// Backlog returns the number of lazily deleted extents not zeroed yet.
+func (g *Group) Backlog() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.backlog)
+}
+
+// Idle zeroes the queued lazy deletes, oldest first, both replicas of each
+// together, until none is left or ctx ends. A rebuild after a dual failure
+// needs no Idle first: a queued extent is still intact on every replica.
+func (g *Group) Idle(ctx context.Context) error {
+	for {
+		g.mu.Lock()
+		if len(g.backlog) == 0 {
+			g.mu.Unlock()
+			return nil
+		}
+		e := g.backlog[0]
+		g.backlog = g.backlog[1:]
+		g.mu.Unlock()
+		if err := g.zeroBoth(ctx, []raidp.Extent{e}); err != nil {
+			return err
+		}
+	}
+}
+
+// zeroBoth zeroes extents on both replicas, in parallel per extent; an
+// extent that cannot be zeroed on every replica is recorded as divergent.
+func (g *Group) zeroBoth(ctx context.Context, es []raidp.Extent) error {
+	var errs []error
+	for _, e := range es {
+		reps, err := g.replicas(e)
+		if err != nil {
+			return err
+		}
+		eg, ectx := errgroup.WithContext(ctx)
+		for _, p := range reps {
 			d := g.disk(p.Disk)
 			eg.Go(func() error {
-				if err := d.Delete(ectx, p.Slot, e.Off, e.Len); err != nil {
-					return fmt.Errorf("delete: superchunk %d on disk %d: %w", e.Superchunk, p.Disk, err)
+				if err := d.Zero(ectx, p.Slot, e.Off, e.Len); err != nil {
+					return fmt.Errorf("zero superchunk %d on disk %d: %w", e.Superchunk, p.Disk, err)
 				}
 				return nil
 			})
 		}
+		if err := eg.Wait(); err != nil {
+			errs = append(errs, err)
+			g.mu.Lock()
+			g.divergent = append(g.divergent, e)
+			g.mu.Unlock()
+		}
 	}
-	if err := eg.Wait(); err != nil {
-		return err
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.packer.Free(es)
+	return errors.Join(errs...)
 }
 
 // Compactable returns the superchunks whose dead share of their written
@@ -284,28 +353,21 @@ func (g *Group) Relocate(ctx context.Context, es []raidp.Extent) ([]raidp.Extent
 func (g *Group) Reclaim(ctx context.Context, superchunk int) error {
 	g.mu.Lock()
 	fill, dead := g.packer.Usage(superchunk)
-	s, ok := g.byID[superchunk]
+	_, ok := g.byID[superchunk]
 	g.mu.Unlock()
 	if !ok || fill != dead {
 		return fmt.Errorf("%w: superchunk %d has %d live bytes", raidp.ErrExtent, superchunk, fill-dead)
 	}
 	if fill > 0 {
-		eg, ectx := errgroup.WithContext(ctx)
-		for _, p := range s.Replicas {
-			d := g.disk(p.Disk)
-			eg.Go(func() error {
-				if err := d.Zero(ectx, p.Slot, 0, fill); err != nil {
-					return fmt.Errorf("reclaim superchunk %d on disk %d: %w", superchunk, p.Disk, err)
-				}
-				return nil
-			})
-		}
-		if err := eg.Wait(); err != nil {
-			return err
+		if err := g.zeroBoth(ctx, []raidp.Extent{{Superchunk: superchunk, Off: 0, Len: fill}}); err != nil {
+			return fmt.Errorf("reclaim: %w", err)
 		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	// Queued lazy deletes in it are zero now; Idle must not zero the
+	// objects placed there after the reclaim.
+	g.backlog = slices.DeleteFunc(g.backlog, func(e raidp.Extent) bool { return e.Superchunk == superchunk })
 	if err := g.packer.Reset(superchunk); err != nil {
 		return err
 	}

@@ -90,8 +90,8 @@ func (f powerFile) Sync() error {
 	return f.File.Sync()
 }
 
-func cfg(fsys vfs.FS, mode lstor.DeleteMode) lstor.Config {
-	return lstor.Config{FS: fsys, Disk: "/disk", Lstor: "/lstor", Size: size, Slots: slots, Deletes: mode, Cap: lstor.BlockSize}
+func cfg(fsys vfs.FS) lstor.Config {
+	return lstor.Config{FS: fsys, Disk: "/disk", Lstor: "/lstor", Size: size, Slots: slots, Cap: lstor.BlockSize}
 }
 
 type cluster struct {
@@ -115,7 +115,7 @@ func (c *cluster) close() {
 	}
 }
 
-func newCluster(t *testing.T, mems []*vfs.MemFS, wrap func(vfs.FS) vfs.FS, mode lstor.DeleteMode) *cluster {
+func newCluster(t *testing.T, mems []*vfs.MemFS, wrap func(vfs.FS) vfs.FS, mode raidpgroup.Deletes) *cluster {
 	t.Helper()
 	l, err := raidp.New(n, slots, rows)
 	if err != nil {
@@ -123,13 +123,13 @@ func newCluster(t *testing.T, mems []*vfs.MemFS, wrap func(vfs.FS) vfs.FS, mode 
 	}
 	c := &cluster{l: l, mems: mems}
 	for _, m := range mems {
-		s, err := lstor.Open(context.Background(), cfg(wrap(m), mode))
+		s, err := lstor.Open(context.Background(), cfg(wrap(m)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.stores = append(c.stores, s)
 	}
-	if c.g, err = raidpgroup.New(l, size, c.disks()); err != nil {
+	if c.g, err = raidpgroup.New(l, size, c.disks(), raidpgroup.Options{Deletes: mode}); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -207,7 +207,7 @@ func (c *cluster) mustRead(t *testing.T, o object, step string) {
 func TestPutGetDelete(t *testing.T) {
 	r := testRand(t)
 	ctx := context.Background()
-	for _, mode := range []lstor.DeleteMode{lstor.DeleteLazy, lstor.DeleteOnline} {
+	for _, mode := range []raidpgroup.Deletes{raidpgroup.Lazy, raidpgroup.Online} {
 		c := newCluster(t, newMems(), id, mode)
 		var objs []object
 		for i := range 40 {
@@ -235,10 +235,13 @@ func TestPutGetDelete(t *testing.T) {
 		if spans == 0 {
 			t.Fatal("no object spans two superchunks: the test misses that case")
 		}
-		for _, s := range c.stores {
-			if err := s.Idle(ctx); err != nil {
-				t.Fatal(err)
-			}
+		if mode == raidpgroup.Lazy && c.g.Backlog() == 0 {
+			t.Fatal("lazy deletes left no backlog")
+		}
+		// The replicas agree before Idle too: queued ranges are intact on both.
+		c.checkStores(t, c.l, nil, fmt.Sprint("mode ", mode, " before idle"))
+		if err := c.g.Idle(ctx); err != nil || c.g.Backlog() != 0 {
+			t.Fatalf("idle: %v, backlog %d", err, c.g.Backlog())
 		}
 		c.checkStores(t, c.l, nil, fmt.Sprint("mode ", mode))
 		for _, o := range objs {
@@ -259,7 +262,7 @@ func TestPowerLoss(t *testing.T) {
 	for iter := range 120 {
 		mems := newMems()
 		pw := &power{crashAt: -1, rng: r, mems: mems}
-		mode := lstor.DeleteMode(iter % 2)
+		mode := raidpgroup.Deletes(iter % 2)
 		c := newCluster(t, mems, func(f vfs.FS) vfs.FS { return powerFS{f, pw} }, mode)
 		pw.crashAt = pw.steps + r.IntN(400) // after the disks are formatted
 		var acked []object
@@ -289,7 +292,7 @@ func TestPowerLoss(t *testing.T) {
 		step := fmt.Sprintf("iteration %d, power cut at step %d", iter, pw.crashAt)
 		after := &cluster{l: c.l, mems: pw.clones}
 		for _, m := range pw.clones {
-			s, err := lstor.Open(ctx, cfg(m, mode))
+			s, err := lstor.Open(ctx, cfg(m))
 			if err != nil {
 				t.Fatalf("%s: restart: %v", step, err)
 			}
@@ -327,13 +330,14 @@ func TestPowerLoss(t *testing.T) {
 
 // TestObjectsSurviveDualFailure: objects written, two disks fail (several
 // pairs), the dual-failure plan runs, and every object reads back through
-// the new layout; writes are diverted from the lost superchunk meanwhile.
+// the new layout; writes are diverted from the lost superchunk meanwhile,
+// and lazy deletes queued before the failure are zeroed after it.
 func TestObjectsSurviveDualFailure(t *testing.T) {
 	r := testRand(t)
 	ctx := context.Background()
 	for _, pair := range [][2]int{{0, 1}, {2, 5}, {3, 7}, {6, 4}} {
 		mems := newMems()
-		c := newCluster(t, mems, id, lstor.DeleteLazy)
+		c := newCluster(t, mems, id, raidpgroup.Lazy)
 		var objs []object
 		for range 30 {
 			o := object{data: randBytes(r, 1+r.IntN(size/2))}
@@ -343,13 +347,22 @@ func TestObjectsSurviveDualFailure(t *testing.T) {
 			}
 			objs = append(objs, o)
 		}
+		// Some deletes are still queued when the disks fail: both replicas
+		// of each queued range are intact, so the rebuild is right.
+		for range 5 {
+			k := r.IntN(len(objs))
+			if err := c.g.Delete(ctx, objs[k].ext); err != nil {
+				t.Fatal(err)
+			}
+			objs = append(objs[:k], objs[k+1:]...)
+		}
 		a, b := pair[0], pair[1]
 		for _, d := range []int{a, b} {
 			c.stores[d].Close()
 			if err := vfs.RemoveAll(mems[d], "/disk"); err != nil {
 				t.Fatal(err)
 			}
-			s, err := lstor.Open(ctx, cfg(mems[d], lstor.DeleteLazy))
+			s, err := lstor.Open(ctx, cfg(mems[d]))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -377,6 +390,13 @@ func TestObjectsSurviveDualFailure(t *testing.T) {
 			c.mustRead(t, o, fmt.Sprintf("disks %d,%d", a, b))
 		}
 		c.checkStores(t, p.After, []int{a, b}, fmt.Sprintf("disks %d,%d", a, b))
+		if err := c.g.Idle(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			c.mustRead(t, o, "after idle")
+		}
+		c.checkStores(t, p.After, []int{a, b}, fmt.Sprintf("disks %d,%d after idle", a, b))
 		// New writes land on the recovered layout.
 		o := object{data: randBytes(r, 1000)}
 		if o.ext, err = c.g.Put(ctx, o.data); err != nil {
@@ -394,7 +414,7 @@ func TestObjectsSurviveDualFailure(t *testing.T) {
 func TestCompaction(t *testing.T) {
 	r := testRand(t)
 	ctx := context.Background()
-	c := newCluster(t, newMems(), id, lstor.DeleteLazy)
+	c := newCluster(t, newMems(), id, raidpgroup.Lazy)
 	defer c.close()
 	var objs []object
 	for range 12 {
@@ -446,10 +466,8 @@ func TestCompaction(t *testing.T) {
 			t.Fatalf("disk %d slot %d: high-water mark %d after reclaim, want 0", p.Disk, p.Slot, h)
 		}
 	}
-	for _, s := range c.stores {
-		if err := s.Idle(ctx); err != nil {
-			t.Fatal(err)
-		}
+	if err := c.g.Idle(ctx); err != nil {
+		t.Fatal(err)
 	}
 	o := object{data: randBytes(r, 100)}
 	var err error
@@ -490,7 +508,7 @@ func (f *failingDisk) Zero(ctx context.Context, slot int, off, n int64) error {
 func TestFailedPutReconciles(t *testing.T) {
 	r := testRand(t)
 	ctx := context.Background()
-	c := newCluster(t, newMems(), id, lstor.DeleteLazy)
+	c := newCluster(t, newMems(), id, raidpgroup.Lazy)
 	defer c.close()
 	o := object{data: randBytes(r, 5000)}
 	var err error
