@@ -17,7 +17,7 @@ import (
 var (
 	// corePrefixes are the pure cores: no clock, no global randomness, no
 	// files, no network. (Test files may use them.)
-	corePrefixes = []string{"codec", "placement", "repair/plan", "repair/decide", "client/engine", "crypt"}
+	corePrefixes = []string{"codec", "placement", "repair/plan", "repair/decide", "client/engine", "crypt", "raidp"}
 	// coreMayImport is what a core may import of cairn besides other cores:
 	// the vocabulary and the invariant checks.
 	coreMayImport = []string{"cairn", "cairn/node/wire", "cairn/internal/invariants"}

@@ -452,28 +452,9 @@ type memFile struct {
 func (f *memFile) Write(p []byte) (int, error) {
 	f.fs.mu.Lock()
 	defer f.fs.mu.Unlock()
-	switch {
-	case f.closed:
-		return 0, perr("write", f.name, fs.ErrClosed)
-	case !f.write:
-		return 0, perr("write", f.name, syscall.EBADF)
-	}
-	n := f.n
-	end := f.pos + int64(len(p))
-	grow := max(0, end-int64(len(n.data)))
-	if n.linked && f.fs.capacity > 0 && f.fs.used+grow > f.fs.capacity {
-		return 0, perr("write", f.name, syscall.ENOSPC)
-	}
-	if grow > 0 {
-		n.data = append(n.data, make([]byte, grow)...)
-	}
-	copy(n.data[f.pos:], p)
-	f.pos = end
-	if n.linked {
-		f.fs.used += grow
-	}
-	n.modTime = f.fs.now()
-	return len(p), nil
+	n, err := f.writeAtLocked(p, f.pos)
+	f.pos += int64(n)
+	return n, err
 }
 
 func (f *memFile) ReadAt(p []byte, off int64) (int, error) {

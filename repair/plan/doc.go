@@ -73,6 +73,14 @@
 // plans; tests check the two agree. Choose picks the scheme with the
 // smallest Seconds, ties (within 1%) going to PUSH-Sur, then PUSH-Rep.
 //
+// RAIDPModel times the recovery plans of the RAIDP warm tier (package
+// raidp, docs/design/raidp.md) with the same bottleneck rule: Remirror one
+// single-failure re-mirroring step (every copy in parallel, one per
+// receiver), Dual a dual failure — the rebuild of the shared superchunk
+// (each side a PUSH chain through the mirrors ending at the failed disk's
+// Lstor node), which ends the critical state, then the two re-mirroring
+// steps.
+//
 // # Usage
 //
 //	p, err := plan.Build(plan.PushSur, plan.Input{Code: c, Lost: []int{2},

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"cairn/internal/cmdline"
+	"cairn/internal/units"
+	"cairn/internal/vfs"
+	"cairn/node/lstor"
+	"cairn/raidp"
+	"cairn/repair/raidprun"
+)
+
+func runAdminRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return cmdline.Dispatch(ctx, "cairn admin raidp", "RAIDP warm-tier disks and their Lstors (internal: no raidp policy yet).", []cmdline.Command{
+		{Name: "verify", Summary: "check that every Lstor is the XOR of its disk's superchunks, and the replicas agree", Run: runRaidpVerify},
+		{Name: "plan", Summary: "predict single- and dual-failure recovery times of a group (offline)", Run: runRaidpPlan},
+	}, args, stdout, stderr)
+}
+
+const raidpVerifyHelp = `Checks RAIDP disks offline, on the machine that holds them (each store is
+locked while open, so stop the node first). For every DISK,lstor=LSTOR it
+replays a pending journal record, then checks that each parity block passes
+its CRC and equals the XOR of the disk's superchunk slots (docs/design/raidp.md).
+With --rows, the disks are taken as one group in argument order, laid out as
+raidp.New(len(disks), slots, rows), and the two replicas of every superchunk
+are compared too.
+
+--resync recomputes the parity of the disks that fail (their data is taken as
+the truth) and checks again. It exits non-zero while any problem remains.
+An Lstor on the disk's path is refused; one on the same file system as its
+disk is allowed with a warning (a failure of that device loses both).`
+
+func runRaidpVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin raidp verify", flag.ContinueOnError)
+	sizeArg := fs.String("size", "", "superchunk size (e.g. 1GiB); required")
+	slots := fs.Int("slots", 0, "superchunk slots per disk; required")
+	rows := fs.Int("rows", 0, "rows of the group's layout, to compare replicas (0: Lstors only)")
+	resync := fs.Bool("resync", false, "recompute the parity of the disks that fail, then check again")
+	cmdline.Usage(fs, "cairn admin raidp verify --size SIZE --slots N [--rows R] [--resync] DISK,lstor=LSTOR...", raidpVerifyHelp)
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, true); err != nil {
+		return err
+	}
+	size, err := units.ParseSize(*sizeArg)
+	if err != nil || size <= 0 {
+		return fmt.Errorf("%w: --size %q: want a positive size such as 1GiB", ErrUsage, *sizeArg)
+	}
+	if *slots < 1 {
+		return fmt.Errorf("%w: --slots %d: want at least 1", ErrUsage, *slots)
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("%w: no disks given (DISK,lstor=LSTOR ...)", ErrUsage)
+	}
+	var stores []*lstor.Store
+	defer func() {
+		for _, s := range stores {
+			s.Close()
+		}
+	}()
+	for _, spec := range fs.Args() {
+		disk, lst, err := lstor.ParseDiskSpec(spec)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		if lst == "" {
+			return fmt.Errorf("%w: disk spec %q has no Lstor (want DISK,lstor=LSTOR)", ErrUsage, spec)
+		}
+		if same, err := sameDevice(disk, lst); err == nil && same {
+			fmt.Fprintf(stderr, "warning: %s and its Lstor %s are on the same file system: one device failure loses both\n", disk, lst)
+		}
+		s, err := lstor.Open(ctx, lstor.Config{FS: vfs.Default, Disk: disk, Lstor: lst, Size: size, Slots: *slots, MustExist: true})
+		if err != nil {
+			return fmt.Errorf("disk %s: %w", disk, err)
+		}
+		stores = append(stores, s)
+	}
+	problems := 0
+	for i, s := range stores {
+		rep, err := s.Verify(ctx)
+		if err != nil {
+			return fmt.Errorf("disk %s: %w", fs.Arg(i), err)
+		}
+		if !rep.OK() && *resync {
+			fmt.Fprintf(stdout, "%s: %v; resyncing\n", fs.Arg(i), rep)
+			if err := s.Resync(ctx); err != nil {
+				return fmt.Errorf("disk %s: %w", fs.Arg(i), err)
+			}
+			if rep, err = s.Verify(ctx); err != nil {
+				return fmt.Errorf("disk %s: %w", fs.Arg(i), err)
+			}
+		}
+		if rep.OK() {
+			fmt.Fprintf(stdout, "%s: ok (%d parity blocks)\n", fs.Arg(i), rep.Blocks)
+		} else {
+			problems++
+			fmt.Fprintf(stdout, "%s: %v\n", fs.Arg(i), rep)
+		}
+	}
+	if *rows > 0 {
+		l, err := raidp.New(len(stores), *slots, *rows)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		disks := make(map[int]raidprun.Disk)
+		for i, s := range stores {
+			disks[i] = s
+		}
+		div, err := raidprun.Verify(ctx, l, disks, raidprun.Config{Size: size})
+		if err != nil {
+			return err
+		}
+		for _, d := range div {
+			sc := l.Superchunks[d.Superchunk]
+			fmt.Fprintf(stdout, "superchunk %d: replicas on %s and %s differ from byte %d\n", sc.ID,
+				fs.Arg(sc.Replicas[0].Disk), fs.Arg(sc.Replicas[1].Disk), d.Off)
+		}
+		problems += len(div)
+		if len(div) == 0 {
+			fmt.Fprintf(stdout, "%d superchunks: both replicas agree\n", len(l.Superchunks))
+		}
+	}
+	if problems > 0 {
+		return errors.New("raidp verify: " + fmt.Sprint(problems) + " problems")
+	}
+	return nil
+}

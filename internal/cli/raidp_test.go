@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cairn/internal/vfs"
+	"cairn/node/lstor"
+	"cairn/raidp"
+	"cairn/repair/plan"
+)
+
+// TestRaidpVerify builds a small group on real files, verifies it, damages
+// one parity byte and one replica, and checks the command finds both and
+// that --resync repairs the parity.
+func TestRaidpVerify(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const n, slots, rows, size = 5, 4, 2, lstor.BlockSize
+	l, err := raidp.New(n, slots, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []string
+	var stores []*lstor.Store
+	for d := range n {
+		disk, lst := filepath.Join(dir, fmt.Sprint("disk", d)), filepath.Join(dir, "lstor", fmt.Sprint("disk", d))
+		specs = append(specs, disk+",lstor="+lst)
+		s, err := lstor.Open(ctx, lstor.Config{FS: vfs.Default, Disk: disk, Lstor: lst, Size: size, Slots: slots})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores = append(stores, s)
+	}
+	for _, sc := range l.Superchunks {
+		b := bytes.Repeat([]byte{byte(sc.ID + 1)}, 1000+sc.ID)
+		for _, p := range sc.Replicas {
+			if err := stores[p.Disk].Write(ctx, p.Slot, int64(sc.ID), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, s := range stores {
+		s.Close()
+	}
+	run := func(extra ...string) (string, error) {
+		var out, errb bytes.Buffer
+		args := append([]string{"verify", "--size", "64KiB", "--slots", fmt.Sprint(slots), "--rows", fmt.Sprint(rows)}, extra...)
+		err := runAdminRaidp(ctx, append(args, specs...), &out, &errb)
+		return out.String() + errb.String(), err
+	}
+	out, err := run()
+	if err != nil || strings.Count(out, ": ok") != n || !strings.Contains(out, "both replicas agree") {
+		t.Fatalf("healthy group: %v\n%s", err, out)
+	}
+	// One parity byte of disk 2, and one byte of a replica on disk 3.
+	poke(t, filepath.Join(dir, "lstor", "disk2", "LSTOR"), lstor.HeaderSize+7)
+	sc := l.OnDisk(3)[0]
+	p, _ := sc.On(3)
+	poke(t, filepath.Join(dir, "disk3", "raidp.data"), int64(p.Slot)*size+int64(sc.ID)+5)
+	out, err = run()
+	if err == nil || !strings.Contains(out, "disk2,lstor") || !strings.Contains(out, "1 corrupt") ||
+		!strings.Contains(out, fmt.Sprintf("superchunk %d: replicas", sc.ID)) || !strings.Contains(out, "disk3,lstor") {
+		t.Fatalf("damaged group: %v\n%s", err, out)
+	}
+	// --resync repairs the parity of disk 2 and disk 3 (now the XOR of its
+	// damaged data); the replicas still differ.
+	out, err = run("--resync")
+	if err == nil || strings.Count(out, ": ok") != n || !strings.Contains(out, "resyncing") {
+		t.Fatalf("resync: %v\n%s", err, out)
+	}
+	// Bad input: an Lstor on the disk's own path, and a missing Lstor.
+	var o bytes.Buffer
+	err = runAdminRaidp(ctx, []string{"verify", "--size", "64KiB", "--slots", "4", dir + "/disk0,lstor=" + dir + "/disk0"}, &o, &o)
+	if !errors.Is(err, ErrUsage) || !errors.Is(err, lstor.ErrSamePath) {
+		t.Fatalf("same path: %v", err)
+	}
+	err = runAdminRaidp(ctx, []string{"verify", "--size", "64KiB", "--slots", "4", dir + "/new,lstor=" + dir + "/newlstor"}, &o, &o)
+	if !errors.Is(err, lstor.ErrNotFormatted) {
+		t.Fatalf("missing Lstor: %v", err)
+	}
+}
+
+func poke(t *testing.T, name string, off int64) {
+	t.Helper()
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0x5a
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRaidpPlan: the plan command's numbers keep their order (the
+// matching no slower than naive, the critical state ending before the
+// whole recovery) and bad input is a usage error.
+func TestRaidpPlan(t *testing.T) {
+	ctx := context.Background()
+	var out bytes.Buffer
+	if err := runAdminRaidp(ctx, []string{"plan", "--disks", "8", "--rows", "3", "--size", "1GiB"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"8 disks, 7 slots, 3 rows, 12 superchunks", "one disk lost, matching", "critical state ends", "rs-6-2"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	l, err := raidp.New(10, 9, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := plan.Rates{Read: 150e6, Write: 150e6, Send: 117e6, Recv: 117e6}
+	p, err := raidpPlan(l, 1<<30, plan.RAIDPModel{Size: 1 << 30, Disks: []plan.Rates{r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(p.Single > 0 && p.Single <= p.SingleNaive && p.DualRebuild > 0 && p.DualRebuild < p.DualTotal) {
+		t.Fatalf("plan out of order: %+v", p)
+	}
+	for _, bad := range [][]string{{"plan", "--disks", "2"}, {"plan", "--size", "0"}, {"plan", "--rows", "99"}} {
+		if err := runAdminRaidp(ctx, bad, &out, &out); !errors.Is(err, ErrUsage) {
+			t.Errorf("%v: %v, want ErrUsage", bad, err)
+		}
+	}
+}

@@ -1,0 +1,32 @@
+// Package raidprun runs the recovery plans of the RAIDP warm tier (package
+// raidp; docs/design/raidp.md) on the disks of a group: it copies
+// superchunks for a re-mirroring and rebuilds the superchunk two failed
+// disks shared from an Lstor and the mirrors, chunk by chunk, with bounded
+// parallelism. It is the executor; the plans are pure and come from raidp.
+//
+// Terms:
+//
+//   - Disk: what the executor needs of one group disk (its slots and its
+//     Lstor parity), declared here as the consumer; node/lstor.Store has
+//     this shape, and a remote disk would implement it over the node
+//     protocol.
+//   - chunk: the bytes one step moves (Config.Chunk); a superchunk is
+//     copied or rebuilt chunk by chunk, in order per transfer, transfers in
+//     parallel (one per receiver, as the plans guarantee).
+//
+// Every step is idempotent: a transfer or rebuild interrupted by a crash
+// is simply run again (the receiver's Lstor is folded by its own
+// journaled writes, so it stays the XOR of its slots at every point).
+//
+// Usage sketch:
+//
+//	plan, _ := raidp.Dual(layout, a, b, size, [2]bool{true, true}, nil)
+//	err := raidprun.Dual(ctx, plan, disks, raidprun.Config{Size: size})
+//	// store plan.After by compare-and-swap; resync a and b's Lstors once
+//	// their disks are replaced
+//
+// Caveats: the group's disks are in-process values here; running the
+// plans across nodes (the node protocol and the director's repair queue)
+// is not built yet, nor is diverting writes from the superchunk being
+// rebuilt (the caller must not write to it meanwhile).
+package raidprun

@@ -1,0 +1,158 @@
+package raidprun
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+
+	"cairn/raidp"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// Disk is one disk of a RAIDP group as the executor uses it. ReadAt and
+// Parity fill all of p or fail; Write is durable, with the disk's parity
+// updated, when it returns nil. Implementations are safe for concurrent
+// use. *lstor.Store satisfies it.
+type Disk interface {
+	ReadAt(slot int, p []byte, off int64) error
+	Parity(p []byte, off int64) error
+	Write(ctx context.Context, slot int, off int64, p []byte) error
+}
+
+// Config sizes a run.
+type Config struct {
+	// Size is the superchunk size (bytes); required.
+	Size int64
+	// Chunk is the bytes moved per step; 0 means 1 MiB.
+	Chunk int
+	// Parallel bounds the transfers (or rebuild sides) run at once; 0
+	// means all.
+	Parallel int
+}
+
+// ErrConfig: a size or chunk out of range, or a disk the plan names
+// missing.
+var ErrConfig = errors.New("raidprun: bad configuration")
+
+func (c *Config) validate() error {
+	if c.Chunk == 0 {
+		c.Chunk = 1 << 20
+	}
+	if c.Size <= 0 || c.Chunk < 0 || c.Parallel < 0 {
+		return fmt.Errorf("%w: size %d, chunk %d, parallel %d", ErrConfig, c.Size, c.Chunk, c.Parallel)
+	}
+	return nil
+}
+
+func disk(disks map[int]Disk, d int) (Disk, error) {
+	if x, ok := disks[d]; ok && x != nil {
+		return x, nil
+	}
+	return nil, fmt.Errorf("%w: the plan needs disk %d", ErrConfig, d)
+}
+
+// Remirror runs a re-mirroring step: every transfer copies its superchunk
+// from its sender's slot to its receiver's slot, transfers in parallel.
+func Remirror(ctx context.Context, p raidp.Remirroring, disks map[int]Disk, cfg Config) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	if cfg.Parallel > 0 {
+		g.SetLimit(cfg.Parallel)
+	}
+	for _, t := range p.Transfers {
+		from, err := disk(disks, t.From.Disk)
+		if err != nil {
+			return err
+		}
+		to, err := disk(disks, t.To.Disk)
+		if err != nil {
+			return err
+		}
+		g.Go(func() error {
+			buf := make([]byte, cfg.Chunk)
+			for off := int64(0); off < cfg.Size; off += int64(cfg.Chunk) {
+				b := buf[:min(int64(cfg.Chunk), cfg.Size-off)]
+				if err := from.ReadAt(t.From.Slot, b, off); err != nil {
+					return fmt.Errorf("re-mirror superchunk %d: read disk %d: %w", t.Superchunk, t.From.Disk, err)
+				}
+				if err := to.Write(ctx, t.To.Slot, off, b); err != nil {
+					return fmt.Errorf("re-mirror superchunk %d: write disk %d: %w", t.Superchunk, t.To.Disk, err)
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// Rebuild rebuilds the superchunk a dual failure lost into the plan's
+// target: each side XORs its Lstor's parity range with the same range of
+// every mirror it names, sides in parallel. It does nothing if the failed
+// disks shared no superchunk.
+func Rebuild(ctx context.Context, p raidp.DualPlan, disks map[int]Disk, cfg Config) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if !p.Shared {
+		return nil
+	}
+	target, err := disk(disks, p.Target.Disk)
+	if err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	if cfg.Parallel > 0 {
+		g.SetLimit(cfg.Parallel)
+	}
+	for _, side := range p.Sides {
+		lst, err := disk(disks, side.Lstor)
+		if err != nil {
+			return err
+		}
+		mirrors := make([]Disk, len(side.Reads))
+		for i, r := range side.Reads {
+			if mirrors[i], err = disk(disks, r.Disk); err != nil {
+				return err
+			}
+		}
+		g.Go(func() error {
+			acc, buf := make([]byte, cfg.Chunk), make([]byte, cfg.Chunk)
+			for off := side.Off; off < side.Off+side.Len; off += int64(cfg.Chunk) {
+				n := min(int64(cfg.Chunk), side.Off+side.Len-off)
+				a, b := acc[:n], buf[:n]
+				if err := lst.Parity(a, off); err != nil {
+					return fmt.Errorf("rebuild superchunk %d: Lstor of disk %d: %w", p.Lost, side.Lstor, err)
+				}
+				for i, r := range side.Reads {
+					if err := mirrors[i].ReadAt(r.Slot, b, off); err != nil {
+						return fmt.Errorf("rebuild superchunk %d: read disk %d: %w", p.Lost, r.Disk, err)
+					}
+					subtle.XORBytes(a, a, b)
+				}
+				if err := target.Write(ctx, p.Target.Slot, off, a); err != nil {
+					return fmt.Errorf("rebuild superchunk %d: write disk %d: %w", p.Lost, p.Target.Disk, err)
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// Dual runs a whole dual-failure plan: the rebuild, then the two
+// re-mirroring steps in order.
+func Dual(ctx context.Context, p raidp.DualPlan, disks map[int]Disk, cfg Config) error {
+	if err := Rebuild(ctx, p, disks, cfg); err != nil {
+		return err
+	}
+	for i, step := range p.Remirror {
+		if err := Remirror(ctx, step, disks, cfg); err != nil {
+			return fmt.Errorf("re-mirroring step %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
