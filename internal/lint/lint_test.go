@@ -17,10 +17,10 @@ import (
 var (
 	// corePrefixes are the pure cores: no clock, no global randomness, no
 	// files, no network. (Test files may use them.)
-	corePrefixes = []string{"codec", "placement", "repair/plan", "repair/decide", "client/engine"}
+	corePrefixes = []string{"codec", "placement", "repair/plan", "repair/decide", "client/engine", "layout/gp"}
 	// coreMayImport is what a core may import of cairn besides other cores:
-	// the vocabulary and the invariant checks.
-	coreMayImport = []string{"cairn", "cairn/node/wire", "cairn/internal/invariants"}
+	// the vocabulary, the invariant checks and the pure size units.
+	coreMayImport = []string{"cairn", "cairn/node/wire", "cairn/internal/invariants", "cairn/internal/units"}
 	// wirePrefixes are the packages that talk to storage nodes only through
 	// the wire types, never the node server.
 	wirePrefixes = []string{"client", "repair"}
