@@ -16,6 +16,17 @@ var seed = flag.Uint64("seed", 0, "seed of the randomized tests (0: a fixed one)
 
 const mb = 1 << 20
 
+// testRand returns the test's random source, seeded by -seed or def, and
+// logs the seed to replay it.
+func testRand(t *testing.T, def uint64) *rand.Rand {
+	s := *seed
+	if s == 0 {
+		s = def
+	}
+	t.Logf("seed %d (replay with -seed=%d)", s, s)
+	return rand.New(rand.NewPCG(s, 18))
+}
+
 // TestPaperExample is §4.3's example: s0 = 4 MB, q = 2, 73.5 MB = 1.5 +
 // 2×4 + 2×8 + 16 + 32 MB.
 func TestPaperExample(t *testing.T) {
@@ -69,12 +80,7 @@ func TestGeometryLevels(t *testing.T) {
 // is below s0; the chunk count is at most q·n + size/Max with n ≤
 // log_q((q−1)·size/s0 + 1) levels; the chunks are in ascending size.
 func TestPartitionProperties(t *testing.T) {
-	s := *seed
-	if s == 0 {
-		s = 1
-	}
-	t.Logf("seed %d (replay with -seed=%d)", s, s)
-	rng := rand.New(rand.NewPCG(s, 18))
+	rng := testRand(t, 1)
 	for range 20000 {
 		s0 := int64(1+rng.IntN(64)) << (10 + rng.IntN(10))
 		q := int64(2 + rng.IntN(4))
