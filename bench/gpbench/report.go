@@ -1,0 +1,65 @@
+package gpbench
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+)
+
+// Summary is the experiment's JSON line: Clay+GP with s0 = 4 MiB (the
+// paper's headline setting) against the baselines.
+type Summary struct {
+	RecoveryVsRS           float64 `json:"recovery_vs_rs"`
+	RecoveryVsLRC          float64 `json:"recovery_vs_lrc"`
+	DegradedOverNormalRead float64 `json:"degraded_over_normal_read"`
+	DegradedVsStripeMax    float64 `json:"degraded_vs_stripe_max"`
+	// SmallShare is the small-size bucket's share of bytes for s0 = 1, 4
+	// and 16 MiB.
+	SmallShare [3]float64 `json:"small_share_1m_4m_16m"`
+	// Modelled says the times come from the model, not from real nodes.
+	Modelled bool `json:"modelled"`
+}
+
+// Summarize takes the summary from rows of Schemes.
+func Summarize(rows []Row) Summary {
+	by := map[string]Row{}
+	for _, r := range rows {
+		by[r.Scheme] = r
+	}
+	geo := by["geo-4M"]
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return round(a / b)
+	}
+	return Summary{
+		RecoveryVsRS:           ratio(geo.RecoveryBps, by["rs"].RecoveryBps),
+		RecoveryVsLRC:          ratio(geo.RecoveryBps, by["lrc"].RecoveryBps),
+		DegradedOverNormalRead: ratio(geo.DegradedRead, geo.NormalRead),
+		DegradedVsStripeMax:    ratio(geo.DegradedRead, by["stripe-max"].DegradedRead),
+		SmallShare:             [3]float64{round(by["geo-1M"].SmallShare), round(geo.SmallShare), round(by["geo-16M"].SmallShare)},
+		Modelled:               true,
+	}
+}
+
+func round(x float64) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 3, 64), 64)
+	return v
+}
+
+// WriteCSV writes one line per row.
+func WriteCSV(w io.Writer, rows []Row) error {
+	cw := csv.NewWriter(w)
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	if err := cw.Write([]string{"scheme", "recovery_bytes_per_s", "recovery_bound", "normal_read_s", "degraded_read_s", "small_share"}); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := cw.Write([]string{r.Scheme, f(r.RecoveryBps), r.Bound, f(r.NormalRead), f(r.DegradedRead), f(r.SmallShare)}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
