@@ -32,6 +32,11 @@ var PaperMachine = Machine{
 	ClayRepair: 1e9, RSDecode: 2e9,
 }
 
+// LRCRead is LRC(10,2,2)'s mean helpers per lost shard: 12 of its 14
+// shards (data and local parity) read their group of 5, the 2 global
+// parities read 10.
+const LRCRead = (12*5 + 2*10) / 14.0
+
 // Batch is the request size of the RS and LRC baselines' recovery (the
 // paper batches their I/O into 4 MB blocks, §6.1) and of every write.
 const Batch = 4 << 20

@@ -9,18 +9,13 @@ import (
 	"cairn/internal/golden"
 )
 
-// lrcRead is LRC(10,2,2)'s mean helpers per lost shard: 12 of its 14
-// shards (data and local parity) read their group of 5, the 2 global
-// parities read 10.
-const lrcRead = (12*5 + 2*10) / 14.0
-
 func testModel(t *testing.T) *Model {
 	t.Helper()
 	c, err := clay.New(10, 4, 13)
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := NewModel(PaperMachine, c, lrcRead)
+	md, err := NewModel(PaperMachine, c, LRCRead)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,18 +53,24 @@ func TestHelperReads(t *testing.T) {
 	}
 }
 
+// modelRows runs the model of every scheme on count objects of W1.
+func modelRows(t *testing.T, count int) []Row {
+	t.Helper()
+	w := W1
+	w.Count = count
+	rows, err := testModel(t).Run(Schemes, w.Sizes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
 func near(a, b float64) bool { return a > b*0.999999 && a < b*1.000001 }
 
 // TestModelGolden prints the model's rows for a small W1 on the paper's
 // machine with fixed decode rates: review changes to the model as diffs.
 func TestModelGolden(t *testing.T) {
-	md := testModel(t)
-	w := W1
-	w.Count = 400
-	rows, err := md.Run(Schemes, w.Sizes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := modelRows(t, 400)
 	var b strings.Builder
 	for _, r := range rows {
 		fmt.Fprintf(&b, "%-10s recovery %6.3f GB/s (%s)  normal %.4f s  degraded %.4f s  small %.4f\n",
@@ -86,13 +87,7 @@ func TestModelGolden(t *testing.T) {
 // slower degraded (whole-chunk repair), and a bigger s0 puts more bytes in
 // the small-size bucket.
 func TestModelShape(t *testing.T) {
-	md := testModel(t)
-	w := W1
-	w.Count = 300
-	rows, err := md.Run(Schemes, w.Sizes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := modelRows(t, 300)
 	by := map[string]Row{}
 	for _, r := range rows {
 		by[r.Scheme] = r

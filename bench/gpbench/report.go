@@ -3,7 +3,12 @@ package gpbench
 import (
 	"encoding/csv"
 	"io"
+	"path/filepath"
 	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 )
 
 // Summary is the experiment's JSON line: Clay+GP with s0 = 4 MiB (the
@@ -62,4 +67,37 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// Plot writes the paper's Figure 9 as a scatter: each scheme's degraded
+// read time against its recovery time of one disk's worth (the bytes
+// rebuilt at its rate, per TB), labelled. It returns the files written.
+func Plot(rows []Row, dir string) ([]string, error) {
+	p := plot.New()
+	p.Title.Text = "recovery vs degraded read (modelled)"
+	p.X.Label.Text = "mean degraded read (s)"
+	p.Y.Label.Text = "recovery time per TB (s)"
+	var pts plotter.XYs
+	var labels []string
+	for _, r := range rows {
+		if r.RecoveryBps <= 0 {
+			continue
+		}
+		pts = append(pts, plotter.XY{X: r.DegradedRead, Y: 1e12 / r.RecoveryBps})
+		labels = append(labels, r.Scheme)
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels})
+	if err != nil {
+		return nil, err
+	}
+	p.Add(sc, lb)
+	f := filepath.Join(dir, "tradeoff.png")
+	if err := p.Save(6*vg.Inch, 4*vg.Inch, f); err != nil {
+		return nil, err
+	}
+	return []string{f}, nil
 }

@@ -28,6 +28,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "get", Summary: "GET throughput of a running cluster vs the raw disk directories", Run: runBenchGet},
 		{Name: "push", Summary: "the PUSH paper's repair experiment: PULL/PUSH-Rep/Sur on shaped links (runs cairn-bench)", Run: runBenchExternal("push")},
 		{Name: "robustore", Summary: "the RobuSTore paper's experiment: speculative access on 64 heterogeneous disks (runs cairn-bench)", Run: runBenchExternal("robustore")},
+		{Name: "gp", Summary: "the Geometric Partitioning paper's experiment, as a time model (runs cairn-bench)", Run: runBenchExternal("gp")},
 	}, args, stdout, stderr)
 }
 
