@@ -125,25 +125,34 @@ func (md *Model) batched(n float64) float64 {
 	return n/Batch*md.seek() + n/md.M.DiskRate
 }
 
-// helperRead is the disk time of one Clay helper reading its runs of a
-// shard of size bytes when shard lost is rebuilt: a seek for the first
-// run, and for each gap the cheaper of a seek and reading through it (what
-// a helper that coalesces its reads does).
-func (md *Model) helperRead(lost int, size int64) (t, bytes float64) {
-	sc := float64(size) / float64(md.alpha)
-	end := 0.0
-	for i, r := range md.runs[lost] {
-		off, n := float64(r.Offset)*sc, float64(r.Length)*sc
-		if i == 0 {
-			t += md.seek()
-		} else {
-			t += min(md.seek(), (off-end)/md.M.DiskRate)
+// helperRequests returns the disk requests of one Clay helper reading its
+// runs of a shard of size bytes when shard lost is rebuilt: runs are
+// merged across a gap when reading through the gap costs less than a seek
+// (what a helper that coalesces its reads does), so each request costs one
+// seek. The second result is the bytes the repair needs (the runs alone).
+func (md *Model) helperRequests(lost int, size int64) (reqs []codec.Run, bytes int64) {
+	sc := int(size) / md.alpha
+	gapMax := int(md.seek() * md.M.DiskRate) // read through gaps shorter than a seek
+	for _, r := range md.runs[lost] {
+		off, n := r.Offset*sc, r.Length*sc
+		bytes += int64(n)
+		if last := len(reqs) - 1; last >= 0 && off-(reqs[last].Offset+reqs[last].Length) < gapMax {
+			reqs[last].Length = off + n - reqs[last].Offset
+			continue
 		}
-		t += n / md.M.DiskRate
-		bytes += n
-		end = off + n
+		reqs = append(reqs, codec.Run{Offset: off, Length: n})
 	}
-	return t, bytes
+	return reqs, bytes
+}
+
+// helperRead is the disk time of one Clay helper's requests and the bytes
+// the repair needs from it.
+func (md *Model) helperRead(lost int, size int64) (t, bytes float64) {
+	reqs, b := md.helperRequests(lost, size)
+	for _, r := range reqs {
+		t += md.read(float64(r.Length))
+	}
+	return t, float64(b)
 }
 
 // clayWork is the cluster's work to rebuild one Clay shard of size bytes,
