@@ -47,14 +47,21 @@ func newMemGroup(t *testing.T) *memGroup {
 	return m
 }
 
-// write stores an object's pieces on its disk (as the export does before
-// it encodes the rows) and returns its record with the piece checksums.
+// write places an object and stores its pieces on its disk (as the export
+// does before it encodes the rows); it returns its record with the piece
+// checksums.
 func (m *memGroup) write(t *testing.T, data []byte) Record {
 	t.Helper()
 	r, err := m.pg.Place(m.pg.Geo.Partition(int64(len(data))))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m.store(t, r, data)
+}
+
+// store writes a placed object's pieces and fills its checksums.
+func (m *memGroup) store(t *testing.T, r Record, data []byte) Record {
+	t.Helper()
 	locs, err := m.pg.Pieces(r)
 	if err != nil {
 		t.Fatal(err)
@@ -117,14 +124,21 @@ func (m *memGroup) encode(t *testing.T) {
 			}
 		}
 	}
-	n := int64(0)
-	for _, d := range pg.Disks {
-		n = max(n, d.SmallEnd)
+	m.encodeSmall(t, 0)
+}
+
+// encodeSmall encodes the small buckets' RS parity from offset from to the
+// longest small bucket's end (shorter ones read as zeros).
+func (m *memGroup) encodeSmall(t *testing.T, from int64) {
+	t.Helper()
+	end := int64(0)
+	for _, d := range m.pg.Disks {
+		end = max(end, d.SmallEnd)
 	}
-	if n == 0 {
+	if end <= from {
 		return
 	}
-	stripe := pg.SmallStripe(0, n)
+	stripe := m.pg.SmallStripe(from, end-from)
 	shards := make([][]byte, len(stripe))
 	for i, l := range stripe {
 		shards[i] = m.get(l)
@@ -132,7 +146,7 @@ func (m *memGroup) encode(t *testing.T) {
 	if err := m.rs.Encode(shards); err != nil {
 		t.Fatal(err)
 	}
-	for i := pg.K; i < len(stripe); i++ {
+	for i := m.pg.K; i < len(stripe); i++ {
 		m.put(stripe[i], shards[i])
 	}
 }
