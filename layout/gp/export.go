@@ -67,7 +67,7 @@ func (pg *PG) PlaceBatch(parts []Partition) ([]Record, []RowUpdate, error) {
 			before[d] = append(before[d], b.Next)
 		}
 	}
-	snapshot := pg.clone()
+	snapshot := pg.Clone()
 	recs := make([]Record, 0, len(parts))
 	type row struct {
 		level int
@@ -127,8 +127,9 @@ func (pg *PG) PlaceBatch(parts []Partition) ([]Record, []RowUpdate, error) {
 	return recs, updates, nil
 }
 
-// clone returns a deep copy of the group's state.
-func (pg *PG) clone() *PG {
+// Clone returns a deep copy of the group's state (to roll back to when a
+// batch fails).
+func (pg *PG) Clone() *PG {
 	c := *pg
 	c.Disks = make([]Disk, len(pg.Disks))
 	for i, d := range pg.Disks {

@@ -43,39 +43,52 @@ func (p *PieceRepair) Rebuild(reads [][]byte, out []byte) error {
 
 // RepairPiece plans the rebuild of piece i (object order) of record r
 // while the disks with available[d] false are gone (the object's own disk
-// among them). A chunk is rebuilt by the Clay code's sub-chunk repair when
-// its helpers are there (β/α of each of D slots), else by reading K whole
-// slots; the front by the RS code from the same range of K small buckets.
-// clay must be the group's clay-K-M-D code and rs its rs-K-M.
+// among them): RepairRange of the piece's location.
 func (pg *PG) RepairPiece(clay, rs codec.Code, r Record, i int, available []bool) (*PieceRepair, error) {
 	locs, err := pg.Pieces(r)
 	if err != nil {
 		return nil, err
 	}
-	if i < 0 || i >= len(locs) || len(available) != pg.K+pg.M {
-		return nil, fmt.Errorf("%w: piece %d of %d, %d disks' availability for a %d+%d group", ErrPlacement, i, len(locs), len(available), pg.K, pg.M)
+	if i < 0 || i >= len(locs) {
+		return nil, fmt.Errorf("%w: piece %d of %d", ErrPlacement, i, len(locs))
+	}
+	return pg.RepairRange(clay, rs, locs[i], available)
+}
+
+// RepairRange plans the rebuild of a whole slot (a chunk, or a parity
+// slot) or of a range of a small-size bucket (or its parity) on disk
+// where.Disk while the disks with available[d] false are gone. A slot is
+// rebuilt by the Clay code's sub-chunk repair of its row when its helpers
+// are there (β/α of each of D slots), else by reading K whole slots; a
+// small-bucket range by the RS code from the same range of K others. clay
+// must be the group's clay-K-M-D code and rs its rs-K-M.
+func (pg *PG) RepairRange(clay, rs codec.Code, where Location, available []bool) (*PieceRepair, error) {
+	if len(available) != pg.K+pg.M || where.Disk < 0 || where.Disk >= pg.K+pg.M || where.Length <= 0 {
+		return nil, fmt.Errorf("%w: rebuild of %+v with %d disks' availability for a %d+%d group", ErrPlacement, where, len(available), pg.K, pg.M)
 	}
 	var avail []int
 	for d, ok := range available {
-		if ok && d != r.Disk {
+		if ok && d != where.Disk {
 			avail = append(avail, d)
 		}
 	}
-	piece := locs[i]
-	if piece.File == SmallFile {
-		return pg.repairFront(rs, r.Disk, piece, avail)
+	if where.File == SmallFile || where.File == SmallParityFile {
+		return pg.repairFront(rs, where.Disk, where, avail)
 	}
-	level := pg.Geo.Level(piece.Length)
+	level := pg.Geo.Level(where.Length)
+	if level < 0 || where.Offset%where.Length != 0 {
+		return nil, fmt.Errorf("%w: %s [%d, +%d) is not a slot", ErrPlacement, where.File, where.Offset, where.Length)
+	}
 	sc, ok := clay.(codec.SubChunkRepairer)
 	if !ok {
 		return nil, fmt.Errorf("%w: %s has no sub-chunk repair", ErrPlacement, clay.Policy())
 	}
-	plan, err := sc.SubChunkPlan(r.Disk, avail, int(piece.Length))
+	plan, err := sc.SubChunkPlan(where.Disk, avail, int(where.Length))
 	if err != nil {
-		return nil, fmt.Errorf("repair %s@%d: %w", piece.File, piece.Offset, err)
+		return nil, fmt.Errorf("repair %s@%d: %w", where.File, where.Offset, err)
 	}
-	stripe := pg.Stripe(level, uint32(piece.Offset/piece.Length))
-	pr := &PieceRepair{Piece: piece, Level: level, rebuild: plan.Repair}
+	stripe := pg.Stripe(level, uint32(where.Offset/where.Length))
+	pr := &PieceRepair{Piece: where, Level: level, rebuild: plan.Repair}
 	for _, h := range plan.Helpers {
 		base := stripe[h.Shard]
 		var ranges []Location
