@@ -23,7 +23,7 @@ var (
 	coreMayImport = []string{"cairn", "cairn/node/wire", "cairn/internal/invariants", "cairn/internal/units"}
 	// wirePrefixes are the packages that talk to storage nodes only through
 	// the wire types, never the node server.
-	wirePrefixes = []string{"client", "repair"}
+	wirePrefixes = []string{"client", "repair", "cold"}
 	// nodeServer is the node server's tree, and nodeWire the part of it
 	// that everyone may import.
 	nodeServer, nodeWire = "node", "node/wire"

@@ -3,6 +3,8 @@ package gp
 import (
 	"fmt"
 	"slices"
+
+	"cairn/codec"
 )
 
 // RowUpdate is the parity work one row needs after a batch of objects was
@@ -140,4 +142,46 @@ func (pg *PG) Clone() *PG {
 		}
 	}
 	return &c
+}
+
+// Parity returns the row's new parity slots (M of them, size bytes each)
+// for code c, the group's clay-K-M-D. cur[i], i < K, is data slot i's
+// bytes as written now — every slot in Fresh and Full mode (nil: never
+// written, zeros), only the Changed slots in Delta mode. old, in Delta mode
+// only, holds what was there before: old[i] for the OldBytes data disks
+// (nil elsewhere: zeros) and old[K+p] the M parity slots. cur and old are
+// not modified.
+func (u RowUpdate) Parity(c codec.Code, size int64, cur, old [][]byte) ([][]byte, error) {
+	p := c.Params()
+	shards := make([][]byte, p.N())
+	for i := range shards {
+		shards[i] = make([]byte, size)
+		if i >= p.K || (u.Mode == Delta && !slices.Contains(u.Changed, i)) {
+			continue
+		}
+		copy(shards[i], cur[i])
+		if u.Mode == Delta && i < len(old) {
+			xor(shards[i], old[i])
+		}
+	}
+	if err := c.Encode(shards); err != nil {
+		return nil, err
+	}
+	parity := shards[p.K:]
+	if u.Mode == Delta {
+		for j := range parity {
+			if p.K+j >= len(old) || len(old[p.K+j]) != int(size) {
+				return nil, fmt.Errorf("%w: delta update of row L%d/%d without old parity %d", ErrPlacement, u.Level, u.Slot, j)
+			}
+			xor(parity[j], old[p.K+j])
+		}
+	}
+	return parity, nil
+}
+
+// xor sets dst ^= src (a shorter src: the rest is zeros).
+func xor(dst, src []byte) {
+	for i, b := range src {
+		dst[i] ^= b
+	}
 }

@@ -50,34 +50,20 @@ func (m *memGroup) export(t *testing.T, datas [][]byte) ([]Record, []RowUpdate) 
 	}
 	for _, u := range updates {
 		stripe := pg.Stripe(u.Level, u.Slot)
-		shards := make([][]byte, len(stripe))
+		cur := make([][]byte, len(stripe))
+		olds := make([][]byte, len(stripe))
 		for i, l := range stripe {
-			switch {
-			case i >= pg.K:
-				shards[i] = make([]byte, l.Length)
-			case u.Mode != Delta:
-				shards[i] = m.get(l) // never-written slots read as zeros
-			case slices.Contains(u.Changed, i):
-				shards[i] = m.get(l)
-				if o, ok := old[l]; ok {
-					for j := range o {
-						shards[i][j] ^= o[j]
-					}
-				}
-			default:
-				shards[i] = make([]byte, l.Length)
+			if i < pg.K {
+				cur[i] = m.get(l) // never-written slots read as zeros
 			}
+			olds[i] = old[l]
 		}
-		if err := m.clay.Encode(shards); err != nil {
+		parity, err := u.Parity(m.clay, stripe[0].Length, cur, olds)
+		if err != nil {
 			t.Fatal(err)
 		}
-		for p := pg.K; p < len(stripe); p++ {
-			if u.Mode == Delta {
-				for j, b := range old[stripe[p]] {
-					shards[p][j] ^= b
-				}
-			}
-			m.put(stripe[p], shards[p])
+		for j, b := range parity {
+			m.put(stripe[pg.K+j], b)
 		}
 	}
 	// The small buckets grew at their ends: re-encode from the shortest
