@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"cairn"
@@ -39,27 +40,30 @@ func startNode(t *testing.T, c *cluster, id string) cairn.DiskID {
 	return disk
 }
 
-func newGroup(t *testing.T) (*cold.Group, *cluster) {
+// newGroup starts a node per disk of a group whose chunks use code (the
+// cold tier's clay-4-2-5, or a baseline) with s0 = 32 KiB, q = 2.
+func newGroup(t *testing.T, code string) (*cold.Group, *cluster) {
 	t.Helper()
 	c := &cluster{servers: map[cairn.DiskID]*node.Server{}, addrs: map[cairn.DiskID]string{}}
 	c.client = node.NewClient("s", func(_ context.Context, d cairn.DiskID) (string, error) { return c.addrs[d], nil }, nil)
+	chunk, err := all.New(code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := chunk.Params()
+	rs, err := all.New(fmt.Sprintf("rs-%d-%d", p.K, p.M))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var disks []cairn.DiskID
-	for i := range 6 {
+	for i := range p.N() {
 		disks = append(disks, startNode(t, c, fmt.Sprintf("n%d", i+1)))
 	}
-	p, err := gp.ParsePolicy("clay-4-2-5/gp=32KiB:2:256KiB")
+	geo, err := gp.NewGeometry(32<<10, 2, 256<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	clay, err := all.FromPolicy(p.Code)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := all.FromPolicy(p.Small)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := cold.NewGroup("g1", p, disks, c.client, clay, rs)
+	g, err := cold.NewGroup("g1", geo, disks, c.client, chunk, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,9 +100,25 @@ func check(t *testing.T, g *cold.Group, rng *rand.Rand, what string, objs map[in
 // and a second disk gone (Clay sub-chunk and degraded repairs, RS for the
 // fronts), and after one lost disk is rebuilt onto a new node.
 func TestExportReadRebuild(t *testing.T) {
+	for _, code := range []string{"clay-4-2-5", "rs-4-2", "lrc-4-2-2"} {
+		t.Run(code, func(t *testing.T) { testExportReadRebuild(t, code) })
+	}
+}
+
+// avail returns the availability of n disks with the lost ones false.
+func avail(n int, lost ...int) []bool {
+	a := make([]bool, n)
+	for i := range a {
+		a[i] = !slices.Contains(lost, i)
+	}
+	return a
+}
+
+func testExportReadRebuild(t *testing.T, code string) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(18, 1))
-	g, c := newGroup(t)
+	g, c := newGroup(t, code)
+	n := len(g.Disks)
 	objs := map[int][]byte{}
 	recs := map[int]gp.Record{}
 	next := 0
@@ -133,13 +153,13 @@ func TestExportReadRebuild(t *testing.T) {
 			}
 		}
 	}
-	all := []bool{true, true, true, true, true, true}
+	all := avail(n)
 	check(t, g, rng, "all disks", objs, recs, all)
 
 	// Lose data disk 1 (its node stops) and then parity disk 5.
 	lost := g.Disks[1]
 	c.servers[lost].Close()
-	one := []bool{true, false, true, true, true, true}
+	one := avail(n, 1)
 	for id := range objs {
 		if recs[id].Disk == 1 {
 			continue
@@ -164,21 +184,21 @@ func TestExportReadRebuild(t *testing.T) {
 	}
 	check(t, g, rng, "disk 1 lost", onDisk(objs, recs, 1), recs, one)
 	c.servers[g.Disks[5]].Close()
-	two := []bool{true, false, true, true, true, false}
+	two := avail(n, 1, 5)
 	check(t, g, rng, "disks 1 and 5 lost", onDisk(objs, recs, 1), recs, two)
 
 	// Rebuild disk 1 onto a new node while 5 is still gone; then every
 	// object reads normally from the group's disks.
-	repl := startNode(t, c, "n7")
+	repl := startNode(t, c, "spare")
 	if err := g.Rebuild(ctx, 1, repl, two, 4); err != nil {
 		t.Fatal(err)
 	}
 	if g.Disks[1] != repl {
 		t.Fatalf("disk 1 is %s after the rebuild, want %s", g.Disks[1], repl)
 	}
-	check(t, g, rng, "after rebuild", objs, recs, []bool{true, true, true, true, true, false})
+	check(t, g, rng, "after rebuild", objs, recs, avail(n, 5))
 	// The rebuilt disk serves repairs too: lose disk 0 and read its objects.
-	check(t, g, rng, "disk 0 lost after rebuild", onDisk(objs, recs, 0), recs, []bool{false, true, true, true, true, false})
+	check(t, g, rng, "disk 0 lost after rebuild", onDisk(objs, recs, 0), recs, avail(n, 0, 5))
 }
 
 func onDisk(objs map[int][]byte, recs map[int]gp.Record, disk int) map[int][]byte {

@@ -30,21 +30,25 @@ type Group struct {
 	ID    string         // names the group's shards; unique in the cluster
 	Disks []cairn.DiskID // K data disks, then M parity disks
 	PG    *gp.PG
-	Clay  codec.Code // clay-K-M-D
+	Clay  codec.Code // the chunks' code: clay-K-M-D (or a baseline's)
 	RS    codec.Code // rs-K-M, for the small-size buckets
 	Nodes Disks
 }
 
-// NewGroup returns an empty group for policy p on disks (K+M of them).
-func NewGroup(id string, p gp.Policy, disks []cairn.DiskID, nodes Disks, clay, rs codec.Code) (*Group, error) {
-	if len(disks) != p.K()+p.M() {
-		return nil, fmt.Errorf("%w: cold group %s: %d disks for %s", cairn.ErrInvalid, id, len(disks), p)
+// NewGroup returns an empty group of geometry geo on disks, whose chunks
+// are coded with chunk (clay-K-M-D for the cold tier; RS or LRC for the
+// experiment's baselines) and whose small-size buckets with rs, rs-K-M of
+// the same shape.
+func NewGroup(id string, geo gp.Geometry, disks []cairn.DiskID, nodes Disks, chunk, rs codec.Code) (*Group, error) {
+	p := chunk.Params()
+	if len(disks) != p.N() || rs.Params().K != p.K || rs.Params().N() != p.N() {
+		return nil, fmt.Errorf("%w: cold group %s: %d disks for %s with %s", cairn.ErrInvalid, id, len(disks), chunk.Policy(), rs.Policy())
 	}
-	pg, err := gp.NewPG(p.K(), p.M(), p.Geometry)
+	pg, err := gp.NewPG(p.K, p.M, geo)
 	if err != nil {
 		return nil, err
 	}
-	return &Group{ID: id, Disks: disks, PG: pg, Clay: clay, RS: rs, Nodes: nodes}, nil
+	return &Group{ID: id, Disks: disks, PG: pg, Clay: chunk, RS: rs, Nodes: nodes}, nil
 }
 
 // shard is where a byte range of a group file lies on the nodes: a shard

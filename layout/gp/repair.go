@@ -61,7 +61,9 @@ func (pg *PG) RepairPiece(clay, rs codec.Code, r Record, i int, available []bool
 // rebuilt by the Clay code's sub-chunk repair of its row when its helpers
 // are there (β/α of each of D slots), else by reading K whole slots; a
 // small-bucket range by the RS code from the same range of K others. clay
-// must be the group's clay-K-M-D code and rs its rs-K-M.
+// is the group's chunk code, clay-K-M-D (a scalar code — RS, LRC — rebuilds
+// from whole slots instead, for the experiment's baselines), and rs its
+// rs-K-M.
 func (pg *PG) RepairRange(clay, rs codec.Code, where Location, available []bool) (*PieceRepair, error) {
 	if len(available) != pg.K+pg.M || where.Disk < 0 || where.Disk >= pg.K+pg.M || where.Length <= 0 {
 		return nil, fmt.Errorf("%w: rebuild of %+v with %d disks' availability for a %d+%d group", ErrPlacement, where, len(available), pg.K, pg.M)
@@ -79,15 +81,15 @@ func (pg *PG) RepairRange(clay, rs codec.Code, where Location, available []bool)
 	if level < 0 || where.Offset%where.Length != 0 {
 		return nil, fmt.Errorf("%w: %s [%d, +%d) is not a slot", ErrPlacement, where.File, where.Offset, where.Length)
 	}
+	stripe := pg.Stripe(level, uint32(where.Offset/where.Length))
 	sc, ok := clay.(codec.SubChunkRepairer)
 	if !ok {
-		return nil, fmt.Errorf("%w: %s has no sub-chunk repair", ErrPlacement, clay.Policy())
+		return pg.repairLinear(clay, where, level, stripe, avail)
 	}
 	plan, err := sc.SubChunkPlan(where.Disk, avail, int(where.Length))
 	if err != nil {
 		return nil, fmt.Errorf("repair %s@%d: %w", where.File, where.Offset, err)
 	}
-	stripe := pg.Stripe(level, uint32(where.Offset/where.Length))
 	pr := &PieceRepair{Piece: where, Level: level, rebuild: plan.Repair}
 	for _, h := range plan.Helpers {
 		base := stripe[h.Shard]
@@ -98,6 +100,59 @@ func (pg *PG) RepairRange(clay, rs codec.Code, where Location, available []bool)
 		pr.Reads = append(pr.Reads, ranges)
 	}
 	return pr, nil
+}
+
+// repairLinear plans the rebuild of a slot of a row coded by a scalar
+// code (the baselines of the experiment keep this layout with RS or LRC
+// chunks): whole slots of the helpers its RepairPlan names (an LRC's local
+// group), or of K of them when the code has no plan.
+func (pg *PG) repairLinear(c codec.Code, where Location, level int, stripe []Location, avail []int) (*PieceRepair, error) {
+	pr := &PieceRepair{Piece: where, Level: level}
+	if lr, ok := c.(codec.LinearRepairer); ok {
+		plan, err := lr.RepairPlan([]int{where.Disk}, avail)
+		if err != nil {
+			return nil, fmt.Errorf("repair %s@%d: %w", where.File, where.Offset, err)
+		}
+		for _, h := range plan.Helpers {
+			pr.Reads = append(pr.Reads, []Location{stripe[h]})
+		}
+		pr.rebuild = func(reads [][]byte, out []byte) error {
+			clear(out)
+			for i, b := range reads {
+				plan.Apply([][]byte{out}, i, b)
+			}
+			return nil
+		}
+		return pr, nil
+	}
+	if len(avail) < pg.K {
+		return nil, fmt.Errorf("%w: %s@%d: %d disks left, %s needs %d", codec.ErrUndecodable, where.File, where.Offset, len(avail), c.Policy(), pg.K)
+	}
+	helpers := avail[:pg.K]
+	for _, h := range helpers {
+		pr.Reads = append(pr.Reads, []Location{stripe[h]})
+	}
+	pr.rebuild = func(reads [][]byte, out []byte) error {
+		return reconstructInto(c, pg.K+pg.M, helpers, where.Disk, reads, out)
+	}
+	return pr, nil
+}
+
+// reconstructInto rebuilds shard lost of a stripe of n shards into out
+// from the helpers' whole shards.
+func reconstructInto(c codec.Code, n int, helpers []int, lost int, reads [][]byte, out []byte) error {
+	shards := make([][]byte, n)
+	for j, d := range helpers {
+		shards[d] = reads[j]
+	}
+	shards[lost] = out[:0]
+	if err := c.Reconstruct(shards, []int{lost}); err != nil {
+		return err
+	}
+	if &shards[lost][0] != &out[0] {
+		copy(out, shards[lost])
+	}
+	return nil
 }
 
 // repairFront plans the RS rebuild of a front from K of the available
@@ -112,20 +167,8 @@ func (pg *PG) repairFront(rs codec.Code, lost int, piece Location, avail []int) 
 	for _, d := range helpers {
 		pr.Reads = append(pr.Reads, []Location{stripe[d]})
 	}
-	n := pg.K + pg.M
 	pr.rebuild = func(reads [][]byte, out []byte) error {
-		shards := make([][]byte, n)
-		for j, d := range helpers {
-			shards[d] = reads[j]
-		}
-		shards[lost] = out[:0]
-		if err := rs.Reconstruct(shards, []int{lost}); err != nil {
-			return err
-		}
-		if &shards[lost][0] != &out[0] {
-			copy(out, shards[lost])
-		}
-		return nil
+		return reconstructInto(rs, pg.K+pg.M, helpers, lost, reads, out)
 	}
 	return pr, nil
 }
