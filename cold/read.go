@@ -86,7 +86,7 @@ func (g *Group) rebuild(ctx context.Context, l gp.Location, available []bool) ([
 	}
 	reads := make([][]byte, len(pr.Reads))
 	eg, ctx := errgroup.WithContext(ctx)
-	eg.SetLimit(8)
+	eg.SetLimit(len(pr.Reads)) // every helper at once: at most K+M−1
 	for h, ranges := range pr.Reads {
 		eg.Go(func() error {
 			for _, r := range ranges {
