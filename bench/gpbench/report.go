@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -21,7 +22,8 @@ type Summary struct {
 	// SmallShare is the small-size bucket's share of bytes for s0 = 1, 4
 	// and 16 MiB.
 	SmallShare [3]float64 `json:"small_share_1m_4m_16m"`
-	// Modelled says the times come from the model, not from real nodes.
+	// Modelled says every ratio comes from the model (false: the recovery
+	// and read ratios were measured on nodes; see SummarizeNodes).
 	Modelled bool `json:"modelled"`
 }
 
@@ -100,4 +102,41 @@ func Plot(rows []Row, dir string) ([]string, error) {
 		return nil, err
 	}
 	return []string{f}, nil
+}
+
+// SummarizeNodes replaces the summary's recovery and read ratios with the
+// ones measured on nodes (rows of clay-, rs- and lrc- codes).
+func SummarizeNodes(s Summary, rows []NodeRow) Summary {
+	by := map[string]NodeRow{}
+	for _, r := range rows {
+		by[strings.SplitN(r.Code, "-", 2)[0]] = r
+	}
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return round(a / b)
+	}
+	c := by["clay"]
+	s.RecoveryVsRS = ratio(c.RecoveryBps, by["rs"].RecoveryBps)
+	s.RecoveryVsLRC = ratio(c.RecoveryBps, by["lrc"].RecoveryBps)
+	s.DegradedOverNormalRead = ratio(c.DegradedRead, c.NormalRead)
+	s.Modelled = false
+	return s
+}
+
+// WriteNodeCSV writes the measurements on nodes, one line per code.
+func WriteNodeCSV(w io.Writer, rows []NodeRow) error {
+	cw := csv.NewWriter(w)
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	if err := cw.Write([]string{"code", "rebuilt_bytes", "recovery_s", "recovery_bytes_per_s", "normal_read_s", "degraded_read_s", "reads"}); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := cw.Write([]string{r.Code, strconv.FormatInt(r.RebuiltBytes, 10), f(r.RecoverySeconds), f(r.RecoveryBps), f(r.NormalRead), f(r.DegradedRead), strconv.Itoa(r.Reads)}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

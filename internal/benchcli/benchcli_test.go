@@ -81,11 +81,12 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
-// TestGP runs the modelled experiment on a few objects: it writes its CSV
+// TestGP runs the modelled part of the experiment on a few objects (the
+// node part is bench/gpbench.TestNodeRun, on in-process nodes): it writes its CSV
 // and plot and ends with the JSON line of the acceptance fields.
 func TestGP(t *testing.T) {
 	dir := t.TempDir()
-	out, err := run(t, "gp", "--quick", "--objects", "40", "--json", "--out", dir)
+	out, err := run(t, "gp", "--quick", "--model-only", "--objects", "40", "--json", "--out", dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,16 +5,35 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
+	"cairn"
 	"cairn/bench/gpbench"
 	"cairn/internal/cmdline"
+	"cairn/internal/units"
+	"cairn/layout/gp"
 )
 
-const gpHelp = `Usage: cairn-bench gp [--quick] [--out DIR] [--objects N] [--seed N] [--json]
+const gpHelp = `Usage: cairn-bench gp [--quick] [--out DIR] [--objects N] [--seed N] [--model-only] [--json]
 
-The Geometric Partitioning paper's experiment (its Figure 9, workload W1)
-as a TIME MODEL — no node process runs. For Clay(10,4) with Geometric
+The Geometric Partitioning paper's experiment (its Figure 9, workload W1),
+in two parts.
+
+On real node processes (skipped with --model-only): an embedded etcd and
+15 storage nodes, one throttled disk each (the spinning-disk model slowed
+--scale times: 250 MB/s and 4.2 ms per seek become --disk-rate and --seek),
+hold one placement group per code — clay-10-4-13, rs-10-4 and lrc-10-2-2,
+all in the Geometric Partitioning layout (package cold; s0 = 1 MiB, q = 2,
+chunks up to 16 MiB) — filled with objects drawn log-uniformly from 1 MiB
+to 64 MiB. For each code it reads the objects of disk 1 whole through a
+client link of 1 Gb/s slowed by the same factor, normally and with disk 1
+unavailable, then rebuilds disk 1 onto a spare node and times it. These
+give the measured recovery_vs_rs, recovery_vs_lrc and
+degraded_over_normal_read.
+
+As a TIME MODEL (always): for Clay(10,4) with Geometric
 Partitioning (s0 = 1, 4, 16 MiB, q = 2) against Clay in the Contiguous
 (16, 64, 256 MiB chunks), Stripe (256 KiB) and Stripe-Max layouts and
 RS(10,4) and LRC(10,2,2) in the Stripe layout, it models the recovery
@@ -30,11 +49,13 @@ machine: the decode rates of the real codecs on one core (clay-10-4-13's
 sub-chunk repair, rs-10-4's decode), and each Clay helper's reads, taken
 from codec/clay's repair plan.
 
-Writes DIR/gp.csv and DIR/tradeoff.png and prints, last, a JSON line with
-recovery_vs_rs, recovery_vs_lrc, degraded_over_normal_read and
-degraded_vs_stripe_max (Clay+GP with s0 = 4 MiB), the small-size bucket's
-share of bytes for the three s0, and "modelled": true.
---quick: 2000 objects and short codec measurements (seconds).`
+Writes DIR/gp.csv (the model), DIR/gp-nodes.csv (the measurements) and
+DIR/tradeoff.png and prints, last, a JSON line with recovery_vs_rs,
+recovery_vs_lrc, degraded_over_normal_read and degraded_vs_stripe_max, the
+small-size bucket's share of bytes for the three s0 (model), and which
+fields were measured on nodes ("measured") and which modelled. The
+modelled ratios are also given as model_*.
+--quick: 24 objects on the nodes (about a minute), 2000 in the model.`
 
 func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn-bench gp", flag.ContinueOnError)
@@ -43,6 +64,9 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	objects := fs.Int("objects", 0, "objects of the workload (default 20000, --quick 2000)")
 	seed := fs.Uint64("seed", 1, "seed of the object sizes")
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
+	modelOnly := fs.Bool("model-only", false, "only the time model: start no node process")
+	scale := fs.Float64("scale", 12.5, "how many times slower than the paper's disks and client links the nodes run")
+	nodeObjects := fs.Int("node-objects", 0, "objects on the nodes per code (default 60, --quick 24)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", gpHelp)
 		fs.PrintDefaults()
@@ -52,6 +76,12 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *objects < 0 || *objects > 10_000_000 {
 		return fmt.Errorf("%w: --objects: want 0 … 10000000", cmdline.ErrUsage)
+	}
+	if *nodeObjects < 0 || *nodeObjects > 10_000 {
+		return fmt.Errorf("%w: --node-objects: want 0 … 10000", cmdline.ErrUsage)
+	}
+	if *scale < 1 || *scale > 1000 {
+		return fmt.Errorf("%w: --scale: want 1 … 1000", cmdline.ErrUsage)
 	}
 	w := gpbench.W1
 	w.Seed = *seed
@@ -96,11 +126,87 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		say("%-10s recovery %6.3f GB/s (%s-bound)  normal read %.3f s  degraded read %.3f s  small bucket %.1f%%",
 			r.Scheme, r.RecoveryBps/1e9, r.Bound, r.NormalRead, r.DegradedRead, 100*r.SmallShare)
 	}
+	sum := gpbench.Summarize(rows)
 	line := struct {
 		gpbench.Summary
-		Objects       int     `json:"objects"`
-		ClayRepairBps float64 `json:"clay_repair_bytes_per_s"`
-		RSDecodeBps   float64 `json:"rs_decode_bytes_per_s"`
-	}{gpbench.Summarize(rows), w.Count, m.ClayRepair, m.RSDecode}
+		ModelRecoveryVsRS           float64  `json:"model_recovery_vs_rs"`
+		ModelRecoveryVsLRC          float64  `json:"model_recovery_vs_lrc"`
+		ModelDegradedOverNormalRead float64  `json:"model_degraded_over_normal_read"`
+		Measured                    []string `json:"measured"`
+		Objects                     int      `json:"objects"`
+		NodeObjects                 int      `json:"node_objects,omitempty"`
+		Scale                       float64  `json:"scale,omitempty"`
+		ClayRepairBps               float64  `json:"clay_repair_bytes_per_s"`
+		RSDecodeBps                 float64  `json:"rs_decode_bytes_per_s"`
+	}{Summary: sum, ModelRecoveryVsRS: sum.RecoveryVsRS, ModelRecoveryVsLRC: sum.RecoveryVsLRC,
+		ModelDegradedOverNormalRead: sum.DegradedOverNormalRead, Measured: []string{},
+		Objects: w.Count, ClayRepairBps: m.ClayRepair, RSDecodeBps: m.RSDecode}
+	if !*modelOnly {
+		n := 60
+		if *quick {
+			n = 24
+		}
+		if *nodeObjects > 0 {
+			n = *nodeObjects
+		}
+		nrows, err := runGPNodes(ctx, dir, *scale, n, *seed, say)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(filepath.Join(dir, "gp-nodes.csv"), func(w io.Writer) error { return gpbench.WriteNodeCSV(w, nrows) }); err != nil {
+			return err
+		}
+		line.Summary = gpbench.SummarizeNodes(line.Summary, nrows)
+		line.Measured = []string{"recovery_vs_rs", "recovery_vs_lrc", "degraded_over_normal_read"}
+		line.NodeObjects, line.Scale = n, *scale
+	}
 	return report(stdout, say, dir, "gp.csv", rows, gpbench.WriteCSV, gpbench.Plot, line)
+}
+
+// runGPNodes starts etcd and 15 node processes with throttled disks and
+// runs the measured part of the experiment.
+func runGPNodes(ctx context.Context, dir string, scale float64, objects int, seed uint64, say func(string, ...any)) ([]gpbench.NodeRow, error) {
+	work, err := os.MkdirTemp("", "cairn-gp-cluster-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	rate := int64(250e6 / scale)
+	seek := time.Duration(4.2 * scale * float64(time.Millisecond)).Round(100 * time.Microsecond)
+	specs := make([]nodeSpec, 15)
+	for i := range specs {
+		id := fmt.Sprintf("n%d", i+1)
+		specs[i] = nodeSpec{ID: id, Disks: []string{filepath.Join(work, id) + fmt.Sprintf(",bw=%d,seek=%v,wb=%d", rate, seek, writeBehind)}}
+	}
+	say("starting etcd and 15 nodes in %s: disks %s/s, %v per seek (a 7200 rpm disk slowed %.1f×)", work, units.FormatSize(rate), seek, scale)
+	procs, nc, stop, err := startNodes(ctx, work, specs)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	var disks []cairn.DiskID
+	for _, p := range procs {
+		disks = append(disks, p.Disks[0])
+	}
+	geo, err := gp.NewGeometry(1<<20, 2, 16<<20)
+	if err != nil {
+		return nil, err
+	}
+	wl := gpbench.Workload{Count: objects, Min: 1 << 20, Max: 64 << 20, Seed: seed}
+	nr := gpbench.NodeRun{Disks: disks[:14], Spare: disks[14], Nodes: nc, Geo: geo, Sizes: wl.Sizes(),
+		ClientLink: 125e6 / scale, Budget: gp.DefaultBudget, Batch: 8, Log: say}
+	return nr.Run(ctx, []string{"clay-10-4-13", "rs-10-4", "lrc-10-2-2"})
+}
+
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
