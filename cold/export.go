@@ -5,6 +5,9 @@ import (
 	"hash/crc32"
 	"maps"
 	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"cairn/layout/gp"
 )
@@ -44,22 +47,30 @@ func (g *Group) export(ctx context.Context, objs [][]byte) ([]gp.Record, error) 
 	}
 	// Delta rows: what the reused slots and the parity held, before the
 	// writes below overwrite it.
-	old := map[gp.Location][]byte{}
+	var mu sync.Mutex
+	old := map[gp.Location][]byte{} // guarded by mu while the reads run
+	eg, ectx := g.group(ctx)
 	for _, u := range updates {
 		if u.Mode != gp.Delta {
 			continue
 		}
 		stripe := pg.Stripe(u.Level, u.Slot)
 		for _, d := range append(slices.Clone(u.OldBytes), parityDisks(pg)...) {
-			b, err := g.read(ctx, stripe[d], true)
-			if err != nil {
-				return nil, err
-			}
-			old[stripe[d]] = b
+			eg.Go(func() error {
+				b, err := g.read(ectx, stripe[d], true)
+				mu.Lock()
+				old[stripe[d]] = b
+				mu.Unlock()
+				return err
+			})
 		}
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
 	}
 	// The chunks, and the fronts into their disks' small pages.
 	pages := map[[2]int64][]byte{}
+	eg, ectx = g.group(ctx)
 	for i, o := range objs {
 		locs, err := pg.Pieces(recs[i])
 		if err != nil {
@@ -71,9 +82,7 @@ func (g *Group) export(ctx context.Context, objs [][]byte) ([]gp.Record, error) 
 			pos += l.Length
 			recs[i].Sums = append(recs[i].Sums, crc32.Checksum(piece, castagnoli))
 			if l.File != gp.SmallFile {
-				if err := g.putLoc(ctx, l, piece); err != nil {
-					return nil, err
-				}
+				eg.Go(func() error { return g.putLoc(ectx, l, piece) })
 				continue
 			}
 			for off := l.Offset; off < l.Offset+l.Length; {
@@ -93,22 +102,31 @@ func (g *Group) export(ctx context.Context, objs [][]byte) ([]gp.Record, error) 
 	}
 	touched := map[int64]bool{}
 	for key, b := range pages {
-		if err := g.putUnit(ctx, int(key[0]), gp.SmallFile, key[1], b); err != nil {
-			return nil, err
-		}
+		eg.Go(func() error { return g.putUnit(ectx, int(key[0]), gp.SmallFile, key[1], b) })
 		touched[key[1]] = true
 	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	eg, ectx = g.group(ctx)
 	for _, u := range updates {
-		if err := g.updateRow(ctx, u, old); err != nil {
-			return nil, err
-		}
+		eg.Go(func() error { return g.updateRow(ectx, u, old) })
 	}
 	for _, p := range slices.Sorted(maps.Keys(touched)) {
-		if err := g.encodeSmallPage(ctx, p); err != nil {
-			return nil, err
-		}
+		eg.Go(func() error { return g.encodeSmallPage(ectx, p) })
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
 	}
 	return recs, nil
+}
+
+// group returns an errgroup for a step's fan-out: twice the group's disks
+// at once, so every disk has a request queued while another is sent.
+func (g *Group) group(ctx context.Context) (*errgroup.Group, context.Context) {
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(2 * len(g.Disks))
+	return eg, ctx
 }
 
 func parityDisks(pg *gp.PG) []int {
