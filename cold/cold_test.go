@@ -191,7 +191,7 @@ func testExportReadRebuild(t *testing.T, code string) {
 	// Rebuild disk 1 onto a new node while 5 is still gone; then every
 	// object reads normally from the group's disks.
 	repl := startNode(t, c, "spare")
-	if err := g.Rebuild(ctx, 1, repl, two, 4); err != nil {
+	if err := g.Rebuild(ctx, 1, repl, two, cold.NewBudget(4)); err != nil {
 		t.Fatal(err)
 	}
 	if g.Disks[1] != repl {

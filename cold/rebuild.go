@@ -11,27 +11,40 @@ import (
 	"cairn/layout/gp"
 )
 
+// Budget is a repairer's global weight budget (the paper's 512 per HTTP
+// server): the repair tasks of every group it rebuilds share it, admitted
+// in FIFO order; a task heavier than the budget runs alone. Safe for
+// concurrent use.
+type Budget struct {
+	sem *semaphore.Weighted
+	max int
+}
+
+// NewBudget returns a budget of n (≥ 1) weight units.
+func NewBudget(n int) *Budget {
+	n = max(n, 1)
+	return &Budget{sem: semaphore.NewWeighted(int64(n)), max: n}
+}
+
 // Rebuild rebuilds the group's disk at position lost onto replacement
 // (which then takes its place in g.Disks): every task of
-// gp.RecoveryTasks, in order, as many at once as the weight budget allows
-// (a task heavier than the budget runs alone). available says which other
-// disks can be read; lost's entry is ignored.
-func (g *Group) Rebuild(ctx context.Context, lost int, replacement cairn.DiskID, available []bool, budget int) error {
-	if lost < 0 || lost >= len(g.Disks) || len(available) != len(g.Disks) || budget < 1 {
-		return fmt.Errorf("%w: rebuild of disk %d of a %d-disk group, budget %d", cairn.ErrInvalid, lost, len(g.Disks), budget)
+// gp.RecoveryTasks, in order, as many at once as the budget allows.
+// available says which other disks can be read; lost's entry is ignored.
+func (g *Group) Rebuild(ctx context.Context, lost int, replacement cairn.DiskID, available []bool, b *Budget) error {
+	if lost < 0 || lost >= len(g.Disks) || len(available) != len(g.Disks) || b == nil {
+		return fmt.Errorf("%w: rebuild of disk %d of a %d-disk group", cairn.ErrInvalid, lost, len(g.Disks))
 	}
 	avail := append([]bool(nil), available...)
 	avail[lost] = false
 	g.Disks[lost] = replacement
-	sem := semaphore.NewWeighted(int64(budget))
 	eg, ctx := errgroup.WithContext(ctx)
 	for _, t := range g.PG.RecoveryTasks(lost) {
-		w := int64(min(t.Weight, budget))
-		if err := sem.Acquire(ctx, w); err != nil {
+		w := int64(min(t.Weight, b.max))
+		if err := b.sem.Acquire(ctx, w); err != nil {
 			break // the group failed or ctx ended: Wait says why
 		}
 		eg.Go(func() error {
-			defer sem.Release(w)
+			defer b.sem.Release(w)
 			return g.rebuildTask(ctx, t, avail)
 		})
 	}

@@ -7,38 +7,48 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"cairn"
 	"cairn/codec/all"
 	"cairn/cold"
 	"cairn/layout/gp"
 )
 
-// NodeRun is the experiment on real storage nodes: each code's group is
-// written on the first N of Disks (N = the code's K+M), the objects on its
-// disk 1 are read whole, normally and then with disk 1 unavailable (its
-// pieces rebuilt by the pipeline), and disk 1 is rebuilt onto Spare.
+// NodeRun is the experiment on real storage nodes. For each code, one
+// placement group per rotation of Disks (group i takes N = K+M disks from
+// position i on, wrapping), so that a lost disk's rebuild reads from every
+// other disk as in the paper's many-group cluster; objects go to the
+// groups in turn. The objects on Disks[Lost] are read whole, normally and
+// then with that disk unavailable (their pieces rebuilt by the pipeline);
+// then that disk is rebuilt onto Spare in every group at once, under one
+// shared weight budget.
 type NodeRun struct {
-	Disks []cairn.DiskID // at least the largest code's K+M
-	Spare cairn.DiskID   // where the lost disk is rebuilt (one group's shards per code)
+	Disks []cairn.DiskID // more than the largest code's K+M
+	Spare cairn.DiskID   // where the lost disk is rebuilt (each code's shards are named apart)
 	Nodes cold.Disks
 	Geo   gp.Geometry
 	Sizes []int64
 	// ClientLink is the reader's rate in bytes/s (0: unshaped).
 	ClientLink float64
-	Budget     int // repair weight budget of the rebuild
-	Batch      int // objects per export batch
+	Budget     int // the repairer's weight budget
+	Batch      int // objects per export batch (per group)
 	Log        func(format string, a ...any)
 }
 
+// Lost is the position in NodeRun.Disks of the disk the experiment loses.
+const Lost = 1
+
 // NodeRow is one code's measurements.
 type NodeRow struct {
-	Code string
-	// RebuiltBytes of disk 1 in RecoverySeconds.
+	Code   string
+	Groups int
+	// RebuiltBytes of the lost disk in RecoverySeconds.
 	RebuiltBytes    int64
 	RecoverySeconds float64
 	RecoveryBps     float64
 	// NormalRead and DegradedRead are the mean seconds to read an object
-	// of disk 1, over Reads objects.
+	// of the lost disk, over Reads objects.
 	NormalRead, DegradedRead float64
 	Reads                    int
 }
@@ -56,6 +66,13 @@ func (nr NodeRun) Run(ctx context.Context, codes []string) ([]NodeRow, error) {
 	return rows, nil
 }
 
+// member is a group and the lost disk's position in it (−1: not in it).
+type member struct {
+	g    *cold.Group
+	lost int
+	recs []gp.Record
+}
+
 func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 	chunk, err := all.New(code)
 	if err != nil {
@@ -66,67 +83,108 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 	if err != nil {
 		return NodeRow{}, err
 	}
-	if len(nr.Disks) < p.N() {
-		return NodeRow{}, fmt.Errorf("%w: %d disks for %s", cairn.ErrInvalid, len(nr.Disks), code)
+	n := len(nr.Disks)
+	if n <= p.N() {
+		return NodeRow{}, fmt.Errorf("%w: %d disks for %s: want more than %d", cairn.ErrInvalid, n, code, p.N())
 	}
-	disks := append([]cairn.DiskID(nil), nr.Disks[:p.N()]...)
-	g, err := cold.NewGroup("bench-"+code, nr.Geo, disks, nr.Nodes, chunk, rs)
-	if err != nil {
-		return NodeRow{}, err
-	}
-	row := NodeRow{Code: code}
-	var recs []gp.Record
-	start := time.Now()
-	for i := 0; i < len(nr.Sizes); i += nr.Batch {
-		var batch [][]byte
-		for j := i; j < min(i+nr.Batch, len(nr.Sizes)); j++ {
-			b := make([]byte, nr.Sizes[j])
-			rand.NewChaCha8([32]byte{byte(j), byte(j >> 8), 18}).Read(b)
-			batch = append(batch, b)
+	var groups []*member
+	for i := range n {
+		var disks []cairn.DiskID
+		lost := -1
+		for j := range p.N() {
+			if (i+j)%n == Lost {
+				lost = j
+			}
+			disks = append(disks, nr.Disks[(i+j)%n])
 		}
-		rs, err := g.Export(ctx, batch)
+		g, err := cold.NewGroup(fmt.Sprintf("bench-%s-%d", code, i), nr.Geo, disks, nr.Nodes, chunk, rs)
 		if err != nil {
 			return NodeRow{}, err
 		}
-		recs = append(recs, rs...)
+		groups = append(groups, &member{g: g, lost: lost})
 	}
-	nr.Log("%s: exported %d objects in %.1f s", code, len(recs), time.Since(start).Seconds())
-	all := make([]bool, p.N())
-	for i := range all {
-		all[i] = true
+	row := NodeRow{Code: code, Groups: len(groups)}
+	start := time.Now()
+	eg, ectx := errgroup.WithContext(ctx)
+	for gi, m := range groups {
+		eg.Go(func() error {
+			var mine []int
+			for j := gi; j < len(nr.Sizes); j += len(groups) {
+				mine = append(mine, j)
+			}
+			for b := 0; b < len(mine); b += nr.Batch {
+				var batch [][]byte
+				for _, j := range mine[b:min(b+nr.Batch, len(mine))] {
+					data := make([]byte, nr.Sizes[j])
+					rand.NewChaCha8([32]byte{byte(j), byte(j >> 8), 18}).Read(data)
+					batch = append(batch, data)
+				}
+				recs, err := m.g.Export(ectx, batch)
+				if err != nil {
+					return err
+				}
+				m.recs = append(m.recs, recs...)
+			}
+			return nil
+		})
 	}
-	lost := append([]bool(nil), all...)
-	lost[1] = false
-	for _, r := range recs {
-		if r.Disk != 1 || r.Size == 0 {
+	if err := eg.Wait(); err != nil {
+		return NodeRow{}, err
+	}
+	nr.Log("%s: exported %d objects into %d groups in %.1f s", code, len(nr.Sizes), len(groups), time.Since(start).Seconds())
+	for _, m := range groups {
+		if m.lost < 0 {
 			continue
 		}
-		for _, mode := range []struct {
-			avail []bool
-			sum   *float64
-		}{{all, &row.NormalRead}, {lost, &row.DegradedRead}} {
-			t0 := time.Now()
-			if err := g.Read(ctx, r, 0, r.Size, mode.avail, &shaped{rate: nr.ClientLink, start: t0}); err != nil {
-				return NodeRow{}, err
-			}
-			*mode.sum += time.Since(t0).Seconds()
+		all := make([]bool, p.N())
+		for i := range all {
+			all[i] = true
 		}
-		row.Reads++
+		gone := append([]bool(nil), all...)
+		gone[m.lost] = false
+		for _, r := range m.recs {
+			if r.Disk != m.lost || r.Size == 0 {
+				continue
+			}
+			for _, mode := range []struct {
+				avail []bool
+				sum   *float64
+			}{{all, &row.NormalRead}, {gone, &row.DegradedRead}} {
+				t0 := time.Now()
+				if err := m.g.Read(ctx, r, 0, r.Size, mode.avail, &shaped{rate: nr.ClientLink, start: t0}); err != nil {
+					return NodeRow{}, err
+				}
+				*mode.sum += time.Since(t0).Seconds()
+			}
+			row.Reads++
+		}
+		for _, t := range m.g.PG.RecoveryTasks(m.lost) {
+			row.RebuiltBytes += t.Where.Length
+		}
 	}
 	if row.Reads > 0 {
 		row.NormalRead /= float64(row.Reads)
 		row.DegradedRead /= float64(row.Reads)
 	}
-	for _, t := range g.PG.RecoveryTasks(1) {
-		row.RebuiltBytes += t.Where.Length
-	}
+	budget := cold.NewBudget(nr.Budget)
 	start = time.Now()
-	if err := g.Rebuild(ctx, 1, nr.Spare, all, nr.Budget); err != nil {
+	eg, ectx = errgroup.WithContext(ctx)
+	for _, m := range groups {
+		if m.lost < 0 {
+			continue
+		}
+		all := make([]bool, p.N())
+		for i := range all {
+			all[i] = true
+		}
+		eg.Go(func() error { return m.g.Rebuild(ectx, m.lost, nr.Spare, all, budget) })
+	}
+	if err := eg.Wait(); err != nil {
 		return NodeRow{}, err
 	}
 	row.RecoverySeconds = time.Since(start).Seconds()
 	row.RecoveryBps = float64(row.RebuiltBytes) / row.RecoverySeconds
-	nr.Log("%s: %d reads of disk 1's objects: normal %.3f s, degraded %.3f s; rebuilt %d MiB in %.2f s",
+	nr.Log("%s: %d reads of the lost disk's objects: normal %.3f s, degraded %.3f s; rebuilt %d MiB in %.2f s",
 		code, row.Reads, row.NormalRead, row.DegradedRead, row.RebuiltBytes>>20, row.RecoverySeconds)
 	return row, nil
 }

@@ -18,7 +18,7 @@ import (
 func TestNodeRun(t *testing.T) {
 	addrs := map[cairn.DiskID]string{}
 	var disks []cairn.DiskID
-	for i := range 9 {
+	for i := range 10 {
 		id := fmt.Sprintf("n%d", i+1)
 		disk := cairn.DiskID(id + "/disk1")
 		srv, err := node.NewServer(node.Config{Node: cairn.NodeID(id), Secret: "s",
@@ -39,7 +39,7 @@ func TestNodeRun(t *testing.T) {
 	}
 	w := gpbench.Workload{Count: 24, Min: 1, Max: 2 << 20, Seed: 1}
 	nr := gpbench.NodeRun{
-		Disks: disks[:8], Spare: disks[8], Geo: geo, Sizes: w.Sizes(), Budget: 8, Batch: 6,
+		Disks: disks[:9], Spare: disks[9], Geo: geo, Sizes: w.Sizes(), Budget: 8, Batch: 6,
 		Nodes: node.NewClient("s", func(_ context.Context, d cairn.DiskID) (string, error) { return addrs[d], nil }, nil),
 		Log:   t.Logf,
 	}

@@ -22,14 +22,16 @@ The Geometric Partitioning paper's experiment (its Figure 9, workload W1),
 in two parts.
 
 On real node processes (skipped with --model-only): an embedded etcd and
-15 storage nodes, one throttled disk each (the spinning-disk model slowed
---scale times: 250 MB/s and 4.2 ms per seek become --disk-rate and --seek),
-hold one placement group per code — clay-10-4-13, rs-10-4 and lrc-10-2-2,
-all in the Geometric Partitioning layout (package cold; s0 = 1 MiB, q = 2,
-chunks up to 16 MiB) — filled with objects drawn log-uniformly from 1 MiB
-to 64 MiB. For each code it reads the objects of disk 1 whole through a
-client link of 1 Gb/s slowed by the same factor, normally and with disk 1
-unavailable, then rebuilds disk 1 onto a spare node and times it. These
+16 storage nodes, one throttled disk each (the spinning-disk model slowed
+--scale times: 250 MB/s and 4.2 ms per seek), hold 15 placement groups
+per code, one per rotation of 15 disks (the 16th is the spare) — for
+clay-10-4-13, rs-10-4 and lrc-10-2-2, all in the Geometric Partitioning
+layout (package cold; s0 = 1 MiB, q = 2, chunks up to 16 MiB) — filled
+with objects drawn log-uniformly from 1 MiB to 64 MiB. For each code it
+reads the objects of one disk whole through a client link of 1 Gb/s slowed
+by the same factor, normally and with that disk unavailable, then rebuilds
+the disk in all its groups at once onto the spare under one weight budget
+(512) and times it. These
 give the measured recovery_vs_rs, recovery_vs_lrc and
 degraded_over_normal_read.
 
@@ -163,7 +165,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return report(stdout, say, dir, "gp.csv", rows, gpbench.WriteCSV, gpbench.Plot, line)
 }
 
-// runGPNodes starts etcd and 15 node processes with throttled disks and
+// runGPNodes starts etcd and 16 node processes with throttled disks and
 // runs the measured part of the experiment.
 func runGPNodes(ctx context.Context, dir string, scale float64, objects int, seed uint64, say func(string, ...any)) ([]gpbench.NodeRow, error) {
 	work, err := os.MkdirTemp("", "cairn-gp-cluster-")
@@ -173,12 +175,12 @@ func runGPNodes(ctx context.Context, dir string, scale float64, objects int, see
 	defer os.RemoveAll(work)
 	rate := int64(250e6 / scale)
 	seek := time.Duration(4.2 * scale * float64(time.Millisecond)).Round(100 * time.Microsecond)
-	specs := make([]nodeSpec, 15)
+	specs := make([]nodeSpec, 16)
 	for i := range specs {
 		id := fmt.Sprintf("n%d", i+1)
 		specs[i] = nodeSpec{ID: id, Disks: []string{filepath.Join(work, id) + fmt.Sprintf(",bw=%d,seek=%v,wb=%d", rate, seek, writeBehind)}}
 	}
-	say("starting etcd and 15 nodes in %s: disks %s/s, %v per seek (a 7200 rpm disk slowed %.1f×)", work, units.FormatSize(rate), seek, scale)
+	say("starting etcd and 16 nodes in %s: disks %s/s, %v per seek (a 7200 rpm disk slowed %.1f×)", work, units.FormatSize(rate), seek, scale)
 	procs, nc, stop, err := startNodes(ctx, work, specs)
 	if err != nil {
 		return nil, err
@@ -193,7 +195,7 @@ func runGPNodes(ctx context.Context, dir string, scale float64, objects int, see
 		return nil, err
 	}
 	wl := gpbench.Workload{Count: objects, Min: 1 << 20, Max: 64 << 20, Seed: seed}
-	nr := gpbench.NodeRun{Disks: disks[:14], Spare: disks[14], Nodes: nc, Geo: geo, Sizes: wl.Sizes(),
+	nr := gpbench.NodeRun{Disks: disks[:15], Spare: disks[15], Nodes: nc, Geo: geo, Sizes: wl.Sizes(),
 		ClientLink: 125e6 / scale, Budget: gp.DefaultBudget, Batch: 8, Log: say}
 	return nr.Run(ctx, []string{"clay-10-4-13", "rs-10-4", "lrc-10-2-2"})
 }
