@@ -89,14 +89,9 @@ func (g *Group) rebuild(ctx context.Context, l gp.Location, available []bool) ([
 	eg.SetLimit(len(pr.Reads)) // every helper at once: at most K+M−1
 	for h, ranges := range pr.Reads {
 		eg.Go(func() error {
-			for _, r := range ranges {
-				b, err := g.read(ctx, r, true)
-				if err != nil {
-					return err
-				}
-				reads[h] = append(reads[h], b...)
-			}
-			return nil
+			b, err := g.readRuns(ctx, ranges)
+			reads[h] = b
+			return err
 		})
 	}
 	if err := eg.Wait(); err != nil {
@@ -107,4 +102,42 @@ func (g *Group) rebuild(ctx context.Context, l gp.Location, available []bool) ([
 		return nil, err
 	}
 	return out, nil
+}
+
+// CoalesceGap is the largest gap between two runs of one helper that a
+// read goes through instead of asking for the runs apart: about what a
+// spinning disk streams in the time of a seek (250 MB/s × 4.2 ms), so
+// reading through is never slower than seeking.
+const CoalesceGap = 1 << 20
+
+// readRuns returns the concatenated bytes of ranges (ascending runs of
+// helper slots, as gp.RepairRange lists them), asking for runs of one
+// shard less than CoalesceGap apart in one request and dropping the gaps.
+func (g *Group) readRuns(ctx context.Context, ranges []gp.Location) ([]byte, error) {
+	var out []byte
+	for i := 0; i < len(ranges); {
+		j, end := i+1, ranges[i].Offset+ranges[i].Length
+		for j < len(ranges) && ranges[j].Disk == ranges[i].Disk && ranges[j].File == ranges[i].File &&
+			g.sameUnit(ranges[i], ranges[j]) && ranges[j].Offset >= end && ranges[j].Offset-end <= CoalesceGap {
+			end = ranges[j].Offset + ranges[j].Length
+			j++
+		}
+		span := gp.Location{Disk: ranges[i].Disk, File: ranges[i].File, Offset: ranges[i].Offset, Length: end - ranges[i].Offset}
+		b, err := g.read(ctx, span, true)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range ranges[i:j] {
+			out = append(out, b[r.Offset-span.Offset:r.Offset-span.Offset+r.Length]...)
+		}
+		i = j
+	}
+	return out, nil
+}
+
+// sameUnit reports whether two ranges of one file lie in the same slot or
+// page (so one request can span them).
+func (g *Group) sameUnit(a, b gp.Location) bool {
+	sa, sb := g.shards(a), g.shards(b)
+	return len(sa) == 1 && len(sb) == 1 && sa[0].name == sb[0].name
 }
