@@ -16,7 +16,8 @@ import (
 	"cairn/layout/gp"
 )
 
-const gpHelp = `Usage: cairn-bench gp [--quick] [--out DIR] [--objects N] [--seed N] [--model-only] [--json]
+const gpHelp = `Usage: cairn-bench gp [--quick] [--out DIR] [--objects N] [--seed N] [--model-only]
+                       [--scale X] [--node-objects N] [--node-max SIZE] [--node-cap SIZE] [--json]
 
 The Geometric Partitioning paper's experiment (its Figure 9, workload W1),
 in two parts.
@@ -26,8 +27,8 @@ On real node processes (skipped with --model-only): an embedded etcd and
 --scale times: 250 MB/s and 4.2 ms per seek), hold 15 placement groups
 per code, one per rotation of 15 disks (the 16th is the spare) — for
 clay-10-4-13, rs-10-4 and lrc-10-2-2, all in the Geometric Partitioning
-layout (package cold; s0 = 1 MiB, q = 2, chunks up to 16 MiB) — filled
-with objects drawn log-uniformly from 1 MiB to 64 MiB. For each code it
+layout (package cold; s0 = 1 MiB, q = 2, chunks up to --node-cap) — filled
+with objects drawn log-uniformly from 1 MiB to --node-max. For each code it
 reads the objects of one disk whole through a client link of 1 Gb/s slowed
 by the same factor, normally and with that disk unavailable, then rebuilds
 the disk in all its groups at once onto the spare under one weight budget
@@ -69,6 +70,8 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	modelOnly := fs.Bool("model-only", false, "only the time model: start no node process")
 	scale := fs.Float64("scale", 12.5, "how many times slower than the paper's disks and client links the nodes run")
 	nodeObjects := fs.Int("node-objects", 0, "objects on the nodes per code (default 60, --quick 24)")
+	nodeMax := fs.String("node-max", "64MiB", "largest object on the nodes (sizes are log-uniform from 1 MiB)")
+	nodeCap := fs.String("node-cap", "16MiB", "largest chunk on the nodes (s0 = 1 MiB, q = 2: a power of two)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", gpHelp)
 		fs.PrintDefaults()
@@ -84,6 +87,18 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *scale < 1 || *scale > 1000 {
 		return fmt.Errorf("%w: --scale: want 1 … 1000", cmdline.ErrUsage)
+	}
+	maxObj, err := units.ParseSize(*nodeMax)
+	if err != nil || maxObj < 1<<20 || maxObj > 4<<30 {
+		return fmt.Errorf("%w: --node-max: want a size from 1MiB to 4GiB", cmdline.ErrUsage)
+	}
+	chunkCap, err := units.ParseSize(*nodeCap)
+	if err != nil {
+		return fmt.Errorf("%w: --node-cap: %v", cmdline.ErrUsage, err)
+	}
+	geo, err := gp.NewGeometry(1<<20, 2, chunkCap)
+	if err != nil {
+		return fmt.Errorf("%w: --node-cap: %v", cmdline.ErrUsage, err)
 	}
 	w := gpbench.W1
 	w.Seed = *seed
@@ -151,7 +166,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if *nodeObjects > 0 {
 			n = *nodeObjects
 		}
-		nrows, err := runGPNodes(ctx, dir, *scale, n, *seed, say)
+		nrows, err := runGPNodes(ctx, *scale, geo, gpbench.Workload{Count: n, Min: 1 << 20, Max: maxObj, Seed: *seed}, say)
 		if err != nil {
 			return err
 		}
@@ -167,7 +182,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // runGPNodes starts etcd and 16 node processes with throttled disks and
 // runs the measured part of the experiment.
-func runGPNodes(ctx context.Context, dir string, scale float64, objects int, seed uint64, say func(string, ...any)) ([]gpbench.NodeRow, error) {
+func runGPNodes(ctx context.Context, scale float64, geo gp.Geometry, wl gpbench.Workload, say func(string, ...any)) ([]gpbench.NodeRow, error) {
 	work, err := os.MkdirTemp("", "cairn-gp-cluster-")
 	if err != nil {
 		return nil, err
@@ -190,11 +205,6 @@ func runGPNodes(ctx context.Context, dir string, scale float64, objects int, see
 	for _, p := range procs {
 		disks = append(disks, p.Disks[0])
 	}
-	geo, err := gp.NewGeometry(1<<20, 2, 16<<20)
-	if err != nil {
-		return nil, err
-	}
-	wl := gpbench.Workload{Count: objects, Min: 1 << 20, Max: 64 << 20, Seed: seed}
 	nr := gpbench.NodeRun{Disks: disks[:15], Spare: disks[15], Nodes: nc, Geo: geo, Sizes: wl.Sizes(),
 		ClientLink: 125e6 / scale, Budget: gp.DefaultBudget, Batch: 8, Log: say}
 	return nr.Run(ctx, []string{"clay-10-4-13", "rs-10-4", "lrc-10-2-2"})
