@@ -12,41 +12,15 @@ import (
 	"cairn"
 	"cairn/codec/all"
 	"cairn/cold"
-	"cairn/internal/vfs"
 	"cairn/layout/gp"
-	"cairn/node"
+	"cairn/node/nodetest"
 )
-
-// cluster is storage nodes serving one in-memory disk each, on real
-// sockets.
-type cluster struct {
-	servers map[cairn.DiskID]*node.Server
-	addrs   map[cairn.DiskID]string
-	client  *node.Client
-}
-
-func startNode(t *testing.T, c *cluster, id string) cairn.DiskID {
-	t.Helper()
-	disk := cairn.DiskID(id + "/disk1")
-	srv, err := node.NewServer(node.Config{Node: cairn.NodeID(id), Secret: "s",
-		Disks: []node.DiskConfig{{ID: disk, Path: "/" + id, FS: vfs.NewMem()}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	c.servers[disk], c.addrs[disk] = srv, srv.Addr()
-	return disk
-}
 
 // newGroup starts a node per disk of a group whose chunks use code (the
 // cold tier's clay-4-2-5, or a baseline) with s0 = 32 KiB, q = 2.
-func newGroup(t *testing.T, code string) (*cold.Group, *cluster) {
+func newGroup(t *testing.T, code string) (*cold.Group, *nodetest.Nodes) {
 	t.Helper()
-	c := &cluster{servers: map[cairn.DiskID]*node.Server{}, addrs: map[cairn.DiskID]string{}}
-	c.client = node.NewClient("s", func(_ context.Context, d cairn.DiskID) (string, error) { return c.addrs[d], nil }, nil)
+	c := nodetest.New()
 	chunk, err := all.New(code)
 	if err != nil {
 		t.Fatal(err)
@@ -58,13 +32,13 @@ func newGroup(t *testing.T, code string) (*cold.Group, *cluster) {
 	}
 	var disks []cairn.DiskID
 	for i := range p.N() {
-		disks = append(disks, startNode(t, c, fmt.Sprintf("n%d", i+1)))
+		disks = append(disks, c.Start(t, fmt.Sprintf("n%d", i+1)))
 	}
 	geo, err := gp.NewGeometry(32<<10, 2, 256<<10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := cold.NewGroup("g1", geo, disks, c.client, chunk, rs)
+	g, err := cold.NewGroup("g1", geo, disks, c.Client, chunk, rs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +133,7 @@ func testExportReadRebuild(t *testing.T, code string) {
 
 	// Lose data disk 1 (its node stops) and then parity disk 5.
 	lost := g.Disks[1]
-	c.servers[lost].Close()
+	c.Stop(lost)
 	one := avail(n, 1)
 	for id := range objs {
 		if recs[id].Disk == 1 {
@@ -184,13 +158,13 @@ func testExportReadRebuild(t *testing.T, code string) {
 		break
 	}
 	check(t, g, rng, "disk 1 lost", onDisk(objs, recs, 1), recs, one)
-	c.servers[g.Disks[5]].Close()
+	c.Stop(g.Disks[5])
 	two := avail(n, 1, 5)
 	check(t, g, rng, "disks 1 and 5 lost", onDisk(objs, recs, 1), recs, two)
 
 	// Rebuild disk 1 onto a new node while 5 is still gone; then every
 	// object reads normally from the group's disks.
-	repl := startNode(t, c, "spare")
+	repl := c.Start(t, "spare")
 	if err := g.Rebuild(ctx, 1, repl, two, cold.NewBudget(4)); err != nil {
 		t.Fatal(err)
 	}
