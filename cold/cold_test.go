@@ -3,6 +3,7 @@ package cold_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -130,6 +131,20 @@ func testExportReadRebuild(t *testing.T, code string) {
 	}
 	all := avail(n)
 	check(t, g, rng, "all disks", objs, recs, all)
+	for _, r := range recs {
+		bad := r
+		bad.Sums = nil
+		if err := g.Read(ctx, bad, 0, r.Size, all, &bytes.Buffer{}); !errors.Is(err, cairn.ErrInvalid) {
+			t.Fatalf("a record without checksums: %v", err)
+		}
+		if err := g.Read(ctx, r, 0, r.Size+1, all, &bytes.Buffer{}); !errors.Is(err, cairn.ErrInvalid) {
+			t.Fatalf("a range past the end: %v", err)
+		}
+		if err := g.Read(ctx, r, 0, r.Size, all[1:], &bytes.Buffer{}); !errors.Is(err, cairn.ErrInvalid) {
+			t.Fatalf("short availability: %v", err)
+		}
+		break
+	}
 
 	// Lose data disk 1 (its node stops) and then parity disk 5.
 	lost := g.Disks[1]

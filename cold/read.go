@@ -26,6 +26,10 @@ func (g *Group) Read(ctx context.Context, r gp.Record, off, n int64, available [
 	if err != nil {
 		return err
 	}
+	if len(available) != len(g.Disks) || len(r.Sums) != len(locs) {
+		return fmt.Errorf("%w: read with %d disks' availability of a %d-disk group, a record of %d pieces with %d checksums",
+			cairn.ErrInvalid, len(available), len(g.Disks), len(locs), len(r.Sums))
+	}
 	sizes := make([]int64, len(locs))
 	for i, l := range locs {
 		sizes[i] = l.Length
