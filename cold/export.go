@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 
 	"cairn/layout/gp"
 )
@@ -108,9 +109,19 @@ func (g *Group) export(ctx context.Context, objs [][]byte) ([]gp.Record, error) 
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
+	// Row updates hold a whole row each (K+M slots): bound the bytes in
+	// flight, a row bigger than the bound running alone.
+	mem := semaphore.NewWeighted(MaxRowMemory)
 	eg, ectx = g.group(ctx)
 	for _, u := range updates {
-		eg.Go(func() error { return g.updateRow(ectx, u, old) })
+		w := min(MaxRowMemory, int64(len(g.Disks))*pg.Geo.Size(u.Level))
+		if err := mem.Acquire(ectx, w); err != nil {
+			break // the group failed or ctx ended: Wait says why
+		}
+		eg.Go(func() error {
+			defer mem.Release(w)
+			return g.updateRow(ectx, u, old)
+		})
 	}
 	for _, p := range slices.Sorted(maps.Keys(touched)) {
 		eg.Go(func() error { return g.encodeSmallPage(ectx, p) })
@@ -120,6 +131,9 @@ func (g *Group) export(ctx context.Context, objs [][]byte) ([]gp.Record, error) 
 	}
 	return recs, nil
 }
+
+// MaxRowMemory bounds the bytes of the rows an export updates at once.
+const MaxRowMemory = 512 << 20
 
 // group returns an errgroup for a step's fan-out: twice the group's disks
 // at once, so every disk has a request queued while another is sent.

@@ -39,6 +39,10 @@ type NodeRun struct {
 // Lost is the position in NodeRun.Disks of the disk the experiment loses.
 const Lost = 1
 
+// ExportGroups is how many groups export at once: each holds its batch's
+// objects and rows in memory.
+const ExportGroups = 4
+
 // NodeRow is one code's measurements.
 type NodeRow struct {
 	Code   string
@@ -106,6 +110,7 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 	row := NodeRow{Code: code, Groups: len(groups)}
 	start := time.Now()
 	eg, ectx := errgroup.WithContext(ctx)
+	eg.SetLimit(ExportGroups)
 	for gi, m := range groups {
 		eg.Go(func() error {
 			var mine []int
