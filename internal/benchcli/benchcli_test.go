@@ -3,7 +3,10 @@ package benchcli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,6 +53,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"push", "--help"}, "Usage: cairn-bench push"},
 		{[]string{"help", "robustore"}, "Usage: cairn-bench robustore"},
 		{[]string{"grid", "--help"}, "Usage: cairn-bench grid"},
+		{[]string{"help", "gp"}, "TIME MODEL"},
 	} {
 		out, err := run(t, tc.args...)
 		if err != nil || !strings.Contains(out, tc.want) {
@@ -72,10 +76,40 @@ func TestUsageErrors(t *testing.T) {
 		{"grid", "extra"},
 		{"grid", "--reps", "-1"},
 		{"grid", "--trials", "0"},
+		{"gp", "--objects", "-1"},
+		{"gp", "extra"},
 	} {
 		_, err := run(t, args...)
 		if !errors.Is(err, cmdline.ErrUsage) {
 			t.Errorf("%q: got %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestGP runs the modelled part of the experiment on a few objects (the
+// node part is bench/gpbench.TestNodeRun, on in-process nodes): it writes its CSV
+// and plot and ends with the JSON line of the acceptance fields.
+func TestGP(t *testing.T) {
+	dir := t.TempDir()
+	out, err := run(t, "gp", "--quick", "--model-only", "--objects", "40", "--json", "--out", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(out), &line); err != nil {
+		t.Fatalf("output is not one JSON line: %v\n%s", err, out)
+	}
+	for _, k := range []string{"recovery_vs_rs", "recovery_vs_lrc", "degraded_over_normal_read", "degraded_vs_stripe_max"} {
+		if v, ok := line[k].(float64); !ok || v <= 0 {
+			t.Errorf("%s = %v", k, line[k])
+		}
+	}
+	if line["modelled"] != true {
+		t.Errorf("the line does not say the numbers are modelled: %s", out)
+	}
+	for _, f := range []string{"gp.csv", "tradeoff.png"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
 		}
 	}
 }

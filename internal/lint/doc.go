@@ -1,8 +1,8 @@
 // Package lint holds tests that enforce cairn's code rules on the whole
 // module. They fail the build when:
 //
-//   - a pure core (codec/..., placement, raidp, repair/plan, repair/decide,
-//     client/engine, crypt; tests and codec/codectest excepted) imports math/rand,
+//   - a pure core (codec/..., placement, raidp, layout/gp, repair/plan,
+//     repair/decide, client/engine, crypt; tests and codec/codectest excepted) imports math/rand,
 //     os, net or net/http, or calls a time function that reads the clock or
 //     sleeps: cores take time and randomness as inputs (TestCoresArePure,
 //     TestCoresReadNoClock);

@@ -17,13 +17,13 @@ import (
 var (
 	// corePrefixes are the pure cores: no clock, no global randomness, no
 	// files, no network. (Test files may use them.)
-	corePrefixes = []string{"codec", "placement", "repair/plan", "repair/decide", "client/engine", "crypt", "raidp"}
+	corePrefixes = []string{"codec", "placement", "repair/plan", "repair/decide", "client/engine", "crypt", "raidp", "layout/gp"}
 	// coreMayImport is what a core may import of cairn besides other cores:
-	// the vocabulary and the invariant checks.
-	coreMayImport = []string{"cairn", "cairn/node/wire", "cairn/internal/invariants"}
+	// the vocabulary, the invariant checks and the pure size units.
+	coreMayImport = []string{"cairn", "cairn/node/wire", "cairn/internal/invariants", "cairn/internal/units"}
 	// wirePrefixes are the packages that talk to storage nodes only through
 	// the wire types, never the node server.
-	wirePrefixes = []string{"client", "repair"}
+	wirePrefixes = []string{"client", "repair", "cold"}
 	// nodeServer is the node server's tree, and nodeWire the part of it
 	// that everyone may import.
 	nodeServer, nodeWire = "node", "node/wire"

@@ -1,0 +1,37 @@
+// Package gpbench is the Geometric Partitioning paper's experiment (its
+// Figure 9 and Table 3, workload W1) as a time model: recovery throughput
+// of one lost disk, and normal and degraded whole-object read times, for
+// Clay with Geometric Partitioning (layout/gp) against Clay in the
+// Contiguous, Stripe and Stripe-Max layouts and RS(10,4) and LRC(10,2,2)
+// in the Stripe layout.
+//
+// # Vocabulary
+//
+// Machine. The cluster: disks (sequential rate, a seek per request that
+// does not continue the previous one — the spinning-disk model of
+// vfs.Throttle), node and client links, cores and their decode rates.
+//
+// Work and bound. Rebuilding a lost disk is work spread over every
+// surviving disk, node link and core (its stripes lie in many placement
+// groups); the recovery rate is the rebuilt bytes over the time of the
+// busiest resource, its bound.
+//
+// Helper read. What a Clay helper reads is taken from codec/clay's real
+// repair plan: β/α of the shard in q^{y0} runs; the model charges a seek
+// for the first run and, for each gap, the cheaper of a seek and reading
+// through it.
+//
+// Read pipeline. A normal read streams the object's pieces from its disk
+// in 256 KiB packets, each sent as it arrives; a degraded read of a
+// Geometric Partitioning object is layout/gp's Pipeline over the pieces'
+// repair and send times.
+//
+// # Caveats
+//
+//   - Everything here is modelled: no node process runs. The decode rates
+//     can be measured on this machine (Measure runs codec/clay's repair and
+//     RS's decode), the rest are the Machine's parameters.
+//   - The model is of an idle cluster: no foreground load, no queueing.
+//     Stripe-Max's degraded reads in the paper suffered from contention the
+//     model does not have (docs/design/cold.md, "The experiment").
+package gpbench

@@ -1,0 +1,142 @@
+package gpbench
+
+import (
+	"encoding/csv"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// Summary is the experiment's JSON line: Clay+GP with s0 = 4 MiB (the
+// paper's headline setting) against the baselines.
+type Summary struct {
+	RecoveryVsRS           float64 `json:"recovery_vs_rs"`
+	RecoveryVsLRC          float64 `json:"recovery_vs_lrc"`
+	DegradedOverNormalRead float64 `json:"degraded_over_normal_read"`
+	DegradedVsStripeMax    float64 `json:"degraded_vs_stripe_max"`
+	// SmallShare is the small-size bucket's share of bytes for s0 = 1, 4
+	// and 16 MiB.
+	SmallShare [3]float64 `json:"small_share_1m_4m_16m"`
+	// Modelled says every ratio comes from the model (false: the recovery
+	// and read ratios were measured on nodes; see SummarizeNodes).
+	Modelled bool `json:"modelled"`
+}
+
+// Summarize takes the summary from rows of Schemes.
+func Summarize(rows []Row) Summary {
+	by := map[string]Row{}
+	for _, r := range rows {
+		by[r.Scheme] = r
+	}
+	geo := by["geo-4M"]
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return round(a / b)
+	}
+	return Summary{
+		RecoveryVsRS:           ratio(geo.RecoveryBps, by["rs"].RecoveryBps),
+		RecoveryVsLRC:          ratio(geo.RecoveryBps, by["lrc"].RecoveryBps),
+		DegradedOverNormalRead: ratio(geo.DegradedRead, geo.NormalRead),
+		DegradedVsStripeMax:    ratio(geo.DegradedRead, by["stripe-max"].DegradedRead),
+		SmallShare:             [3]float64{round(by["geo-1M"].SmallShare), round(geo.SmallShare), round(by["geo-16M"].SmallShare)},
+		Modelled:               true,
+	}
+}
+
+func round(x float64) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 3, 64), 64)
+	return v
+}
+
+// WriteCSV writes one line per row.
+func WriteCSV(w io.Writer, rows []Row) error {
+	cw := csv.NewWriter(w)
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	if err := cw.Write([]string{"scheme", "recovery_bytes_per_s", "recovery_bound", "normal_read_s", "degraded_read_s", "small_share"}); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := cw.Write([]string{r.Scheme, f(r.RecoveryBps), r.Bound, f(r.NormalRead), f(r.DegradedRead), f(r.SmallShare)}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// Plot writes the paper's Figure 9 as a scatter: each scheme's degraded
+// read time against its recovery time of one disk's worth (the bytes
+// rebuilt at its rate, per TB), labelled. It returns the files written.
+func Plot(rows []Row, dir string) ([]string, error) {
+	p := plot.New()
+	p.Title.Text = "recovery vs degraded read (modelled)"
+	p.X.Label.Text = "mean degraded read (s)"
+	p.Y.Label.Text = "recovery time per TB (s)"
+	var pts plotter.XYs
+	var labels []string
+	for _, r := range rows {
+		if r.RecoveryBps <= 0 {
+			continue
+		}
+		pts = append(pts, plotter.XY{X: r.DegradedRead, Y: 1e12 / r.RecoveryBps})
+		labels = append(labels, r.Scheme)
+	}
+	sc, err := plotter.NewScatter(pts)
+	if err != nil {
+		return nil, err
+	}
+	lb, err := plotter.NewLabels(plotter.XYLabels{XYs: pts, Labels: labels})
+	if err != nil {
+		return nil, err
+	}
+	p.Add(sc, lb)
+	f := filepath.Join(dir, "tradeoff.png")
+	if err := p.Save(6*vg.Inch, 4*vg.Inch, f); err != nil {
+		return nil, err
+	}
+	return []string{f}, nil
+}
+
+// SummarizeNodes replaces the summary's recovery and read ratios with the
+// ones measured on nodes (rows of clay-, rs- and lrc- codes).
+func SummarizeNodes(s Summary, rows []NodeRow) Summary {
+	by := map[string]NodeRow{}
+	for _, r := range rows {
+		by[strings.SplitN(r.Code, "-", 2)[0]] = r
+	}
+	ratio := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return round(a / b)
+	}
+	c := by["clay"]
+	s.RecoveryVsRS = ratio(c.RecoveryBps, by["rs"].RecoveryBps)
+	s.RecoveryVsLRC = ratio(c.RecoveryBps, by["lrc"].RecoveryBps)
+	s.DegradedOverNormalRead = ratio(c.DegradedRead, c.NormalRead)
+	s.Modelled = false
+	return s
+}
+
+// WriteNodeCSV writes the measurements on nodes, one line per code.
+func WriteNodeCSV(w io.Writer, rows []NodeRow) error {
+	cw := csv.NewWriter(w)
+	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+	if err := cw.Write([]string{"code", "rebuilt_bytes", "recovery_s", "recovery_bytes_per_s", "normal_read_s", "degraded_read_s", "reads"}); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if err := cw.Write([]string{r.Code, strconv.FormatInt(r.RebuiltBytes, 10), f(r.RecoverySeconds), f(r.RecoveryBps), f(r.NormalRead), f(r.DegradedRead), strconv.Itoa(r.Reads)}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

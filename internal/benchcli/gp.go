@@ -1,0 +1,232 @@
+package benchcli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"cairn"
+	"cairn/bench/gpbench"
+	"cairn/internal/cmdline"
+	"cairn/internal/units"
+	"cairn/layout/gp"
+)
+
+const gpHelp = `Usage: cairn-bench gp [--quick] [--out DIR] [--objects N] [--seed N] [--model-only]
+                       [--scale X] [--node-objects N] [--node-max SIZE] [--node-cap SIZE] [--json]
+
+The Geometric Partitioning paper's experiment (its Figure 9, workload W1),
+in two parts.
+
+On real node processes (skipped with --model-only): an embedded etcd and
+16 storage nodes, one throttled disk each (the spinning-disk model slowed
+--scale times: 250 MB/s and 4.2 ms per seek), hold 15 placement groups
+per code, one per rotation of 15 disks (the 16th is the spare) — for
+clay-10-4-13, rs-10-4 and lrc-10-2-2, all in the Geometric Partitioning
+layout (package cold; s0 = 1 MiB, q = 2, chunks up to --node-cap) — filled
+with objects drawn log-uniformly from 1 MiB to --node-max. For each code it
+reads the objects of one disk whole through a client link of 1 Gb/s slowed
+by the same factor, normally and with that disk unavailable, then rebuilds
+the disk in all its groups at once onto the spare under one weight budget
+(64 units of 4 MiB; the paper's 512 assumed 128 GB servers) and times it.
+Mind the memory: a run with large chunks holds whole rows (K+M chunks) in
+memory while it exports (at most 512 MiB of rows per group, 4 groups at
+once) and its rebuild holds each task's helper reads. These
+give the measured recovery_vs_rs, recovery_vs_lrc and
+degraded_over_normal_read.
+
+As a TIME MODEL (always): for Clay(10,4) with Geometric
+Partitioning (s0 = 1, 4, 16 MiB, q = 2) against Clay in the Contiguous
+(16, 64, 256 MiB chunks), Stripe (256 KiB) and Stripe-Max layouts and
+RS(10,4) and LRC(10,2,2) in the Stripe layout, it models the recovery
+throughput of one lost disk and the mean normal and degraded read times of
+whole objects.
+
+Objects are drawn log-uniformly from 1 MiB to 700 MiB (mean ≈ 107 MiB,
+about W1's 102.8 MB). The machine is the paper's: 16 nodes of 6 disks,
+12 cores, 56 Gb/s node links, 1 Gb/s clients; each disk is the
+spinning-disk model of cairn's other experiments (250 MB/s, 4.2 ms per
+request that does not continue the previous one). What is measured on this
+machine: the decode rates of the real codecs on one core (clay-10-4-13's
+sub-chunk repair, rs-10-4's decode), and each Clay helper's reads, taken
+from codec/clay's repair plan.
+
+Writes DIR/gp.csv (the model), DIR/gp-nodes.csv (the measurements) and
+DIR/tradeoff.png and prints, last, a JSON line with recovery_vs_rs,
+recovery_vs_lrc, degraded_over_normal_read and degraded_vs_stripe_max, the
+small-size bucket's share of bytes for the three s0 (model), and which
+fields were measured on nodes ("measured") and which modelled. The
+modelled ratios are also given as model_*.
+--quick: 24 objects on the nodes (about a minute), 2000 in the model.`
+
+func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn-bench gp", flag.ContinueOnError)
+	quick := fs.Bool("quick", false, "the small run: 2000 objects, 0.3 s per codec measurement")
+	out := fs.String("out", "", "directory for gp.csv and the plot (default: a new directory under the system's temp dir)")
+	objects := fs.Int("objects", 0, "objects of the workload (default 20000, --quick 2000)")
+	seed := fs.Uint64("seed", 1, "seed of the object sizes")
+	asJSON := fs.Bool("json", false, "print only the JSON summary")
+	modelOnly := fs.Bool("model-only", false, "only the time model: start no node process")
+	scale := fs.Float64("scale", 12.5, "how many times slower than the paper's disks and client links the nodes run")
+	nodeObjects := fs.Int("node-objects", 0, "objects on the nodes per code (default 60, --quick 24)")
+	nodeMax := fs.String("node-max", "64MiB", "largest object on the nodes (sizes are log-uniform from 1 MiB)")
+	nodeCap := fs.String("node-cap", "16MiB", "largest chunk on the nodes (s0 = 1 MiB, q = 2: a power of two)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", gpHelp)
+		fs.PrintDefaults()
+	}
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
+		return err
+	}
+	if *objects < 0 || *objects > 10_000_000 {
+		return fmt.Errorf("%w: --objects: want 0 … 10000000", cmdline.ErrUsage)
+	}
+	if *nodeObjects < 0 || *nodeObjects > 10_000 {
+		return fmt.Errorf("%w: --node-objects: want 0 … 10000", cmdline.ErrUsage)
+	}
+	if *scale < 1 || *scale > 1000 {
+		return fmt.Errorf("%w: --scale: want 1 … 1000", cmdline.ErrUsage)
+	}
+	maxObj, err := units.ParseSize(*nodeMax)
+	if err != nil || maxObj < 1<<20 || maxObj > 4<<30 {
+		return fmt.Errorf("%w: --node-max: want a size from 1MiB to 4GiB", cmdline.ErrUsage)
+	}
+	chunkCap, err := units.ParseSize(*nodeCap)
+	if err != nil {
+		return fmt.Errorf("%w: --node-cap: %v", cmdline.ErrUsage, err)
+	}
+	geo, err := gp.NewGeometry(1<<20, 2, chunkCap)
+	if err != nil {
+		return fmt.Errorf("%w: --node-cap: %v", cmdline.ErrUsage, err)
+	}
+	w := gpbench.W1
+	w.Seed = *seed
+	dur := 2 * time.Second
+	if *quick {
+		w.Count, dur = 2000, 300*time.Millisecond
+	}
+	if *objects > 0 {
+		w.Count = *objects
+	}
+	say := func(f string, a ...any) {
+		if !*asJSON {
+			fmt.Fprintf(stdout, f+"\n", a...)
+		}
+	}
+	dir, err := outDir(*out, "cairn-bench-gp-")
+	if err != nil {
+		return err
+	}
+	clay, rs, err := gpbench.Codes(10, 4)
+	if err != nil {
+		return err
+	}
+	say("measuring %s repair and %s decode on one core (%v each)", clay.Policy(), rs.Policy(), dur)
+	m := gpbench.PaperMachine
+	if m.ClayRepair, m.RSDecode, err = gpbench.Measure(clay, rs, dur); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	say("clay repair %.0f MB/s, rs decode %.0f MB/s per core; modelling %d objects", m.ClayRepair/1e6, m.RSDecode/1e6, w.Count)
+	md, err := gpbench.NewModel(m, clay, gpbench.LRCRead)
+	if err != nil {
+		return err
+	}
+	rows, err := md.Run(gpbench.Schemes, w.Sizes())
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		say("%-10s recovery %6.3f GB/s (%s-bound)  normal read %.3f s  degraded read %.3f s  small bucket %.1f%%",
+			r.Scheme, r.RecoveryBps/1e9, r.Bound, r.NormalRead, r.DegradedRead, 100*r.SmallShare)
+	}
+	sum := gpbench.Summarize(rows)
+	line := struct {
+		gpbench.Summary
+		ModelRecoveryVsRS           float64  `json:"model_recovery_vs_rs"`
+		ModelRecoveryVsLRC          float64  `json:"model_recovery_vs_lrc"`
+		ModelDegradedOverNormalRead float64  `json:"model_degraded_over_normal_read"`
+		Measured                    []string `json:"measured"`
+		Objects                     int      `json:"objects"`
+		NodeObjects                 int      `json:"node_objects,omitempty"`
+		Scale                       float64  `json:"scale,omitempty"`
+		ClayRepairBps               float64  `json:"clay_repair_bytes_per_s"`
+		RSDecodeBps                 float64  `json:"rs_decode_bytes_per_s"`
+	}{Summary: sum, ModelRecoveryVsRS: sum.RecoveryVsRS, ModelRecoveryVsLRC: sum.RecoveryVsLRC,
+		ModelDegradedOverNormalRead: sum.DegradedOverNormalRead, Measured: []string{},
+		Objects: w.Count, ClayRepairBps: m.ClayRepair, RSDecodeBps: m.RSDecode}
+	if !*modelOnly {
+		n := 60
+		if *quick {
+			n = 24
+		}
+		if *nodeObjects > 0 {
+			n = *nodeObjects
+		}
+		nrows, err := runGPNodes(ctx, *scale, geo, gpbench.Workload{Count: n, Min: 1 << 20, Max: maxObj, Seed: *seed}, say)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(filepath.Join(dir, "gp-nodes.csv"), func(w io.Writer) error { return gpbench.WriteNodeCSV(w, nrows) }); err != nil {
+			return err
+		}
+		line.Summary = gpbench.SummarizeNodes(line.Summary, nrows)
+		line.Measured = []string{"recovery_vs_rs", "recovery_vs_lrc", "degraded_over_normal_read"}
+		line.NodeObjects, line.Scale = n, *scale
+	}
+	return report(stdout, say, dir, "gp.csv", rows, gpbench.WriteCSV, gpbench.Plot, line)
+}
+
+// repairBudget is the measured run's repair weight budget: 64 units of
+// 4 MiB, 256 MiB of chunks rebuilt at once (each holding its helpers'
+// reads too) — the paper's 512 was for servers with 128 GB of memory.
+const repairBudget = 64
+
+// runGPNodes starts etcd and 16 node processes with throttled disks and
+// runs the measured part of the experiment.
+func runGPNodes(ctx context.Context, scale float64, geo gp.Geometry, wl gpbench.Workload, say func(string, ...any)) ([]gpbench.NodeRow, error) {
+	work, err := os.MkdirTemp("", "cairn-gp-cluster-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	rate := int64(250e6 / scale)
+	seek := time.Duration(4.2 * scale * float64(time.Millisecond)).Round(100 * time.Microsecond)
+	specs := make([]nodeSpec, 16)
+	for i := range specs {
+		id := fmt.Sprintf("n%d", i+1)
+		specs[i] = nodeSpec{ID: id, Disks: []string{filepath.Join(work, id) + fmt.Sprintf(",bw=%d,seek=%v,wb=%d", rate, seek, writeBehind)}}
+	}
+	say("starting etcd and 16 nodes in %s: disks %s/s, %v per seek (a 7200 rpm disk slowed %.1f×)", work, units.FormatSize(rate), seek, scale)
+	procs, nc, stop, err := startNodes(ctx, work, specs)
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	var disks []cairn.DiskID
+	for _, p := range procs {
+		disks = append(disks, p.Disks[0])
+	}
+	nr := gpbench.NodeRun{Disks: disks[:15], Spare: disks[15], Nodes: nc, Geo: geo, Sizes: wl.Sizes(),
+		ClientLink: 125e6 / scale, Budget: repairBudget, Batch: 8, Log: say}
+	return nr.Run(ctx, []string{"clay-10-4-13", "rs-10-4", "lrc-10-2-2"})
+}
+
+// writeFile creates path and writes it with write.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

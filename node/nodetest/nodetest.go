@@ -1,0 +1,67 @@
+// Package nodetest starts storage nodes for tests of the packages that
+// use them: each node is a real node.Server on a loopback socket serving
+// one in-memory disk, closed when the test ends.
+package nodetest
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"cairn"
+	"cairn/internal/vfs"
+	"cairn/node"
+)
+
+// Secret is the nodes' shared secret.
+const Secret = "nodetest"
+
+// Nodes is a set of running nodes and a client that reaches them.
+type Nodes struct {
+	Client  *node.Client
+	mu      sync.Mutex
+	servers map[cairn.DiskID]*node.Server // guarded by mu
+	addrs   map[cairn.DiskID]string       // guarded by mu
+}
+
+// New returns an empty set whose Client resolves the disks of the nodes
+// Start adds.
+func New() *Nodes {
+	n := &Nodes{servers: map[cairn.DiskID]*node.Server{}, addrs: map[cairn.DiskID]string{}}
+	n.Client = node.NewClient(Secret, func(_ context.Context, d cairn.DiskID) (string, error) {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return n.addrs[d], nil
+	}, nil)
+	return n
+}
+
+// Start starts node id with one in-memory disk, id/disk1, and returns the
+// disk. The node stops when t ends (or at Stop).
+func (n *Nodes) Start(t testing.TB, id string) cairn.DiskID {
+	t.Helper()
+	disk := cairn.DiskID(id + "/disk1")
+	srv, err := node.NewServer(node.Config{Node: cairn.NodeID(id), Secret: Secret,
+		Disks: []node.DiskConfig{{ID: disk, Path: "/" + id, FS: vfs.NewMem()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	n.mu.Lock()
+	n.servers[disk], n.addrs[disk] = srv, srv.Addr()
+	n.mu.Unlock()
+	return disk
+}
+
+// Stop stops the node serving disk, as a failed disk or node would.
+func (n *Nodes) Stop(disk cairn.DiskID) {
+	n.mu.Lock()
+	srv := n.servers[disk]
+	n.mu.Unlock()
+	if srv != nil {
+		srv.Close()
+	}
+}
