@@ -31,10 +31,14 @@
 //     (cairn.IsPermanent: a rebuilt shard that differs from the manifest,
 //     no disk with space) it is Config.MaxBackoff at once, and the error
 //     is recorded as "permanent: …". No task is ever dropped for failing.
+//     A target that fails (its disk missing, full or not writable) is not
+//     the stripe's fault: the disk is avoided as a target for
+//     Config.AvoidTarget and the same attempt re-plans onto another disk.
 //   - target: the disk a lost shard is rebuilt onto. Targets are chosen on
 //     the first attempt and stored in the task, so a retry or a new
 //     director after a crash rewrites the same files (volume writes are
-//     atomic renames) rather than leaving copies around.
+//     atomic renames) rather than leaving copies around — unless the
+//     target failed and is avoided (decide.View.Avoid).
 //   - executor: the node side (*node.Client's Push and Pull, in the types
 //     of package node/wire): the chain or the puller reads helper shards,
 //     computes, and writes the target shards, returning their sizes and

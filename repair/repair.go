@@ -86,7 +86,12 @@ type Config struct {
 	// with a transient error, and is MaxBackoff at once after a permanent
 	// one (cairn.IsPermanent).
 	MaxBackoff time.Duration
-	Logger     *slog.Logger
+	// AvoidTarget is how long a disk that failed as a repair's target
+	// (missing, full or not writable) is not chosen as a target
+	// again (default 5 min), so that the stripe is rebuilt elsewhere at
+	// once rather than waiting for the director to notice the disk.
+	AvoidTarget time.Duration
+	Logger      *slog.Logger
 }
 
 // Repairer scans for and runs repair tasks. Its methods are safe to call
@@ -101,6 +106,10 @@ type Repairer struct {
 	stats  Stats                 // guarded by mu
 	codes  map[string]codec.Code // by policy; guarded by mu
 	census Census                // guarded by mu: the last complete walk's
+	// avoid holds the disks that failed as targets, until when they are
+	// not chosen again (decide.View.Avoid); guarded by mu. At most one
+	// entry per disk, dropped when it expires.
+	avoid map[cairn.DiskID]time.Time
 
 	scanned   string    // the lost disks the last complete Scan saw
 	scannedAt time.Time // when it completed
@@ -116,6 +125,7 @@ type Stats struct {
 	Permanent     int           // failed attempts whose error was permanent (cairn.IsPermanent)
 	Dropped       int           // tasks dropped (object overwritten or deleted)
 	HelpersMarked int           // helper shards found missing or corrupt
+	TargetsFailed int           // targets that failed (missing, full, not writable) and were replaced
 	DamageQueued  int64         // damage records (scrub, reads) turned into tasks
 	DamageHealed  int64         // damage records dropped after their task moved the shard
 }
@@ -133,6 +143,9 @@ func New(store Store, exec Executor, cfg Config) *Repairer {
 	}
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = 5 * time.Minute
+	}
+	if cfg.AvoidTarget <= 0 {
+		cfg.AvoidTarget = 5 * time.Minute
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

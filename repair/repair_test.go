@@ -3,6 +3,7 @@ package repair
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"cairn"
@@ -22,6 +24,7 @@ import (
 	"cairn/meta"
 	"cairn/meta/mem"
 	"cairn/node/wire"
+	"cairn/repair/decide"
 	"cairn/repair/plan"
 )
 
@@ -34,8 +37,10 @@ type fakeExec struct {
 	pushes  atomic.Int64
 	pulls   atomic.Int64
 	mu      sync.Mutex
-	fail    error       // the next call fails with it (guarded by mu)
-	wrong   atomic.Bool // rebuild wrong bytes (a node that computes badly)
+	fail    error                 // the next call fails with it (guarded by mu)
+	vanish  bool                  // the next target written to vanishes (guarded by mu)
+	gone    map[cairn.DiskID]bool // disks whose directory vanished: writes answer not_found (guarded by mu)
+	wrong   atomic.Bool           // rebuild wrong bytes (a node that computes badly)
 }
 
 func (f *fakeExec) run(spec wire.RepairSpec) ([]wire.ShardInfo, error) {
@@ -71,6 +76,11 @@ func (f *fakeExec) run(spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 		out[0][0] ^= 1
 	}
 	infos := make([]wire.ShardInfo, len(out))
+	for _, t := range spec.Store {
+		if err := f.vanished(t.Disk, t.Shard); err != nil {
+			return nil, err
+		}
+	}
 	for j, t := range spec.Store {
 		if _, err := f.s.PutShard(context.Background(), t.Disk, t.Shard, bytes.NewReader(out[j])); err != nil {
 			return nil, err
@@ -81,6 +91,25 @@ func (f *fakeExec) run(spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 		infos[j] = wire.ShardInfo{Size: spec.Size, CRC: crc32.Checksum(out[j], crc32.MakeTable(crc32.Castagnoli))}
 	}
 	return infos, nil
+}
+
+// vanished returns the error a node answers for a write of shard onto
+// disk if the disk's directory is gone (or goes now: vanish).
+func (f *fakeExec) vanished(disk cairn.DiskID, shard string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.vanish {
+		f.vanish = false
+		if f.gone == nil {
+			f.gone = map[cairn.DiskID]bool{}
+		}
+		f.gone[disk] = true
+	}
+	if !f.gone[disk] {
+		return nil
+	}
+	return &wire.Error{Op: "push", Disk: disk, Shard: shard, Status: 404, Code: "no_disk",
+		Err: fmt.Errorf("%w: node serves no disk %q", cairn.ErrNotFound, disk)}
 }
 
 func (f *fakeExec) Push(_ context.Context, spec wire.RepairSpec) ([]wire.ShardInfo, error) {
@@ -450,6 +479,72 @@ func TestFailedAttemptBackoffByClass(t *testing.T) {
 	}
 }
 
+// TestVanishedTargetIsReplacedAtOnce: a target whose directory vanished
+// (the disk was replaced or removed while the cluster map still says up)
+// answers not_found, a permanent error; it is the target's fault, not the
+// stripe's, so the task is not parked for MaxBackoff: the same attempt
+// re-plans onto another disk, and the failed disk is not chosen again
+// while it is avoided. The director's loop runs in virtual time.
+func TestVanishedTargetIsReplacedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, 7, "rs-4-2", 10)
+		e.loseNode(t, "n6")
+		ctx := t.Context()
+		r := New(e.meta, e.exec, Config{Unit: 4096, Parallel: 1, MaxBackoff: 5 * time.Minute})
+		added, err := r.Scan(ctx, time.Now())
+		if err != nil || added == 0 {
+			t.Fatalf("scan: %d tasks, %v", added, err)
+		}
+		e.exec.mu.Lock()
+		e.exec.vanish = true
+		e.exec.mu.Unlock()
+		start := time.Now()
+		for {
+			if _, err := r.Work(ctx, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			ts, err := meta.AllRepairTasks(ctx, e.meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ts) == 0 {
+				break
+			}
+			if time.Since(start) > time.Hour {
+				t.Fatalf("queue not empty after an hour: %+v", ts[0])
+			}
+			time.Sleep(time.Second) // the director's repair duty period
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Fatalf("the stripes waited %v to be repaired; want no wait", waited)
+		}
+		st := r.Stats()
+		if st.TargetsFailed != 1 || st.Failed != 0 || st.Permanent != 0 || st.Repaired != added {
+			t.Fatalf("stats %+v, want 1 target failed, no failed attempt, %d repaired", st, added)
+		}
+		e.exec.mu.Lock()
+		gone := maps.Clone(e.exec.gone)
+		e.exec.mu.Unlock()
+		if len(gone) != 1 {
+			t.Fatalf("%d disks vanished, want 1", len(gone))
+		}
+		for key := range e.data {
+			m, _ := e.meta.Manifest(ctx, "bkt", key)
+			for i, s := range m.Shards {
+				if gone[s.Disk] && s.Disk != e.orig[key].Shards[i].Disk {
+					t.Fatalf("%s: shard %d rebuilt onto the vanished disk %s", key, i, s.Disk)
+				}
+			}
+		}
+		e.check(t)
+		// Once the avoidance expires the disk may be chosen again; still
+		// gone, it fails and is avoided anew.
+		if av := r.avoided(time.Now().Add(5 * time.Minute)); len(av) != 0 {
+			t.Fatalf("still avoided after AvoidTarget: %v", av)
+		}
+	})
+}
+
 func TestOverwrittenObjectDropsTask(t *testing.T) {
 	e := newEnv(t, 7, "rs-4-2", 3)
 	e.loseNode(t, "n1")
@@ -475,6 +570,9 @@ func TestOverwrittenObjectDropsTask(t *testing.T) {
 }
 
 func (f *fakeExec) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
+	if err := f.vanished(disk, name); err != nil {
+		return wire.ShardInfo{}, err
+	}
 	return f.s.PutShard(ctx, disk, name, r)
 }
 
@@ -741,5 +839,39 @@ func TestRepairSpareRows(t *testing.T) {
 			}
 			e.check(t)
 		})
+	}
+}
+
+// TestTargetFault: which errors of a round blame a target's disk (re-plan
+// elsewhere at once) and which do not (a helper's, the stripe's, or an
+// unnamed failure: handled by the backoff).
+func TestTargetFault(t *testing.T) {
+	st := decide.Stripe{Version: "v", Shards: []cairn.ShardLoc{{Disk: "a"}, {Disk: "b"}, {Disk: "c"}}}
+	shards, onto := []int{1, 2}, []cairn.DiskID{"t1", "c"} // shard 2 rewritten in place
+	named := func(disk cairn.DiskID, shard string, err error) error {
+		return fmt.Errorf("push: %w", &wire.Error{Op: "push", Disk: disk, Shard: shard, Err: err})
+	}
+	tests := []struct {
+		name string
+		err  error
+		want cairn.DiskID
+	}{
+		{"target missing", named("t1", "v.1", cairn.ErrNotFound), "t1"},
+		{"target full", named("t1", "v.1", fmt.Errorf("%w: %w", cairn.ErrUnavailable, cairn.ErrNoSpace)), "t1"},
+		{"target unreachable", named("t1", "v.1", cairn.ErrUnavailable), "t1"},
+		{"target i/o error", named("t1", "v.1", errors.New("input/output error")), "t1"},
+		{"in-place target missing", named("c", cairn.ShardName("v", 2), cairn.ErrNotFound), "c"},
+		{"target rejects the request", named("t1", "v.1", cairn.ErrInvalid), ""},
+		{"rebuilt shard corrupt", named("t1", "v.1", cairn.ErrCorrupt), ""},
+		{"helper missing", named("a", cairn.ShardName("v", 0), cairn.ErrNotFound), ""},
+		{"another disk", named("elsewhere", "", cairn.ErrNoSpace), ""},
+		{"unnamed", fmt.Errorf("%w: link down", cairn.ErrUnavailable), ""},
+		{"none", nil, ""},
+	}
+	for _, tt := range tests {
+		d, ok := targetFault(tt.err, st, shards, onto)
+		if d != tt.want || ok != (tt.want != "") {
+			t.Errorf("%s: targetFault = %q, %v; want %q", tt.name, d, ok, tt.want)
+		}
 	}
 }

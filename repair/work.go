@@ -4,7 +4,9 @@ package repair
 // the cluster map, let package repair/decide choose the lost shards, their
 // targets, the scheme and the node calls, persist the task's choices, run
 // the calls on the executor, and hand the rebuilt shards to commit
-// (commit.go). A helper found bad re-plans without it; a failed attempt is
+// (commit.go). A helper found bad re-plans without it; a target that
+// fails (targetFault) is avoided for Config.AvoidTarget and the round is
+// re-planned onto another disk at once; any other failed attempt is
 // recorded in the queue with a backoff: doubling from 1 s after a
 // transient error, MaxBackoff at once after a permanent one
 // (cairn.IsPermanent).
@@ -68,11 +70,12 @@ func (r *Repairer) Work(ctx context.Context, now time.Time) (int, error) {
 // whether the task is finished (repaired or dropped).
 func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Time) bool {
 	start := time.Now() // for Stats only; decisions take no clock reads
-	res, err := r.run(ctx, &t)
+	res, err := r.run(ctx, &t, now)
 	r.mu.Lock()
 	permanent := err != nil && ctx.Err() == nil && cairn.IsPermanent(err)
 	r.stats.Busy += time.Since(start)
 	r.stats.HelpersMarked += res.marked
+	r.stats.TargetsFailed += res.avoided
 	r.stats.Shards += res.shards // a partial repair counts too
 	r.stats.Bytes += res.bytes
 	switch {
@@ -121,14 +124,16 @@ type result struct {
 	shards  int
 	bytes   int64
 	marked  int
+	avoided int // targets that failed and were replaced
 }
 
 // run repairs one task's stripe now: it re-reads the manifest and the
 // cluster map, rebuilds every lost shard onto its target, checks the
 // rebuilt shards against the manifest's checksums and updates the
 // manifest. t's Lost and Targets may be updated (helpers found bad,
-// targets chosen) and are persisted before any shard is written.
-func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error) {
+// targets chosen) and are persisted before any shard is written. now is
+// the time a failed target is avoided from.
+func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) (result, error) {
 	var res result
 	for range 4 { // re-plans after a bad helper, a bounded number of times
 		m, err := r.manifest(ctx, t)
@@ -145,7 +150,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 			res.dropped = true
 			return res, nil
 		}
-		view, err := r.view(ctx)
+		view, err := r.view(ctx, now)
 		if err != nil {
 			return res, err
 		}
@@ -171,9 +176,18 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 			}
 		}
 		// This round rebuilds the shards that have a target.
-		now, onto := rd.Placed()
-		scheme := decide.Choose(rd.Scheme, code, len(now), st.Shards[now[0]].Size, r.cfg.Rates, r.cfg.Unit)
-		infos, err := r.rebuild(ctx, t, now, onto, st, rd.Code, scheme, view)
+		shards, onto := rd.Placed()
+		scheme := decide.Choose(rd.Scheme, code, len(shards), st.Shards[shards[0]].Size, r.cfg.Rates, r.cfg.Unit)
+		infos, err := r.rebuild(ctx, t, shards, onto, st, rd.Code, scheme, view)
+		if d, ok := targetFault(err, st, shards, onto); ok && ctx.Err() == nil {
+			// Not the stripe's fault: the next round picks another disk
+			// (the task's target for the shard is replaced and persisted).
+			r.cfg.Logger.Warn("repair: target failed; re-planning onto another disk", "bucket", t.Bucket, "key", t.Key,
+				"disk", d, "avoid", r.cfg.AvoidTarget, "err", err)
+			r.avoidTarget(d, now)
+			res.avoided++
+			continue
+		}
 		var ne *wire.Error
 		if err != nil && errors.As(err, &ne) && isHelperFault(ne) && decide.HelperIndex(st, ne.Disk, ne.Shard) >= 0 {
 			i := decide.HelperIndex(st, ne.Disk, ne.Shard)
@@ -188,19 +202,19 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask) (result, error)
 		if err != nil {
 			return res, err
 		}
-		changed, err := r.commit(ctx, t, m, st, now, onto, infos)
+		changed, err := r.commit(ctx, t, m, st, shards, onto, infos)
 		if changed {
 			continue // the manifest changed meanwhile: look again
 		}
 		if err != nil {
 			return res, err
 		}
-		res.shards, res.bytes = len(now), int64(len(now))*st.Shards[now[0]].Size
+		res.shards, res.bytes = len(shards), int64(len(shards))*st.Shards[shards[0]].Size
 		r.cfg.Logger.Info("repair: stripe repaired", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
-			"shards", now, "targets", onto, "scheme", scheme)
-		if len(now) < len(t.Lost) {
+			"shards", shards, "targets", onto, "scheme", scheme)
+		if len(shards) < len(t.Lost) {
 			return res, fmt.Errorf("rebuilt %d of the %d lost shards of %s/%s part %d; %w for the rest",
-				len(now), len(t.Lost), t.Bucket, t.Key, t.Part, decide.ErrNoTarget)
+				len(shards), len(t.Lost), t.Bucket, t.Key, t.Part, decide.ErrNoTarget)
 		}
 		return res, nil
 	}
@@ -235,8 +249,62 @@ func isHelperFault(e *wire.Error) bool {
 	return errors.Is(e, cairn.ErrCorrupt) || errors.Is(e, cairn.ErrNotFound)
 }
 
-// view reads the cluster map a round decides against.
-func (r *Repairer) view(ctx context.Context) (*decide.View, error) {
+// targetFault reports whether err, from rebuilding shards of st onto
+// targets onto, blames one of the targets and is about the disk rather
+// than the stripe — missing (cairn.ErrNotFound: the disk was replaced or
+// removed), full (cairn.ErrNoSpace), or failing to take the write (a
+// transient error: an I/O error, its node unreachable) — and names it.
+// Such a failure is no reason to park the task: another disk can take the
+// shard now. A rebuilt shard found corrupt or a request found invalid is
+// not a target's fault; a helper's error does not name a target (a shard
+// rewritten in place is lost, not a helper).
+func targetFault(err error, st decide.Stripe, shards []int, onto []cairn.DiskID) (cairn.DiskID, bool) {
+	var ne *wire.Error
+	if err == nil || !errors.As(err, &ne) || ne.Disk == "" {
+		return "", false
+	}
+	j := slices.Index(onto, ne.Disk)
+	if j < 0 {
+		return "", false
+	}
+	if h := decide.HelperIndex(st, ne.Disk, ne.Shard); h >= 0 && !slices.Contains(shards, h) {
+		return "", false // a helper on the disk (not a target's shard)
+	}
+	if errors.Is(ne, cairn.ErrNotFound) || errors.Is(ne, cairn.ErrNoSpace) || !cairn.IsPermanent(ne) {
+		return ne.Disk, true
+	}
+	return "", false
+}
+
+// avoidTarget keeps disk out of the targets until now+AvoidTarget.
+func (r *Repairer) avoidTarget(disk cairn.DiskID, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.avoid == nil {
+		r.avoid = map[cairn.DiskID]time.Time{}
+	}
+	r.avoid[disk] = now.Add(r.cfg.AvoidTarget)
+}
+
+// avoided returns the disks not to choose as targets at now, dropping the
+// entries that expired.
+func (r *Repairer) avoided(now time.Time) map[cairn.DiskID]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[cairn.DiskID]bool, len(r.avoid))
+	for d, until := range r.avoid {
+		if !now.Before(until) {
+			delete(r.avoid, d)
+			continue
+		}
+		out[d] = true
+	}
+	return out
+}
+
+// view reads the cluster map a round decides against at now, with the
+// targets that failed lately avoided.
+func (r *Repairer) view(ctx context.Context, now time.Time) (*decide.View, error) {
 	nodes, err := r.store.Nodes(ctx)
 	if err != nil {
 		return nil, err
@@ -245,7 +313,9 @@ func (r *Repairer) view(ctx context.Context) (*decide.View, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decide.NewView(nodes, disks), nil
+	v := decide.NewView(nodes, disks)
+	v.Avoid = r.avoided(now)
+	return v, nil
 }
 
 // rebuild runs the node calls that rebuild shards[j] onto targets[j]

@@ -20,6 +20,7 @@ import (
 //	cluster            input: one line per node, "n1 d1 d2 …" (its disks, up;
 //	                   a line ending in "noaddr" has no address)
 //	state D=S …        sets disk D's state (D may name a node: all its disks)
+//	avoid D …          the view's Avoid: disks not chosen as targets (none: clears)
 //	stripe policy=P [size=B] [part=N]
 //	                   input: one line, the disk of each shard in order; "disk@R"
 //	                   holds spare row R. Replaces the object's manifest.
@@ -34,7 +35,7 @@ import (
 //	                   Jobs; the task keeps the round's lost shards and targets
 func TestScripts(t *testing.T) {
 	for _, name := range []string{"lost-disk.txt", "kept-targets.txt", "no-space.txt", "sur-falls-back-to-rep.txt",
-		"spare-rows.txt", "lrc.txt", "rates.txt", "no-fit.txt", "back.txt", "drain.txt", "damage.txt"} {
+		"spare-rows.txt", "lrc.txt", "rates.txt", "no-fit.txt", "back.txt", "drain.txt", "damage.txt", "failed-target.txt"} {
 		t.Run(name, func(t *testing.T) {
 			s := &script{}
 			golden.Script(t, name, s.do)
@@ -57,9 +58,14 @@ type script struct {
 	m     *cairn.Manifest
 	code  codec.Code
 	task  *cairn.RepairTask
+	avoid map[cairn.DiskID]bool
 }
 
-func (s *script) view() *View { return NewView(s.nodes, s.disks) }
+func (s *script) view() *View {
+	v := NewView(s.nodes, s.disks)
+	v.Avoid = s.avoid
+	return v
+}
 
 func (s *script) do(t *testing.T, c *golden.Cmd) string {
 	fail := func(format string, args ...any) string {
@@ -95,6 +101,15 @@ func (s *script) do(t *testing.T, c *golden.Cmd) string {
 			}
 		}
 		return s.states()
+	case "avoid":
+		s.avoid = map[cairn.DiskID]bool{}
+		for _, a := range c.Args {
+			if !slices.ContainsFunc(s.disks, func(d cairn.Disk) bool { return string(d.ID) == a.Key }) {
+				return fail("no disk %s", a.Key)
+			}
+			s.avoid[cairn.DiskID(a.Key)] = true
+		}
+		return fmt.Sprintf("avoiding %d disks", len(s.avoid))
 	case "stripe":
 		policy, _ := c.Arg("policy")
 		code, err := all.New(policy)

@@ -34,7 +34,8 @@
 //     stripe, preferably on a node holding nothing of it, then on a node
 //     not chosen for another of its lost shards (Targets). Targets chosen
 //     by an earlier attempt are kept while they stay writable, so a retry
-//     rewrites the same files. A lost shard with no disk left waits
+//     rewrites the same files. A disk in View.Avoid (a target that failed
+//     a repair lately: package repair) is not chosen, nor kept. A lost shard with no disk left waits
 //     (target ""); when none has one, Targets fails with ErrNoTarget.
 //   - round: one pass of a task's repair (Round): the lost shards, their
 //     targets and the scheme; the shards with a target are rebuilt now

@@ -85,7 +85,8 @@ func Next(t *cairn.RepairTask, st Stripe, code codec.Code, v *View, preferred pl
 }
 
 // Targets returns a target disk for every lost shard of st (kept from t's
-// earlier attempts when still writable; "" when no disk is left for it)
+// earlier attempts when still writable and not avoided (View.Avoid); ""
+// when no disk is left for it)
 // and the scheme those targets allow, starting from preferred: -Sur keeps
 // every rebuilt shard of a stripe on one survivor, so targets off the
 // survivors, or on several nodes, make it -Rep. A shard found bad (t.Bad)
@@ -114,7 +115,7 @@ func Targets(t *cairn.RepairTask, st Stripe, lost []int, v *View, preferred plan
 	// Keep earlier choices first (so a new pick cannot take one), then
 	// pick for the rest.
 	for j, i := range lost {
-		if d, ok := prev[i]; ok && d != "" && !used[d] && v.Disks[d].State.Writable() && v.Usable(d) {
+		if d, ok := prev[i]; ok && d != "" && !used[d] && v.Target(d) {
 			out[j], used[d], chosen[v.Disks[d].Node] = d, true, true
 		}
 	}
@@ -137,7 +138,7 @@ func Targets(t *cairn.RepairTask, st Stripe, lost []int, v *View, preferred plan
 		}
 		var d cairn.DiskID
 		var ok bool
-		if own := st.Shards[i].Disk; slices.Contains(t.Bad, i) && v.Disks[own].State.Writable() && v.Usable(own) {
+		if own := st.Shards[i].Disk; slices.Contains(t.Bad, i) && v.Target(own) {
 			d, ok = pickWhere(t.ID, i, v, used, func(d cairn.Disk) bool { return !holding[d.Node] && !chosen[d.Node] }, rank)
 			if !ok {
 				d, ok = own, true // in place: no other shard of the stripe is on it
@@ -192,7 +193,7 @@ func pick(id string, shard int, v *View, used map[cairn.DiskID]bool, rank func(c
 // pickWhere is pick among the disks ok accepts.
 func pickWhere(id string, shard int, v *View, used map[cairn.DiskID]bool, ok func(cairn.Disk) bool, rank func(cairn.Disk) int) (cairn.DiskID, bool) {
 	return placement.Spare(v.List, fmt.Sprintf("%s\x00%d", id, shard), func(d cairn.Disk) bool {
-		return !used[d.ID] && d.State.Writable() && v.Usable(d.ID) && ok(d)
+		return !used[d.ID] && v.Target(d.ID) && ok(d)
 	}, rank)
 }
 

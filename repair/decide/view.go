@@ -8,6 +8,11 @@ type View struct {
 	Disks map[cairn.DiskID]cairn.Disk
 	Addr  map[cairn.NodeID]string // a node's address; "" if unknown
 	List  []cairn.Disk            // every disk, in the order given (the store's: by ID)
+	// Avoid holds disks not to choose as targets although the cluster
+	// map says they are writable: a target that failed a repair recently
+	// (missing, full, not writable; package repair sets it). They still
+	// serve as helpers.
+	Avoid map[cairn.DiskID]bool
 }
 
 // NewView returns the view of nodes and disks. disks is kept as given.
@@ -28,6 +33,12 @@ func NewView(nodes []cairn.Node, disks []cairn.Disk) *View {
 func (v *View) Usable(disk cairn.DiskID) bool {
 	d, ok := v.Disks[disk]
 	return ok && (d.State == cairn.DiskUp || d.State == cairn.DiskDraining) && v.Addr[d.Node] != ""
+}
+
+// Target reports whether disk can take a rebuilt shard: it is up (not
+// draining), usable, and not avoided.
+func (v *View) Target(disk cairn.DiskID) bool {
+	return v.Disks[disk].State.Writable() && v.Usable(disk) && !v.Avoid[disk]
 }
 
 // addrOf is the address of disk's node.
