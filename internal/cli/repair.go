@@ -384,7 +384,7 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 			if n > 0 {
 				st := r.Stats()
 				log.Info("repair: progress", "stripes_done", n, "total_stripes", st.Repaired, "total_bytes", st.Bytes,
-					"failed_attempts", st.Failed, "bad_helpers", st.HelpersMarked)
+					"failed_attempts", st.Failed, "bad_helpers", st.HelpersMarked, "failed_targets", st.TargetsFailed)
 			}
 			return err
 		}},
