@@ -88,7 +88,24 @@ func TestBackupRestoreServer(t *testing.T) {
 	if err := os.RemoveAll(meta); err != nil {
 		t.Fatal(err)
 	}
-	// real process: restore is offline and takes no --config.
+	// A backup with one byte changed is refused (etcd's checksum), and
+	// nothing is left where the member's directory goes.
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 0x40
+	bad := filepath.Join(t.TempDir(), "bad.backup")
+	if err := os.WriteFile(bad, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := restoreCLI(t, "--server-data", s.Data, "--peer-addr", "127.0.0.1:0", bad); err == nil || !strings.Contains(out, "does not match its checksum") {
+		t.Fatalf("a corrupt backup: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(meta); !os.IsNotExist(err) {
+		t.Fatalf("a failed restore left %s: %v", meta, err)
+	}
+	// restore is offline and takes no --config.
 	out, err = restoreCLI(t, "--server-data", s.Data, "--peer-addr", "127.0.0.1:0", file)
 	if err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)

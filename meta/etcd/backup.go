@@ -124,6 +124,9 @@ func Restore(c RestoreConfig) (movedAside string, err error) {
 	if !st.Mode().IsRegular() {
 		return "", bad("snapshot %s is not a regular file", c.Snapshot)
 	}
+	if n := st.Size(); n%512 != sha256.Size {
+		return "", fmt.Errorf("restore: %w: %s is not a backup: %d bytes is not an etcd database and its checksum (a truncated copy?)", cairn.ErrCorrupt, c.Snapshot, n)
+	}
 	dir := filepath.Clean(c.Dir)
 	empty, err := emptyOrAbsent(dir)
 	if err != nil {
@@ -151,6 +154,10 @@ func Restore(c RestoreConfig) (movedAside string, err error) {
 	})
 	if err != nil {
 		_ = os.RemoveAll(tmp)
+		if strings.Contains(err.Error(), "expected sha256") {
+			// etcd's message lists both sums byte by byte.
+			return "", fmt.Errorf("restore: %w: %s does not match its checksum: the file was changed or damaged", cairn.ErrCorrupt, c.Snapshot)
+		}
 		return "", fmt.Errorf("restore %s: %w", c.Snapshot, err)
 	}
 	if err := os.Chmod(tmp, 0o700); err != nil {
