@@ -42,11 +42,11 @@ func runAdminBackup(ctx context.Context, args []string, stdout, stderr io.Writer
 			return fmt.Errorf("backup: the metadata store is %T, not etcd", cl.meta)
 		}
 		path := args[0]
-		b, err := writeBackup(ctx, store, path, *force)
+		b, st, err := writeBackup(ctx, store, path, *force)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s: %d bytes, etcd revision %d, sha256 %s", path, b.Bytes, b.Revision, b.SHA256)
+		fmt.Fprintf(stdout, "wrote %s: %d bytes, etcd revision %d, %d keys, sha256 %s", path, b.Bytes, st.Revision, st.Keys, b.SHA256)
 		if b.Version != "" {
 			fmt.Fprintf(stdout, ", etcd %s", b.Version)
 		}
@@ -76,47 +76,45 @@ func backupTarget(path string, force bool) error {
 	return nil
 }
 
-// writeBackup streams the snapshot to path.tmp, syncs it and renames it
-// to path.
-func writeBackup(ctx context.Context, store *etcdmeta.Store, path string, force bool) (etcdmeta.Backup, error) {
+// writeBackup streams the snapshot to path.tmp, syncs it, checks it and
+// renames it to path.
+func writeBackup(ctx context.Context, store *etcdmeta.Store, path string, force bool) (etcdmeta.Backup, etcdmeta.BackupStatus, error) {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return etcdmeta.Backup{}, err
-	}
-	fail := func(err error) (etcdmeta.Backup, error) {
-		f.Close()
-		os.Remove(tmp)
-		return etcdmeta.Backup{}, err
-	}
-	b, err := store.Backup(ctx, f)
-	if err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return etcdmeta.Backup{}, err
-	}
-	// FILE may have appeared while the snapshot streamed.
-	if err := backupTarget(path, force); err != nil {
-		os.Remove(tmp)
-		return etcdmeta.Backup{}, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return etcdmeta.Backup{}, err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		err = d.Sync()
-		d.Close()
+	b, st, err := func() (etcdmeta.Backup, etcdmeta.BackupStatus, error) {
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
-			return etcdmeta.Backup{}, err
+			return etcdmeta.Backup{}, etcdmeta.BackupStatus{}, err
 		}
+		b, err := store.Backup(ctx, f)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return etcdmeta.Backup{}, etcdmeta.BackupStatus{}, err
+		}
+		st, err := etcdmeta.CheckBackup(tmp)
+		if err != nil {
+			return etcdmeta.Backup{}, etcdmeta.BackupStatus{}, err
+		}
+		// FILE may have appeared while the snapshot streamed.
+		if err := backupTarget(path, force); err != nil {
+			return etcdmeta.Backup{}, etcdmeta.BackupStatus{}, err
+		}
+		return b, st, os.Rename(tmp, path)
+	}()
+	if err != nil {
+		os.Remove(tmp)
+		return etcdmeta.Backup{}, etcdmeta.BackupStatus{}, err
 	}
-	return b, nil
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return etcdmeta.Backup{}, etcdmeta.BackupStatus{}, err
+	}
+	defer d.Close()
+	return b, st, d.Sync()
 }
 
 const restoreHelp = `Rebuilds a metadata member's data directory from a snapshot 'cairn admin

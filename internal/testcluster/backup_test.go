@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -72,7 +73,7 @@ func TestBackupRestoreServer(t *testing.T) {
 
 	file := filepath.Join(t.TempDir(), "meta.backup")
 	out := s.CLI(t, "admin", "backup", file)
-	if !strings.Contains(out, "wrote "+file) || !strings.Contains(out, "etcd revision") || !strings.Contains(out, "sha256 ") {
+	if !regexp.MustCompile(`^wrote ` + regexp.QuoteMeta(file) + `: [1-9][0-9]* bytes, etcd revision [1-9][0-9]*, [1-9][0-9]* keys, sha256 [0-9a-f]{64}, etcd 3\.`).MatchString(out) {
 		t.Fatalf("backup printed %q, want the file, its revision and checksum", out)
 	}
 	if _, err := os.Stat(file + ".tmp"); !os.IsNotExist(err) {

@@ -21,10 +21,9 @@ import (
 // Backup is what Store.Backup wrote (docs/design/meta.md, "Backup and
 // restore").
 type Backup struct {
-	Bytes    int64  // the snapshot's size, etcd's trailing checksum included
-	Revision int64  // the etcd revision the snapshot holds: every write up to it, none after
-	SHA256   string // hex SHA-256 of the whole file, to check a copy against
-	Version  string // the etcd version of the member that made it
+	Bytes   int64  // the snapshot's size, etcd's trailing checksum included
+	SHA256  string // hex SHA-256 of the whole file, to check a copy against
+	Version string // the etcd version of the member that made it
 }
 
 // Backup streams a consistent snapshot of the whole etcd keyspace (every
@@ -49,11 +48,25 @@ func (s *Store) Backup(ctx context.Context, w io.Writer) (Backup, error) {
 	if n%512 != sha256.Size {
 		return Backup{}, fmt.Errorf("etcd snapshot: %d bytes is not a database and its checksum (the stream was cut short?)", n)
 	}
-	b := Backup{Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil)), Version: resp.Version}
-	if resp.Header != nil {
-		b.Revision = resp.Header.Revision
+	return Backup{Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil)), Version: resp.Version}, nil
+}
+
+// BackupStatus is what CheckBackup found in a snapshot file.
+type BackupStatus struct {
+	Revision int64 // the etcd revision it holds: every write up to it, none after
+	Keys     int   // the keys live at that revision
+}
+
+// CheckBackup opens a snapshot file as a database, checks its structure
+// (every page reachable once) and reads its revision: a file that passes
+// is one Restore can use, unless its bytes change later (Restore checks
+// the trailing checksum too).
+func CheckBackup(path string) (BackupStatus, error) {
+	st, err := snapshot.NewV3(zap.NewNop()).Status(path)
+	if err != nil {
+		return BackupStatus{}, fmt.Errorf("checking the backup %s: %w: %v", path, cairn.ErrCorrupt, err)
 	}
-	return b, nil
+	return BackupStatus{Revision: st.Revision, Keys: st.TotalKey}, nil
 }
 
 // RestoreConfig says which member a snapshot is restored for. Restore
