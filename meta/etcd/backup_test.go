@@ -61,38 +61,20 @@ func TestBackupRestoreThreeMembers(t *testing.T) {
 		t.Fatalf("CheckBackup: %+v, %v; want revision %d", st, err, rev)
 	}
 
-	peer := func(i int) string { return fmt.Sprintf("unix://r%d:2380", i) }
 	var initial []string
 	for i := range 3 {
-		initial = append(initial, fmt.Sprintf("r%d=%s", i, peer(i)))
+		initial = append(initial, fmt.Sprintf("r%d=%s", i, threePeer("r", i)))
 	}
 	dirs := make([]string, 3)
 	for i := range dirs {
 		dirs[i] = filepath.Join(t.TempDir(), "meta")
 		if _, err := etcdmeta.Restore(etcdmeta.RestoreConfig{Snapshot: file, Dir: dirs[i], Name: fmt.Sprintf("r%d", i),
-			PeerURL: peer(i), InitialCluster: strings.Join(initial, ",")}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	servers := make([]*etcdmeta.Server, 3)
-	errs := make(chan error, 3)
-	for i := range 3 {
-		go func() {
-			srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: fmt.Sprintf("r%d", i), Dir: dirs[i],
-				ClientURL: "http://127.0.0.1:0", PeerURL: peer(i), InitialCluster: strings.Join(initial, ","),
-				TickMs: 50, ElectionMs: 750, UnsafeNoFsync: true, StartTimeout: 30 * time.Second})
-			servers[i] = srv
-			errs <- err
-		}()
-	}
-	for range 3 {
-		if err := <-errs; err != nil {
+			PeerURL: threePeer("r", i), InitialCluster: strings.Join(initial, ",")}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var endpoints []string
-	for _, srv := range servers {
-		t.Cleanup(func() { srv.Close() })
+	for _, srv := range startThree(t, "r", dirs) {
 		endpoints = append(endpoints, srv.Endpoints()...)
 	}
 	r := open(t, endpoints, "")
