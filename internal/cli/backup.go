@@ -15,16 +15,18 @@ import (
 
 const backupHelp = `Writes a consistent snapshot of the metadata store (etcd's: every bucket,
 manifest, upload, disk and queue record as of one revision) to FILE. It is
-written to FILE.tmp, synced and renamed, so FILE is whole or absent; an
-existing FILE is refused unless --force. Prints the size, the revision and
-the SHA-256 of the file.
+written to FILE.tmp, synced, checked (opened as a database, its structure
+verified) and renamed, so FILE is whole or absent; an existing FILE is
+refused unless --force. Prints the size, the revision, the number of keys
+and the SHA-256 of the file.
 
 The snapshot holds metadata only: object data stays on the disks. Restore
 it with 'cairn admin restore' (docs/design/meta.md, "Backup and restore"):
-objects written after the backup are then unknown (their shards are
-orphans cleanup removes), and objects deleted after it come back only if
-their shards are still on the disks. Back up often, and keep the file off
-the cluster's machines.`
+objects written after the backup are then unknown (their shards stay on
+the disks, unreferenced), and objects deleted after it come back only if
+their shards are still on the disks. The SSE-S3 key file (kms.json) and
+the cluster secret are not in it: keep them safe too. Back up often, and
+keep the file off the cluster's machines.`
 
 func runAdminBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin backup", flag.ContinueOnError)
