@@ -47,6 +47,11 @@
 // use go.etcd.io/etcd/client/v3/concurrency (one session, i.e. one lease,
 // per won Campaign, with Options.SessionTTL).
 //
+// Backup and restore (backup.go): Store.Backup streams etcd's consistent
+// snapshot of the whole keyspace; Restore rebuilds a stopped member's data
+// directory from one with etcd's snapshot restore (docs/design/meta.md,
+// "Backup and restore").
+//
 // Logging: etcd logs through zap; both the embedded server and the client
 // get a zap logger that forwards records at error level and above to the
 // *slog.Logger given (or drops them). Nothing is written to stdout.

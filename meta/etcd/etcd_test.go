@@ -400,39 +400,8 @@ func TestThreeMembers(t *testing.T) {
 	// named m0:2380… in the working directory (see internal/proc); clients
 	// connect on ports the kernel picks.
 	t.Chdir(t.TempDir())
-	peer := func(i int) string { return fmt.Sprintf("unix://m%d:2380", i) }
-	var initial []string
-	for i := range 3 {
-		initial = append(initial, fmt.Sprintf("m%d=%s", i, peer(i)))
-	}
-	servers := make([]*etcdmeta.Server, 3)
-	errs := make(chan error, 3)
 	t0 := time.Now()
-	for i := range 3 {
-		go func() {
-			srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
-				Name:           fmt.Sprintf("m%d", i),
-				Dir:            t.TempDir(),
-				ClientURL:      "http://127.0.0.1:0",
-				PeerURL:        peer(i),
-				InitialCluster: strings.Join(initial, ","),
-				TickMs:         50,
-				ElectionMs:     750,
-				UnsafeNoFsync:  true,
-				StartTimeout:   30 * time.Second,
-			})
-			servers[i] = srv
-			errs <- err
-		}()
-	}
-	for range 3 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, srv := range servers {
-		t.Cleanup(func() { srv.Close() })
-	}
+	servers := startThree(t, "m", nil)
 	t.Logf("cluster up in %v", time.Since(t0))
 
 	var endpoints []string
@@ -698,3 +667,56 @@ func TestMaxParts(t *testing.T) {
 		t.Fatalf("part records after the delete: %v %v", resp, err)
 	}
 }
+
+// startThree starts a three-member cluster, members NAME0, NAME1, NAME2,
+// in the working directory (their peer URLs are unix sockets NAMEi:2380
+// there, see internal/proc; clients connect on ports the kernel picks),
+// each in dirs[i] or a new temporary directory if dirs is nil.
+func startThree(t *testing.T, name string, dirs []string) []*etcdmeta.Server {
+	t.Helper()
+	var initial []string
+	for i := range 3 {
+		initial = append(initial, fmt.Sprintf("%s%d=%s", name, i, threePeer(name, i)))
+	}
+	servers := make([]*etcdmeta.Server, 3)
+	errs := make(chan error, 3)
+	for i := range 3 {
+		dir := t.TempDir()
+		if dirs != nil {
+			dir = dirs[i]
+		}
+		go func() {
+			srv, err := etcdmeta.StartEmbedded(t.Context(), etcdmeta.EmbedConfig{
+				Name:           fmt.Sprintf("%s%d", name, i),
+				Dir:            dir,
+				ClientURL:      "http://127.0.0.1:0",
+				PeerURL:        threePeer(name, i),
+				InitialCluster: strings.Join(initial, ","),
+				TickMs:         50,
+				ElectionMs:     750,
+				UnsafeNoFsync:  true,
+				StartTimeout:   30 * time.Second,
+			})
+			servers[i] = srv
+			errs <- err
+		}()
+	}
+	var err error
+	for range 3 {
+		if e := <-errs; e != nil && err == nil {
+			err = e
+		}
+	}
+	for _, srv := range servers {
+		if srv != nil {
+			t.Cleanup(func() { srv.Close() })
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return servers
+}
+
+// threePeer is the peer URL of member i of startThree's cluster NAME.
+func threePeer(name string, i int) string { return fmt.Sprintf("unix://%s%d:2380", name, i) }
