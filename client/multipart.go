@@ -71,6 +71,12 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	return u, nil
 }
 
+// Upload returns the upload id of bucket/key (its encryption, to check a
+// part's SSE-C key before its body is read), or ErrNoSuchUpload.
+func (c *Client) Upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error) {
+	return c.upload(ctx, bucket, key, id)
+}
+
 // upload returns an upload of bucket/key, or ErrNoSuchUpload.
 func (c *Client) upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error) {
 	u, err := c.meta.Upload(ctx, bucket, id)
