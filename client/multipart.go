@@ -189,15 +189,18 @@ func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, lis
 			return nil, fmt.Errorf("%w: part %d after part %d", ErrInvalidPartOrder, list[i].Number, list[i-1].Number)
 		}
 	}
-	u, err := c.upload(ctx, bucket, key, id)
-	if err != nil {
-		return nil, err
-	}
 	for range 16 {
 		have, stamp, err := c.meta.Parts(ctx, bucket, id)
 		if errors.Is(err, cairn.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
 		}
+		if err != nil {
+			return nil, err
+		}
+		// The record after the stamp: a reseal of its data key
+		// (meta.Store.UpdateUploadEncryption) changes the stamp, so the
+		// commit below never keeps a sealing older than the stamp's.
+		u, err := c.upload(ctx, bucket, key, id)
 		if err != nil {
 			return nil, err
 		}
