@@ -71,6 +71,12 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	return u, nil
 }
 
+// Upload returns the upload id of bucket/key (its encryption, to check a
+// part's SSE-C key before its body is read), or ErrNoSuchUpload.
+func (c *Client) Upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error) {
+	return c.upload(ctx, bucket, key, id)
+}
+
 // upload returns an upload of bucket/key, or ErrNoSuchUpload.
 func (c *Client) upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error) {
 	u, err := c.meta.Upload(ctx, bucket, id)
@@ -183,15 +189,18 @@ func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, lis
 			return nil, fmt.Errorf("%w: part %d after part %d", ErrInvalidPartOrder, list[i].Number, list[i-1].Number)
 		}
 	}
-	u, err := c.upload(ctx, bucket, key, id)
-	if err != nil {
-		return nil, err
-	}
 	for range 16 {
 		have, stamp, err := c.meta.Parts(ctx, bucket, id)
 		if errors.Is(err, cairn.ErrNotFound) {
 			return nil, fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
 		}
+		if err != nil {
+			return nil, err
+		}
+		// The record after the stamp: a reseal of its data key
+		// (meta.Store.UpdateUploadEncryption) changes the stamp, so the
+		// commit below never keeps a sealing older than the stamp's.
+		u, err := c.upload(ctx, bucket, key, id)
 		if err != nil {
 			return nil, err
 		}

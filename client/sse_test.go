@@ -13,6 +13,7 @@ import (
 
 	"cairn"
 	"cairn/crypt"
+	"cairn/meta/mem"
 )
 
 const seg = cairn.SegmentSize
@@ -236,5 +237,70 @@ func TestSSEMultipart(t *testing.T) {
 	}
 	if _, err := e.c.CreateUpload(ctx, "bkt", "plain", PutOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// resealingMeta re-seals an upload's data key (as cairn admin keys reseal
+// does) right after the client read the upload record, once armed: the
+// worst moment for a completion.
+type resealingMeta struct {
+	*mem.Store
+	keys  *crypt.Keyring
+	armed bool
+	t     *testing.T
+}
+
+func (m *resealingMeta) Upload(ctx context.Context, bucket, id string) (cairn.Upload, error) {
+	u, err := m.Store.Upload(ctx, bucket, id)
+	if err != nil || !m.armed {
+		return u, err
+	}
+	m.armed = false
+	dk, err := m.keys.Unseal(ctx, u.Encryption.KeyID, u.Encryption.SealedKey)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	ne := *u.Encryption
+	if ne.KeyID, ne.SealedKey, err = m.keys.Seal(ctx, dk, strings.NewReader(strings.Repeat("nonce", 10))); err != nil {
+		m.t.Fatal(err)
+	}
+	if err := m.UpdateUploadEncryption(ctx, bucket, id, &ne, u.Encryption); err != nil {
+		m.t.Fatal(err)
+	}
+	return u, nil // the record as it was before the reseal
+}
+
+// TestCompleteUploadRacesReseal: an upload re-sealed while it completes
+// commits the new sealing, never the one it read first (the old master
+// key may leave the key file once reseal is done).
+func TestCompleteUploadRacesReseal(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 4096})
+	old := testKeyring(t)
+	rotated, err := old.Rotate(strings.NewReader(strings.Repeat("rotated key byte", 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm := &resealingMeta{Store: e.meta, keys: rotated, t: t}
+	c := New(rm, e.shards, Config{BlockSize: 4096, Keys: rotated})
+	u, err := New(e.meta, e.shards, Config{BlockSize: 4096, Keys: old}).CreateUpload(ctx, "bkt", "mp", PutOptions{SSE: &SSE{Scheme: cairn.SSES3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := randBytes(3, 9000)
+	p, err := c.UploadPart(ctx, "bkt", "mp", u.ID, 1, bytes.NewReader(data), PutOptions{Size: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm.armed = true
+	m, err := c.CompleteUpload(ctx, "bkt", "mp", u.ID, []CompletePart{{Number: 1, ETag: p.ETag}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rm.armed || m.Encryption.KeyID != rotated.Current() {
+		t.Fatalf("completed with the sealing by %s (reseal ran: %v), want %s", m.Encryption.KeyID, !rm.armed, rotated.Current())
+	}
+	if got, _ := e.meta.Manifest(ctx, "bkt", "mp"); got.Encryption.KeyID != rotated.Current() {
+		t.Fatalf("stored manifest sealed by %s", got.Encryption.KeyID)
 	}
 }

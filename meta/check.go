@@ -47,6 +47,21 @@ func CheckUpload(u cairn.Upload) error {
 	return nil
 }
 
+// CheckUploadEncryption returns an error wrapping cairn.ErrInvalid unless
+// e can replace an upload's encryption record prev: both set, the same
+// scheme and cipher, e with a sealed key (and for SSE-S3 its key ID).
+func CheckUploadEncryption(e, prev *cairn.Encryption) error {
+	switch {
+	case e == nil || prev == nil:
+		return fmt.Errorf("update upload encryption: %w: nothing to re-seal", cairn.ErrInvalid)
+	case e.Scheme != prev.Scheme || e.Cipher != prev.Cipher:
+		return fmt.Errorf("update upload encryption: %w: scheme %s/%s cannot become %s/%s", cairn.ErrInvalid, prev.Scheme, prev.Cipher, e.Scheme, e.Cipher)
+	case len(e.SealedKey) == 0 || e.Scheme == cairn.SSES3 && e.KeyID == "":
+		return fmt.Errorf("update upload encryption: %w: without a sealed key or key ID", cairn.ErrInvalid)
+	}
+	return nil
+}
+
 // CheckPart returns an error wrapping cairn.ErrInvalid if p cannot be
 // recorded: it fails (*cairn.Part).Validate.
 func CheckPart(p cairn.Part) error {

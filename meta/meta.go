@@ -155,6 +155,16 @@ type Store interface {
 	// by bucket, key, creation time and ID. It does not check that the
 	// bucket exists.
 	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
+	// UpdateUploadEncryption replaces the encryption record of an upload
+	// in progress with e if the stored one is exactly prev
+	// (compare-and-swap: the reseal of its data key under another master
+	// key, docs/design/encryption.md "Key rotation"), and changes the
+	// upload's stamp, so that a CompleteUpload that read the record before
+	// conflicts instead of committing the old sealed key. Storing what is
+	// already stored succeeds (a retried update). ErrNotFound if the upload
+	// does not exist, ErrConflict if its encryption is not prev, ErrInvalid
+	// (CheckUploadEncryption) unless e re-seals prev.
+	UpdateUploadEncryption(ctx context.Context, bucket, id string, e, prev *cairn.Encryption) error
 	// PutPart records part p of an upload, replacing any part with its
 	// number, and returns the replaced part (nil if none), whose files it
 	// queues for cleanup (cairn.CleanupPart). ErrNotFound if the upload

@@ -45,6 +45,8 @@ type Objects interface {
 	CreateUpload(ctx context.Context, bucket, key string, opts client.PutOptions) (cairn.Upload, error)
 	UploadPart(ctx context.Context, bucket, key, id string, n int, r io.Reader, opts client.PutOptions) (cairn.Part, error)
 	CompleteUpload(ctx context.Context, bucket, key, id string, parts []client.CompletePart) (*cairn.Manifest, error)
+	// Upload returns an upload in progress (client.ErrNoSuchUpload).
+	Upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error)
 	AbortUpload(ctx context.Context, bucket, key, id string) error
 	ListParts(ctx context.Context, bucket, key, id string) (cairn.Upload, []cairn.Part, error)
 	ListUploads(ctx context.Context, bucket string) ([]cairn.Upload, error)

@@ -101,6 +101,13 @@ func (h *Handler) uploadPart(q *request, id string) error {
 	if err != nil {
 		return err
 	}
+	u, err := h.cfg.Objects.Upload(q.r.Context(), q.bucket, q.key, id)
+	if err != nil {
+		return h.uploadErr(q, err)
+	}
+	if err := checkUploadKey(u, ck); err != nil {
+		return err
+	}
 	opts := client.PutOptions{Size: size, Now: h.cfg.Now}
 	if ck != nil {
 		opts.SSE = &client.SSE{Scheme: cairn.SSEC, CustomerKey: ck.key}
@@ -116,9 +123,7 @@ func (h *Handler) uploadPart(q *request, id string) error {
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
-	if ck != nil {
-		setSSEHeaders(q.w, &cairn.Encryption{Scheme: cairn.SSEC}, ck)
-	}
+	setSSEHeaders(q.w, u.Encryption, ck)
 	q.w.Header().Set("ETag", `"`+p.ETag+`"`)
 	q.w.WriteHeader(http.StatusOK)
 	return nil
@@ -149,6 +154,21 @@ func (h *Handler) completeUpload(q *request, id string) error {
 	if len(req.Parts) == 0 || len(req.Parts) > cairn.MaxParts {
 		return fmt.Errorf("%w: %d parts (1 to %d allowed)", ErrMalformedXML, len(req.Parts), cairn.MaxParts)
 	}
+	// The SSE-C headers are optional here (S3 wants them only for
+	// checksummed uploads); sent, they must be the upload's key.
+	ck, err := h.sseCustomerKey(q, false)
+	if err != nil {
+		return err
+	}
+	if ck != nil {
+		u, err := h.cfg.Objects.Upload(q.r.Context(), q.bucket, q.key, id)
+		if err != nil {
+			return h.uploadErr(q, err)
+		}
+		if err := checkUploadKey(u, ck); err != nil {
+			return err
+		}
+	}
 	parts := make([]client.CompletePart, len(req.Parts))
 	for i, p := range req.Parts {
 		parts[i] = client.CompletePart{Number: p.Number, ETag: strings.TrimSpace(p.ETag)}
@@ -157,9 +177,7 @@ func (h *Handler) completeUpload(q *request, id string) error {
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
-	if m.Encryption != nil && m.Encryption.Scheme == cairn.SSES3 {
-		q.w.Header().Set(hdrSSE, sseAES256)
-	}
+	setSSEHeaders(q.w, m.Encryption, ck)
 	return h.writeXML(q, http.StatusOK, completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
 		Bucket: q.bucket, Key: q.key, ETag: etag(m)})
 }

@@ -33,6 +33,15 @@ var (
 	ErrSSECAlg      = &Error{"InvalidEncryptionAlgorithmError", http.StatusBadRequest, "The encryption request you specified is not valid. The valid value is AES256."}
 	ErrSSEMismatch  = &Error{"InvalidRequest", http.StatusBadRequest, "The object was stored using a form of Server Side Encryption. The correct parameters must be provided to retrieve the object."}
 	ErrNoKMS        = &Error{"NotImplemented", http.StatusNotImplemented, "Server-side encryption with S3 managed keys needs the gateway's --kms-key-file."}
+	// A request for SSE-KMS (aws:kms, aws:kms:dsse, or a KMS key ID),
+	// which cairn does not offer.
+	ErrSSEKMS = &Error{"NotImplemented", http.StatusNotImplemented, "Server-side encryption with KMS keys (SSE-KMS) is not supported; SSE-S3 (AES256) and SSE-C are."}
+	// UploadPart of an upload whose encryption the request does not
+	// match: no SSE-C key for an SSE-C upload, or one for another upload.
+	ErrSSEPartParams = &Error{"InvalidRequest", http.StatusBadRequest, "The multipart upload initiate requested encryption. Subsequent part requests must include the appropriate encryption parameters."}
+	// UploadPart (or CompleteMultipartUpload) of an SSE-C upload with
+	// another key than the one it was created with.
+	ErrSSEPartKey = &Error{"InvalidRequest", http.StatusBadRequest, "The provided encryption parameters did not match the ones used originally."}
 )
 
 // customerKey is an SSE-C key from a request and its MD5 as sent.
@@ -93,7 +102,7 @@ func (h *Handler) requestSSE(q *request) (*client.SSE, *customerKey, error) {
 	case v == sseAES256:
 		return &client.SSE{Scheme: cairn.SSES3}, nil, nil
 	case v == "aws:kms" || v == "aws:kms:dsse" || q.r.Header.Get(hdrSSEKMSKeyID) != "":
-		return nil, nil, fmt.Errorf("%w: SSE-KMS", ErrNotImplemented)
+		return nil, nil, ErrSSEKMS
 	case v != "":
 		return nil, nil, fmt.Errorf("%w: x-amz-server-side-encryption %q", ErrInvalidArgument, v)
 	case ck != nil:
@@ -114,6 +123,23 @@ func checkObjectKey(m *cairn.Manifest, ck *customerKey) error {
 	case isC:
 		if _, err := crypt.UnsealCustomer(ck.key, m.Encryption); err != nil {
 			return withCause(ErrAccessDenied, err)
+		}
+	}
+	return nil
+}
+
+// checkUploadKey checks a part's (or a completion's) SSE-C key against
+// its upload before any of the body is read, with S3's answers:
+// ErrSSEPartParams if an SSE-C upload comes without its key or a key
+// comes for another upload, ErrSSEPartKey if it is the wrong key.
+func checkUploadKey(u cairn.Upload, ck *customerKey) error {
+	isC := u.Encryption != nil && u.Encryption.Scheme == cairn.SSEC
+	switch {
+	case isC && ck == nil, !isC && ck != nil:
+		return ErrSSEPartParams
+	case isC:
+		if _, err := crypt.UnsealCustomer(ck.key, u.Encryption); err != nil {
+			return withCause(ErrSSEPartKey, err)
 		}
 	}
 	return nil
@@ -197,7 +223,7 @@ func (h *Handler) bucketEncryption(q *request) error {
 		}
 		switch d := c.Rules[0].Default; {
 		case d.Algorithm == "aws:kms" || d.Algorithm == "aws:kms:dsse":
-			return fmt.Errorf("%w: SSE-KMS", ErrNotImplemented)
+			return ErrSSEKMS
 		case d.Algorithm != sseAES256:
 			return fmt.Errorf("%w: SSEAlgorithm %q", ErrMalformedXML, d.Algorithm)
 		}

@@ -5,9 +5,11 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -233,6 +235,12 @@ func TestSSEMultipart(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if ssec && (aws.ToString(p.SSECustomerAlgorithm) != "AES256" || aws.ToString(p.SSECustomerKeyMD5) != key.md5 || p.ServerSideEncryption != "") {
+				t.Errorf("SSE-C part: algorithm %q key MD5 %q encryption %q", aws.ToString(p.SSECustomerAlgorithm), aws.ToString(p.SSECustomerKeyMD5), p.ServerSideEncryption)
+			}
+			if !ssec && (p.ServerSideEncryption != types.ServerSideEncryptionAes256 || p.SSECustomerAlgorithm != nil) {
+				t.Errorf("SSE-S3 part: encryption %q algorithm %v", p.ServerSideEncryption, p.SSECustomerAlgorithm)
+			}
 			if !ssec && aws.ToString(p.ETag) != `"`+md5hex(data[cut[0]:cut[1]])+`"` {
 				t.Errorf("SSE-S3 part ETag %s is not the part's MD5", aws.ToString(p.ETag))
 			}
@@ -242,9 +250,13 @@ func TestSSEMultipart(t *testing.T) {
 		if err != nil || aws.ToInt64(lp.Parts[0].Size) != int64(cuts[0][1]-cuts[0][0]) {
 			t.Fatalf("list parts: %v", err)
 		}
-		if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String(name), UploadId: u.UploadId,
-			MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}}); err != nil {
+		done, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String(name), UploadId: u.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if want := map[bool]types.ServerSideEncryption{false: types.ServerSideEncryptionAes256}[ssec]; done.ServerSideEncryption != want {
+			t.Errorf("%s: complete: encryption %q, want %q", name, done.ServerSideEncryption, want)
 		}
 		want := data[cuts[0][0]:]
 		from := max(10, len(want)-cairn.SegmentSize-10)
@@ -261,6 +273,82 @@ func TestSSEMultipart(t *testing.T) {
 		}
 	}
 	e.noPlaintext(t, data)
+}
+
+// TestSSEMultipartParams checks S3's answers to parts and completions
+// whose encryption does not fit their upload, and to SSE-KMS.
+func TestSSEMultipartParams(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	c := e.root()
+	key, other := newSSECKey(5), newSSECKey(6)
+	withKey := func(k ssecKey) (*string, *string, *string) {
+		return aws.String("AES256"), aws.String(k.key), aws.String(k.md5)
+	}
+	create := func(name string, ssec bool) *string {
+		t.Helper()
+		in := &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String(name)}
+		if ssec {
+			in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = withKey(key)
+		} else {
+			in.ServerSideEncryption = types.ServerSideEncryptionAes256
+		}
+		u, err := c.CreateMultipartUpload(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ssec && (aws.ToString(u.SSECustomerAlgorithm) != "AES256" || aws.ToString(u.SSECustomerKeyMD5) != key.md5) {
+			t.Errorf("SSE-C create: algorithm %q key MD5 %q", aws.ToString(u.SSECustomerAlgorithm), aws.ToString(u.SSECustomerKeyMD5))
+		}
+		return u.UploadId
+	}
+	part := func(name string, id *string, k *ssecKey) error {
+		in := &s3.UploadPartInput{Bucket: aws.String("bkt"), Key: aws.String(name), UploadId: id,
+			PartNumber: aws.Int32(1), Body: bytes.NewReader([]byte("part body"))}
+		if k != nil {
+			in.SSECustomerAlgorithm, in.SSECustomerKey, in.SSECustomerKeyMD5 = withKey(*k)
+		}
+		_, err := c.UploadPart(ctx, in)
+		return err
+	}
+	wantMessage := func(err error, code, msg string) {
+		t.Helper()
+		wantCode(t, err, code)
+		var ae interface{ ErrorMessage() string }
+		if !errors.As(err, &ae) || !strings.Contains(ae.ErrorMessage(), msg) {
+			t.Errorf("error %v: want message %q", err, msg)
+		}
+	}
+	cid, sid := create("c", true), create("s", false)
+	wantMessage(part("c", cid, nil), "InvalidRequest", ErrSSEPartParams.Message)
+	wantMessage(part("c", cid, &other), "InvalidRequest", ErrSSEPartKey.Message)
+	wantMessage(part("s", sid, &key), "InvalidRequest", ErrSSEPartParams.Message)
+	if err := part("c", cid, &key); err != nil {
+		t.Fatal(err)
+	}
+	lp, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String("bkt"), Key: aws.String("c"), UploadId: cid})
+	if err != nil || len(lp.Parts) != 1 {
+		t.Fatalf("list parts: %v, want the one part stored with the right key", err)
+	}
+	// A completion may carry the key: another key is refused, the right
+	// one is echoed.
+	complete := &s3.CompleteMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String("c"), UploadId: cid,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: lp.Parts[0].ETag}}}}
+	complete.SSECustomerAlgorithm, complete.SSECustomerKey, complete.SSECustomerKeyMD5 = withKey(other)
+	_, err = c.CompleteMultipartUpload(ctx, complete)
+	wantMessage(err, "InvalidRequest", ErrSSEPartKey.Message)
+	complete.SSECustomerAlgorithm, complete.SSECustomerKey, complete.SSECustomerKeyMD5 = withKey(key)
+	if _, err := c.CompleteMultipartUpload(ctx, complete); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []*s3.CreateMultipartUploadInput{
+		{Bucket: aws.String("bkt"), Key: aws.String("k"), ServerSideEncryption: types.ServerSideEncryptionAwsKms},
+		{Bucket: aws.String("bkt"), Key: aws.String("k"), ServerSideEncryption: types.ServerSideEncryptionAwsKmsDsse},
+	} {
+		_, err := c.CreateMultipartUpload(ctx, in)
+		wantMessage(err, "NotImplemented", ErrSSEKMS.Message)
+	}
 }
 
 func TestBucketEncryption(t *testing.T) {

@@ -38,6 +38,9 @@ func (nopObjects) UploadPart(context.Context, string, string, string, int, io.Re
 func (nopObjects) CompleteUpload(context.Context, string, string, string, []client.CompletePart) (*cairn.Manifest, error) {
 	return nil, client.ErrNoSuchUpload
 }
+func (nopObjects) Upload(context.Context, string, string, string) (cairn.Upload, error) {
+	return cairn.Upload{}, client.ErrNoSuchUpload
+}
 func (nopObjects) AbortUpload(context.Context, string, string, string) error {
 	return client.ErrNoSuchUpload
 }

@@ -51,9 +51,9 @@ func runKeysReseal(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("cairn admin keys reseal", flag.ContinueOnError)
 	file := fs.String("kms-key-file", "", kmsKeyFileHelp+" (required)")
 	cmdline.Usage(fs, "cairn admin keys reseal --config CLIENT.CONF --kms-key-file FILE",
-		"Walks every object and re-seals the data key of each SSE-S3 object sealed by another master key than\n"+
-			"FILE's current one (compare-and-swap on its manifest; no data is rewritten). A key can leave the file\n"+
-			"once this reports no object under it.")
+		"Walks every multipart upload in progress and every object and re-seals the data key of each SSE-S3\n"+
+			"one sealed by another master key than FILE's current one (compare-and-swap on its record; no data is\n"+
+			"rewritten). A key can leave the file once this reports no object and no upload under it.")
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
 		if *file == "" {
 			return fmt.Errorf("%w: --kms-key-file is required", ErrUsage)
@@ -65,6 +65,8 @@ func runKeysReseal(ctx context.Context, args []string, stdout, stderr io.Writer)
 		st, err := reseal(ctx, cl.meta, k)
 		fmt.Fprintf(stdout, "%d SSE-S3 objects, %d re-sealed with master key %s, %d skipped (changed meanwhile)\n",
 			st.objects, st.resealed, k.Current(), st.skipped)
+		fmt.Fprintf(stdout, "%d SSE-S3 uploads in progress, %d re-sealed, %d skipped (completed or aborted meanwhile)\n",
+			st.uploads, st.uploadsResealed, st.uploadsSkipped)
 		return err
 	})
 }
@@ -108,34 +110,81 @@ func eachManifest(ctx context.Context, st manifestLister, fn func(m *cairn.Manif
 type resealStore interface {
 	manifestLister
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
+	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
+	UpdateUploadEncryption(ctx context.Context, bucket, id string, e, prev *cairn.Encryption) error
 }
 
-type resealStats struct{ objects, resealed, skipped int }
+type resealStats struct {
+	objects, resealed, skipped               int
+	uploads, uploadsResealed, uploadsSkipped int
+}
 
-// reseal re-seals the data key of every SSE-S3 object whose master key is
-// not k's current one. An object overwritten or deleted meanwhile is
-// skipped (its new version, if any, was sealed with whatever key its
-// writer had).
+// resealed returns e's data key sealed by k's current master key, or nil
+// if it already is.
+func resealed(ctx context.Context, k *crypt.Keyring, e *cairn.Encryption) (*cairn.Encryption, error) {
+	if e.KeyID == k.Current() {
+		return nil, nil
+	}
+	dk, err := k.Unseal(ctx, e.KeyID, e.SealedKey)
+	if err != nil {
+		return nil, err
+	}
+	ne := *e
+	if ne.KeyID, ne.SealedKey, err = k.Seal(ctx, dk, rand.Reader); err != nil {
+		return nil, err
+	}
+	return &ne, nil
+}
+
+// reseal re-seals the data key of every SSE-S3 object, and of every
+// SSE-S3 multipart upload in progress, whose master key is not k's
+// current one. An object overwritten or deleted meanwhile is skipped (its
+// new version, if any, was sealed with whatever key its writer had); so
+// is an upload completed or aborted meanwhile: the object it became is
+// visited by a later reseal, uploads first so that an upload completed
+// during this walk is an object of the walk below.
 func reseal(ctx context.Context, st resealStore, k *crypt.Keyring) (resealStats, error) {
 	var out resealStats
-	err := eachManifest(ctx, st, func(m *cairn.Manifest) error {
+	us, err := st.Uploads(ctx, "")
+	if err != nil {
+		return out, err
+	}
+	for _, u := range us {
+		if u.Encryption == nil || u.Encryption.Scheme != cairn.SSES3 {
+			continue
+		}
+		out.uploads++
+		ne, err := resealed(ctx, k, u.Encryption)
+		if err != nil {
+			return out, fmt.Errorf("upload %s of %s/%s: %w", u.ID, u.Bucket, u.Key, err)
+		}
+		if ne == nil {
+			continue
+		}
+		switch err := st.UpdateUploadEncryption(ctx, u.Bucket, u.ID, ne, u.Encryption); {
+		case errors.Is(err, cairn.ErrConflict), errors.Is(err, cairn.ErrNotFound):
+			out.uploadsSkipped++
+		case err != nil:
+			return out, fmt.Errorf("upload %s of %s/%s: %w", u.ID, u.Bucket, u.Key, err)
+		default:
+			out.uploadsResealed++
+		}
+	}
+	err = eachManifest(ctx, st, func(m *cairn.Manifest) error {
 		e := m.Encryption
 		if e == nil || e.Scheme != cairn.SSES3 {
 			return nil
 		}
 		out.objects++
-		if e.KeyID == k.Current() {
-			return nil
-		}
-		dk, err := k.Unseal(ctx, e.KeyID, e.SealedKey)
+		ne, err := resealed(ctx, k, e)
 		if err != nil {
 			return fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)
 		}
-		next, ne := *m, *e
-		if ne.KeyID, ne.SealedKey, err = k.Seal(ctx, dk, rand.Reader); err != nil {
-			return err
+		if ne == nil {
+			return nil
 		}
-		next.Encryption = &ne
+		next := *m
+		next.Encryption = ne
 		switch err := st.UpdateManifest(ctx, &next, m); {
 		case errors.Is(err, cairn.ErrConflict), errors.Is(err, cairn.ErrNotFound):
 			out.skipped++

@@ -84,6 +84,72 @@ func (s *Store) Uploads(ctx context.Context, bucket string) ([]cairn.Upload, err
 	return us, err
 }
 
+// UpdateUploadEncryption implements meta.Store: it reads the record and
+// puts it back with e in a Txn that compares the record's mod revision
+// with what was read (the put changes it: the stamp). A PutPart in between
+// changes the revision too, so a lost Txn reads again, a bounded number of
+// times.
+func (s *Store) UpdateUploadEncryption(ctx context.Context, bucket, id string, e, prev *cairn.Encryption) error {
+	if err := meta.CheckUploadEncryption(e, prev); err != nil {
+		return err
+	}
+	op := fmt.Sprintf("update encryption of upload %s/%s", bucket, id)
+	if err := s.live(); err != nil {
+		return err
+	}
+	if badName(bucket, id) {
+		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	uk := s.k.upload(bucket, id)
+	want, err := json.Marshal(prev)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	next, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	for range 16 {
+		resp, err := s.cli.Get(ctx, uk)
+		if err != nil {
+			return s.wrap(op, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+		}
+		var u cairn.Upload
+		if err := json.Unmarshal(resp.Kvs[0].Value, &u); err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		cur, err := json.Marshal(u.Encryption)
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		if string(cur) == string(next) {
+			return nil // this very update is stored: a retried update
+		}
+		if string(cur) != string(want) {
+			return fmt.Errorf("%s: %w (the record changed)", op, cairn.ErrConflict)
+		}
+		u.Encryption = e
+		v, err := json.Marshal(u)
+		if err != nil {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+		tr, err := s.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.ModRevision(uk), "=", resp.Kvs[0].ModRevision)).
+			Then(clientv3.OpPut(uk, string(v))).
+			Commit()
+		if err != nil {
+			return s.wrap(op, err)
+		}
+		if tr.Succeeded {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: %w (too many concurrent parts)", op, cairn.ErrConflict)
+}
+
 func decodeParts(op string, kvs []*mvccpb.KeyValue) ([]cairn.Part, error) {
 	out := make([]cairn.Part, 0, len(kvs))
 	for _, kv := range kvs {

@@ -2,6 +2,7 @@ package mem
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -71,6 +72,36 @@ func (s *Store) Uploads(ctx context.Context, bucket string) ([]cairn.Upload, err
 	}
 	slices.SortFunc(out, meta.CompareUploads)
 	return out, nil
+}
+
+// UpdateUploadEncryption implements meta.Store.
+func (s *Store) UpdateUploadEncryption(ctx context.Context, bucket, id string, e, prev *cairn.Encryption) error {
+	if err := meta.CheckUploadEncryption(e, prev); err != nil {
+		return err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	up, err := s.uploadLocked(bucket, id)
+	if err != nil {
+		return fmt.Errorf("update encryption of %w", err)
+	}
+	cur, err1 := json.Marshal(up.u.Encryption)
+	want, err2 := json.Marshal(prev)
+	next, err3 := json.Marshal(e)
+	if err1 == nil && err3 == nil && string(cur) == string(next) {
+		return nil // this very update is stored: a retried update
+	}
+	if err1 != nil || err2 != nil || string(cur) != string(want) {
+		return fmt.Errorf("update encryption of upload %s/%s: %w (the record changed)", bucket, id, cairn.ErrConflict)
+	}
+	ne := *e
+	ne.SealedKey, ne.KeySalt, ne.KeyHMAC = slices.Clone(e.SealedKey), slices.Clone(e.KeySalt), slices.Clone(e.KeyHMAC)
+	up.u.Encryption = &ne
+	s.stamp++
+	up.stamp = s.stamp
+	return nil
 }
 
 // PutPart implements meta.Store.

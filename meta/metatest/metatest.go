@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Parts", testParts},
 		{"ManyRecords", testManyRecords},
 		{"Uploads", testUploads},
+		{"UploadEncryption", testUploadEncryption},
 		{"UpdateManifest", testUpdateManifest},
 		{"UpdateManifestRace", testUpdateManifestRace},
 		{"Usage", testUsage},
@@ -1049,6 +1050,55 @@ func testClose(t *testing.T, s meta.Store) {
 	_, err = s.Campaign(ctx, "director", "c")
 	wantErr(t, "Campaign after Close", err, meta.ErrClosed)
 	noErr(t, "Close twice", s.Close())
+}
+
+// testUploadEncryption checks UpdateUploadEncryption: a compare-and-swap
+// of an upload's encryption record that changes its stamp.
+func testUploadEncryption(t *testing.T, s meta.Store) {
+	ctx := context.Background()
+	mkBucket(t, s, "encb")
+	old := &cairn.Encryption{Scheme: cairn.SSES3, Cipher: cairn.Cipher, KeyID: "k1", SealedKey: []byte("sealed under k1")}
+	next := &cairn.Encryption{Scheme: cairn.SSES3, Cipher: cairn.Cipher, KeyID: "k2", SealedKey: []byte("sealed under k2")}
+	u := cairn.Upload{Bucket: "encb", Key: "k", ID: "00cc", Created: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), Policy: "rs-4-2", Encryption: old}
+	noErr(t, "create upload", s.CreateUpload(ctx, u))
+	noErr(t, "create plain upload", s.CreateUpload(ctx, cairn.Upload{Bucket: "encb", Key: "p", ID: "00dd", Created: u.Created, Policy: "rs-4-2"}))
+	_, stamp, err := s.Parts(ctx, "encb", "00cc")
+	noErr(t, "parts", err)
+
+	wantErr(t, "no new record", s.UpdateUploadEncryption(ctx, "encb", "00cc", nil, old), cairn.ErrInvalid)
+	wantErr(t, "of a plain upload", s.UpdateUploadEncryption(ctx, "encb", "00dd", next, nil), cairn.ErrInvalid)
+	sseC := *next
+	sseC.Scheme = cairn.SSEC
+	wantErr(t, "another scheme", s.UpdateUploadEncryption(ctx, "encb", "00cc", &sseC, old), cairn.ErrInvalid)
+	noID := *next
+	noID.KeyID = ""
+	wantErr(t, "no key ID", s.UpdateUploadEncryption(ctx, "encb", "00cc", &noID, old), cairn.ErrInvalid)
+	wantErr(t, "missing upload", s.UpdateUploadEncryption(ctx, "encb", "none", next, old), cairn.ErrNotFound)
+	stale := *old
+	stale.SealedKey = []byte("another sealing")
+	wantErr(t, "stale prev", s.UpdateUploadEncryption(ctx, "encb", "00cc", next, &stale), cairn.ErrConflict)
+	if got, err := s.Upload(ctx, "encb", "00cc"); err != nil || !reflect.DeepEqual(got.Encryption, old) {
+		t.Fatalf("after refused updates: %+v, %v", got.Encryption, err)
+	}
+
+	noErr(t, "update", s.UpdateUploadEncryption(ctx, "encb", "00cc", next, old))
+	got, err := s.Upload(ctx, "encb", "00cc")
+	noErr(t, "upload", err)
+	want := u
+	want.Encryption = next
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("after update: %+v, want %+v", got, want)
+	}
+	_, stamp2, err := s.Parts(ctx, "encb", "00cc")
+	noErr(t, "parts after update", err)
+	if stamp2 == stamp {
+		t.Fatalf("the update kept the stamp %d: a CompleteUpload that read the old record would commit it", stamp)
+	}
+	noErr(t, "the same update again", s.UpdateUploadEncryption(ctx, "encb", "00cc", next, old))
+	third := &cairn.Encryption{Scheme: cairn.SSES3, Cipher: cairn.Cipher, KeyID: "k3", SealedKey: []byte("sealed under k3")}
+	wantErr(t, "update from the old record", s.UpdateUploadEncryption(ctx, "encb", "00cc", third, old), cairn.ErrConflict)
+	_, err = s.CompleteUpload(ctx, manifest("encb", "k", "v1"), "", "00cc", stamp)
+	wantErr(t, "complete with the stamp from before the update", err, cairn.ErrConflict)
 }
 
 func testUploads(t *testing.T, s meta.Store) {
