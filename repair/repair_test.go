@@ -875,3 +875,77 @@ func TestTargetFault(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetsThatDoNotFitOnePlan reproduces issue #24: after a node was
+// killed, an rs-6-3 stripe that had lost 3 shards (risk 0) kept the
+// targets of an earlier attempt, one on a node and two on another. A -Rep
+// plan sends its j-th lost shard to the (j mod n)th of its n replacement
+// nodes, so every round failed with "targets … do not fit one repair
+// plan". Now the first round repairs the stripe, under both -Rep schemes,
+// and the object reads back byte-exact (also with two more shards that
+// were not rebuilt unreadable).
+func TestTargetsThatDoNotFitOnePlan(t *testing.T) {
+	for _, scheme := range []plan.Scheme{plan.PushRep, plan.PullRep} {
+		t.Run(scheme.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { testTargetsThatDoNotFit(t, scheme) })
+		})
+	}
+}
+
+func testTargetsThatDoNotFit(t *testing.T, scheme plan.Scheme) {
+	e := newEnv(t, 12, "rs-6-3", 1)
+	ctx := t.Context()
+	m := e.orig["obj-000"]
+	holds := map[string]bool{}
+	for _, s := range m.Shards {
+		holds[string(s.Disk[:strings.Index(string(s.Disk), "/")])] = true
+	}
+	var free []string // nodes holding nothing of the stripe
+	for n := 1; n <= 12; n++ {
+		if id := fmt.Sprintf("n%d", n); !holds[id] {
+			free = append(free, id)
+		}
+	}
+	// Three shards lost: risk 0.
+	var lost []int
+	for i := 6; i < 9; i++ {
+		e.loseNode(t, string(m.Shards[i].Disk[:strings.Index(string(m.Shards[i].Disk), "/")]))
+		lost = append(lost, i)
+	}
+	r := New(e.meta, e.exec, Config{Scheme: scheme, Unit: 4096, Parallel: 1})
+	if added, err := r.Scan(ctx, time.Now()); err != nil || added != 1 {
+		t.Fatalf("scan: %d tasks, %v", added, err)
+	}
+	ts, err := meta.AllRepairTasks(ctx, e.meta)
+	if err != nil || len(ts) != 1 {
+		t.Fatalf("%d tasks, %v", len(ts), err)
+	}
+	task := ts[0]
+	if task.Risk != 0 {
+		t.Fatalf("task at risk %d, want 0", task.Risk)
+	}
+	// The targets an earlier attempt recorded, as in the issue:
+	// [n2/disk1 n5/disk3 n5/disk1] (on nodes nA, nB, nB).
+	a, b := free[0], free[1]
+	targets := []cairn.DiskID{cairn.DiskID(a + "/d1"), cairn.DiskID(b + "/d2"), cairn.DiskID(b + "/d1")}
+	task.Lost, task.Targets = lost, targets
+	if err := e.meta.PutRepairTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Work(ctx, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if ts, _ := meta.AllRepairTasks(ctx, e.meta); len(ts) != 0 {
+		t.Fatalf("stripe not repaired in one round: %+v", ts[0])
+	}
+	if st := r.Stats(); st.Failed != 0 || st.Repaired != 1 || st.Shards != 3 {
+		t.Fatalf("stats %+v, want 1 task of 3 shards repaired and no failure", st)
+	}
+	got, _ := e.meta.Manifest(ctx, "bkt", "obj-000")
+	for j, i := range lost {
+		if got.Shards[i].Disk != targets[j] {
+			t.Fatalf("shard %d on %s, its recorded target was %s", i, got.Shards[i].Disk, targets[j])
+		}
+	}
+	e.check(t)
+}

@@ -63,8 +63,18 @@ func judgeTask(t *cairn.RepairTask, m *cairn.Manifest, v *decide.View) taskJudge
 	if len(shards) < len(rd.Lost) {
 		j.Wait = fmt.Sprintf("%d of its %d lost shards: %s", len(rd.Lost)-len(shards), len(rd.Lost), noTarget(st, m.LayoutCode(), v))
 	}
+	if j.Wait == "" && t.Attempts >= stuckAttempts {
+		// Rebuildable as far as the cluster map says, yet every attempt
+		// fails: no ETA counts on it; its last error is the reason.
+		return taskJudgement{Wait: "its repair keeps failing; last error: " + t.LastError}
+	}
 	return j
 }
+
+// stuckAttempts is how many failed attempts in a row make a stripe that
+// the decisions find rebuildable count as not progressing: judged waiting,
+// with its last error as the reason, instead of in the ETA (issue #24).
+const stuckAttempts = 3
 
 // noTarget says why a stripe has no disk to rebuild onto: "no writable
 // disk outside the stripe (6-wide rs-4-2 on 8 disks, 2 down)".

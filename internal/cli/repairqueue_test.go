@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,10 +45,22 @@ func TestJudgeTask(t *testing.T) {
 		{"too few shards", m, testView(8, 1, 2, 5), taskJudgement{
 			Wait: "too few readable shards to rebuild from (3 of 6): a disk must come back"}},
 		{"object gone", nil, testView(6, 2, 5), taskJudgement{}},
+		{"failed twice: still counted on", m, testView(8, 2, 5), taskJudgement{Ready: 2000}},
+		{"keeps failing: the reason, not an ETA", m, testView(8, 2, 5), taskJudgement{
+			Wait: "its repair keeps failing; last error: unavailable: link down"}},
+		{"keeps failing and no spare disk: the decision's reason", m, testView(6, 2, 5), taskJudgement{
+			Wait: "no writable disk outside the stripe (6-wide rs-4-2 on 6 disks, 2 down)"}},
 		{"object rewritten", &cairn.Manifest{Version: "v2"}, testView(6, 2, 5), taskJudgement{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := judgeTask(task, tc.m, tc.v); got != tc.want {
+			task := *task
+			switch {
+			case strings.HasPrefix(tc.name, "failed twice"):
+				task.Attempts, task.LastError = 2, "unavailable: link down"
+			case strings.HasPrefix(tc.name, "keeps failing"):
+				task.Attempts, task.LastError = stuckAttempts, "unavailable: link down"
+			}
+			if got := judgeTask(&task, tc.m, tc.v); got != tc.want {
 				t.Fatalf("got  %+v\nwant %+v", got, tc.want)
 			}
 		})

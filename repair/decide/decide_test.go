@@ -35,7 +35,7 @@ import (
 //	                   Jobs; the task keeps the round's lost shards and targets
 func TestScripts(t *testing.T) {
 	for _, name := range []string{"lost-disk.txt", "kept-targets.txt", "no-space.txt", "sur-falls-back-to-rep.txt",
-		"spare-rows.txt", "lrc.txt", "rates.txt", "no-fit.txt", "back.txt", "drain.txt", "damage.txt", "failed-target.txt"} {
+		"spare-rows.txt", "lrc.txt", "rates.txt", "no-fit.txt", "back.txt", "drain.txt", "damage.txt", "failed-target.txt", "stuck-rs-6-3.txt"} {
 		t.Run(name, func(t *testing.T) {
 			s := &script{}
 			golden.Script(t, name, s.do)

@@ -62,7 +62,9 @@
 // Decisions are only as fresh as the View: a disk that failed after the
 // View was read is found by the node calls (their errors name it), and
 // package repair re-plans. Jobs fails rather than splitting a shard into
-// shares (cairn stores whole shards), and -Rep plans whose targets do not
-// line up with plan.Input.Replacements fail with "do not fit one repair
-// plan" (cairn.ErrUnavailable; see testdata/no-fit.txt).
+// shares (cairn stores whole shards). -Rep targets that do not line up
+// with plan.Input.Replacements (the j-th lost shard to the (j mod n)th
+// replacement) never fail: RepGroups splits them into sets that fit, one
+// plan each, run in the same round (testdata/no-fit.txt,
+// testdata/stuck-rs-6-3.txt; docs/design/repair.md).
 package decide

@@ -54,11 +54,13 @@ type Job struct {
 // and node address from v, and requests of unit bytes. A shard of 0
 // bytes is a Create per shard. st is of a manifest that passed
 // (*cairn.Manifest).ValidateStored, so its shards are of one size.
-// Errors: -Rep targets that plan.Input.Replacements cannot
-// express — target j must be on the (j mod n)th of the n distinct target
-// nodes in order (cairn.ErrUnavailable, "do not fit one repair plan");
-// plan.Build's errors; a plan that splits a shard into shares or stores
-// a row off its target's node.
+// A -Rep plan sends its j-th lost shard to the (j mod n)th of its n
+// replacement nodes; targets that do not line up with that (two on one
+// node and one on another, say) are split by RepGroups into sets that
+// do, one plan each, so any targets get jobs (docs/design/repair.md,
+// "Targets that do not fit one plan").
+// Errors: plan.Build's errors; a plan that splits a shard into shares or
+// stores a row off its target's node.
 func Jobs(t *cairn.RepairTask, shards []int, targets []cairn.DiskID, st Stripe, code codec.Code, scheme plan.Scheme, v *View, unit int64) ([]Job, error) {
 	size := st.Shards[shards[0]].Size
 	if size == 0 { // an empty object: nothing to compute, only files to make
@@ -79,58 +81,125 @@ func Jobs(t *cairn.RepairTask, shards []int, targets []cairn.DiskID, st Stripe, 
 		}
 	}
 	target := map[int]cairn.DiskID{} // by row
-	var tnodes []string
-	var lostRows []int
+	tnodes := make([]string, len(shards))
 	for j, i := range shards {
 		target[st.Row(i)] = targets[j]
-		lostRows = append(lostRows, st.Row(i))
-		tnodes = append(tnodes, string(v.Disks[targets[j]].Node))
+		tnodes[j] = string(v.Disks[targets[j]].Node)
 	}
-	in := plan.Input{Code: code, Lost: lostRows, Nodes: nodes, ShardSize: size, Unit: unit, Rotate: int(hashString(t.ID) % 1024)}
+	groups := [][]int{allRows(len(shards))}
 	if scheme.Rep() {
-		// The plan sends Lost[j] to Replacements[j mod len] and wants
-		// them distinct.
-		var reps []string
-		for _, n := range distinctNodes(targets, v) {
-			reps = append(reps, string(n))
-		}
-		for j, n := range tnodes {
-			if reps[j%len(reps)] != n {
-				return nil, fmt.Errorf("%w: targets %v of %s/%s do not fit one repair plan", cairn.ErrUnavailable, targets, t.Bucket, t.Key)
-			}
-		}
-		in.Replacements = reps
-	} else {
-		in.Survivors = tnodes[:1]
-	}
-	p, err := plan.Build(scheme, in)
-	if err != nil {
-		return nil, err
+		groups = RepGroups(tnodes, scheme == plan.PullRep)
 	}
 	var jobs []Job
-	for _, task := range p.Tasks {
-		if task.First != 0 || task.End != p.Slices() {
-			return nil, fmt.Errorf("repair plan %s splits a shard into shares; cairn stores whole shards", scheme)
+	for _, g := range groups {
+		in := plan.Input{Code: code, Nodes: nodes, ShardSize: size, Unit: unit, Rotate: int(hashString(t.ID) % 1024)}
+		for _, j := range g {
+			in.Lost = append(in.Lost, st.Row(shards[j]))
 		}
-		job := Job{Op: Push, Spec: wire.RepairSpec{Size: size, Unit: unit}}
-		if task.Puller != "" {
-			job.Op, job.Puller = Pull, v.Addr[cairn.NodeID(task.Puller)]
-		}
-		for _, h := range task.Helpers {
-			d := st.Shards[slot[h.Shard]].Disk
-			job.Spec.Hops = append(job.Spec.Hops, wire.Hop{Addr: v.addrOf(d), Disk: d, Shard: cairn.ShardName(st.Version, h.Shard), Coeffs: h.Coeffs})
-		}
-		for j, row := range task.Lost {
-			d := target[row]
-			if string(v.Disks[d].Node) != task.Store[j] {
-				return nil, fmt.Errorf("repair plan stores row %d on node %s, its target disk %s is elsewhere", row, task.Store[j], d)
+		if scheme.Rep() {
+			for _, j := range g {
+				if !slices.Contains(in.Replacements, tnodes[j]) {
+					in.Replacements = append(in.Replacements, tnodes[j])
+				}
 			}
-			job.Spec.Store = append(job.Spec.Store, wire.Target{Addr: v.addrOf(d), Disk: d, Shard: cairn.ShardName(st.Version, row)})
-			job.Into = append(job.Into, slices.Index(shards, slot[row]))
+		} else {
+			in.Survivors = tnodes[:1]
 		}
-		jobs = append(jobs, job)
+		p, err := plan.Build(scheme, in)
+		if err != nil {
+			return nil, err
+		}
+		for _, task := range p.Tasks {
+			if task.First != 0 || task.End != p.Slices() {
+				return nil, fmt.Errorf("repair plan %s splits a shard into shares; cairn stores whole shards", scheme)
+			}
+			job := Job{Op: Push, Spec: wire.RepairSpec{Size: size, Unit: unit}}
+			if task.Puller != "" {
+				job.Op, job.Puller = Pull, v.Addr[cairn.NodeID(task.Puller)]
+			}
+			for _, h := range task.Helpers {
+				d := st.Shards[slot[h.Shard]].Disk
+				job.Spec.Hops = append(job.Spec.Hops, wire.Hop{Addr: v.addrOf(d), Disk: d, Shard: cairn.ShardName(st.Version, h.Shard), Coeffs: h.Coeffs})
+			}
+			for j, row := range task.Lost {
+				d := target[row]
+				if string(v.Disks[d].Node) != task.Store[j] {
+					return nil, fmt.Errorf("repair plan stores row %d on node %s, its target disk %s is elsewhere", row, task.Store[j], d)
+				}
+				job.Spec.Store = append(job.Spec.Store, wire.Target{Addr: v.addrOf(d), Disk: d, Shard: cairn.ShardName(st.Version, row)})
+				job.Into = append(job.Into, slices.Index(shards, slot[row]))
+			}
+			jobs = append(jobs, job)
+		}
 	}
 	return jobs, nil
+}
+
+// RepGroups splits the shards to rebuild onto nodes[j] (the node of the
+// j-th target) into sets that each fit one -Rep plan, which sends its
+// j-th lost shard to the (j mod n)th of its n replacement nodes in
+// order: every index in one set once, the sets in order. The targets in
+// their order when they fit; else one set reordered so they do, when the
+// nodes' counts of targets differ by at most one (the nodes with most
+// first, then one shard of each node in turn); else one set per
+// "layer": the first target of each node, then the second of each node
+// that has one, and so on — distinct nodes, which always fit. With pull
+// (PULL-Rep, where each replacement gathers the helpers once for all its
+// shards) a set that does not fit is split by node instead: one set, one
+// pull, per node, as a fitting plan would have it. It is pure and never
+// fails, so targets always get a plan.
+func RepGroups(nodes []string, pull bool) [][]int {
+	if len(nodes) == 0 {
+		return nil
+	}
+	var order []string // distinct, in order of first appearance
+	of := map[string][]int{}
+	for j, n := range nodes {
+		if _, ok := of[n]; !ok {
+			order = append(order, n)
+		}
+		of[n] = append(of[n], j)
+	}
+	fits := true
+	for j, n := range nodes {
+		fits = fits && order[j%len(order)] == n
+	}
+	if fits {
+		return [][]int{allRows(len(nodes))}
+	}
+	if pull {
+		var out [][]int
+		for _, n := range order {
+			out = append(out, of[n])
+		}
+		return out
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return len(of[b]) - len(of[a]) })
+	most, least := len(of[order[0]]), len(of[order[len(order)-1]])
+	var layers [][]int
+	for r := range most {
+		var layer []int
+		for _, n := range order {
+			if r < len(of[n]) {
+				layer = append(layer, of[n][r])
+			}
+		}
+		layers = append(layers, layer)
+	}
+	if most-least <= 1 {
+		// Layer by layer, the nodes with most first: the j-th index is on
+		// the (j mod n)th node.
+		return [][]int{slices.Concat(layers...)}
+	}
+	return layers
+}
+
+func allRows(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 func hashString(s string) uint64 {
