@@ -149,9 +149,17 @@ func TestListObjects(t *testing.T) {
 	if got := keysOf(out.Contents); fmt.Sprint(got) != "[dir39/file048 dir39/file049 dir39/zÿ]" || !*out.IsTruncated {
 		t.Fatalf("start-after: %v truncated %v", got, *out.IsTruncated)
 	}
-	out, err = c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), StartAfter: aws.String("dir39/file047"), ContinuationToken: out.NextContinuationToken, MaxKeys: aws.Int32(2)})
+	if aws.ToString(out.StartAfter) != "dir39/file047" || out.ContinuationToken != nil {
+		t.Fatalf("echo: StartAfter %q ContinuationToken %v", aws.ToString(out.StartAfter), out.ContinuationToken)
+	}
+	tok := aws.ToString(out.NextContinuationToken)
+	out, err = c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), StartAfter: aws.String("dir39/file047"), ContinuationToken: aws.String(tok), MaxKeys: aws.Int32(2)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// S3 echoes both the token and start-after in the response.
+	if aws.ToString(out.ContinuationToken) != tok || aws.ToString(out.StartAfter) != "dir39/file047" {
+		t.Fatalf("echo: ContinuationToken %q (sent %q) StartAfter %q", aws.ToString(out.ContinuationToken), tok, aws.ToString(out.StartAfter))
 	}
 	if got := keysOf(out.Contents); fmt.Sprint(got) != "[top000 top001]" {
 		t.Fatalf("after the token: %v", got)
