@@ -243,9 +243,14 @@ var (
 	// ErrInvalidVersionID answers a version ID other than "null": no
 	// object in cairn has one (S3's answer on an unversioned bucket).
 	ErrInvalidVersionID = &Error{"InvalidArgument", http.StatusBadRequest, "Invalid version id specified"}
+	// ErrEmptyVersionID answers versionId= (empty), as S3.
+	ErrEmptyVersionID = &Error{"InvalidArgument", http.StatusBadRequest, "Version id cannot be the empty string"}
 	// ErrVersionMarkerWithoutKey answers a version-id-marker given without
-	// a key-marker, as S3.
+	// a key-marker parameter, as S3.
 	ErrVersionMarkerWithoutKey = &Error{"InvalidArgument", http.StatusBadRequest, "A version-id marker cannot be specified without a key marker."}
+	// ErrEmptyVersionMarker answers version-id-marker= (empty) after a
+	// key-marker, as S3.
+	ErrEmptyVersionMarker = &Error{"InvalidArgument", http.StatusBadRequest, "A version-id marker cannot be empty."}
 )
 
 // checkVersionID accepts an absent versionId or "null", the version of
@@ -254,10 +259,14 @@ func checkVersionID(query url.Values) error {
 	if !query.Has("versionId") {
 		return nil
 	}
-	if v := query.Get("versionId"); v != nullVersion {
+	switch v := query.Get("versionId"); v {
+	case nullVersion:
+		return nil
+	case "":
+		return ErrEmptyVersionID
+	default:
 		return fmt.Errorf("%w: versionId %q", ErrInvalidVersionID, v)
 	}
-	return nil
 }
 
 type versionEntry struct {
@@ -300,11 +309,17 @@ func (h *Handler) listVersions(q *request) error {
 		return err
 	}
 	query, encode := q.r.URL.Query(), l.encode
+	// S3 wants a key-marker parameter with a version-id-marker, but
+	// ignores the version marker after an empty key-marker (the listing
+	// starts at the beginning).
 	keyMarker, versionMarker := query.Get("key-marker"), query.Get("version-id-marker")
-	if versionMarker != "" && keyMarker == "" {
+	switch {
+	case !query.Has("version-id-marker"):
+	case !query.Has("key-marker"):
 		return ErrVersionMarkerWithoutKey
-	}
-	if versionMarker != "" && versionMarker != nullVersion {
+	case versionMarker == "":
+		return ErrEmptyVersionMarker
+	case keyMarker != "" && versionMarker != nullVersion:
 		return fmt.Errorf("%w: version-id-marker %q", ErrInvalidVersionID, versionMarker)
 	}
 	p, err := h.page(q, l, keyMarker)

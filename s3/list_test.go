@@ -3,6 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 	"github.com/minio/minio-go/v7"
 
 	"cairn"
@@ -336,9 +338,16 @@ func TestListObjectVersions(t *testing.T) {
 		}
 	}
 	_, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), KeyMarker: aws.String("c"), VersionIdMarker: aws.String("3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY")})
-	wantCode(t, err, "InvalidArgument")
+	wantMessage(t, err, "InvalidArgument", "Invalid version id specified")
 	_, err = c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), VersionIdMarker: aws.String("null")})
-	wantCode(t, err, "InvalidArgument")
+	wantMessage(t, err, "InvalidArgument", "A version-id marker cannot be specified without a key marker.")
+	_, err = c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), KeyMarker: aws.String("c"), VersionIdMarker: aws.String("")})
+	wantMessage(t, err, "InvalidArgument", "A version-id marker cannot be empty.")
+	// An empty key-marker: S3 ignores the version marker and starts at the beginning.
+	out0, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), KeyMarker: aws.String(""), VersionIdMarker: aws.String("null"), MaxKeys: aws.Int32(1)})
+	if err != nil || len(out0.Versions) != 1 || aws.ToString(out0.Versions[0].Key) != "a" {
+		t.Fatalf("empty key-marker: %+v, %v", out0, err)
+	}
 	_, err = c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), MaxKeys: aws.Int32(-1)})
 	wantCode(t, err, "InvalidArgument")
 	_, err = c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("nope")})
@@ -368,7 +377,9 @@ func TestListObjectVersions(t *testing.T) {
 	}
 	const other = "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"
 	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String(other)})
-	wantCode(t, err, "InvalidArgument")
+	wantMessage(t, err, "InvalidArgument", "Invalid version id specified")
+	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String("")})
+	wantMessage(t, err, "InvalidArgument", "Version id cannot be the empty string")
 	_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String(other)})
 	wantStatus(t, err, http.StatusBadRequest)
 	_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String(other)})
@@ -381,4 +392,15 @@ func TestListObjectVersions(t *testing.T) {
 	}
 	_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj")})
 	wantStatus(t, err, http.StatusNotFound)
+}
+
+// wantMessage checks an SDK error's S3 code and message (which may go on
+// with the request's detail).
+func wantMessage(t *testing.T, err error, code, msg string) {
+	t.Helper()
+	wantCode(t, err, code)
+	var ae smithy.APIError
+	if errors.As(err, &ae); !strings.HasPrefix(ae.ErrorMessage(), msg) {
+		t.Fatalf("got message %q, want %q", ae.ErrorMessage(), msg)
+	}
 }
