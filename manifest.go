@@ -38,6 +38,11 @@ type Manifest struct {
 	// contents in order, each part laid out like a single-part object of
 	// its own version (the code being Policy).
 	Parts []Part `json:"parts,omitempty"`
+	// Upload is the ID of the multipart upload that committed this
+	// object, so a repeated CompleteMultipartUpload can answer as S3 while
+	// the object is still the upload's. Empty for single-part objects and
+	// multipart ones written before.
+	Upload string `json:"upload,omitempty"`
 	// Encryption, if set, says the object's stored bytes are ciphertext
 	// (docs/design/encryption.md): Size and the layouts describe the
 	// ciphertext, Encryption.Size the content (ContentSize). Unset: the

@@ -119,6 +119,9 @@ func (m *Manifest) problem(code *codeShape) string {
 			return why
 		}
 	}
+	if m.Upload != "" && len(m.Parts) == 0 {
+		return "a single-part object names an upload"
+	}
 	if len(m.Parts) == 0 {
 		if why := m.Layout.problem(); why != "" {
 			return why

@@ -102,6 +102,7 @@ func TestValidateAcceptsEveryForm(t *testing.T) {
 		{"spare rows", spare, rsK, rsN},
 		{"lt", ltObject(), ltK, ltN},
 		{"multipart", multipartObject(), rsK, rsN},
+		{"multipart naming its upload", func() *cairn.Manifest { m := multipartObject(); m.Upload = strings.Repeat("a", 32); return m }(), rsK, rsN},
 		{"multipart lt", codedParts, ltK, ltN},
 		{"encrypted", encryptedRS(), rsK, rsN},
 		{"encrypted multipart", encryptedMultipart(), rsK, rsN},
@@ -137,6 +138,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"no version", rsObject, func(m *cairn.Manifest) { m.Version = "" }, "no version"},
 		{"no policy", rsObject, func(m *cairn.Manifest) { m.Policy = "" }, "no policy"},
 		{"negative size", rsObject, func(m *cairn.Manifest) { m.Size = -1 }, "size -1"},
+		{"single-part names an upload", rsObject, func(m *cairn.Manifest) { m.Upload = strings.Repeat("a", 32) }, "single-part object names an upload"},
 
 		// Encryption.
 		{"unknown scheme", encryptedRS, func(m *cairn.Manifest) { m.Encryption.Scheme = "rot13" }, `encryption scheme "rot13"`},

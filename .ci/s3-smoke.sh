@@ -58,6 +58,7 @@ diff -r "$work/tree" "$work/tree.back"
 
 echo "== aws s3api"
 s3api list-objects-v2 --bucket smoke --prefix tree/ --delimiter / | grep -q '"Prefix": "tree/a/"'
+s3api list-object-versions --bucket smoke --prefix tree/c/ | grep -q '"VersionId": "null"'
 s3api copy-object --bucket smoke --key copied --copy-source smoke/tree/c/hello.txt >/dev/null
 s3api get-object --bucket smoke --key copied "$work/copied" >/dev/null
 cmp "$work/copied" "$work/tree/c/hello.txt"

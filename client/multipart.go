@@ -241,7 +241,7 @@ func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, lis
 			Bucket: bucket, Key: key, Version: version, Size: size,
 			ETag:        fmt.Sprintf("%s-%d", hex.EncodeToString(md.Sum(nil)), len(parts)),
 			ContentType: u.ContentType, UserMeta: maps.Clone(u.UserMeta), Created: u.Created,
-			Policy: u.Policy, Parts: parts,
+			Policy: u.Policy, Parts: parts, Upload: id,
 		}
 		if u.Encryption != nil {
 			e := *u.Encryption

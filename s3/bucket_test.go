@@ -202,3 +202,21 @@ func TestStorageClass(t *testing.T) {
 		t.Fatalf("copied policy %s", m.Policy)
 	}
 }
+
+// TestBucketLocationRegion: a gateway in another region than us-east-1
+// reports it as the LocationConstraint, as S3 does for every region but
+// us-east-1 (whose constraint is empty).
+func TestBucketLocationRegion(t *testing.T) {
+	e := newEnv(t)
+	e.h.cfg.Region = "eu-west-1" // before any request is served
+	ctx := context.Background()
+	c := e.aws(testAccess, testSecret, func(o *s3.Options) { o.Region = "eu-west-1" })
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("euro"),
+		CreateBucketConfiguration: &types.CreateBucketConfiguration{LocationConstraint: types.BucketLocationConstraintEuWest1}}); err != nil {
+		t.Fatal(err)
+	}
+	loc, err := c.GetBucketLocation(ctx, &s3.GetBucketLocationInput{Bucket: aws.String("euro")})
+	if err != nil || loc.LocationConstraint != types.BucketLocationConstraintEuWest1 {
+		t.Fatalf("GetBucketLocation = %q, %v", loc.LocationConstraint, err)
+	}
+}

@@ -78,7 +78,9 @@
 //   - Multipart upload is implemented except UploadPartCopy, GET/HEAD of
 //     one part (?partNumber) and a delimiter in ListMultipartUploads, which
 //     answer NotImplemented, as do versioning, ACLs, tagging, lifecycle and
-//     the other subresources (docs/design/s3.md).
+//     the other subresources (docs/design/s3.md). Since no bucket is
+//     versioned, ListObjectVersions lists each object as its only version,
+//     "null", and versionId=null names the object.
 //   - Checksums (x-amz-checksum-*) are verified but not stored, so GET does
 //     not return them.
 //   - A GET reads the manifest (Stat) for conditions and range, then opens

@@ -212,7 +212,7 @@ var unsupportedSubresources = []string{
 	"accelerate", "acl", "analytics", "attributes", "cors", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
-	"requestPayment", "restore", "retention", "select", "tagging", "torrent", "versioning", "versions", "website",
+	"requestPayment", "restore", "retention", "select", "tagging", "torrent", "versioning", "website",
 }
 
 // request is one authenticated request being served.
@@ -286,6 +286,8 @@ func (h *Handler) route(q *request) error {
 				return h.bucketLocation(q)
 			case query.Has("uploads"):
 				return h.listUploads(q)
+			case query.Has("versions"):
+				return h.listVersions(q)
 			case query.Get("list-type") == "2":
 				return h.listObjects(q, true)
 			}
@@ -312,6 +314,11 @@ func (h *Handler) route(q *request) error {
 	}
 	if query.Has("partNumber") { // GET/HEAD of one part of an object
 		return fmt.Errorf("%w: ?partNumber", ErrNotImplemented)
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete {
+		if err := checkVersionID(query); err != nil {
+			return err
+		}
 	}
 	switch r.Method {
 	case http.MethodPut:

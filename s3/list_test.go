@@ -1,8 +1,12 @@
 package s3
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"slices"
 	"sort"
@@ -13,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
 	"github.com/minio/minio-go/v7"
 
 	"cairn"
@@ -149,9 +154,17 @@ func TestListObjects(t *testing.T) {
 	if got := keysOf(out.Contents); fmt.Sprint(got) != "[dir39/file048 dir39/file049 dir39/zÿ]" || !*out.IsTruncated {
 		t.Fatalf("start-after: %v truncated %v", got, *out.IsTruncated)
 	}
-	out, err = c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), StartAfter: aws.String("dir39/file047"), ContinuationToken: out.NextContinuationToken, MaxKeys: aws.Int32(2)})
+	if aws.ToString(out.StartAfter) != "dir39/file047" || out.ContinuationToken != nil {
+		t.Fatalf("echo: StartAfter %q ContinuationToken %v", aws.ToString(out.StartAfter), out.ContinuationToken)
+	}
+	tok := aws.ToString(out.NextContinuationToken)
+	out, err = c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("bkt"), StartAfter: aws.String("dir39/file047"), ContinuationToken: aws.String(tok), MaxKeys: aws.Int32(2)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// S3 echoes both the token and start-after in the response.
+	if aws.ToString(out.ContinuationToken) != tok || aws.ToString(out.StartAfter) != "dir39/file047" {
+		t.Fatalf("echo: ContinuationToken %q (sent %q) StartAfter %q", aws.ToString(out.ContinuationToken), tok, aws.ToString(out.StartAfter))
 	}
 	if got := keysOf(out.Contents); fmt.Sprint(got) != "[top000 top001]" {
 		t.Fatalf("after the token: %v", got)
@@ -244,5 +257,150 @@ func TestListSkipsCommonPrefixes(t *testing.T) {
 	}
 	if cm.read > 20*skipBatch {
 		t.Fatalf("read %d manifests for 20 prefixes", cm.read)
+	}
+}
+
+// TestListObjectVersions: a never versioned bucket lists each object as
+// its only version, "null" and latest, paged by key-marker and
+// version-id-marker like S3; versionId=null names the object on GET, HEAD
+// and DELETE, another version ID is refused.
+func TestListObjectVersions(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	keys := []string{"a", "b/1", "b/2", "b/c/3", "c", "d/x", "e", "f g"}
+	seed(t, e, "bkt", keys)
+	c := e.root()
+
+	for _, tc := range []struct{ prefix, delim string }{{"", ""}, {"", "/"}, {"b/", "/"}, {"b", ""}, {"nomatch", "/"}} {
+		wantObjs, wantPrefixes := model(keys, tc.prefix, tc.delim)
+		for _, pageSize := range []int32{1000, 3, 1} {
+			var objs, prefixes []string
+			in := &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), Prefix: aws.String(tc.prefix), Delimiter: aws.String(tc.delim), MaxKeys: aws.Int32(pageSize)}
+			for pages := 0; ; pages++ {
+				if pages > len(keys) {
+					t.Fatalf("%+v page %d: does not end", tc, pageSize)
+				}
+				out, err := c.ListObjectVersions(ctx, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if aws.ToString(out.KeyMarker) != aws.ToString(in.KeyMarker) || aws.ToString(out.VersionIdMarker) != aws.ToString(in.VersionIdMarker) {
+					t.Fatalf("markers echoed %q %q, sent %q %q", aws.ToString(out.KeyMarker), aws.ToString(out.VersionIdMarker),
+						aws.ToString(in.KeyMarker), aws.ToString(in.VersionIdMarker))
+				}
+				if len(out.DeleteMarkers) != 0 {
+					t.Fatalf("delete markers %v", out.DeleteMarkers)
+				}
+				for _, v := range out.Versions {
+					if aws.ToString(v.VersionId) != "null" || !aws.ToBool(v.IsLatest) || v.LastModified == nil || aws.ToString(v.ETag) == "" {
+						t.Fatalf("version %+v", v)
+					}
+					objs = append(objs, *v.Key)
+				}
+				for _, cp := range out.CommonPrefixes {
+					prefixes = append(prefixes, *cp.Prefix)
+				}
+				if !aws.ToBool(out.IsTruncated) {
+					if out.NextKeyMarker != nil || out.NextVersionIdMarker != nil {
+						t.Fatalf("last page has next markers %q %q", aws.ToString(out.NextKeyMarker), aws.ToString(out.NextVersionIdMarker))
+					}
+					break
+				}
+				// Ended on a version: resume after it; on a common prefix: no version marker.
+				wantVM := ""
+				if n := len(out.Versions); n > 0 && *out.Versions[n-1].Key == aws.ToString(out.NextKeyMarker) {
+					wantVM = "null"
+				}
+				if aws.ToString(out.NextVersionIdMarker) != wantVM {
+					t.Fatalf("NextVersionIdMarker %q after %q, want %q", aws.ToString(out.NextVersionIdMarker), aws.ToString(out.NextKeyMarker), wantVM)
+				}
+				in.KeyMarker, in.VersionIdMarker = out.NextKeyMarker, out.NextVersionIdMarker
+			}
+			if !slices.Equal(objs, wantObjs) || !slices.Equal(prefixes, wantPrefixes) {
+				t.Fatalf("%+v page %d: got %v %v, want %v %v", tc, pageSize, objs, prefixes, wantObjs, wantPrefixes)
+			}
+		}
+	}
+
+	// key-marker alone, or with the "null" version: both start after the key.
+	for _, vm := range []*string{nil, aws.String("null")} {
+		out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), KeyMarker: aws.String("c"), VersionIdMarker: vm})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range out.Versions {
+			got = append(got, *v.Key)
+		}
+		if fmt.Sprint(got) != "[d/x e f g]" {
+			t.Fatalf("after c (version %v): %v", aws.ToString(vm), got)
+		}
+	}
+	_, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), KeyMarker: aws.String("c"), VersionIdMarker: aws.String("3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY")})
+	wantMessage(t, err, "InvalidArgument", "Invalid version id specified")
+	_, err = c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), VersionIdMarker: aws.String("null")})
+	wantMessage(t, err, "InvalidArgument", "A version-id marker cannot be specified without a key marker.")
+	_, err = c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), KeyMarker: aws.String("c"), VersionIdMarker: aws.String("")})
+	wantMessage(t, err, "InvalidArgument", "A version-id marker cannot be empty.")
+	// An empty key-marker: S3 ignores the version marker and starts at the beginning.
+	out0, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), KeyMarker: aws.String(""), VersionIdMarker: aws.String("null"), MaxKeys: aws.Int32(1)})
+	if err != nil || len(out0.Versions) != 1 || aws.ToString(out0.Versions[0].Key) != "a" {
+		t.Fatalf("empty key-marker: %+v, %v", out0, err)
+	}
+	_, err = c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), MaxKeys: aws.Int32(-1)})
+	wantCode(t, err, "InvalidArgument")
+	_, err = c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("nope")})
+	wantCode(t, err, "NoSuchBucket")
+	// encoding-type=url percent-encodes keys and markers.
+	out, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("bkt"), Prefix: aws.String("f"), EncodingType: types.EncodingTypeUrl})
+	if err != nil || len(out.Versions) != 1 || aws.ToString(out.Versions[0].Key) != "f%20g" {
+		t.Fatalf("encoding-type=url: %+v, %v", out, err)
+	}
+
+	// versionId=null is the object on GET, HEAD and DELETE; another ID is not.
+	body := []byte("versioned? no")
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), Body: bytes.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String("null")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(g.Body)
+	g.Body.Close()
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("GET versionId=null: %q, %v", got, err)
+	}
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String("null")}); err != nil {
+		t.Fatal(err)
+	}
+	const other = "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"
+	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String(other)})
+	wantMessage(t, err, "InvalidArgument", "Invalid version id specified")
+	_, err = c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String("")})
+	wantMessage(t, err, "InvalidArgument", "Version id cannot be the empty string")
+	_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String(other)})
+	wantStatus(t, err, http.StatusBadRequest)
+	_, err = c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String(other)})
+	wantCode(t, err, "InvalidArgument")
+	if _, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj")}); err != nil {
+		t.Fatalf("a refused delete deleted: %v", err)
+	}
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj"), VersionId: aws.String("null")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String("obj")})
+	wantStatus(t, err, http.StatusNotFound)
+}
+
+// wantMessage checks an SDK error's S3 code and message (which may go on
+// with the request's detail).
+func wantMessage(t *testing.T, err error, code, msg string) {
+	t.Helper()
+	wantCode(t, err, code)
+	var ae smithy.APIError
+	if errors.As(err, &ae); !strings.HasPrefix(ae.ErrorMessage(), msg) {
+		t.Fatalf("got message %q, want %q", ae.ErrorMessage(), msg)
 	}
 }

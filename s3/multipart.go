@@ -160,26 +160,58 @@ func (h *Handler) completeUpload(q *request, id string) error {
 	if err != nil {
 		return err
 	}
-	if ck != nil {
-		u, err := h.cfg.Objects.Upload(q.r.Context(), q.bucket, q.key, id)
-		if err != nil {
-			return h.uploadErr(q, err)
-		}
-		if err := checkUploadKey(u, ck); err != nil {
-			return err
-		}
+	m, err := h.complete(q, id, req, ck)
+	if errors.Is(err, client.ErrNoSuchUpload) {
+		m, err = h.completedBy(q, id, ck, err)
 	}
-	parts := make([]client.CompletePart, len(req.Parts))
-	for i, p := range req.Parts {
-		parts[i] = client.CompletePart{Number: p.Number, ETag: strings.TrimSpace(p.ETag)}
-	}
-	m, err := h.cfg.Objects.CompleteUpload(q.r.Context(), q.bucket, q.key, id, parts)
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
 	return h.writeXML(q, http.StatusOK, completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
 		Bucket: q.bucket, Key: q.key, ETag: etag(m)})
+}
+
+// complete completes upload id with the parts of req, checking the SSE-C
+// key ck (if sent) against the upload's.
+func (h *Handler) complete(q *request, id string, req completeRequest, ck *customerKey) (*cairn.Manifest, error) {
+	if ck != nil {
+		u, err := h.cfg.Objects.Upload(q.r.Context(), q.bucket, q.key, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkUploadKey(u, ck); err != nil {
+			return nil, err
+		}
+	}
+	parts := make([]client.CompletePart, len(req.Parts))
+	for i, p := range req.Parts {
+		parts[i] = client.CompletePart{Number: p.Number, ETag: strings.TrimSpace(p.ETag)}
+	}
+	return h.cfg.Objects.CompleteUpload(q.r.Context(), q.bucket, q.key, id, parts)
+}
+
+// completedBy answers a CompleteMultipartUpload of an upload that is no
+// longer in progress as S3 does: with the object it committed, while that
+// object is still the key's current one (its manifest names the upload),
+// else with noUpload, the NoSuchUpload error.
+func (h *Handler) completedBy(q *request, id string, ck *customerKey, noUpload error) (*cairn.Manifest, error) {
+	m, err := h.cfg.Objects.Stat(q.r.Context(), q.bucket, q.key)
+	if err != nil {
+		if errors.Is(err, cairn.ErrNotFound) {
+			return nil, noUpload
+		}
+		return nil, err
+	}
+	if m.Upload != id {
+		return nil, noUpload
+	}
+	if ck != nil { // optional here, as on the first completion
+		if err := checkObjectKey(m, ck); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // objectURL is the absolute URL of an object as S3 gives it in the

@@ -204,3 +204,72 @@ func TestMultipartMinio(t *testing.T) {
 		t.Fatalf("%d shard files after delete", n)
 	}
 }
+
+// TestMultipartCompleteTwice: completing an upload again answers, as S3,
+// with the object it committed while that object is the key's current
+// one, and NoSuchUpload once it was overwritten or deleted.
+func TestMultipartCompleteTwice(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	c := e.root()
+	b, k := aws.String("bkt"), aws.String("k")
+	upload := func() (*string, []types.CompletedPart) {
+		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("only part")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cr.UploadId, []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: up.ETag}}
+	}
+	complete := func(id *string, parts []types.CompletedPart) (*s3.CompleteMultipartUploadOutput, error) {
+		return c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: id,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+	}
+	id, parts := upload()
+	first, err := complete(id, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := complete(id, parts)
+	if err != nil {
+		t.Fatalf("second completion: %v", err)
+	}
+	if aws.ToString(again.ETag) != aws.ToString(first.ETag) || aws.ToString(again.Location) != aws.ToString(first.Location) {
+		t.Fatalf("second completion: ETag %q Location %q, first %q %q", aws.ToString(again.ETag), aws.ToString(again.Location),
+			aws.ToString(first.ETag), aws.ToString(first.Location))
+	}
+	// Another upload of the key is not this one's object.
+	other, otherParts := upload()
+	_, err = complete(other, parts[:0:0])
+	wantCode(t, err, "MalformedXML")
+	if _, err := complete(other, otherParts); err != nil {
+		t.Fatal(err)
+	}
+	_, err = complete(id, parts)
+	wantCode(t, err, "NoSuchUpload")
+	if _, err := complete(other, otherParts); err != nil {
+		t.Fatalf("the current upload again: %v", err)
+	}
+	// Overwritten by a plain PUT, then deleted: no longer the upload's.
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: b, Key: k, Body: strings.NewReader("plain")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = complete(other, otherParts)
+	wantCode(t, err, "NoSuchUpload")
+	id, parts = upload()
+	if _, err := complete(id, parts); err != nil {
+		t.Fatal(err)
+	}
+	// An upload ID that never existed, on a key with a multipart object.
+	_, err = complete(aws.String(strings.Repeat("0", 32)), parts)
+	wantCode(t, err, "NoSuchUpload")
+	if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: b, Key: k}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = complete(id, parts)
+	wantCode(t, err, "NoSuchUpload")
+}
