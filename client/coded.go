@@ -403,7 +403,7 @@ func (c *Client) readCodedStripe(ctx context.Context, code rateless, st cairn.Co
 	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Depth: codedDepth, Tick: c.cfg.HedgeAfter / 2,
 		Do: func(ctx context.Context, a *drive.Request) ([]byte, error) {
 			b := st.Blocks[a.Block]
-			buf, err := c.readShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID), 0, int64(bs))
+			buf, err := c.readShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID), 0, int64(bs), nil)
 			if err != nil {
 				return nil, err
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"slices"
 
@@ -281,17 +282,38 @@ func (g *getter) initial() int {
 func (g *getter) row(i int) int { return cairn.RowOf(g.m.Shards, i) }
 
 func (g *getter) fetch(ctx context.Context, i int, off, n int64) ([]byte, error) {
-	return g.c.readShard(ctx, g.m.Shards[i].Disk, cairn.ShardName(g.m.Version, g.row(i)), off, n)
+	return g.c.readShard(ctx, g.m.Shards[i].Disk, cairn.ShardName(g.m.Version, g.row(i)), off, n, &g.m.Shards[i])
+}
+
+// shardFooter is implemented by a GetShard reader that knows the whole
+// shard's size and CRC-32C before its first byte (node.Client's, from
+// the file's footer).
+type shardFooter interface {
+	Footer() (size int64, crc uint32, ok bool)
 }
 
 // readShard reads n bytes at off of a shard (or block) file; a file
 // shorter than that is cairn.ErrCorrupt: the manifest says how long it is.
-func (c *Client) readShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) ([]byte, error) {
+// With want (the manifest's entry), a file whose size or CRC-32C is not
+// the manifest's is cairn.ErrCorrupt too — a well-formed file of other
+// content (docs/design/manifest.md, "End-to-end integrity"): checked on
+// the reader's footer before any byte is used, or else, on a whole-shard
+// read, on the bytes read.
+func (c *Client) readShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64, want *cairn.ShardLoc) ([]byte, error) {
 	rc, err := c.shards.GetShard(ctx, disk, name, off, n)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
+	checked := false
+	if f, ok := rc.(shardFooter); ok && want != nil {
+		if size, crc, ok := f.Footer(); ok {
+			if size != want.Size || crc != want.CRC {
+				return nil, mismatch(disk, name, size, crc, want)
+			}
+			checked = true
+		}
+	}
 	buf := make([]byte, n)
 	if _, err := io.ReadFull(rc, buf); err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
@@ -299,7 +321,19 @@ func (c *Client) readShard(ctx context.Context, disk cairn.DiskID, name string, 
 		}
 		return nil, err
 	}
+	if want != nil && !checked && off == 0 && n == want.Size {
+		if crc := crc32.Checksum(buf, castagnoli); crc != want.CRC {
+			return nil, mismatch(disk, name, n, crc, want)
+		}
+	}
 	return buf, nil
+}
+
+// mismatch is the error of a shard file that is not the one the manifest
+// names.
+func mismatch(disk cairn.DiskID, name string, size int64, crc uint32, want *cairn.ShardLoc) error {
+	return fmt.Errorf("%w: %s on %s holds %d bytes with CRC-32C %08x, the manifest says %d with %08x",
+		cairn.ErrCorrupt, name, disk, size, crc, want.Size, want.CRC)
 }
 
 func (g *getter) damage(shard int, err error) {

@@ -352,7 +352,17 @@ func (c *Client) getShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 		resp.Body.Close()
 		return nil, c.errf("get", disk, name, cairn.ErrUnavailable, "node sent a bad %s %q", wire.HeaderLength, resp.Header.Get(wire.HeaderLength))
 	}
-	return &shardReader{ctx: ctx, op: &wire.Error{Op: "get", Disk: disk, Shard: name}, resp: resp, want: want}, nil
+	sr := &shardReader{ctx: ctx, op: &wire.Error{Op: "get", Disk: disk, Shard: name}, resp: resp, want: want}
+	if hs, hc := resp.Header.Get(wire.HeaderSize), resp.Header.Get(wire.HeaderCRC); hs != "" || hc != "" {
+		size, serr := strconv.ParseInt(hs, 10, 64)
+		crc, cerr := wire.ParseCRC(hc)
+		if serr != nil || cerr != nil || size < 0 {
+			resp.Body.Close()
+			return nil, c.errf("get", disk, name, cairn.ErrUnavailable, "node sent a bad footer: %s %q, %s %q", wire.HeaderSize, hs, wire.HeaderCRC, hc)
+		}
+		sr.size, sr.footerCRC, sr.footer = size, crc, true
+	}
+	return sr, nil
 }
 
 // shardReader checks a GET body against its header and trailers.
@@ -364,6 +374,19 @@ type shardReader struct {
 	got  int64
 	crc  uint32
 	err  error // sticky
+	// The shard's footer as the node's headers give it (footer: they did).
+	size      int64
+	footerCRC uint32
+	footer    bool
+}
+
+// Footer returns the whole shard's content size and CRC-32C from the
+// file's footer (headers X-Cairn-Size, X-Cairn-Crc32c), available before
+// the first byte is read: a ranged reader can check that the file is the
+// shard its manifest names (docs/design/node-protocol.md). ok is false if
+// the node sent no footer.
+func (r *shardReader) Footer() (size int64, crc uint32, ok bool) {
+	return r.size, r.footerCRC, r.footer
 }
 
 func (r *shardReader) fail(sentinel error, format string, args ...any) error {
