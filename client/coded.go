@@ -348,9 +348,8 @@ func (g *getter) produceCoded(ctx context.Context, off, end int64, out chan<- wi
 		if err != nil {
 			return sendErr(ctx, out, err)
 		}
-		lo, hi := max(off-s*sd, 0), min(end-s*sd, int64(len(data)))
 		select {
-		case out <- window{data: data[lo:hi]}:
+		case out <- window{data: [][]byte{data[max(off-s*sd, 0):min(end-s*sd, int64(len(data)))]}}:
 		case <-ctx.Done():
 			return false
 		}

@@ -141,9 +141,26 @@ func (c *Client) getMemory(p codec.Params, n int64) int64 {
 	return w*int64(p.N())/int64(max(p.K, 1)) + 2*w
 }
 
+// window is a run of the object's bytes: data's slices in order (blocks
+// of the shards as read, or decoded ones), or an error.
 type window struct {
-	data []byte
+	data [][]byte
 	err  error
+}
+
+// cut returns bytes [lo, hi) of the concatenation of segs (hi may exceed
+// its length), slicing segs without copying them.
+func cut(segs [][]byte, lo, hi int64) [][]byte {
+	var out [][]byte
+	var at int64
+	for _, b := range segs {
+		n := int64(len(b))
+		if at+n > lo && at < hi {
+			out = append(out, b[max(lo-at, 0):min(hi-at, n)])
+		}
+		at += n
+	}
+	return out
 }
 
 type getter struct {
@@ -178,10 +195,8 @@ func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window)
 			}
 			return false
 		}
-		lo := max(off-s*sd, 0)
-		hi := min(end-s*sd, int64(len(data)))
 		select {
-		case out <- window{data: data[lo:hi]}:
+		case out <- window{data: cut(data, max(off-s*sd, 0), end-s*sd)}:
 		case <-ctx.Done():
 			return false
 		}
@@ -195,7 +210,7 @@ func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window)
 // first decodable set — is the engine's (client/engine), carried out by
 // drive: each shard slot is a disk of its own with one request, and the
 // window returns once every fetch it started has ended.
-func (g *getter) window(ctx context.Context, s, e int64) ([]byte, error) {
+func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 	p, bs := g.p, int64(g.m.BlockSize)
 	// Every shard holds stripes [s, e) in bytes [s·bs, end): full blocks,
 	// the last stripe's maybe shorter.
@@ -333,8 +348,10 @@ func (g *getter) damage(shard int, err error) {
 // decode rebuilds missing data blocks of stripes [s, e) stripe by stripe
 // and returns their data bytes in order: K blocks per stripe, of BlockSize
 // bytes but in the last stripe (cairn.Layout.StripeBlock). have is by
-// shard slot, each shard's bytes of the window.
-func (g *getter) decode(bySlot [][]byte, s, e int64) ([]byte, error) {
+// shard slot, each shard's bytes of the window. The blocks read are
+// returned as slices of have, not copied (the window's buffers are its
+// own); only rebuilt blocks take new memory.
+func (g *getter) decode(bySlot [][]byte, s, e int64) ([][]byte, error) {
 	p, bs, k := g.p, int64(g.m.BlockSize), int64(g.p.K)
 	rows := g.code.Params().N()
 	have := make([][]byte, rows) // by code row
@@ -343,9 +360,17 @@ func (g *getter) decode(bySlot [][]byte, s, e int64) ([]byte, error) {
 			have[g.row(i)] = b
 		}
 	}
-	last := g.m.StripeBlock(g.m.Size, p.K, e-1)
-	out := make([]byte, ((e-s-1)*bs+last)*k)
-	missing := slices.ContainsFunc(have[:p.K], func(b []byte) bool { return b == nil })
+	missing := 0
+	for _, b := range have[:p.K] {
+		if b == nil {
+			missing++
+		}
+	}
+	var rebuilt []byte // the missing rows' blocks, stripe by stripe
+	if missing > 0 {
+		rebuilt = make([]byte, 0, (e-s)*bs*int64(missing))
+	}
+	out := make([][]byte, 0, (e-s)*k)
 	stripe := make([][]byte, rows)
 	for j := range e - s {
 		b := g.m.StripeBlock(g.m.Size, p.K, s+j)
@@ -354,25 +379,21 @@ func (g *getter) decode(bySlot [][]byte, s, e int64) ([]byte, error) {
 			case have[i] != nil:
 				stripe[i] = have[i][j*bs : j*bs+b]
 			case i < p.K:
-				// Decode straight into the output: a zero-length slice with
-				// the block's capacity.
-				o := j*k*bs + int64(i)*b
-				stripe[i] = out[o : o : o+b]
+				// Decode into rebuilt: a zero-length slice with the
+				// block's capacity.
+				o := int64(len(rebuilt))
+				rebuilt = rebuilt[:o+b]
+				stripe[i] = rebuilt[o : o : o+b]
 			default:
 				stripe[i] = nil
 			}
 		}
-		if missing {
+		if missing > 0 {
 			if err := g.code.Reconstruct(stripe, codec.Data(p.K)); err != nil {
 				return nil, fmt.Errorf("decoding %s/%s: %w", g.m.Bucket, g.m.Key, err)
 			}
 		}
-		for i := range p.K {
-			o := j*k*bs + int64(i)*b
-			if have[i] != nil {
-				copy(out[o:o+b], stripe[i])
-			}
-		}
+		out = append(out, stripe[:p.K]...)
 	}
 	return out, nil
 }
@@ -380,16 +401,24 @@ func (g *getter) decode(bySlot [][]byte, s, e int64) ([]byte, error) {
 // reader hands out windows as an io.ReadCloser.
 type reader struct {
 	ch      <-chan window
-	cur     []byte
+	cur     [][]byte // unread bytes of the current window
 	err     error
 	cancel  context.CancelFunc
 	release func() // gives the GET's memory back (Config.Memory)
 }
 
-func (r *reader) Read(b []byte) (int, error) {
-	for len(r.cur) == 0 {
+// next returns the next unread bytes, waiting for a window if needed;
+// (nil, err) at the end or on the producer's error.
+func (r *reader) next() ([]byte, error) {
+	for {
+		for len(r.cur) > 0 && len(r.cur[0]) == 0 {
+			r.cur = r.cur[1:]
+		}
+		if len(r.cur) > 0 {
+			return r.cur[0], nil
+		}
 		if r.err != nil {
-			return 0, r.err
+			return nil, r.err
 		}
 		w, ok := <-r.ch
 		if !ok {
@@ -398,9 +427,37 @@ func (r *reader) Read(b []byte) (int, error) {
 		}
 		r.cur, r.err = w.data, w.err
 	}
-	n := copy(b, r.cur)
-	r.cur = r.cur[n:]
+}
+
+func (r *reader) Read(b []byte) (int, error) {
+	cur, err := r.next()
+	if err != nil {
+		return 0, err
+	}
+	n := copy(b, cur)
+	r.cur[0] = cur[n:]
 	return n, nil
+}
+
+// WriteTo writes the rest of the data to w without copying it through a
+// buffer of the caller's (io.Copy uses it).
+func (r *reader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for {
+		cur, err := r.next()
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+		n, err := w.Write(cur)
+		total += int64(n)
+		r.cur[0] = cur[n:]
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 // Close stops the read-ahead.

@@ -350,14 +350,16 @@ func (a *aheadReader) run() {
 	}
 }
 
-func (a *aheadReader) Read(p []byte) (int, error) {
+// next waits until a.cur holds unread bytes, giving read chunks back; it
+// returns the sticky error once they are all read.
+func (a *aheadReader) next() error {
 	for len(a.cur) == 0 {
 		if a.buf != nil {
 			a.free <- a.buf[:cap(a.buf)]
 			a.buf = nil
 		}
 		if a.err != nil {
-			return 0, a.err
+			return a.err
 		}
 		c, ok := <-a.ch
 		if !ok {
@@ -366,9 +368,36 @@ func (a *aheadReader) Read(p []byte) (int, error) {
 		}
 		a.cur, a.buf, a.err = c.b, c.b, c.err
 	}
+	return nil
+}
+
+func (a *aheadReader) Read(p []byte) (int, error) {
+	if err := a.next(); err != nil {
+		return 0, err
+	}
 	n := copy(p, a.cur)
 	a.cur = a.cur[n:]
 	return n, nil
+}
+
+// WriteTo writes the rest of the plaintext to w from the read-ahead's
+// chunks, without copying it through a buffer of the caller's (io.Copy
+// uses it).
+func (a *aheadReader) WriteTo(w io.Writer) (int64, error) {
+	var total int64
+	for {
+		if err := a.next(); err == io.EOF {
+			return total, nil
+		} else if err != nil {
+			return total, err
+		}
+		n, err := w.Write(a.cur)
+		total += int64(n)
+		a.cur = a.cur[n:]
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 // Close stops the read-ahead and the reads below it.
