@@ -166,18 +166,9 @@ func (s *Store) loadManifest(ctx context.Context, bucket, key string, rec *mvccp
 // at the head's revision.
 func (s *Store) ManifestPart(ctx context.Context, bucket, key string, n int) (*cairn.Manifest, error) {
 	op := fmt.Sprintf("part %d of object %s/%s", n, bucket, key)
-	if err := s.live(); err != nil {
-		return nil, err
-	}
-	if strings.Contains(bucket, "/") {
-		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	resp, err := s.cli.Get(ctx, s.k.object(bucket, key))
+	resp, err := s.getObject(ctx, op, bucket, key)
 	if err != nil {
-		return nil, s.wrap(op, err)
-	}
-	if len(resp.Kvs) == 0 {
-		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+		return nil, err
 	}
 	m, split, err := decodeHead(bucket, key, resp.Kvs[0].Value)
 	if err != nil {

@@ -675,9 +675,9 @@ func (s *Store) replaced(ctx context.Context, op string, m *cairn.Manifest, prev
 	return old, false, nil
 }
 
-// Manifest implements meta.Store.
-func (s *Store) Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error) {
-	op := fmt.Sprintf("object %s/%s", bucket, key)
+// getObject reads the object record of bucket/key (the manifest, or its
+// head when its parts are split off); op names the call in errors.
+func (s *Store) getObject(ctx context.Context, op, bucket, key string) (*clientv3.GetResponse, error) {
 	if err := s.live(); err != nil {
 		return nil, err
 	}
@@ -690,6 +690,16 @@ func (s *Store) Manifest(ctx context.Context, bucket, key string) (*cairn.Manife
 	}
 	if len(resp.Kvs) == 0 {
 		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	return resp, nil
+}
+
+// Manifest implements meta.Store.
+func (s *Store) Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error) {
+	op := fmt.Sprintf("object %s/%s", bucket, key)
+	resp, err := s.getObject(ctx, op, bucket, key)
+	if err != nil {
+		return nil, err
 	}
 	m, err := s.loadManifest(ctx, bucket, key, resp.Kvs[0], resp.Header.Revision)
 	if err != nil {
