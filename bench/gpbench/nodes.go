@@ -137,13 +137,13 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 		return NodeRow{}, err
 	}
 	nr.Log("%s: exported %d objects into %d groups in %.1f s", code, len(nr.Sizes), len(groups), time.Since(start).Seconds())
+	all := make([]bool, p.N()) // every disk available (read-only: Read and Rebuild copy it)
+	for i := range all {
+		all[i] = true
+	}
 	for _, m := range groups {
 		if m.lost < 0 {
 			continue
-		}
-		all := make([]bool, p.N())
-		for i := range all {
-			all[i] = true
 		}
 		gone := append([]bool(nil), all...)
 		gone[m.lost] = false
@@ -177,10 +177,6 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 	for _, m := range groups {
 		if m.lost < 0 {
 			continue
-		}
-		all := make([]bool, p.N())
-		for i := range all {
-			all[i] = true
 		}
 		eg.Go(func() error { return m.g.Rebuild(ectx, m.lost, nr.Spare, all, budget) })
 	}
