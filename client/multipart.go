@@ -95,9 +95,18 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 	if n < 1 || n > cairn.MaxParts {
 		return cairn.Part{}, fmt.Errorf("%w: part number %d (1 to %d allowed)", cairn.ErrInvalid, n, cairn.MaxParts)
 	}
-	u, err := c.upload(ctx, bucket, key, id)
-	if err != nil {
-		return cairn.Part{}, err
+	var u cairn.Upload
+	switch r := opts.Upload; {
+	case r == nil:
+		var err error
+		if u, err = c.upload(ctx, bucket, key, id); err != nil {
+			return cairn.Part{}, err
+		}
+	case r.Bucket != bucket || r.Key != key || r.ID != id:
+		return cairn.Part{}, fmt.Errorf("%w: PutOptions.Upload is upload %s of %s/%s, not %s of %s/%s",
+			cairn.ErrInvalid, r.ID, r.Bucket, r.Key, id, bucket, key)
+	default:
+		u = *r
 	}
 	var seal *sealing
 	switch {

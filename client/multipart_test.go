@@ -10,6 +10,8 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"cairn"
 )
 
 func TestMultipart(t *testing.T) {
@@ -180,3 +182,59 @@ func offset(sizes []int, i int) int {
 }
 
 func md5hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
+
+// uploadReads counts the metadata store's Upload calls.
+type uploadReads struct {
+	Meta
+	n int
+}
+
+func (m *uploadReads) Upload(ctx context.Context, bucket, id string) (cairn.Upload, error) {
+	m.n++
+	return m.Meta.Upload(ctx, bucket, id)
+}
+
+// TestUploadPartWithRecord: a caller that read the upload's record (the
+// gateway does, for SSE-C) passes it and UploadPart reads it no more; a
+// record of another upload is refused.
+func TestUploadPartWithRecord(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024, MinPartSize: 1})
+	reads := &uploadReads{Meta: e.meta}
+	c := New(reads, e.shards, Config{BlockSize: 1024, MinPartSize: 1})
+	u, err := c.CreateUpload(ctx, "bkt", "obj", PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := c.UploadPart(ctx, "bkt", "obj", u.ID, 1, bytes.NewReader([]byte("one")), PutOptions{Size: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads.n != 1 {
+		t.Fatalf("UploadPart without a record read it %d times, want 1", reads.n)
+	}
+	got, err := c.Upload(ctx, "bkt", "obj", u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads.n = 0
+	p2, err := c.UploadPart(ctx, "bkt", "obj", u.ID, 2, bytes.NewReader([]byte("two")), PutOptions{Size: 3, Upload: &got})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads.n != 0 {
+		t.Fatalf("UploadPart with the record read it again (%d times)", reads.n)
+	}
+	other := got
+	other.Key = "other"
+	if _, err := c.UploadPart(ctx, "bkt", "obj", u.ID, 3, bytes.NewReader([]byte("x")), PutOptions{Size: 1, Upload: &other}); !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("UploadPart with another upload's record: %v, want ErrInvalid", err)
+	}
+	m, err := c.CompleteUpload(ctx, "bkt", "obj", u.ID, []CompletePart{{Number: 1, ETag: p1.ETag}, {Number: 2, ETag: p2.ETag}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Size != 6 {
+		t.Fatalf("completed size %d, want 6", m.Size)
+	}
+}

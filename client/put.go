@@ -36,6 +36,11 @@ type PutOptions struct {
 	// the SSE-C key of an upload created with one (the upload fixed the
 	// scheme).
 	SSE *SSE
+	// Upload, for UploadPart only, is the upload's record as the caller
+	// has just read it (Client.Upload; the gateway reads it to check an
+	// SSE-C key): UploadPart then does not read it again. It must be the
+	// record of the upload named in the call.
+	Upload *cairn.Upload
 }
 
 // pipelineDepth is the number of stripes in flight between the encoder and

@@ -108,7 +108,7 @@ func (h *Handler) uploadPart(q *request, id string) error {
 	if err := checkUploadKey(u, ck); err != nil {
 		return err
 	}
-	opts := client.PutOptions{Size: size, Now: h.cfg.Now}
+	opts := client.PutOptions{Size: size, Now: h.cfg.Now, Upload: &u}
 	if ck != nil {
 		opts.SSE = &client.SSE{Scheme: cairn.SSEC, CustomerKey: ck.key}
 	}
