@@ -21,21 +21,20 @@ type usersFile struct {
 	} `json:"users"`
 }
 
-// loadUsers builds the S3 identities: root plus the users in path (if
-// not ""). Names and access keys must be unique; secrets at least 8
-// characters.
+// loadUsers builds the S3 identities: root (unless its access key is
+// "") plus the users in path (if not ""). Names and access keys must be
+// unique; secrets at least 8 characters.
 func loadUsers(path string, root s3Creds) (s3.StaticCredentials, error) {
-	creds := s3.RootCredentials(root.AccessKey, root.SecretKey)
+	creds := s3.StaticCredentials{}
+	if root.AccessKey != "" {
+		creds = s3.RootCredentials(root.AccessKey, root.SecretKey)
+	}
 	if path == "" {
 		return creds, nil
 	}
-	b, err := os.ReadFile(path)
+	f, err := readUsersFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("users file: %w", err)
-	}
-	var f usersFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("users file %s: %w", path, err)
+		return nil, err
 	}
 	names := map[string]bool{"root": true}
 	for i, u := range f.Users {
@@ -54,6 +53,19 @@ func loadUsers(path string, root s3Creds) (s3.StaticCredentials, error) {
 		creds[u.AccessKey] = s3.Identity{Name: u.Name, AccessKey: u.AccessKey, SecretKey: u.SecretKey}
 	}
 	return creds, nil
+}
+
+// readUsersFile reads and parses a users file.
+func readUsersFile(path string) (usersFile, error) {
+	var f usersFile
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return f, fmt.Errorf("users file: %w", err)
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return f, fmt.Errorf("users file %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // liveCreds is a Credentials whose identities can be swapped while
@@ -89,7 +101,7 @@ func watchUsers(l *liveCreds, path string, root s3Creds, log *slog.Logger, stop 
 					continue
 				}
 				l.set(c)
-				log.Warn("SIGHUP: S3 users reloaded", "users", len(c)-1)
+				log.Warn("SIGHUP: S3 users reloaded", "identities", len(c))
 			}
 		}
 	}()

@@ -1,0 +1,394 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"cairn"
+	"cairn/codec/all"
+	"cairn/crypt"
+	"cairn/internal/cmdline"
+	"cairn/meta"
+)
+
+// `cairn admin user`: the S3 users of the metadata store (docs/design/s3.md,
+// "Users and keys"). Every command writes the store directly (it needs the
+// cluster secret of client.conf to seal secrets); every gateway serves the
+// change within its --users-refresh.
+
+// userStore is the part of meta.Store the user commands use.
+type userStore interface {
+	CreateUser(ctx context.Context, u cairn.User) error
+	User(ctx context.Context, name string) (cairn.User, error)
+	UpdateUser(ctx context.Context, u, prev cairn.User) error
+	DeleteUser(ctx context.Context, name string) error
+	Users(ctx context.Context, after string, limit int) ([]cairn.User, bool, error)
+}
+
+// userAdmin runs the user commands against a store.
+type userAdmin struct {
+	st   userStore
+	seal []byte           // crypt.UserSealKey of the cluster secret
+	now  func() time.Time // the records' Created and Updated
+	rand io.Reader        // new keys and nonces
+	out  io.Writer
+}
+
+// newKeyPair makes an access key ("CAIRN" + 16 upper-case hex digits) and
+// a secret key (44 hex digits) from r.
+func newKeyPair(r io.Reader) (s3Creds, error) {
+	var b [30]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return s3Creds{}, err
+	}
+	return s3Creds{AccessKey: "CAIRN" + strings.ToUpper(hex.EncodeToString(b[:8])), SecretKey: hex.EncodeToString(b[8:])}, nil
+}
+
+// parsePolicies parses a comma-separated list of policies, each checked
+// by the codec registry; "" is none.
+func parsePolicies(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []string
+	for p := range strings.SplitSeq(s, ",") {
+		p = strings.TrimSpace(p)
+		if _, err := all.New(p); err != nil {
+			return nil, fmt.Errorf("policy %q: %w", p, err)
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	if len(out) > cairn.MaxUserPolicies {
+		return nil, fmt.Errorf("%d policies, at most %d", len(out), cairn.MaxUserPolicies)
+	}
+	return out, nil
+}
+
+// checkKeys checks a user's keys as given on the command line or in a
+// users file.
+func checkKeys(c s3Creds) error {
+	if err := cairn.ValidateAccessKey(c.AccessKey); err != nil {
+		return err
+	}
+	if len(c.SecretKey) < 8 || len(c.SecretKey) > 128 {
+		return fmt.Errorf("the secret key must be 8 to 128 characters")
+	}
+	return nil
+}
+
+// record makes the stored record of a user with keys c.
+func (a userAdmin) record(name string, c s3Creds, root bool, policies []string) (cairn.User, error) {
+	sealed, err := crypt.SealSecret(a.seal, name, c.AccessKey, c.SecretKey, a.rand)
+	if err != nil {
+		return cairn.User{}, err
+	}
+	now := a.now().UTC()
+	return cairn.User{Name: name, AccessKey: c.AccessKey, SealedSecret: sealed, Root: root, Policies: policies,
+		Created: now, Updated: now}, nil
+}
+
+// add creates a user with keys c (new ones if c is zero) and prints them.
+func (a userAdmin) add(ctx context.Context, name string, c s3Creds, root bool, policies []string) error {
+	if err := cairn.ValidateUserName(name); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if c == (s3Creds{}) {
+		var err error
+		if c, err = newKeyPair(a.rand); err != nil {
+			return err
+		}
+	} else if err := checkKeys(c); err != nil {
+		return fmt.Errorf("%w: user %s: %v", ErrUsage, name, err)
+	}
+	u, err := a.record(name, c, root, policies)
+	if err != nil {
+		return err
+	}
+	if err := a.st.CreateUser(ctx, u); err != nil {
+		if errors.Is(err, cairn.ErrExists) {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		return err
+	}
+	a.printKeys(name, c, "added")
+	return nil
+}
+
+func (a userAdmin) printKeys(name string, c s3Creds, what string) {
+	fmt.Fprintf(a.out, "user %s %s; its secret key is shown only now:\n", name, what)
+	fmt.Fprintf(a.out, "access key: %s\nsecret key: %s\n", c.AccessKey, c.SecretKey)
+}
+
+// change applies f to the stored record of name with compare-and-swap,
+// reading again when another change won (at most 5 times).
+func (a userAdmin) change(ctx context.Context, name string, f func(*cairn.User) error) (cairn.User, error) {
+	for range 5 {
+		prev, err := a.st.User(ctx, name)
+		if errors.Is(err, cairn.ErrNotFound) {
+			return prev, fmt.Errorf("%w: there is no user %q", ErrUsage, name)
+		}
+		if err != nil {
+			return prev, err
+		}
+		u := prev
+		u.Policies = slices.Clone(prev.Policies)
+		if err := f(&u); err != nil {
+			return u, err
+		}
+		u.Updated = a.now().UTC()
+		err = a.st.UpdateUser(ctx, u, prev)
+		if !errors.Is(err, cairn.ErrConflict) {
+			return u, err
+		}
+	}
+	return cairn.User{}, fmt.Errorf("user %s: %w: changed by someone else 5 times in a row", name, cairn.ErrConflict)
+}
+
+// rotate gives a user a new access key and secret; the old ones stop
+// working on every gateway within its --users-refresh.
+func (a userAdmin) rotate(ctx context.Context, name string) error {
+	var c s3Creds
+	_, err := a.change(ctx, name, func(u *cairn.User) error {
+		var err error
+		if c, err = newKeyPair(a.rand); err != nil {
+			return err
+		}
+		u.AccessKey = c.AccessKey
+		u.SealedSecret, err = crypt.SealSecret(a.seal, u.Name, c.AccessKey, c.SecretKey, a.rand)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	a.printKeys(name, c, "has new keys (the old ones no longer work)")
+	return nil
+}
+
+// setPolicy replaces a user's allow-list (nil: the gateways').
+func (a userAdmin) setPolicy(ctx context.Context, name string, policies []string) error {
+	if _, err := a.change(ctx, name, func(u *cairn.User) error { u.Policies = policies; return nil }); err != nil {
+		return err
+	}
+	if len(policies) == 0 {
+		fmt.Fprintf(a.out, "user %s may choose the gateways' allowed policies (--allow-policies)\n", name)
+	} else {
+		fmt.Fprintf(a.out, "user %s may choose: %s\n", name, strings.Join(policies, ", "))
+	}
+	return nil
+}
+
+// remove deletes a user; its keys stop working on every gateway within
+// its --users-refresh.
+func (a userAdmin) remove(ctx context.Context, name string) error {
+	err := a.st.DeleteUser(ctx, name)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return fmt.Errorf("%w: there is no user %q", ErrUsage, name)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "user %s removed\n", name)
+	return nil
+}
+
+// UserInfo is one user in `cairn admin user list --json` (no secret).
+type UserInfo struct {
+	Name      string    `json:"name"`
+	AccessKey string    `json:"access_key"`
+	Root      bool      `json:"root,omitempty"`
+	Policies  []string  `json:"policies,omitempty"`
+	Created   time.Time `json:"created"`
+	Updated   time.Time `json:"updated"`
+}
+
+// list prints every user, a page at a time.
+func (a userAdmin) list(ctx context.Context, asJSON bool) error {
+	var all []UserInfo
+	after := ""
+	for {
+		us, more, err := a.st.Users(ctx, after, meta.MaxPage)
+		if err != nil {
+			return err
+		}
+		for _, u := range us {
+			after = u.Name
+			all = append(all, UserInfo{Name: u.Name, AccessKey: u.AccessKey, Root: u.Root, Policies: u.Policies, Created: u.Created, Updated: u.Updated})
+		}
+		if !more || len(us) == 0 {
+			break
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(a.out)
+		enc.SetIndent("", "  ")
+		if all == nil {
+			all = []UserInfo{}
+		}
+		return enc.Encode(all)
+	}
+	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tACCESS KEY\tROOT\tPOLICIES\tUPDATED")
+	for _, u := range all {
+		pol := strings.Join(u.Policies, ",")
+		if pol == "" {
+			pol = "(gateway's)"
+		}
+		root := ""
+		if u.Root {
+			root = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", u.Name, u.AccessKey, root, pol, u.Updated.Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
+// importFile creates the users of a users file (--users FILE's format)
+// in the store with their keys. A user that exists (by name or access
+// key) is reported and skipped; the error says how many were.
+func (a userAdmin) importFile(ctx context.Context, path string) error {
+	f, err := readUsersFile(path)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	var failed []string
+	added := 0
+	for i, fu := range f.Users {
+		c := s3Creds{AccessKey: fu.AccessKey, SecretKey: fu.SecretKey}
+		if err := cairn.ValidateUserName(fu.Name); err != nil {
+			return fmt.Errorf("%w: users file %s: user %d: %v", ErrUsage, path, i+1, err)
+		}
+		if err := checkKeys(c); err != nil {
+			return fmt.Errorf("%w: users file %s: user %s: %v", ErrUsage, path, fu.Name, err)
+		}
+		u, err := a.record(fu.Name, c, false, nil)
+		if err != nil {
+			return err
+		}
+		switch err := a.st.CreateUser(ctx, u); {
+		case errors.Is(err, cairn.ErrExists):
+			fmt.Fprintf(a.out, "user %s: skipped: %v\n", fu.Name, err)
+			failed = append(failed, fu.Name)
+		case err != nil:
+			return fmt.Errorf("importing user %s (%d imported before it): %w", fu.Name, added, err)
+		default:
+			fmt.Fprintf(a.out, "user %s imported (access key %s)\n", fu.Name, fu.AccessKey)
+			added++
+		}
+	}
+	fmt.Fprintf(a.out, "%d users imported from %s\n", added, path)
+	if len(failed) > 0 {
+		return fmt.Errorf("%d users not imported, their name or access key exists: %s", len(failed), strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// withUsers is withCluster for the user commands: it builds the userAdmin
+// over the cluster's store and secret.
+func withUsers(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, lo, hi int,
+	fn func(ctx context.Context, a userAdmin, args []string) error) error {
+	return withClusterArgs(ctx, fs, args, stdout, stderr, lo, hi, func(ctx context.Context, cl *cluster, args []string) error {
+		seal, err := crypt.UserSealKey(cl.secret)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, userAdmin{st: cl.meta, seal: seal, now: time.Now, rand: rand.Reader, out: stdout}, args)
+	})
+}
+
+func runAdminUser(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return cmdline.Dispatch(ctx, "cairn admin user", "S3 users and keys, kept in the metadata store and served by every gateway\n(docs/design/s3.md, \"Users and keys\"). Changes reach every gateway within its --users-refresh.", []cmdline.Command{
+		{Name: "add", Summary: "add a user; prints its access key and secret key", Run: runUserAdd},
+		{Name: "rm", Summary: "remove a user: its keys stop working", Run: runUserRm},
+		{Name: "list", Summary: "list the users (never their secrets)", Run: runUserList},
+		{Name: "set-policy", Summary: "set the policies a user may choose with x-cairn-policy", Run: runUserSetPolicy},
+		{Name: "rotate", Summary: "give a user new keys; the old ones stop working", Run: runUserRotate},
+		{Name: "import", Summary: "add the users of a users file (--users FILE's format)", Run: runUserImport},
+	}, args, stdout, stderr)
+}
+
+func runUserAdd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin user add", flag.ContinueOnError)
+	root := fs.Bool("root", false, "the user sees and touches every bucket and may choose any policy")
+	policies := fs.String("policies", "", "comma-separated policies the user may choose with x-cairn-policy (default: the gateways' --allow-policies)")
+	ak := fs.String("access-key", "", "the access key (default: a new random one)")
+	sk := fs.String("secret-key", "", "the secret key, 8 to 128 characters (default: a new random one; prefer it: a flag shows in ps)")
+	cmdline.Usage(fs, "cairn admin user add NAME [--root] [--policies P1,P2] [--access-key K --secret-key S]",
+		"Adds an S3 user to the metadata store and prints its keys; the secret key is stored sealed\nunder the cluster secret and shown only now.")
+	return withUsers(ctx, fs, args, stdout, stderr, 1, 1, func(ctx context.Context, a userAdmin, args []string) error {
+		pol, err := parsePolicies(*policies)
+		if err != nil {
+			return fmt.Errorf("%w: --policies: %w", ErrUsage, err)
+		}
+		if (*ak == "") != (*sk == "") {
+			return fmt.Errorf("%w: give both --access-key and --secret-key, or neither", ErrUsage)
+		}
+		return a.add(ctx, args[0], s3Creds{AccessKey: *ak, SecretKey: *sk}, *root, pol)
+	})
+}
+
+func runUserRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin user rm", flag.ContinueOnError)
+	cmdline.Usage(fs, "cairn admin user rm NAME", "Removes an S3 user; its keys stop working on every gateway. Its buckets stay (root sees them).")
+	return withUsers(ctx, fs, args, stdout, stderr, 1, 1, func(ctx context.Context, a userAdmin, args []string) error {
+		return a.remove(ctx, args[0])
+	})
+}
+
+func runUserList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin user list", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	cmdline.Usage(fs, "cairn admin user list [--json]", "Lists the S3 users of the metadata store: name, access key, root, allowed policies.")
+	return withUsers(ctx, fs, args, stdout, stderr, 0, 0, func(ctx context.Context, a userAdmin, _ []string) error {
+		return a.list(ctx, *asJSON)
+	})
+}
+
+func runUserSetPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin user set-policy", flag.ContinueOnError)
+	clear := fs.Bool("clear", false, "drop the user's own list: it may choose the gateways' --allow-policies")
+	cmdline.Usage(fs, "cairn admin user set-policy NAME P1[,P2...] | --clear NAME",
+		"Sets the policies a user may choose for its buckets and objects with a signed x-cairn-policy\n(docs/design/s3.md, \"Choosing a policy\"). Root users may choose any.")
+	return withUsers(ctx, fs, args, stdout, stderr, 1, 2, func(ctx context.Context, a userAdmin, args []string) error {
+		switch {
+		case *clear && len(args) == 2:
+			return fmt.Errorf("%w: give policies or --clear, not both", ErrUsage)
+		case !*clear && len(args) == 1:
+			return fmt.Errorf("%w: give the policies (e.g. rs-4-2,rs-6-3), or --clear", ErrUsage)
+		case *clear:
+			return a.setPolicy(ctx, args[0], nil)
+		}
+		pol, err := parsePolicies(args[1])
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		return a.setPolicy(ctx, args[0], pol)
+	})
+}
+
+func runUserRotate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin user rotate", flag.ContinueOnError)
+	cmdline.Usage(fs, "cairn admin user rotate NAME", "Gives a user a new access key and secret key and prints them; the old keys stop working on every gateway.")
+	return withUsers(ctx, fs, args, stdout, stderr, 1, 1, func(ctx context.Context, a userAdmin, args []string) error {
+		return a.rotate(ctx, args[0])
+	})
+}
+
+func runUserImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin user import", flag.ContinueOnError)
+	cmdline.Usage(fs, "cairn admin user import FILE", "Adds the users of a users file ("+`{"users":[{"name":..,"access_key":..,"secret_key":..}]}`+", the format of\n--users FILE) to the metadata store with their keys, so every gateway serves them. Users whose name or\naccess key exists are skipped (and the command fails, naming them).")
+	return withUsers(ctx, fs, args, stdout, stderr, 1, 1, func(ctx context.Context, a userAdmin, args []string) error {
+		return a.importFile(ctx, args[0])
+	})
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"cairn"
+	"cairn/crypt"
+	"cairn/meta/mem"
+)
+
+// newUserAdmin is a userAdmin over a fresh in-memory store; its output
+// goes to the returned buffer.
+func newUserAdmin(t *testing.T, secret string) (userAdmin, *mem.Store, *bytes.Buffer) {
+	t.Helper()
+	seal, err := crypt.UserSealKey(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := mem.New()
+	var out bytes.Buffer
+	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	return userAdmin{st: st, seal: seal, now: func() time.Time { return now }, rand: strings.NewReader(strings.Repeat("0123456789abcdef", 64)), out: &out}, st, &out
+}
+
+// The user commands keep users in the store with sealed secrets that a
+// gateway with the same cluster secret opens (and one with another does
+// not); rotation and removal change what the gateway's table serves.
+func TestUserAdmin(t *testing.T) {
+	ctx := context.Background()
+	a, st, out := newUserAdmin(t, "cluster-secret")
+	a.rand = &randReader{}
+	if err := a.add(ctx, "alice", s3Creds{}, false, []string{"rs-6-3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.add(ctx, "bob", s3Creds{AccessKey: "AKBOB", SecretKey: "bob-secret"}, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "secret key: bob-secret") {
+		t.Fatalf("add printed:\n%s", out)
+	}
+	u, err := st.User(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(u.SealedSecret, []byte("bob-secret")) {
+		t.Fatal("the secret key is stored in the clear")
+	}
+	ids, skipped, err := storeIdentities(ctx, st, a.seal)
+	if err != nil || len(skipped) != 0 || len(ids) != 2 {
+		t.Fatalf("storeIdentities: %v, skipped %v, %v", ids, skipped, err)
+	}
+	if id := ids["AKBOB"]; id.SecretKey != "bob-secret" || !id.Root || id.Name != "bob" {
+		t.Fatalf("bob reads back as %+v", id)
+	}
+	var alice cairn.User
+	if alice, err = st.User(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if id := ids[alice.AccessKey]; id.Name != "alice" || id.Root || len(id.SecretKey) != 44 || strings.Join(id.Policies, ",") != "rs-6-3" {
+		t.Fatalf("alice reads back as %+v", id)
+	}
+	// Another cluster secret opens nothing: the users are skipped, not served.
+	other, _ := crypt.UserSealKey("another-secret")
+	ids, skipped, err = storeIdentities(ctx, st, other)
+	if err != nil || len(ids) != 0 || len(skipped) != 2 {
+		t.Fatalf("with another cluster secret: %v, skipped %v, %v", ids, skipped, err)
+	}
+
+	// Rotation: a new access key; the old one is gone from the table.
+	out.Reset()
+	if err := a.rotate(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	ids, _, _ = storeIdentities(ctx, st, a.seal)
+	if _, ok := ids[alice.AccessKey]; ok {
+		t.Fatal("alice's old access key still served after rotation")
+	}
+	rotated, _ := st.User(ctx, "alice")
+	if id := ids[rotated.AccessKey]; id.Name != "alice" || !strings.Contains(out.String(), rotated.AccessKey) {
+		t.Fatalf("after rotation: %+v\n%s", id, out)
+	}
+	if err := a.setPolicy(ctx, "alice", []string{"rep-3", "rs-4-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := st.User(ctx, "alice"); strings.Join(u.Policies, ",") != "rep-3,rs-4-2" || u.AccessKey != rotated.AccessKey {
+		t.Fatalf("after set-policy: %+v", u)
+	}
+	if err := a.setPolicy(ctx, "alice", nil); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := st.User(ctx, "alice"); len(u.Policies) != 0 {
+		t.Fatalf("after set-policy --clear: %v", u.Policies)
+	}
+	out.Reset()
+	if err := a.list(ctx, false); err != nil || !strings.Contains(out.String(), "AKBOB") || strings.Contains(out.String(), "bob-secret") {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	if err := a.remove(ctx, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	ids, _, _ = storeIdentities(ctx, st, a.seal)
+	if _, ok := ids["AKBOB"]; ok {
+		t.Fatal("bob still served after rm")
+	}
+
+	// Precise errors.
+	for _, tc := range []struct {
+		what    string
+		err     error
+		mention string
+	}{
+		{"add twice", a.add(ctx, "alice", s3Creds{}, false, nil), "exists"},
+		{"add a taken key", a.add(ctx, "carol", s3Creds{AccessKey: rotated.AccessKey, SecretKey: "12345678"}, false, nil), "taken"},
+		{"add a bad name", a.add(ctx, "a/b", s3Creds{}, false, nil), "user name"},
+		{"add a short secret", a.add(ctx, "dave", s3Creds{AccessKey: "AKDAVE", SecretKey: "short"}, false, nil), "8 to 128"},
+		{"add a bad key", a.add(ctx, "dave", s3Creds{AccessKey: "A/K", SecretKey: "12345678"}, false, nil), "access key"},
+		{"rm nobody", a.remove(ctx, "nobody"), `no user "nobody"`},
+		{"rotate nobody", a.rotate(ctx, "nobody"), `no user "nobody"`},
+		{"set-policy nobody", a.setPolicy(ctx, "nobody", nil), `no user "nobody"`},
+	} {
+		if !errors.Is(tc.err, ErrUsage) || !strings.Contains(tc.err.Error(), tc.mention) {
+			t.Errorf("%s: %v, want a usage error mentioning %q", tc.what, tc.err, tc.mention)
+		}
+	}
+	if _, err := parsePolicies("rs-4-2,bogus"); err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("parsePolicies of a bogus policy: %v", err)
+	}
+}
+
+// randReader is an endless source of varying bytes (keys differ per call).
+type randReader struct{ n byte }
+
+func (r *randReader) Read(p []byte) (int, error) {
+	for i := range p {
+		r.n++
+		p[i] = r.n * 31
+	}
+	return len(p), nil
+}
+
+// import adds a users file's users with their keys and reports the ones
+// that exist.
+func TestUserImport(t *testing.T) {
+	ctx := context.Background()
+	a, st, out := newUserAdmin(t, "cluster-secret")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "users.json")
+	body := `{"users":[{"name":"alice","access_key":"AK1","secret_key":"alice-secret"},{"name":"bob","access_key":"AK2","secret_key":"bob-secret!"}]}`
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.importFile(ctx, p); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	ids, _, err := storeIdentities(ctx, st, a.seal)
+	if err != nil || ids["AK1"].SecretKey != "alice-secret" || ids["AK2"].Name != "bob" {
+		t.Fatalf("imported: %v %v", ids, err)
+	}
+	err = a.importFile(ctx, p)
+	if err == nil || !strings.Contains(err.Error(), "alice, bob") {
+		t.Fatalf("second import: %v", err)
+	}
+	if err := os.WriteFile(p, []byte(`{"users":[{"name":"x","access_key":"AK9","secret_key":"short"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.importFile(ctx, p); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "8 to 128") {
+		t.Fatalf("import of a short secret: %v", err)
+	}
+}
+
+// The gateway's table: flags and file win over the store; a refresh
+// swaps the store's users whole.
+func TestUserTable(t *testing.T) {
+	ctx := context.Background()
+	a, st, _ := newUserAdmin(t, "cluster-secret")
+	live := &liveCreds{}
+	c, err := loadUsers("", s3Creds{AccessKey: "ROOTKEY", SecretKey: "root-secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live.set(c)
+	table := &userTable{static: live}
+	su := &storeUsers{table: table, st: st, seal: a.seal, every: time.Hour, log: logger(&bytes.Buffer{}, false)}
+	if err := a.add(ctx, "root-twin", s3Creds{AccessKey: "ROOTKEY", SecretKey: "other-secret"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.add(ctx, "carol", s3Creds{AccessKey: "AKCAROL", SecretKey: "carol-secret"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := table.Lookup("AKCAROL"); ok {
+		t.Fatal("carol served before the first read")
+	}
+	if err := su.load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if id, ok := table.Lookup("AKCAROL"); !ok || id.SecretKey != "carol-secret" {
+		t.Fatalf("carol: %+v %v", id, ok)
+	}
+	if id, _ := table.Lookup("ROOTKEY"); !id.Root || id.SecretKey != "root-secret" {
+		t.Fatalf("the flags' root lost to the store: %+v", id)
+	}
+	if err := a.remove(ctx, "carol"); err != nil {
+		t.Fatal(err)
+	}
+	if err := su.load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := table.Lookup("AKCAROL"); ok {
+		t.Fatal("carol still served after rm and a refresh")
+	}
+}
