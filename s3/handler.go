@@ -118,6 +118,10 @@ type Config struct {
 	// them: the key would cross the network in the clear); for loopback
 	// tests only.
 	AllowInsecureSSEC bool
+	// Admin serves the admin path (POST /?cairn-admin=OP, signed by root:
+	// admin.go) once the gateway has authenticated it; nil: none
+	// (NotImplemented).
+	Admin http.Handler
 	// Logger receives internal errors (default: discard).
 	Logger *slog.Logger
 }
@@ -281,6 +285,9 @@ func (h *Handler) route(q *request) error {
 		}
 	}
 	if q.bucket == "" {
+		if query.Has(AdminQuery) {
+			return h.admin(q)
+		}
 		if r.Method == http.MethodGet {
 			return h.listBuckets(q)
 		}

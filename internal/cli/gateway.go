@@ -108,6 +108,8 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 		Credentials:     table,
 		DefaultPolicy:   DefaultPolicy,
 		AllowedPolicies: lim.s3.AllowedPolicies,
+		Admin: userAdminHandler{admin: userAdmin{st: cl.meta, seal: seal, now: time.Now, rand: rand.Reader},
+			changed: stored.load},
 		Logger:          log,
 		BodyIdleTimeout: lim.s3.BodyIdleTimeout,
 		WriteTimeout:    lim.s3.WriteTimeout,

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,6 +11,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +24,7 @@ import (
 	"cairn/crypt"
 	"cairn/internal/cmdline"
 	"cairn/meta"
+	"cairn/s3"
 )
 
 // `cairn admin user`: the S3 users of the metadata store (docs/design/s3.md,
@@ -294,21 +300,206 @@ func (a userAdmin) importFile(ctx context.Context, path string) error {
 	return nil
 }
 
-// withUsers is withCluster for the user commands: it builds the userAdmin
-// over the cluster's store and secret.
-func withUsers(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, lo, hi int,
-	fn func(ctx context.Context, a userAdmin, args []string) error) error {
-	return withClusterArgs(ctx, fs, args, stdout, stderr, lo, hi, func(ctx context.Context, cl *cluster, args []string) error {
-		seal, err := crypt.UserSealKey(cl.secret)
-		if err != nil {
-			return err
+// userOp is one user command with its arguments: run on the store
+// (userAdmin.do), sent to a gateway's admin path (sendUserOp), or
+// received there (userAdminHandler).
+type userOp struct {
+	Op       string   // add, rm, list, set-policy, rotate
+	Name     string   // all but list
+	Root     bool     // add
+	Policies []string // add, set-policy (nil with set-policy: clear)
+	Keys     s3Creds  // add: given keys (zero: new ones); never sent to a gateway
+	JSON     bool     // list
+}
+
+// do runs op on the store.
+func (a userAdmin) do(ctx context.Context, op userOp) error {
+	switch op.Op {
+	case "add":
+		return a.add(ctx, op.Name, op.Keys, op.Root, op.Policies)
+	case "rm":
+		return a.remove(ctx, op.Name)
+	case "list":
+		return a.list(ctx, op.JSON)
+	case "set-policy":
+		return a.setPolicy(ctx, op.Name, op.Policies)
+	case "rotate":
+		return a.rotate(ctx, op.Name)
+	}
+	return fmt.Errorf("%w: unknown user operation %q", ErrUsage, op.Op)
+}
+
+// query encodes op for the admin path (docs/design/s3.md, "Users and
+// keys"): cairn-admin=user-OP, name, root, policies, json.
+func (op userOp) query() url.Values {
+	q := url.Values{s3.AdminQuery: {"user-" + op.Op}}
+	if op.Name != "" {
+		q.Set("name", op.Name)
+	}
+	if op.Root {
+		q.Set("root", "true")
+	}
+	if len(op.Policies) > 0 {
+		q.Set("policies", strings.Join(op.Policies, ","))
+	}
+	if op.JSON {
+		q.Set("json", "true")
+	}
+	return q
+}
+
+// parseUserOp decodes what query encoded.
+func parseUserOp(q url.Values) (userOp, error) {
+	op := userOp{Name: q.Get("name"), Root: q.Get("root") == "true", JSON: q.Get("json") == "true"}
+	name, ok := strings.CutPrefix(q.Get(s3.AdminQuery), "user-")
+	if !ok {
+		return op, fmt.Errorf("%w: unknown admin operation %q", ErrUsage, q.Get(s3.AdminQuery))
+	}
+	op.Op = name
+	pol, err := parsePolicies(q.Get("policies"))
+	if err != nil {
+		return op, fmt.Errorf("%w: policies: %w", ErrUsage, err)
+	}
+	op.Policies = pol
+	return op, nil
+}
+
+// userAdminHandler is a gateway's admin path for users (s3.Config.Admin):
+// the gateway has checked that root signed the request. It answers with
+// what the CLI would print: 200, 400 for a usage error (a bad argument,
+// an unknown or existing user), 503 if the store is unavailable, else 500.
+type userAdminHandler struct {
+	admin userAdmin // out is ignored: each request writes to its own buffer
+	// changed, if set, runs after a change succeeded (the gateway re-reads
+	// its users at once rather than at its next refresh).
+	changed func(ctx context.Context) error
+}
+
+func (h userAdminHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	op, err := parseUserOp(r.URL.Query())
+	var out bytes.Buffer
+	if err == nil {
+		a := h.admin
+		a.out = &out
+		err = a.do(r.Context(), op)
+	}
+	if err == nil && op.Op != "list" && h.changed != nil {
+		_ = h.changed(r.Context()) // the next refresh retries
+	}
+	switch {
+	case err == nil:
+		w.WriteHeader(http.StatusOK)
+		w.Write(out.Bytes())
+		return
+	case errors.Is(err, ErrUsage):
+		w.WriteHeader(http.StatusBadRequest)
+	case errors.Is(err, cairn.ErrUnavailable):
+		w.WriteHeader(http.StatusServiceUnavailable)
+	default:
+		w.WriteHeader(http.StatusInternalServerError)
+	}
+	io.WriteString(w, strings.TrimPrefix(err.Error(), ErrUsage.Error()+": ")+"\n")
+}
+
+// sendUserOp runs op through the admin path of the gateway at endpoint
+// (http://host:port), signed by root, and copies the answer to stdout. A
+// refusal is an error with the gateway's text; a 400 a usage error.
+func sendUserOp(ctx context.Context, endpoint string, root s3Creds, op userOp, stdout io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%w: --endpoint %q: want http://HOST:PORT", ErrUsage, endpoint)
+	}
+	u.Path, u.RawQuery = "/", op.query().Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), http.NoBody)
+	if err != nil {
+		return err
+	}
+	s3.SignV4(req, root.AccessKey, root.SecretKey, "us-east-1", time.Now())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("the admin path of %s: %w", endpoint, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("the admin path of %s: %w", endpoint, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		_, err := stdout.Write(body)
+		return err
+	case resp.StatusCode == http.StatusBadRequest && resp.Header.Get("Content-Type") != "application/xml":
+		return fmt.Errorf("%w: %s", ErrUsage, strings.TrimSpace(string(body)))
+	}
+	return fmt.Errorf("the admin path of %s answered %s: %s", endpoint, resp.Status, strings.TrimSpace(string(body)))
+}
+
+// runUserOp parses a user command's flags (--config, or --endpoint with
+// root's keys) and lo to hi arguments, builds its userOp and runs it on
+// the store or through a gateway.
+func runUserOp(ctx context.Context, fs *flag.FlagSet, args []string, stdout, stderr io.Writer, lo, hi int,
+	build func(args []string) (userOp, error)) error {
+	endpoint := fs.String("endpoint", "", "send the command to this gateway's admin path (http://HOST:PORT), signed with root's keys, instead of writing the metadata store (which needs --config)")
+	rootAK := fs.String("root-access-key", "", "with --endpoint: a root S3 access key (default $CAIRN_ACCESS_KEY)")
+	rootSK := fs.String("root-secret-key", "", "with --endpoint: its secret key (default $CAIRN_SECRET_KEY)")
+	load := configFlag(fs)
+	if err := cmdline.ParseFlags(fs, args, stdout, stderr, true); err != nil {
+		return err
+	}
+	if n := fs.NArg(); n < lo || n > hi {
+		fs.SetOutput(stderr)
+		fs.Usage()
+		want := fmt.Sprint(lo)
+		if hi > lo {
+			want = fmt.Sprintf("%d to %d", lo, hi)
 		}
-		return fn(ctx, userAdmin{st: cl.meta, seal: seal, now: time.Now, rand: rand.Reader, out: stdout}, args)
-	})
+		return fmt.Errorf("%w: %s takes %s argument(s), got %d", ErrUsage, fs.Name(), want, n)
+	}
+	op, err := build(fs.Args())
+	if err != nil {
+		return err
+	}
+	if *endpoint != "" {
+		root := s3Creds{AccessKey: cmp.Or(*rootAK, os.Getenv("CAIRN_ACCESS_KEY")), SecretKey: cmp.Or(*rootSK, os.Getenv("CAIRN_SECRET_KEY"))}
+		switch {
+		case root.AccessKey == "" || root.SecretKey == "":
+			return fmt.Errorf("%w: --endpoint needs root's keys: --root-access-key and --root-secret-key, or $CAIRN_ACCESS_KEY and $CAIRN_SECRET_KEY", ErrUsage)
+		case op.Keys != (s3Creds{}):
+			return fmt.Errorf("%w: --access-key and --secret-key go only to the metadata store (--config), never over the network", ErrUsage)
+		}
+		return sendUserOp(ctx, *endpoint, root, op, stdout)
+	}
+	cfg, err := load()
+	if err != nil {
+		return err
+	}
+	cl, err := openCluster(ctx, cfg, clusterOptions{log: logger(stderr, false)})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	a, err := newUserAdmin(cl, stdout)
+	if err != nil {
+		return err
+	}
+	return a.do(ctx, op)
+}
+
+// newUserAdmin is the userAdmin of a cluster: its store and its secret's
+// sealing key.
+func newUserAdmin(cl *cluster, out io.Writer) (userAdmin, error) {
+	seal, err := crypt.UserSealKey(cl.secret)
+	if err != nil {
+		return userAdmin{}, err
+	}
+	return userAdmin{st: cl.meta, seal: seal, now: time.Now, rand: rand.Reader, out: out}, nil
 }
 
 func runAdminUser(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Dispatch(ctx, "cairn admin user", "S3 users and keys, kept in the metadata store and served by every gateway\n(docs/design/s3.md, \"Users and keys\"). Changes reach every gateway within its --users-refresh.", []cmdline.Command{
+	return cmdline.Dispatch(ctx, "cairn admin user", "S3 users and keys, kept in the metadata store and served by every gateway\n(docs/design/s3.md, \"Users and keys\"). Changes reach every gateway within its --users-refresh.\nEach command writes the store (--config CLIENT.CONF) or goes through a gateway's admin path\n(--endpoint URL with root's keys).", []cmdline.Command{
 		{Name: "add", Summary: "add a user; prints its access key and secret key", Run: runUserAdd},
 		{Name: "rm", Summary: "remove a user: its keys stop working", Run: runUserRm},
 		{Name: "list", Summary: "list the users (never their secrets)", Run: runUserList},
@@ -322,73 +513,77 @@ func runUserAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("cairn admin user add", flag.ContinueOnError)
 	root := fs.Bool("root", false, "the user sees and touches every bucket and may choose any policy")
 	policies := fs.String("policies", "", "comma-separated policies the user may choose with x-cairn-policy (default: the gateways' --allow-policies)")
-	ak := fs.String("access-key", "", "the access key (default: a new random one)")
-	sk := fs.String("secret-key", "", "the secret key, 8 to 128 characters (default: a new random one; prefer it: a flag shows in ps)")
-	cmdline.Usage(fs, "cairn admin user add NAME [--root] [--policies P1,P2] [--access-key K --secret-key S]",
+	ak := fs.String("access-key", "", "the new user's access key (default: a new random one)")
+	sk := fs.String("secret-key", "", "the new user's secret key, 8 to 128 characters (default: a new random one; prefer it: a flag shows in ps)")
+	cmdline.Usage(fs, "cairn admin user add NAME [--root] [--policies P1,P2] [--access-key K --secret-key S] (--config CLIENT.CONF | --endpoint URL)",
 		"Adds an S3 user to the metadata store and prints its keys; the secret key is stored sealed\nunder the cluster secret and shown only now.")
-	return withUsers(ctx, fs, args, stdout, stderr, 1, 1, func(ctx context.Context, a userAdmin, args []string) error {
+	return runUserOp(ctx, fs, args, stdout, stderr, 1, 1, func(args []string) (userOp, error) {
 		pol, err := parsePolicies(*policies)
 		if err != nil {
-			return fmt.Errorf("%w: --policies: %w", ErrUsage, err)
+			return userOp{}, fmt.Errorf("%w: --policies: %w", ErrUsage, err)
 		}
 		if (*ak == "") != (*sk == "") {
-			return fmt.Errorf("%w: give both --access-key and --secret-key, or neither", ErrUsage)
+			return userOp{}, fmt.Errorf("%w: give both --access-key and --secret-key, or neither", ErrUsage)
 		}
-		return a.add(ctx, args[0], s3Creds{AccessKey: *ak, SecretKey: *sk}, *root, pol)
+		return userOp{Op: "add", Name: args[0], Root: *root, Policies: pol, Keys: s3Creds{AccessKey: *ak, SecretKey: *sk}}, nil
 	})
 }
 
 func runUserRm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin user rm", flag.ContinueOnError)
-	cmdline.Usage(fs, "cairn admin user rm NAME", "Removes an S3 user; its keys stop working on every gateway. Its buckets stay (root sees them).")
-	return withUsers(ctx, fs, args, stdout, stderr, 1, 1, func(ctx context.Context, a userAdmin, args []string) error {
-		return a.remove(ctx, args[0])
+	cmdline.Usage(fs, "cairn admin user rm NAME (--config CLIENT.CONF | --endpoint URL)", "Removes an S3 user; its keys stop working on every gateway. Its buckets stay (root sees them).")
+	return runUserOp(ctx, fs, args, stdout, stderr, 1, 1, func(args []string) (userOp, error) {
+		return userOp{Op: "rm", Name: args[0]}, nil
 	})
 }
 
 func runUserList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin user list", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
-	cmdline.Usage(fs, "cairn admin user list [--json]", "Lists the S3 users of the metadata store: name, access key, root, allowed policies.")
-	return withUsers(ctx, fs, args, stdout, stderr, 0, 0, func(ctx context.Context, a userAdmin, _ []string) error {
-		return a.list(ctx, *asJSON)
+	cmdline.Usage(fs, "cairn admin user list [--json] (--config CLIENT.CONF | --endpoint URL)", "Lists the S3 users of the metadata store: name, access key, root, allowed policies.")
+	return runUserOp(ctx, fs, args, stdout, stderr, 0, 0, func([]string) (userOp, error) {
+		return userOp{Op: "list", JSON: *asJSON}, nil
 	})
 }
 
 func runUserSetPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin user set-policy", flag.ContinueOnError)
 	clear := fs.Bool("clear", false, "drop the user's own list: it may choose the gateways' --allow-policies")
-	cmdline.Usage(fs, "cairn admin user set-policy NAME P1[,P2...] | --clear NAME",
+	cmdline.Usage(fs, "cairn admin user set-policy NAME P1[,P2...] | --clear NAME  (--config CLIENT.CONF | --endpoint URL)",
 		"Sets the policies a user may choose for its buckets and objects with a signed x-cairn-policy\n(docs/design/s3.md, \"Choosing a policy\"). Root users may choose any.")
-	return withUsers(ctx, fs, args, stdout, stderr, 1, 2, func(ctx context.Context, a userAdmin, args []string) error {
+	return runUserOp(ctx, fs, args, stdout, stderr, 1, 2, func(args []string) (userOp, error) {
 		switch {
 		case *clear && len(args) == 2:
-			return fmt.Errorf("%w: give policies or --clear, not both", ErrUsage)
+			return userOp{}, fmt.Errorf("%w: give policies or --clear, not both", ErrUsage)
 		case !*clear && len(args) == 1:
-			return fmt.Errorf("%w: give the policies (e.g. rs-4-2,rs-6-3), or --clear", ErrUsage)
+			return userOp{}, fmt.Errorf("%w: give the policies (e.g. rs-4-2,rs-6-3), or --clear", ErrUsage)
 		case *clear:
-			return a.setPolicy(ctx, args[0], nil)
+			return userOp{Op: "set-policy", Name: args[0]}, nil
 		}
 		pol, err := parsePolicies(args[1])
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrUsage, err)
+			return userOp{}, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
-		return a.setPolicy(ctx, args[0], pol)
+		return userOp{Op: "set-policy", Name: args[0], Policies: pol}, nil
 	})
 }
 
 func runUserRotate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin user rotate", flag.ContinueOnError)
-	cmdline.Usage(fs, "cairn admin user rotate NAME", "Gives a user a new access key and secret key and prints them; the old keys stop working on every gateway.")
-	return withUsers(ctx, fs, args, stdout, stderr, 1, 1, func(ctx context.Context, a userAdmin, args []string) error {
-		return a.rotate(ctx, args[0])
+	cmdline.Usage(fs, "cairn admin user rotate NAME (--config CLIENT.CONF | --endpoint URL)", "Gives a user a new access key and secret key and prints them; the old keys stop working on every gateway.")
+	return runUserOp(ctx, fs, args, stdout, stderr, 1, 1, func(args []string) (userOp, error) {
+		return userOp{Op: "rotate", Name: args[0]}, nil
 	})
 }
 
 func runUserImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin user import", flag.ContinueOnError)
-	cmdline.Usage(fs, "cairn admin user import FILE", "Adds the users of a users file ("+`{"users":[{"name":..,"access_key":..,"secret_key":..}]}`+", the format of\n--users FILE) to the metadata store with their keys, so every gateway serves them. Users whose name or\naccess key exists are skipped (and the command fails, naming them).")
-	return withUsers(ctx, fs, args, stdout, stderr, 1, 1, func(ctx context.Context, a userAdmin, args []string) error {
+	cmdline.Usage(fs, "cairn admin user import FILE --config CLIENT.CONF", "Adds the users of a users file ("+`{"users":[{"name":..,"access_key":..,"secret_key":..}]}`+", the format of\n--users FILE) to the metadata store with their keys, so every gateway serves them. Users whose name or\naccess key exists are skipped (and the command fails, naming them).")
+	return withClusterArgs(ctx, fs, args, stdout, stderr, 1, 1, func(ctx context.Context, cl *cluster, args []string) error {
+		a, err := newUserAdmin(cl, stdout)
+		if err != nil {
+			return err
+		}
 		return a.importFile(ctx, args[0])
 	})
 }

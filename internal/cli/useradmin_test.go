@@ -15,9 +15,9 @@ import (
 	"cairn/meta/mem"
 )
 
-// newUserAdmin is a userAdmin over a fresh in-memory store; its output
+// memUserAdmin is a userAdmin over a fresh in-memory store; its output
 // goes to the returned buffer.
-func newUserAdmin(t *testing.T, secret string) (userAdmin, *mem.Store, *bytes.Buffer) {
+func memUserAdmin(t *testing.T, secret string) (userAdmin, *mem.Store, *bytes.Buffer) {
 	t.Helper()
 	seal, err := crypt.UserSealKey(secret)
 	if err != nil {
@@ -34,7 +34,7 @@ func newUserAdmin(t *testing.T, secret string) (userAdmin, *mem.Store, *bytes.Bu
 // not); rotation and removal change what the gateway's table serves.
 func TestUserAdmin(t *testing.T) {
 	ctx := context.Background()
-	a, st, out := newUserAdmin(t, "cluster-secret")
+	a, st, out := memUserAdmin(t, "cluster-secret")
 	a.rand = &randReader{}
 	if err := a.add(ctx, "alice", s3Creds{}, false, []string{"rs-6-3"}); err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func (r *randReader) Read(p []byte) (int, error) {
 // that exist.
 func TestUserImport(t *testing.T) {
 	ctx := context.Background()
-	a, st, out := newUserAdmin(t, "cluster-secret")
+	a, st, out := memUserAdmin(t, "cluster-secret")
 	dir := t.TempDir()
 	p := filepath.Join(dir, "users.json")
 	body := `{"users":[{"name":"alice","access_key":"AK1","secret_key":"alice-secret"},{"name":"bob","access_key":"AK2","secret_key":"bob-secret!"}]}`
@@ -179,7 +179,7 @@ func TestUserImport(t *testing.T) {
 // swaps the store's users whole.
 func TestUserTable(t *testing.T) {
 	ctx := context.Background()
-	a, st, _ := newUserAdmin(t, "cluster-secret")
+	a, st, _ := memUserAdmin(t, "cluster-secret")
 	live := &liveCreds{}
 	c, err := loadUsers("", s3Creds{AccessKey: "ROOTKEY", SecretKey: "root-secret"})
 	if err != nil {

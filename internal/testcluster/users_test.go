@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -192,8 +194,35 @@ func TestSharedUsers(t *testing.T) {
 	g1 := testcluster.StartProc(t, "gateway", "gateway", "--config", c.Conf, "--s3-addr", "127.0.0.1:0",
 		"--access-key", testcluster.TestAccessKey, "--secret-key", testcluster.TestSecretKey)
 	g2 := testcluster.StartProc(t, "gateway", "gateway", "--config", c.Conf, "--s3-addr", "127.0.0.1:0")
-	admin := func(args ...string) (string, error) {
-		return c.TryCLI(context.Background(), append([]string{"admin"}, args...)...)
+	gws := [2]string{g1.Addr(proc.S3), g2.Addr(proc.S3)}
+	t.Run("store", func(t *testing.T) {
+		admin := func(args ...string) (string, error) {
+			return c.TryCLI(context.Background(), append([]string{"admin"}, args...)...)
+		}
+		checkSharedUsers(t, admin, gws, rak, rsk, "store")
+	})
+	// The admin path of the first gateway, signed by the root of its flags
+	// (no client.conf: the CLI holds no cluster secret); the user is used
+	// through the second.
+	t.Run("gateway", func(t *testing.T) {
+		checkSharedUsers(t, gatewayAdmin(t, gws[0], testcluster.TestAccessKey, testcluster.TestSecretKey), gws, rak, rsk, "gw")
+	})
+	// Only root may use the admin path.
+	_, err := gatewayAdmin(t, gws[1], "nobody-key", "nobody-secret")("user", "list")
+	if err == nil {
+		t.Fatal("the admin path served an unknown access key")
 	}
-	checkSharedUsers(t, admin, [2]string{g1.Addr(proc.S3), g2.Addr(proc.S3)}, rak, rsk, "cli")
+}
+
+// gatewayAdmin returns a checkSharedUsers admin that runs `cairn admin
+// ARGS... --endpoint URL` signed as root ak/sk, without a cluster config.
+func gatewayAdmin(t *testing.T, url, ak, sk string) func(args ...string) (string, error) {
+	bin := testcluster.Binary(t)
+	return func(args ...string) (string, error) {
+		full := append([]string{"admin", args[0], args[1], "--endpoint", url, "--root-access-key", ak, "--root-secret-key", sk}, args[2:]...)
+		cmd := exec.Command(bin, full...)
+		cmd.Env = append(os.Environ(), "CAIRN_CONFIG=")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
 }
