@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -214,5 +215,71 @@ func TestUserTable(t *testing.T) {
 	}
 	if _, ok := table.Lookup("AKCAROL"); ok {
 		t.Fatal("carol still served after rm and a refresh")
+	}
+}
+
+// The user commands' argument errors are usage errors saying what is
+// wrong, found before any cluster is contacted.
+func TestUserCommandUsage(t *testing.T) {
+	t.Setenv("CAIRN_ACCESS_KEY", "")
+	t.Setenv("CAIRN_SECRET_KEY", "")
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"admin", "user", "add"}, "takes 1 argument"},
+		{[]string{"admin", "user", "add", "a", "b"}, "takes 1 argument"},
+		{[]string{"admin", "user", "add", "a", "--access-key", "AKA"}, "both --access-key and --secret-key"},
+		{[]string{"admin", "user", "add", "a", "--policies", "rs-4-2,bogus"}, `--policies: policy "bogus"`},
+		{[]string{"admin", "user", "set-policy", "a"}, "give the policies"},
+		{[]string{"admin", "user", "set-policy", "a", "rs-4-2", "--clear"}, "not both"},
+		{[]string{"admin", "user", "set-policy", "a", "rs-9-x"}, `policy "rs-9-x"`},
+		{[]string{"admin", "user", "rm"}, "takes 1 argument"},
+		{[]string{"admin", "user", "list", "x"}, "takes 0 argument"},
+		{[]string{"admin", "user", "rotate", "a", "--endpoint", "http://127.0.0.1:1"}, "needs root's keys"},
+		{[]string{"admin", "user", "add", "a", "--access-key", "AKA", "--secret-key", "12345678", "--endpoint", "http://127.0.0.1:1",
+			"--root-access-key", "R", "--root-secret-key", "S"}, "never over the network"},
+		{[]string{"admin", "user", "list", "--endpoint", "ftp://x", "--root-access-key", "R", "--root-secret-key", "S"}, "want http://HOST:PORT"},
+		{[]string{"admin", "user", "frob"}, "unknown command"},
+	} {
+		_, _, err := run(t, tc.args...)
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%v: %v, want a usage error mentioning %q", tc.args, err, tc.mention)
+		}
+	}
+}
+
+// The admin path's handler: an op survives its encoding, a change runs
+// the gateway's hook, and errors get the statuses sendUserOp turns back
+// into usage errors.
+func TestUserAdminHandler(t *testing.T) {
+	a, st, _ := memUserAdmin(t, "cluster-secret")
+	changed := 0
+	h := userAdminHandler{admin: a, changed: func(context.Context) error { changed++; return nil }}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	op := userOp{Op: "add", Name: "alice", Root: true, Policies: []string{"rs-4-2", "rep-3"}}
+	back, err := parseUserOp(op.query())
+	if err != nil || back.Op != "add" || back.Name != "alice" || !back.Root || strings.Join(back.Policies, ",") != "rs-4-2,rep-3" {
+		t.Fatalf("round trip of %+v: %+v, %v", op, back, err)
+	}
+	var out bytes.Buffer
+	// sendUserOp signs; the handler here does not check (the s3 handler does).
+	if err := sendUserOp(context.Background(), srv.URL, s3Creds{AccessKey: "R", SecretKey: "S"}, op, &out); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := st.User(context.Background(), "alice"); err != nil || !u.Root || !strings.Contains(out.String(), u.AccessKey) || changed != 1 {
+		t.Fatalf("after add through the handler: %+v %v, printed %q, hook ran %d times", u, err, out.String(), changed)
+	}
+	err = sendUserOp(context.Background(), srv.URL, s3Creds{AccessKey: "R", SecretKey: "S"}, op, &out)
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "exists") {
+		t.Fatalf("second add: %v", err)
+	}
+	err = sendUserOp(context.Background(), srv.URL, s3Creds{AccessKey: "R", SecretKey: "S"}, userOp{Op: "frob", Name: "x"}, &out)
+	if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "frob") {
+		t.Fatalf("unknown op: %v", err)
+	}
+	if changed != 1 {
+		t.Fatalf("the hook ran %d times, want once (failed changes do not run it)", changed)
 	}
 }
