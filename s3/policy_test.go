@@ -3,10 +3,12 @@ package s3
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -105,6 +107,32 @@ func TestChoosePolicy(t *testing.T) {
 	}
 	if _, err := e.meta.Bucket(ctx, "unsigned"); err == nil {
 		t.Fatal("a bucket was made with an unsigned x-cairn-policy")
+	}
+}
+
+// Signature V2 signs no x-cairn-* header: a V2 request choosing a policy
+// is refused, even root's; without the header it is served.
+func TestChoosePolicySigV2(t *testing.T) {
+	e := newEnv(t)
+	v2 := func(bucket, policy string) *http.Request {
+		r, err := http.NewRequest("PUT", e.srv.URL+"/"+bucket, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		date := time.Now().UTC().Format(http.TimeFormat)
+		r.Header.Set("Date", date)
+		if policy != "" {
+			r.Header.Set("X-Cairn-Policy", policy)
+		}
+		sig := base64.StdEncoding.EncodeToString(hmacSHA1(testSecret, sigV2StringToSign(r, date, "/"+bucket)))
+		r.Header.Set("Authorization", "AWS "+testAccess+":"+sig)
+		return r
+	}
+	if st, body := do(t, v2("v2-plain", "")); st != http.StatusOK {
+		t.Fatalf("V2 CreateBucket: %d %s", st, body)
+	}
+	if st, body := do(t, v2("v2-policy", "rep-1")); st != http.StatusForbidden || !strings.Contains(body, "must be signed") {
+		t.Fatalf("V2 CreateBucket with x-cairn-policy: %d %s", st, body)
 	}
 }
 

@@ -32,6 +32,11 @@ import (
 // cluster secret of client.conf to seal secrets); every gateway serves the
 // change within its --users-refresh.
 
+// rootName is the owner name of the flags' root identity
+// (s3.RootCredentials): a user of that name owns root's buckets, so only
+// a root user may have it.
+const rootName = "root"
+
 // userStore is the part of meta.Store the user commands use.
 type userStore interface {
 	CreateUser(ctx context.Context, u cairn.User) error
@@ -109,6 +114,9 @@ func (a userAdmin) record(name string, c s3Creds, root bool, policies []string) 
 func (a userAdmin) add(ctx context.Context, name string, c s3Creds, root bool, policies []string) error {
 	if err := cairn.ValidateUserName(name); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	if name == rootName && !root {
+		return fmt.Errorf("%w: the name %q is the owner of the root identity's buckets: only a --root user may have it", ErrUsage, rootName)
 	}
 	if c == (s3Creds{}) {
 		var err error
@@ -274,6 +282,9 @@ func (a userAdmin) importFile(ctx context.Context, path string) error {
 		c := s3Creds{AccessKey: fu.AccessKey, SecretKey: fu.SecretKey}
 		if err := cairn.ValidateUserName(fu.Name); err != nil {
 			return fmt.Errorf("%w: users file %s: user %d: %v", ErrUsage, path, i+1, err)
+		}
+		if fu.Name == rootName {
+			return fmt.Errorf("%w: users file %s: the name %q is root's", ErrUsage, path, rootName)
 		}
 		if err := checkKeys(c); err != nil {
 			return fmt.Errorf("%w: users file %s: user %s: %v", ErrUsage, path, fu.Name, err)

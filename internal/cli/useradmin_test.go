@@ -122,6 +122,7 @@ func TestUserAdmin(t *testing.T) {
 		{"add a bad name", a.add(ctx, "a/b", s3Creds{}, false, nil), "user name"},
 		{"add a short secret", a.add(ctx, "dave", s3Creds{AccessKey: "AKDAVE", SecretKey: "short"}, false, nil), "8 to 128"},
 		{"add a bad key", a.add(ctx, "dave", s3Creds{AccessKey: "A/K", SecretKey: "12345678"}, false, nil), "access key"},
+		{"add root, not root", a.add(ctx, "root", s3Creds{}, false, nil), "only a --root user"},
 		{"rm nobody", a.remove(ctx, "nobody"), `no user "nobody"`},
 		{"rotate nobody", a.rotate(ctx, "nobody"), `no user "nobody"`},
 		{"set-policy nobody", a.setPolicy(ctx, "nobody", nil), `no user "nobody"`},
