@@ -67,10 +67,12 @@ const usersSettle = 20 * time.Second
 // eventually polls f until it returns nil or usersSettle passes.
 func eventually(t *testing.T, what string, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(usersSettle)
+	start := time.Now()
+	deadline := start.Add(usersSettle)
 	for {
 		err := f()
 		if err == nil {
+			t.Logf("%s: after %v", what, time.Since(start).Round(time.Millisecond))
 			return
 		}
 		if time.Now().After(deadline) {
