@@ -21,7 +21,7 @@ import (
 	"cairn/s3"
 )
 
-const usersHelp = `more S3 users, a JSON file {"users":[{"name":..,"access_key":..,"secret_key":..}]}; reloaded on SIGHUP. A user sees and touches only the buckets it made; root sees all`
+const usersHelp = `more S3 users, a JSON file {"users":[{"name":..,"access_key":..,"secret_key":..,"policies":[..]}]}; reloaded on SIGHUP. A user sees and touches only the buckets it made; root sees all. Prefer 'cairn admin user import FILE': users in the metadata store are shared by every gateway`
 
 // s3Creds is the root S3 identity.
 type s3Creds struct {

@@ -289,7 +289,11 @@ func (a userAdmin) importFile(ctx context.Context, path string) error {
 		if err := checkKeys(c); err != nil {
 			return fmt.Errorf("%w: users file %s: user %s: %v", ErrUsage, path, fu.Name, err)
 		}
-		u, err := a.record(fu.Name, c, false, nil)
+		pol, err := parsePolicies(strings.Join(fu.Policies, ","))
+		if err != nil {
+			return fmt.Errorf("%w: users file %s: user %s: %w", ErrUsage, path, fu.Name, err)
+		}
+		u, err := a.record(fu.Name, c, false, pol)
 		if err != nil {
 			return err
 		}

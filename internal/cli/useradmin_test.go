@@ -154,7 +154,7 @@ func TestUserImport(t *testing.T) {
 	a, st, out := memUserAdmin(t, "cluster-secret")
 	dir := t.TempDir()
 	p := filepath.Join(dir, "users.json")
-	body := `{"users":[{"name":"alice","access_key":"AK1","secret_key":"alice-secret"},{"name":"bob","access_key":"AK2","secret_key":"bob-secret!"}]}`
+	body := `{"users":[{"name":"alice","access_key":"AK1","secret_key":"alice-secret","policies":["rep-3"]},{"name":"bob","access_key":"AK2","secret_key":"bob-secret!"}]}`
 	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestUserImport(t *testing.T) {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
 	ids, _, err := storeIdentities(ctx, st, a.seal)
-	if err != nil || ids["AK1"].SecretKey != "alice-secret" || ids["AK2"].Name != "bob" {
+	if err != nil || ids["AK1"].SecretKey != "alice-secret" || ids["AK2"].Name != "bob" || strings.Join(ids["AK1"].Policies, ",") != "rep-3" {
 		t.Fatalf("imported: %v %v", ids, err)
 	}
 	err = a.importFile(ctx, p)
@@ -174,6 +174,17 @@ func TestUserImport(t *testing.T) {
 	}
 	if err := a.importFile(ctx, p); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "8 to 128") {
 		t.Fatalf("import of a short secret: %v", err)
+	}
+	for body, mention := range map[string]string{
+		`{"users":[{"name":"x","access_key":"AK9","secret_key":"12345678","policies":["bogus"]}]}`: `policy "bogus"`,
+		`{"users":[{"name":"root","access_key":"AK9","secret_key":"12345678"}]}`:                   "root's",
+	} {
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.importFile(ctx, p); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), mention) {
+			t.Errorf("import of %s: %v, want a usage error mentioning %q", body, err, mention)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -18,6 +19,9 @@ type usersFile struct {
 		Name      string `json:"name"`
 		AccessKey string `json:"access_key"`
 		SecretKey string `json:"secret_key"`
+		// Policies is the user's allow-list of x-cairn-policy values
+		// (s3.Identity.Policies); empty: the gateway's.
+		Policies []string `json:"policies,omitempty"`
 	} `json:"users"`
 }
 
@@ -50,7 +54,11 @@ func loadUsers(path string, root s3Creds) (s3.StaticCredentials, error) {
 			return nil, fmt.Errorf("users file %s: user %q: access key %q is used twice", path, u.Name, u.AccessKey)
 		}
 		names[u.Name] = true
-		creds[u.AccessKey] = s3.Identity{Name: u.Name, AccessKey: u.AccessKey, SecretKey: u.SecretKey}
+		pol, err := parsePolicies(strings.Join(u.Policies, ","))
+		if err != nil {
+			return nil, fmt.Errorf("users file %s: user %q: %w", path, u.Name, err)
+		}
+		creds[u.AccessKey] = s3.Identity{Name: u.Name, AccessKey: u.AccessKey, SecretKey: u.SecretKey, Policies: pol}
 	}
 	return creds, nil
 }
