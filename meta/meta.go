@@ -272,6 +272,12 @@ type Store interface {
 	// after, in name order, and whether more follow. ErrInvalid unless
 	// 1 ≤ limit ≤ MaxPage.
 	Users(ctx context.Context, after string, limit int) (us []cairn.User, more bool, err error)
+	// UsersStamp returns an opaque value that changes with every
+	// successful CreateUser, UpdateUser and DeleteUser, and with nothing
+	// else: a reader that saw stamp s and then read every user need not
+	// read them again while the stamp is still s. A store without users
+	// may return any value, even after users came and went.
+	UsersStamp(ctx context.Context) (int64, error)
 
 	// KeepAlive announces that holder (e.g. a node ID) is alive for ttl,
 	// renewing until ctx ends or Close; the entry vanishes within ttl after

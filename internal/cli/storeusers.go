@@ -16,16 +16,17 @@ import (
 )
 
 // The gateway's S3 users from the metadata store (docs/design/s3.md,
-// "Users and keys"): re-read every --users-refresh, so every gateway
-// serves the users `cairn admin user` (or another gateway) wrote, without
-// a restart.
+// "Users and keys"): every --users-refresh the gateway reads the users'
+// stamp, and all the users when it changed, so every gateway serves the
+// users `cairn admin user` (or another gateway) wrote, without a restart.
 
-// defaultUsersRefresh is how often a gateway re-reads the store's users.
-const defaultUsersRefresh = 2 * time.Second
+// defaultUsersRefresh is how often a gateway checks the store's users.
+const defaultUsersRefresh = time.Second
 
 // userLister is the part of meta.Store that pages the users.
 type userLister interface {
 	Users(ctx context.Context, after string, limit int) ([]cairn.User, bool, error)
+	UsersStamp(ctx context.Context) (int64, error)
 }
 
 // storeIdentities reads every user of st, a page at a time, and opens
@@ -77,24 +78,44 @@ func (t *userTable) Lookup(accessKey string) (s3.Identity, bool) {
 }
 
 // storeUsers keeps a userTable's stored identities fresh.
+//
+// Locking: mu serializes loads (a load that read older users must not
+// swap them in after a newer one); it is held over the store reads,
+// which are bounded by load's deadline.
 type storeUsers struct {
 	table   *userTable
 	st      userLister
 	seal    []byte
 	every   time.Duration
 	log     *slog.Logger
-	lastBad atomic.Int64 // users skipped by the last refresh (logged when it changes)
+	lastBad atomic.Int64 // users skipped by the last read (logged when it changes)
+
+	mu    sync.Mutex
+	read  bool  // the users were read at stamp; guarded by mu
+	stamp int64 // guarded by mu
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// load reads the store's users once, under a deadline of the refresh
+// load reads the users' stamp and, if it changed since the last read
+// (or there was none), every user, under a deadline of the refresh
 // interval (at least 5 s), and swaps them in; on error the table keeps
 // what it had.
 func (s *storeUsers) load(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, max(s.every, 5*time.Second))
 	defer cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	stamp, err := s.st.UsersStamp(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the S3 users' stamp: %w", err)
+	}
+	if s.read && stamp == s.stamp {
+		return nil
+	}
+	// The stamp is read first: a change made during the read below
+	// changes it again, and the next load reads again.
 	ids, skipped, err := storeIdentities(ctx, s.st, s.seal)
 	if err != nil {
 		return err
@@ -103,6 +124,7 @@ func (s *storeUsers) load(ctx context.Context) error {
 		s.log.Error("S3 users whose secret key does not open are not served", "users", n, "err", errors.Join(skipped...))
 	}
 	s.table.stored.Store(&ids)
+	s.read, s.stamp = true, stamp
 	return nil
 }
 

@@ -200,7 +200,8 @@ func TestUserTable(t *testing.T) {
 	}
 	live.set(c)
 	table := &userTable{static: live}
-	su := &storeUsers{table: table, st: st, seal: a.seal, every: time.Hour, log: logger(&bytes.Buffer{}, false)}
+	counted := &countingUsers{Store: st}
+	su := &storeUsers{table: table, st: counted, seal: a.seal, every: time.Hour, log: logger(&bytes.Buffer{}, false)}
 	if err := a.add(ctx, "root-twin", s3Creds{AccessKey: "ROOTKEY", SecretKey: "other-secret"}, false, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -218,6 +219,14 @@ func TestUserTable(t *testing.T) {
 	}
 	if id, _ := table.Lookup("ROOTKEY"); !id.Root || id.SecretKey != "root-secret" {
 		t.Fatalf("the flags' root lost to the store: %+v", id)
+	}
+	// Nothing changed: a refresh reads the stamp, not the users.
+	before := counted.pages
+	if err := su.load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if counted.pages != before {
+		t.Fatalf("a refresh with no change read %d pages of users", counted.pages-before)
 	}
 	if err := a.remove(ctx, "carol"); err != nil {
 		t.Fatal(err)
@@ -294,4 +303,15 @@ func TestUserAdminHandler(t *testing.T) {
 	if changed != 1 {
 		t.Fatalf("the hook ran %d times, want once (failed changes do not run it)", changed)
 	}
+}
+
+// countingUsers counts the pages of users read.
+type countingUsers struct {
+	*mem.Store
+	pages int
+}
+
+func (c *countingUsers) Users(ctx context.Context, after string, limit int) ([]cairn.User, bool, error) {
+	c.pages++
+	return c.Store.Users(ctx, after, limit)
 }

@@ -60,7 +60,7 @@ func parseKeys(t *testing.T, out string) (ak, sk string) {
 }
 
 // usersSettle bounds how long a change takes to reach every gateway: the
-// gateways' --users-refresh (2 s by default) plus a margin for a loaded
+// gateways' --users-refresh (1 s by default) plus a margin for a loaded
 // machine.
 const usersSettle = 20 * time.Second
 

@@ -3,7 +3,8 @@ package etcdmeta
 // S3 users (docs/design/meta.md, "Users"): the record at <p>users/<name>
 // (cairn.User, JSON), and an index <p>userkeys/<access key> holding the
 // name, written in the same Txn, so an access key belongs to at most one
-// user.
+// user; and <p>users-stamp, put (empty) by every Txn that changes a user:
+// its mod revision is UsersStamp.
 
 import (
 	"context"
@@ -19,6 +20,7 @@ import (
 func (k keys) users() string            { return k.p + "users/" }
 func (k keys) user(name string) string  { return k.users() + name }
 func (k keys) userKey(ak string) string { return k.p + "userkeys/" + ak }
+func (k keys) usersStamp() string       { return k.p + "users-stamp" }
 
 // keyAt compares key's mod revision with rev.
 func keyAt(key string, rev int64) clientv3.Cmp {
@@ -42,7 +44,7 @@ func (s *Store) CreateUser(ctx context.Context, u cairn.User) error {
 	uk, kk := s.k.user(u.Name), s.k.userKey(u.AccessKey)
 	resp, err := s.cli.Txn(ctx).
 		If(unchanged(uk, nil), unchanged(kk, nil)).
-		Then(clientv3.OpPut(uk, string(b)), clientv3.OpPut(kk, u.Name)).
+		Then(clientv3.OpPut(uk, string(b)), clientv3.OpPut(kk, u.Name), clientv3.OpPut(s.k.usersStamp(), "")).
 		Else(clientv3.OpGet(uk, clientv3.WithCountOnly())).
 		Commit()
 	if err != nil {
@@ -107,7 +109,7 @@ func (s *Store) UpdateUser(ctx context.Context, u, prev cairn.User) error {
 	}
 	uk := s.k.user(u.Name)
 	cmps := []clientv3.Cmp{keyAt(uk, rev)}
-	ops := []clientv3.Op{clientv3.OpPut(uk, string(b))}
+	ops := []clientv3.Op{clientv3.OpPut(uk, string(b)), clientv3.OpPut(s.k.usersStamp(), "")}
 	if u.AccessKey != cur.AccessKey {
 		kk := s.k.userKey(u.AccessKey)
 		cmps = append(cmps, unchanged(kk, nil))
@@ -145,7 +147,7 @@ func (s *Store) DeleteUser(ctx context.Context, name string) error {
 		}
 		uk := s.k.user(name)
 		resp, err := s.cli.Txn(ctx).If(keyAt(uk, rev)).
-			Then(clientv3.OpDelete(uk), clientv3.OpDelete(s.k.userKey(cur.AccessKey))).Commit()
+			Then(clientv3.OpDelete(uk), clientv3.OpDelete(s.k.userKey(cur.AccessKey)), clientv3.OpPut(s.k.usersStamp(), "")).Commit()
 		if err != nil {
 			return s.wrap(op, err)
 		}
@@ -186,4 +188,20 @@ func (s *Store) Users(ctx context.Context, after string, limit int) ([]cairn.Use
 		out = append(out, u)
 	}
 	return out, more, nil
+}
+
+// UsersStamp implements meta.Store: the mod revision of
+// <p>users-stamp (0 before the first user was written).
+func (s *Store) UsersStamp(ctx context.Context) (int64, error) {
+	if err := s.live(); err != nil {
+		return 0, err
+	}
+	resp, err := s.cli.Get(ctx, s.k.usersStamp(), clientv3.WithKeysOnly())
+	if err != nil {
+		return 0, s.wrap("users stamp", err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, nil
+	}
+	return resp.Kvs[0].ModRevision, nil
 }

@@ -36,9 +36,11 @@ type Store struct {
 	scrub    map[cairn.DiskID]cairn.ScrubProgress
 	control  cairn.ScrubControl
 	users    map[string]cairn.User // by name
-	stamp    int64                 // last upload stamp handed out
-	usage    cairn.Usage
-	cleanups *btree.BTreeG[cairn.Cleanup] // by ID
+	// usersStamp counts the changes of users (UsersStamp).
+	usersStamp int64
+	stamp      int64 // last upload stamp handed out
+	usage      cairn.Usage
+	cleanups   *btree.BTreeG[cairn.Cleanup] // by ID
 	// cleanupSeq is the last cleanup ID suffix handed out.
 	cleanupSeq int64
 	leases     map[string]*lease

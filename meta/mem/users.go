@@ -44,6 +44,7 @@ func (s *Store) CreateUser(ctx context.Context, u cairn.User) error {
 		return fmt.Errorf("create user %s: %w: access key %s is taken", u.Name, cairn.ErrExists, u.AccessKey)
 	}
 	s.users[u.Name] = cloneUser(u)
+	s.usersStamp++
 	return nil
 }
 
@@ -79,6 +80,7 @@ func (s *Store) UpdateUser(ctx context.Context, u, prev cairn.User) error {
 		return fmt.Errorf("update user %s: %w: access key %s is taken", u.Name, cairn.ErrExists, u.AccessKey)
 	}
 	s.users[u.Name] = cloneUser(u)
+	s.usersStamp++
 	return nil
 }
 
@@ -92,7 +94,17 @@ func (s *Store) DeleteUser(ctx context.Context, name string) error {
 		return fmt.Errorf("delete user %s: %w", name, cairn.ErrNotFound)
 	}
 	delete(s.users, name)
+	s.usersStamp++
 	return nil
+}
+
+// UsersStamp implements meta.Store: the count of user changes.
+func (s *Store) UsersStamp(ctx context.Context) (int64, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	return s.usersStamp, nil
 }
 
 // Users implements meta.Store.

@@ -25,10 +25,24 @@ func testUsers(t *testing.T, s meta.Store) {
 	if len(us) != 0 || more {
 		t.Fatalf("Users of a new store: %v, more %v", us, more)
 	}
+	// stamped runs a write and checks that the stamp changed exactly
+	// when the write succeeded.
+	stamp, err := s.UsersStamp(ctx)
+	noErr(t, "UsersStamp", err)
+	stamped := func(what string, err error) error {
+		t.Helper()
+		now, serr := s.UsersStamp(ctx)
+		noErr(t, "UsersStamp", serr)
+		if (err == nil) != (now != stamp) {
+			t.Fatalf("%s (error %v): stamp %d → %d", what, err, stamp, now)
+		}
+		stamp = now
+		return err
+	}
 	alice := mk("alice", "AKALICE")
 	alice.Policies = []string{"rs-4-2", "rep-3"}
-	noErr(t, "CreateUser", s.CreateUser(ctx, alice))
-	wantErr(t, "CreateUser same name", s.CreateUser(ctx, mk("alice", "AKOTHER")), cairn.ErrExists)
+	noErr(t, "CreateUser", stamped("CreateUser", s.CreateUser(ctx, alice)))
+	wantErr(t, "CreateUser same name", stamped("CreateUser same name", s.CreateUser(ctx, mk("alice", "AKOTHER"))), cairn.ErrExists)
 	wantErr(t, "CreateUser same key", s.CreateUser(ctx, mk("bob", "AKALICE")), cairn.ErrExists)
 	wantErr(t, "CreateUser bad name", s.CreateUser(ctx, mk("a/b", "AKAB")), cairn.ErrInvalid)
 	wantErr(t, "CreateUser bad key", s.CreateUser(ctx, mk("ab", "AK/AB")), cairn.ErrInvalid)
@@ -53,8 +67,8 @@ func testUsers(t *testing.T, s meta.Store) {
 	// Rotation: a new access key and secret; the old key is free again.
 	rot := alice
 	rot.AccessKey, rot.SealedSecret, rot.Updated = "AKALICE2", []byte("sealed-2"), t0.Add(time.Hour)
-	noErr(t, "UpdateUser rotate", s.UpdateUser(ctx, rot, alice))
-	wantErr(t, "UpdateUser stale prev", s.UpdateUser(ctx, rot, alice), cairn.ErrConflict)
+	noErr(t, "UpdateUser rotate", stamped("UpdateUser", s.UpdateUser(ctx, rot, alice)))
+	wantErr(t, "UpdateUser stale prev", stamped("UpdateUser stale", s.UpdateUser(ctx, rot, alice)), cairn.ErrConflict)
 	noErr(t, "CreateUser on the freed key", s.CreateUser(ctx, mk("bob", "AKALICE")))
 	wantErr(t, "CreateUser on the new key", s.CreateUser(ctx, mk("dave", "AKALICE2")), cairn.ErrExists)
 	steal := rot
@@ -72,8 +86,15 @@ func testUsers(t *testing.T, s meta.Store) {
 	}
 
 	// Delete frees the name and the key.
-	noErr(t, "DeleteUser", s.DeleteUser(ctx, "bob"))
-	wantErr(t, "DeleteUser twice", s.DeleteUser(ctx, "bob"), cairn.ErrNotFound)
+	noErr(t, "DeleteUser", stamped("DeleteUser", s.DeleteUser(ctx, "bob")))
+	wantErr(t, "DeleteUser twice", stamped("DeleteUser twice", s.DeleteUser(ctx, "bob")), cairn.ErrNotFound)
+	_, _, err = s.Users(ctx, "", 10)
+	noErr(t, "Users", err)
+	_, err = s.User(ctx, "alice")
+	noErr(t, "User", err)
+	if now, err := s.UsersStamp(ctx); err != nil || now != stamp {
+		t.Fatalf("reads changed the stamp %d → %d (%v)", stamp, now, err)
+	}
 	noErr(t, "CreateUser after delete", s.CreateUser(ctx, mk("bob", "AKALICE")))
 
 	// Paging in name order.
