@@ -529,7 +529,7 @@ func runUserAdd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	root := fs.Bool("root", false, "the user sees and touches every bucket and may choose any policy")
 	policies := fs.String("policies", "", "comma-separated policies the user may choose with x-cairn-policy (default: the gateways' --allow-policies)")
 	ak := fs.String("access-key", "", "the new user's access key (default: a new random one)")
-	sk := fs.String("secret-key", "", "the new user's secret key, 8 to 128 characters (default: a new random one; prefer it: a flag shows in ps)")
+	sk := fs.String("secret-key", "", "the new user's secret key, 8 to 128 characters (default: a new random one, which is better: a flag shows in ps)")
 	cmdline.Usage(fs, "cairn admin user add NAME [--root] [--policies P1,P2] [--access-key K --secret-key S] (--config CLIENT.CONF | --endpoint URL)",
 		"Adds an S3 user to the metadata store and prints its keys; the secret key is stored sealed\nunder the cluster secret and shown only now.")
 	return runUserOp(ctx, fs, args, stdout, stderr, 1, 1, func(args []string) (userOp, error) {
