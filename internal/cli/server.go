@@ -193,7 +193,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer cl.Close()
-	s3At, stopS3, err := startS3(ctx, cl, at["s3-addr"], c, *users, lim.s3, log)
+	s3At, stopS3, err := startS3(ctx, cl, at["s3-addr"], c, *users, lim, log)
 	if err != nil {
 		return taken(err, "s3-addr")
 	}

@@ -22,6 +22,7 @@ type cluster struct {
 	data   *client.Client
 	nodes  *node.Client
 	damage *damageReporter // records what reads found damaged
+	secret string          // the cluster secret (client.conf): seals the S3 users' secret keys
 }
 
 // Close writes the damage reports still queued and closes the store.
@@ -63,7 +64,7 @@ func newCluster(store meta.Store, secret string, ccfg client.Config, t node.Time
 	if ccfg.OnDamage == nil {
 		ccfg.OnDamage = dr.Report
 	}
-	return &cluster{meta: store, data: client.New(store, nc, ccfg), nodes: nc, damage: dr}
+	return &cluster{meta: store, data: client.New(store, nc, ccfg), nodes: nc, damage: dr, secret: secret}
 }
 
 // resolverMaxAge is how long the resolver trusts the cluster map it read.

@@ -38,6 +38,9 @@ const layoutVersion = "3"
 //	<p>parts/<bucket>/<id>/<n>     cairn.Part (JSON); n is the part number
 //	                               in 5 decimal digits (key order = number order)
 //	<p>repairs/<task id>           cairn.RepairTask (JSON)
+//	<p>users/<name>                cairn.User (JSON; users.go)
+//	<p>userkeys/<access key>       the user name holding the key (users.go)
+//	<p>users-stamp                 "": put with every user change (UsersStamp)
 //	<p>repair-progress             cairn.RepairProgress (JSON)
 //	<p>damage/<disk id>/<shard>    cairn.Damage (JSON) (scrub.go)
 //	<p>scrub/disks/<disk id>       cairn.ScrubProgress (JSON)
