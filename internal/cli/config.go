@@ -18,6 +18,9 @@ type ClientConfig struct {
 	// Secret is the cluster secret that authenticates node-protocol
 	// requests.
 	Secret string `json:"secret"`
+
+	// path is the file the config was read from ("" if none), for errors.
+	path string
 }
 
 // Validate checks the config.
@@ -61,6 +64,7 @@ func loadClientConfig(path string) (ClientConfig, error) {
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("cluster config %s: %w", path, err)
 	}
+	c.path = path
 	return c, nil
 }
 

@@ -154,6 +154,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	opts := func() (clusterOptions, error) {
 		var err error
 		lim, err = serve.limits(logger(stderr, *verbose))
+		lim.cluster.recordSecret = true
 		return lim.cluster, err
 	}
 	return withClusterOpts(ctx, fs, args, stdout, stderr, 0, 0, opts, func(ctx context.Context, cl *cluster, _ []string) error {

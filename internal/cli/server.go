@@ -155,7 +155,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
-		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, disks: diskPaths,
+		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
 		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log,
 	})
 	if err != nil {
@@ -222,6 +222,7 @@ type nodeOptions struct {
 	id, addr string
 	meta     []string
 	secret   string
+	from     string // where the secret came from, for errors (checkSecret)
 	disks    []string
 	labels   cairn.Labels
 	director bool
@@ -247,6 +248,10 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	store, err := etcdmeta.Open(ctx, o.meta, etcdmeta.Options{Logger: o.log})
 	if err != nil {
 		return "", nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
+	}
+	if err := checkSecret(ctx, store, o.secret, o.from, true); err != nil {
+		store.Close()
+		return "", nil, err
 	}
 	var dcs []node.DiskConfig
 	for i, spec := range o.disks {
@@ -338,8 +343,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := scr.validate(); err != nil {
 		return err
 	}
-	secret := os.Getenv("CAIRN_SECRET")
+	secret, from := os.Getenv("CAIRN_SECRET"), "$CAIRN_SECRET"
 	if *secretFile != "" {
+		from = *secretFile
 		b, err := os.ReadFile(*secretFile)
 		if err != nil {
 			return err
@@ -364,7 +370,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	log := logger(stderr, *verbose)
-	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
+	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret, from: from,
 		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
