@@ -329,13 +329,31 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	verbose := fs.Bool("v", false, "log more")
 	var disks multiFlag
 	fs.Var(&disks, "disk", diskSpecHelp+"; required. The order names the disks: the i-th is ID/disk<i>")
-	cmdline.Usage(fs, "cairn node --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
-		"Runs a storage node: serves its disk directories over the node protocol, registers them in\nthe cluster map, keeps a liveness lease, and stands for director.")
+	config := fs.String("config", "", roleConfigHelp+`; its "meta" (a list) and "secret" are the cluster's, as in client.conf`)
+	cmdline.Usage(fs, "cairn node --config NODE.CONF | --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
+		"Runs a storage node: serves its disk directories over the node protocol, registers them in\nthe cluster map, keeps a liveness lease, and stands for director. `cairn init` writes a\nnode's config (--config); the secret comes from --secret-file, else the config, else $CAIRN_SECRET.")
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
+	secret, from := os.Getenv("CAIRN_SECRET"), "$CAIRN_SECRET"
+	if *config != "" {
+		given, err := applyRoleConfig(fs, *config, "meta", "secret")
+		if err != nil {
+			return err
+		}
+		var cc ClientConfig
+		if err := readJSONFile(*config, &cc); err != nil {
+			return err
+		}
+		if !given["meta"] && len(cc.Meta) > 0 {
+			*metaEP = strings.Join(cc.Meta, ",")
+		}
+		if cc.Secret != "" {
+			secret, from = cc.Secret, *config
+		}
+	}
 	if *id == "" || *metaEP == "" || len(disks) == 0 {
-		return fmt.Errorf("%w: cairn node needs --id, --meta and at least one --disk", ErrUsage)
+		return fmt.Errorf("%w: cairn node needs --id, --meta and at least one --disk (or a --config that gives them)", ErrUsage)
 	}
 	if err := clean.validate(); err != nil {
 		return err
@@ -343,7 +361,6 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := scr.validate(); err != nil {
 		return err
 	}
-	secret, from := os.Getenv("CAIRN_SECRET"), "$CAIRN_SECRET"
 	if *secretFile != "" {
 		from = *secretFile
 		b, err := os.ReadFile(*secretFile)
@@ -353,7 +370,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		secret = strings.TrimSpace(string(b))
 	}
 	if secret == "" {
-		return fmt.Errorf("%w: no cluster secret: pass --secret-file or set CAIRN_SECRET", ErrUsage)
+		return fmt.Errorf("%w: no cluster secret: pass --secret-file or a --config with one, or set CAIRN_SECRET", ErrUsage)
 	}
 	labels := cairn.Labels{}
 	if *rack != "" {
@@ -391,10 +408,16 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr (or name=unix://NAME:PORT), comma-separated (default: just this one)")
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
 	verbose := fs.Bool("v", false, "log more")
-	cmdline.Usage(fs, "cairn meta --name N --data DIR [--initial-cluster ...]",
-		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster.")
+	config := fs.String("config", "", roleConfigHelp)
+	cmdline.Usage(fs, "cairn meta --config META.CONF | --name N --data DIR [--initial-cluster ...]",
+		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster. `cairn init` writes each member's config\n(--config). The members of a new cluster wait for each other: start them all.")
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
+	}
+	if *config != "" {
+		if _, err := applyRoleConfig(fs, *config); err != nil {
+			return err
+		}
 	}
 	if *data == "" {
 		return fmt.Errorf("%w: cairn meta needs --data", ErrUsage)
@@ -441,15 +464,23 @@ func loadOrMakeSecret(path string) (string, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	var r [32]byte
-	if _, err := rand.Read(r[:]); err != nil {
+	s, err := newSecret()
+	if err != nil {
 		return "", err
 	}
-	s := hex.EncodeToString(r[:])
 	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
 		return "", err
 	}
 	return s, nil
+}
+
+// newSecret makes a random cluster secret: 32 bytes in hex.
+func newSecret() (string, error) {
+	var r [32]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(r[:]), nil
 }
 
 func logger(w io.Writer, verbose bool) *slog.Logger {
