@@ -66,7 +66,8 @@ It writes DIR/client.conf (metadata endpoints and the cluster secret, mode
   cairn put --config DIR/client.conf ./cat.jpg photos/cat.jpg
 
 One node cannot survive its own loss: objects survive lost disks (up to the
-code's tolerance), and 'cairn admin status' says so.`
+code's tolerance), and 'cairn admin status' says so. A cluster of several
+hosts starts from 'cairn init' (its --help, and docs/running-a-cluster.md).`
 
 // DefaultDisks is the number of disk directories cairn server makes: the
 // default policy's width plus 2, so that a server that lost two disks
