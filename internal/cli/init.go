@@ -219,6 +219,7 @@ func (p initPlan) roleConfigs(secret string, creds s3Creds) map[string]map[strin
 			"name": m.name, "data": filepath.Join(p.data, m.name),
 			"client-addr": m.at.String(), "peer-addr": peer(m).String(),
 			"initial-cluster": strings.Join(initial, ","),
+			"secret-check":    secretCheckValue(secret),
 		}
 	}
 	for _, n := range p.nodes {

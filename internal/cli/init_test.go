@@ -70,6 +70,9 @@ func TestInitPlan(t *testing.T) {
 		c["initial-cluster"] != "meta1=http://10.0.0.1:9380,meta2=http://10.0.0.2:9380,meta3=http://10.0.0.3:9380" {
 		t.Fatalf("meta2's config %v", c)
 	}
+	if c := confs["meta1"]; c["secret-check"] != secretCheckValue("s3cr3t") || !validSecretCheck(c["secret-check"].(string)) {
+		t.Fatalf("meta1's secret check %v", c["secret-check"])
+	}
 	if c := confs["node4"]; c["addr"] != "10.0.0.3:9101" || !slices.Equal(c["disk"].([]string), []string{"/d/node4/disk1", "/d/node4/disk2"}) || c["secret"] != "s3cr3t" {
 		t.Fatalf("node4's config %v", c)
 	}
@@ -111,7 +114,7 @@ func TestInitWritesAndRefusesAnExistingCluster(t *testing.T) {
 	// Each config sets only flags its command has.
 	for conf, define := range map[string]func(*flag.FlagSet){
 		"h1/meta1.conf": func(fs *flag.FlagSet) {
-			for _, f := range []string{"name", "data", "client-addr", "peer-addr", "initial-cluster"} {
+			for _, f := range []string{"name", "data", "client-addr", "peer-addr", "initial-cluster", "secret-check"} {
 				fs.String(f, "", "")
 			}
 		},
@@ -213,6 +216,25 @@ func TestApplyRoleConfig(t *testing.T) {
 		p := write(tc.conf)
 		if _, err := applyRoleConfig(fs, p); err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
 			t.Errorf("config %v: %v, want an error naming %s with %q", tc.conf, err, p, tc.want)
+		}
+	}
+}
+
+// The check value is an HMAC of a fixed string: fixed for a secret,
+// different for another, and not the secret.
+func TestSecretCheckValue(t *testing.T) {
+	a, b := secretCheckValue("one secret"), secretCheckValue("another")
+	if a != secretCheckValue("one secret") || a == b || strings.Contains(a, "one secret") || !validSecretCheck(a) {
+		t.Fatalf("check values %q %q", a, b)
+	}
+	// HMAC-SHA256 of "cairn secret check v1" keyed with "key", computed
+	// with Python's hmac module: the format of docs/design/meta.md.
+	if got := secretCheckValue("key"); got != "hmac-sha256:47d7723cc897d657b94621d2ecbe3f10ecb6582b946a4c52f815a1c09e710bd6" {
+		t.Fatalf("secretCheckValue(\"key\") = %s", got)
+	}
+	for _, bad := range []string{"", "hmac-sha256:", "hmac-sha256:zz" + strings.Repeat("0", 62), "sha1:" + strings.Repeat("0", 64), "hmac-sha256:" + strings.Repeat("0", 63)} {
+		if validSecretCheck(bad) {
+			t.Errorf("validSecretCheck(%q) = true", bad)
 		}
 	}
 }

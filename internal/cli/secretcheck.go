@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	etcdmeta "cairn/meta/etcd"
 )
@@ -51,6 +52,36 @@ func checkSecret(ctx context.Context, store *etcdmeta.Store, secret, from string
 	if !hmac.Equal([]byte(got), []byte(want)) {
 		return fmt.Errorf("%w: the secret from %s is not this cluster's (the metadata store holds the check value of another secret); "+
 			"use the secret of the cluster's client.conf, as written by cairn init or cairn server", ErrWrongSecret, from)
+	}
+	return nil
+}
+
+// validSecretCheck reports whether v has the form of a check value.
+func validSecretCheck(v string) bool {
+	h, ok := strings.CutPrefix(v, "hmac-sha256:")
+	if !ok || len(h) != 2*sha256.Size {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
+}
+
+// recordSecretCheck records the check value v in the metadata at
+// endpoints unless one is there; a different one there is ErrWrongSecret.
+// A metadata member given one (by cairn init) records it at start, so that
+// the check holds from the cluster's first process on.
+func recordSecretCheck(ctx context.Context, endpoints []string, v, from string) error {
+	store, err := etcdmeta.Open(ctx, endpoints, etcdmeta.Options{})
+	if err != nil {
+		return fmt.Errorf("recording the secret check value: %w", err)
+	}
+	defer store.Close()
+	got, err := store.RecordSecretCheck(ctx, v)
+	if err != nil {
+		return fmt.Errorf("recording the secret check value: %w", err)
+	}
+	if got != v {
+		return fmt.Errorf("%w: the secret check value from %s is not the one this metadata cluster holds: the config belongs to another cluster", ErrWrongSecret, from)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -408,6 +409,7 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	peerAddr := fs.String("peer-addr", "127.0.0.1:9380", "peer address (port 0: one the kernel picks, for a single member only), or unix://NAME:PORT: a unix socket named NAME:PORT in the working directory, where every member runs")
 	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr (or name=unix://NAME:PORT), comma-separated (default: just this one)")
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
+	check := fs.String("secret-check", "", "the cluster secret's check value, as cairn init writes it in each member's config: recorded in the metadata at start, so that a node, gateway or CLI command with another secret is refused from the first (docs/design/meta.md, \"Secret check\")")
 	verbose := fs.Bool("v", false, "log more")
 	config := fs.String("config", "", roleConfigHelp)
 	cmdline.Usage(fs, "cairn meta --config META.CONF | --name N --data DIR [--initial-cluster ...]",
@@ -423,6 +425,9 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *data == "" {
 		return fmt.Errorf("%w: cairn meta needs --data", ErrUsage)
 	}
+	if *check != "" && !validSecretCheck(*check) {
+		return fmt.Errorf("%w: --secret-check %q: want hmac-sha256: and 64 hex digits, as cairn init writes it", ErrUsage, *check)
+	}
 	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: *name, Dir: *data,
 		ClientURL: "http://" + *clientAddr, PeerURL: peerURL(*peerAddr),
 		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)})
@@ -431,6 +436,11 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("starting metadata member %s: %w", *name, err)
 	}
 	defer srv.Close()
+	if *check != "" {
+		if err := recordSecretCheck(ctx, srv.Endpoints(), *check, cmp.Or(*config, "--secret-check")); err != nil {
+			return fmt.Errorf("metadata member %s: %w", *name, err)
+		}
+	}
 	fmt.Fprintf(stdout, "cairn meta %s serving clients on %s\n", *name, strings.Join(srv.Endpoints(), ","))
 	fmt.Fprintln(stdout, proc.Ready{Role: "meta", Addrs: map[string]string{
 		proc.Meta: strings.Join(srv.Endpoints(), ","), proc.Peer: strings.Join(srv.PeerURLs(), ",")}})

@@ -2,6 +2,9 @@ package testcluster_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"cairn/internal/proc"
 	"cairn/internal/testcluster"
 )
 
@@ -59,5 +63,45 @@ func TestWrongSecretIsRefusedAtStart(t *testing.T) {
 	}
 	if out := c.CLI(t, "ls"); !strings.Contains(out, "photos") {
 		t.Fatalf("cairn ls with the right secret after the refusals:\n%s", out)
+	}
+}
+
+// checkValue is the secret check value of secret (docs/design/meta.md,
+// "Secret check"), computed here from its definition.
+func checkValue(secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte("cairn secret check v1"))
+	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
+}
+
+// A metadata member given the check value (as cairn init's configs give
+// it) records it at start: the first node to come, if its secret is
+// another, is refused; the right one serves; and a member restarted with
+// another cluster's value exits.
+func TestMemberRecordsTheSecretCheck(t *testing.T) {
+	dir := t.TempDir()
+	member := []string{"meta", "--name", "meta1", "--data", filepath.Join(dir, "meta1"),
+		"--client-addr", "127.0.0.1:0", "--peer-addr", "127.0.0.1:0"}
+	m := testcluster.StartProc(t, "meta1", append(member, "--secret-check", checkValue("the right secret"))...)
+	ep := m.Addr(proc.Meta)
+	node := func(secret string) []string {
+		f := filepath.Join(dir, "secret-"+strings.ReplaceAll(secret, " ", "-"))
+		if err := os.WriteFile(f, []byte(secret), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return proc.NodeArgs("node1", []string{ep}, f, []string{filepath.Join(dir, "node1", "disk1")})
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, testcluster.Binary(t), node("a wrong secret")...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "wrong cluster secret") {
+		t.Fatalf("the first node, with a wrong secret: %v\n%s", err, out)
+	}
+	testcluster.StartProc(t, "node1", node("the right secret")...)
+
+	m.Kill()
+	out, err = exec.CommandContext(ctx, testcluster.Binary(t), append(member, "--secret-check", checkValue("another cluster's"))...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "wrong cluster secret") || !strings.Contains(string(out), "--secret-check") {
+		t.Fatalf("a member restarted with another check value: %v\n%s", err, out)
 	}
 }
