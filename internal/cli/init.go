@@ -45,11 +45,14 @@ It writes:
 
 Copy DIR/HOST/ to each HOST (every file there holds the secret: keep them
 mode 0600) and run the printed commands in that directory: the metadata
-members first (a new metadata cluster waits for all its members), then
+members first (a new metadata cluster serves once most of its members run), then
 the nodes, then the gateways. Data lives under --data on every host:
 DATA/metaN for a member, DATA/nodeN/diskM for a node's disks. The config
 files are JSON and hold the processes' flags by name; a flag given on the
 command line wins (docs/running-a-cluster.md).
+
+The root S3 credentials are made unless given (--access-key and
+--secret-key, or $CAIRN_ACCESS_KEY and $CAIRN_SECRET_KEY).
 
 TLS: there is none yet; certificates will be made here, next to the
 secret, when there is.`
