@@ -47,9 +47,11 @@ Copy DIR/HOST/ to each HOST (every file there holds the secret: keep them
 mode 0600) and run the printed commands in that directory: the metadata
 members first (a new metadata cluster serves once most of its members run), then
 the nodes, then the gateways. Data lives under --data on every host:
-DATA/metaN for a member, DATA/nodeN/diskM for a node's disks. The config
-files are JSON and hold the processes' flags by name; a flag given on the
-command line wins (docs/running-a-cluster.md).
+DATA/metaN for a member, DATA/nodeN/diskM for a node's disks. A node's
+rack label is its HOST, so that placement spreads each stripe over the
+hosts first (edit "rack" and add "zone" in the node configs to name real
+racks and zones). The config files are JSON and hold the processes' flags
+by name; a flag given on the command line wins (docs/running-a-cluster.md).
 
 The root S3 credentials are made unless given (--access-key and
 --secret-key, or $CAIRN_ACCESS_KEY and $CAIRN_SECRET_KEY).
@@ -230,8 +232,12 @@ func (p initPlan) roleConfigs(secret string, creds s3Creds) map[string]map[strin
 		for d := 1; d <= p.disks; d++ {
 			disks = append(disks, filepath.Join(p.data, n.name, fmt.Sprintf("disk%d", d)))
 		}
+		// The host is the failure domain a node shares with the others on
+		// it: as the rack label, it makes placement spread a stripe over
+		// hosts first, so a host that runs two nodes does not take more
+		// shards of a stripe with it than over hosts evenly.
 		out[n.name] = map[string]any{"meta": p.metaEndpoints(), "secret": secret,
-			"id": n.name, "addr": n.at.String(), "disk": disks}
+			"id": n.name, "addr": n.at.String(), "disk": disks, "rack": n.at.host}
 	}
 	for _, g := range p.gateways {
 		out[g.name] = map[string]any{"meta": p.metaEndpoints(), "secret": secret,
@@ -268,7 +274,7 @@ func (p initPlan) startText(dir string, creds s3Creds) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\nThen, from this machine:\n  cairn admin status --config %s\n", filepath.Join(dir, "client.conf"))
+	fmt.Fprintf(&b, "\nThen, from this machine, wait until every node is alive and every disk up:\n  cairn admin status --wait 2m --config %s\n", filepath.Join(dir, "client.conf"))
 	if w := len(p.nodes) * p.disks; w < 6 {
 		fmt.Fprintf(&b, "\nNote: %d disks in all; the default policy %s needs 6. Give buckets a narrower policy (cairn mb --policy).\n", w, DefaultPolicy)
 	}

@@ -73,7 +73,7 @@ func TestInitPlan(t *testing.T) {
 	if c := confs["meta1"]; c["secret-check"] != secretCheckValue("s3cr3t") || !validSecretCheck(c["secret-check"].(string)) {
 		t.Fatalf("meta1's secret check %v", c["secret-check"])
 	}
-	if c := confs["node4"]; c["addr"] != "10.0.0.3:9101" || !slices.Equal(c["disk"].([]string), []string{"/d/node4/disk1", "/d/node4/disk2"}) || c["secret"] != "s3cr3t" {
+	if c := confs["node4"]; c["addr"] != "10.0.0.3:9101" || !slices.Equal(c["disk"].([]string), []string{"/d/node4/disk1", "/d/node4/disk2"}) || c["secret"] != "s3cr3t" || c["rack"] != "10.0.0.3" {
 		t.Fatalf("node4's config %v", c)
 	}
 	if c := confs["gateway2"]; c["s3-addr"] != "[::1]:8000" || c["access-key"] != "AK" || c["secret-key"] != "SK" {
@@ -122,6 +122,7 @@ func TestInitWritesAndRefusesAnExistingCluster(t *testing.T) {
 			fs.String("id", "", "")
 			fs.String("addr", "", "")
 			fs.String("meta", "", "")
+			fs.String("rack", "", "")
 			fs.Var(&multiFlag{}, "disk", "")
 		},
 		"h2/gateway1.conf": func(fs *flag.FlagSet) {

@@ -173,7 +173,7 @@ func StartDocumented(t testing.TB) *Documented {
 	}
 	prefix, err := freeLoopbackNet(len(blocks.hosts))
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	work := t.TempDir()
 	loopback := strings.NewReplacer(docHostPrefix, prefix, docData, filepath.Join(work, "data"))

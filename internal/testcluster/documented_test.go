@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"cairn"
 	"cairn/internal/testcluster"
 )
 
@@ -36,8 +39,14 @@ func TestRunningACluster(t *testing.T) {
 		t.Fatalf("gateways %v, want 2", d.Gateways)
 	}
 	var st struct {
-		Nodes []struct{ ID string } `json:"nodes"`
-		Disks []struct{ ID string } `json:"disks"`
+		Nodes []struct {
+			ID   string `json:"id"`
+			Addr string `json:"addr"`
+		} `json:"nodes"`
+		Disks []struct {
+			ID   string `json:"id"`
+			Node string `json:"node"`
+		} `json:"disks"`
 	}
 	out, err := testcluster.RunCLI(t.Context(), d.Conf, "admin", "status", "--json")
 	if err != nil {
@@ -64,5 +73,34 @@ func TestRunningACluster(t *testing.T) {
 	back, err := io.ReadAll(got.Body)
 	if err != nil || !bytes.Equal(back, data) {
 		t.Fatalf("read back %d bytes (%v), want the %d put", len(back), err, len(data))
+	}
+
+	// The hosts are the racks: the stripe's 6 shards are 2 per host, so
+	// any one host may be lost, the one running two nodes included.
+	out, err = testcluster.RunCLI(ctx, d.Conf, "stat", "--json", "photos/cat.jpg")
+	if err != nil {
+		t.Fatalf("stat: %v\n%s", err, out)
+	}
+	var m cairn.Manifest
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatal(err)
+	}
+	hostOf := map[string]string{}
+	for _, n := range st.Nodes {
+		h, _, _ := net.SplitHostPort(n.Addr)
+		hostOf[n.ID] = h
+	}
+	perHost := map[string]int{}
+	for _, sh := range m.Shards {
+		n, _, _ := strings.Cut(string(sh.Disk), "/")
+		perHost[hostOf[n]]++
+	}
+	if len(m.Shards) != 6 || len(perHost) != 3 || perHost[""] != 0 {
+		t.Fatalf("shards %v over hosts %v: want 6 shards on the 3 hosts", m.Shards, perHost)
+	}
+	for h, n := range perHost {
+		if n != 2 {
+			t.Errorf("host %s holds %d of the stripe's 6 shards, want 2 (shards per host %v)", h, n, perHost)
+		}
 	}
 }
