@@ -32,7 +32,8 @@ func docS3Client(d *testcluster.Documented, url string) *s3.Client {
 // The walkthrough of docs/running-a-cluster.md works as written (issue
 // #24): a cluster of 3 metadata members, 4 nodes and 2 gateways started
 // only by its commands serves an object put through one gateway from the
-// other, with the root credentials cairn init made.
+// other, with the root credentials cairn init made; a user created through
+// the first gateway's admin path works through the second (checkSharedUsers).
 func TestRunningACluster(t *testing.T) {
 	d := testcluster.StartDocumented(t)
 	if len(d.Gateways) != 2 {
@@ -103,4 +104,7 @@ func TestRunningACluster(t *testing.T) {
 			t.Errorf("host %s holds %d of the stripe's 6 shards, want 2 (shards per host %v)", h, n, perHost)
 		}
 	}
+
+	checkSharedUsers(t, gatewayAdmin(t, d.Gateways[0], d.AccessKey, d.SecretKey), [2]string{d.Gateways[0], d.Gateways[1]},
+		d.AccessKey, d.SecretKey, "doc")
 }
