@@ -35,8 +35,12 @@ func docS3Client(d *testcluster.Documented, url string) *s3.Client {
 // other, with the root credentials cairn init made.
 func TestRunningACluster(t *testing.T) {
 	d := testcluster.StartDocumented(t)
-	if len(d.Gateways) != 2 {
-		t.Fatalf("gateways %v, want 2", d.Gateways)
+	roles := map[string]int{}
+	for _, p := range d.Procs {
+		roles[p.Ready().Role]++
+	}
+	if roles["meta"] != 3 || roles["node"] != 4 || roles["gateway"] != 2 || len(d.Gateways) != 2 {
+		t.Fatalf("the doc started %v, gateways %v: want 3 meta, 4 node and 2 gateway processes", roles, d.Gateways)
 	}
 	var st struct {
 		Nodes []struct {
