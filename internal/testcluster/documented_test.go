@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +107,26 @@ func TestRunningACluster(t *testing.T) {
 		if n != 2 {
 			t.Errorf("host %s holds %d of the stripe's 6 shards, want 2 (shards per host %v)", h, n, perHost)
 		}
+	}
+
+	// "Adding a node later": node5 joins with client.conf and flags, on a
+	// fourth host that is its rack.
+	joined := d.Join(t)
+	out, err = testcluster.RunCLI(ctx, d.Conf, "admin", "status", "--json")
+	if err != nil {
+		t.Fatalf("admin status: %v\n%s", err, out)
+	}
+	var after struct {
+		Nodes []cairn.Node `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &after); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(after.Nodes, func(n cairn.Node) bool { return n.ID == "node5" })
+	if len(joined) != 1 || len(after.Nodes) != 5 || i < 0 {
+		t.Fatalf("after the join: nodes %+v", after.Nodes)
+	}
+	if h, _, _ := net.SplitHostPort(after.Nodes[i].Addr); after.Nodes[i].Labels[cairn.LabelRack] != h {
+		t.Fatalf("node5 %+v: want its host as its rack", after.Nodes[i])
 	}
 }
