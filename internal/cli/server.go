@@ -413,7 +413,7 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	verbose := fs.Bool("v", false, "log more")
 	config := fs.String("config", "", roleConfigHelp)
 	cmdline.Usage(fs, "cairn meta --config META.CONF | --name N --data DIR [--initial-cluster ...]",
-		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster. `cairn init` writes each member's config\n(--config). The members of a new cluster wait for each other: start them all.")
+		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster. `cairn init` writes each member's config\n(--config). A new metadata cluster serves once most of its members run: start them all.")
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
