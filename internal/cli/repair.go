@@ -253,6 +253,10 @@ func seconds(s float64) string {
 	return fmt.Sprintf("%.1f s", s)
 }
 
+// defaultMoveRate is --move-rate's default: a drain or a rebalance
+// leaves most of a node's disk and network to its clients.
+const defaultMoveRate = "32MiB"
+
 // repairOptions are the director's repair settings (cairn server, cairn node).
 type repairOptions struct {
 	scheme   *string
@@ -261,11 +265,13 @@ type repairOptions struct {
 	unit     *string
 	parallel *int
 	scan     *time.Duration
+	moveRate *string
 
 	parsed    plan.Scheme
 	auto      *plan.Rates // --repair-scheme auto: the rates the choice uses
 	bytes     int64
 	rateBytes int64 // --repair-rate; 0: unlimited
+	moveBytes int64 // --move-rate; 0: unlimited
 }
 
 func repairFlags(fs *flag.FlagSet) *repairOptions {
@@ -280,6 +286,8 @@ func repairFlags(fs *flag.FlagSet) *repairOptions {
 		unit:     fs.String("repair-unit", "1MiB", "director: request unit of repairs (the slice a repair chain moves at a time)"),
 		parallel: fs.Int("repair-parallel", 2, "director: stripes repaired at once (more: faster repair, more load on the nodes)"),
 		scan:     fs.Duration("repair-scan", 10*time.Second, "director: how often manifests are scanned for shards on down disks"),
+		moveRate: fs.String("move-rate", defaultMoveRate, "director: most bytes per second moved off draining disks and by the rebalancer, "+
+			"unless a drain sets its own (cairn admin node drain --rate); 0 for unlimited. Repairs of lost shards are never held back by it"),
 	}
 }
 
@@ -319,6 +327,9 @@ func (o *repairOptions) validate() error {
 			return fmt.Errorf("%w: --repair-rate: want a positive size per second", ErrUsage)
 		}
 	}
+	if o.moveBytes, err = units.ParseSize(*o.moveRate); err != nil || o.moveBytes < 0 {
+		return fmt.Errorf("%w: --move-rate: want a size per second (e.g. 32MiB), or 0 for unlimited", ErrUsage)
+	}
 	o.parsed, o.bytes = s, u
 	return nil
 }
@@ -329,7 +340,8 @@ func (o *repairOptions) validate() error {
 // every change, and every 30 s without one, then with rate 0; and the
 // census the scan takes, for the director's disk life cycle.
 func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger) ([]director.Duty, func() director.Census) {
-	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Rates: o.auto, Unit: o.bytes, Parallel: *o.parallel, Logger: log})
+	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Rates: o.auto, Unit: o.bytes, Parallel: *o.parallel,
+		MoveRate: o.moveBytes, Logger: log})
 	census := func() director.Census {
 		c := r.Census()
 		return director.Census{At: c.At, Refs: c.Refs}
