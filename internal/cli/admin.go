@@ -22,6 +22,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "status", Summary: "nodes, disks and their states, placement groups, capacity", Run: runAdminStatus},
 		{Name: "repair", Summary: "the repair queue and repair-time predictions", Run: runAdminRepair},
 		{Name: "disk", Summary: "take a disk out, drain it, or bring it back in", Run: runAdminDisk},
+		{Name: "node", Summary: "drain a node, remove it, or readmit it", Run: runAdminNode},
 		{Name: "scrub", Summary: "background verification of every shard: status, start, pause", Run: runAdminScrub},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 		{Name: "keys", Summary: "rotate the SSE-S3 master keys and re-seal data keys", Run: runAdminKeys},
@@ -56,6 +57,9 @@ type NodeStatus struct {
 	cairn.Node
 	Alive bool `json:"alive"`
 	Disks int  `json:"disks"`
+	// State follows its disks' (director.NodeState): up, draining,
+	// removed, degraded.
+	State string `json:"state"`
 }
 
 // FSStatus is one file system of a node holding readable disks.
@@ -208,8 +212,10 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		return nil, err
 	}
 	per := map[cairn.NodeID]int{}
+	byNode := map[cairn.NodeID][]cairn.Disk{}
 	for _, d := range disks {
 		per[d.Node]++
+		byNode[d.Node] = append(byNode[d.Node], d)
 		st.States[string(d.State)]++
 	}
 	st.FileSystems = fileSystems(disks)
@@ -218,7 +224,7 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		st.Free += f.Free
 	}
 	for _, n := range nodes {
-		ns := NodeStatus{Node: n, Alive: slices.Contains(alive, string(n.ID)), Disks: per[n.ID]}
+		ns := NodeStatus{Node: n, Alive: slices.Contains(alive, string(n.ID)), Disks: per[n.ID], State: director.NodeState(byNode[n.ID])}
 		st.Nodes = append(st.Nodes, ns)
 		if !ns.Alive {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("node %s is not alive (no liveness lease)", n.ID))
@@ -256,9 +262,9 @@ func printStatus(w io.Writer, st *Status) {
 	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\n\n", orNone(st.Director),
 		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tDISKS")
+	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tSTATE\tDISKS")
 	for _, n := range st.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%d\n", n.ID, n.Addr, n.Alive, n.Disks)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%d\n", n.ID, n.Addr, n.Alive, n.State, n.Disks)
 	}
 	fmt.Fprintln(tw, "\nDISK\tNODE\tSTATE\tSINCE\tCAPACITY\tFREE\tPATH\tREASON")
 	for _, d := range st.Disks {
