@@ -215,6 +215,10 @@ type PGTable struct {
 	// DistinctNodes is true when every PG's disks are on distinct nodes, so
 	// the data survives the loss of a node (up to the code's tolerance).
 	DistinctNodes bool `json:"distinct_nodes"`
+	// Epoch counts the table's recomputations (placement.Recompute) as
+	// nodes and disks joined or left: 0 as first computed, +1 each time
+	// it changed. meta.Store.UpdatePGTable swaps tables by it.
+	Epoch int `json:"epoch,omitempty"`
 }
 
 // Bucket is a namespace of objects with a default policy.

@@ -107,6 +107,7 @@ type PGStatus struct {
 	Width         int  `json:"width"`
 	PGs           int  `json:"pgs"`
 	DistinctNodes bool `json:"distinct_nodes"`
+	Epoch         int  `json:"epoch"` // recomputations as the cluster changed
 }
 
 func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -235,7 +236,7 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		if err != nil {
 			continue
 		}
-		st.PGTables = append(st.PGTables, PGStatus{Width: t.Width, PGs: len(t.PGs), DistinctNodes: t.DistinctNodes})
+		st.PGTables = append(st.PGTables, PGStatus{Width: t.Width, PGs: len(t.PGs), DistinctNodes: t.DistinctNodes, Epoch: t.Epoch})
 		if !t.DistinctNodes {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("placement groups of width %d share nodes: the cluster cannot survive a node loss (only disk losses) for policies with %d shards", w, w))
 		}
@@ -275,7 +276,7 @@ func printStatus(w io.Writer, st *Status) {
 	if len(st.PGTables) > 0 {
 		fmt.Fprintln(w, "\nplacement groups:")
 		for _, t := range st.PGTables {
-			fmt.Fprintf(w, "  width %d: %d PGs, distinct nodes: %v\n", t.Width, t.PGs, t.DistinctNodes)
+			fmt.Fprintf(w, "  width %d: %d PGs, distinct nodes: %v, recomputed %d times\n", t.Width, t.PGs, t.DistinctNodes, t.Epoch)
 		}
 	}
 	printSharedFS(w, st.FileSystems)
