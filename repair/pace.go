@@ -11,6 +11,7 @@ import (
 	"context"
 	"time"
 
+	"cairn"
 	"cairn/repair/decide"
 )
 
@@ -39,17 +40,19 @@ func (b *bucket) take(now time.Time, rate, n int64) time.Duration {
 	return time.Duration(-b.level / r * float64(time.Second))
 }
 
-// moveRate is the rate a round moving shards of st is paced at: the lowest MoveRate of the draining disks the round moves them off, or
+// moveRate is the rate a round of t moving shards of st is paced at: the
+// lowest MoveRate of the draining disks the round moves them off, or
 // Config.MoveRate; 0 if the round rebuilds a shard that is lost (a
-// repair, never paced) or no rate is set.
-func (r *Repairer) moveRate(st decide.Stripe, shards []int, v *decide.View) int64 {
+// repair, never paced) or no rate is set. The rebalancer's moves
+// (t.Move) are moves too.
+func (r *Repairer) moveRate(t *cairn.RepairTask, st decide.Stripe, shards []int, v *decide.View) int64 {
 	rate := r.cfg.MoveRate
 	for _, i := range shards {
-		d := v.Disks[st.Shards[i].Disk]
-		if !decide.Moving(d.State) {
+		if !decide.IsMove(t, st, i, v) {
 			return 0
 		}
-		if d.MoveRate > 0 && (rate == 0 || d.MoveRate < rate) {
+		d := v.Disks[st.Shards[i].Disk]
+		if decide.Moving(d.State) && d.MoveRate > 0 && (rate == 0 || d.MoveRate < rate) {
 			rate = d.MoveRate
 		}
 	}

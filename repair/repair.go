@@ -96,7 +96,10 @@ type Config struct {
 	// (cairn.Disk.MoveRate); 0: as fast as the repair runs. Moves share
 	// one token bucket; the rebuild of a lost shard is never paced.
 	MoveRate int64
-	Logger   *slog.Logger
+	// Tolerance is how far apart the rebalancer lets the disks' use be
+	// (default DefaultTolerance: the least used within 10% of the most).
+	Tolerance float64
+	Logger    *slog.Logger
 }
 
 // Repairer scans for and runs repair tasks. Its methods are safe to call
@@ -114,8 +117,9 @@ type Repairer struct {
 	// avoid holds the disks that failed as targets, until when they are
 	// not chosen again (decide.View.Avoid); guarded by mu. At most one
 	// entry per disk, dropped when it expires.
-	avoid map[cairn.DiskID]time.Time
-	moves bucket // paces moves (pace.go); guarded by mu
+	avoid   map[cairn.DiskID]time.Time
+	moves   bucket  // paces moves (pace.go); guarded by mu
+	balance Balance // the rebalancer's last round; guarded by mu
 
 	scanned   string    // the lost disks the last complete Scan saw
 	scannedAt time.Time // when it completed

@@ -44,6 +44,7 @@ type Status struct {
 	Warnings []string       `json:"warnings,omitempty"`
 	Repair   string         `json:"repair"`        // one line: the repair queue and its ETA
 	Scrub    string         `json:"scrub"`         // one line: scrub's state and the damage pending (scrub.go)
+	Balance  string         `json:"rebalance"`     // one line: the rebalancer's last round (nodeops.go)
 	Queued   int            `json:"repair_queued"` // stripes in the repair queue
 	States   map[string]int `json:"disk_states"`
 	// FileSystems hold the readable disks, one per node and file system;
@@ -193,6 +194,7 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		st.Director = id
 	}
 	st.Repair = "nothing to repair"
+	st.Balance = rebalanceSummary(ctx, cl.meta, time.Now())
 	ts, err := meta.AllRepairTasks(ctx, cl.meta)
 	if err != nil {
 		return nil, err
@@ -260,8 +262,8 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 }
 
 func printStatus(w io.Writer, st *Status) {
-	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\n\n", orNone(st.Director),
-		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub)
+	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\nrebalance: %s\n\n", orNone(st.Director),
+		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub, st.Balance)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tSTATE\tDISKS")
 	for _, n := range st.Nodes {

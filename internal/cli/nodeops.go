@@ -184,3 +184,29 @@ func nodeCommand(ctx context.Context, st diskStore, op director.NodeOp, id strin
 	}
 	return nil
 }
+
+// rebalanceSummary is the rebalancer's line in cairn admin status: its
+// last round (the director reports it with the repair progress).
+func rebalanceSummary(ctx context.Context, st interface {
+	RepairProgress(ctx context.Context) (cairn.RepairProgress, error)
+}, now time.Time) string {
+	p, err := st.RepairProgress(ctx)
+	if err != nil || p.Rebalance == nil {
+		return "no round yet (the director looks every " + rebalanceEvery.String() + " while nothing is to repair)"
+	}
+	return fmtRebalance(*p.Rebalance, now)
+}
+
+// fmtRebalance says what a rebalancer round found and did.
+func fmtRebalance(b cairn.RebalanceProgress, now time.Time) string {
+	share := 100.0
+	if b.Hi > 0 {
+		share = 100 * b.Lo / b.Hi
+	}
+	ago := now.Sub(b.At).Round(time.Second)
+	if b.Balanced && b.Queued == 0 {
+		return fmt.Sprintf("balanced: the least used disk holds %.0f%% of the most used's bytes (%v ago; %d moves so far)", share, ago, b.Total)
+	}
+	return fmt.Sprintf("moving: %d shard moves queued %v ago (%d so far); the least used disk holds %.0f%% of the most used's bytes",
+		b.Queued, ago, b.Total, share)
+}

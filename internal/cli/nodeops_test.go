@@ -96,3 +96,23 @@ func TestNodeCommands(t *testing.T) {
 		t.Fatalf("readmit an up node: %v", err)
 	}
 }
+
+func TestFmtRebalance(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
+	at := now.Add(-20 * time.Second)
+	tests := []struct {
+		b    cairn.RebalanceProgress
+		want string
+	}{
+		{cairn.RebalanceProgress{At: at, Balanced: true, Lo: 95, Hi: 100, Total: 12},
+			"balanced: the least used disk holds 95% of the most used's bytes (20s ago; 12 moves so far)"},
+		{cairn.RebalanceProgress{At: at, Lo: 0, Hi: 100, Queued: 64, Total: 64},
+			"moving: 64 shard moves queued 20s ago (64 so far); the least used disk holds 0% of the most used's bytes"},
+		{cairn.RebalanceProgress{At: at, Balanced: true}, "balanced: the least used disk holds 100% of the most used's bytes (20s ago; 0 moves so far)"},
+	}
+	for _, tc := range tests {
+		if got := fmtRebalance(tc.b, now); got != tc.want {
+			t.Errorf("%+v:\n got %s\nwant %s", tc.b, got, tc.want)
+		}
+	}
+}

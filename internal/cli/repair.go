@@ -253,6 +253,10 @@ func seconds(s float64) string {
 	return fmt.Sprintf("%.1f s", s)
 }
 
+// rebalanceEvery is how often the director's rebalancer looks for moves
+// (when the repair queue is empty).
+const rebalanceEvery = 10 * time.Second
+
 // defaultMoveRate is --move-rate's default: a drain or a rebalance
 // leaves most of a node's disk and network to its clients.
 const defaultMoveRate = "32MiB"
@@ -352,6 +356,7 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 		lastPut                time.Time
 		rate                   float64
 		lastHealed, lastQueued int64
+		lastBalance            time.Time
 	)
 	report := func(ctx context.Context) {
 		now := time.Now()
@@ -366,8 +371,9 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 				}
 			}
 		}
-		changed := st.Bytes != lastBytes || st.DamageHealed != lastHealed || st.DamageQueued != lastQueued
-		lastHealed, lastQueued = st.DamageHealed, st.DamageQueued
+		bal := r.Balance()
+		changed := st.Bytes != lastBytes || st.DamageHealed != lastHealed || st.DamageQueued != lastQueued || !bal.At.Equal(lastBalance)
+		lastHealed, lastQueued, lastBalance = st.DamageHealed, st.DamageQueued, bal.At
 		last, lastBytes = now, st.Bytes
 		if !changed && now.Sub(lastPut) < 30*time.Second {
 			return
@@ -378,6 +384,9 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 		lastPut = now
 		p := cairn.RepairProgress{Director: id, Updated: now, Shards: int64(st.Shards), Bytes: st.Bytes, Failed: int64(st.Failed), Rate: rate,
 			DamageQueued: st.DamageQueued, DamageHealed: st.DamageHealed}
+		if !bal.At.IsZero() {
+			p.Rebalance = &cairn.RebalanceProgress{At: bal.At, Balanced: bal.Balanced, Lo: bal.Lo, Hi: bal.Hi, Queued: bal.Queued, Total: bal.Total}
+		}
 		if err := store.PutRepairProgress(ctx, p); err != nil && ctx.Err() == nil {
 			log.Warn("repair: reporting progress", "err", err)
 		}
@@ -387,6 +396,14 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 			n, err := r.Scan(ctx, now)
 			if n > 0 {
 				log.Warn("repair: stripes with lost shards queued", "count", n)
+			}
+			return err
+		}},
+		{Name: "rebalance", Every: rebalanceEvery, Background: true, Run: func(ctx context.Context, now time.Time) error {
+			n, err := r.Rebalance(ctx, now)
+			if n > 0 {
+				b := r.Balance()
+				log.Info("rebalance: moves queued", "count", n, "total", b.Total, "balanced", b.Balanced, "least_use", int64(b.Lo), "most_use", int64(b.Hi))
 			}
 			return err
 		}},
