@@ -123,6 +123,7 @@ type Repairer struct {
 
 	scanned   string    // the lost disks the last complete Scan saw
 	scannedAt time.Time // when it completed
+	scanMoves bool      // the last complete Scan saw moves queued (a drain in progress)
 }
 
 // Stats counts what a Repairer did since it was made.
