@@ -185,3 +185,119 @@ func TestNodeDrainRemoveAndRebalance(t *testing.T) {
 		t.Fatalf("node4 after readmit: %s", st.node("node4"))
 	}
 }
+
+// shardNodes returns the node of each shard of an object, from `cairn stat
+// --json`.
+func shardNodes(t *testing.T, c *testcluster.Cluster, key string) []string {
+	t.Helper()
+	var m cairn.Manifest
+	if err := json.Unmarshal([]byte(c.CLI(t, "stat", "--json", "bkt/"+key)), &m); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, s := range m.Shards {
+		n, _, _ := strings.Cut(string(s.Disk), "/")
+		out = append(out, n)
+	}
+	return out
+}
+
+func distinct(nodes []string) bool {
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if seen[n] {
+			return false
+		}
+		seen[n] = true
+	}
+	return true
+}
+
+// The issue #14 case on real processes: objects PUT while only node1 has
+// registered have every shard on node1; once node2 and node3 register,
+// the director recomputes the placement-group table (distinct nodes, epoch
+// 1) and the rebalancer moves shards until every stripe spans three
+// nodes; a new PUT lands on three nodes; every object reads back.
+func TestPutBeforeNodesRegistered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a rebalance on real processes")
+	}
+	ctx := context.Background()
+	c := testcluster.Start(t, testcluster.Config{Nodes: 1, DisksPerNode: 3, Grace: 2 * time.Second,
+		NodeArgs: []string{"--repair-scan", "1s", "--move-rate", "4MiB"}})
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := c.TryCLI(ctx, "admin", "status")
+			t.Logf("status:\n%s", out)
+		}
+	})
+	s3c := startGateway(t, c)
+	c.CLI(t, "mb", "bkt", "--policy", "rs-2-1")
+	const objects = 12
+	data := map[string][]byte{}
+	for i := range objects {
+		key := fmt.Sprintf("obj-%02d", i)
+		data[key] = patternBytes(32<<10, uint64(i))
+		if err := s3Put(ctx, s3c, key, data[key]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := shardNodes(t, c, "obj-00"); distinct(n) {
+		t.Fatalf("with one node registered, obj-00 is on nodes %v", n)
+	}
+	for i := 2; i <= 3; i++ {
+		id := fmt.Sprintf("node%d", i)
+		var disks []string
+		for d := 1; d <= 3; d++ {
+			disks = append(disks, filepath.Join(c.Dir, id, fmt.Sprintf("disk%d", d)))
+		}
+		args := append(proc.NodeArgs(id, c.MetaEndpoints(), filepath.Join(c.Dir, "secret"), disks), "--grace", "2s",
+			"--repair-scan", "1s", "--move-rate", "4MiB")
+		testcluster.StartProc(t, id, args...)
+	}
+	start := time.Now()
+	for {
+		spread := 0
+		for key := range data {
+			if distinct(shardNodes(t, c, key)) {
+				spread++
+			}
+		}
+		if spread == objects {
+			t.Logf("every object on 3 distinct nodes %v after node2 and node3 started", time.Since(start).Round(time.Millisecond))
+			break
+		}
+		if time.Since(start) > 60*time.Second {
+			t.Fatalf("after 60 s only %d of %d objects span distinct nodes", spread, objects)
+		}
+		time.Sleep(time.Second) // real time: the director's duties run in node1's process
+	}
+	out, err := testcluster.RunCLI(ctx, c.Conf, "admin", "status", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Tables []struct {
+			Width    int  `json:"width"`
+			Distinct bool `json:"distinct_nodes"`
+			Epoch    int  `json:"epoch"`
+		} `json:"pg_tables"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Tables) != 1 || !st.Tables[0].Distinct || st.Tables[0].Epoch < 1 {
+		t.Fatalf("placement groups after the nodes joined: %+v (%v)", st.Tables, err)
+	}
+	// A new object follows the recomputed table (clients re-read it within 5 s).
+	time.Sleep(6 * time.Second) // real time: the gateway's cached table ages out
+	data["new"] = patternBytes(32<<10, 99)
+	if err := s3Put(ctx, s3c, "new", data["new"]); err != nil {
+		t.Fatal(err)
+	}
+	if n := shardNodes(t, c, "new"); !distinct(n) {
+		t.Fatalf("a PUT after the nodes joined is on nodes %v", n)
+	}
+	for key, want := range data {
+		if got, err := s3Get(ctx, s3c, key); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("GET %s: %d bytes, %v", key, len(got), err)
+		}
+	}
+}
