@@ -26,12 +26,15 @@ func Member(s cairn.DiskState) bool {
 //   - its PG has more slots on its node than it needs to: more than
 //     ⌈Width/nodes⌉ (1 when the cluster has at least Width nodes; the
 //     later slots change);
-//   - its disk holds more slots than its quota: the table's slots shared
-//     in proportion to capacity, rounded by largest remainder (the PGs
-//     with the highest IDs give theirs up first).
+//   - its disk holds more slots than its quota allows: its share of the
+//     table's slots in proportion to capacity, rounded up (the PGs with
+//     the highest IDs give theirs up first), or a disk with fewer than
+//     its share rounded down needs one that a disk at its share rounded
+//     up can give.
 //
 // The freed slots, and those of new PGs, are filled as Compute fills
-// them, preferring disks under their quota. The table keeps its PGs and
+// them, preferring disks under their quota. A table Compute made for the
+// same disks is a fixed point: it changes nothing. The table keeps its PGs and
 // grows to ⌈members·PGsPerDisk/Width⌉ PGs when that is more (it never
 // shrinks, so an object's PG keeps its ID). A changed table has Epoch
 // old.Epoch+1. It fails with a *TooFewDisksError if fewer than Width
@@ -74,24 +77,24 @@ func Recompute(old cairn.PGTable, in Input) (cairn.PGTable, int, error) {
 	}
 	// Quotas: every slot of the table shared by capacity weight, rounded
 	// by largest remainder (ties by disk ID, the order of cands).
-	quota := quotas(cands, count*n)
+	lo, hi := quotas(cands, count*n)
 	// Over-quota disks give up slots, from the highest PG ID down.
 	for id := count - 1; id >= 0; id-- {
 		pg := &t.PGs[id]
 		for i := n - 1; i >= 0; i-- {
 			c := byID[pg.Disks[i]]
-			if c != nil && c.assigned > quota[c] {
+			if c != nil && c.assigned > hi[c] {
 				pg.Disks[i] = ""
 				c.assigned--
 				*c.nodeAssigned--
 			}
 		}
 	}
-	over := func(c *cand) bool { return c.assigned >= quota[c] }
+	over := func(c *cand) bool { return c.assigned >= hi[c] }
 	for id := range t.PGs {
 		fill(&t.PGs[id], cands, perNode, over)
 	}
-	balance(t.PGs, cands, byID, quota, perNode)
+	balance(t.PGs, cands, byID, lo, hi, perNode)
 	for id := range t.PGs {
 		if id < len(old.PGs) {
 			for i, d := range t.PGs[id].Disks {
@@ -125,23 +128,26 @@ func Recompute(old cairn.PGTable, in Input) (cairn.PGTable, int, error) {
 // fewer than perNode slots of the PG (not counting the one it replaces)
 // and its zone and rack no more than the replaced disk's — which fill
 // alone cannot do when a new node may take only perNode slots of each
-// new PG. One slot at a time: the most loaded disk over its quota gives
-// one to the least loaded under its quota, from the PG with the highest
-// ID that allows it, until no such pair is left.
-func balance(pgs []cairn.PG, cands []*cand, byID map[cairn.DiskID]*cand, quota map[*cand]int, perNode int) {
-	for range len(pgs) * len(cands) { // each move lowers the excess; bounded
+// new PG. A move goes from a disk above its share rounded down (lo) to
+// one below its share rounded up (hi), and one of them must be outside
+// [lo, hi]. One slot at a time: the most loaded such disk gives one to
+// the least loaded, from the PG with the highest ID that allows it,
+// until no such pair is left.
+func balance(pgs []cairn.PG, cands []*cand, byID map[cairn.DiskID]*cand, lo, hi map[*cand]int, perNode int) {
+	for range len(pgs) * len(cands) { // each move narrows the spread; bounded
 		var overs, unders []*cand
 		for _, c := range cands {
-			switch {
-			case c.assigned > quota[c]:
+			if c.assigned > lo[c] {
 				overs = append(overs, c)
-			case c.assigned < quota[c]:
+			}
+			if c.assigned < hi[c] {
 				unders = append(unders, c)
 			}
 		}
-		slices.SortStableFunc(overs, func(a, b *cand) int { return (b.assigned - quota[b]) - (a.assigned - quota[a]) })
-		slices.SortStableFunc(unders, func(a, b *cand) int { return a.assigned - b.assigned })
-		if !balanceOne(pgs, overs, unders, byID, perNode) {
+		slices.SortStableFunc(overs, func(a, b *cand) int { return (b.assigned - hi[b]) - (a.assigned - hi[a]) })
+		slices.SortStableFunc(unders, func(a, b *cand) int { return (a.assigned - lo[a]) - (b.assigned - lo[b]) })
+		legal := func(o, u *cand) bool { return o != u && (o.assigned > hi[o] || u.assigned < lo[u]) }
+		if !balanceOne(pgs, overs, unders, legal, byID, perNode) {
 			return
 		}
 	}
@@ -149,9 +155,12 @@ func balance(pgs []cairn.PG, cands []*cand, byID map[cairn.DiskID]*cand, quota m
 
 // balanceOne makes the first legal move of a slot from a disk of overs to
 // one of unders (in their order) and reports whether there was one.
-func balanceOne(pgs []cairn.PG, overs, unders []*cand, byID map[cairn.DiskID]*cand, perNode int) bool {
+func balanceOne(pgs []cairn.PG, overs, unders []*cand, legal func(o, u *cand) bool, byID map[cairn.DiskID]*cand, perNode int) bool {
 	for _, o := range overs {
 		for _, u := range unders {
+			if !legal(o, u) {
+				continue
+			}
 			for id := len(pgs) - 1; id >= 0; id-- {
 				pg := &pgs[id]
 				at := slices.Index(pg.Disks, o.disk.ID)
@@ -199,38 +208,17 @@ func balanceOne(pgs []cairn.PG, overs, unders []*cand, byID map[cairn.DiskID]*ca
 	return false
 }
 
-// quotas shares slots over cands in proportion to their weights, each
-// share rounded down and the rest given one each by largest remainder
-// (ties to the lower disk ID).
-func quotas(cands []*cand, slots int) map[*cand]int {
+// quotas shares slots over cands in proportion to their weights and
+// returns each one's share rounded down and up.
+func quotas(cands []*cand, slots int) (lo, hi map[*cand]int) {
 	var sum float64
 	for _, c := range cands {
 		sum += c.weight
 	}
-	q := make(map[*cand]int, len(cands))
-	rem := make([]float64, len(cands))
-	left := slots
-	for i, c := range cands {
+	lo, hi = make(map[*cand]int, len(cands)), make(map[*cand]int, len(cands))
+	for _, c := range cands {
 		exact := float64(slots) * c.weight / sum
-		q[c] = int(math.Floor(exact))
-		rem[i] = exact - float64(q[c])
-		left -= q[c]
+		lo[c], hi[c] = int(math.Floor(exact+1e-9)), int(math.Ceil(exact-1e-9))
 	}
-	order := make([]int, len(cands))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case rem[a] > rem[b]:
-			return -1
-		case rem[a] < rem[b]:
-			return 1
-		}
-		return 0
-	})
-	for _, i := range order[:min(left, len(order))] {
-		q[cands[i]]++
-	}
-	return q
+	return lo, hi
 }
