@@ -71,7 +71,9 @@ and can be removed.
 
 The drain is bounded: at most %d moves are queued at a time, they run
 only after every stripe that lost redundancy, --repair-parallel at once,
-and each node computes at most its --repair-rate.
+at most the director's --move-rate bytes per second, and each node
+computes at most its --repair-rate. To drain a whole node at a rate of
+your choice: 'cairn admin node drain NODE --rate BYTES'.
 
 Only an up disk can be drained. 'cairn admin disk in DISK' stops a drain.`, repair.MaxMoves))
 	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
