@@ -150,19 +150,24 @@ func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 // Healthy reports whether every node is alive, every disk up and the
-// repair queue empty.
+// repair queue empty — not counting removed nodes (cairn admin node
+// remove) and their disks.
 func (st *Status) Healthy() bool { return len(st.unhealthy()) == 0 }
 
 // unhealthy says what keeps the cluster from being healthy.
 func (st *Status) unhealthy() []string {
 	var out []string
+	removed := map[cairn.NodeID]bool{} // taken out by the operator: not missed
 	for _, n := range st.Nodes {
-		if !n.Alive {
+		switch {
+		case n.State == director.NodeRemoved:
+			removed[n.ID] = true
+		case !n.Alive:
 			out = append(out, fmt.Sprintf("node %s is not alive", n.ID))
 		}
 	}
 	for _, d := range st.Disks {
-		if d.State != cairn.DiskUp {
+		if d.State != cairn.DiskUp && !removed[d.Node] {
 			out = append(out, fmt.Sprintf("disk %s is %s", d.ID, d.State))
 		}
 	}
@@ -229,7 +234,7 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	for _, n := range nodes {
 		ns := NodeStatus{Node: n, Alive: slices.Contains(alive, string(n.ID)), Disks: per[n.ID], State: director.NodeState(byNode[n.ID])}
 		st.Nodes = append(st.Nodes, ns)
-		if !ns.Alive {
+		if !ns.Alive && ns.State != director.NodeRemoved {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("node %s is not alive (no liveness lease)", n.ID))
 		}
 	}
