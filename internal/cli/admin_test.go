@@ -66,7 +66,8 @@ func TestStatusHealthy(t *testing.T) {
 		if st.Healthy() || !slices.Contains(st.unhealthy(), tc.want) {
 			t.Errorf("%s: healthy %v, reasons %v; want %q", tc.name, st.Healthy(), st.unhealthy(), tc.want)
 		}
-	} // A removed node (every disk out, its process stopped) is not missed.
+	}
+	// A removed node (every disk out, its process stopped) is not missed.
 	st := healthy
 	st.Nodes = append(slices.Clone(healthy.Nodes), NodeStatus{Node: cairn.Node{ID: "n2"}, State: director.NodeRemoved})
 	st.Disks = append(slices.Clone(healthy.Disks), cairn.Disk{ID: "n2/d1", Node: "n2", State: cairn.DiskOut})
