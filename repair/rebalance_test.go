@@ -123,6 +123,29 @@ func TestRebalanceOntoNewNodes(t *testing.T) {
 	if b := r.Balance(); !b.Balanced || b.Queued != 0 {
 		t.Fatalf("last round: %+v", b)
 	}
+	// Redundancy never dropped: every moved shard's old file is still
+	// there (the cleanup deletes it after its grace), next to the new one.
+	moved := 0
+	for key, orig := range e.orig {
+		m, _ := e.meta.Manifest(ctx, "bkt", key)
+		for i, s := range m.Shards {
+			if s.Disk == orig.Shards[i].Disk {
+				continue
+			}
+			moved++
+			name := cairn.ShardName(orig.Version, cairn.RowOf(orig.Shards, i))
+			e.files.Mu.Lock()
+			_, old := e.files.Files[string(orig.Shards[i].Disk)+"/"+name]
+			_, now := e.files.Files[string(s.Disk)+"/"+name]
+			e.files.Mu.Unlock()
+			if !old || !now {
+				t.Fatalf("%s shard %d moved from %s (file there: %v) to %s (file there: %v)", key, i, orig.Shards[i].Disk, old, s.Disk, now)
+			}
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no shard moved")
+	}
 	cs, err := e.meta.Cleanups(ctx, time.Now().Add(time.Hour), 10)
 	if err != nil {
 		t.Fatal(err)

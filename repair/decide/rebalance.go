@@ -15,15 +15,17 @@ import (
 //
 // Two reasons move a shard, in this order:
 //
-//   - domains: a stripe holds two shards on one node while a target disk
-//     on a node holding none of the stripe exists; the later shard moves
-//     there (the least used such disk);
+//   - domains: a stripe holds more shards on one node than it needs to
+//     (one when the cluster has as many nodes with target disks as the
+//     stripe has shards; ⌈shards/nodes⌉ on a smaller one) while a target
+//     disk on a node with room exists; the later shard moves there (the
+//     least used such disk);
 //   - balance: the use of the target disks (the bytes the manifests place
 //     on each, over its capacity) is spread wider than Tolerance — the
 //     least used is below (1−Tolerance) of the most used — and the shard
 //     is on a disk above the mean; it moves to the least used disk below
-//     the mean, on a node holding none of the stripe (or the shard's own
-//     node), if that does not lift the disk above the mean.
+//     the mean, on a node with room for it (or the shard's own node), if
+//     that does not lift the disk above the mean.
 //
 // A move never leaves the mean's side it started on, so every move
 // narrows the spread, and the plans of successive walks converge. Only
@@ -39,6 +41,7 @@ type Balancer struct {
 	planned   int
 	balanced  bool
 	targets   []cairn.DiskID // disks v accepts as targets, by ID
+	nodes     int            // nodes with target disks
 	Tolerance float64
 }
 
@@ -76,6 +79,11 @@ func NewBalancer(v *View, bytes map[cairn.DiskID]int64, tolerance float64, limit
 		wsum += w
 	}
 	slices.Sort(b.targets)
+	seen := map[cairn.NodeID]bool{}
+	for _, d := range b.targets {
+		seen[v.Disks[d].Node] = true
+	}
+	b.nodes = len(seen)
 	if wsum > 0 {
 		b.mean = sum / wsum
 	}
@@ -133,28 +141,31 @@ func (b *Balancer) Offer(st Stripe, spare int) []Move {
 	inStripe := func(id cairn.DiskID) bool {
 		return slices.ContainsFunc(st.Shards, func(l cairn.ShardLoc) bool { return l.Disk == id })
 	}
+	// A node may hold perNode shards of the stripe: 1 when there are as
+	// many nodes as shards, more on a smaller cluster.
+	perNode := max(1, (len(st.Shards)+b.nodes-1)/max(b.nodes, 1))
 	var out []Move
-	// Domains: the later shards of a node holding several.
-	seen := map[cairn.NodeID]bool{}
+	// Domains: the shards of a node beyond perNode, the later ones.
+	seen := map[cairn.NodeID]int{}
 	for i, s := range st.Shards {
 		n := b.v.Disks[s.Disk].Node
-		if !seen[n] {
-			seen[n] = true
+		if seen[n]++; seen[n] <= perNode {
 			continue
 		}
 		if len(out) >= spare || b.Full() {
 			break
 		}
-		to, ok := b.least(func(d cairn.DiskID) bool { return nodes[b.v.Disks[d].Node] == 0 && !inStripe(d) })
+		to, ok := b.least(func(d cairn.DiskID) bool { return nodes[b.v.Disks[d].Node] < perNode && !inStripe(d) })
 		if !ok {
-			break // no node outside the stripe is left
+			break // no node with room for it is left
 		}
 		out = append(out, b.plan(st, i, to, "domains", nodes))
 	}
 	if len(out) > 0 || b.balanced {
 		return out
 	}
-	// Balance: one shard of a disk above the mean.
+	// Balance: one shard of a disk above the mean, to a disk below it on
+	// its own node or a node with room for it.
 	for i, s := range st.Shards {
 		from := s.Disk
 		if b.use[from] <= b.mean {
@@ -164,8 +175,7 @@ func (b *Balancer) Offer(st Stripe, spare int) []Move {
 		size := float64(s.Size)
 		to, ok := b.least(func(d cairn.DiskID) bool {
 			n := b.v.Disks[d].Node
-			return (nodes[n] == 0 || n == own && nodes[n] == 1) && !inStripe(d) &&
-				b.use[d]+size/b.weight[d] <= b.mean
+			return (n == own || nodes[n] < perNode) && !inStripe(d) && b.use[d]+size/b.weight[d] <= b.mean
 		})
 		if !ok {
 			continue

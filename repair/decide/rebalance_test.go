@@ -87,3 +87,20 @@ func TestBalancerDomains(t *testing.T) {
 		t.Fatal("a full Balancer planned more")
 	}
 }
+
+// On a cluster with fewer nodes than a stripe has shards, a node may hold
+// ⌈shards/nodes⌉ of it: the shards beyond move to a node with room, and a
+// balance move may stay on the shard's own node.
+func TestBalancerSmallCluster(t *testing.T) {
+	v := balanceView(1, 4) // one server, a fourth disk added
+	b := NewBalancer(v, map[cairn.DiskID]int64{"n1/d1": 100, "n1/d2": 100, "n1/d3": 100}, 0.1, 10)
+	if got, want := b.Offer(stripe("n1/d1", "n1/d2", "n1/d3"), 1), []Move{{0, "n1/d4", "balance"}}; !slices.Equal(got, want) {
+		t.Fatalf("one node: moves %+v, want %+v", got, want)
+	}
+	v = balanceView(2, 3) // width 4 over 2 nodes: 2 per node
+	use := map[cairn.DiskID]int64{"n1/d1": 10, "n1/d2": 10, "n1/d3": 10, "n2/d1": 10, "n2/d2": 10, "n2/d3": 5}
+	b = NewBalancer(v, use, 0.5, 10)
+	if got, want := b.Offer(stripe("n1/d1", "n1/d2", "n1/d3", "n2/d1"), 2), []Move{{2, "n2/d3", "domains"}}; !slices.Equal(got, want) {
+		t.Fatalf("two nodes: moves %+v, want %+v", got, want)
+	}
+}
