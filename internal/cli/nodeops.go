@@ -54,14 +54,17 @@ stopped.
 The moves run at most at --rate bytes per second (all drains together run
 at the lowest rate set), after every repair of a stripe that lost
 redundancy. 'cairn admin node readmit NODE' stops the drain.`)
-	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
-		var bps int64
+	var bps int64
+	check := func() (clusterOptions, error) { // before connecting
 		if *rate != "" {
 			var err error
 			if bps, err = units.ParseSize(*rate); err != nil || bps <= 0 {
-				return fmt.Errorf("%w: --rate %q: want a positive size per second, e.g. 20MiB", ErrUsage, *rate)
+				return clusterOptions{}, fmt.Errorf("%w: --rate %q: want a positive size per second, e.g. 20MiB", ErrUsage, *rate)
 			}
 		}
+		return clusterOptions{log: logger(stderr, false)}, nil
+	}
+	return withClusterOpts(ctx, fs, args, stdout, stderr, 1, 1, check, func(ctx context.Context, cl *cluster, args []string) error {
 		return nodeCommand(ctx, cl.meta, director.NodeDrain, args[0], bps, false, time.Now(), stdout)
 	})
 }

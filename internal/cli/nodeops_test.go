@@ -116,3 +116,21 @@ func TestFmtRebalance(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeUsage(t *testing.T) {
+	for _, args := range [][]string{{"admin", "node"}, {"admin", "node", "drain"}, {"admin", "node", "remove", "a", "b"},
+		{"admin", "node", "melt", "a"}, {"admin", "node", "drain", "--rate", "fast", "n1"}, {"admin", "node", "drain", "--rate", "0", "n1"}} {
+		if _, _, err := run(t, args...); !errors.Is(err, ErrUsage) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	if _, _, err := run(t, "admin", "node", "drain", "--rate", "fast", "n1"); err == nil || !strings.Contains(err.Error(), `--rate "fast": want a positive size per second`) {
+		t.Errorf("a bad rate: %v", err)
+	}
+	for cmd, usage := range map[string]string{"drain": "NODE [--rate BYTES/s]", "remove": "NODE [--force]", "readmit": "NODE"} {
+		out, _, err := run(t, "admin", "node", cmd, "--help")
+		if err != nil || !strings.Contains(out, "Usage: cairn admin node "+cmd+" "+usage) {
+			t.Errorf("admin node %s --help: %v\n%s", cmd, err, out)
+		}
+	}
+}
