@@ -18,6 +18,11 @@ import (
 	"cairn/repair/decide"
 )
 
+// recheckEvery is how long a balanced cluster whose writable disks have
+// not changed goes without a rebalancer round (two walks of the
+// manifests): new objects shift the use slowly, joining disks at once.
+const recheckEvery = 5 * time.Minute
+
 // DefaultTolerance is how far apart the disks' use may be once balanced:
 // the least used at least 90% of the most used.
 const DefaultTolerance = 0.1
@@ -36,8 +41,10 @@ var errPlanned = errors.New("moves planned")
 
 // Rebalance runs one round of the rebalancer at now and returns how many
 // moves it queued: nothing while the repair queue holds any task (repairs
-// and drains go first, and a stripe has at most one task), else up to
-// MaxMoves moves over the stripes the manifests name, in walk order.
+// and drains go first, and a stripe has at most one task), nor for
+// recheckEvery after a round found the disks balanced unless the set of
+// writable disks changed; else up to MaxMoves moves over the stripes the
+// manifests name, in walk order.
 func (r *Repairer) Rebalance(ctx context.Context, now time.Time) (int, error) {
 	busy := false
 	err := meta.EachRepairTask(ctx, r.store, func(cairn.RepairTask) error {
@@ -53,6 +60,18 @@ func (r *Repairer) Rebalance(ctx context.Context, now time.Time) (int, error) {
 	view, err := r.view(ctx, now)
 	if err != nil {
 		return 0, err
+	}
+	var sig string // the writable disks: a change calls for a round now
+	for _, d := range view.List {
+		if view.Target(d.ID) {
+			sig += string(d.ID) + "\x00"
+		}
+	}
+	r.mu.Lock()
+	last, lastSig := r.balance, r.balanceSig
+	r.mu.Unlock()
+	if last.Balanced && last.Queued == 0 && sig == lastSig && now.Sub(last.At) < recheckEvery {
+		return 0, nil
 	}
 	bytes := map[cairn.DiskID]int64{}
 	err = r.walk(ctx, map[cairn.DiskID]int{}, func(_ *cairn.Manifest, st decide.Stripe) error {
@@ -101,7 +120,7 @@ func (r *Repairer) Rebalance(ctx context.Context, now time.Time) (int, error) {
 	r.mu.Lock()
 	r.balance.Total += int64(res.Queued)
 	res.Total = r.balance.Total
-	r.balance = res
+	r.balance, r.balanceSig = res, sig
 	r.mu.Unlock()
 	return res.Queued, nil
 }

@@ -174,3 +174,26 @@ func TestRebalanceSpreadsObjectsOfOneNode(t *testing.T) {
 	}
 	e.check(t)
 }
+
+// A balanced cluster is checked again only after recheckEvery, or at once
+// when a disk joins.
+func TestRebalanceRechecks(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 6, "rs-3-2", 100)
+	r := New(e.meta, e.exec, Config{Unit: 4096, Tolerance: 0.5}) // 100 small objects: balanced within 50%
+	t0 := time.Unix(10000, 0)
+	if n, err := r.Rebalance(ctx, t0); err != nil || n != 0 || !r.Balance().Balanced {
+		t.Fatalf("first round: %d moves, %v, %+v", n, err, r.Balance())
+	}
+	if _, err := r.Rebalance(ctx, t0.Add(time.Minute)); err != nil || !r.Balance().At.Equal(t0) {
+		t.Fatalf("a minute later: %v, last round %+v (want the first, skipped)", err, r.Balance())
+	}
+	if _, err := r.Rebalance(ctx, t0.Add(recheckEvery)); err != nil || !r.Balance().At.Equal(t0.Add(recheckEvery)) {
+		t.Fatalf("after %v: %v, last round %+v", recheckEvery, err, r.Balance())
+	}
+	e.addNode(t, "n7", 2)
+	at := t0.Add(recheckEvery + time.Second)
+	if n, err := r.Rebalance(ctx, at); err != nil || n == 0 || !r.Balance().At.Equal(at) {
+		t.Fatalf("a node joined: %d moves, %v, %+v", n, err, r.Balance())
+	}
+}

@@ -117,9 +117,10 @@ type Repairer struct {
 	// avoid holds the disks that failed as targets, until when they are
 	// not chosen again (decide.View.Avoid); guarded by mu. At most one
 	// entry per disk, dropped when it expires.
-	avoid   map[cairn.DiskID]time.Time
-	moves   bucket  // paces moves (pace.go); guarded by mu
-	balance Balance // the rebalancer's last round; guarded by mu
+	avoid      map[cairn.DiskID]time.Time
+	moves      bucket  // paces moves (pace.go); guarded by mu
+	balance    Balance // the rebalancer's last round; guarded by mu
+	balanceSig string  // the writable disks it saw; guarded by mu
 
 	scanned   string    // the lost disks the last complete Scan saw
 	scannedAt time.Time // when it completed
