@@ -76,6 +76,10 @@ hosts starts from 'cairn init' (its --help, and docs/running-a-cluster.md).`
 // above says why).
 const DefaultDisks = 8
 
+// placementEvery is how often the director recomputes the placement-group
+// tables from the cluster map.
+const placementEvery = 5 * time.Second
+
 func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn server", flag.ContinueOnError)
 	data := fs.String("data", "cairn-data", "data directory: metadata, disk directories, secret and client.conf")
@@ -299,6 +303,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log)
 		duties = append(duties, repairs...)
 		duties = append(duties, o.cleanup.duty(cl, o.log))
+		// The placement-group tables follow the cluster as nodes and disks
+		// join or leave (docs/design/rebalance.md).
+		duties = append(duties, director.PlacementDuty(store, placementEvery, o.log))
 		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties, Census: census})
 	}
 	return srv.Addr(), func() {
