@@ -150,6 +150,11 @@ type ShardLoc struct {
 	Row  int    `json:"row,omitempty"`
 	Size int64  `json:"size"`   // content bytes of the shard file: the full blocks and the last stripe's block
 	CRC  uint32 `json:"crc32c"` // CRC-32C (Castagnoli) of the whole shard file's content
+	// Ident is the length of the encoded ShardIdentity the file carries
+	// before its footer (ShardIdentity.Encode), 0 for a file without
+	// one (written before volume format 2, or by a writer that did not
+	// know it): the file is ShardFileBytes(Size) + Ident bytes.
+	Ident int `json:"ident,omitempty"`
 }
 
 // RowOf returns the code row shard i of shards holds (and names its file:

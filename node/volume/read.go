@@ -24,12 +24,14 @@ type Reader struct {
 	name string
 	size int64  // content length
 	crc  uint32 // whole-content CRC from the footer
-	off  int64  // next content offset to return
-	end  int64  // end of the range
-	buf  []byte // block buffer (blockBuf)
-	bp   *[]byte
-	cur  []byte // verified bytes of the current block not yet returned
-	err  error  // sticky
+	// ident is the length of the identity before the footer (0: none).
+	ident int64
+	off   int64  // next content offset to return
+	end   int64  // end of the range
+	buf   []byte // block buffer (blockBuf)
+	bp    *[]byte
+	cur   []byte // verified bytes of the current block not yet returned
+	err   error  // sticky
 
 	// Read-ahead (ReadAhead): blocks fetched in runs of up to run blocks
 	// per disk request into rbuf; rfirst is the first block held there
@@ -106,7 +108,7 @@ func (v *Volume) openReader(ctx context.Context, op, name string) (*Reader, erro
 		f.Close()
 		return nil, v.corrupt(op, name, -1, "%v", err)
 	}
-	r := &Reader{v: v, ctx: ctx, f: f, name: name, size: int64(ft.Length), crc: ft.CRC}
+	r := &Reader{v: v, ctx: ctx, f: f, name: name, size: int64(ft.Length), crc: ft.CRC, ident: ft.identLen()}
 	r.end = r.size
 	return r, nil
 }

@@ -1,0 +1,135 @@
+package cairn
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+)
+
+// ShardIdentity names what a shard file holds: which object (or part of
+// a multipart upload) and which code row. A shard written since format
+// version 2 of the volume carries it on disk before its footer
+// (docs/design/volume.md, "Shard identity"), so the file can be matched
+// with the manifest that should name it: scrub checks the match, garbage
+// collection finds the files no manifest names, and a lost metadata store
+// can be rebuilt from the disks.
+//
+// Every field is known when the shard is written, before the manifest
+// exists, and every field can be derived from the committed manifest
+// again (IdentityOf), so a repair writes the same identity as the PUT
+// did.
+type ShardIdentity struct {
+	Bucket  string `json:"bucket"`
+	Key     string `json:"key"`
+	Version string `json:"version"` // the object's, or the part's: names the file with Row
+	// Part is the part number of a multipart upload's part (0: a
+	// single-part object), and Upload the upload's ID.
+	Part   int    `json:"part,omitempty"`
+	Upload string `json:"upload,omitempty"`
+	Row    int    `json:"row"`    // the code row the shard holds (ShardName(Version, Row))
+	Policy string `json:"policy"` // the object's policy
+	// Code is the layout's code when it is not the policy's
+	// (Layout.Code: a small object's replicas).
+	Code      string `json:"code,omitempty"`
+	BlockSize int    `json:"block_size"` // the layout's BlockSize
+	PG        int    `json:"pg"`         // the layout's placement group
+}
+
+// MaxIdentityBytes bounds an encoded identity (a key is at most 1024
+// bytes, so real identities stay far below it).
+const MaxIdentityBytes = 4096
+
+// identityCRCSize is the CRC-32C that ends an encoded identity.
+const identityCRCSize = 4
+
+var identityTable = crc32.MakeTable(crc32.Castagnoli)
+
+// Encode returns id as stored in a shard file: its JSON encoding followed
+// by the CRC-32C of the JSON, little endian. The encoding is
+// deterministic: equal identities encode to equal bytes.
+func (id ShardIdentity) Encode() ([]byte, error) {
+	if err := id.Validate(); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(id)
+	if err != nil {
+		return nil, fmt.Errorf("encode shard identity: %w", err)
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, identityTable))
+	if len(b) > MaxIdentityBytes {
+		return nil, fmt.Errorf("%w: shard identity is %d bytes, more than %d", ErrInvalid, len(b), MaxIdentityBytes)
+	}
+	return b, nil
+}
+
+// DecodeIdentity parses what Encode made. A bad checksum or encoding is
+// ErrCorrupt; a well-formed identity that Validate refuses too.
+func DecodeIdentity(b []byte) (ShardIdentity, error) {
+	var id ShardIdentity
+	if len(b) <= identityCRCSize || len(b) > MaxIdentityBytes {
+		return id, fmt.Errorf("%w: shard identity of %d bytes (1 to %d allowed)", ErrCorrupt, len(b), MaxIdentityBytes)
+	}
+	body := b[:len(b)-identityCRCSize]
+	if crc32.Checksum(body, identityTable) != binary.LittleEndian.Uint32(b[len(body):]) {
+		return id, fmt.Errorf("%w: shard identity checksum mismatch", ErrCorrupt)
+	}
+	if err := json.Unmarshal(body, &id); err != nil {
+		return id, fmt.Errorf("%w: shard identity: %v", ErrCorrupt, err)
+	}
+	if err := id.Validate(); err != nil {
+		return id, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return id, nil
+}
+
+// Validate checks the fields an identity must have: a bucket, a key, a
+// version that names shard files, a row and part number in range, and an
+// upload exactly for a part. The error wraps ErrInvalid.
+func (id ShardIdentity) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: shard identity: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case id.Bucket == "" || id.Key == "":
+		return bad("bucket %q and key %q must not be empty", id.Bucket, id.Key)
+	case ValidateShardName(ShardName(id.Version, 0)) != nil:
+		return bad("version %q is not 32 lower-case hex digits", id.Version)
+	case id.Row < 0 || id.Row > MaxShardIndex:
+		return bad("row %d (0 to %d allowed)", id.Row, MaxShardIndex)
+	case id.Part < 0 || id.Part > MaxParts:
+		return bad("part %d (0 to %d allowed)", id.Part, MaxParts)
+	case (id.Part == 0) != (id.Upload == ""):
+		return bad("part %d with upload %q: a part names its upload, an object none", id.Part, id.Upload)
+	case id.BlockSize < 0 || id.PG < 0:
+		return bad("block size %d, placement group %d", id.BlockSize, id.PG)
+	}
+	return nil
+}
+
+// Name is the shard file the identity belongs in.
+func (id ShardIdentity) Name() string { return ShardName(id.Version, id.Row) }
+
+// IdentityOf returns the identity of the shard file holding row of the
+// layout of m (part > 0: of part number part, which must be among
+// m.Parts; Upload is then m.Upload). It is what the writer of that file
+// recorded, provided the manifest was committed as written.
+func (m *Manifest) IdentityOf(part, row int) (ShardIdentity, error) {
+	id := ShardIdentity{Bucket: m.Bucket, Key: m.Key, Version: m.Version, Row: row, Policy: m.Policy}
+	l := &m.Layout
+	if part > 0 {
+		i := -1
+		for k := range m.Parts {
+			if m.Parts[k].Number == part {
+				i = k
+			}
+		}
+		if i < 0 {
+			return id, fmt.Errorf("%w: %s/%s has no part %d", ErrInvalid, m.Bucket, m.Key, part)
+		}
+		l = &m.Parts[i].Layout
+		id.Version, id.Part, id.Upload = m.Parts[i].Version, part, m.Upload
+	}
+	id.Code, id.BlockSize, id.PG = l.Code, l.BlockSize, l.PG
+	return id, nil
+}

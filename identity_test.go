@@ -1,0 +1,87 @@
+package cairn_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"cairn"
+)
+
+const v1 = "0123456789abcdef0123456789abcdef"
+
+func TestShardIdentityEncode(t *testing.T) {
+	id := cairn.ShardIdentity{Bucket: "b", Key: "dir/ключ", Version: v1, Row: 5, Policy: "rs-4-2", BlockSize: 65536, PG: 7}
+	b, err := id.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := id.Encode()
+	if string(again) != string(b) {
+		t.Fatal("encoding is not deterministic")
+	}
+	got, err := cairn.DecodeIdentity(b)
+	if err != nil || got != id {
+		t.Fatalf("decode: %+v %v, want %+v", got, err, id)
+	}
+	if id.Name() != v1+".5" {
+		t.Fatalf("name %s", id.Name())
+	}
+	for i := range b {
+		c := append([]byte(nil), b...)
+		c[i] ^= 0x20
+		if _, err := cairn.DecodeIdentity(c); !errors.Is(err, cairn.ErrCorrupt) {
+			t.Fatalf("byte %d flipped: %v", i, err)
+		}
+	}
+	if _, err := cairn.DecodeIdentity(nil); !errors.Is(err, cairn.ErrCorrupt) {
+		t.Fatalf("empty: %v", err)
+	}
+}
+
+func TestShardIdentityValidate(t *testing.T) {
+	ok := cairn.ShardIdentity{Bucket: "b", Key: "k", Version: v1, Policy: "rs-4-2"}
+	for _, c := range []struct {
+		edit func(*cairn.ShardIdentity)
+		want string
+	}{
+		{func(id *cairn.ShardIdentity) { id.Bucket = "" }, "must not be empty"},
+		{func(id *cairn.ShardIdentity) { id.Key = "" }, "must not be empty"},
+		{func(id *cairn.ShardIdentity) { id.Version = "xyz" }, "not 32 lower-case hex"},
+		{func(id *cairn.ShardIdentity) { id.Row = cairn.MaxShardIndex + 1 }, "row 10000"},
+		{func(id *cairn.ShardIdentity) { id.Part = 3 }, "a part names its upload"},
+		{func(id *cairn.ShardIdentity) { id.Upload = v1 }, "a part names its upload"},
+		{func(id *cairn.ShardIdentity) { id.Part, id.Upload = cairn.MaxParts+1, v1 }, "part 10001"},
+		{func(id *cairn.ShardIdentity) { id.Key = strings.Repeat("k", cairn.MaxIdentityBytes) }, "more than 4096"},
+	} {
+		id := ok
+		c.edit(&id)
+		_, err := id.Encode()
+		if !errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", id, err, c.want)
+		}
+	}
+}
+
+// TestIdentityOf: the identity derived from a committed manifest is the
+// one its writer recorded, for an object and for a part.
+func TestIdentityOf(t *testing.T) {
+	pv := "fedcba9876543210fedcba9876543210"
+	m := &cairn.Manifest{Bucket: "b", Key: "k", Version: v1, Policy: "rs-4-2",
+		Layout: cairn.Layout{Code: "rep-3", BlockSize: 100, PG: 4}}
+	id, err := m.IdentityOf(0, 2)
+	want := cairn.ShardIdentity{Bucket: "b", Key: "k", Version: v1, Row: 2, Policy: "rs-4-2", Code: "rep-3", BlockSize: 100, PG: 4}
+	if err != nil || id != want {
+		t.Fatalf("object: %+v %v", id, err)
+	}
+	mp := &cairn.Manifest{Bucket: "b", Key: "k", Version: v1, Policy: "rs-4-2", Upload: "u1",
+		Parts: []cairn.Part{{Number: 3, Version: pv, Layout: cairn.Layout{BlockSize: 64, PG: 9}}}}
+	id, err = mp.IdentityOf(3, 5)
+	want = cairn.ShardIdentity{Bucket: "b", Key: "k", Version: pv, Part: 3, Upload: "u1", Row: 5, Policy: "rs-4-2", BlockSize: 64, PG: 9}
+	if err != nil || id != want {
+		t.Fatalf("part: %+v %v", id, err)
+	}
+	if _, err := mp.IdentityOf(4, 0); !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("missing part: %v", err)
+	}
+}
