@@ -45,6 +45,11 @@ const (
 	// HeaderLength is the number of body bytes a GET response will carry
 	// (the range length). The body is chunked so that trailers can follow.
 	HeaderLength = "X-Cairn-Length"
+	// HeaderIdentity, on a PUT, carries the identity the shard file is
+	// to record (cairn.ShardIdentity.Encode, in standard base64): the
+	// node stores it verbatim before the footer (docs/design/volume.md,
+	// "Shard identity"). Without it the file has none.
+	HeaderIdentity = "X-Cairn-Identity"
 	// TrailerStatus ends every GET body: StatusOK, or an error code when
 	// the node stopped sending (e.g. "corrupt": a block failed its CRC).
 	TrailerStatus = "X-Cairn-Status"
@@ -85,6 +90,9 @@ func ParseCRC(s string) (uint32, error) {
 type ShardInfo struct {
 	Size int64  `json:"size"`
 	CRC  uint32 `json:"crc32c"`
+	// Ident is the length of the identity the stored file carries (0:
+	// none), what the manifest records as cairn.ShardLoc.Ident.
+	Ident int `json:"ident,omitempty"`
 }
 
 // ShardStat is one listed shard: its name and content size (-1 if its file
