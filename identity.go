@@ -133,3 +133,53 @@ func (m *Manifest) IdentityOf(part, row int) (ShardIdentity, error) {
 	id.Code, id.BlockSize, id.PG = l.Code, l.BlockSize, l.PG
 	return id, nil
 }
+
+// Reference is how the committed metadata names a shard file
+// (Layout.Refers).
+type Reference int
+
+const (
+	// Unnamed: no layout names the file on its disk. It is an orphan —
+	// of an overwritten or deleted object, a failed write, a repair that
+	// lost its race — unless a write that will name it is still under
+	// way (a PUT before its commit, a rebuilt shard before the manifest
+	// moves to it), which only its age tells.
+	Unnamed Reference = iota
+	// Named: a layout names the file on its disk, with its size and CRC.
+	Named
+	// Mismatch: a layout names the file on its disk but records another
+	// size or CRC: the file is not what was written there (damage).
+	Mismatch
+)
+
+func (r Reference) String() string {
+	switch r {
+	case Unnamed:
+		return "unnamed"
+	case Named:
+		return "named"
+	case Mismatch:
+		return "mismatch"
+	}
+	return fmt.Sprintf("Reference(%d)", int(r))
+}
+
+// Refers says how l, a layout of shard files named after version, names
+// the file holding row id.Row of id.Version on disk, whose footer says it
+// has size content bytes with CRC crc. detail explains a Mismatch.
+func (l *Layout) Refers(version string, id ShardIdentity, disk DiskID, size int64, crc uint32) (ref Reference, detail string) {
+	if version != id.Version {
+		return Unnamed, ""
+	}
+	for i, s := range l.Shards {
+		if RowOf(l.Shards, i) != id.Row || s.Disk != disk {
+			continue
+		}
+		if s.Size != size || s.CRC != crc {
+			return Mismatch, fmt.Sprintf("the manifest of %s/%s records shard %d as %d bytes with CRC %08x, the file has %d bytes with CRC %08x",
+				id.Bucket, id.Key, i, s.Size, s.CRC, size, crc)
+		}
+		return Named, ""
+	}
+	return Unnamed, ""
+}

@@ -85,3 +85,36 @@ func TestIdentityOf(t *testing.T) {
 		t.Fatalf("missing part: %v", err)
 	}
 }
+
+func TestLayoutRefers(t *testing.T) {
+	l := &cairn.Layout{Shards: []cairn.ShardLoc{
+		{Disk: "n1/d1", Size: 10, CRC: 1},
+		{Disk: "n2/d1", Size: 10, CRC: 2},
+		{Disk: "n3/d1", Size: 10, CRC: 3, Row: 4}, // spare row 4 in slot 2
+	}}
+	id := func(row int) cairn.ShardIdentity {
+		return cairn.ShardIdentity{Bucket: "b", Key: "k", Version: v1, Row: row}
+	}
+	for _, c := range []struct {
+		what    string
+		version string
+		id      cairn.ShardIdentity
+		disk    cairn.DiskID
+		size    int64
+		crc     uint32
+		want    cairn.Reference
+	}{
+		{"named", v1, id(1), "n2/d1", 10, 2, cairn.Named},
+		{"spare row named by its slot", v1, id(4), "n3/d1", 10, 3, cairn.Named},
+		{"row 2 is not stored (the spare took its slot)", v1, id(2), "n3/d1", 10, 3, cairn.Unnamed},
+		{"on another disk (moved by a repair)", v1, id(1), "n9/d9", 10, 2, cairn.Unnamed},
+		{"another version (overwritten)", "ffffffffffffffffffffffffffffffff", id(1), "n2/d1", 10, 2, cairn.Unnamed},
+		{"another CRC", v1, id(0), "n1/d1", 10, 7, cairn.Mismatch},
+		{"another size", v1, id(0), "n1/d1", 11, 1, cairn.Mismatch},
+	} {
+		got, detail := l.Refers(c.version, c.id, c.disk, c.size, c.crc)
+		if got != c.want || (got == cairn.Mismatch) != (detail != "") {
+			t.Errorf("%s: %v %q, want %v", c.what, got, detail, c.want)
+		}
+	}
+}
