@@ -16,9 +16,11 @@ import (
 // can be rebuilt from the disks.
 //
 // Every field is known when the shard is written, before the manifest
-// exists, and every field can be derived from the committed manifest
-// again (IdentityOf), so a repair writes the same identity as the PUT
-// did.
+// exists (Size only if the body's length was announced), and every field
+// can be derived from the committed manifest again (IdentityOf), so a
+// repair writes the identity the PUT did (with the size, if the PUT did
+// not know it: the manifest records the rebuilt file's identity length,
+// ShardLoc.Ident, from what the node stored).
 type ShardIdentity struct {
 	Bucket  string `json:"bucket"`
 	Key     string `json:"key"`
@@ -34,6 +36,14 @@ type ShardIdentity struct {
 	Code      string `json:"code,omitempty"`
 	BlockSize int    `json:"block_size"` // the layout's BlockSize
 	PG        int    `json:"pg"`         // the layout's placement group
+	// Size is the object's (or the part's) stored size, Manifest.Size
+	// (Part.Size), when the writer knew it before the body ended (a
+	// Content-Length); −1 when it did not. Rebuilding a manifest from
+	// disks needs it: the shards' lengths do not tell where the data of
+	// the last stripe ends.
+	Size int64 `json:"size"`
+	// ContentType is the object's (empty for a part).
+	ContentType string `json:"content_type,omitempty"`
 }
 
 // MaxIdentityBytes bounds an encoded identity (a key is at most 1024
@@ -103,6 +113,8 @@ func (id ShardIdentity) Validate() error {
 		return bad("part %d with upload %q: a part names its upload, an object none", id.Part, id.Upload)
 	case id.BlockSize < 0 || id.PG < 0:
 		return bad("block size %d, placement group %d", id.BlockSize, id.PG)
+	case id.Size < -1:
+		return bad("size %d", id.Size)
 	}
 	return nil
 }
@@ -115,7 +127,8 @@ func (id ShardIdentity) Name() string { return ShardName(id.Version, id.Row) }
 // m.Parts; Upload is then m.Upload). It is what the writer of that file
 // recorded, provided the manifest was committed as written.
 func (m *Manifest) IdentityOf(part, row int) (ShardIdentity, error) {
-	id := ShardIdentity{Bucket: m.Bucket, Key: m.Key, Version: m.Version, Row: row, Policy: m.Policy}
+	id := ShardIdentity{Bucket: m.Bucket, Key: m.Key, Version: m.Version, Row: row, Policy: m.Policy,
+		Size: m.Size, ContentType: m.ContentType}
 	l := &m.Layout
 	if part > 0 {
 		i := -1
@@ -129,6 +142,7 @@ func (m *Manifest) IdentityOf(part, row int) (ShardIdentity, error) {
 		}
 		l = &m.Parts[i].Layout
 		id.Version, id.Part, id.Upload = m.Parts[i].Version, part, m.Upload
+		id.Size, id.ContentType = m.Parts[i].Size, ""
 	}
 	id.Code, id.BlockSize, id.PG = l.Code, l.BlockSize, l.PG
 	return id, nil

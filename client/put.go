@@ -256,7 +256,16 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, part par
 		stripes = max(1, (opts.Size+int64(p.K*bs)-1)/int64(p.K*bs))
 	}
 	ident := cairn.ShardIdentity{Bucket: bucket, Key: key, Part: part.number, Upload: part.upload,
-		Policy: policy, Code: layoutCode, BlockSize: bs, PG: pg.ID}
+		Policy: policy, Code: layoutCode, BlockSize: bs, PG: pg.ID, Size: -1}
+	switch {
+	case single:
+		ident.Size = int64(n)
+	case opts.Size >= 0:
+		ident.Size = opts.Size
+	}
+	if part.number == 0 {
+		ident.ContentType = opts.ContentType
+	}
 	w, err := newPutter(ctx, c, code, bs, stripes, version, ident, disks, spares)
 	if err != nil {
 		return nil, err
