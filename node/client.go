@@ -526,6 +526,25 @@ func (c *Client) ListShards(ctx context.Context, disk cairn.DiskID, after string
 	return lr.Shards, lr.More, nil
 }
 
+// ListIdentities is ListShards with each file's footer and identity
+// (wire.ShardStat): for rebuilding the metadata from disks. The node
+// reads every listed file's footer and identity, so a page costs a small
+// read per file.
+func (c *Client) ListIdentities(ctx context.Context, disk cairn.DiskID, after string, limit int) ([]wire.ShardStat, bool, error) {
+	q := url.Values{"identity": {"1"}}
+	if after != "" {
+		q.Set("after", after)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var lr wire.ListResponse
+	if err := c.getJSON(ctx, "list", disk, wire.DiskPath(disk)+"/shards", q, &lr); err != nil {
+		return nil, false, err
+	}
+	return lr.Shards, lr.More, nil
+}
+
 // DiskStat returns a disk's capacity and free space.
 func (c *Client) DiskStat(ctx context.Context, disk cairn.DiskID) (wire.DiskStat, error) {
 	var st wire.DiskStat

@@ -412,8 +412,33 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	resp := wire.ListResponse{Shards: make([]wire.ShardStat, len(page)), More: more}
 	for i, s := range page {
 		resp.Shards[i] = wire.ShardStat{Name: s.Name, Size: s.Size}
+		if q.Get("identity") == "1" {
+			resp.Shards[i] = inspect(r.Context(), v, s.Name)
+		}
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// inspect reads a shard's footer and identity for a listing with
+// identities; a file it cannot read has Size −1 and Error set.
+func inspect(ctx context.Context, v *volume.Volume, name string) wire.ShardStat {
+	st := wire.ShardStat{Name: name, Size: -1}
+	r, err := v.NewReader(ctx, name, 0, 0)
+	if err != nil {
+		st.Error = err.Error()
+		return st
+	}
+	defer r.Close()
+	st.Size, st.CRC, st.Written = r.Size(), r.CRC(), r.ModTime().UTC()
+	id, ok, err := r.Identity()
+	switch {
+	case err != nil:
+		st.Error = err.Error()
+	case ok:
+		st.Identity = &id
+		st.Ident = r.IdentLen()
+	}
+	return st
 }
 
 func (h *Handler) diskStat(v *volume.Volume) (wire.DiskStat, error) {

@@ -38,6 +38,20 @@ func TestPutIdentity(t *testing.T) {
 		t.Fatalf("a shard put without identity has one: %v %v", ok, err)
 	}
 
+	// A listing with identities has each file's footer and identity.
+	list, more, err := n.client.ListIdentities(ctx, d.id, "", 0)
+	if err != nil || more || len(list) != 2 {
+		t.Fatalf("list with identities: %+v %v %v", list, more, err)
+	}
+	for _, st := range list {
+		switch {
+		case st.Name == with && (st.Identity == nil || *st.Identity != id || st.Ident != len(ident) || st.Size != 4 || st.CRC != info.CRC || st.Written.IsZero()):
+			t.Errorf("listed %+v, want identity %+v", st, id)
+		case st.Name == without && (st.Identity != nil || st.Size != 4 || st.Error != ""):
+			t.Errorf("listed %+v, want no identity", st)
+		}
+	}
+
 	bad := shardName(3, 1)
 	for _, c := range []struct {
 		what, want string

@@ -128,6 +128,9 @@ func (r *Reader) Identity() (id cairn.ShardIdentity, ok bool, err error) {
 	return id, err == nil, err
 }
 
+// IdentLen is the length of the identity the file records (0: none).
+func (r *Reader) IdentLen() int { return int(r.ident) }
+
 // ModTime is when the shard file was last written (its modification
 // time when the reader opened it).
 func (r *Reader) ModTime() time.Time { return r.mod }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"time"
 
 	"cairn"
 )
@@ -97,9 +98,19 @@ type ShardInfo struct {
 
 // ShardStat is one listed shard: its name and content size (-1 if its file
 // size is impossible, i.e. the file is damaged).
+//
+// A listing asked for identities (?identity=1, node.Client.ListIdentities)
+// also has, from each file's footer and identity: CRC, the identity it
+// records (nil: none, a format 1 file), when it was written, and Error
+// for a file whose footer or identity is damaged.
 type ShardStat struct {
-	Name string `json:"name"`
-	Size int64  `json:"size"`
+	Name     string               `json:"name"`
+	Size     int64                `json:"size"`
+	CRC      uint32               `json:"crc32c,omitempty"`
+	Ident    int                  `json:"ident,omitempty"` // the identity's length on disk
+	Identity *cairn.ShardIdentity `json:"identity,omitempty"`
+	Written  time.Time            `json:"written,omitzero"`
+	Error    string               `json:"error,omitempty"`
 }
 
 // DiskStat is a disk's space as the node sees it. Broken is set when the
