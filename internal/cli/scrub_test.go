@@ -100,6 +100,8 @@ func TestGCUsageErrors(t *testing.T) {
 		{[]string{"admin", "gc", "status", "--grace", "1h"}, "flag provided but not defined"},
 		{[]string{"server", "--data", t.TempDir(), "--gc-grace", "-1h"}, "--gc-grace"},
 		{[]string{"server", "--data", t.TempDir(), "--gc-grace", "soon"}, "gc-grace"},
+		{[]string{"admin", "rebuild-meta", "everything"}, "argument"},
+		{[]string{"admin", "rebuild-meta", "--bucket", "b"}, "flag provided but not defined"},
 	} {
 		_, _, err := run(t, tc.args...)
 		if !errors.Is(err, ErrUsage) || cmdline.ExitCode(err) != 2 {
