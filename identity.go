@@ -29,7 +29,11 @@ type ShardIdentity struct {
 	// single-part object), and Upload the upload's ID.
 	Part   int    `json:"part,omitempty"`
 	Upload string `json:"upload,omitempty"`
-	Row    int    `json:"row"`    // the code row the shard holds (ShardName(Version, Row))
+	Row    int    `json:"row"` // the code row the shard holds (ShardName(Version, Row)); a coded block's ID
+	// Object is set for a block of a fountain-coded stripe: the object's
+	// (or part's) version, Version being the stripe's (CodedStripe) and
+	// Row the block's ID.
+	Object string `json:"object,omitempty"`
 	Policy string `json:"policy"` // the object's policy
 	// Code is the layout's code when it is not the policy's
 	// (Layout.Code: a small object's replicas).
@@ -115,6 +119,8 @@ func (id ShardIdentity) Validate() error {
 		return bad("block size %d, placement group %d", id.BlockSize, id.PG)
 	case id.Size < -1:
 		return bad("size %d", id.Size)
+	case id.Object != "" && ValidateShardName(ShardName(id.Object, 0)) != nil:
+		return bad("object version %q is not 32 lower-case hex digits", id.Object)
 	}
 	return nil
 }
@@ -178,10 +184,37 @@ func (r Reference) String() string {
 	return fmt.Sprintf("Reference(%d)", int(r))
 }
 
-// Refers says how l, a layout of shard files named after version, names
-// the file holding row id.Row of id.Version on disk, whose footer says it
-// has size content bytes with CRC crc. detail explains a Mismatch.
+// Refers says how l, the layout of the object (or part) of this version,
+// names the file holding row id.Row of id.Version on disk — or, for a
+// coded block (id.Object set), block id.Row of its stripe id.Version —
+// whose footer says it has size content bytes with CRC crc. detail
+// explains a Mismatch.
 func (l *Layout) Refers(version string, id ShardIdentity, disk DiskID, size int64, crc uint32) (ref Reference, detail string) {
+	if id.Object != "" {
+		if version != id.Object {
+			return Unnamed, ""
+		}
+		for _, st := range l.Coded {
+			if st.Version != id.Version {
+				continue
+			}
+			bs := int64(st.BlockSize)
+			if bs == 0 {
+				bs = int64(l.BlockSize)
+			}
+			for _, b := range st.Blocks {
+				if b.ID != id.Row || b.Disk != disk {
+					continue
+				}
+				if bs != size || b.CRC != crc {
+					return Mismatch, fmt.Sprintf("the manifest of %s/%s records block %d of stripe %s as %d bytes with CRC %08x, the file has %d bytes with CRC %08x",
+						id.Bucket, id.Key, b.ID, st.Version, bs, b.CRC, size, crc)
+				}
+				return Named, ""
+			}
+		}
+		return Unnamed, ""
+	}
 	if version != id.Version {
 		return Unnamed, ""
 	}

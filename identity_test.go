@@ -118,3 +118,36 @@ func TestLayoutRefers(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutRefersCoded: a fountain-coded block's identity names the
+// object's version (Object), its stripe's (Version) and its block ID.
+func TestLayoutRefersCoded(t *testing.T) {
+	const stripe = "ffffffffffffffffffffffffffffffff"
+	l := &cairn.Layout{BlockSize: 64, Coded: []cairn.CodedStripe{
+		{Version: stripe, Blocks: []cairn.BlockLoc{{ID: 0, Disk: "n1/d1", CRC: 1}, {ID: 17, Disk: "n2/d1", CRC: 2}}},
+		{Version: "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee", BlockSize: 8, Blocks: []cairn.BlockLoc{{ID: 3, Disk: "n1/d1", CRC: 3}}},
+	}}
+	block := func(st string, b int) cairn.ShardIdentity {
+		return cairn.ShardIdentity{Bucket: "b", Key: "k", Version: st, Row: b, Object: v1}
+	}
+	for _, c := range []struct {
+		what    string
+		version string
+		id      cairn.ShardIdentity
+		disk    cairn.DiskID
+		size    int64
+		crc     uint32
+		want    cairn.Reference
+	}{
+		{"named", v1, block(stripe, 17), "n2/d1", 64, 2, cairn.Named},
+		{"last stripe's smaller blocks", v1, block("eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee", 3), "n1/d1", 8, 3, cairn.Named},
+		{"a block not kept", v1, block(stripe, 5), "n2/d1", 64, 2, cairn.Unnamed},
+		{"another stripe", v1, block("dddddddddddddddddddddddddddddddd", 0), "n1/d1", 64, 1, cairn.Unnamed},
+		{"another object version", "cccccccccccccccccccccccccccccccc", block(stripe, 0), "n1/d1", 64, 1, cairn.Unnamed},
+		{"another CRC", v1, block(stripe, 0), "n1/d1", 64, 9, cairn.Mismatch},
+	} {
+		if got, detail := l.Refers(c.version, c.id, c.disk, c.size, c.crc); got != c.want || (got == cairn.Mismatch) != (detail != "") {
+			t.Errorf("%s: %v %q, want %v", c.what, got, detail, c.want)
+		}
+	}
+}

@@ -99,6 +99,9 @@ type BlockLoc struct {
 	ID   int    `json:"id"` // the code's block ID (0..K−1: a source block itself)
 	Disk DiskID `json:"disk"`
 	CRC  uint32 `json:"crc32c"` // CRC-32C of the block
+	// Ident is the length of the identity the block's file records (0:
+	// none), as ShardLoc.Ident.
+	Ident int `json:"ident,omitempty"`
 }
 
 // Part is one uploaded part of a multipart upload, and (in

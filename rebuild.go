@@ -47,12 +47,21 @@ func RebuildManifests(found []FoundShard, slots func(code string) (int, error)) 
 		part                         int
 	}
 	groups := map[layoutKey][]FoundShard{}
+	var out Rebuilt
+	coded := map[string]bool{} // "bucket/key version": fountain-coded objects met
 	for _, f := range found {
 		id := f.ID
+		if id.Object != "" {
+			what := fmt.Sprintf("%s/%s version %s", id.Bucket, id.Key, id.Object)
+			if !coded[what] {
+				coded[what] = true
+				out.Skipped = append(out.Skipped, what+": fountain-coded blocks are not rebuilt")
+			}
+			continue
+		}
 		k := layoutKey{id.Bucket, id.Key, id.Version, id.Upload, id.Part}
 		groups[k] = append(groups[k], f)
 	}
-	var out Rebuilt
 	skip := func(format string, args ...any) { out.Skipped = append(out.Skipped, fmt.Sprintf(format, args...)) }
 	type candidate struct {
 		m       *Manifest

@@ -53,6 +53,10 @@ func TestRebuildManifests(t *testing.T) {
 	add(part(2, 11), []int{0, 1, 2}, t0)
 	add(part(2, 12), []int{0, 1, 2}, t0.Add(time.Minute)) // part 2 uploaded again
 
+	lt := obj("fountain", 20)
+	lt.Object, lt.Version = ver(21), ver(22)
+	add(lt, []int{0, 5, 9}, t0)
+
 	r := cairn.RebuildManifests(found, slotsOf)
 	var got []string
 	for _, m := range r.Manifests {
@@ -80,7 +84,7 @@ func TestRebuildManifests(t *testing.T) {
 	}
 	skipped := strings.Join(r.Skipped, "\n")
 	for _, want := range []string{"a version " + ver(1) + ": older than", "broken version " + ver(4) + ": no file of rows [1 2]",
-		"did not record the size", "part 2 version " + ver(11) + ": part 2 has a newer version"} {
+		"did not record the size", "fountain version " + ver(21) + ": fountain-coded blocks are not rebuilt", "part 2 version " + ver(11) + ": part 2 has a newer version"} {
 		if !strings.Contains(skipped, want) {
 			t.Errorf("skipped does not say %q:\n%s", want, skipped)
 		}

@@ -79,7 +79,7 @@ func (l *Layout) Stored() map[DiskID]DiskTally {
 			bs = l.BlockSize
 		}
 		for _, b := range st.Blocks {
-			out[b.Disk] = out[b.Disk].Add(DiskTally{Files: 1, Bytes: ShardFileBytes(int64(bs))})
+			out[b.Disk] = out[b.Disk].Add(DiskTally{Files: 1, Bytes: ShardFileBytes(int64(bs)) + int64(b.Ident)})
 		}
 	}
 	return out

@@ -255,6 +255,8 @@ func (l *Layout) codedProblem() string {
 				return fmt.Sprintf("coded stripe %d: block %d twice", s, b.ID)
 			case b.Disk == "":
 				return fmt.Sprintf("coded stripe %d: block %d is on no disk", s, b.ID)
+			case b.Ident < 0 || b.Ident > MaxIdentityBytes:
+				return fmt.Sprintf("coded stripe %d: block %d has an identity of %d bytes (0 to %d allowed)", s, b.ID, b.Ident, MaxIdentityBytes)
 			}
 			ids[b.ID] = true
 		}

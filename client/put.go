@@ -145,6 +145,17 @@ type partOf struct {
 	upload string
 }
 
+// identity returns the identity of the shard files of a body of this
+// part (or object) as far as it is known before the layout: the size if
+// opts announce it (else −1), the content type of an object.
+func (p partOf) identity(bucket, key, policy string, opts PutOptions) cairn.ShardIdentity {
+	id := cairn.ShardIdentity{Bucket: bucket, Key: key, Part: p.number, Upload: p.upload, Policy: policy, Size: max(opts.Size, -1)}
+	if p.number == 0 {
+		id.ContentType = opts.ContentType
+	}
+	return id
+}
+
 // stored is a body stored as shard files by store, not yet named by any
 // manifest.
 type stored struct {
@@ -183,7 +194,7 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, part par
 		}
 	}
 	if rc, ok := code.(rateless); ok {
-		return c.storeCoded(ctx, bucket, key, version, rc, r, opts)
+		return c.storeCoded(ctx, bucket, key, version, rc, r, opts, part.identity(bucket, key, policy, opts))
 	}
 	p := code.Params()
 	mult := max(p.ShardMultiple, 1)
@@ -255,16 +266,10 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, part par
 	case opts.Size >= 0:
 		stripes = max(1, (opts.Size+int64(p.K*bs)-1)/int64(p.K*bs))
 	}
-	ident := cairn.ShardIdentity{Bucket: bucket, Key: key, Part: part.number, Upload: part.upload,
-		Policy: policy, Code: layoutCode, BlockSize: bs, PG: pg.ID, Size: -1}
-	switch {
-	case single:
+	ident := part.identity(bucket, key, policy, opts)
+	ident.Code, ident.BlockSize, ident.PG = layoutCode, bs, pg.ID
+	if single {
 		ident.Size = int64(n)
-	case opts.Size >= 0:
-		ident.Size = opts.Size
-	}
-	if part.number == 0 {
-		ident.ContentType = opts.ContentType
 	}
 	w, err := newPutter(ctx, c, code, bs, stripes, version, ident, disks, spares)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,8 +32,10 @@ func TestOrphansCollected(t *testing.T) {
 	d := serverDirect(t, s)
 	ctx := t.Context()
 	s.CLI(t, "mb", "gcb")
+	s.CLI(t, "mb", "gclt", "--policy", "lt-16-2") // fountain-coded blocks are matched by stripe and block ID
 	rng := rand.New(rand.NewPCG(14, 14))
 	data := putRandom(t, d, "gcb", 6, func() int { return 100<<10 + rng.IntN(300<<10) }, rng)
+	coded := putRandom(t, d, "gclt", 2, func() int { return 300<<10 + rng.IntN(300<<10) }, rng)
 	var orphans []string // "<disk dir>/<name>"
 	filesOf := func(m *cairn.Manifest) {
 		for _, f := range m.Files() {
@@ -88,29 +91,44 @@ func TestOrphansCollected(t *testing.T) {
 	})
 	// 0 orphans: every shard file left is one a committed manifest names.
 	named := map[string]bool{}
-	ms, _, err := d.meta.ListManifests(ctx, "gcb", "", "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		for _, f := range m.Files() {
-			named[diskDir(f.Disk)+"/"+f.Name] = true
+	for _, b := range []string{"gcb", "gclt"} {
+		ms, _, err := d.meta.ListManifests(ctx, b, "", "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			for _, f := range m.Files() {
+				named[diskDir(f.Disk)+"/"+f.Name] = true
+			}
 		}
 	}
-	for file := range identities(t, s.Data) {
+	ids := identities(t, s.Data)
+	for file := range ids {
 		if !named[file] {
 			t.Errorf("shard file %s is left, and no manifest names it", file)
 		}
 	}
-	for key, want := range data {
-		_, rc, err := d.data.Get(ctx, "gcb", key, 0, -1)
+	for file := range named {
+		if _, ok := ids[file]; !ok {
+			t.Errorf("shard file %s, which a manifest names, is gone", file)
+		}
+	}
+	for key, want := range coded {
+		data["gclt/"+key] = want
+	}
+	for bk, want := range data {
+		bucket, key := "gcb", bk
+		if b, k, ok := strings.Cut(bk, "/"); ok && b == "gclt" {
+			bucket, key = b, k
+		}
+		_, rc, err := d.data.Get(ctx, bucket, key, 0, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got, err := io.ReadAll(rc)
 		rc.Close()
 		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("%s reads back %d bytes (%v), want %d byte-exact", key, len(got), err, len(want))
+			t.Fatalf("%s/%s reads back %d bytes (%v), want %d byte-exact", bucket, key, len(got), err, len(want))
 		}
 	}
 	var st struct {
