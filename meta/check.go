@@ -1,6 +1,7 @@
 package meta
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -138,6 +139,25 @@ func CheckDamageLimit(limit int) error {
 func CheckScrubProgress(p cairn.ScrubProgress) error {
 	if p.Disk == "" {
 		return fmt.Errorf("scrub progress: %w: no disk", cairn.ErrInvalid)
+	}
+	return nil
+}
+
+// SameUser reports whether a and b are the same user record, field by
+// field (times by Equal): the compare of UpdateUser.
+func SameUser(a, b cairn.User) bool {
+	return a.Name == b.Name && a.AccessKey == b.AccessKey && bytes.Equal(a.SealedSecret, b.SealedSecret) &&
+		a.Root == b.Root && slices.Equal(a.Policies, b.Policies) && a.Created.Equal(b.Created) && a.Updated.Equal(b.Updated)
+}
+
+// CheckUserUpdate is UpdateUser's check of its arguments: u is valid and
+// keeps prev's name.
+func CheckUserUpdate(u, prev cairn.User) error {
+	if err := u.Check(); err != nil {
+		return fmt.Errorf("update user: %w", err)
+	}
+	if u.Name != prev.Name {
+		return fmt.Errorf("update user %s: %w: renames %s", u.Name, cairn.ErrInvalid, prev.Name)
 	}
 	return nil
 }

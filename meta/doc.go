@@ -11,12 +11,15 @@
 // nodes, disks, placement-group tables by width, buckets, manifests by
 // bucket and key, multipart uploads and their parts, repair tasks and the
 // repair progress report, liveness leases, election keys, usage counters,
-// cleanup records (deferred deletes of shard files, docs/design/cleanup.md).
+// cleanup records (deferred deletes of shard files, docs/design/cleanup.md),
+// S3 users (cairn.User, their secret keys sealed) with an index of their
+// access keys.
 //
 // Shared by the implementations: ErrClosed (every method after Close); the
 // argument checks CheckManifest, CheckUpdate, CheckCampaign, CheckUpload,
-// CheckPart, CheckRepairTask, CheckCleanup and CheckCleanupLimit (they
-// return cairn.ErrInvalid); Discarded, the cleanup records of the files a
+// CheckPart, CheckRepairTask, CheckCleanup, CheckCleanupLimit and
+// CheckUserUpdate (they return cairn.ErrInvalid); SameUser, the compare
+// of UpdateUser; Discarded, the cleanup records of the files a
 // write drops; the
 // orders CompareUploads and SortRepairTasks that listings return; and
 // Delta, the change one write makes to the usage counters (Store.Usage),

@@ -251,6 +251,34 @@ type Store interface {
 	// runs) if it was never set.
 	ScrubControl(ctx context.Context) (cairn.ScrubControl, error)
 
+	// CreateUser stores a new S3 user (cairn.User; docs/design/meta.md,
+	// "Users"). ErrInvalid if u fails its Check, ErrExists if a user of
+	// that name or with that access key exists (checked atomically with
+	// the write).
+	CreateUser(ctx context.Context, u cairn.User) error
+	// User returns the user called name, or ErrNotFound.
+	User(ctx context.Context, name string) (cairn.User, error)
+	// UpdateUser replaces the user u.Name with u if the stored record is
+	// exactly prev (compare-and-swap on the whole record: a key rotation,
+	// a new allow-list). ErrNotFound if there is no such user, ErrConflict
+	// if the record is not prev, ErrInvalid if u fails its Check or
+	// renames the user, ErrExists if u takes an access key another user
+	// holds. A new access key frees the old one.
+	UpdateUser(ctx context.Context, u, prev cairn.User) error
+	// DeleteUser removes a user and frees its access key; ErrNotFound if
+	// there is none.
+	DeleteUser(ctx context.Context, name string) error
+	// Users returns up to limit users whose names sort strictly after
+	// after, in name order, and whether more follow. ErrInvalid unless
+	// 1 ≤ limit ≤ MaxPage.
+	Users(ctx context.Context, after string, limit int) (us []cairn.User, more bool, err error)
+	// UsersStamp returns an opaque value that changes with every
+	// successful CreateUser, UpdateUser and DeleteUser, and with nothing
+	// else: a reader that saw stamp s and then read every user need not
+	// read them again while the stamp is still s. A store without users
+	// may return any value, even after users came and went.
+	UsersStamp(ctx context.Context) (int64, error)
+
 	// KeepAlive announces that holder (e.g. a node ID) is alive for ttl,
 	// renewing until ctx ends or Close; the entry vanishes within ttl after
 	// the holder stops renewing (or its process dies). It returns once the

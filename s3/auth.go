@@ -18,11 +18,16 @@ type Identity struct {
 	Name      string // recorded as the owner of the buckets it creates
 	AccessKey string
 	SecretKey string
-	Root      bool // sees and touches every bucket (the only kind for now)
+	Root      bool // sees and touches every bucket, and may choose any policy
+	// Policies is the identity's allow-list of policies it may choose with
+	// x-cairn-policy (docs/design/s3.md, "Choosing a policy"); empty: the
+	// gateway's (Config.AllowedPolicies). Ignored for root.
+	Policies []string
 }
 
 // Credentials finds the identity behind an access key. It is the seam for
-// more users (a reloadable users file); implementations must be safe for
+// more users (a reloadable users file, the users of the metadata store);
+// implementations must be safe for
 // concurrent use and must not block on I/O for long: it runs on every
 // request.
 type Credentials interface {
@@ -171,6 +176,9 @@ type authResult struct {
 	amzDate    string // request time, ISO 8601 basic
 	scope      string
 	seedSig    string // the request's signature: chunk 1 chains from it
+	// signed lists the headers the signature covers (lower case); nil
+	// for Signature V2, which signs no x-cairn-* header.
+	signed []string
 }
 
 // authenticate verifies a request's Signature V4 or V2 (header or
@@ -231,7 +239,7 @@ func (h *Handler) authenticate(r *http.Request) (*authResult, error) {
 	if !signatureMatches(r, sh, amzDate, payload, key, false) {
 		return nil, ErrSignatureDoesNotMatch
 	}
-	return &authResult{id: id, payload: payload, signingKey: key, amzDate: amzDate, scope: sh.scope(), seedSig: sh.Signature}, nil
+	return &authResult{id: id, payload: payload, signingKey: key, amzDate: amzDate, scope: sh.scope(), seedSig: sh.Signature, signed: sh.SignedHeaders}, nil
 }
 
 func (h *Handler) authPresigned(r *http.Request, q url.Values) (*authResult, error) {
@@ -281,7 +289,7 @@ func (h *Handler) authPresigned(r *http.Request, q url.Values) (*authResult, err
 	if !signatureMatches(r, sh, amzDate, payload, key, true) {
 		return nil, ErrSignatureDoesNotMatch
 	}
-	return &authResult{id: id, payload: payload, signingKey: key, amzDate: amzDate, scope: sh.scope(), seedSig: sh.Signature}, nil
+	return &authResult{id: id, payload: payload, signingKey: key, amzDate: amzDate, scope: sh.scope(), seedSig: sh.Signature, signed: sh.SignedHeaders}, nil
 }
 
 // requestTime is X-Amz-Date, or else the Date header.

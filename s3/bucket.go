@@ -66,8 +66,8 @@ func (h *Handler) listBuckets(q *request) error {
 func (h *Handler) createBucket(q *request) error {
 	policy := h.cfg.DefaultPolicy
 	if p := q.r.Header.Get(policyHeader); p != "" {
-		if err := h.cfg.CheckPolicy(p); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalidPolicy, err)
+		if err := h.choosePolicy(q, p); err != nil {
+			return err
 		}
 		policy = p
 	}

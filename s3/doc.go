@@ -37,6 +37,9 @@
 //     Config.DefaultPolicy); the same header on PutObject or CopyObject
 //     overrides it for one object, as does x-amz-storage-class through
 //     Config.StorageClasses (REDUCED_REDUNDANCY → rs-4-1 by default).
+//     x-cairn-policy must be signed and on the requester's allow-list
+//     (Identity.Policies, else Config.AllowedPolicies; root: any), see
+//     docs/design/s3.md, "Choosing a policy".
 //   - S3 error: an *Error (Code, HTTP Status, Message). The gateway's
 //     sentinels (ErrNoSuchKey, ErrSignatureDoesNotMatch, ...) are *Error
 //     values; apiError, the one mapping function, turns any error into

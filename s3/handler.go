@@ -88,6 +88,12 @@ type Config struct {
 	// REDUCED_REDUNDANCY → "rs-4-1". A class not in the map is refused
 	// (InvalidStorageClass); x-cairn-policy overrides the class.
 	StorageClasses map[string]string
+	// AllowedPolicies are the policies an identity that is not root and
+	// has no allow-list of its own (Identity.Policies) may choose with
+	// x-cairn-policy (docs/design/s3.md, "Choosing a policy"). Default:
+	// DefaultPolicy alone. The policies of StorageClasses are chosen by
+	// class and need no place here.
+	AllowedPolicies []string
 	// CheckPolicy validates an x-cairn-policy value (default: the codec
 	// registry, codec/all.New).
 	CheckPolicy func(policy string) error
@@ -112,6 +118,10 @@ type Config struct {
 	// them: the key would cross the network in the clear); for loopback
 	// tests only.
 	AllowInsecureSSEC bool
+	// Admin serves the admin path (POST /?cairn-admin=OP, signed by root:
+	// admin.go) once the gateway has authenticated it; nil: none
+	// (NotImplemented).
+	Admin http.Handler
 	// Logger receives internal errors (default: discard).
 	Logger *slog.Logger
 }
@@ -138,6 +148,14 @@ func (c *Config) Validate() error {
 	}
 	if err := c.CheckPolicy(c.DefaultPolicy); err != nil {
 		return fmt.Errorf("%w: default policy: %v", cairn.ErrInvalid, err)
+	}
+	if len(c.AllowedPolicies) == 0 {
+		c.AllowedPolicies = []string{c.DefaultPolicy}
+	}
+	for _, p := range c.AllowedPolicies {
+		if err := c.CheckPolicy(p); err != nil {
+			return fmt.Errorf("%w: allowed policy: %v", cairn.ErrInvalid, err)
+		}
 	}
 	if c.StorageClasses == nil {
 		c.StorageClasses = map[string]string{"STANDARD": "", "REDUCED_REDUNDANCY": "rs-4-1"}
@@ -267,6 +285,9 @@ func (h *Handler) route(q *request) error {
 		}
 	}
 	if q.bucket == "" {
+		if query.Has(AdminQuery) {
+			return h.admin(q)
+		}
 		if r.Method == http.MethodGet {
 			return h.listBuckets(q)
 		}

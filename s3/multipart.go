@@ -60,7 +60,7 @@ func (h *Handler) createUpload(q *request) error {
 	if err := checkPutHeaders(q.r.Header); err != nil {
 		return err
 	}
-	policy, err := h.objectPolicy(q.r.Header)
+	policy, err := h.objectPolicy(q)
 	if err != nil {
 		return err
 	}

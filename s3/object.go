@@ -119,9 +119,11 @@ func (l *limitReader) Read(p []byte) (int, error) {
 // ErrInvalidStorageClass: x-amz-storage-class names no configured class.
 var ErrInvalidStorageClass = &Error{"InvalidStorageClass", http.StatusBadRequest, "The storage class you specified is not valid."}
 
-// objectPolicy is the per-object policy: x-cairn-policy, else the policy
-// of x-amz-storage-class, else "" (the bucket's default).
-func (h *Handler) objectPolicy(hd http.Header) (string, error) {
+// objectPolicy is the per-object policy: x-cairn-policy (signed and
+// allowed: choosePolicy), else the policy of x-amz-storage-class, else ""
+// (the bucket's default).
+func (h *Handler) objectPolicy(q *request) (string, error) {
+	hd := q.r.Header
 	p := hd.Get(policyHeader)
 	if p == "" {
 		class := hd.Get("X-Amz-Storage-Class")
@@ -134,8 +136,8 @@ func (h *Handler) objectPolicy(hd http.Header) (string, error) {
 		}
 		return cp, nil
 	}
-	if err := h.cfg.CheckPolicy(p); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrInvalidPolicy, err)
+	if err := h.choosePolicy(q, p); err != nil {
+		return "", err
 	}
 	return p, nil
 }
@@ -163,7 +165,7 @@ func (h *Handler) putObject(q *request) error {
 	if err := checkPutHeaders(q.r.Header); err != nil {
 		return err
 	}
-	policy, err := h.objectPolicy(q.r.Header)
+	policy, err := h.objectPolicy(q)
 	if err != nil {
 		return err
 	}
@@ -593,7 +595,7 @@ func (h *Handler) copyObject(q *request) error {
 	if directive != "" && directive != "COPY" && directive != "REPLACE" {
 		return fmt.Errorf("%w: x-amz-metadata-directive %q", ErrInvalidArgument, directive)
 	}
-	policy, err := h.objectPolicy(q.r.Header)
+	policy, err := h.objectPolicy(q)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "gc", Summary: "orphan shard files (no manifest names them) found and removed: status", Run: runAdminGC},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 		{Name: "keys", Summary: "rotate the SSE-S3 master keys and re-seal data keys", Run: runAdminKeys},
+		{Name: "user", Summary: "S3 users and keys, shared by every gateway: add, rm, list, set-policy, rotate, import", Run: runAdminUser},
 		{Name: "backup", Summary: "write a consistent snapshot of the metadata store to a file", Run: runAdminBackup},
 		{Name: "restore", Summary: "rebuild a stopped metadata member from a backup (offline)", Run: runAdminRestore},
 		{Name: "raidp", Summary: "RAIDP disks and Lstors: verify parity and replicas (offline)", Run: runAdminRaidp},

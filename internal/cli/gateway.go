@@ -1,9 +1,9 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -14,15 +14,15 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
+	"cairn/crypt"
 	"cairn/internal/cmdline"
 	"cairn/internal/proc"
 	"cairn/s3"
 )
 
-const usersHelp = `more S3 users, a JSON file {"users":[{"name":..,"access_key":..,"secret_key":..}]}; reloaded on SIGHUP. A user sees and touches only the buckets it made; root sees all`
+const usersHelp = `more S3 users, a JSON file {"users":[{"name":..,"access_key":..,"secret_key":..,"policies":[..]}]}; reloaded on SIGHUP. A user sees and touches only the buckets it made; root sees all. Prefer 'cairn admin user import FILE': users in the metadata store are shared by every gateway`
 
 // s3Creds is the root S3 identity.
 type s3Creds struct {
@@ -68,11 +68,9 @@ func loadOrMakeCreds(path string) (c s3Creds, fresh bool, err error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return c, false, err
 	}
-	var r [30]byte
-	if _, err := rand.Read(r[:]); err != nil {
+	if c, err = newKeyPair(rand.Reader); err != nil {
 		return c, false, err
 	}
-	c = s3Creds{AccessKey: "CAIRN" + strings.ToUpper(hex.EncodeToString(r[:8])), SecretKey: hex.EncodeToString(r[8:])}
 	b, _ = json.MarshalIndent(c, "", "  ")
 	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
 		return c, false, err
@@ -81,34 +79,53 @@ func loadOrMakeCreds(path string) (c s3Creds, fresh bool, err error) {
 }
 
 // startS3 serves the S3 API of cl on addr until ctx ends; it returns the
-// listener's address and a stop function. users, if not "", is a users
-// file, reloaded on SIGHUP. lim holds the handler's limits and timeouts
+// listener's address and a stop function. The identities are root (creds;
+// none if its access key is ""), the users file users (if not ""; reloaded
+// on SIGHUP) and the users of the metadata store (re-read every
+// lim.usersRefresh). lim holds the handler's limits and timeouts
 // (serveFlags).
-func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users string, lim s3.Config, log *slog.Logger) (string, func(), error) {
+func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users string, lim serveLimits, log *slog.Logger) (string, func(), error) {
 	ids, err := loadUsers(users, creds)
 	if err != nil {
 		return "", nil, err
 	}
 	live := &liveCreds{}
 	live.set(ids)
+	seal, err := crypt.UserSealKey(cl.secret)
+	if err != nil {
+		return "", nil, err
+	}
+	table := &userTable{static: live}
+	stored := &storeUsers{table: table, st: cl.meta, seal: seal, every: lim.usersRefresh, log: log}
+	if stored.every <= 0 {
+		stored.every = defaultUsersRefresh
+	}
+	if err := stored.start(ctx); err != nil {
+		return "", nil, err
+	}
 	h, err := s3.New(s3.Config{
 		Objects:         cl.data,
 		Meta:            cl.meta,
-		Credentials:     live,
+		Credentials:     table,
 		DefaultPolicy:   DefaultPolicy,
+		AllowedPolicies: lim.s3.AllowedPolicies,
+		Admin: userAdminHandler{admin: userAdmin{st: cl.meta, seal: seal, now: time.Now, rand: rand.Reader},
+			changed: stored.load},
 		Logger:          log,
-		BodyIdleTimeout: lim.BodyIdleTimeout,
-		WriteTimeout:    lim.WriteTimeout,
-		MaxRequests:     lim.MaxRequests,
-		QueueWait:       lim.QueueWait,
+		BodyIdleTimeout: lim.s3.BodyIdleTimeout,
+		WriteTimeout:    lim.s3.WriteTimeout,
+		MaxRequests:     lim.s3.MaxRequests,
+		QueueWait:       lim.s3.QueueWait,
 
-		AllowInsecureSSEC: lim.AllowInsecureSSEC,
+		AllowInsecureSSEC: lim.s3.AllowInsecureSSEC,
 	})
 	if err != nil {
+		stored.stop()
 		return "", nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		stored.stop()
 		return "", nil, fmt.Errorf("S3 listener: %w", err)
 	}
 	srv := &http.Server{
@@ -135,6 +152,7 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 		srv.Shutdown(sctx)
 		<-done
 		close(unwatch)
+		stored.stop()
 	}
 	return ln.Addr().String(), stop, nil
 }
@@ -146,14 +164,23 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	verbose := fs.Bool("v", false, "log more")
 	creds := credFlags(fs)
 	serve := addServeFlags(fs)
-	cmdline.Usage(fs, "cairn gateway --config CLIENT.CONF [--s3-addr ADDR] --access-key K --secret-key S",
-		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe root credentials come from the flags or $CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY.\n"+
+	cmdline.Usage(fs, "cairn gateway --config GATEWAY.CONF | --config CLIENT.CONF [--s3-addr ADDR] [--access-key K --secret-key S]",
+		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe users are those of the metadata store ('cairn admin user add'), shared by every gateway and\nre-read every --users-refresh; root credentials may also come from the flags, the config or\n$CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY, and more users from --users FILE.\n"+
+			"--config is a client.conf, or a gateway config written by `cairn init`: a client.conf plus\nthis command's flags by name (s3-addr, access-key, secret-key, ...); flags given here win.\n"+
 			"Every metadata and node call has a deadline, and requests and their memory are bounded: a request that\n"+
 			"cannot be served in time gets 503 (ServiceUnavailable or SlowDown) with Retry-After.")
 	var lim serveLimits
 	opts := func() (clusterOptions, error) {
+		// A gateway's config (cairn init's DIR/HOST/gatewayN.conf) is a
+		// client config plus the gateway's flags.
+		if p := cmp.Or(fs.Lookup("config").Value.String(), os.Getenv(configEnv)); p != "" {
+			if _, err := applyRoleConfig(fs, p, "meta", "secret"); err != nil {
+				return clusterOptions{}, err
+			}
+		}
 		var err error
 		lim, err = serve.limits(logger(stderr, *verbose))
+		lim.cluster.recordSecret = true
 		return lim.cluster, err
 	}
 	return withClusterOpts(ctx, fs, args, stdout, stderr, 0, 0, opts, func(ctx context.Context, cl *cluster, _ []string) error {
@@ -162,9 +189,9 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		if !ok {
-			return fmt.Errorf("%w: cairn gateway needs S3 credentials (--access-key/--secret-key or $CAIRN_ACCESS_KEY/$CAIRN_SECRET_KEY)", ErrUsage)
+			logger(stderr, *verbose).Info("no root S3 credentials given: serving the users of the metadata store ('cairn admin user')")
 		}
-		where, stop, err := startS3(ctx, cl, *addr, c, *users, lim.s3, logger(stderr, *verbose))
+		where, stop, err := startS3(ctx, cl, *addr, c, *users, lim, logger(stderr, *verbose))
 		if err != nil {
 			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}}, "")
 		}

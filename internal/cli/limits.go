@@ -29,6 +29,8 @@ type serveFlags struct {
 	queueWait    *time.Duration
 	kmsKeyFile   *string
 	insecureSSEC *bool
+	allowPolicy  *string
+	usersRefresh *time.Duration
 }
 
 // Defaults of the serve flags.
@@ -58,6 +60,10 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 		kmsKeyFile: fs.String("kms-key-file", "", kmsKeyFileHelp),
 		insecureSSEC: fs.Bool("allow-insecure-ssec", false,
 			"accept SSE-C keys over plain HTTP (S3 refuses them; for loopback tests only)"),
+		allowPolicy: fs.String("allow-policies", "",
+			"comma-separated policies an S3 user without an allow-list of its own may choose with a signed x-cairn-policy (default: the default policy alone; root may choose any; docs/design/s3.md, \"Choosing a policy\")"),
+		usersRefresh: fs.Duration("users-refresh", defaultUsersRefresh,
+			"how often the S3 users of the metadata store are re-read: a user added, removed or rotated on any gateway or with 'cairn admin user' is served (or refused) here within this long"),
 	}
 }
 
@@ -66,6 +72,8 @@ type serveLimits struct {
 	cluster clusterOptions
 	s3      s3.Config // only the limit fields are set
 	keys    *liveKeys // --kms-key-file's keys (also cluster.keys); nil: none given
+	// usersRefresh is how often the store's users are re-read (--users-refresh).
+	usersRefresh time.Duration
 }
 
 func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
@@ -79,12 +87,20 @@ func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
 		return serveLimits{}, fmt.Errorf("%w: --read-timeout, --write-timeout and --queue-wait must be positive", ErrUsage)
 	case *f.maxRequests < 1:
 		return serveLimits{}, fmt.Errorf("%w: --max-requests must be at least 1", ErrUsage)
+	case *f.usersRefresh <= 0:
+		return serveLimits{}, fmt.Errorf("%w: --users-refresh must be positive", ErrUsage)
+	}
+	allowed, err := parsePolicies(*f.allowPolicy)
+	if err != nil {
+		return serveLimits{}, fmt.Errorf("%w: --allow-policies: %w", ErrUsage, err)
 	}
 	nt := node.Timeouts{Dial: min(*f.nodeTimeout, 5*time.Second), Call: *f.nodeTimeout, Header: *f.nodeIdle, Idle: *f.nodeIdle}
 	l := serveLimits{
 		cluster: clusterOptions{metaTimeout: *f.metaTimeout, node: nt, memory: client.NewBudget(mem, *f.queueWait), log: log},
 		s3: s3.Config{BodyIdleTimeout: *f.readTimeout, WriteTimeout: *f.writeTimeout,
-			MaxRequests: *f.maxRequests, QueueWait: *f.queueWait, AllowInsecureSSEC: *f.insecureSSEC},
+			MaxRequests: *f.maxRequests, QueueWait: *f.queueWait, AllowInsecureSSEC: *f.insecureSSEC,
+			AllowedPolicies: allowed},
+		usersRefresh: *f.usersRefresh,
 	}
 	if *f.kmsKeyFile != "" {
 		k, err := loadKeyring(*f.kmsKeyFile)

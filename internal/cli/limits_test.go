@@ -18,7 +18,7 @@ import (
 // their defaults, and bad values are usage errors before anything starts.
 func TestServeFlags(t *testing.T) {
 	for cmd, flags := range map[string][]string{
-		"gateway": {"--meta-timeout", "--node-timeout", "--node-idle-timeout", "--read-timeout", "--write-timeout", "--max-requests", "--max-memory", "--queue-wait"},
+		"gateway": {"--allow-policies", "--users-refresh", "--meta-timeout", "--node-timeout", "--node-idle-timeout", "--read-timeout", "--write-timeout", "--max-requests", "--max-memory", "--queue-wait"},
 		"server":  {"--meta-timeout", "--max-requests", "--max-memory", "--write-timeout", "--cleanup-grace", "--cleanup-rate", "--cleanup-every"},
 		"node":    {"--cleanup-grace", "--cleanup-rate", "--cleanup-every"},
 	} {
@@ -43,6 +43,8 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"gateway", "--max-memory", "1"}, "--max-memory"},
 		{[]string{"gateway", "--max-requests", "0"}, "--max-requests"},
 		{[]string{"gateway", "--meta-timeout", "0s"}, "--meta-timeout"},
+		{[]string{"gateway", "--allow-policies", "rs-4-2,bogus"}, `--allow-policies: policy "bogus"`},
+		{[]string{"gateway", "--users-refresh", "0s"}, "--users-refresh"},
 		{[]string{"server", "--data", dir, "--queue-wait", "-1s"}, "--queue-wait"},
 		{[]string{"server", "--data", dir, "--cleanup-grace", "-1s"}, "--cleanup-grace"},
 		{[]string{"node", "--id", "n1", "--meta", "http://127.0.0.1:1", "--disk", dir, "--cleanup-rate", "0"}, "--cleanup-rate"},

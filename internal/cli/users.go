@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -18,24 +19,26 @@ type usersFile struct {
 		Name      string `json:"name"`
 		AccessKey string `json:"access_key"`
 		SecretKey string `json:"secret_key"`
+		// Policies is the user's allow-list of x-cairn-policy values
+		// (s3.Identity.Policies); empty: the gateway's.
+		Policies []string `json:"policies,omitempty"`
 	} `json:"users"`
 }
 
-// loadUsers builds the S3 identities: root plus the users in path (if
-// not ""). Names and access keys must be unique; secrets at least 8
-// characters.
+// loadUsers builds the S3 identities: root (unless its access key is
+// "") plus the users in path (if not ""). Names and access keys must be
+// unique; secrets at least 8 characters.
 func loadUsers(path string, root s3Creds) (s3.StaticCredentials, error) {
-	creds := s3.RootCredentials(root.AccessKey, root.SecretKey)
+	creds := s3.StaticCredentials{}
+	if root.AccessKey != "" {
+		creds = s3.RootCredentials(root.AccessKey, root.SecretKey)
+	}
 	if path == "" {
 		return creds, nil
 	}
-	b, err := os.ReadFile(path)
+	f, err := readUsersFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("users file: %w", err)
-	}
-	var f usersFile
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, fmt.Errorf("users file %s: %w", path, err)
+		return nil, err
 	}
 	names := map[string]bool{"root": true}
 	for i, u := range f.Users {
@@ -51,9 +54,26 @@ func loadUsers(path string, root s3Creds) (s3.StaticCredentials, error) {
 			return nil, fmt.Errorf("users file %s: user %q: access key %q is used twice", path, u.Name, u.AccessKey)
 		}
 		names[u.Name] = true
-		creds[u.AccessKey] = s3.Identity{Name: u.Name, AccessKey: u.AccessKey, SecretKey: u.SecretKey}
+		pol, err := parsePolicies(strings.Join(u.Policies, ","))
+		if err != nil {
+			return nil, fmt.Errorf("users file %s: user %q: %w", path, u.Name, err)
+		}
+		creds[u.AccessKey] = s3.Identity{Name: u.Name, AccessKey: u.AccessKey, SecretKey: u.SecretKey, Policies: pol}
 	}
 	return creds, nil
+}
+
+// readUsersFile reads and parses a users file.
+func readUsersFile(path string) (usersFile, error) {
+	var f usersFile
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return f, fmt.Errorf("users file: %w", err)
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return f, fmt.Errorf("users file %s: %w", path, err)
+	}
+	return f, nil
 }
 
 // liveCreds is a Credentials whose identities can be swapped while
@@ -89,7 +109,7 @@ func watchUsers(l *liveCreds, path string, root s3Creds, log *slog.Logger, stop 
 					continue
 				}
 				l.set(c)
-				log.Warn("SIGHUP: S3 users reloaded", "users", len(c)-1)
+				log.Warn("SIGHUP: S3 users reloaded", "identities", len(c))
 			}
 		}
 	}()

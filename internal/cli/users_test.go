@@ -17,12 +17,12 @@ func TestLoadUsers(t *testing.T) {
 		}
 		return p
 	}
-	ok := write(`{"users":[{"name":"alice","access_key":"AK1","secret_key":"alice-secret"},{"name":"bob","access_key":"AK2","secret_key":"bob-secret!"}]}`)
+	ok := write(`{"users":[{"name":"alice","access_key":"AK1","secret_key":"alice-secret","policies":["rep-3"]},{"name":"bob","access_key":"AK2","secret_key":"bob-secret!"}]}`)
 	c, err := loadUsers(ok, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, found := c.Lookup("AK1"); !found || id.Name != "alice" || id.Root {
+	if id, found := c.Lookup("AK1"); !found || id.Name != "alice" || id.Root || len(id.Policies) != 1 || id.Policies[0] != "rep-3" {
 		t.Fatalf("alice: %+v %v", id, found)
 	}
 	if id, found := c.Lookup("ROOTKEY"); !found || !id.Root {
@@ -40,6 +40,7 @@ func TestLoadUsers(t *testing.T) {
 		{`{"users":[{"name":"root","access_key":"X","secret_key":"12345678"}]}`, "used twice"},
 		{`{"users":[{"access_key":"X","secret_key":"12345678"}]}`, "needs a name"},
 		{`not json`, "users file"},
+		{`{"users":[{"name":"a","access_key":"K","secret_key":"12345678","policies":["rs-0-1"]}]}`, `policy "rs-0-1"`},
 	} {
 		if _, err := loadUsers(write(tc.body), root); err == nil || !strings.Contains(err.Error(), tc.mention) {
 			t.Errorf("%s: %v, want an error mentioning %q", tc.body, err, tc.mention)

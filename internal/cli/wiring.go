@@ -22,6 +22,7 @@ type cluster struct {
 	data   *client.Client
 	nodes  *node.Client
 	damage *damageReporter // records what reads found damaged
+	secret string          // the cluster secret (client.conf): seals the S3 users' secret keys
 }
 
 // Close writes the damage reports still queued and closes the store.
@@ -38,6 +39,9 @@ type clusterOptions struct {
 	memory      *client.Budget    // bounds the data path's buffers (nil: unbounded)
 	log         *slog.Logger      // warnings (shards decoded around); required
 	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
+	// recordSecret records the secret's check value in a store without
+	// one (checkSecret); a gateway does, CLI commands only compare.
+	recordSecret bool
 }
 
 // openCluster connects to the metadata endpoints of cfg.
@@ -45,6 +49,14 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	store, err := etcdmeta.Open(ctx, cfg.Meta, etcdmeta.Options{CallTimeout: o.metaTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)
+	}
+	from := cfg.path
+	if from == "" {
+		from = "the cluster config"
+	}
+	if err := checkSecret(ctx, store, cfg.Secret, from, o.recordSecret); err != nil {
+		store.Close()
+		return nil, err
 	}
 	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys}, o.node), nil
 }
@@ -63,7 +75,7 @@ func newCluster(store meta.Store, secret string, ccfg client.Config, t node.Time
 	if ccfg.OnDamage == nil {
 		ccfg.OnDamage = dr.Report
 	}
-	return &cluster{meta: store, data: client.New(store, nc, ccfg), nodes: nc, damage: dr}
+	return &cluster{meta: store, data: client.New(store, nc, ccfg), nodes: nc, damage: dr, secret: secret}
 }
 
 // resolverMaxAge is how long the resolver trusts the cluster map it read.

@@ -38,6 +38,9 @@ const layoutVersion = "3"
 //	<p>parts/<bucket>/<id>/<n>     cairn.Part (JSON); n is the part number
 //	                               in 5 decimal digits (key order = number order)
 //	<p>repairs/<task id>           cairn.RepairTask (JSON)
+//	<p>users/<name>                cairn.User (JSON; users.go)
+//	<p>userkeys/<access key>       the user name holding the key (users.go)
+//	<p>users-stamp                 "": put with every user change (UsersStamp)
 //	<p>repair-progress             cairn.RepairProgress (JSON)
 //	<p>damage/<disk id>/<shard>    cairn.Damage (JSON) (scrub.go)
 //	<p>scrub/disks/<disk id>       cairn.ScrubProgress (JSON)
@@ -51,6 +54,9 @@ const layoutVersion = "3"
 //	<p>usage/disks/<disk id>/<s>   cairn.DiskTally (JSON): of a disk's counter
 //	<p>usage/base                  cairn.Usage (JSON): the counts of a store
 //	                               upgraded from layout 1
+//	<p>secret-check                the cluster's secret check value (an HMAC
+//	                               of a fixed string under the cluster secret,
+//	                               never the secret; secretcheck.go)
 //
 // Object keys are stored raw: bucket names cannot contain "/" (they pass
 // cairn.ValidateBucketName before a bucket key is ever written, and no
@@ -79,6 +85,7 @@ func (k keys) repairs() string         { return k.p + "repairs/" }
 func (k keys) repair(id string) string { return k.repairs() + id }
 func (k keys) repairProgress() string  { return k.p + "repair-progress" }
 func (k keys) alive() string           { return k.p + "alive/" }
+func (k keys) secretCheck() string     { return k.p + "secret-check" }
 func (k keys) holder(h string) string  { return k.alive() + h }
 
 // election is the concurrency.Election prefix of a role (the election adds

@@ -35,9 +35,12 @@ type Store struct {
 	damage   map[string]cairn.Damage // by cairn.DamageKey
 	scrub    map[cairn.DiskID]cairn.ScrubProgress
 	control  cairn.ScrubControl
-	stamp    int64 // last upload stamp handed out
-	usage    cairn.Usage
-	cleanups *btree.BTreeG[cairn.Cleanup] // by ID
+	users    map[string]cairn.User // by name
+	// usersStamp counts the changes of users (UsersStamp).
+	usersStamp int64
+	stamp      int64 // last upload stamp handed out
+	usage      cairn.Usage
+	cleanups   *btree.BTreeG[cairn.Cleanup] // by ID
 	// cleanupSeq is the last cleanup ID suffix handed out.
 	cleanupSeq int64
 	leases     map[string]*lease
@@ -82,6 +85,7 @@ func New(opts ...Option) *Store {
 		repairs:  make(map[string]cairn.RepairTask),
 		damage:   make(map[string]cairn.Damage),
 		scrub:    make(map[cairn.DiskID]cairn.ScrubProgress),
+		users:    make(map[string]cairn.User),
 		cleanups: btree.NewG(8, func(a, b cairn.Cleanup) bool { return a.ID < b.ID }),
 		leases:   make(map[string]*lease),
 		roles:    make(map[string]*role),

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"RepairQueue", testRepairQueue},
 		{"Cleanups", testCleanups},
 		{"Scrub", testScrub},
+		{"Users", testUsers},
 		{"CleanupWrites", testCleanupWrites},
 		{"Leases", testLeases},
 		{"Campaign", testCampaign},
