@@ -66,6 +66,17 @@ type Shards interface {
 	DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error
 }
 
+// IdentifiedPutter is a Shards that can store a shard file recording
+// which object, part and code row it holds (docs/design/volume.md, "Shard
+// identity"): ident is a cairn.ShardIdentity.Encode naming the file. The
+// reply's Ident is the identity's length as stored (0 if the node
+// predates identities), what the manifest records as ShardLoc.Ident. The
+// writers use it when their Shards has it (*node.Client and
+// clienttest.MemShards do).
+type IdentifiedPutter interface {
+	PutShardIdentified(ctx context.Context, disk cairn.DiskID, name string, ident []byte, r io.Reader) (wire.ShardInfo, error)
+}
+
 // Damage reports a shard that could not be read or was corrupt.
 type Damage struct {
 	Bucket, Key, Version string

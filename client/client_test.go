@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -108,6 +109,7 @@ func TestPutGetPolicies(t *testing.T) {
 				if got := e.get(t, key, 0, -1); !bytes.Equal(got, data) {
 					t.Fatalf("size %d: get returned %d bytes, differing", size, len(got))
 				}
+				checkIdentities(t, e.shards, m)
 				// Two data shards unreadable: every policy here tolerates it
 				// (lt-16-2 decodes from 30 of its 32 blocks).
 				d0, d1 := firstDisks(m)
@@ -767,5 +769,37 @@ func TestGetCatchesSubstitutedShardWithoutFooter(t *testing.T) {
 	}
 	if len(e.damage) != 1 || e.damage[0].Shard != 1 || e.damage[0].Name != name || !errors.Is(e.damage[0].Err, cairn.ErrCorrupt) {
 		t.Fatalf("damage reported %+v, want shard 1 (%s) corrupt", e.damage, name)
+	}
+}
+
+// checkIdentities checks that every file of m records an identity that m
+// names on its disk with the file's size and CRC (cairn.Layout.Refers),
+// of the length the manifest records, and no other file of m's versions
+// exists.
+func checkIdentities(t *testing.T, s *clienttest.MemShards, m *cairn.Manifest) {
+	t.Helper()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	check := func(version string, l cairn.Layout, file cairn.ShardFile, ident int) {
+		b := s.Idents[string(file.Disk)+"/"+file.Name]
+		id, err := cairn.DecodeIdentity(b)
+		if err != nil || len(b) != ident {
+			t.Fatalf("%s on %s: identity %q (%v), the manifest records %d bytes", file.Name, file.Disk, b, err, ident)
+		}
+		data := s.Files[string(file.Disk)+"/"+file.Name]
+		if ref, detail := l.Refers(version, id, file.Disk, int64(len(data)), crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))); ref != cairn.Named {
+			t.Fatalf("%s on %s: %v %s (identity %+v)", file.Name, file.Disk, ref, detail, id)
+		}
+		if id.Bucket != m.Bucket || id.Key != m.Key || id.Policy != m.Policy || id.Size != m.Size {
+			t.Fatalf("%s on %s: identity %+v of manifest %s/%s %s size %d", file.Name, file.Disk, id, m.Bucket, m.Key, m.Policy, m.Size)
+		}
+	}
+	for i, sh := range m.Shards {
+		check(m.Version, m.Layout, cairn.ShardFile{Disk: sh.Disk, Name: cairn.ShardName(m.Version, cairn.RowOf(m.Shards, i))}, sh.Ident)
+	}
+	for _, st := range m.Coded {
+		for _, b := range st.Blocks {
+			check(m.Version, m.Layout, cairn.ShardFile{Disk: b.Disk, Name: cairn.ShardName(st.Version, b.ID)}, b.Ident)
+		}
 	}
 }

@@ -24,6 +24,8 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "disk", Summary: "take a disk out, drain it, or bring it back in", Run: runAdminDisk},
 		{Name: "node", Summary: "drain a node, remove it, or readmit it", Run: runAdminNode},
 		{Name: "scrub", Summary: "background verification of every shard: status, start, pause", Run: runAdminScrub},
+		{Name: "rebuild-meta", Summary: "disaster recovery: rebuild lost manifests from the shards' identities on the disks", Run: runAdminRebuildMeta},
+		{Name: "gc", Summary: "orphan shard files (no manifest names them) found and removed: status", Run: runAdminGC},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 		{Name: "keys", Summary: "rotate the SSE-S3 master keys and re-seal data keys", Run: runAdminKeys},
 		{Name: "user", Summary: "S3 users and keys, shared by every gateway: add, rm, list, set-policy, rotate, import", Run: runAdminUser},
