@@ -15,6 +15,7 @@ import (
 	"cairn/director"
 	"cairn/internal/cmdline"
 	"cairn/meta"
+	etcdmeta "cairn/meta/etcd"
 )
 
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -33,18 +34,21 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // Status is what `cairn admin status --json` prints.
 type Status struct {
-	Director string         `json:"director,omitempty"`
-	Nodes    []NodeStatus   `json:"nodes"`
-	Disks    []cairn.Disk   `json:"disks"`
-	PGTables []PGStatus     `json:"pg_tables"`
-	Capacity int64          `json:"capacity"`
-	Free     int64          `json:"free"`
-	Buckets  int            `json:"buckets"`
-	Warnings []string       `json:"warnings,omitempty"`
-	Repair   string         `json:"repair"`        // one line: the repair queue and its ETA
-	Scrub    string         `json:"scrub"`         // one line: scrub's state and the damage pending (scrub.go)
-	Queued   int            `json:"repair_queued"` // stripes in the repair queue
-	States   map[string]int `json:"disk_states"`
+	Director string `json:"director,omitempty"`
+	// Meta is the metadata cluster: its members, leader and quorum
+	// (absent for a store that is not etcd).
+	Meta     *etcdmeta.Members `json:"meta,omitempty"`
+	Nodes    []NodeStatus      `json:"nodes"`
+	Disks    []cairn.Disk      `json:"disks"`
+	PGTables []PGStatus        `json:"pg_tables"`
+	Capacity int64             `json:"capacity"`
+	Free     int64             `json:"free"`
+	Buckets  int               `json:"buckets"`
+	Warnings []string          `json:"warnings,omitempty"`
+	Repair   string            `json:"repair"`        // one line: the repair queue and its ETA
+	Scrub    string            `json:"scrub"`         // one line: scrub's state and the damage pending (scrub.go)
+	Queued   int               `json:"repair_queued"` // stripes in the repair queue
+	States   map[string]int    `json:"disk_states"`
 	// FileSystems hold the readable disks, one per node and file system;
 	// Capacity and Free count each once.
 	FileSystems []FSStatus   `json:"file_systems"`
@@ -160,6 +164,13 @@ func (st *Status) unhealthy() []string {
 			out = append(out, fmt.Sprintf("disk %s is %s", d.ID, d.State))
 		}
 	}
+	if st.Meta != nil {
+		for _, m := range st.Meta.Members {
+			if !m.Up {
+				out = append(out, fmt.Sprintf("metadata member %s is down", m.Name))
+			}
+		}
+	}
 	if st.Queued > 0 {
 		out = append(out, fmt.Sprintf("%s to repair", plural(st.Queued, "stripe")))
 	}
@@ -186,6 +197,14 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	st := &Status{Disks: disks, Buckets: len(buckets), States: map[string]int{}}
 	if id, err := cl.meta.Leader(ctx, director.Role); err == nil {
 		st.Director = id
+	}
+	if mr, ok := cl.meta.(membersReader); ok {
+		if m, err := mr.Members(ctx, metaStatusTimeout); err != nil {
+			st.Warnings = append(st.Warnings, "the metadata members could not be read: "+err.Error())
+		} else {
+			st.Meta = &m
+			st.Warnings = append(st.Warnings, m.Warnings...)
+		}
 	}
 	st.Repair = "nothing to repair"
 	ts, err := meta.AllRepairTasks(ctx, cl.meta)
@@ -252,9 +271,19 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	return st, nil
 }
 
+// membersReader is a metadata store that can show its cluster
+// (*etcdmeta.Store).
+type membersReader interface {
+	Members(ctx context.Context, timeout time.Duration) (etcdmeta.Members, error)
+}
+
+// metaStatusTimeout bounds each question status asks a metadata member.
+const metaStatusTimeout = 3 * time.Second
+
 func printStatus(w io.Writer, st *Status) {
 	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\n\n", orNone(st.Director),
 		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub)
+	printMeta(w, st.Meta)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tDISKS")
 	for _, n := range st.Nodes {
@@ -280,6 +309,40 @@ func printStatus(w io.Writer, st *Status) {
 			fmt.Fprintln(w, "  -", s)
 		}
 	}
+}
+
+// printMeta prints the metadata cluster: a summary line and a table of
+// its members.
+func printMeta(w io.Writer, m *etcdmeta.Members) {
+	if m == nil {
+		return
+	}
+	fmt.Fprintf(w, "metadata: %s, %d up, quorum %d, leader %s", plural(m.Voters, "member"), m.Up, m.Quorum, orNone(m.Leader))
+	if len(m.Alarms) > 0 {
+		fmt.Fprintf(w, ", alarms: %s", strings.Join(m.Alarms, ", "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MEMBER\tID\tUP\tROLE\tTERM\tINDEX\tLAG\tDB\tIN USE\tENDPOINT")
+	for _, x := range m.Members {
+		role := "follower"
+		switch {
+		case x.Learner:
+			role = "learner"
+		case x.Leader:
+			role = "leader"
+		case !x.Up:
+			role = "-"
+		}
+		if !x.Up {
+			fmt.Fprintf(tw, "%s\t%s\tfalse\t%s\t-\t-\t-\t-\t-\t%s\n", x.Name, x.ID, role, orDash(strings.Join(x.ClientURLs, ",")))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\ttrue\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", x.Name, x.ID, role, x.RaftTerm, x.RaftIndex, x.Lag,
+			fmtBytes(x.DBSize), fmtBytes(x.DBInUse), x.Endpoint)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
 }
 
 // onFileSystems says how many readable disks the capacity counts on how
