@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/codec/all"
 	"cairn/director"
 	"cairn/internal/cmdline"
 	"cairn/meta"
 	etcdmeta "cairn/meta/etcd"
+	"cairn/placement"
 )
 
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -107,13 +109,24 @@ type PGStatus struct {
 	Width         int  `json:"width"`
 	PGs           int  `json:"pgs"`
 	DistinctNodes bool `json:"distinct_nodes"`
+	// Policies are the policies of this width in use (buckets' and the
+	// default) and the node losses their stripes survive.
+	Policies []PolicySurvival `json:"policies,omitempty"`
+}
+
+// PolicySurvival is what the stripes of one policy survive in one table
+// (placement.NodeLosses).
+type PolicySurvival struct {
+	Policy        string `json:"policy"`
+	AnyNodeLosses int    `json:"any_node_losses"` // every loss of this many nodes at once is survivable
+	Survival      string `json:"survival"`        // the sentence, e.g. "rs-6-3 over 4 nodes (...): survives any 1 node loss, ..."
 }
 
 func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	wait := fs.Duration("wait", 0, "wait up to this long (e.g. 5m) for the cluster to be healthy — every node alive, every disk up, nothing to repair — checking every 2 s; exit status 1 if it is not")
-	cmdline.Usage(fs, "cairn admin status [--json] [--wait DURATION]", "Shows the cluster: nodes (alive or not), disks with their state, since when and why\n(docs/design/disks.md; 'cairn admin disk --help'), capacity, placement-group\ntables, and warnings such as \"cannot survive a node loss\".\n\nWith --wait it first waits for the cluster to be healthy (after a disk loss:\nuntil repair has rebuilt what was lost and the disks are back up), then\nprints the status.")
+	cmdline.Usage(fs, "cairn admin status [--json] [--wait DURATION]", "Shows the cluster: nodes (alive or not), disks with their state, since when and why\n(docs/design/disks.md; 'cairn admin disk --help'), capacity, placement-group\ntables with the node losses each policy's stripes survive, the metadata\ncluster's members and leader, and warnings.\n\nWith --wait it first waits for the cluster to be healthy (after a disk loss:\nuntil repair has rebuilt what was lost and the disks are back up), then\nprints the status.")
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
 		if *wait < 0 {
 			return fmt.Errorf("%w: --wait must not be negative", ErrUsage)
@@ -243,15 +256,24 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("node %s is not alive (no liveness lease)", n.ID))
 		}
 	}
+	policies := []string{DefaultPolicy}
+	for _, b := range buckets {
+		if b.Policy != "" && !slices.Contains(policies, b.Policy) {
+			policies = append(policies, b.Policy)
+		}
+	}
+	nodeOf := make(map[cairn.DiskID]cairn.NodeID, len(disks))
+	for _, d := range disks {
+		nodeOf[d.ID] = d.Node
+	}
 	for w := 1; w <= 64; w++ { // tables exist only for the widths of policies in use
 		t, err := cl.meta.PGTable(ctx, w)
 		if err != nil {
 			continue
 		}
-		st.PGTables = append(st.PGTables, PGStatus{Width: t.Width, PGs: len(t.PGs), DistinctNodes: t.DistinctNodes})
-		if !t.DistinctNodes {
-			st.Warnings = append(st.Warnings, fmt.Sprintf("placement groups of width %d share nodes: the cluster cannot survive a node loss (only disk losses) for policies with %d shards", w, w))
-		}
+		ps, warn := tableSurvival(t, policies, nodeOf)
+		st.PGTables = append(st.PGTables, PGStatus{Width: t.Width, PGs: len(t.PGs), DistinctNodes: t.DistinctNodes, Policies: ps})
+		st.Warnings = append(st.Warnings, warn...)
 	}
 	if len(nodes) == 1 {
 		st.Warnings = append(st.Warnings, "single node: the cluster cannot survive a node loss")
@@ -269,6 +291,38 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		}
 	}
 	return st, nil
+}
+
+// tableSurvival says, for each of policies whose width is t's, how many
+// node losses its stripes survive over t (placement.NodeLosses), and
+// warns for each that survives fewer than its parity count would with
+// one shard per node. A table no policy of which is known gets a warning
+// if its PGs share nodes.
+func tableSurvival(t cairn.PGTable, policies []string, nodeOf map[cairn.DiskID]cairn.NodeID) ([]PolicySurvival, []string) {
+	var out []PolicySurvival
+	var warn []string
+	for _, p := range policies {
+		code, err := all.New(p)
+		if err != nil || code.Params().N() != t.Width {
+			continue
+		}
+		stripes := make([][]cairn.NodeID, len(t.PGs))
+		for i, pg := range t.PGs {
+			for _, d := range placement.ArrangePG(pg, nodeOf, code.CanReconstruct) {
+				stripes[i] = append(stripes[i], nodeOf[d])
+			}
+		}
+		s := placement.NodeLosses(stripes, code.Params().M, code.CanReconstruct)
+		msg := s.String(p)
+		out = append(out, PolicySurvival{Policy: p, AnyNodeLosses: s.Any, Survival: msg})
+		if s.MaxPerNode > 1 {
+			warn = append(warn, msg)
+		}
+	}
+	if len(out) == 0 && !t.DistinctNodes {
+		warn = append(warn, fmt.Sprintf("placement groups of width %d put several shards of a stripe on one node; no bucket's policy has %d shards, so what a node loss costs depends on the objects' codes", t.Width, t.Width))
+	}
+	return out, warn
 }
 
 // membersReader is a metadata store that can show its cluster
@@ -299,6 +353,9 @@ func printStatus(w io.Writer, st *Status) {
 		fmt.Fprintln(w, "\nplacement groups:")
 		for _, t := range st.PGTables {
 			fmt.Fprintf(w, "  width %d: %d PGs, distinct nodes: %v\n", t.Width, t.PGs, t.DistinctNodes)
+			for _, p := range t.Policies {
+				fmt.Fprintf(w, "    %s\n", p.Survival)
+			}
 		}
 	}
 	printSharedFS(w, st.FileSystems)

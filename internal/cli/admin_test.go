@@ -3,9 +3,11 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"cairn"
+	"cairn/placement"
 )
 
 func TestFileSystems(t *testing.T) {
@@ -65,5 +67,41 @@ func TestStatusHealthy(t *testing.T) {
 		if st.Healthy() || !slices.Contains(st.unhealthy(), tc.want) {
 			t.Errorf("%s: healthy %v, reasons %v; want %q", tc.name, st.Healthy(), st.unhealthy(), tc.want)
 		}
+	}
+}
+
+// The cluster: rs-6-3 over 4 nodes of 3 disks. Status says it
+// survives any single node loss (not "cannot survive a node loss") and
+// which pairs it survives, computed over the real table.
+func TestTableSurvival(t *testing.T) {
+	var nodes []cairn.Node
+	var disks []cairn.Disk
+	nodeOf := map[cairn.DiskID]cairn.NodeID{}
+	for n := 1; n <= 4; n++ {
+		id := cairn.NodeID(fmt.Sprintf("node%d", n))
+		nodes = append(nodes, cairn.Node{ID: id})
+		for d := 1; d <= 3; d++ {
+			disk := cairn.Disk{ID: cairn.DiskID(fmt.Sprintf("%s/d%d", id, d)), Node: id, State: cairn.DiskUp, Capacity: 1 << 40}
+			disks = append(disks, disk)
+			nodeOf[disk.ID] = id
+		}
+	}
+	tab, err := placement.Compute(placement.Input{Nodes: nodes, Disks: disks, Width: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, warn := tableSurvival(tab, []string{"rs-4-2", "rs-6-3", "lrc-6-2-1"}, nodeOf)
+	if len(ps) != 2 || ps[0].Policy != "rs-6-3" || ps[1].Policy != "lrc-6-2-1" || len(warn) != 2 {
+		t.Fatalf("policies %+v, warnings %q; want rs-6-3 and lrc-6-2-1 (width 9), each warned", ps, warn)
+	}
+	want := "rs-6-3 over 4 nodes (up to 3 shards of a stripe on one node): survives any 1 node loss, but no 2 nodes at once without losing some stripes"
+	if ps[0].Survival != want || ps[0].AnyNodeLosses != 1 || warn[0] != want {
+		t.Errorf("rs-6-3: %+v, warning %q; want %q", ps[0], warn[0], want)
+	}
+	if strings.Contains(strings.Join(warn, "\n"), "cannot survive") {
+		t.Errorf("warnings %q claim a node loss is fatal", warn)
+	}
+	if ps, warn := tableSurvival(tab, []string{"rs-4-2"}, nodeOf); len(ps) != 0 || len(warn) != 1 || !strings.Contains(warn[0], "width 9") {
+		t.Errorf("no policy of the width: %+v, %q", ps, warn)
 	}
 }
