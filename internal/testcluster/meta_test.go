@@ -132,3 +132,55 @@ func TestMetaMembersInStatus(t *testing.T) {
 		}
 	}
 }
+
+// A cluster that starts, or restarts node by node, logs no "missed its
+// liveness lease": a director that has just started leading gives the
+// nodes a lease's time to renew before it judges them. A node that really
+// stops renewing still gets the warning.
+func TestNoFalseLeaseWarningAtStart(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Config{Nodes: 3})
+	const missed = "missed its liveness lease"
+	logs := func() string {
+		var b strings.Builder
+		for _, n := range c.Nodes {
+			b.WriteString(n.Output())
+		}
+		return b.String()
+	}
+	settle := func(what string) {
+		t.Helper()
+		// The director judges every 2 s: give it a few rounds.
+		time.Sleep(5 * time.Second) // real time: the director's rounds run on the processes' clocks
+		if strings.Contains(logs(), missed) {
+			t.Fatalf("%s: the nodes log %q:\n%s", what, missed, logs())
+		}
+	}
+	settle("a freshly started cluster")
+
+	// Stop every node, then start them again one after the other: the
+	// first to start leads at once and finds the others' disks up with
+	// no lease.
+	for _, n := range c.Nodes {
+		if err := n.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		<-n.Done()
+	}
+	time.Sleep(11 * time.Second) // real time: the stopped nodes' leases (10 s) run out, as in any restart that is not instant
+	for _, n := range c.Nodes {
+		if err := n.Restart(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second) // real time: nodes of a restarting cluster come up apart
+	}
+	settle("a cluster restarted node by node")
+
+	c.Nodes[2].Kill() // SIGKILL: its lease (10 s) runs out
+	deadline := time.Now().Add(45 * time.Second)
+	for !strings.Contains(logs(), "node3 "+missed) {
+		if time.Now().After(deadline) {
+			t.Fatalf("node3 was killed 45 s ago and no director logged %q:\n%s", "node3 "+missed, logs())
+		}
+		time.Sleep(500 * time.Millisecond) // real time: waiting for the lease to run out
+	}
+}
