@@ -29,6 +29,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 		{Name: "keys", Summary: "rotate the SSE-S3 master keys and re-seal data keys", Run: runAdminKeys},
 		{Name: "backup", Summary: "write a consistent snapshot of the metadata store to a file", Run: runAdminBackup},
+		{Name: "meta", Summary: "add or remove a member of the metadata cluster", Run: runAdminMeta},
 		{Name: "restore", Summary: "rebuild a stopped metadata member from a backup (offline)", Run: runAdminRestore},
 		{Name: "raidp", Summary: "RAIDP disks and Lstors: verify parity and replicas (offline)", Run: runAdminRaidp},
 	}, args, stdout, stderr)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -103,5 +104,36 @@ func TestTableSurvival(t *testing.T) {
 	}
 	if ps, warn := tableSurvival(tab, []string{"rs-4-2"}, nodeOf); len(ps) != 0 || len(warn) != 1 || !strings.Contains(warn[0], "width 9") {
 		t.Errorf("no policy of the width: %+v, %q", ps, warn)
+	}
+}
+
+// admin meta add and remove check their arguments before connecting.
+func TestMetaMemberArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add"}, "takes 2 argument(s), got 0"},
+		{[]string{"add", "m4"}, "takes 2 argument(s), got 1"},
+		{[]string{"add", "m4", "10.0.0.4"}, `peer address "10.0.0.4": want HOST:PORT`},
+		{[]string{"add", "m4", "10.0.0.4:0"}, "port 0 cannot be known"},
+		{[]string{"add", "m4", "ftp://10.0.0.4:2380"}, `scheme "ftp", want http, https or unix`},
+		{[]string{"add", "m4", "http://10.0.0.4:2380/x"}, "a peer URL has no path"},
+		{[]string{"add", "m=4", "10.0.0.4:2380"}, `member name "m=4"`},
+		{[]string{"add", "", "10.0.0.4:2380"}, `member name ""`},
+		{[]string{"remove"}, "takes 1 argument(s), got 0"},
+		{[]string{"remove", ""}, "empty member name"},
+		{[]string{"remove", "m1", "m2"}, "takes 1 argument(s), got 2"},
+	} {
+		_, _, err := run(t, append([]string{"admin", "meta"}, tc.args...)...)
+		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("admin meta %q: %v, want a usage error saying %q", tc.args, err, tc.want)
+		}
+	}
+	for addr, want := range map[string]string{"10.0.0.4:2380": "http://10.0.0.4:2380", "unix://m4:2380": "unix://m4:2380",
+		"https://h:1/": "https://h:1"} {
+		if got, err := memberPeerURL("m4", addr); err != nil || got != want {
+			t.Errorf("peer address %q: %q, %v; want %q", addr, got, err, want)
+		}
 	}
 }

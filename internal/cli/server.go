@@ -386,7 +386,12 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
 	verbose := fs.Bool("v", false, "log more")
 	cmdline.Usage(fs, "cairn meta --name N --data DIR [--initial-cluster ...]",
-		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster.")
+		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster.\n\n"+
+			"To add a member to a running cluster, first run 'cairn admin meta add NAME PEER-ADDR': it\n"+
+			"registers the member and prints this command with the --initial-cluster to use; start the\n"+
+			"member with it and --initial-cluster-state existing, on an empty --data directory.\n"+
+			"'cairn admin meta remove NAME' removes one; docs/meta-members.md replaces one step by step.\n"+
+			"SIGTERM or Ctrl-C stops a member cleanly (its clients move to the other members).")
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
@@ -409,6 +414,12 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return nil
 	case err := <-srv.Err():
 		return err
+	case <-srv.Stopped():
+		if srv.Removed() {
+			fmt.Fprintf(stdout, "cairn meta %s: removed from the metadata cluster; stopped (delete %s before using it again)\n", *name, *data)
+			return nil
+		}
+		return fmt.Errorf("metadata member %s stopped", *name)
 	}
 }
 

@@ -2,6 +2,10 @@ package testcluster_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -182,5 +186,96 @@ func TestNoFalseLeaseWarningAtStart(t *testing.T) {
 			t.Fatalf("node3 was killed 45 s ago and no director logged %q:\n%s", "node3 "+missed, logs())
 		}
 		time.Sleep(500 * time.Millisecond) // real time: waiting for the lease to run out
+	}
+}
+
+// Replacing a member: remove meta3 (its process stops), add meta4 and
+// start it with the command admin meta add prints; status then shows
+// meta1, meta2 and meta4, all up. The changes' errors name the problem.
+func TestMetaRemoveAndAdd(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Config{Metas: 3, Nodes: 1})
+	out := c.CLI(t, "admin", "meta", "remove", "meta3")
+	if !strings.Contains(out, "removed metadata member meta3") || !strings.Contains(out, "the cluster has 2 members (meta1, meta2), quorum 2: it survives the loss of 0 members") {
+		t.Fatalf("admin meta remove meta3:\n%s", out)
+	}
+	select {
+	case <-c.Metas[2].Done():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("meta3 runs 30 s after its removal:\n%s", c.Metas[2].Output())
+	}
+	if out := c.Metas[2].Output(); !strings.Contains(out, "removed from the metadata cluster; stopped") || strings.Contains(out, "panic") ||
+		strings.Contains(out, "level=ERROR") {
+		t.Errorf("meta3 after its removal:\n%s", out)
+	}
+
+	// If meta3 led, the others elect a leader.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, err := c.TryCLI(t.Context(), "admin", "status", "--json")
+		var st metaStatus
+		if err == nil && json.Unmarshal([]byte(out), &st) == nil && st.Meta.Leader != "" && st.Meta.Up == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no leader 30 s after meta3's removal: %v\n%s", err, out)
+		}
+		time.Sleep(500 * time.Millisecond) // real time: the members' election
+	}
+	if out, err := c.TryCLI(t.Context(), "admin", "meta", "remove", "meta9"); err == nil || !strings.Contains(out, "no member is named meta9") ||
+		!strings.Contains(out, "members: meta1, meta2") {
+		t.Errorf("remove of an unknown member: %v\n%s", err, out)
+	}
+	if out, err := c.TryCLI(t.Context(), "admin", "meta", "add", "meta1", "unix://meta9:2380"); err == nil || !strings.Contains(out, "a member named meta1 exists") {
+		t.Errorf("add of a taken name: %v\n%s", err, out)
+	}
+
+	out = c.CLI(t, "admin", "meta", "add", "meta4", "unix://meta4:2380")
+	m := regexp.MustCompile(`--initial-cluster '([^']+)' --initial-cluster-state existing`).FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, "added metadata member meta4") {
+		t.Fatalf("admin meta add prints no start command:\n%s", out)
+	}
+	if want := "meta4=unix://meta4:2380"; !strings.Contains(m[1], want) || strings.Contains(m[1], "meta3") {
+		t.Fatalf("initial cluster %q: want meta1, meta2 and %s", m[1], want)
+	}
+	if out, err := c.TryCLI(t.Context(), "admin", "meta", "add", "meta5", "unix://meta5:2380"); err == nil || !strings.Contains(out, "has not started") {
+		t.Errorf("add while meta4 has not started: %v\n%s", err, out)
+	}
+	p, err := proc.Start(t.Context(), proc.Config{Name: "meta4", Bin: testcluster.Binary(t), Dir: c.Dir, Args: []string{"meta",
+		"--name", "meta4", "--data", filepath.Join(c.Dir, "meta4"), "--client-addr", "127.0.0.1:0", "--peer-addr", "unix://meta4:2380",
+		"--initial-cluster", m[1], "--initial-cluster-state", "existing"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Kill)
+
+	// The clients' configuration lists the new member's endpoint.
+	eps := append(slices.Clone(c.MetaEndpoints()[:2]), p.Addr(proc.Meta))
+	conf := filepath.Join(t.TempDir(), "client.conf")
+	b, _ := json.Marshal(map[string]any{"meta": eps, "secret": c.Secret()})
+	if err := os.WriteFile(conf, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var st metaStatus
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		out, err := testcluster.RunCLI(t.Context(), conf, "admin", "status", "--json")
+		if err != nil {
+			t.Fatalf("status: %v\n%s", err, out)
+		}
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Meta.Up == 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond) // real time: meta4 catches up with the others
+	}
+	var names []string
+	for _, mem := range st.Meta.Members {
+		names = append(names, mem.Name)
+	}
+	slices.Sort(names)
+	if st.Meta.Voters != 3 || st.Meta.Up != 3 || !slices.Equal(names, []string{"meta1", "meta2", "meta4"}) {
+		t.Fatalf("status after the replacement: %+v", st.Meta)
 	}
 }

@@ -191,7 +191,7 @@ func RunCLI(ctx context.Context, conf string, args ...string) (string, error) {
 	if args[0] == "admin" || args[0] == "bench" {
 		words = 2
 	}
-	if len(args) > 2 && args[0] == "admin" && (args[1] == "repair" || args[1] == "disk" || args[1] == "keys" || args[1] == "scrub") {
+	if len(args) > 2 && args[0] == "admin" && (args[1] == "repair" || args[1] == "disk" || args[1] == "keys" || args[1] == "scrub" || args[1] == "meta") {
 		words = 3
 	}
 	words = min(words, len(args))

@@ -239,6 +239,15 @@ func (s *Server) PeerURLs() []string { return append([]string(nil), s.peers...) 
 // Err reports a fatal server error (the member stopped on its own).
 func (s *Server) Err() <-chan error { return s.e.Err() }
 
+// Stopped is closed when the member has stopped on its own: it was
+// removed from the cluster (Removed), or its server failed (Err). Close
+// closes it too.
+func (s *Server) Stopped() <-chan struct{} { return s.e.Server.StopNotify() }
+
+// Removed reports whether the member has been removed from its cluster
+// (it then stops by itself).
+func (s *Server) Removed() bool { return s.e.Server.Cluster().Member(s.e.Server.MemberID()) == nil }
+
 // IsLeader reports whether this member is the raft leader now.
 func (s *Server) IsLeader() bool { return s.e.Server.Leader() == s.e.Server.MemberID() }
 

@@ -2,6 +2,7 @@ package etcdmeta
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -9,8 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"golang.org/x/sync/errgroup"
+
+	"cairn"
+	"cairn/internal/retry"
 )
 
 // Members is the metadata cluster as `cairn admin status` shows it
@@ -131,6 +136,10 @@ func Judge(list []MemberInfo, answers []MemberStatus, alarms map[uint64][]string
 			warn("metadata member %s (%s) is down: it does not answer%s", m.Name, m.ID, where(m, answers))
 		}
 	}
+	if len(out.Unanswered) > 0 && out.Up == out.Voters {
+		warn("every metadata member answers, but endpoints the clients are configured with do not: %s (a removed member's? drop them from the clients' metadata endpoints)",
+			strings.Join(out.Unanswered, "; "))
+	}
 	for id := range leaders {
 		if name, ok := names[id]; ok && (out.Leader == "" || name < out.Leader) {
 			out.Leader = name
@@ -142,6 +151,8 @@ func Judge(list []MemberInfo, answers []MemberStatus, alarms map[uint64][]string
 		warn("the metadata cluster has lost its quorum: %d of %d members answer, writes need %d", out.Up, out.Voters, out.Quorum)
 	case out.Up == out.Quorum && out.Voters == 1:
 		warn("the metadata cluster has a single member: losing it stops the cluster (1, 3 or 5 members; docs/meta-members.md)")
+	case out.Up == out.Quorum && out.Up == out.Voters:
+		warn("the metadata cluster has %d members and writes need all of them: losing one loses its quorum; add a member (docs/meta-members.md)", out.Voters)
 	case out.Up == out.Quorum:
 		warn("the metadata cluster has %d of %d members up: losing one more loses its quorum (writes need %d); replace the down member (docs/meta-members.md)", out.Up, out.Voters, out.Quorum)
 	}
@@ -215,23 +226,16 @@ func orID(name string, id uint64) string {
 // status, each within timeout and at most 8 at a time, and judges the
 // answers (Judge). It fails only if the member list cannot be read.
 func (s *Store) Members(ctx context.Context, timeout time.Duration) (Members, error) {
-	lctx, cancel := context.WithTimeout(ctx, timeout)
-	resp, err := s.cli.MemberList(lctx)
-	cancel()
+	list, err := s.memberList(ctx, timeout)
 	if err != nil {
 		// Without a quorum a linearizable list fails; a serializable one
 		// is what the answering member knows.
-		lctx, cancel := context.WithTimeout(ctx, timeout)
-		resp, err = s.cli.MemberList(lctx, clientv3.WithSerializable())
-		cancel()
-		if err != nil {
-			return Members{}, fmt.Errorf("etcd member list: %w", err)
+		if list, err = s.memberList(ctx, timeout, clientv3.WithSerializable()); err != nil {
+			return Members{}, err
 		}
 	}
-	var list []MemberInfo
 	endpoints := s.cli.Endpoints()
-	for _, m := range resp.Members {
-		list = append(list, MemberInfo{ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, Learner: m.IsLearner})
+	for _, m := range list {
 		for _, u := range m.ClientURLs {
 			if p, err := url.Parse(u); err == nil && p.Port() != "0" && !slices.Contains(endpoints, u) {
 				endpoints = append(endpoints, u)
@@ -272,4 +276,140 @@ func (s *Store) Members(ctx context.Context, timeout time.Duration) (Members, er
 		out.Warnings = append(out.Warnings, "the metadata alarms could not be read: "+alarmErr.Error())
 	}
 	return out, nil
+}
+
+// AddedMember is what AddMember returns: the new member's ID and the
+// --initial-cluster it must start with (with --initial-cluster-state
+// existing).
+type AddedMember struct {
+	ID             string `json:"id"`
+	Name           string `json:"name"`
+	PeerURL        string `json:"peer_url"`
+	InitialCluster string `json:"initial_cluster"`
+}
+
+// AddMember adds a voting member named name at peerURL to the cluster
+// (etcd's member add) and returns how to start it. The cluster counts it
+// in its quorum from now on, so it must be started soon. It fails with
+// cairn.ErrInvalid if a member already has that name or peer URL, or if
+// a member added earlier has not started yet (etcd adds one at a time);
+// etcd refuses it if the cluster would lose its quorum.
+func (s *Store) AddMember(ctx context.Context, name, peerURL string, timeout time.Duration) (AddedMember, error) {
+	list, err := s.memberList(ctx, timeout)
+	if err != nil {
+		return AddedMember{}, err
+	}
+	for _, m := range list {
+		switch {
+		case m.Name == name:
+			return AddedMember{}, fmt.Errorf("add metadata member: %w: a member named %s exists (%s)", cairn.ErrInvalid, name, hexID(m.ID))
+		case slices.Contains(m.PeerURLs, peerURL):
+			return AddedMember{}, fmt.Errorf("add metadata member: %w: member %s already has peer URL %s", cairn.ErrInvalid, orID(m.Name, m.ID), peerURL)
+		case m.Name == "":
+			return AddedMember{}, fmt.Errorf("add metadata member: %w: member %s was added but has not started; start it (or remove it) first", cairn.ErrInvalid, hexID(m.ID))
+		}
+	}
+	var resp *clientv3.MemberAddResponse
+	err = changeMembers(ctx, timeout, func(ctx context.Context) (err error) {
+		resp, err = s.cli.MemberAdd(ctx, []string{peerURL})
+		return err
+	})
+	if err != nil {
+		return AddedMember{}, fmt.Errorf("add metadata member %s: %w", name, err)
+	}
+	var initial []string
+	for _, m := range resp.Members {
+		n := m.Name
+		if m.ID == resp.Member.ID {
+			n = name
+		}
+		for _, u := range m.PeerURLs {
+			initial = append(initial, n+"="+u)
+		}
+	}
+	return AddedMember{ID: hexID(resp.Member.ID), Name: name, PeerURL: peerURL, InitialCluster: strings.Join(initial, ",")}, nil
+}
+
+// RemoveMember removes the member whose name or hex ID is which (etcd's
+// member remove) and returns it as it was listed, and the members left.
+// It fails with
+// cairn.ErrNotFound if no member matches and with cairn.ErrInvalid for
+// the last member; etcd refuses it if the members left could not form a
+// quorum.
+func (s *Store) RemoveMember(ctx context.Context, which string, timeout time.Duration) (removed MemberInfo, left []MemberInfo, err error) {
+	list, err := s.memberList(ctx, timeout)
+	if err != nil {
+		return MemberInfo{}, nil, err
+	}
+	var names []string
+	for _, m := range list {
+		names = append(names, orID(m.Name, m.ID))
+		if m.Name != which && hexID(m.ID) != which {
+			continue
+		}
+		if len(list) == 1 {
+			return MemberInfo{}, nil, fmt.Errorf("remove metadata member %s: %w: it is the last member", which, cairn.ErrInvalid)
+		}
+		err := changeMembers(ctx, timeout, func(ctx context.Context) error {
+			_, err := s.cli.MemberRemove(ctx, m.ID)
+			return err
+		})
+		if err != nil {
+			return MemberInfo{}, nil, fmt.Errorf("remove metadata member %s: %w", which, err)
+		}
+		for _, o := range list {
+			if o.ID != m.ID {
+				left = append(left, o)
+			}
+		}
+		return m, left, nil
+	}
+	slices.Sort(names)
+	return MemberInfo{}, nil, fmt.Errorf("remove metadata member: %w: no member is named %s or has that ID (members: %s)",
+		cairn.ErrNotFound, which, strings.Join(names, ", "))
+}
+
+// changeMembers runs a membership change, each attempt within timeout,
+// retrying while etcd refuses it as unsafe for now (ErrUnhealthy: a
+// member left has not been connected to the leader for 5 s, as just
+// after a start or an election) or has no leader, for about 10 s. etcd's
+// errors that the same change would meet again wrap cairn.ErrInvalid or
+// cairn.ErrNotFound.
+func changeMembers(ctx context.Context, timeout time.Duration, change func(ctx context.Context) error) error {
+	p := retry.Policy{Attempts: 8, Base: 500 * time.Millisecond, Max: 2 * time.Second}
+	err := retry.Do(ctx, p, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		err := change(cctx)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, rpctypes.ErrMemberNotFound):
+			return fmt.Errorf("%w: %w", cairn.ErrNotFound, err)
+		case errors.Is(err, rpctypes.ErrPeerURLExist), errors.Is(err, rpctypes.ErrMemberExist),
+			errors.Is(err, rpctypes.ErrMemberBadURLs), errors.Is(err, rpctypes.ErrTooManyLearners):
+			return fmt.Errorf("%w: %w", cairn.ErrInvalid, err)
+		}
+		return err
+	})
+	if errors.Is(err, rpctypes.ErrUnhealthy) {
+		return fmt.Errorf("%w (etcd changes members only when those that stay have been connected to the leader for 5 s and form a quorum; 'cairn admin status' shows which are down)", err)
+	}
+	return err
+}
+
+// memberList reads the member list, linearizable unless opts say
+// otherwise (a change must start from the current list).
+func (s *Store) memberList(ctx context.Context, timeout time.Duration, opts ...clientv3.OpOption) ([]MemberInfo, error) {
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := s.cli.MemberList(lctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("etcd member list: %w", err)
+	}
+	var list []MemberInfo
+	for _, m := range resp.Members {
+		list = append(list, MemberInfo{ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, Learner: m.IsLearner})
+	}
+	return list, nil
 }

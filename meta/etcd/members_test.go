@@ -66,6 +66,11 @@ func TestJudgeMembers(t *testing.T) {
 			alarms: map[uint64][]string{0xb: {"NOSPACE"}, 0xc: {"CORRUPT"}},
 			leader: "m1", up: 3, quorum: 2, lag: map[string]uint64{"m3": 49900},
 			warn: []string{"m3 is 49900 raft entries behind", "m3 reports: memberID:12 alarm:NOSPACE", "m2 raised NOSPACE", "m3 raised CORRUPT"}},
+		{name: "stale endpoint", list: three[:2], answers: []etcdmeta.MemberStatus{up("http://h1:2379", 0xa, 0xa, 100),
+			up("http://h2:2379", 0xb, 0xa, 100), down("http://h3:2379")},
+			leader: "m1", up: 2, quorum: 2, warn: []string{
+				"endpoints the clients are configured with do not: http://h3:2379: context deadline exceeded (a removed member's?",
+				"has 2 members and writes need all of them: losing one loses its quorum; add a member"}},
 		{name: "split view of the leader", list: three, answers: []etcdmeta.MemberStatus{up("a", 0xa, 0xa, 10), up("b", 0xb, 0xb, 10), up("c", 0xc, 0xb, 10)},
 			leader: "m1", up: 3, quorum: 2, warn: []string{"disagree on the leader"}},
 	}
