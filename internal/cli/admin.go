@@ -274,7 +274,9 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		}
 		ps, warn := tableSurvival(t, policies, nodeOf)
 		st.PGTables = append(st.PGTables, PGStatus{Width: t.Width, PGs: len(t.PGs), DistinctNodes: t.DistinctNodes, Policies: ps})
-		st.Warnings = append(st.Warnings, warn...)
+		if len(nodes) > 1 { // one node: the warning below says it all
+			st.Warnings = append(st.Warnings, warn...)
+		}
 	}
 	if len(nodes) == 1 {
 		st.Warnings = append(st.Warnings, "single node: the cluster cannot survive a node loss")
