@@ -279,3 +279,24 @@ func TestMetaRemoveAndAdd(t *testing.T) {
 		t.Fatalf("status after the replacement: %+v", st.Meta)
 	}
 }
+
+// The cluster: rs-6-3 over 4 nodes of 3 disks. Status says that
+// it survives any one node loss (not "cannot survive a node loss"), and
+// it does: with a node killed, the object reads back.
+func TestStatusSaysWhatANodeLossCosts(t *testing.T) {
+	c := testcluster.Start(t, testcluster.Config{Nodes: 4, DisksPerNode: 3})
+	c.CLI(t, "mb", "spread", "--policy", "rs-6-3")
+	path, _ := writeFile(t, t.TempDir(), "obj", 3<<20, 7)
+	c.CLI(t, "put", path, "spread/obj")
+	status := c.CLI(t, "admin", "status")
+	want := "rs-6-3 over 4 nodes (up to 3 shards of a stripe on one node): survives any 1 node loss, but no 2 nodes at once without losing some stripes"
+	if !strings.Contains(status, want) || strings.Contains(status, "cannot survive") {
+		t.Fatalf("admin status lacks %q or claims a node loss is fatal:\n%s", want, status)
+	}
+	c.Nodes[1].Kill()
+	out := filepath.Join(t.TempDir(), "out")
+	c.CLI(t, "get", "spread/obj", out)
+	if !sameFile(t, path, out) {
+		t.Fatal("the object read with node2 killed differs")
+	}
+}
