@@ -37,25 +37,26 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // Status is what `cairn admin status --json` prints.
 type Status struct {
-	Director string `json:"director,omitempty"`
-	// Meta is the metadata cluster: its members, leader and quorum
-	// (absent for a store that is not etcd).
-	Meta     *etcdmeta.Members `json:"meta,omitempty"`
-	Nodes    []NodeStatus      `json:"nodes"`
-	Disks    []cairn.Disk      `json:"disks"`
-	PGTables []PGStatus        `json:"pg_tables"`
-	Capacity int64             `json:"capacity"`
-	Free     int64             `json:"free"`
-	Buckets  int               `json:"buckets"`
-	Warnings []string          `json:"warnings,omitempty"`
-	Repair   string            `json:"repair"`        // one line: the repair queue and its ETA
-	Scrub    string            `json:"scrub"`         // one line: scrub's state and the damage pending (scrub.go)
-	Queued   int               `json:"repair_queued"` // stripes in the repair queue
-	States   map[string]int    `json:"disk_states"`
+	Director string         `json:"director,omitempty"`
+	Nodes    []NodeStatus   `json:"nodes"`
+	Disks    []cairn.Disk   `json:"disks"`
+	PGTables []PGStatus     `json:"pg_tables"`
+	Capacity int64          `json:"capacity"`
+	Free     int64          `json:"free"`
+	Buckets  int            `json:"buckets"`
+	Warnings []string       `json:"warnings,omitempty"`
+	Repair   string         `json:"repair"`        // one line: the repair queue and its ETA
+	Scrub    string         `json:"scrub"`         // one line: scrub's state and the damage pending (scrub.go)
+	Queued   int            `json:"repair_queued"` // stripes in the repair queue
+	States   map[string]int `json:"disk_states"`
 	// FileSystems hold the readable disks, one per node and file system;
 	// Capacity and Free count each once.
 	FileSystems []FSStatus   `json:"file_systems"`
 	Usage       *StatusUsage `json:"usage,omitempty"` // du.go
+
+	// Meta is the metadata cluster: its members, leader and quorum
+	// (absent for a store that is not etcd).
+	Meta *etcdmeta.Members `json:"meta,omitempty"`
 }
 
 // NodeStatus is one node in Status.
@@ -298,9 +299,9 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 
 // tableSurvival says, for each of policies whose width is t's, how many
 // node losses its stripes survive over t (placement.NodeLosses), and
-// warns for each that survives fewer than its parity count would with
-// one shard per node. A table no policy of which is known gets a warning
-// if its PGs share nodes.
+// warns for each whose stripes put several shards on one node (they
+// survive fewer node losses than the code could). A table no policy of
+// which is known gets a warning if its PGs share nodes.
 func tableSurvival(t cairn.PGTable, policies []string, nodeOf map[cairn.DiskID]cairn.NodeID) ([]PolicySurvival, []string) {
 	var out []PolicySurvival
 	var warn []string
