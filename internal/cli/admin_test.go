@@ -137,3 +137,16 @@ func TestMetaMemberArgs(t *testing.T) {
 		}
 	}
 }
+
+// cairn meta --help says how a member joins a running cluster.
+func TestMetaHelpSaysHowToJoin(t *testing.T) {
+	out, _, err := run(t, "meta", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"cairn admin meta add NAME PEER-ADDR", "--initial-cluster-state existing", "docs/meta-members.md"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("cairn meta --help lacks %q:\n%s", want, out)
+		}
+	}
+}
