@@ -321,15 +321,7 @@ func (c *Client) arrange(ctx context.Context, policy string, code codec.Code, pg
 			nodeOf[d.ID] = d.Node
 		}
 	}
-	domains := make([]string, len(pg.Disks))
-	for i, d := range pg.Disks {
-		domains[i] = string(nodeOf[d])
-	}
-	perm := placement.Arrange(domains, code.CanReconstruct, 300, mrand.New(mrand.NewPCG(uint64(pg.ID), 0x61727261)))
-	got = make([]cairn.DiskID, len(perm))
-	for i, p := range perm {
-		got[i] = pg.Disks[p]
-	}
+	got = placement.ArrangePG(pg, nodeOf, code.CanReconstruct)
 	c.mu.Lock()
 	c.arranged[key], c.nodeOf = got, nodeOf
 	c.mu.Unlock()
