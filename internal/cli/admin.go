@@ -3,9 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -138,7 +140,8 @@ func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 	asJSON := fs.Bool("json", false, "print JSON")
 	wait := fs.Duration("wait", 0, "wait up to this long (e.g. 5m) for the cluster to be healthy — every node alive, every disk up, nothing to repair — checking every 2 s; exit status 1 if it is not")
 	cmdline.Usage(fs, "cairn admin status [--json] [--wait DURATION]", "Shows the cluster: nodes (alive or not), disks with their state, since when and why\n(docs/design/disks.md; 'cairn admin disk --help'), capacity, placement-group\ntables with the node losses each policy's stripes survive, the metadata\ncluster's members and leader, and warnings.\n\nWith --wait it first waits for the cluster to be healthy (after a disk loss:\nuntil repair has rebuilt what was lost and the disks are back up), then\nprints the status.")
-	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+	printed := false
+	err := withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
 		if *wait < 0 {
 			return fmt.Errorf("%w: --wait must not be negative", ErrUsage)
 		}
@@ -164,11 +167,51 @@ func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 		} else {
 			printStatus(stdout, st)
 		}
+		printed = true
 		if *wait > 0 && !st.Healthy() {
 			return fmt.Errorf("the cluster is not healthy after %v: %s", *wait, strings.Join(st.unhealthy(), "; "))
 		}
 		return nil
 	})
+	if err != nil && !printed && !errors.Is(err, ErrUsage) && !errors.Is(err, flag.ErrHelp) && ctx.Err() == nil {
+		probeMeta(ctx, fs, *asJSON, stdout, err)
+	}
+	return err
+}
+
+// probeMeta shows the metadata members when status failed (err), most
+// likely because the metadata cluster has lost its quorum and no store
+// can be opened on it: the members that still run say who they are and
+// who is missing (etcdmeta.ProbeMembers). It prints nothing if the
+// members cannot be read either.
+func probeMeta(ctx context.Context, fs *flag.FlagSet, asJSON bool, stdout io.Writer, err error) {
+	path := fs.Lookup("config").Value.String()
+	if path == "" {
+		path = os.Getenv(configEnv)
+	}
+	cfg, cerr := loadClientConfig(path)
+	if cerr != nil {
+		return
+	}
+	m, merr := etcdmeta.ProbeMembers(ctx, cfg.Meta, etcdmeta.Options{}, metaStatusTimeout)
+	if merr != nil {
+		return
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(struct {
+			Error string            `json:"error"`
+			Meta  *etcdmeta.Members `json:"meta"`
+		}{err.Error(), &m})
+		return
+	}
+	fmt.Fprintf(stdout, "the cluster status failed (%v); the metadata members that answer say:\n\n", err)
+	printMeta(stdout, &m)
+	fmt.Fprintln(stdout, "warnings:")
+	for _, w := range m.Warnings {
+		fmt.Fprintln(stdout, "  -", w)
+	}
 }
 
 // Healthy reports whether every node is alive, every disk up and the

@@ -66,6 +66,7 @@ func TestMetaMembersInStatus(t *testing.T) {
 		}
 	}
 	text := c.CLI(t, "admin", "status")
+	var err error
 	if !strings.Contains(text, "metadata: 3 members, 3 up, quorum 2, leader "+st.Meta.Leader) {
 		t.Fatalf("admin status does not show the members:\n%s", text)
 	}
@@ -133,6 +134,29 @@ func TestMetaMembersInStatus(t *testing.T) {
 	for _, want := range []string{"metadata member " + leader + " ", "is down", "losing one more loses its quorum"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("admin status with %s stopped lacks %q:\n%s", leader, want, text)
+		}
+	}
+	// One more member stopped: no store can be opened on the one left, and
+	// status fails, but the member left says who is missing.
+	var second *testcluster.Proc
+	for _, m := range c.Metas {
+		if m.Alive() && second == nil {
+			second = m
+		}
+	}
+	if err := second.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-second.Done()
+	text, err = c.TryCLI(t.Context(), "admin", "status")
+	if err == nil {
+		t.Fatalf("admin status succeeds with 1 of 3 metadata members:\n%s", text)
+	}
+	t.Logf("admin status with 1 of 3 members:\n%s", text)
+	for _, want := range []string{"the metadata members that answer say", "lost its quorum: 1 of 3 members answer, writes need 2",
+		"metadata member " + leader + " ", "metadata member " + second.Name() + " "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("admin status with %s and %s stopped lacks %q:\n%s", leader, second.Name(), want, text)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package etcdmeta
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ type MemberInfo struct {
 const LagWarning = 10000
 
 // Judge combines the member list, the status answers and the alarms into
-// Members, warning about every member that does not answer, a lost or
+// Members (sorted by name), warning about every member that does not answer, a lost or
 // nearly lost quorum, a missing leader, lagging members, alarms and the
 // errors members report. It does no I/O.
 func Judge(list []MemberInfo, answers []MemberStatus, alarms map[uint64][]string) Members {
@@ -109,6 +110,10 @@ func Judge(list []MemberInfo, answers []MemberStatus, alarms map[uint64][]string
 	for _, m := range list {
 		names[m.ID] = orID(m.Name, m.ID)
 	}
+	list = slices.Clone(list)
+	slices.SortFunc(list, func(a, b MemberInfo) int {
+		return cmp.Or(cmp.Compare(orID(a.Name, a.ID), orID(b.Name, b.ID)), cmp.Compare(a.ID, b.ID))
+	})
 	leaders := map[uint64]bool{}
 	for _, m := range list {
 		mem := Member{ID: hexID(m.ID), Name: orID(m.Name, m.ID), PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, Learner: m.Learner}
@@ -234,6 +239,32 @@ func (s *Store) Members(ctx context.Context, timeout time.Duration) (Members, er
 			return Members{}, err
 		}
 	}
+	return s.judgeMembers(ctx, list, timeout), nil
+}
+
+// ProbeMembers is Store.Members for a cluster a Store cannot be opened on
+// (it has lost its quorum, so the key layout cannot be read): it connects
+// to endpoints with a plain etcd client, closed before it returns.
+func ProbeMembers(ctx context.Context, endpoints []string, opts Options, timeout time.Duration) (Members, error) {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints: endpoints, DialTimeout: timeout, TLS: opts.TLS, Username: opts.Username, Password: opts.Password,
+		Logger: zapLogger(opts.Logger, nil),
+	})
+	if err != nil {
+		return Members{}, fmt.Errorf("etcd client for %v: %w", endpoints, err)
+	}
+	defer cli.Close()
+	s := &Store{cli: cli}
+	list, err := s.memberList(ctx, timeout, clientv3.WithSerializable())
+	if err != nil {
+		return Members{}, err
+	}
+	return s.judgeMembers(ctx, list, timeout), nil
+}
+
+// judgeMembers asks the members of list and the store's endpoints for
+// their status and judges the answers (Judge).
+func (s *Store) judgeMembers(ctx context.Context, list []MemberInfo, timeout time.Duration) Members {
 	endpoints := s.cli.Endpoints()
 	for _, m := range list {
 		for _, u := range m.ClientURLs {
@@ -275,7 +306,7 @@ func (s *Store) Members(ctx context.Context, timeout time.Duration) (Members, er
 	if alarmErr != nil {
 		out.Warnings = append(out.Warnings, "the metadata alarms could not be read: "+alarmErr.Error())
 	}
-	return out, nil
+	return out
 }
 
 // AddedMember is what AddMember returns: the new member's ID and the
