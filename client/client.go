@@ -363,22 +363,22 @@ func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, vers
 		return nil, err
 	}
 	o := newOutside(all)
-	if !slices.ContainsFunc(disks, func(d cairn.DiskID) bool { return !o.byID[d].State.Writable() }) {
+	if !slices.ContainsFunc(disks, func(d cairn.DiskID) bool { return !o.byID[d].Writable() }) {
 		return disks, nil
 	}
 	for _, d := range disks {
-		o.use(d, o.byID[d].State.Writable())
+		o.use(d, o.byID[d].Writable())
 	}
 	out := slices.Clone(disks)
 	for i, d := range disks {
-		if o.byID[d].State.Writable() {
+		if o.byID[d].Writable() {
 			continue
 		}
 		best, ok := o.pick(fmt.Sprintf("%s\x00%d", version, i))
 		if !ok {
 			writable := 0
 			for _, d := range all {
-				if d.State.Writable() {
+				if d.Writable() {
 					writable++
 				}
 			}
@@ -447,7 +447,7 @@ func (o *outside) use(d cairn.DiskID, node bool) {
 
 func (o *outside) pick(key string) (cairn.DiskID, bool) {
 	best, ok := placement.Spare(o.all, key, func(d cairn.Disk) bool {
-		return !o.used[d.ID] && d.State.Writable()
+		return !o.used[d.ID] && d.Writable()
 	}, func(d cairn.Disk) int {
 		if o.nodes[d.Node] {
 			return 1 // a node the stripe already uses

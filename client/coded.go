@@ -69,7 +69,7 @@ func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID
 	var out []cairn.DiskID
 	taken := map[cairn.DiskID]bool{}
 	for len(out) < codedMaxWidth {
-		d, ok := placement.Spare(all, version, func(d cairn.Disk) bool { return !taken[d.ID] && d.State.Writable() },
+		d, ok := placement.Spare(all, version, func(d cairn.Disk) bool { return !taken[d.ID] && d.Writable() },
 			func(cairn.Disk) int { return 0 })
 		if !ok {
 			break
