@@ -1,8 +1,6 @@
 package testcluster_test
 
 import (
-	"cairn"
-	"cairn/internal/testcluster"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -13,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"cairn"
+	"cairn/internal/testcluster"
 )
 
 // The README's promise: cairn server, a 200 MiB put, two disk directories
