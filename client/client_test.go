@@ -462,11 +462,11 @@ func TestReusedStripeMemory(t *testing.T) {
 	}
 }
 
-// TestPutAvoidsLostDisks: shards meant for a disk that is down or suspect
-// go to a writable disk outside the stripe, on an unused node when there
+// TestPutAvoidsLostDisks: shards meant for a disk that is down or suspect,
+// or whose node reports a fault, go to a writable disk outside the stripe, on an unused node when there
 // is one, and the manifest says where.
 func TestPutAvoidsLostDisks(t *testing.T) {
-	e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 4096})
+	e := newEnv(t, 9, 1, "rs-4-2", Config{BlockSize: 4096})
 	ctx := context.Background()
 	if err := e.meta.SetDiskState(ctx, "node2/disk1", cairn.DiskDown, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
@@ -474,8 +474,14 @@ func TestPutAvoidsLostDisks(t *testing.T) {
 	if err := e.meta.SetDiskState(ctx, "node5/disk1", cairn.DiskSuspect, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
+	// Up as far as the director knows, but its node reports a fault.
+	if err := e.meta.PutDisk(ctx, cairn.Disk{ID: "node7/disk1", Node: "node7", Capacity: 1 << 40, State: cairn.DiskUp,
+		Fault: "volume node7/disk1: stat shards: no such file or directory"}); err != nil {
+		t.Fatal(err)
+	}
 	e.shards.Set(func() {
-		e.shards.FailPut = map[cairn.DiskID]error{"node2/disk1": cairn.ErrUnavailable, "node5/disk1": cairn.ErrUnavailable}
+		e.shards.FailPut = map[cairn.DiskID]error{"node2/disk1": cairn.ErrUnavailable, "node5/disk1": cairn.ErrUnavailable,
+			"node7/disk1": cairn.ErrUnavailable}
 	})
 	for i := range 20 {
 		data := randBytes(uint64(i), 10000+i)
@@ -486,7 +492,7 @@ func TestPutAvoidsLostDisks(t *testing.T) {
 		}
 		nodes := map[string]bool{}
 		for _, s := range m.Shards {
-			if s.Disk == "node2/disk1" || s.Disk == "node5/disk1" {
+			if s.Disk == "node2/disk1" || s.Disk == "node5/disk1" || s.Disk == "node7/disk1" {
 				t.Fatalf("%s: shard on a lost disk: %+v", key, m.Shards)
 			}
 			n := strings.Split(string(s.Disk), "/")[0]
