@@ -480,8 +480,9 @@ func TestPutAvoidsLostDisks(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.shards.Set(func() {
-		e.shards.FailPut = map[cairn.DiskID]error{"node2/disk1": cairn.ErrUnavailable, "node5/disk1": cairn.ErrUnavailable,
-			"node7/disk1": cairn.ErrUnavailable}
+		// node7/disk1 would take writes: only its reported fault keeps
+		// shards off it.
+		e.shards.FailPut = map[cairn.DiskID]error{"node2/disk1": cairn.ErrUnavailable, "node5/disk1": cairn.ErrUnavailable}
 	})
 	for i := range 20 {
 		data := randBytes(uint64(i), 10000+i)
