@@ -121,6 +121,11 @@ type Disk struct {
 	// service empty (docs/design/disks.md). Empty for disks registered
 	// before volume IDs existed, until the director adopts one.
 	Trusted string `json:"trusted_volume,omitempty"`
+	// MoveRate bounds, in bytes per second, how fast the shards of a
+	// draining disk are moved off (cairn admin node drain --rate); 0 is
+	// the director's default. The operator sets it with the drain; any
+	// change out of draining clears it (DiskChange.Apply).
+	MoveRate int64 `json:"move_rate,omitempty"`
 }
 
 // Replaced reports whether the node reports a volume other than the one
@@ -140,6 +145,10 @@ type DiskChange struct {
 	// IfVolume, if not empty, is the volume the change was decided on: it
 	// applies only while the node still reports it (Disk.Volume).
 	IfVolume string
+	// MoveRate, for a change to draining, becomes the record's MoveRate
+	// when not 0 (a change within draining keeps the stored one); a
+	// change to any other state clears it.
+	MoveRate int64
 }
 
 // Apply returns d changed by c. ErrInvalid if c.To is not a valid state,
@@ -148,6 +157,9 @@ type DiskChange struct {
 func (c DiskChange) Apply(d Disk) (Disk, error) {
 	if !c.To.Valid() {
 		return d, fmt.Errorf("%w: disk state %q", ErrInvalid, c.To)
+	}
+	if c.MoveRate < 0 {
+		return d, fmt.Errorf("%w: negative move rate %d B/s", ErrInvalid, c.MoveRate)
 	}
 	if c.From != "" && d.State != c.From {
 		return d, fmt.Errorf("%w: disk %s is %s, not %s", ErrConflict, d.ID, d.State, c.From)
@@ -162,6 +174,12 @@ func (c DiskChange) Apply(d Disk) (Disk, error) {
 	if c.Trust != "" {
 		d.Trusted = c.Trust
 	}
+	switch {
+	case c.To != DiskDraining:
+		d.MoveRate = 0
+	case c.MoveRate != 0:
+		d.MoveRate = c.MoveRate
+	}
 	return d, nil
 }
 
@@ -171,7 +189,7 @@ func (c DiskChange) Apply(d Disk) (Disk, error) {
 // volume it reports.
 func Registered(old *Disk, r Disk) Disk {
 	if old != nil && old.State != "" {
-		r.State, r.Since, r.Reason, r.Trusted = old.State, old.Since, old.Reason, old.Trusted
+		r.State, r.Since, r.Reason, r.Trusted, r.MoveRate = old.State, old.Since, old.Reason, old.Trusted, old.MoveRate
 		return r
 	}
 	if r.Trusted == "" {
@@ -197,6 +215,10 @@ type PGTable struct {
 	// DistinctNodes is true when every PG's disks are on distinct nodes, so
 	// the data survives the loss of a node (up to the code's tolerance).
 	DistinctNodes bool `json:"distinct_nodes"`
+	// Epoch counts the table's recomputations (placement.Recompute) as
+	// nodes and disks joined or left: 0 as first computed, +1 each time
+	// it changed. meta.Store.UpdatePGTable swaps tables by it.
+	Epoch int `json:"epoch,omitempty"`
 }
 
 // Bucket is a namespace of objects with a default policy.

@@ -87,11 +87,31 @@ func TestDiskChangeApply(t *testing.T) {
 		{"decided on this volume", DiskChange{From: DiskDown, To: DiskUp, IfVolume: "v2"},
 			Disk{ID: "n/d", State: DiskUp, Since: t0, Trusted: "v1", Volume: "v2"}, nil},
 		{"to no state", DiskChange{To: "melted"}, d, ErrInvalid},
+		{"a negative move rate", DiskChange{To: DiskDraining, MoveRate: -1}, d, ErrInvalid},
+		{"draining at a rate", DiskChange{To: DiskDraining, MoveRate: 1 << 20, Reason: "drain"},
+			Disk{ID: "n/d", State: DiskDraining, Since: t0, Reason: "drain", Trusted: "v1", Volume: "v2", MoveRate: 1 << 20}, nil},
 	}
-	for _, tc := range tests {
+	draining := d
+	draining.State, draining.MoveRate = DiskDraining, 5000
+	tests = append(tests, []struct {
+		name string
+		c    DiskChange
+		want Disk
+		err  error
+	}{
+		{"within draining keeps the rate", DiskChange{From: DiskDraining, To: DiskDraining, Reason: "adopted"},
+			Disk{ID: "n/d", State: DiskDraining, Since: t0, Reason: "adopted", Trusted: "v1", Volume: "v2", MoveRate: 5000}, nil},
+		{"out of draining clears it", DiskChange{From: DiskDraining, To: DiskUp, Reason: "in"},
+			Disk{ID: "n/d", State: DiskUp, Since: t0, Reason: "in", Trusted: "v1", Volume: "v2"}, nil},
+	}...)
+	for i, tc := range tests {
+		from := d
+		if i >= len(tests)-2 {
+			from = draining
+		}
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.c.Apply(d)
-			if !errors.Is(err, tc.err) || got != tc.want {
+			got, err := tc.c.Apply(from)
+			if !errors.Is(err, tc.err) || err == nil && got != tc.want {
 				t.Fatalf("got %+v, %v; want %+v, %v", got, err, tc.want, tc.err)
 			}
 		})
@@ -105,9 +125,9 @@ func TestRegistered(t *testing.T) {
 	if first.Trusted != "v2" || first.State != DiskUp {
 		t.Fatalf("first registration %+v", first)
 	}
-	old := Disk{ID: "n/d", Path: "/old", State: DiskDown, Since: t0, Reason: "why", Trusted: "v1", Volume: "v1"}
+	old := Disk{ID: "n/d", Path: "/old", State: DiskDraining, Since: t0, Reason: "why", Trusted: "v1", Volume: "v1", MoveRate: 7}
 	got := Registered(&old, reg)
-	want := Disk{ID: "n/d", Path: "/p", Free: 5, State: DiskDown, Since: t0, Reason: "why", Trusted: "v1", Volume: "v2", Check: CheckOK}
+	want := Disk{ID: "n/d", Path: "/p", Free: 5, State: DiskDraining, Since: t0, Reason: "why", Trusted: "v1", Volume: "v2", Check: CheckOK, MoveRate: 7}
 	if got != want || !got.Replaced() {
 		t.Fatalf("re-registration %+v, want %+v (replaced)", got, want)
 	}

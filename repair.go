@@ -33,6 +33,10 @@ type RepairTask struct {
 	// (no other disk was left for them): lost until the task is done,
 	// although their target is the disk the manifest names.
 	InPlace []int `json:"in_place,omitempty"`
+	// Move are shards the rebalancer moves off a usable disk onto their
+	// target (docs/design/rebalance.md): lost until the manifest names the
+	// target, though their disk is up; the stripe keeps its redundancy.
+	Move []int `json:"move,omitempty"`
 	// SpareRows maps the stripe's shard indices that hold a spare parity
 	// row (ShardLoc.Row) to that row, which names their files: what a
 	// dropped task's rebuilt files are deleted by.
@@ -69,4 +73,19 @@ type RepairProgress struct {
 	// or reads) queued for repair, and healed (docs/design/scrub.md).
 	DamageQueued int64 `json:"damage_queued,omitempty"`
 	DamageHealed int64 `json:"damage_healed,omitempty"`
+	// Rebalance is the rebalancer's last round (nil: none yet).
+	Rebalance *RebalanceProgress `json:"rebalance,omitempty"`
+}
+
+// RebalanceProgress is what the rebalancer's last round found and did
+// (docs/design/rebalance.md).
+type RebalanceProgress struct {
+	At       time.Time `json:"at"`
+	Balanced bool      `json:"balanced"` // the disks' use was within tolerance
+	// Lo and Hi are the least and most use of the writable disks (bytes
+	// the manifests place on a disk over its capacity share).
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	Queued int     `json:"queued"` // moves the round queued
+	Total  int64   `json:"total"`  // moves queued since the director started
 }

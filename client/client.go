@@ -204,7 +204,7 @@ type Client struct {
 	cfg     Config
 
 	mu       sync.Mutex
-	tables   map[int]cairn.PGTable         // PG tables by width; guarded by mu
+	tables   map[int]cachedTable           // PG tables by width; guarded by mu
 	codes    map[string]codec.Code         // codes by policy; guarded by mu
 	small    map[string]codec.Code         // small objects' codes by policy (nil: none); guarded by mu
 	arranged map[string][]cairn.DiskID     // shard → disk per policy and PG; guarded by mu
@@ -220,7 +220,7 @@ func New(meta Meta, shards Shards, cfg Config) *Client {
 	reads, commitPolicy := metaReads, commits
 	reads.Rand, commitPolicy.Rand = jitter, jitter
 	return &Client{meta: retryMeta{Meta: meta, p: reads}, direct: meta, commits: commitPolicy, shards: shards, cfg: cfg,
-		tables: map[int]cairn.PGTable{}, codes: map[string]codec.Code{}, small: map[string]codec.Code{}, arranged: map[string][]cairn.DiskID{}}
+		tables: map[int]cachedTable{}, codes: map[string]codec.Code{}, small: map[string]codec.Code{}, arranged: map[string][]cairn.DiskID{}}
 }
 
 func (c *Client) code(policy string) (codec.Code, error) {
@@ -237,14 +237,25 @@ func (c *Client) code(policy string) (codec.Code, error) {
 	return cd, nil
 }
 
-// table returns the PG table of a width, creating it from the cluster map
-// the first time any client needs it.
+// tableMaxAge bounds how stale a PG table a PUT uses may be: the
+// director recomputes the tables as nodes and disks join or leave
+// (director.PlacementDuty).
+const tableMaxAge = 5 * time.Second
+
+// cachedTable is a PG table and when it was read.
+type cachedTable struct {
+	t  cairn.PGTable
+	at time.Time
+}
+
+// table returns the PG table of a width, read at most tableMaxAge ago,
+// creating it from the cluster map the first time any client needs it.
 func (c *Client) table(ctx context.Context, width int) (cairn.PGTable, error) {
 	c.mu.Lock()
-	t, ok := c.tables[width]
+	ct, ok := c.tables[width]
 	c.mu.Unlock()
-	if ok {
-		return t, nil
+	if ok && time.Since(ct.at) < tableMaxAge {
+		return ct.t, nil
 	}
 	t, err := c.meta.PGTable(ctx, width)
 	if err != nil {
@@ -265,7 +276,10 @@ func (c *Client) table(ctx context.Context, width int) (cairn.PGTable, error) {
 		}
 	}
 	c.mu.Lock()
-	c.tables[width] = t
+	if ok && ct.t.Epoch != t.Epoch {
+		c.arranged = map[string][]cairn.DiskID{} // orders of PGs that may be gone
+	}
+	c.tables[width] = cachedTable{t: t, at: time.Now()}
 	c.mu.Unlock()
 	return t, nil
 }
@@ -282,6 +296,9 @@ func (c *Client) arrange(ctx context.Context, policy string, code codec.Code, pg
 	c.mu.Unlock()
 	if ok {
 		return got, nil
+	}
+	if slices.ContainsFunc(pg.Disks, func(d cairn.DiskID) bool { _, known := nodeOf[d]; return !known }) {
+		nodeOf = nil // a disk that joined since the map was read
 	}
 	if nodeOf == nil {
 		disks, err := c.meta.Disks(ctx)

@@ -17,13 +17,14 @@ type Transition struct {
 	Why      string
 	Trust    string // if not empty: the disk's new trusted volume (cairn.Disk.Trusted)
 	Volume   string // the volume the node reported when it was decided
+	MoveRate int64  // to draining: the drain's rate in bytes per second (cairn.Disk.MoveRate); 0 the default
 }
 
 // Change returns the compare-and-swap that applies tr at time now: from
 // tr.From and while the node reports tr.Volume, with a new Since only when
 // the state changes.
 func (tr Transition) Change(now time.Time) cairn.DiskChange {
-	c := cairn.DiskChange{From: tr.From, To: tr.To, Reason: tr.Why, Trust: tr.Trust, IfVolume: tr.Volume}
+	c := cairn.DiskChange{From: tr.From, To: tr.To, Reason: tr.Why, Trust: tr.Trust, IfVolume: tr.Volume, MoveRate: tr.MoveRate}
 	if tr.From != tr.To {
 		c.Since = now
 	}

@@ -31,6 +31,13 @@
 //     disk): a draining disk is read, not written, and its shards are
 //     moved off by the repair duties; out once the census finds it empty.
 //     Out is for good until the operator brings it in.
+//   - node command: drain, remove or readmit a whole node (OperateNode,
+//     for cairn admin node): the disk commands on each of its disks; a
+//     node's state is read off its disks' (NodeState: up, draining,
+//     removed, degraded).
+//   - placement duty: recomputes the placement-group tables as nodes and
+//     disks join or leave (PlacementDuty, placement.Recompute), swapping
+//     them by epoch.
 //   - duty: a periodic job only the leader runs (Config.Duties), e.g. the
 //     repair scan and work and the sweep of abandoned multipart uploads,
 //     which internal/cli wires in. Its ctx ends with the leadership; a

@@ -53,6 +53,15 @@ type Store interface {
 	// the table that is stored afterwards (t, or the one that won a race).
 	// ErrInvalid if t.Width < 1.
 	CreatePGTable(ctx context.Context, t cairn.PGTable) (cairn.PGTable, error)
+	// UpdatePGTable replaces the table of t's width with t if the stored
+	// one has Epoch t.Epoch-1 (compare-and-swap: a recomputation,
+	// placement.Recompute). ErrNotFound if no table of the width exists,
+	// ErrConflict if its epoch differs, ErrInvalid if t.Width < 1 or
+	// t.Epoch < 1.
+	UpdatePGTable(ctx context.Context, t cairn.PGTable) error
+	// PGTables lists the stored tables, sorted by width (a handful: one
+	// per width of the policies in use).
+	PGTables(ctx context.Context) ([]cairn.PGTable, error)
 
 	// CreateBucket creates a bucket; ErrExists if the name is taken,
 	// ErrInvalid if it breaks cairn.ValidateBucketName.

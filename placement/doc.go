@@ -3,8 +3,10 @@
 // *rand.Rand the caller passes (Arrange), so the same map always gives the
 // same table (golden-tested in testdata/).
 //
-// Compute builds a PG table for one width; PGFor maps an object version to
-// a PG of it; Check verifies a table's invariants. Arrange orders a stripe's
+// Compute builds a PG table for one width; Recompute brings a stored
+// table up to date with the cluster when nodes or disks join or leave,
+// changing as few slots as it can; PGFor maps an object version to a PG
+// of it; Check verifies a table's invariants. Arrange orders a stripe's
 // shards over a PG whose disks share failure domains so that a code that is
 // not MDS (LRC) survives as many domain losses as it can. Spare picks a disk
 // for a shard that cannot go where its PG put it (a down or lost disk).
@@ -24,6 +26,13 @@
 // disk directories), PGs use distinct disks on shared nodes and the table
 // says DistinctNodes=false: data survives disk loss but not node loss.
 //
-// Caveats: a table is computed once per width and stored; disks added later
-// join only new tables (rebalancing is future work).
+//   - slot: one disk of one PG (a shard index). A recomputation changes a
+//     slot only when its disk left, its PG holds more slots on its node
+//     than it needs to, or its disk is over its quota (its capacity share
+//     of all slots); docs/design/rebalance.md.
+//   - epoch: a table's version, +1 per recomputation that changed it.
+//
+// Caveats: a recomputed table places new objects; the shards of objects
+// already stored stay where their manifests say until the rebalancer
+// moves them. A table never loses PGs (an object's PG keeps its ID).
 package placement

@@ -54,6 +54,34 @@ func Compute(in Input) (cairn.PGTable, error) {
 	if n < 1 {
 		return cairn.PGTable{}, fmt.Errorf("%w: placement width %d", cairn.ErrInvalid, n)
 	}
+	cands, nodes := candidates(in, func(d cairn.Disk) bool { return d.State.Writable() })
+	if len(cands) < n {
+		return cairn.PGTable{}, &TooFewDisksError{Need: n, Have: len(cands)}
+	}
+	count := pgCount(len(cands), in)
+	t := cairn.PGTable{Width: n, DistinctNodes: nodes >= n}
+	for id := range count {
+		pg := cairn.PG{ID: id, Disks: make([]cairn.DiskID, n)}
+		fill(&pg, cands, (n+nodes-1)/nodes, nil)
+		t.PGs = append(t.PGs, pg)
+	}
+	return t, nil
+}
+
+// pgCount is the number of PGs of a table over disks disks:
+// ⌈disks·PGsPerDisk/Width⌉, at least 1.
+func pgCount(disks int, in Input) int {
+	per := in.PGsPerDisk
+	if per <= 0 {
+		per = DefaultPGsPerDisk
+	}
+	return max(1, (disks*per+in.Width-1)/in.Width)
+}
+
+// candidates returns the disks of in that keep accepts, sorted by ID,
+// with their failure domains and capacity weights, and how many nodes
+// they are on.
+func candidates(in Input, keep func(cairn.Disk) bool) ([]*cand, int) {
 	nodes := make(map[cairn.NodeID]cairn.Node, len(in.Nodes))
 	for _, nd := range in.Nodes {
 		nodes[nd.ID] = nd
@@ -62,20 +90,15 @@ func Compute(in Input) (cairn.PGTable, error) {
 	perNode := map[cairn.NodeID]*int{}
 	var maxCap int64 = 1
 	for _, d := range in.Disks {
-		if d.State.Writable() {
+		if keep(d) {
 			maxCap = max(maxCap, d.Capacity)
 		}
 	}
 	for _, d := range in.Disks {
-		if !d.State.Writable() {
+		if !keep(d) {
 			continue
 		}
-		label := func(k string) string {
-			if v := nodes[d.Node].Labels[k]; v != "" {
-				return v
-			}
-			return ""
-		}
+		label := func(k string) string { return nodes[d.Node].Labels[k] }
 		if perNode[d.Node] == nil {
 			perNode[d.Node] = new(int)
 		}
@@ -86,56 +109,73 @@ func Compute(in Input) (cairn.PGTable, error) {
 		cands = append(cands, &cand{disk: d, node: d.Node, rack: label(cairn.LabelRack), zone: label(cairn.LabelZone),
 			weight: max(w, 1e-9), nodeAssigned: perNode[d.Node]})
 	}
-	if len(cands) < n {
-		return cairn.PGTable{}, &TooFewDisksError{Need: n, Have: len(cands)}
-	}
 	slices.SortFunc(cands, func(a, b *cand) int { return cmp.Compare(a.disk.ID, b.disk.ID) })
-	per := in.PGsPerDisk
-	if per <= 0 {
-		per = DefaultPGsPerDisk
-	}
-	count := max(1, (len(cands)*per+n-1)/n)
-	t := cairn.PGTable{Width: n, DistinctNodes: len(perNode) >= n}
-	for id := range count {
-		pg := cairn.PG{ID: id}
-		used := map[*cand]bool{}
-		var nodesUsed, racksUsed, zonesUsed = map[cairn.NodeID]int{}, map[string]int{}, map[string]int{}
-		for range n {
-			var best *cand
-			var bestKey [6]float64
-			for _, c := range cands {
-				if used[c] {
-					continue
-				}
-				// Lexicographic preference: fewest shards of this PG already
-				// in the candidate's zone, rack, node; then least loaded
-				// disk, then least loaded node; then a hash to spread ties.
-				key := [6]float64{
-					float64(zonesUsed[c.zone]), float64(racksUsed[c.rack]), float64(nodesUsed[c.node]),
-					float64(c.assigned+1) / c.weight, float64(*c.nodeAssigned), tie(id, c.disk.ID),
-				}
-				if best == nil || less(key, bestKey) {
-					best, bestKey = c, key
-				}
-			}
-			used[best] = true
-			best.assigned++
-			*best.nodeAssigned++
-			if best.zone != "" {
-				zonesUsed[best.zone]++
-			}
-			if best.rack != "" {
-				racksUsed[best.rack]++
-			}
-			nodesUsed[best.node]++
-			pg.Disks = append(pg.Disks, best.disk.ID)
-		}
-		t.PGs = append(t.PGs, pg)
-	}
-	return t, nil
+	return cands, len(perNode)
 }
 
-func less(a, b [6]float64) bool {
+// fill chooses a disk for every empty slot ("") of pg, in slot order,
+// among cands not in pg yet, and counts each choice in its disk's and
+// node's load. The preference is lexicographic: a node with fewer than
+// perNode disks of the PG (⌈Width/nodes⌉: the fewest its fullest node
+// can hold); fewest disks of the PG already in the candidate's zone,
+// rack; then (if over is set) not over its quota; fewest in its node;
+// then the least loaded disk, then the least loaded node; then a hash to
+// spread ties.
+func fill(pg *cairn.PG, cands []*cand, perNode int, over func(*cand) bool) {
+	byID := make(map[cairn.DiskID]*cand, len(cands))
+	for _, c := range cands {
+		byID[c.disk.ID] = c
+	}
+	used := map[*cand]bool{}
+	nodesUsed, racksUsed, zonesUsed := map[cairn.NodeID]int{}, map[string]int{}, map[string]int{}
+	count := func(c *cand) {
+		used[c] = true
+		if c.zone != "" {
+			zonesUsed[c.zone]++
+		}
+		if c.rack != "" {
+			racksUsed[c.rack]++
+		}
+		nodesUsed[c.node]++
+	}
+	for _, d := range pg.Disks {
+		if c := byID[d]; c != nil {
+			count(c)
+		}
+	}
+	for i, d := range pg.Disks {
+		if d != "" {
+			continue
+		}
+		var best *cand
+		var bestKey [8]float64
+		for _, c := range cands {
+			if used[c] {
+				continue
+			}
+			full, quota := 0.0, 0.0
+			if nodesUsed[c.node] >= perNode {
+				full = 1
+			}
+			if over != nil && over(c) {
+				quota = 1
+			}
+			key := [8]float64{
+				full, float64(zonesUsed[c.zone]), float64(racksUsed[c.rack]), quota, float64(nodesUsed[c.node]),
+				float64(c.assigned+1) / c.weight, float64(*c.nodeAssigned), tie(pg.ID, c.disk.ID),
+			}
+			if best == nil || less(key, bestKey) {
+				best, bestKey = c, key
+			}
+		}
+		count(best)
+		best.assigned++
+		*best.nodeAssigned++
+		pg.Disks[i] = best.disk.ID
+	}
+}
+
+func less(a, b [8]float64) bool {
 	for i := range a {
 		if a[i] != b[i] {
 			return a[i] < b[i]

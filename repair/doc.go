@@ -16,8 +16,11 @@
 //     disk that comes back makes its shards readable again: their tasks
 //     are dropped (by Scan, or by Work's next round).
 //   - moving shard: a shard on a draining disk, rebuilt elsewhere so the
-//     disk empties; at most MaxMoves such tasks are queued at a time, and
-//     they run after the stripes that lost redundancy.
+//     disk empties, or one the rebalancer moves (RepairTask.Move:
+//     Rebalance, decide.Balancer) onto a less used disk or a node the
+//     stripe does not use yet; at most MaxMoves such tasks are queued at
+//     a time, they run after the stripes that lost redundancy, and their
+//     bytes are paced (Config.MoveRate, cairn.Disk.MoveRate).
 //   - census: how many shards the manifests and multipart uploads place
 //     on each disk, taken by every complete walk of Scan (Census); the
 //     director returns a replaced disk, and ends a drain, when it finds

@@ -91,7 +91,15 @@ type Config struct {
 	// again (default 5 min), so that the stripe is rebuilt elsewhere at
 	// once rather than waiting for the director to notice the disk.
 	AvoidTarget time.Duration
-	Logger      *slog.Logger
+	// MoveRate bounds, in bytes per second, how fast shards are moved off
+	// draining disks when the disk sets no rate of its own
+	// (cairn.Disk.MoveRate); 0: as fast as the repair runs. Moves share
+	// one token bucket; the rebuild of a lost shard is never paced.
+	MoveRate int64
+	// Tolerance is how far apart the rebalancer lets the disks' use be
+	// (default DefaultTolerance: the least used within 10% of the most).
+	Tolerance float64
+	Logger    *slog.Logger
 }
 
 // Repairer scans for and runs repair tasks. Its methods are safe to call
@@ -109,10 +117,14 @@ type Repairer struct {
 	// avoid holds the disks that failed as targets, until when they are
 	// not chosen again (decide.View.Avoid); guarded by mu. At most one
 	// entry per disk, dropped when it expires.
-	avoid map[cairn.DiskID]time.Time
+	avoid      map[cairn.DiskID]time.Time
+	moves      bucket  // paces moves (pace.go); guarded by mu
+	balance    Balance // the rebalancer's last round; guarded by mu
+	balanceSig string  // the writable disks it saw; guarded by mu
 
 	scanned   string    // the lost disks the last complete Scan saw
 	scannedAt time.Time // when it completed
+	scanMoves bool      // the last complete Scan saw moves queued (a drain in progress)
 }
 
 // Stats counts what a Repairer did since it was made.
@@ -128,6 +140,7 @@ type Stats struct {
 	TargetsFailed int           // targets that failed (missing, full, not writable) and were replaced
 	DamageQueued  int64         // damage records (scrub, reads) turned into tasks
 	DamageHealed  int64         // damage records dropped after their task moved the shard
+	Moved         int64         // bytes of moves paced (off draining disks)
 }
 
 // New returns a Repairer.

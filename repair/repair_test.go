@@ -137,6 +137,12 @@ type env struct {
 
 func newEnv(t *testing.T, nodes int, policy string, objects int) *env {
 	t.Helper()
+	return newEnvDisks(t, nodes, 2, policy, objects)
+}
+
+// newEnvDisks is newEnv with disks disks on each node.
+func newEnvDisks(t *testing.T, nodes, disks int, policy string, objects int) *env {
+	t.Helper()
 	ctx := context.Background()
 	e := &env{meta: mem.New(), files: clienttest.NewMemShards(), data: map[string][]byte{}}
 	for n := 1; n <= nodes; n++ {
@@ -144,7 +150,7 @@ func newEnv(t *testing.T, nodes int, policy string, objects int) *env {
 		if err := e.meta.PutNode(ctx, cairn.Node{ID: id, Addr: "addr-" + string(id)}); err != nil {
 			t.Fatal(err)
 		}
-		for d := 1; d <= 2; d++ {
+		for d := 1; d <= disks; d++ {
 			if err := e.meta.PutDisk(ctx, cairn.Disk{ID: cairn.DiskID(fmt.Sprintf("%s/d%d", id, d)), Node: id, Capacity: 1 << 40, State: cairn.DiskUp}); err != nil {
 				t.Fatal(err)
 			}

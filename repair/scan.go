@@ -60,7 +60,19 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	}
 	lostSet += damage.sig
 	if lostSet == r.scanned && (lostSet == "" || now.Sub(r.scannedAt) < rescanEvery) {
-		return 0, nil
+		// A drain's moves queued by the last walk are done once the queue
+		// is empty: walk again now, for the next moves and the census
+		// that ends the drain, instead of after rescanEvery.
+		if !r.scanMoves {
+			return 0, nil
+		}
+		ts, _, err := r.store.RepairTaskPage(ctx, "", 1)
+		if err != nil {
+			return 0, err
+		}
+		if len(ts) > 0 {
+			return 0, nil
+		}
 	}
 	have := map[string]cairn.RepairTask{}
 	moves := 0
@@ -123,7 +135,7 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	if err := r.settleDamage(ctx, damage); err != nil {
 		return added, err
 	}
-	r.scanned, r.scannedAt = lostSet, now
+	r.scanned, r.scannedAt, r.scanMoves = lostSet, now, moves > 0
 	r.mu.Lock()
 	r.census = Census{At: now, Refs: refs}
 	r.mu.Unlock()

@@ -178,6 +178,9 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 		// This round rebuilds the shards that have a target.
 		shards, onto := rd.Placed()
 		scheme := decide.Choose(rd.Scheme, code, len(shards), st.Shards[shards[0]].Size, r.cfg.Rates, r.cfg.Unit)
+		if err := r.pace(ctx, r.moveRate(t, st, shards, view), int64(len(shards))*st.Shards[shards[0]].Size); err != nil {
+			return res, err
+		}
 		infos, err := r.rebuild(ctx, t, shards, onto, st, rd.Code, scheme, view)
 		if d, ok := targetFault(err, st, shards, onto); ok && ctx.Err() == nil {
 			// Not the stripe's fault: the next round picks another disk

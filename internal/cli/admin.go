@@ -22,6 +22,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "status", Summary: "nodes, disks and their states, placement groups, capacity", Run: runAdminStatus},
 		{Name: "repair", Summary: "the repair queue and repair-time predictions", Run: runAdminRepair},
 		{Name: "disk", Summary: "take a disk out, drain it, or bring it back in", Run: runAdminDisk},
+		{Name: "node", Summary: "drain a node, remove it, or readmit it", Run: runAdminNode},
 		{Name: "scrub", Summary: "background verification of every shard: status, start, pause", Run: runAdminScrub},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 		{Name: "keys", Summary: "rotate the SSE-S3 master keys and re-seal data keys", Run: runAdminKeys},
@@ -44,6 +45,7 @@ type Status struct {
 	Warnings []string       `json:"warnings,omitempty"`
 	Repair   string         `json:"repair"`        // one line: the repair queue and its ETA
 	Scrub    string         `json:"scrub"`         // one line: scrub's state and the damage pending (scrub.go)
+	Balance  string         `json:"rebalance"`     // one line: the rebalancer's last round (nodeops.go)
 	Queued   int            `json:"repair_queued"` // stripes in the repair queue
 	States   map[string]int `json:"disk_states"`
 	// FileSystems hold the readable disks, one per node and file system;
@@ -57,6 +59,9 @@ type NodeStatus struct {
 	cairn.Node
 	Alive bool `json:"alive"`
 	Disks int  `json:"disks"`
+	// State follows its disks' (director.NodeState): up, draining,
+	// removed, degraded.
+	State string `json:"state"`
 }
 
 // FSStatus is one file system of a node holding readable disks.
@@ -104,6 +109,7 @@ type PGStatus struct {
 	Width         int  `json:"width"`
 	PGs           int  `json:"pgs"`
 	DistinctNodes bool `json:"distinct_nodes"`
+	Epoch         int  `json:"epoch"` // recomputations as the cluster changed
 }
 
 func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -145,19 +151,24 @@ func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 // Healthy reports whether every node is alive, every disk up and the
-// repair queue empty.
+// repair queue empty — not counting removed nodes (cairn admin node
+// remove) and their disks.
 func (st *Status) Healthy() bool { return len(st.unhealthy()) == 0 }
 
 // unhealthy says what keeps the cluster from being healthy.
 func (st *Status) unhealthy() []string {
 	var out []string
+	removed := map[cairn.NodeID]bool{} // taken out by the operator: not missed
 	for _, n := range st.Nodes {
-		if !n.Alive {
+		switch {
+		case n.State == director.NodeRemoved:
+			removed[n.ID] = true
+		case !n.Alive:
 			out = append(out, fmt.Sprintf("node %s is not alive", n.ID))
 		}
 	}
 	for _, d := range st.Disks {
-		if d.State != cairn.DiskUp {
+		if d.State != cairn.DiskUp && !removed[d.Node] {
 			out = append(out, fmt.Sprintf("disk %s is %s", d.ID, d.State))
 		}
 	}
@@ -189,6 +200,7 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		st.Director = id
 	}
 	st.Repair = "nothing to repair"
+	st.Balance = rebalanceSummary(ctx, cl.meta, time.Now())
 	ts, err := meta.AllRepairTasks(ctx, cl.meta)
 	if err != nil {
 		return nil, err
@@ -209,8 +221,10 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		return nil, err
 	}
 	per := map[cairn.NodeID]int{}
+	byNode := map[cairn.NodeID][]cairn.Disk{}
 	for _, d := range disks {
 		per[d.Node]++
+		byNode[d.Node] = append(byNode[d.Node], d)
 		st.States[string(d.State)]++
 	}
 	st.FileSystems = fileSystems(disks)
@@ -219,9 +233,9 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		st.Free += f.Free
 	}
 	for _, n := range nodes {
-		ns := NodeStatus{Node: n, Alive: slices.Contains(alive, string(n.ID)), Disks: per[n.ID]}
+		ns := NodeStatus{Node: n, Alive: slices.Contains(alive, string(n.ID)), Disks: per[n.ID], State: director.NodeState(byNode[n.ID])}
 		st.Nodes = append(st.Nodes, ns)
-		if !ns.Alive {
+		if !ns.Alive && ns.State != director.NodeRemoved {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("node %s is not alive (no liveness lease)", n.ID))
 		}
 	}
@@ -230,7 +244,7 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 		if err != nil {
 			continue
 		}
-		st.PGTables = append(st.PGTables, PGStatus{Width: t.Width, PGs: len(t.PGs), DistinctNodes: t.DistinctNodes})
+		st.PGTables = append(st.PGTables, PGStatus{Width: t.Width, PGs: len(t.PGs), DistinctNodes: t.DistinctNodes, Epoch: t.Epoch})
 		if !t.DistinctNodes {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("placement groups of width %d share nodes: the cluster cannot survive a node loss (only disk losses) for policies with %d shards", w, w))
 		}
@@ -254,12 +268,12 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 }
 
 func printStatus(w io.Writer, st *Status) {
-	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\n\n", orNone(st.Director),
-		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub)
+	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\nrebalance: %s\n\n", orNone(st.Director),
+		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub, st.Balance)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tDISKS")
+	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tSTATE\tDISKS")
 	for _, n := range st.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%d\n", n.ID, n.Addr, n.Alive, n.Disks)
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\t%d\n", n.ID, n.Addr, n.Alive, n.State, n.Disks)
 	}
 	fmt.Fprintln(tw, "\nDISK\tNODE\tSTATE\tSINCE\tCAPACITY\tFREE\tPATH\tREASON")
 	for _, d := range st.Disks {
@@ -270,7 +284,7 @@ func printStatus(w io.Writer, st *Status) {
 	if len(st.PGTables) > 0 {
 		fmt.Fprintln(w, "\nplacement groups:")
 		for _, t := range st.PGTables {
-			fmt.Fprintf(w, "  width %d: %d PGs, distinct nodes: %v\n", t.Width, t.PGs, t.DistinctNodes)
+			fmt.Fprintf(w, "  width %d: %d PGs, distinct nodes: %v, recomputed %d times\n", t.Width, t.PGs, t.DistinctNodes, t.Epoch)
 		}
 	}
 	printSharedFS(w, st.FileSystems)

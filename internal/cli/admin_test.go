@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"cairn"
+	"cairn/director"
 )
 
 func TestFileSystems(t *testing.T) {
@@ -65,5 +66,12 @@ func TestStatusHealthy(t *testing.T) {
 		if st.Healthy() || !slices.Contains(st.unhealthy(), tc.want) {
 			t.Errorf("%s: healthy %v, reasons %v; want %q", tc.name, st.Healthy(), st.unhealthy(), tc.want)
 		}
+	}
+	// A removed node (every disk out, its process stopped) is not missed.
+	st := healthy
+	st.Nodes = append(slices.Clone(healthy.Nodes), NodeStatus{Node: cairn.Node{ID: "n2"}, State: director.NodeRemoved})
+	st.Disks = append(slices.Clone(healthy.Disks), cairn.Disk{ID: "n2/d1", Node: "n2", State: cairn.DiskOut})
+	if !st.Healthy() {
+		t.Errorf("with a removed node: %v", st.unhealthy())
 	}
 }

@@ -16,6 +16,7 @@ var ErrUsage = cmdline.ErrUsage
 func commands() []cmdline.Command {
 	return []cmdline.Command{
 		{Name: "server", Summary: "run a whole cluster in one process (metadata, node, director)", Run: runServer},
+		{Name: "init", Summary: "lay out a new multi-host cluster: its secret, configs, and the commands that start it", Run: runInit},
 		{Name: "meta", Summary: "run a metadata (etcd) member", Run: runMeta},
 		{Name: "node", Summary: "run a storage node", Run: runNode},
 		{Name: "gateway", Summary: "serve the S3 API for a cluster", Run: runGateway},

@@ -10,7 +10,7 @@ import (
 )
 
 // ClientConfig is what a CLI or gateway needs to reach a cluster. `cairn
-// server --data DIR` writes it to DIR/client.conf.
+// init DIR` and `cairn server --data DIR` write it to DIR/client.conf.
 type ClientConfig struct {
 	// Meta lists the metadata (etcd) client endpoints, e.g.
 	// "http://127.0.0.1:9379".
@@ -18,6 +18,9 @@ type ClientConfig struct {
 	// Secret is the cluster secret that authenticates node-protocol
 	// requests.
 	Secret string `json:"secret"`
+
+	// path is the file the config was read from ("" if none), for errors.
+	path string
 }
 
 // Validate checks the config.
@@ -36,31 +39,40 @@ const configEnv = "CAIRN_CONFIG"
 // configFlag adds --config to fs and returns a loader that reads the file
 // it names, or $CAIRN_CONFIG.
 func configFlag(fs *flag.FlagSet) func() (ClientConfig, error) {
-	path := fs.String("config", "", "cluster config file written by cairn server (DIR/client.conf); default $"+configEnv)
+	path := fs.String("config", "", "cluster config file written by cairn init or cairn server (DIR/client.conf); default $"+configEnv)
 	return func() (ClientConfig, error) {
 		p := *path
 		if p == "" {
 			p = os.Getenv(configEnv)
 		}
 		if p == "" {
-			return ClientConfig{}, fmt.Errorf("%w: no cluster config: pass --config DIR/client.conf (written by `cairn server --data DIR`) or set %s", ErrUsage, configEnv)
+			return ClientConfig{}, fmt.Errorf("%w: no cluster config: pass --config DIR/client.conf (written by `cairn init DIR` or `cairn server --data DIR`) or set %s", ErrUsage, configEnv)
 		}
 		return loadClientConfig(p)
 	}
 }
 
-func loadClientConfig(path string) (ClientConfig, error) {
-	var c ClientConfig
+// readJSONFile decodes the JSON file at path into v.
+func readJSONFile(path string, v any) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return c, fmt.Errorf("reading cluster config: %w", err)
+		return fmt.Errorf("reading cluster config: %w", err)
 	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("cluster config %s: %w", path, err)
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("cluster config %s: %w", path, err)
+	}
+	return nil
+}
+
+func loadClientConfig(path string) (ClientConfig, error) {
+	var c ClientConfig
+	if err := readJSONFile(path, &c); err != nil {
+		return c, err
 	}
 	if err := c.Validate(); err != nil {
 		return c, fmt.Errorf("cluster config %s: %w", path, err)
 	}
+	c.path = path
 	return c, nil
 }
 

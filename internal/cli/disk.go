@@ -71,7 +71,9 @@ and can be removed.
 
 The drain is bounded: at most %d moves are queued at a time, they run
 only after every stripe that lost redundancy, --repair-parallel at once,
-and each node computes at most its --repair-rate.
+at most the director's --move-rate bytes per second, and each node
+computes at most its --repair-rate. To drain a whole node at a rate of
+your choice: 'cairn admin node drain NODE --rate BYTES'.
 
 Only an up disk can be drained. 'cairn admin disk in DISK' stops a drain.`, repair.MaxMoves))
 	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
@@ -178,6 +180,13 @@ type diskShards struct {
 // the stripes that could not be rebuilt without it: fewer of their other
 // shards (blocks, for lt) on usable disks of v than the code needs.
 func shardsOn(ctx context.Context, st diskStore, v *decide.View, disk cairn.DiskID) (diskShards, error) {
+	return shardsOnAny(ctx, st, v, map[cairn.DiskID]bool{disk: true})
+}
+
+// shardsOnAny is shardsOn for a set of disks (a node's): what the
+// manifests keep on any of them, and the stripes that could not be
+// rebuilt without all of them.
+func shardsOnAny(ctx context.Context, st diskStore, v *decide.View, disks map[cairn.DiskID]bool) (diskShards, error) {
 	var out diskShards
 	err := eachManifest(ctx, st, func(m *cairn.Manifest) error {
 		code, err := all.New(m.LayoutCode())
@@ -185,11 +194,17 @@ func shardsOn(ctx context.Context, st diskStore, v *decide.View, disk cairn.Disk
 			return fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)
 		}
 		for _, s := range decide.Stripes(m) {
-			if !slices.ContainsFunc(s.Shards, func(l cairn.ShardLoc) bool { return l.Disk == disk }) {
+			on := 0
+			for _, l := range s.Shards {
+				if disks[l.Disk] {
+					on++
+				}
+			}
+			if on == 0 {
 				continue
 			}
-			out.shards++
-			if !canRebuildWithout(code, s, v, disk) {
+			out.shards += on
+			if !canRebuildWithout(code, s, v, disks) {
 				out.lost++
 				out.example = fmt.Sprintf("%s/%s part %d (%s)", m.Bucket, m.Key, s.Part, m.LayoutCode())
 			}
@@ -198,7 +213,7 @@ func shardsOn(ctx context.Context, st diskStore, v *decide.View, disk cairn.Disk
 			on, usable := 0, 0
 			for _, b := range cs.Blocks {
 				switch {
-				case b.Disk == disk:
+				case disks[b.Disk]:
 					on++
 				case v.Usable(b.Disk):
 					usable++
@@ -216,15 +231,15 @@ func shardsOn(ctx context.Context, st diskStore, v *decide.View, disk cairn.Disk
 }
 
 // canRebuildWithout reports whether stripe s of code decodes from its
-// shards on usable disks other than disk.
-func canRebuildWithout(code codec.Code, s decide.Stripe, v *decide.View, disk cairn.DiskID) bool {
+// shards on usable disks other than those in without.
+func canRebuildWithout(code codec.Code, s decide.Stripe, v *decide.View, without map[cairn.DiskID]bool) bool {
 	sc, err := decide.StripeCode(code, s)
 	if err != nil {
 		return false
 	}
 	present := make([]bool, sc.Params().N())
 	for i, l := range s.Shards {
-		if r := s.Row(i); l.Disk != disk && v.Usable(l.Disk) && r < len(present) {
+		if r := s.Row(i); !without[l.Disk] && v.Usable(l.Disk) && r < len(present) {
 			present[r] = true
 		}
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -163,14 +164,23 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	verbose := fs.Bool("v", false, "log more")
 	creds := credFlags(fs)
 	serve := addServeFlags(fs)
-	cmdline.Usage(fs, "cairn gateway --config CLIENT.CONF [--s3-addr ADDR] [--access-key K --secret-key S]",
-		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe users are those of the metadata store ('cairn admin user add'), shared by every gateway and\nre-read every --users-refresh; root credentials may also come from the flags or\n$CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY, and more users from --users FILE.\n"+
+	cmdline.Usage(fs, "cairn gateway --config GATEWAY.CONF | --config CLIENT.CONF [--s3-addr ADDR] [--access-key K --secret-key S]",
+		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe users are those of the metadata store ('cairn admin user add'), shared by every gateway and\nre-read every --users-refresh; root credentials may also come from the flags, the config or\n$CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY, and more users from --users FILE.\n"+
+			"--config is a client.conf, or a gateway config written by `cairn init`: a client.conf plus\nthis command's flags by name (s3-addr, access-key, secret-key, ...); flags given here win.\n"+
 			"Every metadata and node call has a deadline, and requests and their memory are bounded: a request that\n"+
 			"cannot be served in time gets 503 (ServiceUnavailable or SlowDown) with Retry-After.")
 	var lim serveLimits
 	opts := func() (clusterOptions, error) {
+		// A gateway's config (cairn init's DIR/HOST/gatewayN.conf) is a
+		// client config plus the gateway's flags.
+		if p := cmp.Or(fs.Lookup("config").Value.String(), os.Getenv(configEnv)); p != "" {
+			if _, err := applyRoleConfig(fs, p, "meta", "secret"); err != nil {
+				return clusterOptions{}, err
+			}
+		}
 		var err error
 		lim, err = serve.limits(logger(stderr, *verbose))
+		lim.cluster.recordSecret = true
 		return lim.cluster, err
 	}
 	return withClusterOpts(ctx, fs, args, stdout, stderr, 0, 0, opts, func(ctx context.Context, cl *cluster, _ []string) error {

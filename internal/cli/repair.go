@@ -253,6 +253,14 @@ func seconds(s float64) string {
 	return fmt.Sprintf("%.1f s", s)
 }
 
+// rebalanceEvery is how often the director's rebalancer looks for moves
+// (when the repair queue is empty).
+const rebalanceEvery = 10 * time.Second
+
+// defaultMoveRate is --move-rate's default: a drain or a rebalance
+// leaves most of a node's disk and network to its clients.
+const defaultMoveRate = "32MiB"
+
 // repairOptions are the director's repair settings (cairn server, cairn node).
 type repairOptions struct {
 	scheme   *string
@@ -261,11 +269,13 @@ type repairOptions struct {
 	unit     *string
 	parallel *int
 	scan     *time.Duration
+	moveRate *string
 
 	parsed    plan.Scheme
 	auto      *plan.Rates // --repair-scheme auto: the rates the choice uses
 	bytes     int64
 	rateBytes int64 // --repair-rate; 0: unlimited
+	moveBytes int64 // --move-rate; 0: unlimited
 }
 
 func repairFlags(fs *flag.FlagSet) *repairOptions {
@@ -280,6 +290,8 @@ func repairFlags(fs *flag.FlagSet) *repairOptions {
 		unit:     fs.String("repair-unit", "1MiB", "director: request unit of repairs (the slice a repair chain moves at a time)"),
 		parallel: fs.Int("repair-parallel", 2, "director: stripes repaired at once (more: faster repair, more load on the nodes)"),
 		scan:     fs.Duration("repair-scan", 10*time.Second, "director: how often manifests are scanned for shards on down disks"),
+		moveRate: fs.String("move-rate", defaultMoveRate, "director: most bytes per second moved off draining disks and by the rebalancer, "+
+			"unless a drain sets its own (cairn admin node drain --rate); 0 for unlimited. Repairs of lost shards are never held back by it"),
 	}
 }
 
@@ -319,6 +331,9 @@ func (o *repairOptions) validate() error {
 			return fmt.Errorf("%w: --repair-rate: want a positive size per second", ErrUsage)
 		}
 	}
+	if o.moveBytes, err = units.ParseSize(*o.moveRate); err != nil || o.moveBytes < 0 {
+		return fmt.Errorf("%w: --move-rate: want a size per second (e.g. 32MiB), or 0 for unlimited", ErrUsage)
+	}
 	o.parsed, o.bytes = s, u
 	return nil
 }
@@ -329,7 +344,8 @@ func (o *repairOptions) validate() error {
 // every change, and every 30 s without one, then with rate 0; and the
 // census the scan takes, for the director's disk life cycle.
 func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger) ([]director.Duty, func() director.Census) {
-	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Rates: o.auto, Unit: o.bytes, Parallel: *o.parallel, Logger: log})
+	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Rates: o.auto, Unit: o.bytes, Parallel: *o.parallel,
+		MoveRate: o.moveBytes, Logger: log})
 	census := func() director.Census {
 		c := r.Census()
 		return director.Census{At: c.At, Refs: c.Refs}
@@ -340,6 +356,7 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 		lastPut                time.Time
 		rate                   float64
 		lastHealed, lastQueued int64
+		lastBalance            time.Time
 	)
 	report := func(ctx context.Context) {
 		now := time.Now()
@@ -354,8 +371,9 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 				}
 			}
 		}
-		changed := st.Bytes != lastBytes || st.DamageHealed != lastHealed || st.DamageQueued != lastQueued
-		lastHealed, lastQueued = st.DamageHealed, st.DamageQueued
+		bal := r.Balance()
+		changed := st.Bytes != lastBytes || st.DamageHealed != lastHealed || st.DamageQueued != lastQueued || !bal.At.Equal(lastBalance)
+		lastHealed, lastQueued, lastBalance = st.DamageHealed, st.DamageQueued, bal.At
 		last, lastBytes = now, st.Bytes
 		if !changed && now.Sub(lastPut) < 30*time.Second {
 			return
@@ -366,6 +384,9 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 		lastPut = now
 		p := cairn.RepairProgress{Director: id, Updated: now, Shards: int64(st.Shards), Bytes: st.Bytes, Failed: int64(st.Failed), Rate: rate,
 			DamageQueued: st.DamageQueued, DamageHealed: st.DamageHealed}
+		if !bal.At.IsZero() {
+			p.Rebalance = &cairn.RebalanceProgress{At: bal.At, Balanced: bal.Balanced, Lo: bal.Lo, Hi: bal.Hi, Queued: bal.Queued, Total: bal.Total}
+		}
 		if err := store.PutRepairProgress(ctx, p); err != nil && ctx.Err() == nil {
 			log.Warn("repair: reporting progress", "err", err)
 		}
@@ -375,6 +396,14 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 			n, err := r.Scan(ctx, now)
 			if n > 0 {
 				log.Warn("repair: stripes with lost shards queued", "count", n)
+			}
+			return err
+		}},
+		{Name: "rebalance", Every: rebalanceEvery, Background: true, Run: func(ctx context.Context, now time.Time) error {
+			n, err := r.Rebalance(ctx, now)
+			if n > 0 {
+				b := r.Balance()
+				log.Info("rebalance: moves queued", "count", n, "total", b.Total, "balanced", b.Balanced, "least_use", int64(b.Lo), "most_use", int64(b.Hi))
 			}
 			return err
 		}},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -66,13 +67,18 @@ It writes DIR/client.conf (metadata endpoints and the cluster secret, mode
   cairn put --config DIR/client.conf ./cat.jpg photos/cat.jpg
 
 One node cannot survive its own loss: objects survive lost disks (up to the
-code's tolerance), and 'cairn admin status' says so.`
+code's tolerance), and 'cairn admin status' says so. A cluster of several
+hosts starts from 'cairn init' (its --help, and docs/running-a-cluster.md).`
 
 // DefaultDisks is the number of disk directories cairn server makes: the
 // default policy's width plus 2, so that a server that lost two disks
 // still writes the default policy and has disks to rebuild onto (the help
 // above says why).
 const DefaultDisks = 8
+
+// placementEvery is how often the director recomputes the placement-group
+// tables from the cluster map.
+const placementEvery = 5 * time.Second
 
 func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn server", flag.ContinueOnError)
@@ -155,7 +161,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
-		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, disks: diskPaths,
+		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
 		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log,
 	})
 	if err != nil {
@@ -222,6 +228,7 @@ type nodeOptions struct {
 	id, addr string
 	meta     []string
 	secret   string
+	from     string // where the secret came from, for errors (checkSecret)
 	disks    []string
 	labels   cairn.Labels
 	director bool
@@ -247,6 +254,10 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	store, err := etcdmeta.Open(ctx, o.meta, etcdmeta.Options{Logger: o.log})
 	if err != nil {
 		return "", nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
+	}
+	if err := checkSecret(ctx, store, o.secret, o.from, true); err != nil {
+		store.Close()
+		return "", nil, err
 	}
 	var dcs []node.DiskConfig
 	for i, spec := range o.disks {
@@ -292,6 +303,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log)
 		duties = append(duties, repairs...)
 		duties = append(duties, o.cleanup.duty(cl, o.log))
+		// The placement-group tables follow the cluster as nodes and disks
+		// join or leave (docs/design/rebalance.md).
+		duties = append(duties, director.PlacementDuty(store, placementEvery, o.log))
 		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties, Census: census})
 	}
 	return srv.Addr(), func() {
@@ -324,13 +338,31 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	verbose := fs.Bool("v", false, "log more")
 	var disks multiFlag
 	fs.Var(&disks, "disk", diskSpecHelp+"; required. The order names the disks: the i-th is ID/disk<i>")
-	cmdline.Usage(fs, "cairn node --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
-		"Runs a storage node: serves its disk directories over the node protocol, registers them in\nthe cluster map, keeps a liveness lease, and stands for director.")
+	config := fs.String("config", "", roleConfigHelp+`; its "meta" (a list) and "secret" are the cluster's, as in client.conf`)
+	cmdline.Usage(fs, "cairn node --config NODE.CONF | --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
+		"Runs a storage node: serves its disk directories over the node protocol, registers them in\nthe cluster map, keeps a liveness lease, and stands for director. `cairn init` writes a\nnode's config (--config); the secret comes from --secret-file, else the config, else $CAIRN_SECRET.")
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
+	secret, from := os.Getenv("CAIRN_SECRET"), "$CAIRN_SECRET"
+	if *config != "" {
+		given, err := applyRoleConfig(fs, *config, "meta", "secret")
+		if err != nil {
+			return err
+		}
+		var cc ClientConfig
+		if err := readJSONFile(*config, &cc); err != nil {
+			return err
+		}
+		if !given["meta"] && len(cc.Meta) > 0 {
+			*metaEP = strings.Join(cc.Meta, ",")
+		}
+		if cc.Secret != "" {
+			secret, from = cc.Secret, *config
+		}
+	}
 	if *id == "" || *metaEP == "" || len(disks) == 0 {
-		return fmt.Errorf("%w: cairn node needs --id, --meta and at least one --disk", ErrUsage)
+		return fmt.Errorf("%w: cairn node needs --id, --meta and at least one --disk (or a --config that gives them)", ErrUsage)
 	}
 	if err := clean.validate(); err != nil {
 		return err
@@ -338,8 +370,8 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := scr.validate(); err != nil {
 		return err
 	}
-	secret := os.Getenv("CAIRN_SECRET")
 	if *secretFile != "" {
+		from = *secretFile
 		b, err := os.ReadFile(*secretFile)
 		if err != nil {
 			return err
@@ -347,7 +379,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		secret = strings.TrimSpace(string(b))
 	}
 	if secret == "" {
-		return fmt.Errorf("%w: no cluster secret: pass --secret-file or set CAIRN_SECRET", ErrUsage)
+		return fmt.Errorf("%w: no cluster secret: pass --secret-file or a --config with one, or set CAIRN_SECRET", ErrUsage)
 	}
 	labels := cairn.Labels{}
 	if *rack != "" {
@@ -364,7 +396,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	log := logger(stderr, *verbose)
-	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret,
+	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret, from: from,
 		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
@@ -384,14 +416,24 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	peerAddr := fs.String("peer-addr", "127.0.0.1:9380", "peer address (port 0: one the kernel picks, for a single member only), or unix://NAME:PORT: a unix socket named NAME:PORT in the working directory, where every member runs")
 	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr (or name=unix://NAME:PORT), comma-separated (default: just this one)")
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
+	check := fs.String("secret-check", "", "the cluster secret's check value, as cairn init writes it in each member's config: recorded in the metadata at start, so that a node, gateway or CLI command with another secret is refused from the first (docs/design/meta.md, \"Secret check\")")
 	verbose := fs.Bool("v", false, "log more")
-	cmdline.Usage(fs, "cairn meta --name N --data DIR [--initial-cluster ...]",
-		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster.")
+	config := fs.String("config", "", roleConfigHelp)
+	cmdline.Usage(fs, "cairn meta --config META.CONF | --name N --data DIR [--initial-cluster ...]",
+		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster. `cairn init` writes each member's config\n(--config). A new metadata cluster serves once most of its members run: start them all.")
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
+	if *config != "" {
+		if _, err := applyRoleConfig(fs, *config); err != nil {
+			return err
+		}
+	}
 	if *data == "" {
 		return fmt.Errorf("%w: cairn meta needs --data", ErrUsage)
+	}
+	if *check != "" && !validSecretCheck(*check) {
+		return fmt.Errorf("%w: --secret-check %q: want hmac-sha256: and 64 hex digits, as cairn init writes it", ErrUsage, *check)
 	}
 	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: *name, Dir: *data,
 		ClientURL: "http://" + *clientAddr, PeerURL: peerURL(*peerAddr),
@@ -401,6 +443,11 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("starting metadata member %s: %w", *name, err)
 	}
 	defer srv.Close()
+	if *check != "" {
+		if err := recordSecretCheck(ctx, srv.Endpoints(), *check, cmp.Or(*config, "--secret-check")); err != nil {
+			return fmt.Errorf("metadata member %s: %w", *name, err)
+		}
+	}
 	fmt.Fprintf(stdout, "cairn meta %s serving clients on %s\n", *name, strings.Join(srv.Endpoints(), ","))
 	fmt.Fprintln(stdout, proc.Ready{Role: "meta", Addrs: map[string]string{
 		proc.Meta: strings.Join(srv.Endpoints(), ","), proc.Peer: strings.Join(srv.PeerURLs(), ",")}})
@@ -435,15 +482,23 @@ func loadOrMakeSecret(path string) (string, error) {
 	if !errors.Is(err, fs.ErrNotExist) {
 		return "", err
 	}
-	var r [32]byte
-	if _, err := rand.Read(r[:]); err != nil {
+	s, err := newSecret()
+	if err != nil {
 		return "", err
 	}
-	s := hex.EncodeToString(r[:])
 	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
 		return "", err
 	}
 	return s, nil
+}
+
+// newSecret makes a random cluster secret: 32 bytes in hex.
+func newSecret() (string, error) {
+	var r [32]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(r[:]), nil
 }
 
 func logger(w io.Writer, verbose bool) *slog.Logger {

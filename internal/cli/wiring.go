@@ -39,6 +39,9 @@ type clusterOptions struct {
 	memory      *client.Budget    // bounds the data path's buffers (nil: unbounded)
 	log         *slog.Logger      // warnings (shards decoded around); required
 	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
+	// recordSecret records the secret's check value in a store without
+	// one (checkSecret); a gateway does, CLI commands only compare.
+	recordSecret bool
 }
 
 // openCluster connects to the metadata endpoints of cfg.
@@ -46,6 +49,14 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	store, err := etcdmeta.Open(ctx, cfg.Meta, etcdmeta.Options{CallTimeout: o.metaTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)
+	}
+	from := cfg.path
+	if from == "" {
+		from = "the cluster config"
+	}
+	if err := checkSecret(ctx, store, cfg.Secret, from, o.recordSecret); err != nil {
+		store.Close()
+		return nil, err
 	}
 	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys}, o.node), nil
 }

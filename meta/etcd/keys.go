@@ -55,6 +55,9 @@ const layoutVersion = "3"
 //	<p>usage/disks/<disk id>/<s>   cairn.DiskTally (JSON): of a disk's counter
 //	<p>usage/base                  cairn.Usage (JSON): the counts of a store
 //	                               upgraded from layout 1
+//	<p>secret-check                the cluster's secret check value (an HMAC
+//	                               of a fixed string under the cluster secret,
+//	                               never the secret; secretcheck.go)
 //
 // Object keys are stored raw: bucket names cannot contain "/" (they pass
 // cairn.ValidateBucketName before a bucket key is ever written, and no
@@ -83,6 +86,7 @@ func (k keys) repairs() string         { return k.p + "repairs/" }
 func (k keys) repair(id string) string { return k.repairs() + id }
 func (k keys) repairProgress() string  { return k.p + "repair-progress" }
 func (k keys) alive() string           { return k.p + "alive/" }
+func (k keys) secretCheck() string     { return k.p + "secret-check" }
 func (k keys) holder(h string) string  { return k.alive() + h }
 
 // election is the concurrency.Election prefix of a role (the election adds

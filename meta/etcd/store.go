@@ -449,6 +449,38 @@ func (s *Store) CreatePGTable(ctx context.Context, t cairn.PGTable) (cairn.PGTab
 	return out, nil
 }
 
+// UpdatePGTable implements meta.Store: a read-modify-write of the table's
+// key, retried while another write races it.
+func (s *Store) UpdatePGTable(ctx context.Context, t cairn.PGTable) error {
+	op := fmt.Sprintf("update placement groups of width %d", t.Width)
+	if t.Width < 1 || t.Epoch < 1 {
+		return fmt.Errorf("%s: %w: width %d, epoch %d", op, cairn.ErrInvalid, t.Width, t.Epoch)
+	}
+	return s.update(ctx, op, s.k.pgs(t.Width), func(old []byte) (any, error) {
+		if old == nil {
+			return nil, cairn.ErrNotFound
+		}
+		var cur cairn.PGTable
+		if err := json.Unmarshal(old, &cur); err != nil {
+			return nil, err
+		}
+		if cur.Epoch != t.Epoch-1 {
+			return nil, fmt.Errorf("%w: stored epoch %d, not %d", cairn.ErrConflict, cur.Epoch, t.Epoch-1)
+		}
+		return t, nil
+	})
+}
+
+// PGTables implements meta.Store.
+func (s *Store) PGTables(ctx context.Context) ([]cairn.PGTable, error) {
+	if err := s.live(); err != nil {
+		return nil, err
+	}
+	ts, err := list[cairn.PGTable](ctx, s, "placement groups", s.k.p+"pgs/")
+	slices.SortFunc(ts, func(a, b cairn.PGTable) int { return cmp.Compare(a.Width, b.Width) })
+	return ts, err
+}
+
 // ---- buckets ----
 
 // CreateBucket implements meta.Store.

@@ -233,6 +233,40 @@ func (s *Store) CreatePGTable(ctx context.Context, t cairn.PGTable) (cairn.PGTab
 	return clonePGTable(t), nil
 }
 
+// UpdatePGTable implements meta.Store.
+func (s *Store) UpdatePGTable(ctx context.Context, t cairn.PGTable) error {
+	if t.Width < 1 || t.Epoch < 1 {
+		return fmt.Errorf("update placement groups: %w: width %d, epoch %d", cairn.ErrInvalid, t.Width, t.Epoch)
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	old, ok := s.pgs[t.Width]
+	if !ok {
+		return fmt.Errorf("update placement groups of width %d: %w", t.Width, cairn.ErrNotFound)
+	}
+	if old.Epoch != t.Epoch-1 {
+		return fmt.Errorf("update placement groups of width %d: %w: stored epoch %d, not %d", t.Width, cairn.ErrConflict, old.Epoch, t.Epoch-1)
+	}
+	s.pgs[t.Width] = clonePGTable(t)
+	return nil
+}
+
+// PGTables implements meta.Store.
+func (s *Store) PGTables(ctx context.Context) ([]cairn.PGTable, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var out []cairn.PGTable
+	for _, t := range s.pgs {
+		out = append(out, clonePGTable(t))
+	}
+	slices.SortFunc(out, func(a, b cairn.PGTable) int { return a.Width - b.Width })
+	return out, nil
+}
+
 // CreateBucket implements meta.Store.
 func (s *Store) CreateBucket(ctx context.Context, b cairn.Bucket) error {
 	if err := cairn.ValidateBucketName(b.Name); err != nil {

@@ -28,6 +28,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Disks", testDisks},
 		{"PGTable", testPGTable},
 		{"PGTableRace", testPGTableRace},
+		{"PGTableUpdate", testPGTableUpdate},
 		{"Buckets", testBuckets},
 		{"ManifestCAS", testManifestCAS},
 		{"ManifestRoundTrip", testManifestRoundTrip},
@@ -318,6 +319,35 @@ func testPGTable(t *testing.T, s meta.Store) {
 	}
 	_, err = s.CreatePGTable(ctx, cairn.PGTable{Width: 0})
 	wantErr(t, "CreatePGTable width 0", err, cairn.ErrInvalid)
+}
+
+func testPGTableUpdate(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	next := pgTable(4, 1)
+	next.Epoch = 1
+	wantErr(t, "UpdatePGTable before create", s.UpdatePGTable(ctx, next), cairn.ErrNotFound)
+	if _, err := s.CreatePGTable(ctx, pgTable(4, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreatePGTable(ctx, pgTable(2, 0)); err != nil {
+		t.Fatal(err)
+	}
+	noErr(t, "UpdatePGTable epoch 1", s.UpdatePGTable(ctx, next))
+	got, err := s.PGTable(ctx, 4)
+	noErr(t, "PGTable", err)
+	if !reflect.DeepEqual(got, next) {
+		t.Fatalf("after UpdatePGTable: %+v, want %+v", got, next)
+	}
+	stale := pgTable(4, 2)
+	stale.Epoch = 1 // computed from epoch 0, which is gone
+	wantErr(t, "UpdatePGTable from a stale epoch", s.UpdatePGTable(ctx, stale), cairn.ErrConflict)
+	wantErr(t, "UpdatePGTable epoch 0", s.UpdatePGTable(ctx, pgTable(4, 3)), cairn.ErrInvalid)
+	wantErr(t, "UpdatePGTable width 0", s.UpdatePGTable(ctx, cairn.PGTable{Epoch: 1}), cairn.ErrInvalid)
+	all, err := s.PGTables(ctx)
+	noErr(t, "PGTables", err)
+	if len(all) != 2 || all[0].Width != 2 || !reflect.DeepEqual(all[1], next) {
+		t.Fatalf("PGTables = %+v, want widths 2 and 4 (the updated one)", all)
+	}
 }
 
 func testPGTableRace(t *testing.T, s meta.Store) {

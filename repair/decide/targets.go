@@ -65,7 +65,7 @@ func Next(t *cairn.RepairTask, st Stripe, code codec.Code, v *View, preferred pl
 	if !canRebuild(lost) {
 		// Shards being moved off a draining disk are still there: first
 		// rebuild the lost ones with their help, move them later.
-		kept := slices.DeleteFunc(slices.Clone(lost), func(i int) bool { return Moving(v.Disks[st.Shards[i].Disk].State) })
+		kept := slices.DeleteFunc(slices.Clone(lost), func(i int) bool { return IsMove(t, st, i, v) })
 		if len(kept) == 0 || len(kept) == len(lost) || !canRebuild(kept) {
 			return Round{}, fmt.Errorf("%w: %s/%s part %d: too few shards left to rebuild %v", cairn.ErrUnavailable, t.Bucket, t.Key, t.Part, lost)
 		}

@@ -46,7 +46,16 @@ func DamagedTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now tim
 	if len(lost) == 0 {
 		return cairn.RepairTask{}, false
 	}
-	t := cairn.RepairTask{
+	t := stripeTask(m, st, now)
+	t.Lost, t.Bad, t.Bytes = lost, slices.Clone(bad), size*int64(len(lost))
+	t.Risk = Risk(code, gone)
+	return t, true
+}
+
+// stripeTask is the task of stripe st of m, made at now, with nothing to
+// do yet.
+func stripeTask(m *cairn.Manifest, st Stripe, now time.Time) cairn.RepairTask {
+	return cairn.RepairTask{
 		ID:        cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.Part),
 		Bucket:    m.Bucket,
 		Key:       m.Key,
@@ -54,14 +63,9 @@ func DamagedTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now tim
 		Part:      st.Part,
 		Stripe:    st.Version,
 		Policy:    m.LayoutCode(), // the code its shards are stored with (a small object: copies)
-		Lost:      lost,
-		Bad:       slices.Clone(bad),
 		SpareRows: st.SpareRows(),
-		Bytes:     size * int64(len(lost)),
 		Created:   now,
 	}
-	t.Risk = Risk(code, gone)
-	return t, true
 }
 
 // AddBad records the shards bad of a queued task's stripe as found
@@ -92,14 +96,25 @@ func AddBad(t *cairn.RepairTask, bad []int) int {
 }
 
 // OnlyMoves reports whether every shard t rebuilds is on a draining disk
-// of v: a drain's task, which has lost no redundancy.
+// of v or one the rebalancer moves (t.Move): a drain's or the
+// rebalancer's task, which has lost no redundancy.
 func OnlyMoves(t cairn.RepairTask, st Stripe, v *View) bool {
 	for _, i := range t.Lost {
-		if i >= len(st.Shards) || !Moving(v.Disks[st.Shards[i].Disk].State) {
+		if i >= len(st.Shards) || !IsMove(&t, st, i, v) {
 			return false
 		}
 	}
 	return true
+}
+
+// IsMove reports whether shard i of st is moved rather than lost: its
+// disk is draining, or the rebalancer moves it (t.Move) off a usable disk.
+func IsMove(t *cairn.RepairTask, st Stripe, i int, v *View) bool {
+	d, ok := v.Disks[st.Shards[i].Disk]
+	if !ok || LostDisk(d.State) || slices.Contains(t.Bad, i) {
+		return false
+	}
+	return Moving(d.State) || slices.Contains(t.Move, i) && v.Usable(d.ID)
 }
 
 // Risk is how many more shards a stripe of code can lose after gone
@@ -113,7 +128,8 @@ func Risk(code codec.Code, gone int) int {
 }
 
 // LostShards is the task's lost set brought up to date: shards on lost
-// or unknown disks, shards on draining disks (to be moved), and those the
+// or unknown disks, shards on draining disks (to be moved), those the
+// rebalancer moves (t.Move) until a target holds them, and those the
 // task found bad (t.Bad) unless a target already holds them (an earlier
 // attempt rebuilt them and updated the manifest) — except those being
 // rewritten in place (t.InPlace), which are lost until the task is done.
@@ -124,7 +140,8 @@ func LostShards(t *cairn.RepairTask, st Stripe, v *View) []int {
 	for i, s := range st.Shards {
 		d, known := v.Disks[s.Disk]
 		bad := slices.Contains(t.Bad, i) && (!movedTo(t, i, s.Disk) || slices.Contains(t.InPlace, i))
-		if !known || LostDisk(d.State) || Moving(d.State) || bad {
+		move := slices.Contains(t.Move, i) && !movedTo(t, i, s.Disk)
+		if !known || LostDisk(d.State) || Moving(d.State) || bad || move {
 			lost = append(lost, i)
 		}
 	}
