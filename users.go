@@ -95,3 +95,25 @@ func (u User) Check() error {
 	}
 	return nil
 }
+
+// UserDefaults are the settings of the users that have none of their own,
+// kept once for the whole cluster (docs/design/meta.md, "Users").
+type UserDefaults struct {
+	// Policies is the cluster's allow-list for users without one of their
+	// own (User.Policies); empty: each gateway's (--allow-policies).
+	Policies []string  `json:"policies,omitempty"`
+	Updated  time.Time `json:"updated"`
+}
+
+// Check reports why d cannot be stored (ErrInvalid), or nil.
+func (d UserDefaults) Check() error {
+	if len(d.Policies) > MaxUserPolicies {
+		return fmt.Errorf("user defaults: %w: %d policies (at most %d)", ErrInvalid, len(d.Policies), MaxUserPolicies)
+	}
+	for _, p := range d.Policies {
+		if p == "" || len(p) > 64 {
+			return fmt.Errorf("user defaults: %w: policy %q", ErrInvalid, p)
+		}
+	}
+	return nil
+}

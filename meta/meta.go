@@ -282,11 +282,17 @@ type Store interface {
 	// 1 ≤ limit ≤ MaxPage.
 	Users(ctx context.Context, after string, limit int) (us []cairn.User, more bool, err error)
 	// UsersStamp returns an opaque value that changes with every
-	// successful CreateUser, UpdateUser and DeleteUser, and with nothing
-	// else: a reader that saw stamp s and then read every user need not
+	// successful CreateUser, UpdateUser, DeleteUser and PutUserDefaults,
+	// and with nothing else: a reader that saw stamp s and then read every user need not
 	// read them again while the stamp is still s. A store without users
 	// may return any value, even after users came and went.
 	UsersStamp(ctx context.Context) (int64, error)
+	// UserDefaults returns the cluster's settings of users that have none
+	// of their own (cairn.UserDefaults); its zero value if never set.
+	UserDefaults(ctx context.Context) (cairn.UserDefaults, error)
+	// PutUserDefaults replaces them (and changes UsersStamp). ErrInvalid
+	// if d fails its Check.
+	PutUserDefaults(ctx context.Context, d cairn.UserDefaults) error
 
 	// KeepAlive announces that holder (e.g. a node ID) is alive for ttl,
 	// renewing until ctx ends or Close; the entry vanishes within ttl after

@@ -27,13 +27,19 @@ const defaultUsersRefresh = time.Second
 type userLister interface {
 	Users(ctx context.Context, after string, limit int) ([]cairn.User, bool, error)
 	UsersStamp(ctx context.Context) (int64, error)
+	UserDefaults(ctx context.Context) (cairn.UserDefaults, error)
 }
 
 // storeIdentities reads every user of st, a page at a time, and opens
 // their secret keys with seal (crypt.UserSealKey). A user whose secret
 // does not open (sealed under another cluster secret, or damaged) is left
-// out and reported in skipped; err is a failed read.
+// out and reported in skipped; err is a failed read. A user without an
+// allow-list of its own gets the cluster's (cairn.UserDefaults), if any.
 func storeIdentities(ctx context.Context, st userLister, seal []byte) (ids s3.StaticCredentials, skipped []error, err error) {
+	defaults, err := st.UserDefaults(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the S3 users' defaults: %w", err)
+	}
 	ids = s3.StaticCredentials{}
 	after := ""
 	for {
@@ -48,7 +54,11 @@ func storeIdentities(ctx context.Context, st userLister, seal []byte) (ids s3.St
 				skipped = append(skipped, fmt.Errorf("user %s: %w (sealed under another cluster secret?)", u.Name, err))
 				continue
 			}
-			ids[u.AccessKey] = s3.Identity{Name: u.Name, AccessKey: u.AccessKey, SecretKey: secret, Root: u.Root, Policies: u.Policies}
+			pol := u.Policies
+			if len(pol) == 0 {
+				pol = defaults.Policies
+			}
+			ids[u.AccessKey] = s3.Identity{Name: u.Name, AccessKey: u.AccessKey, SecretKey: secret, Root: u.Root, Policies: pol}
 		}
 		if !more || len(us) == 0 {
 			return ids, skipped, nil

@@ -44,6 +44,8 @@ type userStore interface {
 	UpdateUser(ctx context.Context, u, prev cairn.User) error
 	DeleteUser(ctx context.Context, name string) error
 	Users(ctx context.Context, after string, limit int) ([]cairn.User, bool, error)
+	UserDefaults(ctx context.Context) (cairn.UserDefaults, error)
+	PutUserDefaults(ctx context.Context, d cairn.UserDefaults) error
 }
 
 // userAdmin runs the user commands against a store.
@@ -203,6 +205,20 @@ func (a userAdmin) setPolicy(ctx context.Context, name string, policies []string
 	return nil
 }
 
+// setDefaultPolicy replaces the cluster's allow-list of users without one
+// of their own (nil: each gateway's --allow-policies).
+func (a userAdmin) setDefaultPolicy(ctx context.Context, policies []string) error {
+	if err := a.st.PutUserDefaults(ctx, cairn.UserDefaults{Policies: policies, Updated: a.now().UTC()}); err != nil {
+		return err
+	}
+	if len(policies) == 0 {
+		fmt.Fprintln(a.out, "users without a list of their own may choose the gateways' allowed policies (--allow-policies)")
+	} else {
+		fmt.Fprintf(a.out, "users without a list of their own may choose: %s\n", strings.Join(policies, ", "))
+	}
+	return nil
+}
+
 // remove deletes a user; its keys stop working on every gateway within
 // its --users-refresh.
 func (a userAdmin) remove(ctx context.Context, name string) error {
@@ -319,10 +335,10 @@ func (a userAdmin) importFile(ctx context.Context, path string) error {
 // (userAdmin.do), sent to a gateway's admin path (sendUserOp), or
 // received there (userAdminHandler).
 type userOp struct {
-	Op       string   // add, rm, list, set-policy, rotate
-	Name     string   // all but list
+	Op       string   // add, rm, list, set-policy, rotate, default-policy
+	Name     string   // all but list and default-policy
 	Root     bool     // add
-	Policies []string // add, set-policy (nil with set-policy: clear)
+	Policies []string // add, set-policy, default-policy (nil with the last two: clear)
 	Keys     s3Creds  // add: given keys (zero: new ones); never sent to a gateway
 	JSON     bool     // list
 }
@@ -340,6 +356,8 @@ func (a userAdmin) do(ctx context.Context, op userOp) error {
 		return a.setPolicy(ctx, op.Name, op.Policies)
 	case "rotate":
 		return a.rotate(ctx, op.Name)
+	case "default-policy":
+		return a.setDefaultPolicy(ctx, op.Policies)
 	}
 	return fmt.Errorf("%w: unknown user operation %q", ErrUsage, op.Op)
 }
@@ -520,6 +538,7 @@ func runAdminUser(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		{Name: "list", Summary: "list the users (never their secrets)", Run: runUserList},
 		{Name: "set-policy", Summary: "set the policies a user may choose with x-cairn-policy", Run: runUserSetPolicy},
 		{Name: "rotate", Summary: "give a user new keys; the old ones stop working", Run: runUserRotate},
+		{Name: "default-policy", Summary: "set the policies users without a list of their own may choose", Run: runUserDefaultPolicy},
 		{Name: "import", Summary: "add the users of a users file (--users FILE's format)", Run: runUserImport},
 	}, args, stdout, stderr)
 }
@@ -561,25 +580,44 @@ func runUserList(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	})
 }
 
+// policiesOrClear is the allow-list of set-policy and default-policy:
+// the one argument of list, parsed, or none with --clear (nil).
+func policiesOrClear(clear bool, list []string) ([]string, error) {
+	switch {
+	case clear && len(list) == 1:
+		return nil, fmt.Errorf("%w: give policies or --clear, not both", ErrUsage)
+	case !clear && len(list) == 0:
+		return nil, fmt.Errorf("%w: give the policies (e.g. rs-4-2,rs-6-3), or --clear", ErrUsage)
+	case clear:
+		return nil, nil
+	}
+	pol, err := parsePolicies(list[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return pol, nil
+}
+
 func runUserSetPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin user set-policy", flag.ContinueOnError)
 	clear := fs.Bool("clear", false, "drop the user's own list: it may choose the gateways' --allow-policies")
 	cmdline.Usage(fs, "cairn admin user set-policy NAME P1[,P2...] | --clear NAME  (--config CLIENT.CONF | --endpoint URL)",
 		"Sets the policies a user may choose for its buckets and objects with a signed x-cairn-policy\n(docs/design/s3.md, \"Choosing a policy\"). Root users may choose any.")
 	return runUserOp(ctx, fs, args, stdout, stderr, 1, 2, func(args []string) (userOp, error) {
-		switch {
-		case *clear && len(args) == 2:
-			return userOp{}, fmt.Errorf("%w: give policies or --clear, not both", ErrUsage)
-		case !*clear && len(args) == 1:
-			return userOp{}, fmt.Errorf("%w: give the policies (e.g. rs-4-2,rs-6-3), or --clear", ErrUsage)
-		case *clear:
-			return userOp{Op: "set-policy", Name: args[0]}, nil
-		}
-		pol, err := parsePolicies(args[1])
-		if err != nil {
-			return userOp{}, fmt.Errorf("%w: %w", ErrUsage, err)
-		}
-		return userOp{Op: "set-policy", Name: args[0], Policies: pol}, nil
+		pol, err := policiesOrClear(*clear, args[1:])
+		return userOp{Op: "set-policy", Name: args[0], Policies: pol}, err
+	})
+}
+
+func runUserDefaultPolicy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin user default-policy", flag.ContinueOnError)
+	clear := fs.Bool("clear", false, "drop the cluster's list: such users may choose each gateway's --allow-policies")
+	cmdline.Usage(fs, "cairn admin user default-policy P1[,P2...] | --clear  (--config CLIENT.CONF | --endpoint URL)",
+		"Sets, for the whole cluster, the policies a user without a list of its own ('set-policy') may choose\n"+
+			"with a signed x-cairn-policy (docs/design/s3.md, \"Choosing a policy\"). Without one, each gateway's\n--allow-policies applies.")
+	return runUserOp(ctx, fs, args, stdout, stderr, 0, 1, func(args []string) (userOp, error) {
+		pol, err := policiesOrClear(*clear, args)
+		return userOp{Op: "default-policy", Policies: pol}, err
 	})
 }
 

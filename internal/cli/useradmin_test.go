@@ -262,6 +262,9 @@ func TestUserCommandUsage(t *testing.T) {
 			"--root-access-key", "R", "--root-secret-key", "S"}, "never over the network"},
 		{[]string{"admin", "user", "list", "--endpoint", "ftp://x", "--root-access-key", "R", "--root-secret-key", "S"}, "want http://HOST:PORT"},
 		{[]string{"admin", "user", "frob"}, "unknown command"},
+		{[]string{"admin", "user", "default-policy"}, "give the policies"},
+		{[]string{"admin", "user", "default-policy", "rs-4-2", "--clear"}, "not both"},
+		{[]string{"admin", "user", "default-policy", "nope"}, `policy "nope"`},
 	} {
 		_, _, err := run(t, tc.args...)
 		if !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), tc.mention) {
@@ -314,4 +317,44 @@ type countingUsers struct {
 func (c *countingUsers) Users(ctx context.Context, after string, limit int) ([]cairn.User, bool, error) {
 	c.pages++
 	return c.Store.Users(ctx, after, limit)
+}
+
+// The cluster's default allow-list reaches the users without one of
+// their own, and only them; cleared, they fall back to the gateway's.
+func TestUserDefaultPolicy(t *testing.T) {
+	ctx := context.Background()
+	a, st, out := memUserAdmin(t, "cluster-secret")
+	a.rand = &randReader{}
+	if err := a.add(ctx, "own", s3Creds{AccessKey: "AKOWN", SecretKey: "own-secret"}, false, []string{"rs-6-3"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.add(ctx, "plain", s3Creds{AccessKey: "AKPLAIN", SecretKey: "plain-secret"}, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	policies := func() (own, plain string) {
+		t.Helper()
+		ids, _, err := storeIdentities(ctx, st, a.seal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(ids["AKOWN"].Policies, ","), strings.Join(ids["AKPLAIN"].Policies, ",")
+	}
+	if own, plain := policies(); own != "rs-6-3" || plain != "" {
+		t.Fatalf("before: own %q, plain %q", own, plain)
+	}
+	if err := a.setDefaultPolicy(ctx, []string{"rep-3", "rs-4-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if own, plain := policies(); own != "rs-6-3" || plain != "rep-3,rs-4-2" {
+		t.Fatalf("with the cluster's list: own %q, plain %q", own, plain)
+	}
+	if !strings.Contains(out.String(), "may choose: rep-3, rs-4-2") {
+		t.Fatalf("default-policy printed:\n%s", out)
+	}
+	if err := a.setDefaultPolicy(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if own, plain := policies(); own != "rs-6-3" || plain != "" {
+		t.Fatalf("cleared: own %q, plain %q", own, plain)
+	}
 }

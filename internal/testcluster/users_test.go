@@ -89,7 +89,8 @@ func eventually(t *testing.T, what string, f func() error) {
 // store, docs/design/s3.md "Users and keys") and returns its output; gw
 // are the two gateways' S3 URLs; rootAK/rootSK a root identity both
 // serve. A user added by admin works through both gateways without a
-// restart; its allow-list, a key rotation and its removal reach both.
+// restart; its allow-list (the cluster's, then its own), a key rotation
+// and its removal reach both.
 // The bucket names start with prefix.
 func checkSharedUsers(t *testing.T, admin func(args ...string) (string, error), gw [2]string, rootAK, rootSK, prefix string) {
 	t.Helper()
@@ -144,6 +145,19 @@ func checkSharedUsers(t *testing.T, admin func(args ...string) (string, error), 
 	if err := mbPolicy(first, bucket+"-rep2", "rep-2"); s3ErrCode(err) != "AccessDenied" || !strings.Contains(err.Error(), "rs-4-2") {
 		t.Fatalf("choosing rep-2 without an allow-list: %v, want AccessDenied naming rs-4-2", err)
 	}
+	// The cluster's list reaches the user (it has none of its own) on the
+	// other gateway; cleared, rep-2 is refused again.
+	must("user", "default-policy", "rep-2,rs-4-2")
+	eventually(t, "the cluster's allow-list on gateway 2", func() error {
+		return mbPolicy(other, bucket+"-dflt", "rep-2")
+	})
+	must("user", "default-policy", "--clear")
+	eventually(t, "the cluster's allow-list cleared on gateway 2", func() error {
+		if err := mbPolicy(other, bucket+"-dflt2", "rep-2"); s3ErrCode(err) != "AccessDenied" {
+			return fmt.Errorf("choosing rep-2 after --clear: %v", err)
+		}
+		return nil
+	})
 	must("user", "set-policy", name, "rep-2,rs-4-2")
 	for i, g := range gw {
 		eventually(t, fmt.Sprintf("the allow-list on gateway %d", i+1), func() error {

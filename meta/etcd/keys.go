@@ -41,6 +41,7 @@ const layoutVersion = "3"
 //	<p>users/<name>                cairn.User (JSON; users.go)
 //	<p>userkeys/<access key>       the user name holding the key (users.go)
 //	<p>users-stamp                 "": put with every user change (UsersStamp)
+//	<p>users-defaults              cairn.UserDefaults (JSON)
 //	<p>repair-progress             cairn.RepairProgress (JSON)
 //	<p>damage/<disk id>/<shard>    cairn.Damage (JSON) (scrub.go)
 //	<p>scrub/disks/<disk id>       cairn.ScrubProgress (JSON)

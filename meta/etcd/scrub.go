@@ -8,7 +8,6 @@ package etcdmeta
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -114,12 +113,5 @@ func (s *Store) PutScrubControl(ctx context.Context, c cairn.ScrubControl) error
 
 // ScrubControl implements meta.Store.
 func (s *Store) ScrubControl(ctx context.Context) (cairn.ScrubControl, error) {
-	if err := s.live(); err != nil {
-		return cairn.ScrubControl{}, err
-	}
-	c, err := getOne[cairn.ScrubControl](ctx, s, "scrub control", s.k.scrubControl())
-	if errors.Is(err, cairn.ErrNotFound) {
-		return cairn.ScrubControl{}, nil
-	}
-	return c, err
+	return getOrZero[cairn.ScrubControl](ctx, s, "scrub control", s.k.scrubControl())
 }

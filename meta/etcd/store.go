@@ -802,3 +802,17 @@ func getOne[T any](ctx context.Context, s *Store, op, key string) (T, error) {
 	}
 	return v, nil
 }
+
+// getOrZero is getOne for a record whose absence means its zero value
+// (a switch never set); it checks that the store is open.
+func getOrZero[T any](ctx context.Context, s *Store, op, key string) (T, error) {
+	var zero T
+	if err := s.live(); err != nil {
+		return zero, err
+	}
+	v, err := getOne[T](ctx, s, op, key)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return zero, nil
+	}
+	return v, err
+}

@@ -21,6 +21,7 @@ func (k keys) users() string            { return k.p + "users/" }
 func (k keys) user(name string) string  { return k.users() + name }
 func (k keys) userKey(ak string) string { return k.p + "userkeys/" + ak }
 func (k keys) usersStamp() string       { return k.p + "users-stamp" }
+func (k keys) userDefaults() string     { return k.p + "users-defaults" }
 
 // keyAt compares key's mod revision with rev.
 func keyAt(key string, rev int64) clientv3.Cmp {
@@ -204,4 +205,27 @@ func (s *Store) UsersStamp(ctx context.Context) (int64, error) {
 		return 0, nil
 	}
 	return resp.Kvs[0].ModRevision, nil
+}
+
+// UserDefaults implements meta.Store.
+func (s *Store) UserDefaults(ctx context.Context) (cairn.UserDefaults, error) {
+	return getOrZero[cairn.UserDefaults](ctx, s, "user defaults", s.k.userDefaults())
+}
+
+// PutUserDefaults implements meta.Store: one Txn that also puts the stamp.
+func (s *Store) PutUserDefaults(ctx context.Context, d cairn.UserDefaults) error {
+	if err := d.Check(); err != nil {
+		return err
+	}
+	if err := s.live(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("put user defaults: %w", err)
+	}
+	if _, err := s.cli.Txn(ctx).Then(clientv3.OpPut(s.k.userDefaults(), string(b)), clientv3.OpPut(s.k.usersStamp(), "")).Commit(); err != nil {
+		return s.wrap("put user defaults", err)
+	}
+	return nil
 }

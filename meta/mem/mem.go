@@ -37,10 +37,11 @@ type Store struct {
 	control  cairn.ScrubControl
 	users    map[string]cairn.User // by name
 	// usersStamp counts the changes of users (UsersStamp).
-	usersStamp int64
-	stamp      int64 // last upload stamp handed out
-	usage      cairn.Usage
-	cleanups   *btree.BTreeG[cairn.Cleanup] // by ID
+	usersStamp   int64
+	userDefaults cairn.UserDefaults
+	stamp        int64 // last upload stamp handed out
+	usage        cairn.Usage
+	cleanups     *btree.BTreeG[cairn.Cleanup] // by ID
 	// cleanupSeq is the last cleanup ID suffix handed out.
 	cleanupSeq int64
 	leases     map[string]*lease

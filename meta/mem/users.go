@@ -128,3 +128,29 @@ func (s *Store) Users(ctx context.Context, after string, limit int) ([]cairn.Use
 	}
 	return out, false, nil
 }
+
+// UserDefaults implements meta.Store.
+func (s *Store) UserDefaults(ctx context.Context) (cairn.UserDefaults, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return cairn.UserDefaults{}, err
+	}
+	defer s.mu.Unlock()
+	d := s.userDefaults
+	d.Policies = slices.Clone(d.Policies)
+	return d, nil
+}
+
+// PutUserDefaults implements meta.Store.
+func (s *Store) PutUserDefaults(ctx context.Context, d cairn.UserDefaults) error {
+	if err := d.Check(); err != nil {
+		return err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	d.Policies = slices.Clone(d.Policies)
+	s.userDefaults = d
+	s.usersStamp++
+	return nil
+}

@@ -88,8 +88,22 @@ func testUsers(t *testing.T, s meta.Store) {
 	// Delete frees the name and the key.
 	noErr(t, "DeleteUser", stamped("DeleteUser", s.DeleteUser(ctx, "bob")))
 	wantErr(t, "DeleteUser twice", stamped("DeleteUser twice", s.DeleteUser(ctx, "bob")), cairn.ErrNotFound)
+	d, err := s.UserDefaults(ctx)
+	noErr(t, "UserDefaults unset", err)
+	if len(d.Policies) != 0 || !d.Updated.IsZero() {
+		t.Fatalf("UserDefaults unset = %+v", d)
+	}
+	noErr(t, "PutUserDefaults", stamped("PutUserDefaults", s.PutUserDefaults(ctx, cairn.UserDefaults{Policies: []string{"rs-6-3", "rep-3"}, Updated: t0})))
+	wantErr(t, "PutUserDefaults empty policy", stamped("PutUserDefaults bad", s.PutUserDefaults(ctx, cairn.UserDefaults{Policies: []string{""}})), cairn.ErrInvalid)
+	d, err = s.UserDefaults(ctx)
+	noErr(t, "UserDefaults", err)
+	if fmt.Sprint(d.Policies) != "[rs-6-3 rep-3]" || !d.Updated.Equal(t0) {
+		t.Fatalf("UserDefaults = %+v", d)
+	}
 	_, _, err = s.Users(ctx, "", 10)
 	noErr(t, "Users", err)
+	_, err = s.UserDefaults(ctx)
+	noErr(t, "UserDefaults", err)
 	_, err = s.User(ctx, "alice")
 	noErr(t, "User", err)
 	if now, err := s.UsersStamp(ctx); err != nil || now != stamp {
