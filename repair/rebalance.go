@@ -41,7 +41,9 @@ var errPlanned = errors.New("moves planned")
 
 // Rebalance runs one round of the rebalancer at now and returns how many
 // moves it queued: nothing while the repair queue holds any task (repairs
-// and drains go first, and a stripe has at most one task), nor for
+// and drains go first, and a stripe has at most one task) or any disk is
+// suspect, down or draining (the cluster is settling: a down node's disks
+// would be moved around while its shards are rebuilt), nor for
 // recheckEvery after a round found the disks balanced unless the set of
 // writable disks changed; else up to MaxMoves moves over the stripes the
 // manifests name, in walk order.
@@ -60,6 +62,11 @@ func (r *Repairer) Rebalance(ctx context.Context, now time.Time) (int, error) {
 	view, err := r.view(ctx, now)
 	if err != nil {
 		return 0, err
+	}
+	for _, d := range view.List {
+		if d.State == cairn.DiskSuspect || d.State == cairn.DiskDown || d.State == cairn.DiskDraining {
+			return 0, nil // the cluster is settling: repair and drains first
+		}
 	}
 	var sig string // the writable disks: a change calls for a round now
 	for _, d := range view.List {

@@ -197,3 +197,22 @@ func TestRebalanceRechecks(t *testing.T) {
 		t.Fatalf("a node joined: %d moves, %v, %+v", n, err, r.Balance())
 	}
 }
+
+// While a disk is down (or suspect, or draining) the rebalancer waits:
+// the cluster is settling.
+func TestRebalanceWaitsForASettledCluster(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 6, "rs-3-2", 60)
+	e.addNode(t, "n7", 2)
+	r := New(e.meta, e.exec, Config{Unit: 4096})
+	for _, s := range []cairn.DiskState{cairn.DiskDown, cairn.DiskSuspect, cairn.DiskDraining} {
+		e.setState(t, "n1/d1", s)
+		if n, err := r.Rebalance(ctx, time.Unix(10000, 0)); err != nil || n != 0 || !r.Balance().At.IsZero() {
+			t.Fatalf("a %s disk: %d moves, %v, %+v", s, n, err, r.Balance())
+		}
+	}
+	e.setState(t, "n1/d1", cairn.DiskOut) // taken out: settled
+	if n, err := r.Rebalance(ctx, time.Unix(10000, 0)); err != nil || n == 0 {
+		t.Fatalf("with the disk out: %d moves, %v", n, err)
+	}
+}
