@@ -18,6 +18,12 @@ import (
 	"cairn/repair/decide"
 )
 
+// DefaultMinSpread is the least spread between the most and the least
+// used disk worth moving shards for: below it the placement groups' own
+// spread of new objects is left alone (a small cluster's few objects are
+// never evenly spread, and moving them would only churn).
+const DefaultMinSpread = 1 << 30
+
 // recheckEvery is how long a balanced cluster whose writable disks have
 // not changed goes without a rebalancer round (two walks of the
 // manifests): new objects shift the use slowly, joining disks at once.
@@ -94,7 +100,14 @@ func (r *Repairer) Rebalance(ctx context.Context, now time.Time) (int, error) {
 	if tol <= 0 {
 		tol = DefaultTolerance
 	}
-	b := decide.NewBalancer(view, bytes, tol, MaxMoves)
+	minSpread := r.cfg.MinSpread
+	switch {
+	case minSpread == 0:
+		minSpread = DefaultMinSpread
+	case minSpread < 0:
+		minSpread = 0
+	}
+	b := decide.NewBalancer(view, bytes, tol, minSpread, MaxMoves)
 	lo, hi := b.Spread()
 	res := Balance{At: now, Balanced: b.Balanced(), Lo: lo, Hi: hi}
 	err = r.walk(ctx, map[cairn.DiskID]int{}, func(m *cairn.Manifest, st decide.Stripe) error {
