@@ -54,6 +54,12 @@ func (s *DiskState) UnmarshalText(b []byte) error {
 // Writable reports whether new shards may be placed on a disk in state s.
 func (s DiskState) Writable() bool { return s == DiskUp }
 
+// Writable reports whether new shards may be written to d: its state is
+// up and its node reports no fault. A fault (the directory vanished, a
+// write failed) keeps writes off the disk from the node's next
+// registration on, before the director has turned the disk suspect.
+func (d Disk) Writable() bool { return d.State.Writable() && d.Fault == "" }
+
 // Readable reports whether shards may be read from a disk in state s.
 func (s DiskState) Readable() bool { return s == DiskUp || s == DiskDraining || s == DiskSuspect }
 

@@ -20,6 +20,7 @@ require (
 	golang.org/x/sys v0.48.0
 	golang.org/x/time v0.9.0
 	gonum.org/v1/plot v0.15.2
+	google.golang.org/grpc v1.71.1
 )
 
 require (
@@ -96,7 +97,6 @@ require (
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20250303144028-a0af3efb3deb // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250303144028-a0af3efb3deb // indirect
-	google.golang.org/grpc v1.71.1 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/ini.v1 v1.67.3 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect

@@ -99,6 +99,9 @@ type BlockLoc struct {
 	ID   int    `json:"id"` // the code's block ID (0..K−1: a source block itself)
 	Disk DiskID `json:"disk"`
 	CRC  uint32 `json:"crc32c"` // CRC-32C of the block
+	// Ident is the length of the identity the block's file records (0:
+	// none), as ShardLoc.Ident.
+	Ident int `json:"ident,omitempty"`
 }
 
 // Part is one uploaded part of a multipart upload, and (in
@@ -150,6 +153,11 @@ type ShardLoc struct {
 	Row  int    `json:"row,omitempty"`
 	Size int64  `json:"size"`   // content bytes of the shard file: the full blocks and the last stripe's block
 	CRC  uint32 `json:"crc32c"` // CRC-32C (Castagnoli) of the whole shard file's content
+	// Ident is the length of the encoded ShardIdentity the file carries
+	// before its footer (ShardIdentity.Encode), 0 for a file without
+	// one (written before volume format 2, or by a writer that did not
+	// know it): the file is ShardFileBytes(Size) + Ident bytes.
+	Ident int `json:"ident,omitempty"`
 }
 
 // RowOf returns the code row shard i of shards holds (and names its file:

@@ -76,11 +76,19 @@ type ScrubProgress struct {
 	Found       int64     `json:"found"`        // damaged shards found, all passes of this volume
 	// Unreported counts damage found but not recorded, past the per-pass
 	// bound on damage records (the next pass reports it).
-	Unreported int64     `json:"unreported,omitempty"`
-	Paused     bool      `json:"paused,omitempty"` // scrubbing is paused (ScrubControl)
-	Start      int64     `json:"start"`            // the ScrubControl.Start the node last followed
-	LastError  string    `json:"last_error,omitempty"`
-	Updated    time.Time `json:"updated"` // when the node wrote this
+	Unreported int64 `json:"unreported,omitempty"`
+	// Orphan collection (docs/design/scrub.md, "Orphans"): shard files
+	// recording an identity that no committed manifest or upload names on
+	// this disk. PassOrphans counts those this pass found (removed or
+	// still within the grace period), LastOrphans those of the last full
+	// pass, Collected the files removed, all passes of this volume.
+	PassOrphans int64     `json:"pass_orphans,omitempty"`
+	LastOrphans int64     `json:"last_orphans,omitempty"`
+	Collected   int64     `json:"collected,omitempty"`
+	Paused      bool      `json:"paused,omitempty"` // scrubbing is paused (ScrubControl)
+	Start       int64     `json:"start"`            // the ScrubControl.Start the node last followed
+	LastError   string    `json:"last_error,omitempty"`
+	Updated     time.Time `json:"updated"` // when the node wrote this
 }
 
 // ScrubControl is the operator's switch for every node's scrubber (cairn

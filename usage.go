@@ -52,7 +52,7 @@ func (t DiskTally) Add(u DiskTally) DiskTally {
 // ShardFileBytes returns the bytes a shard file with n bytes of content
 // takes in a volume: the content, a CRC-32C per 64 KiB block and a 32-byte
 // footer (docs/design/volume.md, "Shard file"; node/volume checks that it
-// agrees).
+// agrees), plus the identity it carries if any (ShardLoc.Ident).
 func ShardFileBytes(n int64) int64 {
 	const block, crc, footer = 64 << 10, 4, 32
 	return n + crc*((n+block-1)/block) + footer
@@ -71,7 +71,7 @@ func UsageCode(policy string) string {
 func (l *Layout) Stored() map[DiskID]DiskTally {
 	out := map[DiskID]DiskTally{}
 	for _, s := range l.Shards {
-		out[s.Disk] = out[s.Disk].Add(DiskTally{Files: 1, Bytes: ShardFileBytes(s.Size)})
+		out[s.Disk] = out[s.Disk].Add(DiskTally{Files: 1, Bytes: ShardFileBytes(s.Size) + int64(s.Ident)})
 	}
 	for _, st := range l.Coded {
 		bs := st.BlockSize
@@ -79,7 +79,7 @@ func (l *Layout) Stored() map[DiskID]DiskTally {
 			bs = l.BlockSize
 		}
 		for _, b := range st.Blocks {
-			out[b.Disk] = out[b.Disk].Add(DiskTally{Files: 1, Bytes: ShardFileBytes(int64(bs))})
+			out[b.Disk] = out[b.Disk].Add(DiskTally{Files: 1, Bytes: ShardFileBytes(int64(bs)) + int64(b.Ident)})
 		}
 	}
 	return out

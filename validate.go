@@ -212,6 +212,8 @@ func (l *Layout) problem() string {
 			return fmt.Sprintf("shard %d is on no disk", i)
 		case s.Size != size:
 			return fmt.Sprintf("shards 0 and %d differ in size (%d, %d)", i, size, s.Size)
+		case s.Ident < 0 || s.Ident > MaxIdentityBytes:
+			return fmt.Sprintf("shard %d has an identity of %d bytes (0 to %d allowed)", i, s.Ident, MaxIdentityBytes)
 		case s.Row == 0:
 			continue
 		case s.Row < len(l.Shards) || s.Row > MaxShardIndex:
@@ -253,6 +255,8 @@ func (l *Layout) codedProblem() string {
 				return fmt.Sprintf("coded stripe %d: block %d twice", s, b.ID)
 			case b.Disk == "":
 				return fmt.Sprintf("coded stripe %d: block %d is on no disk", s, b.ID)
+			case b.Ident < 0 || b.Ident > MaxIdentityBytes:
+				return fmt.Sprintf("coded stripe %d: block %d has an identity of %d bytes (0 to %d allowed)", s, b.ID, b.Ident, MaxIdentityBytes)
 			}
 			ids[b.ID] = true
 		}

@@ -66,6 +66,17 @@ type Shards interface {
 	DeleteShard(ctx context.Context, disk cairn.DiskID, name string) error
 }
 
+// IdentifiedPutter is a Shards that can store a shard file recording
+// which object, part and code row it holds (docs/design/volume.md, "Shard
+// identity"): ident is a cairn.ShardIdentity.Encode naming the file. The
+// reply's Ident is the identity's length as stored (0 if the node
+// predates identities), what the manifest records as ShardLoc.Ident. The
+// writers use it when their Shards has it (*node.Client and
+// clienttest.MemShards do).
+type IdentifiedPutter interface {
+	PutShardIdentified(ctx context.Context, disk cairn.DiskID, name string, ident []byte, r io.Reader) (wire.ShardInfo, error)
+}
+
 // Damage reports a shard that could not be read or was corrupt.
 type Damage struct {
 	Bucket, Key, Version string
@@ -310,15 +321,7 @@ func (c *Client) arrange(ctx context.Context, policy string, code codec.Code, pg
 			nodeOf[d.ID] = d.Node
 		}
 	}
-	domains := make([]string, len(pg.Disks))
-	for i, d := range pg.Disks {
-		domains[i] = string(nodeOf[d])
-	}
-	perm := placement.Arrange(domains, code.CanReconstruct, 300, mrand.New(mrand.NewPCG(uint64(pg.ID), 0x61727261)))
-	got = make([]cairn.DiskID, len(perm))
-	for i, p := range perm {
-		got[i] = pg.Disks[p]
-	}
+	got = placement.ArrangePG(pg, nodeOf, code.CanReconstruct)
 	c.mu.Lock()
 	c.arranged[key], c.nodeOf = got, nodeOf
 	c.mu.Unlock()
@@ -360,22 +363,22 @@ func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, vers
 		return nil, err
 	}
 	o := newOutside(all)
-	if !slices.ContainsFunc(disks, func(d cairn.DiskID) bool { return !o.byID[d].State.Writable() }) {
+	if !slices.ContainsFunc(disks, func(d cairn.DiskID) bool { return !o.byID[d].Writable() }) {
 		return disks, nil
 	}
 	for _, d := range disks {
-		o.use(d, o.byID[d].State.Writable())
+		o.use(d, o.byID[d].Writable())
 	}
 	out := slices.Clone(disks)
 	for i, d := range disks {
-		if o.byID[d].State.Writable() {
+		if o.byID[d].Writable() {
 			continue
 		}
 		best, ok := o.pick(fmt.Sprintf("%s\x00%d", version, i))
 		if !ok {
 			writable := 0
 			for _, d := range all {
-				if d.State.Writable() {
+				if d.Writable() {
 					writable++
 				}
 			}
@@ -444,7 +447,7 @@ func (o *outside) use(d cairn.DiskID, node bool) {
 
 func (o *outside) pick(key string) (cairn.DiskID, bool) {
 	best, ok := placement.Spare(o.all, key, func(d cairn.Disk) bool {
-		return !o.used[d.ID] && d.State.Writable()
+		return !o.used[d.ID] && d.Writable()
 	}, func(d cairn.Disk) int {
 		if o.nodes[d.Node] {
 			return 1 // a node the stripe already uses

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"slices"
@@ -108,6 +109,7 @@ func TestPutGetPolicies(t *testing.T) {
 				if got := e.get(t, key, 0, -1); !bytes.Equal(got, data) {
 					t.Fatalf("size %d: get returned %d bytes, differing", size, len(got))
 				}
+				checkIdentities(t, e.shards, m)
 				// Two data shards unreadable: every policy here tolerates it
 				// (lt-16-2 decodes from 30 of its 32 blocks).
 				d0, d1 := firstDisks(m)
@@ -460,11 +462,11 @@ func TestReusedStripeMemory(t *testing.T) {
 	}
 }
 
-// TestPutAvoidsLostDisks: shards meant for a disk that is down or suspect
-// go to a writable disk outside the stripe, on an unused node when there
+// TestPutAvoidsLostDisks: shards meant for a disk that is down or suspect,
+// or whose node reports a fault, go to a writable disk outside the stripe, on an unused node when there
 // is one, and the manifest says where.
 func TestPutAvoidsLostDisks(t *testing.T) {
-	e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 4096})
+	e := newEnv(t, 9, 1, "rs-4-2", Config{BlockSize: 4096})
 	ctx := context.Background()
 	if err := e.meta.SetDiskState(ctx, "node2/disk1", cairn.DiskDown, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
@@ -472,7 +474,14 @@ func TestPutAvoidsLostDisks(t *testing.T) {
 	if err := e.meta.SetDiskState(ctx, "node5/disk1", cairn.DiskSuspect, time.Unix(0, 0)); err != nil {
 		t.Fatal(err)
 	}
+	// Up as far as the director knows, but its node reports a fault.
+	if err := e.meta.PutDisk(ctx, cairn.Disk{ID: "node7/disk1", Node: "node7", Capacity: 1 << 40, State: cairn.DiskUp,
+		Fault: "volume node7/disk1: stat shards: no such file or directory"}); err != nil {
+		t.Fatal(err)
+	}
 	e.shards.Set(func() {
+		// node7/disk1 would take writes: only its reported fault keeps
+		// shards off it.
 		e.shards.FailPut = map[cairn.DiskID]error{"node2/disk1": cairn.ErrUnavailable, "node5/disk1": cairn.ErrUnavailable}
 	})
 	for i := range 20 {
@@ -484,7 +493,7 @@ func TestPutAvoidsLostDisks(t *testing.T) {
 		}
 		nodes := map[string]bool{}
 		for _, s := range m.Shards {
-			if s.Disk == "node2/disk1" || s.Disk == "node5/disk1" {
+			if s.Disk == "node2/disk1" || s.Disk == "node5/disk1" || s.Disk == "node7/disk1" {
 				t.Fatalf("%s: shard on a lost disk: %+v", key, m.Shards)
 			}
 			n := strings.Split(string(s.Disk), "/")[0]
@@ -767,5 +776,37 @@ func TestGetCatchesSubstitutedShardWithoutFooter(t *testing.T) {
 	}
 	if len(e.damage) != 1 || e.damage[0].Shard != 1 || e.damage[0].Name != name || !errors.Is(e.damage[0].Err, cairn.ErrCorrupt) {
 		t.Fatalf("damage reported %+v, want shard 1 (%s) corrupt", e.damage, name)
+	}
+}
+
+// checkIdentities checks that every file of m records an identity that m
+// names on its disk with the file's size and CRC (cairn.Layout.Refers),
+// of the length the manifest records, and no other file of m's versions
+// exists.
+func checkIdentities(t *testing.T, s *clienttest.MemShards, m *cairn.Manifest) {
+	t.Helper()
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	check := func(version string, l cairn.Layout, file cairn.ShardFile, ident int) {
+		b := s.Idents[string(file.Disk)+"/"+file.Name]
+		id, err := cairn.DecodeIdentity(b)
+		if err != nil || len(b) != ident {
+			t.Fatalf("%s on %s: identity %q (%v), the manifest records %d bytes", file.Name, file.Disk, b, err, ident)
+		}
+		data := s.Files[string(file.Disk)+"/"+file.Name]
+		if ref, detail := l.Refers(version, id, file.Disk, int64(len(data)), crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli))); ref != cairn.Named {
+			t.Fatalf("%s on %s: %v %s (identity %+v)", file.Name, file.Disk, ref, detail, id)
+		}
+		if id.Bucket != m.Bucket || id.Key != m.Key || id.Policy != m.Policy || id.Size != m.Size {
+			t.Fatalf("%s on %s: identity %+v of manifest %s/%s %s size %d", file.Name, file.Disk, id, m.Bucket, m.Key, m.Policy, m.Size)
+		}
+	}
+	for i, sh := range m.Shards {
+		check(m.Version, m.Layout, cairn.ShardFile{Disk: sh.Disk, Name: cairn.ShardName(m.Version, cairn.RowOf(m.Shards, i))}, sh.Ident)
+	}
+	for _, st := range m.Coded {
+		for _, b := range st.Blocks {
+			check(m.Version, m.Layout, cairn.ShardFile{Disk: b.Disk, Name: cairn.ShardName(st.Version, b.ID)}, b.Ident)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"cairn/client/drive"
 	"cairn/client/engine"
 	"cairn/codec"
+	"cairn/node/wire"
 	"cairn/placement"
 )
 
@@ -68,7 +69,7 @@ func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID
 	var out []cairn.DiskID
 	taken := map[cairn.DiskID]bool{}
 	for len(out) < codedMaxWidth {
-		d, ok := placement.Spare(all, version, func(d cairn.Disk) bool { return !taken[d.ID] && d.State.Writable() },
+		d, ok := placement.Spare(all, version, func(d cairn.Disk) bool { return !taken[d.ID] && d.Writable() },
 			func(cairn.Disk) int { return 0 })
 		if !ok {
 			break
@@ -84,7 +85,10 @@ func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID
 
 // storeCoded is store for fountain-coded policies (version: the one
 // store drew, or "" to draw one).
-func (c *Client) storeCoded(ctx context.Context, bucket, key, version string, code rateless, r io.Reader, opts PutOptions) (*stored, error) {
+//
+// ident is the identity of the blocks' files but the versions, block IDs
+// and block size, which storeCoded sets.
+func (c *Client) storeCoded(ctx context.Context, bucket, key, version string, code rateless, r io.Reader, opts PutOptions, ident cairn.ShardIdentity) (*stored, error) {
 	if err := checkCoded(code); err != nil {
 		return nil, err
 	}
@@ -100,6 +104,7 @@ func (c *Client) storeCoded(ctx context.Context, bucket, key, version string, co
 		return nil, err
 	}
 	bs := c.codedBlockSize(code)
+	ident.Object, ident.BlockSize = version, bs
 	release, err := c.cfg.Memory.take(ctx, int64(k*bs))
 	if err != nil {
 		return nil, err
@@ -147,7 +152,7 @@ func (c *Client) storeCoded(ctx context.Context, bucket, key, version string, co
 			return fail(fmt.Errorf("%w: the body is longer than the %d bytes announced", cairn.ErrInvalid, opts.Size))
 		}
 		clear(buf[got : k*sbs])
-		st, err := c.writeCodedStripe(ctx, code, buf[:k*sbs], sbs, disks)
+		st, err := c.writeCodedStripe(ctx, code, buf[:k*sbs], sbs, disks, &ident)
 		if err != nil {
 			return fail(err)
 		}
@@ -180,7 +185,7 @@ func (c *Client) WriteCodedStripe(ctx context.Context, policy string, data []byt
 	if len(data) == 0 || len(data)%(k*code.BlockMultiple()) != 0 {
 		return cairn.CodedStripe{}, fmt.Errorf("%w: %d bytes are not %d source blocks of a multiple of %d", cairn.ErrInvalid, len(data), k, code.BlockMultiple())
 	}
-	return c.writeCodedStripe(ctx, code, data, len(data)/k, disks)
+	return c.writeCodedStripe(ctx, code, data, len(data)/k, disks, nil)
 }
 
 // ReadCodedStripe reads one stripe of a fountain-coded object exactly as
@@ -220,7 +225,9 @@ func checkCoded(code rateless) error {
 // writeCodedStripe encodes one stripe (K source blocks of bs bytes back to
 // back in data) and writes coded blocks to disks until X·K are durable.
 // It returns the stripe's layout; on error it deletes what may be stored.
-func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byte, bs int, disks []cairn.DiskID) (cairn.CodedStripe, error) {
+// ident, if set, is the identity the blocks' files record (its Version
+// and Row are set per block: the stripe's version, the block ID).
+func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byte, bs int, disks []cairn.DiskID, ident *cairn.ShardIdentity) (cairn.CodedStripe, error) {
 	k := code.SourceBlocks()
 	target := code.Params().N()
 	version, err := c.newVersion()
@@ -241,8 +248,9 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 	if err != nil {
 		return cairn.CodedStripe{}, err
 	}
-	var mu sync.Mutex // guards enc (not safe for concurrent use), crcs and sent
+	var mu sync.Mutex // guards enc (not safe for concurrent use), crcs, idents and sent
 	crcs := map[int]uint32{}
+	idents := map[int]int{}
 	var sent []cairn.BlockLoc
 	var lastErr error // set on Run's goroutine
 	_, err = drive.Run(ctx, drive.WriteMachine{Write: w}, drive.Options{Depth: codedDepth, Tick: c.cfg.StreamWait / 4,
@@ -263,12 +271,21 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 			sent = append(sent, cairn.BlockLoc{ID: a.Block, Disk: disks[a.Disk]})
 			mu.Unlock()
 			// PutShard checks the stored CRC against the bytes it sent.
-			info, err := c.shards.PutShard(ctx, disks[a.Disk], cairn.ShardName(version, a.Block), bytes.NewReader(b))
+			name := cairn.ShardName(version, a.Block)
+			var info wire.ShardInfo
+			var err error
+			if ident != nil {
+				id := *ident
+				id.Version = version
+				info, err = c.putShard(ctx, disks[a.Disk], name, id, a.Block, bytes.NewReader(b))
+			} else {
+				info, err = c.shards.PutShard(ctx, disks[a.Disk], name, bytes.NewReader(b))
+			}
 			if err != nil {
 				return nil, err
 			}
 			mu.Lock()
-			crcs[a.Block] = info.CRC
+			crcs[a.Block], idents[a.Block] = info.CRC, info.Ident
 			mu.Unlock()
 			return nil, nil
 		},
@@ -289,7 +306,7 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 		return cairn.CodedStripe{}, err
 	}
 	for _, p := range w.Durable() {
-		st.Blocks = append(st.Blocks, cairn.BlockLoc{ID: p.Block, Disk: disks[p.Disk], CRC: crcs[p.Block]})
+		st.Blocks = append(st.Blocks, cairn.BlockLoc{ID: p.Block, Disk: disks[p.Disk], CRC: crcs[p.Block], Ident: idents[p.Block]})
 	}
 	// Blocks sent but not kept (cancelled, or durable after the target):
 	// their nodes may have stored them anyway.

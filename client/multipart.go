@@ -124,7 +124,7 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 	case opts.SSE != nil:
 		return cairn.Part{}, fmt.Errorf("%w: encryption asked for a part of an upload created without it", ErrEncryptionMismatch)
 	}
-	d, err := c.store(ctx, bucket, key, u.Policy, r, opts, false, seal) // parts: never replicated (a manifest's parts share one code)
+	d, err := c.store(ctx, bucket, key, u.Policy, partOf{n, id}, r, opts, false, seal) // parts: never replicated (a manifest's parts share one code)
 	if err != nil {
 		return cairn.Part{}, err
 	}

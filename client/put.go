@@ -108,7 +108,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		seal = &sealing{e: enc, dk: dk}
 		defer seal.close()
 	}
-	d, err := c.store(ctx, bucket, key, policy, r, opts, true, seal)
+	d, err := c.store(ctx, bucket, key, policy, partOf{}, r, opts, true, seal)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +137,25 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	return m, nil
 }
 
+// partOf says which part of which multipart upload a body stored by
+// store is (the zero value: a single-part object), for the shard files'
+// identity.
+type partOf struct {
+	number int
+	upload string
+}
+
+// identity returns the identity of the shard files of a body of this
+// part (or object) as far as it is known before the layout: the size if
+// opts announce it (else −1), the content type of an object.
+func (p partOf) identity(bucket, key, policy string, opts PutOptions) cairn.ShardIdentity {
+	id := cairn.ShardIdentity{Bucket: bucket, Key: key, Part: p.number, Upload: p.upload, Policy: policy, Size: max(opts.Size, -1)}
+	if p.number == 0 {
+		id.ContentType = opts.ContentType
+	}
+	return id
+}
+
 // stored is a body stored as shard files by store, not yet named by any
 // manifest.
 type stored struct {
@@ -157,7 +176,7 @@ func (d *stored) files() []cairn.ShardFile { return d.layout.Files(d.version) }
 // stored as replicas (small.go). With seal set, what is stored is the
 // body's ciphertext, under the stream of the new version (sizes are the
 // ciphertext's; opts.Size is the plaintext's). On error nothing is kept.
-func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Reader, opts PutOptions, small bool, seal *sealing) (*stored, error) {
+func (c *Client) store(ctx context.Context, bucket, key, policy string, part partOf, r io.Reader, opts PutOptions, small bool, seal *sealing) (*stored, error) {
 	code, err := c.code(policy)
 	if err != nil {
 		return nil, err
@@ -175,7 +194,7 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 		}
 	}
 	if rc, ok := code.(rateless); ok {
-		return c.storeCoded(ctx, bucket, key, version, rc, r, opts)
+		return c.storeCoded(ctx, bucket, key, version, rc, r, opts, part.identity(bucket, key, policy, opts))
 	}
 	p := code.Params()
 	mult := max(p.ShardMultiple, 1)
@@ -247,7 +266,12 @@ func (c *Client) store(ctx context.Context, bucket, key, policy string, r io.Rea
 	case opts.Size >= 0:
 		stripes = max(1, (opts.Size+int64(p.K*bs)-1)/int64(p.K*bs))
 	}
-	w, err := newPutter(ctx, c, code, bs, stripes, version, disks, spares)
+	ident := part.identity(bucket, key, policy, opts)
+	ident.Code, ident.BlockSize, ident.PG = layoutCode, bs, pg.ID
+	if single {
+		ident.Size = int64(n)
+	}
+	w, err := newPutter(ctx, c, code, bs, stripes, version, ident, disks, spares)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"cairn/client/drive"
 	"cairn/client/engine"
 	"cairn/codec"
+	"cairn/node/wire"
 )
 
 // putter streams one object's shards to their disks. Each shard is one
@@ -48,8 +49,9 @@ type putter struct {
 	p       codec.Params
 	bs      int
 	version string
-	disks   []cairn.DiskID // the engine's disks: the stripe's N, then spares
-	hold    int            // stripes held for spares' catch-up
+	ident   cairn.ShardIdentity // the shard files' identity but the row
+	disks   []cairn.DiskID      // the engine's disks: the stripe's N, then spares
+	hold    int                 // stripes held for spares' catch-up
 
 	eng     *engine.Write   // only on drive.Run's goroutine (and what the inbox carries there)
 	inbox   *drive.Inbox    // to the engine
@@ -80,6 +82,7 @@ type stream struct {
 type shardResult struct {
 	size, sent int64
 	crc        uint32 // the node's CRC-32C of what it stored
+	ident      int    // the length of the identity the file records
 	err        error
 	failed     bool // err is the stream's own: not a cancellation by the engine
 }
@@ -129,10 +132,12 @@ func spareWindowStripes(window int64, stripeData int, stripes int64) int {
 
 // newPutter starts the write: drive.Run on a goroutine of its own, which
 // finish waits for. stripes is how many the object has, if known (else
-// −1).
-func newPutter(ctx context.Context, c *Client, code codec.Code, bs int, stripes int64, version string, disks, spares []cairn.DiskID) (*putter, error) {
+// −1). ident is the identity of the shard files (its Version and Row are
+// set per file).
+func newPutter(ctx context.Context, c *Client, code codec.Code, bs int, stripes int64, version string, ident cairn.ShardIdentity, disks, spares []cairn.DiskID) (*putter, error) {
 	p := code.Params()
-	w := &putter{c: c, code: code, p: p, bs: bs, version: version, inbox: drive.NewInbox(), ran: make(chan struct{})}
+	ident.Version = version
+	w := &putter{c: c, code: code, p: p, bs: bs, version: version, ident: ident, inbox: drive.NewInbox(), ran: make(chan struct{})}
 	w.ctx, w.cancel = context.WithCancel(ctx)
 	maxBlock := p.N()
 	if x, ok := code.(codec.Extensible); ok && len(spares) > 0 {
@@ -207,8 +212,9 @@ func (w *putter) send(_ context.Context, r *drive.Request) ([]byte, error) {
 	st := w.streams[r.Req]
 	w.mu.Unlock()
 	body := &blockReader{ctx: st.ctx, backlog: st.backlog, ch: st.ch, row: st.row, w: w, onTake: r.Progress}
-	info, err := w.c.shards.PutShard(st.ctx, st.disk, cairn.ShardName(w.version, st.row), body)
+	info, err := w.c.putShard(st.ctx, st.disk, cairn.ShardName(w.version, st.row), w.ident, st.row, body)
 	size, crc := info.Size, info.CRC
+	st.res.ident = info.Ident
 	st.cancel()  // the encoder feeds it no more
 	body.drain() // release the stripes still queued for this stream
 	if err == nil && size != body.sent {
@@ -418,7 +424,7 @@ func (w *putter) slots() []cairn.ShardLoc {
 	for _, pl := range w.durable {
 		if pl.Block < n {
 			st := byRow[pl.Block]
-			locs[pl.Block] = cairn.ShardLoc{Disk: st.disk, Size: st.res.size, CRC: st.res.crc}
+			locs[pl.Block] = cairn.ShardLoc{Disk: st.disk, Size: st.res.size, CRC: st.res.crc, Ident: st.res.ident}
 		} else {
 			spares = append(spares, pl)
 		}
@@ -426,7 +432,7 @@ func (w *putter) slots() []cairn.ShardLoc {
 	for i := range locs {
 		if locs[i].Disk == "" && len(spares) > 0 {
 			st := byRow[spares[0].Block]
-			locs[i] = cairn.ShardLoc{Disk: st.disk, Row: st.row, Size: st.res.size, CRC: st.res.crc}
+			locs[i] = cairn.ShardLoc{Disk: st.disk, Row: st.row, Size: st.res.size, CRC: st.res.crc, Ident: st.res.ident}
 			spares = spares[1:]
 		}
 	}
@@ -611,4 +617,18 @@ func (r *blockReader) drain() {
 	}
 	r.backlog = nil
 	release(r.ch)
+}
+
+// putShard stores shard file name on disk recording id with Row set to
+// row, if the Shards can record identities (IdentifiedPutter) and id is
+// complete (it is unless a caller outside the S3 path writes without a
+// bucket or key): else without one. The reply's Ident says which.
+func (c *Client) putShard(ctx context.Context, disk cairn.DiskID, name string, id cairn.ShardIdentity, row int, r io.Reader) (wire.ShardInfo, error) {
+	if ip, ok := c.shards.(IdentifiedPutter); ok {
+		id.Row = row
+		if b, err := id.Encode(); err == nil {
+			return ip.PutShardIdentified(ctx, disk, name, b, r)
+		}
+	}
+	return c.shards.PutShard(ctx, disk, name, r)
 }

@@ -45,6 +45,11 @@ type Input struct {
 	Alive map[string]bool // node IDs with a liveness lease
 	Now   time.Time
 	Grace time.Duration // suspect → down after this long
+	// LeaseFrom is when a missing liveness lease starts to count: before
+	// it, a node without a lease may be one that is starting and has not
+	// taken its lease yet (the director has just started leading), so its
+	// disks keep their state. Zero: leases count from the start.
+	LeaseFrom time.Time
 	// Census tells when a down or draining disk holds no shard any more.
 	// A walk counts only if it started at least Grace after the disk
 	// entered its state, so writes that were under way then have landed.
@@ -57,6 +62,7 @@ type Input struct {
 //
 // up, draining:
 //   - the node reports a volume other than the trusted one (replaced) → down
+//   - the node has no liveness lease, before LeaseFrom → no change
 //   - the node has no liveness lease → suspect
 //   - the node reports a fault → suspect
 //   - draining, and the census finds no shard on it → out
@@ -67,7 +73,8 @@ type Input struct {
 //   - replaced → down
 //   - the node is alive and reports no fault → up (adopting its volume if
 //     none was trusted)
-//   - suspect for Grace or longer → down
+//   - suspect for Grace or longer → down (if the node has no lease: only
+//     from LeaseFrom on)
 //
 // down:
 //   - the node does not report a volume ID (an older node) → stays down
@@ -92,6 +99,7 @@ func Detect(in Input) []Transition {
 
 func detect(d cairn.Disk, in Input) (Transition, bool) {
 	live := in.Alive[string(d.Node)]
+	leaseCounts := !in.Now.Before(in.LeaseFrom)
 	ready := live && d.Fault == "" && d.Check == cairn.CheckOK
 	empty := !in.Census.At.IsZero() && !in.Census.At.Before(d.Since.Add(in.Grace)) && in.Census.Refs[d.ID] == 0
 	to := func(s cairn.DiskState, why string) (Transition, bool) {
@@ -102,6 +110,8 @@ func detect(d cairn.Disk, in Input) (Transition, bool) {
 		switch {
 		case d.Replaced():
 			return to(cairn.DiskDown, replacedWhy(d))
+		case !live && !leaseCounts:
+			return Transition{}, false
 		case !live:
 			return to(cairn.DiskSuspect, leaseWhy(d))
 		case d.Fault != "":
@@ -123,7 +133,7 @@ func detect(d cairn.Disk, in Input) (Transition, bool) {
 				tr.Trust = d.Volume
 			}
 			return tr, true
-		case in.Now.Sub(d.Since) >= in.Grace:
+		case in.Now.Sub(d.Since) >= in.Grace && (live || leaseCounts):
 			return to(cairn.DiskDown, "suspect for longer than "+in.Grace.String()+" ("+suspectWhy(d, live)+")")
 		}
 	case cairn.DiskDown:

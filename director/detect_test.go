@@ -124,7 +124,11 @@ func (s *script) do(t *testing.T, c *golden.Cmd) string {
 				return fail("grace: %v", err)
 			}
 		}
-		trs := Detect(Input{Disks: s.disks, Alive: s.alive, Now: now, Grace: grace, Census: s.census})
+		var leaseFrom time.Time
+		if _, ok := c.Arg("leasefrom"); ok {
+			leaseFrom = at("leasefrom")
+		}
+		trs := Detect(Input{Disks: s.disks, Alive: s.alive, Now: now, Grace: grace, Census: s.census, LeaseFrom: leaseFrom})
 		if len(trs) == 0 {
 			return "no change"
 		}

@@ -27,6 +27,12 @@ type Config struct {
 	ID       string        // this candidate's name (node or process ID); required
 	Interval time.Duration // how often the leader checks liveness (default 2 s)
 	Grace    time.Duration // suspect → down after this long (default 30 s)
+	// LeaseGrace is how long a director that has just started leading
+	// waits before it takes a node's missing liveness lease as a failure
+	// (Input.LeaseFrom): when a cluster starts or restarts, the first
+	// node up leads at once, before the others have taken their leases.
+	// Default 10 s, the nodes' lease TTL.
+	LeaseGrace time.Duration
 	// Now reads the clock for Detect and the duties (default time.Now).
 	// The loop's ticker is always the time package's, so a test drives
 	// both on one virtual clock by running the director in a
@@ -75,6 +81,9 @@ func Start(store Store, cfg Config) *Director {
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = 30 * time.Second
+	}
+	if cfg.LeaseGrace <= 0 {
+		cfg.LeaseGrace = 10 * time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -129,8 +138,9 @@ func (d *Director) lead(ctx context.Context, lead meta.Leadership) {
 	defer t.Stop()
 	last := make([]time.Time, len(d.cfg.Duties)) // zero: due at once
 	running := make([]chan struct{}, len(d.cfg.Duties))
+	leaseFrom := d.cfg.Now().Add(d.cfg.LeaseGrace)
 	for {
-		d.step(ctx)
+		d.step(ctx, leaseFrom)
 		for i, duty := range d.cfg.Duties {
 			now := d.cfg.Now()
 			if !last[i].IsZero() && now.Sub(last[i]) < duty.Every {
@@ -181,8 +191,8 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// step runs one detection round.
-func (d *Director) step(ctx context.Context) {
+// step runs one detection round; missing leases count from leaseFrom.
+func (d *Director) step(ctx context.Context, leaseFrom time.Time) {
 	disks, err := d.store.Disks(ctx)
 	if err != nil {
 		d.cfg.Logger.Warn("director: reading disks", "err", err)
@@ -198,7 +208,7 @@ func (d *Director) step(ctx context.Context) {
 		alive[h] = true
 	}
 	now := d.cfg.Now()
-	in := Input{Disks: disks, Alive: alive, Now: now, Grace: d.cfg.Grace}
+	in := Input{Disks: disks, Alive: alive, Now: now, Grace: d.cfg.Grace, LeaseFrom: leaseFrom}
 	if d.cfg.Census != nil {
 		in.Census = d.cfg.Census()
 	}

@@ -69,22 +69,24 @@ func TestDirectorMarksDeadNodesDisks(t *testing.T) {
 		at := func(disk cairn.DiskID, to cairn.DiskState, after time.Duration) timed {
 			return timed{Transition{Disk: disk, To: to}, t0.Add(after)}
 		}
-		expect(at("b/1", cairn.DiskSuspect, 0)) // b never had a lease: the first round
-		d1.Close()                              // whichever leads, the other must go on
+		// b never had a lease, but a director that has just started
+		// leading gives nodes LeaseGrace (10 s) to take theirs.
+		expect()
+		d1.Close() // whichever leads, the other must go on
 		synctest.Wait()
 		if id, err := store.Leader(ctx, Role); err != nil || id != "d2" {
 			t.Fatalf("leader after d1 closed: %q, %v", id, err)
 		}
 		// Once a stops renewing, its lease (10 s) runs out and a/1 becomes
-		// suspect; each disk goes down a grace period after it became
-		// suspect.
+		// suspect, as b/1 does once LeaseGrace has passed; each disk goes
+		// down a grace period after it became suspect.
 		stopA()
 		time.Sleep(10*time.Second - time.Nanosecond)
 		expect()
 		time.Sleep(time.Nanosecond)
-		expect(at("a/1", cairn.DiskSuspect, 10*time.Second))
+		expect(at("a/1", cairn.DiskSuspect, 10*time.Second), at("b/1", cairn.DiskSuspect, 10*time.Second))
 		time.Sleep(time.Minute)
-		expect(at("b/1", cairn.DiskDown, time.Minute), at("a/1", cairn.DiskDown, 10*time.Second+time.Minute))
+		expect(at("a/1", cairn.DiskDown, 10*time.Second+time.Minute), at("b/1", cairn.DiskDown, 10*time.Second+time.Minute))
 	})
 }
 

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -268,7 +269,17 @@ func (cw crcWriter) Write(p []byte) (int, error) {
 // the node stored once it is durable there. The reply's size and CRC are
 // checked against what was sent (ErrCorrupt on mismatch). r is read to EOF
 // (or until the call fails); it is never buffered whole.
+//
+// The file records no identity; PutShardIdentified writes one.
 func (c *Client) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
+	return c.PutShardIdentified(ctx, disk, name, nil, r)
+}
+
+// PutShardIdentified is PutShard with the identity the file is to record
+// before its footer: ident is a cairn.ShardIdentity.Encode naming the
+// file (nil: none). The reply's Ident is the identity's length as stored:
+// len(ident), or 0 from a node that predates identities.
+func (c *Client) PutShardIdentified(ctx context.Context, disk cairn.DiskID, name string, ident []byte, r io.Reader) (wire.ShardInfo, error) {
 	if err := cairn.ValidateShardName(name); err != nil {
 		return wire.ShardInfo{}, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: err}
 	}
@@ -276,13 +287,16 @@ func (c *Client) PutShard(ctx context.Context, disk cairn.DiskID, name string, r
 	if err != nil {
 		return wire.ShardInfo{}, err
 	}
-	return c.putShardAt(ctx, addr, disk, name, r)
+	return c.putShardAt(ctx, addr, disk, name, ident, r)
 }
 
-// putShardAt is PutShard to the node at addr.
-func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
+// putShardAt is PutShardIdentified to the node at addr.
+func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID, name string, ident []byte, r io.Reader) (wire.ShardInfo, error) {
 	if err := cairn.ValidateShardName(name); err != nil {
 		return wire.ShardInfo{}, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: err}
+	}
+	if len(ident) > cairn.MaxIdentityBytes {
+		return wire.ShardInfo{}, c.errf("put", disk, name, cairn.ErrInvalid, "identity of %d bytes, more than %d", len(ident), cairn.MaxIdentityBytes)
 	}
 	cr := &crcReader{r: r, idle: c.t.Idle, header: c.t.Header}
 	// A body with no Len is sent chunked; wrapping hides any Len, so the
@@ -291,6 +305,9 @@ func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 	k := call{op: "put", method: http.MethodPut, addr: addr, disk: disk, shard: name,
 		path: wire.ShardPath(disk, name), body: io.NopCloser(cr), idle: c.t.Idle,
 		watch: func(wd *watchdog) { cr.wd = wd }}
+	if ident != nil {
+		k.header = http.Header{wire.HeaderIdentity: {base64.StdEncoding.EncodeToString(ident)}}
+	}
 	if sz, ok := r.(interface{ Size() int64 }); ok {
 		k.length = sz.Size()
 		cr.size = k.length
@@ -307,6 +324,10 @@ func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 	if pr.Size != cr.n || pr.CRC != cr.crc {
 		return wire.ShardInfo{}, c.errf("put", disk, name, cairn.ErrCorrupt,
 			"node stored %d bytes with CRC %08x, sent %d with CRC %08x", pr.Size, pr.CRC, cr.n, cr.crc)
+	}
+	if pr.Ident != 0 && pr.Ident != len(ident) {
+		return wire.ShardInfo{}, c.errf("put", disk, name, cairn.ErrCorrupt,
+			"node stored an identity of %d bytes, sent %d", pr.Ident, len(ident))
 	}
 	return pr, nil
 }
@@ -492,6 +513,25 @@ func (c *Client) deleteShardAt(ctx context.Context, addr string, disk cairn.Disk
 // default page, 1000).
 func (c *Client) ListShards(ctx context.Context, disk cairn.DiskID, after string, limit int) ([]wire.ShardStat, bool, error) {
 	q := url.Values{}
+	if after != "" {
+		q.Set("after", after)
+	}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	var lr wire.ListResponse
+	if err := c.getJSON(ctx, "list", disk, wire.DiskPath(disk)+"/shards", q, &lr); err != nil {
+		return nil, false, err
+	}
+	return lr.Shards, lr.More, nil
+}
+
+// ListIdentities is ListShards with each file's footer and identity
+// (wire.ShardStat): for rebuilding the metadata from disks. The node
+// reads every listed file's footer and identity, so a page costs a small
+// read per file.
+func (c *Client) ListIdentities(ctx context.Context, disk cairn.DiskID, after string, limit int) ([]wire.ShardStat, bool, error) {
+	q := url.Values{"identity": {"1"}}
 	if after != "" {
 		q.Set("after", after)
 	}

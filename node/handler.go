@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -266,9 +267,17 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request) {
 			fmt.Errorf("%w: shard of %d bytes is larger than %d", cairn.ErrInvalid, r.ContentLength, h.maxSize))
 		return
 	}
+	var ident []byte
+	if hv := r.Header.Get(wire.HeaderIdentity); hv != "" {
+		var err error
+		if ident, err = base64.StdEncoding.DecodeString(hv); err != nil {
+			h.writeError(w, r, fmt.Errorf("%w: %s is not base64: %v", cairn.ErrInvalid, wire.HeaderIdentity, err))
+			return
+		}
+	}
 	ic := idleConn{rc: http.NewResponseController(w), idle: h.idle}
 	defer ic.clear()
-	info, err := v.Put(r.Context(), name, &bodyReader{r: r.Body, c: ic, max: h.maxSize, left: h.maxSize, size: r.ContentLength})
+	info, err := v.PutIdentified(r.Context(), name, ident, &bodyReader{r: r.Body, c: ic, max: h.maxSize, left: h.maxSize, size: r.ContentLength})
 	if errors.Is(err, errTooLarge) {
 		h.fail(w, r, "too_large", http.StatusRequestEntityTooLarge, err)
 		return
@@ -279,7 +288,7 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set(wire.HeaderSize, strconv.FormatInt(info.Size, 10))
 	w.Header().Set(wire.HeaderCRC, wire.FormatCRC(info.CRC))
-	writeJSON(w, http.StatusCreated, wire.PutResponse{Size: info.Size, CRC: info.CRC})
+	writeJSON(w, http.StatusCreated, wire.PutResponse{Size: info.Size, CRC: info.CRC, Ident: info.Ident})
 }
 
 // getReadRun is the disk request size of a GET: a streamed shard is read
@@ -403,8 +412,33 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	resp := wire.ListResponse{Shards: make([]wire.ShardStat, len(page)), More: more}
 	for i, s := range page {
 		resp.Shards[i] = wire.ShardStat{Name: s.Name, Size: s.Size}
+		if q.Get("identity") == "1" {
+			resp.Shards[i] = inspect(r.Context(), v, s.Name)
+		}
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// inspect reads a shard's footer and identity for a listing with
+// identities; a file it cannot read has Size −1 and Error set.
+func inspect(ctx context.Context, v *volume.Volume, name string) wire.ShardStat {
+	st := wire.ShardStat{Name: name, Size: -1}
+	r, err := v.NewReader(ctx, name, 0, 0)
+	if err != nil {
+		st.Error = err.Error()
+		return st
+	}
+	defer r.Close()
+	st.Size, st.CRC, st.Written = r.Size(), r.CRC(), r.ModTime().UTC()
+	id, ok, err := r.Identity()
+	switch {
+	case err != nil:
+		st.Error = err.Error()
+	case ok:
+		st.Identity = &id
+		st.Ident = r.IdentLen()
+	}
+	return st
 }
 
 func (h *Handler) diskStat(v *volume.Volume) (wire.DiskStat, error) {

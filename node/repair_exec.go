@@ -316,10 +316,10 @@ func (j *repairJob) store() []*output {
 			body := sizedReader{pr, j.spec.Size} // the write region: runs of up to volume.WriteRun
 			if v != nil {
 				var vi volume.ShardInfo
-				vi, err = v.Put(j.sinkCtx, t.Shard, body)
-				info = wire.ShardInfo{Size: vi.Size, CRC: vi.CRC}
+				vi, err = v.PutIdentified(j.sinkCtx, t.Shard, t.Identity, body)
+				info = wire.ShardInfo{Size: vi.Size, CRC: vi.CRC, Ident: vi.Ident}
 			} else {
-				info, err = j.h.peer.putShardAt(j.sinkCtx, t.Addr, t.Disk, t.Shard, body)
+				info, err = j.h.peer.putShardAt(j.sinkCtx, t.Addr, t.Disk, t.Shard, t.Identity, body)
 			}
 			pr.CloseWithError(errOutputDone)
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -206,7 +207,11 @@ func (c *repairCluster) spec(t *testing.T, version string, p *plan.Plan) (wire.R
 	}
 	for j, i := range task.Lost {
 		n := c.byName[task.Store[j]]
-		s.Store = append(s.Store, wire.Target{Addr: n.addr(), Disk: n.spare(), Shard: cairn.ShardName(version, i)})
+		tg := wire.Target{Addr: n.addr(), Disk: n.spare(), Shard: cairn.ShardName(version, i)}
+		if j%2 == 0 { // the others are written without an identity (format 1), as before identities
+			tg.Identity = identOf(t, tg.Shard)
+		}
+		s.Store = append(s.Store, tg)
 	}
 	puller := ""
 	if task.Puller != "" {
@@ -254,7 +259,26 @@ func (c *repairCluster) checkStored(t *testing.T, spec wire.RepairSpec, lost []i
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("target %d (%s %s): %d bytes, equal %v, err %v", j, tg.Disk, tg.Shard, len(got), bytes.Equal(got, want), err)
 		}
+		id, info, ok, err := c.disk(tg.Disk).v.Identity(context.Background(), tg.Shard)
+		if err != nil || ok != (tg.Identity != nil) || info.Ident != len(tg.Identity) || infos[j].Ident != len(tg.Identity) {
+			t.Errorf("target %d (%s %s): identity %+v %v %v, reply %+v, sent %d bytes", j, tg.Disk, tg.Shard, id, ok, err, infos[j], len(tg.Identity))
+		}
 	}
+}
+
+// identOf returns an encoded identity naming shard file name.
+func identOf(t testing.TB, name string) []byte {
+	t.Helper()
+	version, row, _ := strings.Cut(name, ".")
+	r, err := strconv.Atoi(row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := cairn.ShardIdentity{Bucket: "b", Key: "k", Version: version, Row: r, Policy: "rs-6-3", BlockSize: 1 << 20}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // checkNothingStored checks no target holds its shard.

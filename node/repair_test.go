@@ -469,6 +469,13 @@ func TestRepairInvalid(t *testing.T) {
 		"no target disk":   func(s *wire.RepairSpec) { s.Store[0].Disk = "" },
 		"helper twice":     func(s *wire.RepairSpec) { s.Hops[3] = s.Hops[1] },
 		"target is helper": func(s *wire.RepairSpec) { s.Store[0].Disk, s.Store[0].Shard = s.Hops[2].Disk, s.Hops[2].Shard },
+		"identity of another shard": func(s *wire.RepairSpec) {
+			s.Store[0].Identity = identOf(t, cairn.ShardName(version, 1))
+		},
+		"damaged identity": func(s *wire.RepairSpec) {
+			s.Store[0].Identity = append([]byte(nil), s.Store[0].Identity...)
+			s.Store[0].Identity[2] ^= 1
+		},
 	}
 	for name, mutate := range bad {
 		s := clone()

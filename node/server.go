@@ -286,10 +286,12 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		if err := r.PutNode(ctx, cairn.Node{ID: s.cfg.Node, Addr: s.cfg.Advertise, Labels: s.cfg.Labels}); err != nil {
 			return fmt.Errorf("node %s: register: %w", s.cfg.Node, err)
 		}
-		if err := s.putDisks(ctx, time.Now()); err != nil {
+		// The lease first: a director that sees a registered disk of a
+		// node without a lease marks it suspect.
+		if err := s.keepAlive(ctx); err != nil {
 			return err
 		}
-		if err := s.keepAlive(ctx); err != nil {
+		if err := s.putDisks(ctx, time.Now()); err != nil {
 			return err
 		}
 	}

@@ -8,7 +8,8 @@
 // changing as few slots as it can; PGFor maps an object version to a PG
 // of it; Check verifies a table's invariants. Arrange orders a stripe's
 // shards over a PG whose disks share failure domains so that a code that is
-// not MDS (LRC) survives as many domain losses as it can. Spare picks a disk
+// not MDS (LRC) survives as many domain losses as it can; NodeLosses counts
+// the node losses a table's stripes survive. Spare picks a disk
 // for a shard that cannot go where its PG put it (a down or lost disk).
 //
 // Vocabulary:
@@ -24,7 +25,11 @@
 //
 // When the cluster has fewer nodes than n (one `cairn server` with six
 // disk directories), PGs use distinct disks on shared nodes and the table
-// says DistinctNodes=false: data survives disk loss but not node loss.
+// says DistinctNodes=false. What a code's stripes then survive depends on
+// how many of a stripe's shards share a node: NodeLosses computes it
+// exactly for a table (ArrangePG gives each stripe's shard order), e.g.
+// rs-6-3 over 4 nodes holding 3/2/2/2 shards survives any one node loss
+// but no pair, and Survival.String says so for `cairn admin status`.
 //
 //   - slot: one disk of one PG (a shard index). A recomputation changes a
 //     slot only when its disk left, its PG holds more slots on its node

@@ -31,7 +31,11 @@ func (r *Repairer) commit(ctx context.Context, t *cairn.RepairTask, m *cairn.Man
 				cairn.ErrCorrupt, i, t.Bucket, t.Key, infos[j].Size, infos[j].CRC, want.Size, want.CRC)
 		}
 	}
-	next := decide.WithShards(m, t.Part, shards, targets)
+	idents := make([]int, len(shards))
+	for j := range shards {
+		idents[j] = infos[j].Ident
+	}
+	next := decide.WithShards(m, t.Part, shards, targets, idents)
 	if t.Part > 0 && len(m.Parts) == 1 { // a part alone (Repairer.manifest)
 		err = r.store.UpdatePart(ctx, m.Bucket, m.Key, m.Version, next.Parts[0], m.Parts[0])
 	} else {

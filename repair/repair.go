@@ -67,6 +67,12 @@ type Executor interface {
 	PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error)
 }
 
+// identifiedPutter is an Executor that can write a shard file recording
+// its identity (*node.Client): an empty rebuilt shard is written with it.
+type identifiedPutter interface {
+	PutShardIdentified(ctx context.Context, disk cairn.DiskID, name string, ident []byte, r io.Reader) (wire.ShardInfo, error)
+}
+
 // Config configures a Repairer. Zero values take defaults.
 type Config struct {
 	// Scheme is the preferred scheme (default plan.PushSur).

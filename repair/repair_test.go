@@ -82,13 +82,13 @@ func (f *fakeExec) run(spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 		}
 	}
 	for j, t := range spec.Store {
-		if _, err := f.s.PutShard(context.Background(), t.Disk, t.Shard, bytes.NewReader(out[j])); err != nil {
+		if _, err := f.s.PutShardIdentified(context.Background(), t.Disk, t.Shard, t.Identity, bytes.NewReader(out[j])); err != nil {
 			return nil, err
 		}
 		f.mu.Lock()
 		delete(f.corrupt, string(t.Disk)+"/"+t.Shard) // replaced by the rebuilt file
 		f.mu.Unlock()
-		infos[j] = wire.ShardInfo{Size: spec.Size, CRC: crc32.Checksum(out[j], crc32.MakeTable(crc32.Castagnoli))}
+		infos[j] = wire.ShardInfo{Size: spec.Size, CRC: crc32.Checksum(out[j], crc32.MakeTable(crc32.Castagnoli)), Ident: len(t.Identity)}
 	}
 	return infos, nil
 }
@@ -205,6 +205,35 @@ func (e *env) loseNode(t *testing.T, id string) {
 // byte-exact — for rs policies also with as many shards as the code
 // tolerates unreadable, all of them ones that were not rebuilt, so the
 // rebuilt shards must be right.
+// checkIdentity checks that the file of shard s, holding row of part of
+// m, records the identity m derives for it, of the length s.Ident says:
+// the PUT's, and a repair's the same.
+func (e *env) checkIdentity(t *testing.T, m *cairn.Manifest, part, row int, s cairn.ShardLoc) {
+	t.Helper()
+	name := cairn.ShardName(m.Version, row)
+	if part > 0 {
+		for _, p := range m.Parts {
+			if p.Number == part {
+				name = cairn.ShardName(p.Version, row)
+			}
+		}
+	}
+	e.files.Mu.Lock()
+	got := e.files.Idents[string(s.Disk)+"/"+name]
+	e.files.Mu.Unlock()
+	id, err := m.IdentityOf(part, row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := id.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) || s.Ident != len(want) {
+		t.Fatalf("%s/%s: file %s on %s records identity %q (manifest: %d bytes), want %q", m.Bucket, m.Key, name, s.Disk, got, s.Ident, want)
+	}
+}
+
 func (e *env) check(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
@@ -233,6 +262,7 @@ func (e *env) check(t *testing.T) {
 				t.Fatalf("%s: two shards on disk %s: %+v (written as %+v)", key, s.Disk, m.Shards, e.orig[key].Shards)
 			}
 			seen[s.Disk] = true
+			e.checkIdentity(t, m, 0, cairn.RowOf(m.Shards, i), s)
 			if s.Disk == e.orig[key].Shards[i].Disk && len(fail) < tolerance {
 				fail[s.Disk] = cairn.ErrNotFound
 			}
@@ -580,6 +610,14 @@ func (f *fakeExec) PutShard(ctx context.Context, disk cairn.DiskID, name string,
 		return wire.ShardInfo{}, err
 	}
 	return f.s.PutShard(ctx, disk, name, r)
+}
+
+// PutShardIdentified implements identifiedPutter (an empty rebuilt shard).
+func (f *fakeExec) PutShardIdentified(ctx context.Context, disk cairn.DiskID, name string, ident []byte, r io.Reader) (wire.ShardInfo, error) {
+	if err := f.vanished(disk, name); err != nil {
+		return wire.ShardInfo{}, err
+	}
+	return f.s.PutShardIdentified(ctx, disk, name, ident, r)
 }
 
 // TestPartialRepairWhenDisksRunOut: a stripe that lost more shards than

@@ -181,7 +181,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 		if err := r.pace(ctx, r.moveRate(t, st, shards, view), int64(len(shards))*st.Shards[shards[0]].Size); err != nil {
 			return res, err
 		}
-		infos, err := r.rebuild(ctx, t, shards, onto, st, rd.Code, scheme, view)
+		infos, err := r.rebuild(ctx, t, m, shards, onto, st, rd.Code, scheme, view)
 		if d, ok := targetFault(err, st, shards, onto); ok && ctx.Err() == nil {
 			// Not the stripe's fault: the next round picks another disk
 			// (the task's target for the shard is replaced and persisted).
@@ -323,19 +323,26 @@ func (r *Repairer) view(ctx context.Context, now time.Time) (*decide.View, error
 
 // rebuild runs the node calls that rebuild shards[j] onto targets[j]
 // (decide.Jobs) one after the other and returns what was stored, in
-// shards order. code decodes the stripe (decide.StripeCode).
-func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, shards []int, targets []cairn.DiskID, st decide.Stripe, code codec.Code, scheme plan.Scheme, view *decide.View) ([]wire.ShardInfo, error) {
+// shards order. code decodes the stripe (decide.StripeCode); m is the
+// manifest st is of, which names the rebuilt files' identities.
+func (r *Repairer) rebuild(ctx context.Context, t *cairn.RepairTask, m *cairn.Manifest, shards []int, targets []cairn.DiskID, st decide.Stripe, code codec.Code, scheme plan.Scheme, view *decide.View) ([]wire.ShardInfo, error) {
 	jobs, err := decide.Jobs(t, shards, targets, st, code, scheme, view, r.cfg.Unit)
 	if err != nil {
 		return nil, err
 	}
+	decide.IdentifyTargets(jobs, m, st.Part)
 	infos := make([]wire.ShardInfo, len(shards))
 	for _, job := range jobs {
 		var got []wire.ShardInfo
 		switch job.Op {
 		case decide.Create:
 			var info wire.ShardInfo
-			info, err = r.exec.PutShard(ctx, job.Spec.Store[0].Disk, job.Spec.Store[0].Shard, bytes.NewReader(nil))
+			tg := job.Spec.Store[0]
+			if ip, ok := r.exec.(identifiedPutter); ok && tg.Identity != nil {
+				info, err = ip.PutShardIdentified(ctx, tg.Disk, tg.Shard, tg.Identity, bytes.NewReader(nil))
+			} else {
+				info, err = r.exec.PutShard(ctx, tg.Disk, tg.Shard, bytes.NewReader(nil))
+			}
 			got = []wire.ShardInfo{info}
 		case decide.Pull:
 			got, err = r.exec.Pull(ctx, job.Puller, job.Spec)

@@ -21,6 +21,7 @@ import (
 type MemShards struct {
 	Mu      sync.Mutex
 	Files   map[string][]byte              // disk + "/" + name
+	Idents  map[string][]byte              // disk + "/" + name: the identity a file records, if any
 	FailPut map[cairn.DiskID]error         // PutShard fails on these disks
 	FailGet map[cairn.DiskID]error         // GetShard fails on these disks
 	Slow    map[cairn.DiskID]time.Duration // GetShard waits this long before answering
@@ -41,12 +42,27 @@ func (s *MemShards) Set(fn func()) {
 
 // NewMemShards returns an empty store with no faults.
 func NewMemShards() *MemShards {
-	return &MemShards{Files: map[string][]byte{}, FailPut: map[cairn.DiskID]error{}, FailGet: map[cairn.DiskID]error{},
+	return &MemShards{Files: map[string][]byte{}, Idents: map[string][]byte{}, FailPut: map[cairn.DiskID]error{}, FailGet: map[cairn.DiskID]error{},
 		Slow: map[cairn.DiskID]time.Duration{}, SlowPut: map[cairn.DiskID]time.Duration{}, Gets: map[cairn.DiskID]int{}}
 }
 
 // PutShard implements client.Shards.
 func (s *MemShards) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
+	return s.PutShardIdentified(ctx, disk, name, nil, r)
+}
+
+// PutShardIdentified implements client.IdentifiedPutter: the file records
+// ident (checked as a volume checks it), which Idents keeps.
+func (s *MemShards) PutShardIdentified(ctx context.Context, disk cairn.DiskID, name string, ident []byte, r io.Reader) (wire.ShardInfo, error) {
+	if ident != nil {
+		id, err := cairn.DecodeIdentity(ident)
+		if err != nil {
+			return wire.ShardInfo{}, fmt.Errorf("%w: %w", cairn.ErrInvalid, err)
+		}
+		if id.Name() != name {
+			return wire.ShardInfo{}, fmt.Errorf("%w: identity of %s sent for %s", cairn.ErrInvalid, id.Name(), name)
+		}
+	}
 	s.Mu.Lock()
 	ferr, slow := s.FailPut[disk], s.SlowPut[disk]
 	s.Mu.Unlock()
@@ -77,8 +93,12 @@ func (s *MemShards) PutShard(ctx context.Context, disk cairn.DiskID, name string
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
 	s.Files[string(disk)+"/"+name] = buf.Bytes()
+	delete(s.Idents, string(disk)+"/"+name)
+	if ident != nil {
+		s.Idents[string(disk)+"/"+name] = bytes.Clone(ident)
+	}
 	s.PutBytes += int64(buf.Len())
-	return wire.ShardInfo{Size: int64(buf.Len()), CRC: crc32.Checksum(buf.Bytes(), crc32.MakeTable(crc32.Castagnoli))}, nil
+	return wire.ShardInfo{Size: int64(buf.Len()), CRC: crc32.Checksum(buf.Bytes(), crc32.MakeTable(crc32.Castagnoli)), Ident: len(ident)}, nil
 }
 
 // GetShard implements client.Shards.
@@ -120,6 +140,7 @@ func (s *MemShards) DeleteShard(ctx context.Context, disk cairn.DiskID, name str
 		return cairn.ErrNotFound
 	}
 	delete(s.Files, k)
+	delete(s.Idents, k)
 	return nil
 }
 

@@ -3,18 +3,23 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"cairn"
+	"cairn/codec/all"
 	"cairn/director"
 	"cairn/internal/cmdline"
 	"cairn/meta"
+	etcdmeta "cairn/meta/etcd"
+	"cairn/placement"
 )
 
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -24,10 +29,13 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "disk", Summary: "take a disk out, drain it, or bring it back in", Run: runAdminDisk},
 		{Name: "node", Summary: "drain a node, remove it, or readmit it", Run: runAdminNode},
 		{Name: "scrub", Summary: "background verification of every shard: status, start, pause", Run: runAdminScrub},
+		{Name: "rebuild-meta", Summary: "disaster recovery: rebuild lost manifests from the shards' identities on the disks", Run: runAdminRebuildMeta},
+		{Name: "gc", Summary: "orphan shard files (no manifest names them) found and removed: status", Run: runAdminGC},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 		{Name: "keys", Summary: "rotate the SSE-S3 master keys and re-seal data keys", Run: runAdminKeys},
 		{Name: "user", Summary: "S3 users and keys, shared by every gateway: add, rm, list, set-policy, rotate, import", Run: runAdminUser},
 		{Name: "backup", Summary: "write a consistent snapshot of the metadata store to a file", Run: runAdminBackup},
+		{Name: "meta", Summary: "add or remove a member of the metadata cluster", Run: runAdminMeta},
 		{Name: "restore", Summary: "rebuild a stopped metadata member from a backup (offline)", Run: runAdminRestore},
 		{Name: "raidp", Summary: "RAIDP disks and Lstors: verify parity and replicas (offline)", Run: runAdminRaidp},
 	}, args, stdout, stderr)
@@ -52,6 +60,10 @@ type Status struct {
 	// Capacity and Free count each once.
 	FileSystems []FSStatus   `json:"file_systems"`
 	Usage       *StatusUsage `json:"usage,omitempty"` // du.go
+
+	// Meta is the metadata cluster: its members, leader and quorum
+	// (absent for a store that is not etcd).
+	Meta *etcdmeta.Members `json:"meta,omitempty"`
 }
 
 // NodeStatus is one node in Status.
@@ -110,14 +122,26 @@ type PGStatus struct {
 	PGs           int  `json:"pgs"`
 	DistinctNodes bool `json:"distinct_nodes"`
 	Epoch         int  `json:"epoch"` // recomputations as the cluster changed
+	// Policies are the policies of this width in use (buckets' and the
+	// default) and the node losses their stripes survive.
+	Policies []PolicySurvival `json:"policies,omitempty"`
+}
+
+// PolicySurvival is what the stripes of one policy survive in one table
+// (placement.NodeLosses).
+type PolicySurvival struct {
+	Policy        string `json:"policy"`
+	AnyNodeLosses int    `json:"any_node_losses"` // every loss of this many nodes at once is survivable
+	Survival      string `json:"survival"`        // the sentence, e.g. "rs-6-3 over 4 nodes (...): survives any 1 node loss, ..."
 }
 
 func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON")
 	wait := fs.Duration("wait", 0, "wait up to this long (e.g. 5m) for the cluster to be healthy — every node alive, every disk up, nothing to repair — checking every 2 s; exit status 1 if it is not")
-	cmdline.Usage(fs, "cairn admin status [--json] [--wait DURATION]", "Shows the cluster: nodes (alive or not), disks with their state, since when and why\n(docs/design/disks.md; 'cairn admin disk --help'), capacity, placement-group\ntables, and warnings such as \"cannot survive a node loss\".\n\nWith --wait it first waits for the cluster to be healthy (after a disk loss:\nuntil repair has rebuilt what was lost and the disks are back up), then\nprints the status.")
-	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+	cmdline.Usage(fs, "cairn admin status [--json] [--wait DURATION]", "Shows the cluster: nodes (alive or not), disks with their state, since when and why\n(docs/design/disks.md; 'cairn admin disk --help'), capacity, placement-group\ntables with the node losses each policy's stripes survive, the metadata\ncluster's members and leader, and warnings.\n\nWith --wait it first waits for the cluster to be healthy (after a disk loss:\nuntil repair has rebuilt what was lost and the disks are back up), then\nprints the status.")
+	printed := false
+	err := withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
 		if *wait < 0 {
 			return fmt.Errorf("%w: --wait must not be negative", ErrUsage)
 		}
@@ -143,11 +167,51 @@ func runAdminStatus(ctx context.Context, args []string, stdout, stderr io.Writer
 		} else {
 			printStatus(stdout, st)
 		}
+		printed = true
 		if *wait > 0 && !st.Healthy() {
 			return fmt.Errorf("the cluster is not healthy after %v: %s", *wait, strings.Join(st.unhealthy(), "; "))
 		}
 		return nil
 	})
+	if err != nil && !printed && !errors.Is(err, ErrUsage) && !errors.Is(err, flag.ErrHelp) && ctx.Err() == nil {
+		probeMeta(ctx, fs, *asJSON, stdout, err)
+	}
+	return err
+}
+
+// probeMeta shows the metadata members when status failed (err), most
+// likely because the metadata cluster has lost its quorum and no store
+// can be opened on it: the members that still run say who they are and
+// who is missing (etcdmeta.ProbeMembers). It prints nothing if the
+// members cannot be read either.
+func probeMeta(ctx context.Context, fs *flag.FlagSet, asJSON bool, stdout io.Writer, err error) {
+	path := fs.Lookup("config").Value.String()
+	if path == "" {
+		path = os.Getenv(configEnv)
+	}
+	cfg, cerr := loadClientConfig(path)
+	if cerr != nil {
+		return
+	}
+	m, merr := etcdmeta.ProbeMembers(ctx, cfg.Meta, etcdmeta.Options{}, metaStatusTimeout)
+	if merr != nil {
+		return
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(struct {
+			Error string            `json:"error"`
+			Meta  *etcdmeta.Members `json:"meta"`
+		}{err.Error(), &m})
+		return
+	}
+	fmt.Fprintf(stdout, "the cluster status failed (%v); the metadata members that answer say:\n\n", err)
+	printMeta(stdout, &m)
+	fmt.Fprintln(stdout, "warnings:")
+	for _, w := range m.Warnings {
+		fmt.Fprintln(stdout, "  -", w)
+	}
 }
 
 // Healthy reports whether every node is alive, every disk up and the
@@ -170,6 +234,13 @@ func (st *Status) unhealthy() []string {
 	for _, d := range st.Disks {
 		if d.State != cairn.DiskUp && !removed[d.Node] {
 			out = append(out, fmt.Sprintf("disk %s is %s", d.ID, d.State))
+		}
+	}
+	if st.Meta != nil {
+		for _, m := range st.Meta.Members {
+			if !m.Up {
+				out = append(out, fmt.Sprintf("metadata member %s is down", m.Name))
+			}
 		}
 	}
 	if st.Queued > 0 {
@@ -198,6 +269,14 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	st := &Status{Disks: disks, Buckets: len(buckets), States: map[string]int{}}
 	if id, err := cl.meta.Leader(ctx, director.Role); err == nil {
 		st.Director = id
+	}
+	if mr, ok := cl.meta.(membersReader); ok {
+		if m, err := mr.Members(ctx, metaStatusTimeout); err != nil {
+			st.Warnings = append(st.Warnings, "the metadata members could not be read: "+err.Error())
+		} else {
+			st.Meta = &m
+			st.Warnings = append(st.Warnings, m.Warnings...)
+		}
 	}
 	st.Repair = "nothing to repair"
 	st.Balance = rebalanceSummary(ctx, cl.meta, time.Now())
@@ -239,14 +318,25 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("node %s is not alive (no liveness lease)", n.ID))
 		}
 	}
+	policies := []string{DefaultPolicy}
+	for _, b := range buckets {
+		if b.Policy != "" && !slices.Contains(policies, b.Policy) {
+			policies = append(policies, b.Policy)
+		}
+	}
+	nodeOf := make(map[cairn.DiskID]cairn.NodeID, len(disks))
+	for _, d := range disks {
+		nodeOf[d.ID] = d.Node
+	}
 	for w := 1; w <= 64; w++ { // tables exist only for the widths of policies in use
 		t, err := cl.meta.PGTable(ctx, w)
 		if err != nil {
 			continue
 		}
-		st.PGTables = append(st.PGTables, PGStatus{Width: t.Width, PGs: len(t.PGs), DistinctNodes: t.DistinctNodes, Epoch: t.Epoch})
-		if !t.DistinctNodes {
-			st.Warnings = append(st.Warnings, fmt.Sprintf("placement groups of width %d share nodes: the cluster cannot survive a node loss (only disk losses) for policies with %d shards", w, w))
+		ps, warn := tableSurvival(t, policies, nodeOf)
+		st.PGTables = append(st.PGTables, PGStatus{Width: t.Width, PGs: len(t.PGs), DistinctNodes: t.DistinctNodes, Epoch: t.Epoch, Policies: ps})
+		if len(nodes) > 1 { // one node: the warning below says it all
+			st.Warnings = append(st.Warnings, warn...)
 		}
 	}
 	if len(nodes) == 1 {
@@ -267,9 +357,51 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	return st, nil
 }
 
+// tableSurvival says, for each of policies whose width is t's, how many
+// node losses its stripes survive over t (placement.NodeLosses), and
+// warns for each whose stripes put several shards on one node (they
+// survive fewer node losses than the code could). A table no policy of
+// which is known gets a warning if its PGs share nodes.
+func tableSurvival(t cairn.PGTable, policies []string, nodeOf map[cairn.DiskID]cairn.NodeID) ([]PolicySurvival, []string) {
+	var out []PolicySurvival
+	var warn []string
+	for _, p := range policies {
+		code, err := all.New(p)
+		if err != nil || code.Params().N() != t.Width {
+			continue
+		}
+		stripes := make([][]cairn.NodeID, len(t.PGs))
+		for i, pg := range t.PGs {
+			for _, d := range placement.ArrangePG(pg, nodeOf, code.CanReconstruct) {
+				stripes[i] = append(stripes[i], nodeOf[d])
+			}
+		}
+		s := placement.NodeLosses(stripes, code.Params().M, code.CanReconstruct)
+		msg := s.String(p)
+		out = append(out, PolicySurvival{Policy: p, AnyNodeLosses: s.Any, Survival: msg})
+		if s.MaxPerNode > 1 {
+			warn = append(warn, msg)
+		}
+	}
+	if len(out) == 0 && !t.DistinctNodes {
+		warn = append(warn, fmt.Sprintf("placement groups of width %d put several shards of a stripe on one node; no bucket's policy has %d shards, so what a node loss costs depends on the objects' codes", t.Width, t.Width))
+	}
+	return out, warn
+}
+
+// membersReader is a metadata store that can show its cluster
+// (*etcdmeta.Store).
+type membersReader interface {
+	Members(ctx context.Context, timeout time.Duration) (etcdmeta.Members, error)
+}
+
+// metaStatusTimeout bounds each question status asks a metadata member.
+const metaStatusTimeout = 3 * time.Second
+
 func printStatus(w io.Writer, st *Status) {
 	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\nrebalance: %s\n\n", orNone(st.Director),
 		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub, st.Balance)
+	printMeta(w, st.Meta)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tSTATE\tDISKS")
 	for _, n := range st.Nodes {
@@ -285,6 +417,9 @@ func printStatus(w io.Writer, st *Status) {
 		fmt.Fprintln(w, "\nplacement groups:")
 		for _, t := range st.PGTables {
 			fmt.Fprintf(w, "  width %d: %d PGs, distinct nodes: %v, recomputed %d times\n", t.Width, t.PGs, t.DistinctNodes, t.Epoch)
+			for _, p := range t.Policies {
+				fmt.Fprintf(w, "    %s\n", p.Survival)
+			}
 		}
 	}
 	printSharedFS(w, st.FileSystems)
@@ -295,6 +430,40 @@ func printStatus(w io.Writer, st *Status) {
 			fmt.Fprintln(w, "  -", s)
 		}
 	}
+}
+
+// printMeta prints the metadata cluster: a summary line and a table of
+// its members.
+func printMeta(w io.Writer, m *etcdmeta.Members) {
+	if m == nil {
+		return
+	}
+	fmt.Fprintf(w, "metadata: %s, %d up, quorum %d, leader %s", plural(m.Voters, "member"), m.Up, m.Quorum, orNone(m.Leader))
+	if len(m.Alarms) > 0 {
+		fmt.Fprintf(w, ", alarms: %s", strings.Join(m.Alarms, ", "))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MEMBER\tID\tUP\tROLE\tTERM\tINDEX\tLAG\tDB\tIN USE\tENDPOINT")
+	for _, x := range m.Members {
+		role := "follower"
+		switch {
+		case x.Learner:
+			role = "learner"
+		case x.Leader:
+			role = "leader"
+		case !x.Up:
+			role = "-"
+		}
+		if !x.Up {
+			fmt.Fprintf(tw, "%s\t%s\tfalse\t%s\t-\t-\t-\t-\t-\t%s\n", x.Name, x.ID, role, orDash(strings.Join(x.ClientURLs, ",")))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\ttrue\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", x.Name, x.ID, role, x.RaftTerm, x.RaftIndex, x.Lag,
+			fmtBytes(x.DBSize), fmtBytes(x.DBInUse), x.Endpoint)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
 }
 
 // onFileSystems says how many readable disks the capacity counts on how

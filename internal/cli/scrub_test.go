@@ -88,3 +88,50 @@ func TestSummarizeScrub(t *testing.T) {
 		t.Errorf("summary\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestGCUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"admin", "gc"}, "needs a command"},
+		{[]string{"admin", "gc", "collect"}, "unknown command"},
+		{[]string{"admin", "gc", "status", "extra"}, "argument"},
+		{[]string{"admin", "gc", "status", "--grace", "1h"}, "flag provided but not defined"},
+		{[]string{"server", "--data", t.TempDir(), "--gc-grace", "-1h"}, "--gc-grace"},
+		{[]string{"server", "--data", t.TempDir(), "--gc-grace", "soon"}, "gc-grace"},
+		{[]string{"admin", "rebuild-meta", "everything"}, "argument"},
+		{[]string{"admin", "rebuild-meta", "--bucket", "b"}, "flag provided but not defined"},
+	} {
+		_, _, err := run(t, tc.args...)
+		if !errors.Is(err, ErrUsage) || cmdline.ExitCode(err) != 2 {
+			t.Errorf("%v: got %v, want a usage error", tc.args, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.mention) {
+			t.Errorf("%v: error %q does not mention %q", tc.args, err, tc.mention)
+		}
+	}
+}
+
+func TestPrintGCStatus(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	disks := []cairn.Disk{{ID: "n1/d1"}, {ID: "n1/d2"}, {ID: "n2/d1"}}
+	ps := []cairn.ScrubProgress{
+		{Disk: "n1/d1", Updated: now, PassStarted: now.Add(-time.Minute), PassOrphans: 2, LastPass: now.Add(-time.Hour), LastOrphans: 5, Collected: 4},
+		{Disk: "n1/d2", Updated: now, LastPass: now.Add(-2 * time.Hour), LastOrphans: 1, Collected: 7},
+	}
+	st := gcStatus(cairn.ScrubControl{}, disks, ps)
+	if st.Orphans != 6 || st.Collected != 11 || len(st.Disks) != 3 {
+		t.Fatalf("status %+v", st)
+	}
+	var b bytes.Buffer
+	printGCStatus(&b, st, now)
+	out := b.String()
+	for _, want := range []string{"orphan collection: running", "2 orphans so far", "(1h0m0s ago)", "never reported",
+		"orphans: 6 found by the last full passes, 11 removed"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("status does not say %q:\n%s", want, out)
+		}
+	}
+}

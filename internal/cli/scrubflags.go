@@ -15,6 +15,7 @@ type scrubOptions struct {
 	share    *float64
 	interval *time.Duration
 	off      *bool
+	grace    *time.Duration
 
 	cfg scrub.Config // filled by validate
 }
@@ -26,6 +27,8 @@ func scrubFlags(fs *flag.FlagSet) *scrubOptions {
 			"this node: most of a disk's time the scrubber takes while the node serves requests, in (0, 1]"),
 		interval: fs.Duration("scrub-interval", scrub.DefaultInterval, "this node: time from the end of one full scrub pass of a disk to the start of the next"),
 		off:      fs.Bool("no-scrub", false, "this node: do not scrub (verify every shard in the background)"),
+		grace: fs.Duration("gc-grace", scrub.DefaultOrphanGrace,
+			"this node: age after which scrub removes a shard file that no committed manifest or upload names (0: never remove, only count)"),
 	}
 }
 
@@ -40,6 +43,13 @@ func (o *scrubOptions) validate() error {
 	if *o.interval <= 0 {
 		return fmt.Errorf("%w: --scrub-interval must be positive", ErrUsage)
 	}
-	o.cfg = scrub.Config{Rate: rate, Share: *o.share, Interval: *o.interval}
+	if *o.grace < 0 {
+		return fmt.Errorf("%w: --gc-grace must not be negative (0: never remove orphans)", ErrUsage)
+	}
+	grace := *o.grace
+	if grace == 0 {
+		grace = -1 // scrub.Config: negative counts orphans, never removes them
+	}
+	o.cfg = scrub.Config{Rate: rate, Share: *o.share, Interval: *o.interval, OrphanGrace: grace}
 	return nil
 }

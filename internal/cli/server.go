@@ -420,7 +420,12 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	verbose := fs.Bool("v", false, "log more")
 	config := fs.String("config", "", roleConfigHelp)
 	cmdline.Usage(fs, "cairn meta --config META.CONF | --name N --data DIR [--initial-cluster ...]",
-		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster. `cairn init` writes each member's config\n(--config). The members of a new cluster wait for each other: start them all.")
+		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster. `cairn init` writes each member's config\n(--config). A new metadata cluster serves once most of its members run: start them all.\n\n"+
+			"To add a member to a running cluster, first run 'cairn admin meta add NAME PEER-ADDR': it\n"+
+			"registers the member and prints this command with the --initial-cluster to use; start the\n"+
+			"member with it and --initial-cluster-state existing, on an empty --data directory.\n"+
+			"'cairn admin meta remove NAME' removes one; docs/meta-members.md replaces one step by step.\n"+
+			"SIGTERM or Ctrl-C stops a member cleanly (its clients move to the other members).")
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
@@ -456,6 +461,12 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return nil
 	case err := <-srv.Err():
 		return err
+	case <-srv.Stopped():
+		if srv.Removed() {
+			fmt.Fprintf(stdout, "cairn meta %s: removed from the metadata cluster; stopped (delete %s before using it again)\n", *name, *data)
+			return nil
+		}
+		return fmt.Errorf("metadata member %s stopped", *name)
 	}
 }
 

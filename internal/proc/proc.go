@@ -125,6 +125,9 @@ func (p *Proc) Alive() bool {
 	}
 }
 
+// Done is closed when the process has exited.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
 // Signal sends sig to the process.
 func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
 

@@ -3,6 +3,7 @@ package testcluster_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -75,14 +76,76 @@ func shardBytes(t *testing.T, data string) (byDisk, byVersion map[string]int64, 
 	return byDisk, byVersion, files, total
 }
 
+// identities reads the identity every shard file under the disk
+// directories of data records (docs/design/volume.md, "Shard identity"),
+// by "<disk dir>/<name>", and fails the test for a file without one: every
+// writer of a fresh cluster records it.
+func identities(t *testing.T, data string) map[string]cairn.ShardIdentity {
+	t.Helper()
+	out := map[string]cairn.ShardIdentity{}
+	dirs, _ := filepath.Glob(filepath.Join(data, "disk*"))
+	for _, dir := range dirs {
+		err := filepath.WalkDir(filepath.Join(dir, "shards"), func(p string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			foot := b[len(b)-32:]
+			format, n := binary.LittleEndian.Uint16(foot[8:]), int(binary.LittleEndian.Uint16(foot[10:]))
+			if format != 2 || n == 0 || n > len(b)-32 {
+				t.Errorf("%s: shard file of format %d with an identity of %d bytes", p, format, n)
+				return nil
+			}
+			id, err := cairn.DecodeIdentity(b[len(b)-32-n : len(b)-32])
+			if err != nil || id.Name() != e.Name() {
+				t.Errorf("%s: identity %+v: %v", p, id, err)
+			}
+			out[filepath.Base(dir)+"/"+e.Name()] = id
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// checkIdentities checks that every shard file of m records the identity
+// m derives for it (the PUT's, a part's, a copy's).
+func checkIdentities(t *testing.T, ids map[string]cairn.ShardIdentity, m *cairn.Manifest) {
+	t.Helper()
+	check := func(part int, version string, l cairn.Layout) {
+		for i, s := range l.Shards {
+			row := cairn.RowOf(l.Shards, i)
+			want, err := m.IdentityOf(part, row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := string(s.Disk[strings.IndexByte(string(s.Disk), '/')+1:])
+			if got, ok := ids[dir+"/"+cairn.ShardName(version, row)]; !ok || got != want {
+				t.Errorf("%s/%s part %d shard %d on %s: identity %+v, the manifest says %+v", m.Bucket, m.Key, part, i, s.Disk, got, want)
+			}
+		}
+	}
+	check(0, m.Version, m.Layout)
+	for _, p := range m.Parts {
+		check(p.Number, p.Version, p.Layout)
+	}
+}
+
 // TestStoredBytesAtExpansion is the capacity acceptance test: for every
 // policy and sizes from 0 B to 33 MiB, and multipart objects of 5 MiB
 // parts, the shard files on disk (block CRCs and footers included) take
 // at most the policy's expansion × the object's size × 1.01, plus a fixed
 // allowance per object (per part of a multipart object):
 //
-//	N·(32 + 4 + multiple)  a footer, a partial block's CRC and the last
-//	                       block's alignment per shard file;
+//	N·(32 + 4 + multiple   a footer, a partial block's CRC and the last
+//	   + 256)              block's alignment per shard file, and its identity
+//	                       (docs/design/volume.md, "Shard identity": about
+//	                       150–200 bytes with this test's short names);
 //	+ (t+1 − N/K)·16 KiB   for an object stored as t+1 copies (at most
 //	                       16 KiB: client.DefaultSmallObject).
 //
@@ -115,7 +178,8 @@ func TestStoredBytesAtExpansion(t *testing.T) {
 		p := code.Params()
 		n, k, mult := int64(p.N()), int64(p.K), int64(max(p.ShardMultiple, 1))
 		expansion := float64(n) / float64(k)
-		perLayout := n * (32 + 4 + mult)
+		const identity = 256 // at most, with this test's names
+		perLayout := n * (32 + 4 + mult + identity)
 		smallExtra := int64(0)
 		if m, err := d.data.Put(ctx, bucket, "probe", strings.NewReader("x"), client.PutOptions{Size: 1}); err != nil {
 			t.Fatal(err)
@@ -196,7 +260,8 @@ func TestStoredBytesAtExpansion(t *testing.T) {
 // aborted, one left in progress), deletes — on a real `cairn server`,
 // the usage counters (`cairn admin du`) agree with a scan of the disk
 // directories within 1 %, and the buckets' logical bytes with the
-// listings exactly.
+// listings exactly. Every shard file records the identity its manifest
+// derives for it.
 func TestUsageAgreesWithDisks(t *testing.T) {
 	// No grace period: the overwritten and deleted objects' files go as
 	// soon as the cleanup duty runs, which the test waits for.
@@ -330,6 +395,7 @@ func TestUsageAgreesWithDisks(t *testing.T) {
 	// Objects (without the pending upload's parts, which are on the disks
 	// but no object yet).
 	_, byVersion, _, _ := shardBytes(t, s.Data)
+	ids := identities(t, s.Data)
 	var objectsScanned, bucketsStored, codesStored int64
 	for _, b := range du.Buckets {
 		list, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(b.Bucket)})
@@ -343,6 +409,7 @@ func TestUsageAgreesWithDisks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkIdentities(t, ids, m)
 			objectsScanned += byVersion[m.Version]
 			for _, p := range m.Parts {
 				objectsScanned += byVersion[p.Version]

@@ -31,6 +31,10 @@ type Documented struct {
 	SecretKey string
 	Procs     []*Proc // every process, members first
 	Init      string  // what cairn init printed
+
+	blocks   docBlocks
+	loopback *strings.Replacer // the doc's hosts and data directory → the test's
+	initDir  string            // the directory cairn init wrote
 }
 
 // docHostPrefix is the hosts' common prefix in the doc: 10.0.0.1 … 10.0.0.3.
@@ -41,10 +45,12 @@ const docData = "/var/lib/cairn"
 
 // docBlocks are the marked shell blocks of docs/running-a-cluster.md.
 type docBlocks struct {
-	init  []string            // the cairn init command
-	hosts []string            // the hosts, in the doc's order
-	host  map[string][]string // each host's commands
-	cli   []string            // the CLI commands run afterwards
+	init      []string            // the cairn init command
+	hosts     []string            // the hosts, in the doc's order
+	host      map[string][]string // each host's commands
+	cli       []string            // the CLI commands run afterwards
+	joinHosts []string            // hosts added later, in the doc's order
+	join      map[string][]string // their commands, run with a copy of client.conf
 }
 
 // readDocBlocks reads the blocks marked <!-- cluster:init -->,
@@ -56,7 +62,7 @@ func readDocBlocks(path string) (docBlocks, error) {
 		return docBlocks{}, err
 	}
 	defer f.Close()
-	d := docBlocks{host: map[string][]string{}}
+	d := docBlocks{host: map[string][]string{}, join: map[string][]string{}}
 	var mark string
 	var into *[]string
 	var cont string
@@ -75,14 +81,20 @@ func readDocBlocks(path string) (docBlocks, error) {
 			case "host":
 				d.hosts = append(d.hosts, arg)
 				into = new([]string)
+			case "join":
+				d.joinHosts = append(d.joinHosts, arg)
+				into = new([]string)
 			default:
 				return d, fmt.Errorf("%s:%d: unknown mark %q", path, n, mark)
 			}
 		case mark != "" && into == nil && line != "":
 			return d, fmt.Errorf("%s:%d: mark %q not followed by a sh block", path, n, mark)
 		case into != nil && line == "```":
-			if kind, arg, _ := strings.Cut(mark, " "); kind == "host" {
+			switch kind, arg, _ := strings.Cut(mark, " "); kind {
+			case "host":
 				d.host[arg] = *into
+			case "join":
+				d.join[arg] = *into
 			}
 			mark, into = "", nil
 		case into != nil:
@@ -171,20 +183,14 @@ func StartDocumented(t testing.TB) *Documented {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix, err := freeLoopbackNet(len(blocks.hosts))
+	prefix, err := freeLoopbackNet(len(blocks.hosts) + len(blocks.joinHosts))
 	if err != nil {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
 	loopback := strings.NewReplacer(docHostPrefix, prefix, docData, filepath.Join(work, "data"))
 	bin := Binary(t)
-	args := func(cmd string) []string {
-		f := strings.Fields(loopback.Replace(cmd))
-		if len(f) < 2 || f[0] != "cairn" {
-			t.Fatalf("%s: %q is not a cairn command", doc, cmd)
-		}
-		return f[1:]
-	}
+	args := func(cmd string) []string { return docArgs(t, loopback, cmd) }
 	run := func(cmd string) string {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
@@ -196,7 +202,7 @@ func StartDocumented(t testing.TB) *Documented {
 		}
 		return string(out)
 	}
-	d := &Documented{Dir: work, Init: run(blocks.init[0])}
+	d := &Documented{Dir: work, Init: run(blocks.init[0]), blocks: blocks, loopback: loopback}
 
 	printed := docHostBlocks(d.Init)
 	var initDir string
@@ -214,7 +220,7 @@ func StartDocumented(t testing.TB) *Documented {
 	if !filepath.IsAbs(initDir) {
 		initDir = filepath.Join(work, initDir)
 	}
-	d.Conf = filepath.Join(initDir, "client.conf")
+	d.initDir, d.Conf = initDir, filepath.Join(initDir, "client.conf")
 
 	// The doc's scp: each host's directory, copied.
 	hostDir := map[string]string{}
@@ -287,4 +293,47 @@ func initHostDir(t testing.TB, out, host string) string {
 	}
 	t.Fatalf("cairn init printed no files for %s:\n%s", host, out)
 	return ""
+}
+
+// docArgs returns the arguments of a doc's cairn command on loopback.
+func docArgs(t testing.TB, loopback *strings.Replacer, cmd string) []string {
+	t.Helper()
+	f := strings.Fields(loopback.Replace(cmd))
+	if len(f) < 2 || f[0] != "cairn" {
+		t.Fatalf("docs/running-a-cluster.md: %q is not a cairn command", cmd)
+	}
+	return f[1:]
+}
+
+// Join runs the doc's commands that add processes to the running cluster
+// (<!-- cluster:join HOST -->): each host gets a copy of client.conf, as
+// the doc says, and its commands run there. It returns their processes.
+func (d *Documented) Join(t testing.TB) []*Proc {
+	t.Helper()
+	var out []*Proc
+	for _, h := range d.blocks.joinHosts {
+		dir := filepath.Join(d.Dir, "hosts", d.loopback.Replace(h))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(d.Conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "client.conf"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range d.blocks.join[h] {
+			p, err := proc.Start(t.Context(), proc.Config{Name: d.loopback.Replace(c), Bin: Binary(t), Args: docArgs(t, d.loopback, c), Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Kill)
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("docs/running-a-cluster.md has no cluster:join commands")
+	}
+	return out
 }

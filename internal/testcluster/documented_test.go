@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,8 +37,12 @@ func docS3Client(d *testcluster.Documented, url string) *s3.Client {
 // the first gateway's admin path works through the second (checkSharedUsers).
 func TestRunningACluster(t *testing.T) {
 	d := testcluster.StartDocumented(t)
-	if len(d.Gateways) != 2 {
-		t.Fatalf("gateways %v, want 2", d.Gateways)
+	roles := map[string]int{}
+	for _, p := range d.Procs {
+		roles[p.Ready().Role]++
+	}
+	if roles["meta"] != 3 || roles["node"] != 4 || roles["gateway"] != 2 || len(d.Gateways) != 2 {
+		t.Fatalf("the doc started %v, gateways %v: want 3 meta, 4 node and 2 gateway processes", roles, d.Gateways)
 	}
 	var st struct {
 		Nodes []struct {
@@ -107,4 +112,25 @@ func TestRunningACluster(t *testing.T) {
 
 	checkSharedUsers(t, gatewayAdmin(t, d.Gateways[0], d.AccessKey, d.SecretKey), [2]string{d.Gateways[0], d.Gateways[1]},
 		d.AccessKey, d.SecretKey, "doc")
+
+	// "Adding a node later": node5 joins with client.conf and flags, on a
+	// fourth host that is its rack.
+	joined := d.Join(t)
+	out, err = testcluster.RunCLI(ctx, d.Conf, "admin", "status", "--json")
+	if err != nil {
+		t.Fatalf("admin status: %v\n%s", err, out)
+	}
+	var after struct {
+		Nodes []cairn.Node `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &after); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(after.Nodes, func(n cairn.Node) bool { return n.ID == "node5" })
+	if len(joined) != 1 || len(after.Nodes) != 5 || i < 0 {
+		t.Fatalf("after the join: nodes %+v", after.Nodes)
+	}
+	if h, _, _ := net.SplitHostPort(after.Nodes[i].Addr); after.Nodes[i].Labels[cairn.LabelRack] != h {
+		t.Fatalf("node5 %+v: want its host as its rack", after.Nodes[i])
+	}
 }

@@ -26,8 +26,9 @@ import (
 // direct is a library client of a test cluster (the CLI would start one
 // process per object).
 type direct struct {
-	meta meta.Store
-	data *client.Client
+	meta  meta.Store
+	data  *client.Client
+	nodes *node.Client // the node protocol, for planting shard files
 }
 
 func openDirect(t *testing.T, c *testcluster.Cluster) *direct {
@@ -65,7 +66,7 @@ func newDirect(t *testing.T, endpoints []string, secret string, cfg client.Confi
 		return "", fmt.Errorf("disk %s: %w", d, cairn.ErrNotFound)
 	}
 	nc := node.NewClient(secret, resolve, &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}})
-	return &direct{meta: store, data: client.New(store, nc, cfg)}
+	return &direct{meta: store, data: client.New(store, nc, cfg), nodes: nc}
 }
 
 // TestRepairRealProcesses: a node holding shards of 500 objects dies; the

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"cairn"
 	"cairn/internal/testcluster"
 )
 
@@ -36,8 +37,21 @@ func TestServerSurvivesTwoRemovedDisks(t *testing.T) {
 	if !sameFile(t, path, out) {
 		t.Fatal("get after removing two disks returned different bytes")
 	}
-	// Writes go on: the default policy's stripes take 6 of the 8 disks,
-	// and a shard for a lost disk goes to one the stripe does not use.
+	// Writes go on once the node has reported the lost disks (its next
+	// registration: a fault, or the directory formatted again as a new
+	// volume the director does not trust): the default policy's stripes
+	// take 6 of the 8 disks, and a shard for a lost disk goes to one the
+	// stripe does not use. Before that report a PUT may pick a lost disk
+	// as a spare too and fail with ErrUnavailable (S3 clients retry).
+	waitFor(t, time.Minute, "the node to report disks 2 and 5", func() bool {
+		ds := diskStates(t, s.Conf)
+		for _, id := range []cairn.DiskID{"node1/disk2", "node1/disk5"} {
+			if d, ok := ds[id]; !ok || d.Writable() {
+				return false
+			}
+		}
+		return true
+	})
 	s.CLI(t, "put", path, "photos/after")
 	s.CLI(t, "get", "photos/after", out)
 	if !sameFile(t, path, out) {

@@ -186,13 +186,14 @@ func (c *Cluster) TryCLI(ctx context.Context, args ...string) (string, error) {
 // right after the subcommand name).
 func RunCLI(ctx context.Context, conf string, args ...string) (string, error) {
 	// The flag goes after the command words: "admin repair status",
-	// "admin disk out", "admin node drain", "admin scrub start" and
-	// "admin user add" have three.
+	// "admin disk out", "admin node drain", "admin scrub start", "admin user add"
+	// "admin gc status" and "admin meta add" have three.
 	words := 1
 	if args[0] == "admin" || args[0] == "bench" {
 		words = 2
 	}
-	if len(args) > 2 && args[0] == "admin" && (args[1] == "repair" || args[1] == "disk" || args[1] == "node" || args[1] == "keys" || args[1] == "scrub" || args[1] == "user") {
+	if len(args) > 2 && args[0] == "admin" && (args[1] == "repair" || args[1] == "disk" || args[1] == "node" || args[1] == "keys" ||
+		args[1] == "scrub" || args[1] == "user" || args[1] == "gc" || args[1] == "meta") {
 		words = 3
 	}
 	words = min(words, len(args))

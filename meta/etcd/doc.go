@@ -47,6 +47,11 @@
 // use go.etcd.io/etcd/client/v3/concurrency (one session, i.e. one lease,
 // per won Campaign, with Options.SessionTTL).
 //
+// Members (members.go): Store.Members reads the member list and every
+// member's status and judges them (Judge: down members, quorum, leader,
+// lag, alarms); AddMember and RemoveMember change the membership
+// (docs/design/meta.md, "Members"; docs/meta-members.md).
+//
 // Backup and restore (backup.go): Store.Backup streams etcd's consistent
 // snapshot of the whole keyspace; Restore rebuilds a stopped member's data
 // directory from one with etcd's snapshot restore (docs/design/meta.md,
@@ -72,8 +77,10 @@
 //   - The minimum lease TTL is 1.5 election timeouts rounded up to whole
 //     seconds (2 s with the default 1 s election timeout): KeepAlive and
 //     SessionTTL round up to it.
-//   - Server.Close waits for in-flight client streams for up to etcd's
-//     request timeout (about 7 s by default); close stores first.
+//   - Server.Close ends the clients' streams (watches, keep-alives; their
+//     clients reconnect elsewhere) and waits for in-flight unary requests
+//     for up to etcd's request timeout (about 7 s by default); close the
+//     process's own stores first.
 //   - ListManifests with a limit < 1 reads all pages at one revision; a
 //     listing that outlives the compaction retention (1 h) fails.
 //   - A write moves one counter key per disk it touches, and a multipart

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"google.golang.org/grpc"
 
 	"cairn"
 )
@@ -126,7 +127,32 @@ type Server struct {
 	peers     []string
 	once      sync.Once
 	stopping  *atomic.Bool // set by Close: etcd's errors about closed listeners are expected from then on
+	// stopStreams ends every client stream (endWith), so that Close does
+	// not wait for them.
+	stopStreams context.CancelFunc
 }
+
+// endWith is a gRPC stream interceptor that ends a stream's handler when
+// ctx ends, as if its client had gone: the client's etcd library
+// reconnects its watches and keep-alives to another member.
+func endWith(ctx context.Context) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		sctx, cancel := context.WithCancel(ss.Context())
+		defer cancel()
+		stop := context.AfterFunc(ctx, cancel)
+		defer stop()
+		return handler(srv, endingStream{ServerStream: ss, ctx: sctx})
+	}
+}
+
+// endingStream is a server stream with a context that also ends when the
+// member stops.
+type endingStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s endingStream) Context() context.Context { return s.ctx }
 
 // StartEmbedded starts an etcd member and waits until it is ready to serve
 // clients (for a new multi-member cluster: until a quorum of members has
@@ -167,13 +193,20 @@ func StartEmbedded(ctx context.Context, c EmbedConfig) (*Server, error) {
 	cfg.AutoCompactionRetention = "1h"
 	cfg.LogLevel = "error"
 	stopping := new(atomic.Bool)
+	// Client streams (watches, lease keep-alives) never end by themselves,
+	// and etcd's Close waits for them for its request timeout (7 s) per
+	// server; Close ends them first (stopStreams).
+	streamsCtx, stopStreams := context.WithCancel(context.Background())
+	cfg.GRPCAdditionalServerOptions = append(cfg.GRPCAdditionalServerOptions,
+		grpc.ChainStreamInterceptor(endWith(streamsCtx)))
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zapLogger(c.Logger, stopping))
 
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
+		stopStreams()
 		return nil, fmt.Errorf("embedded etcd %s: %w", c.Name, err)
 	}
-	s := &Server{e: e, stopping: stopping}
+	s := &Server{e: e, stopping: stopping, stopStreams: stopStreams}
 	for _, l := range e.Clients {
 		s.endpoints = append(s.endpoints, curl.Scheme+"://"+l.Addr().String())
 	}
@@ -206,14 +239,27 @@ func (s *Server) PeerURLs() []string { return append([]string(nil), s.peers...) 
 // Err reports a fatal server error (the member stopped on its own).
 func (s *Server) Err() <-chan error { return s.e.Err() }
 
+// Stopped is closed when the member has stopped on its own: it was
+// removed from the cluster (Removed), or its server failed (Err). Close
+// closes it too.
+func (s *Server) Stopped() <-chan struct{} { return s.e.Server.StopNotify() }
+
+// Removed reports whether the member has been removed from its cluster
+// (it then stops by itself).
+func (s *Server) Removed() bool { return s.e.Server.Cluster().Member(s.e.Server.MemberID()) == nil }
+
 // IsLeader reports whether this member is the raft leader now.
 func (s *Server) IsLeader() bool { return s.e.Server.Leader() == s.e.Server.MemberID() }
 
-// Close stops the member, waiting for in-flight client requests for up
-// to etcd's request timeout. Idempotent. The errors etcd logs about its
-// listeners and servers being closed are logged at debug level.
+// Close stops the member: it ends the client streams (watches and lease
+// keep-alives, whose clients reconnect to other members), waits for
+// in-flight unary requests for up to etcd's request timeout, and, if it
+// leads, hands leadership to another member. Idempotent. The errors etcd
+// logs about its listeners and servers being closed are logged at debug
+// level.
 func (s *Server) Close() error {
 	s.stopping.Store(true)
+	s.stopStreams()
 	s.once.Do(s.e.Close)
 	return nil
 }

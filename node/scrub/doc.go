@@ -24,6 +24,14 @@
 //     Each is recorded once per pass (meta.Store.PutDamage, keyed by disk
 //     and shard); at most Config.MaxDamage records per pass, the rest are
 //     counted (ScrubProgress.Unreported) and found again by the next pass.
+//     A shard recording an identity (volume format 2) whose manifest names
+//     it on this disk with another size or CRC is damage too
+//     (cairn.Mismatch).
+//   - orphan: a shard recording an identity that no committed manifest or
+//     upload names on this disk (cairn.Unnamed). Counted each pass
+//     (ScrubProgress.PassOrphans), and removed (ScrubProgress.Collected)
+//     once its file is older than Config.OrphanGrace, after a second
+//     lookup.
 //
 // Usage sketch (the node server runs one per disk):
 //
@@ -31,11 +39,11 @@
 //	go s.Run(ctx) // until ctx ends
 //	p := s.Progress()
 //
-// Caveats: the scrubber checks a shard against its own checksums only; a
-// shard that is whole but is not what the manifest recorded (a stale
-// version under the same name) is not found here: repair checks rebuilt
-// shards against the manifest, and the shard identity in the footer that
-// would let scrub compare is not written yet. A shard the volume cannot
+// Caveats: a shard written before identities (format 1) is checked
+// against its own checksums only, never matched with a manifest nor
+// collected. An orphan is told from a file whose manifest is still to be
+// committed only by its age: the grace period must exceed the longest
+// write. A shard the volume cannot
 // read for another reason (an I/O error) is logged and skipped, not
 // reported, so a flaky controller does not queue a repair of every shard.
 package scrub

@@ -18,8 +18,14 @@ import (
 
 // Store is the part of the metadata store the scrubber uses; meta.Store
 // satisfies it.
+//
+// The manifest and upload reads tell whether a shard file that records
+// its identity is named (Scrubber.reference).
 type Store interface {
 	PutDamage(ctx context.Context, d cairn.Damage) error
+	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
+	ManifestPart(ctx context.Context, bucket, key string, n int) (*cairn.Manifest, error)
+	Parts(ctx context.Context, bucket, id string) (parts []cairn.Part, stamp int64, err error)
 	PutScrubProgress(ctx context.Context, p cairn.ScrubProgress) error
 	ScrubProgress(ctx context.Context) ([]cairn.ScrubProgress, error)
 	ScrubControl(ctx context.Context) (cairn.ScrubControl, error)
@@ -32,6 +38,7 @@ type Volume interface {
 	VolumeID() string
 	List(ctx context.Context, after string, limit int) ([]volume.ShardStat, bool, error)
 	NewReader(ctx context.Context, name string, off, n int64) (*volume.Reader, error)
+	Delete(ctx context.Context, name string) error
 }
 
 var _ Volume = (*volume.Volume)(nil)
@@ -43,6 +50,10 @@ const (
 	DefaultInterval  = 7 * 24 * time.Hour
 	DefaultSaveEvery = 10 * time.Second
 	DefaultMaxDamage = 1000
+	// DefaultOrphanGrace is how old an unnamed shard file must be before
+	// it is collected: far longer than any write takes between storing
+	// its shards and committing the manifest that names them.
+	DefaultOrphanGrace = 24 * time.Hour
 	// chunk is what one read takes from the token bucket.
 	chunk = 256 << 10
 	// page is how many names one listing returns.
@@ -71,8 +82,13 @@ type Config struct {
 	// MaxDamage bounds the damage records one pass writes (default
 	// DefaultMaxDamage).
 	MaxDamage int
-	// Store receives damage and progress and holds the switch (nil: the
-	// scrubber keeps its progress in memory and only logs damage).
+	// OrphanGrace is the age (since it was written) after which a shard
+	// file no committed manifest or upload names is removed (default
+	// DefaultOrphanGrace; negative: orphans are counted, never removed).
+	OrphanGrace time.Duration
+	// Store receives damage and progress, holds the switch and the
+	// manifests (nil: the scrubber keeps its progress in memory, only
+	// logs damage, and neither matches identities nor collects orphans).
 	Store Store
 	// Logger (nil: discarded).
 	Logger *slog.Logger
@@ -102,6 +118,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxDamage == 0 {
 		c.MaxDamage = DefaultMaxDamage
+	}
+	if c.OrphanGrace == 0 {
+		c.OrphanGrace = DefaultOrphanGrace
 	}
 	if c.Busy == nil {
 		c.Busy = func() bool { return false }
@@ -191,7 +210,7 @@ func (s *Scrubber) Run(ctx context.Context) error {
 			}
 			s.update(func(p *cairn.ScrubProgress) {
 				p.Start = s.control.Start
-				p.PassStarted, p.Cursor, p.PassShards, p.PassBytes, p.PassDamage = now, "", 0, 0, 0
+				p.PassStarted, p.Cursor, p.PassShards, p.PassBytes, p.PassDamage, p.PassOrphans = now, "", 0, 0, 0, 0
 			})
 			s.reported = 0
 			s.log.Info("scrub: pass started")
@@ -306,11 +325,11 @@ func (s *Scrubber) pass(ctx context.Context) error {
 	}
 	now := time.Now()
 	s.update(func(p *cairn.ScrubProgress) {
-		p.LastPass, p.LastShards, p.LastDamage = now, p.PassShards, p.PassDamage
+		p.LastPass, p.LastShards, p.LastDamage, p.LastOrphans = now, p.PassShards, p.PassDamage, p.PassOrphans
 		p.PassStarted, p.Cursor, p.LastError = time.Time{}, "", ""
 	})
 	p := s.Progress()
-	s.log.Info("scrub: pass done", "shards", p.LastShards, "bytes", p.PassBytes, "damaged", p.LastDamage)
+	s.log.Info("scrub: pass done", "shards", p.LastShards, "bytes", p.PassBytes, "damaged", p.LastDamage, "orphans", p.LastOrphans)
 	s.save(ctx, true)
 	return nil
 }
@@ -319,7 +338,10 @@ func (s *Scrubber) pass(ctx context.Context) error {
 // bytes read; an error only for what stops the pass (ctx, a closed
 // volume).
 func (s *Scrubber) check(ctx context.Context, name string) (int64, error) {
-	n, err := s.verify(ctx, name)
+	n, v, err := s.verify(ctx, name)
+	if err == nil && v.ok {
+		err = s.match(ctx, name, v)
+	}
 	switch {
 	case err == nil, errors.Is(err, cairn.ErrNotFound): // deleted meanwhile
 		return n, nil
@@ -336,15 +358,36 @@ func (s *Scrubber) check(ctx context.Context, name string) (int64, error) {
 	return n, nil
 }
 
+// verified is what verify learnt of a whole, self-consistent shard.
+type verified struct {
+	id   cairn.ShardIdentity
+	ok   bool // the file records id
+	size int64
+	crc  uint32
+	mod  time.Time // when it was written
+}
+
 // verify reads the whole shard through the rate limit and the share,
 // checking every block (the reader does), then the content CRC against
-// the footer.
-func (s *Scrubber) verify(ctx context.Context, name string) (int64, error) {
+// the footer, and the identity if the file records one.
+func (s *Scrubber) verify(ctx context.Context, name string) (int64, verified, error) {
 	r, err := s.vol.NewReader(ctx, name, 0, -1)
 	if err != nil {
-		return 0, err
+		return 0, verified{}, err
 	}
 	defer r.Close()
+	n, err := s.readAll(ctx, r)
+	if err != nil {
+		return n, verified{}, err
+	}
+	v := verified{size: r.Size(), crc: r.CRC(), mod: r.ModTime()}
+	v.id, v.ok, err = r.Identity()
+	return n, v, err
+}
+
+// readAll reads r to its end through the rate limit and the share, and
+// checks the content CRC against the footer.
+func (s *Scrubber) readAll(ctx context.Context, r *volume.Reader) (int64, error) {
 	r.ReadAhead(chunk)
 	if s.buf == nil {
 		s.buf = make([]byte, chunk)
@@ -381,6 +424,92 @@ func (s *Scrubber) verify(ctx context.Context, name string) (int64, error) {
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// match looks up what the committed metadata says of a verified shard
+// that records its identity: named with another size or CRC is damage
+// (an error wrapping cairn.ErrCorrupt); not named at all is an orphan,
+// removed once older than the grace period. A failed lookup skips the
+// shard (the next pass looks again).
+func (s *Scrubber) match(ctx context.Context, name string, v verified) error {
+	if s.cfg.Store == nil {
+		return nil
+	}
+	ref, detail, err := s.reference(ctx, v)
+	if err != nil {
+		s.log.Warn("scrub: cannot look up the manifest of a shard; skipped", "shard", name, "err", err)
+		return nil
+	}
+	switch ref {
+	case cairn.Mismatch:
+		return fmt.Errorf("%w: %s", cairn.ErrCorrupt, detail)
+	case cairn.Named:
+		return nil
+	}
+	s.update(func(p *cairn.ScrubProgress) { p.PassOrphans++ })
+	if s.cfg.OrphanGrace < 0 || time.Since(v.mod) < s.cfg.OrphanGrace {
+		return nil
+	}
+	// Look again right before removing: the window in which a write
+	// that started before the grace period commits a manifest naming
+	// this file is as short as it can be.
+	if ref, _, err = s.reference(ctx, v); err != nil || ref != cairn.Unnamed {
+		return nil
+	}
+	if err := s.vol.Delete(ctx, name); err != nil {
+		if errors.Is(err, cairn.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	s.log.Info("scrub: removed an orphan shard", "shard", name, "bucket", v.id.Bucket, "key", v.id.Key,
+		"part", v.id.Part, "written", v.mod)
+	s.update(func(p *cairn.ScrubProgress) { p.Collected++ })
+	return nil
+}
+
+// reference finds the layout that should name the shard of v: an upload's
+// part (read first: CompleteUpload moves a part from its upload to the
+// object atomically, so reading the upload before the object cannot miss
+// a part that moves meanwhile), the object's part, or the object.
+func (s *Scrubber) reference(ctx context.Context, v verified) (cairn.Reference, string, error) {
+	id, disk := v.id, s.vol.ID()
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.SaveEvery)
+	defer cancel()
+	if id.Part > 0 {
+		parts, _, err := s.cfg.Store.Parts(cctx, id.Bucket, id.Upload)
+		if err != nil && !errors.Is(err, cairn.ErrNotFound) {
+			return cairn.Unnamed, "", err
+		}
+		for _, p := range parts {
+			if p.Number == id.Part {
+				if ref, detail := p.Layout.Refers(p.Version, id, disk, v.size, v.crc); ref != cairn.Unnamed {
+					return ref, detail, nil
+				}
+			}
+		}
+		m, err := s.cfg.Store.ManifestPart(cctx, id.Bucket, id.Key, id.Part)
+		if errors.Is(err, cairn.ErrNotFound) {
+			return cairn.Unnamed, "", nil
+		} else if err != nil {
+			return cairn.Unnamed, "", err
+		}
+		for _, p := range m.Parts {
+			if p.Number == id.Part {
+				ref, detail := p.Layout.Refers(p.Version, id, disk, v.size, v.crc)
+				return ref, detail, nil
+			}
+		}
+		return cairn.Unnamed, "", nil
+	}
+	m, err := s.cfg.Store.Manifest(cctx, id.Bucket, id.Key)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return cairn.Unnamed, "", nil
+	} else if err != nil {
+		return cairn.Unnamed, "", err
+	}
+	ref, detail := m.Layout.Refers(m.Version, id, disk, v.size, v.crc)
+	return ref, detail, nil
+}
 
 // damaged counts and records a damaged shard (up to MaxDamage records per
 // pass).

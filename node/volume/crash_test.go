@@ -43,6 +43,9 @@ func checkAfterCrash(t *testing.T, step string, c *vfs.MemFS, acked, unacked map
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("%s: acknowledged shard %s lost or damaged: %v", step, name, err)
 		}
+		if id, _, ok, err := v.Identity(ctx, name); err != nil || !ok || id.Name() != name {
+			t.Fatalf("%s: acknowledged shard %s: identity %+v, %v, %v", step, name, id, ok, err)
+		}
 	}
 	for name, data := range unacked {
 		got, err := readRange(v, name, 0, -1)
@@ -199,7 +202,7 @@ func TestPutErrorInjection(t *testing.T) {
 					mustPut(t, v, a, dataA)
 					inj := errorfs.NewFailNth(errorfs.OnKinds(kind), n, cause)
 					efs.SetInjector(inj)
-					_, err := v.Put(context.Background(), b, bytes.NewReader(dataB))
+					_, err := v.PutIdentified(context.Background(), b, identFor(t, b), bytes.NewReader(dataB))
 					efs.SetInjector(nil)
 					op, fired := inj.Fired()
 					if !fired {

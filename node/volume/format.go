@@ -18,9 +18,14 @@ import (
 //	<dir>/shards/<hh>/<name>      shard files; hh = the first two characters of name
 //	<dir>/tmp/<name>.<rand>.tmp   shard files being written
 const (
-	// FormatVersion is the version of this layout, in the identity file and
-	// every shard footer.
+	// FormatVersion is the version of this layout, in the identity file.
 	FormatVersion = 1
+	// ShardFormat is the version in the footer of the shard files Put
+	// writes with an identity (docs/design/volume.md, "Shard identity");
+	// without one Put writes ShardFormatV1, the only version before.
+	// Both are read.
+	ShardFormat   = 2
+	ShardFormatV1 = 1
 	// BlockSize is the number of content bytes per checksummed block.
 	BlockSize = 64 << 10
 	// WriteRun is the most content a Put hands the disk per write call:
@@ -71,28 +76,31 @@ func newVolumeID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// shardFileLayout documents a shard file of content length L:
+// shardFileLayout documents a shard file of content length L carrying an
+// identity of I bytes (I = 0: none, format 1):
 //
 //	repeat ceil(L/BlockSize) times:
 //	    data  [min(BlockSize, rest)]byte
 //	    crc   uint32 (little endian) = CRC-32C(data)
+//	identity  [I]byte: cairn.ShardIdentity.Encode (JSON, CRC-32C of it)
 //	footer    shardFooter (32 bytes)
 //
-// so the file is L + 4·ceil(L/BlockSize) + 32 bytes long, block b starts
-// at b·(BlockSize+4), and a range read touches only its own blocks.
+// so the file is L + 4·ceil(L/BlockSize) + I + 32 bytes long, block b
+// starts at b·(BlockSize+4), and a range read touches only its own blocks.
 type shardFileLayout struct {
 	Blocks []struct {
 		Data []byte
 		CRC  uint32
 	}
-	Footer shardFooter
+	Identity []byte
+	Footer   shardFooter
 }
 
 // shardFooter is the last 32 bytes of a shard file, all little endian.
 type shardFooter struct {
 	Magic     [8]byte // "CAIRNSHD"
-	Format    uint16  // FormatVersion
-	Flags     uint16  // 0
+	Format    uint16  // ShardFormat (2), or ShardFormatV1 (1): no identity
+	Flags     uint16  // format 2: I, the identity's length (1..cairn.MaxIdentityBytes); format 1: 0
 	BlockSize uint32  // content bytes per block (BlockSize)
 	Length    uint64  // content length L
 	CRC       uint32  // CRC-32C of the whole content (what manifests record)
@@ -101,11 +109,17 @@ type shardFooter struct {
 
 var _ = shardFileLayout{}
 
-func encodeFooter(length int64, crc uint32) []byte {
+// encodeFooter returns the footer of a shard of length content bytes
+// with this CRC, carrying an identity of ident bytes (0: format 1).
+func encodeFooter(length int64, crc uint32, ident int) []byte {
 	b := make([]byte, footerSize)
 	copy(b, footerMagic)
-	binary.LittleEndian.PutUint16(b[8:], FormatVersion)
-	binary.LittleEndian.PutUint16(b[10:], 0)
+	format := uint16(ShardFormat)
+	if ident == 0 {
+		format = ShardFormatV1
+	}
+	binary.LittleEndian.PutUint16(b[8:], format)
+	binary.LittleEndian.PutUint16(b[10:], uint16(ident))
 	binary.LittleEndian.PutUint32(b[12:], BlockSize)
 	binary.LittleEndian.PutUint64(b[16:], uint64(length))
 	binary.LittleEndian.PutUint32(b[24:], crc)
@@ -132,24 +146,38 @@ func decodeFooter(b []byte, fileSize int64) (shardFooter, error) {
 		return f, fmt.Errorf("bad footer magic %q", f.Magic[:])
 	case crc32.Checksum(b[:28], castagnoli) != f.FooterCRC:
 		return f, fmt.Errorf("footer checksum mismatch")
-	case f.Format != FormatVersion:
+	case f.Format != ShardFormat && f.Format != ShardFormatV1:
 		return f, fmt.Errorf("unknown shard format %d", f.Format)
+	case f.Format == ShardFormatV1 && f.Flags != 0:
+		return f, fmt.Errorf("format 1 footer with flags %#x", f.Flags)
+	case f.Format == ShardFormat && (f.Flags == 0 || f.Flags > cairn.MaxIdentityBytes):
+		return f, fmt.Errorf("identity of %d bytes (1 to %d allowed)", f.Flags, cairn.MaxIdentityBytes)
 	case f.BlockSize != BlockSize:
 		return f, fmt.Errorf("block size %d, volume uses %d", f.BlockSize, BlockSize)
-	case f.Length > 1<<62 || fileSizeFor(int64(f.Length)) != fileSize:
-		return f, fmt.Errorf("footer says %d content bytes, file has %d bytes", f.Length, fileSize)
+	case f.Length > 1<<62 || fileSizeFor(int64(f.Length))+f.identLen() != fileSize:
+		return f, fmt.Errorf("footer says %d content bytes and %d identity bytes, file has %d bytes", f.Length, f.identLen(), fileSize)
 	}
 	return f, nil
 }
 
-// fileSizeFor is the shard file size for content length n.
+// identLen is the length of the identity before the footer (0 in format 1).
+func (f shardFooter) identLen() int64 {
+	if f.Format == ShardFormatV1 {
+		return 0
+	}
+	return int64(f.Flags)
+}
+
+// fileSizeFor is the shard file size for content length n without an
+// identity (add the identity's length for one with).
 func fileSizeFor(n int64) int64 {
 	blocks := (n + BlockSize - 1) / BlockSize
 	return n + crcSize*blocks + footerSize
 }
 
 // contentLengthFor inverts fileSizeFor; ok is false if no content length
-// gives fileSize.
+// gives fileSize. It knows only files without an identity: List reads
+// the footer of the others.
 func contentLengthFor(fileSize int64) (int64, bool) {
 	m := fileSize - footerSize
 	if m < 0 {

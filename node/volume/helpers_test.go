@@ -9,6 +9,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"path"
+	"strconv"
+	"strings"
 	"testing"
 
 	"cairn"
@@ -71,13 +73,45 @@ func randBytes(rng *rand.Rand, n int) []byte {
 
 func crcOf(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 
-func mustPut(t testing.TB, v *Volume, name string, data []byte) ShardInfo {
+// identFor returns an encoded identity naming shard file name (of object
+// "b/k-<version>"), as writers send it.
+func identFor(t testing.TB, name string) []byte {
+	t.Helper()
+	version, row, _ := strings.Cut(name, ".")
+	r, err := strconv.Atoi(row)
+	if err != nil {
+		t.Fatalf("shard name %q: %v", name, err)
+	}
+	b, err := cairn.ShardIdentity{Bucket: "b", Key: "k-" + version, Version: version, Row: r,
+		Policy: "rs-4-2", BlockSize: 1 << 20, PG: 3}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// mustPutV1 stores data as shard name without an identity (format 1).
+func mustPutV1(t testing.TB, v *Volume, name string, data []byte) ShardInfo {
 	t.Helper()
 	info, err := v.Put(context.Background(), name, bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("put %s: %v", name, err)
 	}
-	if info.Size != int64(len(data)) || info.CRC != crcOf(data) {
+	if info != (ShardInfo{Size: int64(len(data)), CRC: crcOf(data)}) {
+		t.Fatalf("put %s: info %+v, want size %d crc %08x", name, info, len(data), crcOf(data))
+	}
+	return info
+}
+
+// mustPut stores data as shard name with an identity (the current format).
+func mustPut(t testing.TB, v *Volume, name string, data []byte) ShardInfo {
+	t.Helper()
+	ident := identFor(t, name)
+	info, err := v.PutIdentified(context.Background(), name, ident, bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("put %s: %v", name, err)
+	}
+	if info.Size != int64(len(data)) || info.CRC != crcOf(data) || info.Ident != len(ident) {
 		t.Fatalf("put %s: info %+v, want size %d crc %08x", name, info, len(data), crcOf(data))
 	}
 	return info

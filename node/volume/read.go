@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"time"
 
 	"cairn"
 	"cairn/internal/vfs"
@@ -24,12 +25,17 @@ type Reader struct {
 	name string
 	size int64  // content length
 	crc  uint32 // whole-content CRC from the footer
-	off  int64  // next content offset to return
-	end  int64  // end of the range
-	buf  []byte // block buffer (blockBuf)
-	bp   *[]byte
-	cur  []byte // verified bytes of the current block not yet returned
-	err  error  // sticky
+	// ident is the length of the identity before the footer (0: none).
+	ident int64
+	// mod is the file's modification time when it was opened: when the
+	// shard was written (a rename keeps it).
+	mod time.Time
+	off int64  // next content offset to return
+	end int64  // end of the range
+	buf []byte // block buffer (blockBuf)
+	bp  *[]byte
+	cur []byte // verified bytes of the current block not yet returned
+	err error  // sticky
 
 	// Read-ahead (ReadAhead): blocks fetched in runs of up to run blocks
 	// per disk request into rbuf; rfirst is the first block held there
@@ -106,10 +112,28 @@ func (v *Volume) openReader(ctx context.Context, op, name string) (*Reader, erro
 		f.Close()
 		return nil, v.corrupt(op, name, -1, "%v", err)
 	}
-	r := &Reader{v: v, ctx: ctx, f: f, name: name, size: int64(ft.Length), crc: ft.CRC}
+	r := &Reader{v: v, ctx: ctx, f: f, name: name, size: int64(ft.Length), crc: ft.CRC, ident: ft.identLen(), mod: fi.ModTime()}
 	r.end = r.size
 	return r, nil
 }
+
+// Identity returns the identity the shard records (checked: its CRC,
+// and that it names this file; cairn.ErrCorrupt otherwise); ok is false
+// for a file without one (format 1).
+func (r *Reader) Identity() (id cairn.ShardIdentity, ok bool, err error) {
+	if r.ident == 0 {
+		return id, false, nil
+	}
+	id, err = r.identity("identity")
+	return id, err == nil, err
+}
+
+// IdentLen is the length of the identity the file records (0: none).
+func (r *Reader) IdentLen() int { return int(r.ident) }
+
+// ModTime is when the shard file was last written (its modification
+// time when the reader opened it).
+func (r *Reader) ModTime() time.Time { return r.mod }
 
 // Size is the shard's content length.
 func (r *Reader) Size() int64 { return r.size }

@@ -1,6 +1,7 @@
 package volume
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -49,6 +50,9 @@ type Options struct {
 type ShardInfo struct {
 	Size int64
 	CRC  uint32
+	// Ident is the length of the identity the file carries (0: none, a
+	// format 1 file), as cairn.ShardLoc.Ident records it.
+	Ident int
 }
 
 // ShardStat is one entry of List: a shard name and its content length
@@ -424,18 +428,49 @@ func blockBuf() *[]byte { return bufs.Get(BlockSize+crcSize, BlockSize+crcSize) 
 // the write between blocks. Errors: cairn.ErrInvalid (name; content over
 // MaxShardSize), cairn.ErrNoSpace, ErrBroken, ErrClosed, r's error, ctx's
 // error, I/O errors.
+//
+// Put writes a file without an identity (format 1): writers that know
+// which object the shard belongs to use PutIdentified.
 func (v *Volume) Put(ctx context.Context, name string, r io.Reader) (ShardInfo, error) {
+	return v.PutIdentified(ctx, name, nil, r)
+}
+
+// PutIdentified is Put writing ident — a cairn.ShardIdentity.Encode
+// naming this shard — into the file before its footer (format 2), byte
+// for byte as given (ShardInfo.Ident is its length). A nil ident writes a
+// format 1 file, as Put. An identity that does not decode, or that names
+// another file than name, is cairn.ErrInvalid.
+func (v *Volume) PutIdentified(ctx context.Context, name string, ident []byte, r io.Reader) (ShardInfo, error) {
 	if err := ValidateName(name); err != nil {
 		return ShardInfo{}, err
 	}
-	info, err := v.put(ctx, name, r)
+	if err := checkIdentity(name, ident); err != nil {
+		return ShardInfo{}, v.err("put", name, err)
+	}
+	info, err := v.put(ctx, name, ident, r)
 	if err != nil {
 		return ShardInfo{}, v.err("put", name, err)
 	}
 	return info, nil
 }
 
-func (v *Volume) put(ctx context.Context, name string, r io.Reader) (info ShardInfo, err error) {
+// checkIdentity checks that ident (if any) is an identity naming the
+// shard file name.
+func checkIdentity(name string, ident []byte) error {
+	if ident == nil {
+		return nil
+	}
+	id, err := cairn.DecodeIdentity(ident)
+	if err != nil {
+		return fmt.Errorf("%w: %w", cairn.ErrInvalid, err)
+	}
+	if id.Name() != name {
+		return fmt.Errorf("%w: the identity names shard %s", cairn.ErrInvalid, id.Name())
+	}
+	return nil
+}
+
+func (v *Volume) put(ctx context.Context, name string, ident []byte, r io.Reader) (info ShardInfo, err error) {
 	if err := v.check(true); err != nil {
 		return info, err
 	}
@@ -474,7 +509,7 @@ func (v *Volume) put(ctx context.Context, name string, r io.Reader) (info ShardI
 	if sz, ok := r.(interface{ Size() int64 }); ok && sz.Size() >= 0 {
 		run = min(max(sz.Size(), 1), WriteRun)
 	}
-	info, err = v.writeContent(ctx, f, r, run)
+	info, err = v.writeContent(ctx, f, r, run, ident)
 	if err != nil {
 		return info, err
 	}
@@ -483,7 +518,7 @@ func (v *Volume) put(ctx context.Context, name string, r io.Reader) (info ShardI
 	}
 	// Read back what is now on disk before acknowledging it: the footer,
 	// or with invariants on every block's CRC.
-	if err = v.checkWritten(ctx, f, name, info); err != nil {
+	if err = v.checkWritten(ctx, f, name, info, ident); err != nil {
 		return info, err
 	}
 	err = f.Close()
@@ -501,18 +536,18 @@ func (v *Volume) put(ctx context.Context, name string, r io.Reader) (info ShardI
 	return info, nil
 }
 
-// writeContent writes r as checksummed blocks and the footer. Blocks are
+// writeContent writes r as checksummed blocks, the identity and the footer. Blocks are
 // gathered into batches of run bytes (rounded up to a power of two of
 // blocks) so a shard costs few write calls, and every writebackEvery bytes
 // the kernel is asked to start writing them out (vfs.StartWriteback), so
 // the Sync that follows does not find the whole shard still dirty.
-func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader, run int64) (ShardInfo, error) {
+func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader, run int64, ident []byte) (ShardInfo, error) {
 	blocks := int64(1)
 	for blocks*BlockSize < run {
 		blocks *= 2
 	}
 	size := int(blocks * (BlockSize + crcSize))
-	bp := bufs.Get(size, size+footerSize)
+	bp := bufs.Get(size, size+cairn.MaxIdentityBytes+footerSize)
 	defer bufs.Put(bp)
 	batch := *bp
 	var total, off, synced int64
@@ -560,10 +595,11 @@ func (v *Volume) writeContent(ctx context.Context, f vfs.File, r io.Reader, run 
 			return ShardInfo{}, fmt.Errorf("read shard content: %w", rerr)
 		}
 	}
-	if err := flush(append(batch[:used], encodeFooter(total, whole)...)); err != nil {
+	tail := append(append(batch[:used], ident...), encodeFooter(total, whole, len(ident))...)
+	if err := flush(tail); err != nil {
 		return ShardInfo{}, err
 	}
-	return ShardInfo{Size: total, CRC: whole}, nil
+	return ShardInfo{Size: total, CRC: whole, Ident: len(ident)}, nil
 }
 
 const writebackEvery = 4 << 20 // bytes between writeback hints
@@ -584,17 +620,20 @@ func fill(r io.Reader, p []byte) (int, error) {
 	return n, nil
 }
 
-// checkWritten re-reads the synced file's footer (and with invariants, the
-// whole file) and compares it with what was written.
-func (v *Volume) checkWritten(ctx context.Context, f vfs.File, name string, want ShardInfo) error {
-	size := fileSizeFor(want.Size)
-	fb := make([]byte, footerSize)
-	if _, err := f.ReadAt(fb, size-footerSize); err != nil {
+// checkWritten re-reads the synced file's identity and footer (and with
+// invariants, the whole file) and compares them with what was written.
+func (v *Volume) checkWritten(ctx context.Context, f vfs.File, name string, want ShardInfo, ident []byte) error {
+	size := fileSizeFor(want.Size) + int64(len(ident))
+	fb := make([]byte, footerSize+len(ident))
+	if _, err := f.ReadAt(fb, size-int64(len(fb))); err != nil {
 		return fmt.Errorf("read back footer: %w", err)
 	}
-	ft, err := decodeFooter(fb, size)
-	if err != nil || int64(ft.Length) != want.Size || ft.CRC != want.CRC {
+	ft, err := decodeFooter(fb[len(ident):], size)
+	if err != nil || int64(ft.Length) != want.Size || ft.CRC != want.CRC || ft.identLen() != int64(len(ident)) {
 		return fmt.Errorf("%w: footer read back does not match what was written (%v)", cairn.ErrCorrupt, err)
+	}
+	if !bytes.Equal(fb[:len(ident)], ident) {
+		return fmt.Errorf("%w: identity read back does not match what was written", cairn.ErrCorrupt)
 	}
 	if invariants.Enabled {
 		r := &Reader{v: v, ctx: ctx, f: f, name: name, size: want.Size, crc: want.CRC, end: want.Size}
@@ -616,10 +655,44 @@ func (v *Volume) Stat(ctx context.Context, name string) (ShardInfo, error) {
 		return ShardInfo{}, err
 	}
 	defer r.Close()
-	return ShardInfo{Size: r.size, CRC: r.crc}, nil
+	return ShardInfo{Size: r.size, CRC: r.crc, Ident: int(r.ident)}, nil
 }
 
-// Verify reads a whole shard, checking every block and the content CRC.
+// Identity returns the identity a shard file carries, from its footer
+// and the bytes before it (both checked); ok is false for a file without
+// one (format 1). A damaged identity is cairn.ErrCorrupt.
+func (v *Volume) Identity(ctx context.Context, name string) (id cairn.ShardIdentity, info ShardInfo, ok bool, err error) {
+	r, err := v.openReader(ctx, "identity", name)
+	if err != nil {
+		return id, info, false, err
+	}
+	defer r.Close()
+	info = ShardInfo{Size: r.size, CRC: r.crc, Ident: int(r.ident)}
+	if r.ident == 0 {
+		return id, info, false, nil
+	}
+	id, err = r.identity("identity")
+	return id, info, err == nil, err
+}
+
+// identity reads and checks the identity of r's file (which has one).
+func (r *Reader) identity(op string) (cairn.ShardIdentity, error) {
+	b := make([]byte, r.ident)
+	if _, err := r.f.ReadAt(b, fileSizeFor(r.size)-footerSize); err != nil {
+		return cairn.ShardIdentity{}, r.v.err(op, r.name, err)
+	}
+	id, err := cairn.DecodeIdentity(b)
+	if err != nil {
+		return id, r.v.corrupt(op, r.name, -1, "%v", err)
+	}
+	if id.Name() != r.name {
+		return id, r.v.corrupt(op, r.name, -1, "the identity names shard %s", id.Name())
+	}
+	return id, nil
+}
+
+// Verify reads a whole shard, checking every block, the content CRC and
+// the identity if the file has one.
 // Errors: cairn.ErrNotFound, cairn.ErrCorrupt (naming the block), I/O.
 func (v *Volume) Verify(ctx context.Context, name string) (ShardInfo, error) {
 	r, err := v.openReader(ctx, "verify", name)
@@ -634,7 +707,12 @@ func (v *Volume) Verify(ctx context.Context, name string) (ShardInfo, error) {
 	if got != r.crc {
 		return ShardInfo{}, v.corrupt("verify", name, -1, "content CRC %08x, footer says %08x", got, r.crc)
 	}
-	return ShardInfo{Size: r.size, CRC: r.crc}, nil
+	if r.ident > 0 {
+		if _, err := r.identity("verify"); err != nil {
+			return ShardInfo{}, err
+		}
+	}
+	return ShardInfo{Size: r.size, CRC: r.crc, Ident: int(r.ident)}, nil
 }
 
 // Delete removes a shard (durably: the directory is fsynced).
@@ -693,23 +771,45 @@ func (v *Volume) List(ctx context.Context, after string, limit int) ([]ShardStat
 			if name <= after || ValidateName(name) != nil || fanout(name) != fo {
 				continue
 			}
-			fi, err := v.fs.Stat(v.path(ShardsDir, fo, name))
+			if len(out) == limit {
+				return out, true, nil
+			}
+			size, err := v.listSize(name)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // deleted meanwhile
 			} else if err != nil {
 				return nil, false, v.err("list", name, err)
 			}
-			size, ok := contentLengthFor(fi.Size())
-			if !ok {
-				size = -1
-			}
-			if len(out) == limit {
-				return out, true, nil
-			}
 			out = append(out, ShardStat{Name: name, Size: size})
 		}
 	}
 	return out, false, nil
+}
+
+// listSize returns the content length of shard name from its footer (-1
+// for a file whose footer is not valid: Fsck reports it).
+func (v *Volume) listSize(name string) (int64, error) {
+	f, err := v.fs.Open(v.shardPath(name))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if fi.Size() < footerSize {
+		return -1, nil
+	}
+	fb := make([]byte, footerSize)
+	if _, err := f.ReadAt(fb, fi.Size()-footerSize); err != nil {
+		return 0, err
+	}
+	ft, err := decodeFooter(fb, fi.Size())
+	if err != nil {
+		return -1, nil
+	}
+	return int64(ft.Length), nil
 }
 
 func validFanout(s string) bool {

@@ -89,14 +89,21 @@ func TestPutGetRanges(t *testing.T) {
 				batch - 1, batch, batch + 1, 2*batch + BlockSize/2, writebackEvery*2 + 3} {
 				name := shardName(i, i)
 				data := randBytes(rng, size)
-				mustPut(t, v, name, data)
+				// Odd sizes' files carry an identity (format 2), the
+				// others none (format 1, as before identities).
+				var put ShardInfo
+				if i%2 == 1 {
+					put = mustPut(t, v, name, data)
+				} else {
+					put = mustPutV1(t, v, name, data)
+				}
 				mustGet(t, v, name, data)
 				info, err := v.Stat(context.Background(), name)
-				if err != nil || info.Size != int64(size) || info.CRC != crcOf(data) {
-					t.Fatalf("stat %+v %v", info, err)
+				if err != nil || info != put {
+					t.Fatalf("stat %+v %v, put returned %+v", info, err, put)
 				}
 				fi, err := fsys.fs.Stat(v.shardPath(name))
-				if err != nil || fi.Size() != fileSizeFor(int64(size)) {
+				if err != nil || fi.Size() != fileSizeFor(int64(size))+int64(put.Ident) {
 					t.Fatalf("file size %v %v", fi, err)
 				}
 				n := int64(size)
@@ -204,6 +211,8 @@ func TestCorruptFooterAndTruncation(t *testing.T) {
 		func(b []byte) []byte { return append(b, 0) },           // grown
 		func(b []byte) []byte { b[len(b)-32] = 'X'; return b },  // magic
 		func(b []byte) []byte { b[BlockSize+2] ^= 4; return b }, // a block CRC
+		func(b []byte) []byte { b[len(b)-33] ^= 1; return b },   // the identity's CRC
+		func(b []byte) []byte { b[len(b)-60] ^= 1; return b },   // the identity's JSON
 	} {
 		name := shardName(10+i, 0)
 		mustPut(t, v, name, data)

@@ -20,10 +20,16 @@ type Hop struct {
 // Target is where rebuilt shard j is written, as a normal shard (tmp file,
 // fsync, rename, through the volume): written locally by the node that
 // computes it when Disk is one of its own, else sent there with a PUT.
+//
+// Identity, if set, is what the rebuilt file records before its footer
+// (cairn.ShardIdentity.Encode naming Shard; docs/design/volume.md, "Shard
+// identity"): the lost file's, which the repairer derives from the
+// manifest. Unset: the file records none.
 type Target struct {
-	Addr  string       `json:"addr"`
-	Disk  cairn.DiskID `json:"disk"`
-	Shard string       `json:"shard"`
+	Addr     string       `json:"addr"`
+	Disk     cairn.DiskID `json:"disk"`
+	Shard    string       `json:"shard"`
+	Identity []byte       `json:"identity,omitempty"`
 }
 
 // RepairSpec describes rebuilding f = len(Store) shards, each Size bytes,
@@ -108,6 +114,15 @@ func (s *RepairSpec) Validate() error {
 		}
 		if err := cairn.ValidateShardName(t.Shard); err != nil {
 			return bad("%s: %v", what, err)
+		}
+		if t.Identity != nil {
+			id, err := cairn.DecodeIdentity(t.Identity)
+			if err != nil {
+				return bad("%s: %v", what, err)
+			}
+			if id.Name() != t.Shard {
+				return bad("%s: the identity names shard %s, not %s", what, id.Name(), t.Shard)
+			}
 		}
 		if prev, dup := seen[key{t.Disk, t.Shard}]; dup {
 			return bad("%s writes %s %s, which %s uses", what, t.Disk, t.Shard, prev)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"time"
 
 	"cairn"
 )
@@ -45,6 +46,11 @@ const (
 	// HeaderLength is the number of body bytes a GET response will carry
 	// (the range length). The body is chunked so that trailers can follow.
 	HeaderLength = "X-Cairn-Length"
+	// HeaderIdentity, on a PUT, carries the identity the shard file is
+	// to record (cairn.ShardIdentity.Encode, in standard base64): the
+	// node stores it verbatim before the footer (docs/design/volume.md,
+	// "Shard identity"). Without it the file has none.
+	HeaderIdentity = "X-Cairn-Identity"
 	// TrailerStatus ends every GET body: StatusOK, or an error code when
 	// the node stopped sending (e.g. "corrupt": a block failed its CRC).
 	TrailerStatus = "X-Cairn-Status"
@@ -85,13 +91,26 @@ func ParseCRC(s string) (uint32, error) {
 type ShardInfo struct {
 	Size int64  `json:"size"`
 	CRC  uint32 `json:"crc32c"`
+	// Ident is the length of the identity the stored file carries (0:
+	// none), what the manifest records as cairn.ShardLoc.Ident.
+	Ident int `json:"ident,omitempty"`
 }
 
 // ShardStat is one listed shard: its name and content size (-1 if its file
 // size is impossible, i.e. the file is damaged).
+//
+// A listing asked for identities (?identity=1, node.Client.ListIdentities)
+// also has, from each file's footer and identity: CRC, the identity it
+// records (nil: none, a format 1 file), when it was written, and Error
+// for a file whose footer or identity is damaged.
 type ShardStat struct {
-	Name string `json:"name"`
-	Size int64  `json:"size"`
+	Name     string               `json:"name"`
+	Size     int64                `json:"size"`
+	CRC      uint32               `json:"crc32c,omitempty"`
+	Ident    int                  `json:"ident,omitempty"` // the identity's length on disk
+	Identity *cairn.ShardIdentity `json:"identity,omitempty"`
+	Written  time.Time            `json:"written,omitzero"`
+	Error    string               `json:"error,omitempty"`
 }
 
 // DiskStat is a disk's space as the node sees it. Broken is set when the

@@ -1,8 +1,11 @@
 package decide
 
 import (
+	"cairn/node/wire"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"cairn"
 	"cairn/codec"
@@ -81,14 +84,15 @@ func HelperIndex(st Stripe, disk cairn.DiskID, shard string) int {
 }
 
 // WithShards returns a copy of m whose stripe part has shards lost[j]
-// moved to targets[j] (sizes and CRCs unchanged: they were checked). m is
-// not modified.
-func WithShards(m *cairn.Manifest, part int, lost []int, targets []cairn.DiskID) *cairn.Manifest {
+// moved to targets[j] (sizes and CRCs unchanged: they were checked), the
+// rebuilt file carrying an identity of idents[j] bytes (ShardLoc.Ident:
+// what the node reported storing). m is not modified.
+func WithShards(m *cairn.Manifest, part int, lost []int, targets []cairn.DiskID, idents []int) *cairn.Manifest {
 	next := *m
 	move := func(shards []cairn.ShardLoc) []cairn.ShardLoc {
 		out := slices.Clone(shards)
 		for j, i := range lost {
-			out[i].Disk = targets[j]
+			out[i].Disk, out[i].Ident = targets[j], idents[j]
 		}
 		return out
 	}
@@ -103,4 +107,40 @@ func WithShards(m *cairn.Manifest, part int, lost []int, targets []cairn.DiskID)
 		}
 	}
 	return &next
+}
+
+// IdentifyTargets sets the identity of every target of jobs, rebuilt
+// shard files of part (0: the object) of m: the identity the file's
+// writer recorded, derived from m (Manifest.IdentityOf), so the rebuilt
+// file is the same as the lost one. A target whose identity m cannot
+// give (a multipart object committed before manifests named their
+// upload) gets none, as its lost file had none; so do the targets of a
+// job whose request would grow past what a header carries (many targets
+// of a long key): repair must not fail for want of an identity, and the
+// manifest records what was stored (ShardLoc.Ident from the reply).
+func IdentifyTargets(jobs []Job, m *cairn.Manifest, part int) {
+	for _, job := range jobs {
+		for k, t := range job.Spec.Store {
+			_, r, _ := strings.Cut(t.Shard, ".")
+			row, err := strconv.Atoi(r)
+			if err != nil {
+				continue
+			}
+			id, err := m.IdentityOf(part, row)
+			if err != nil {
+				continue
+			}
+			if b, err := id.Encode(); err == nil {
+				job.Spec.Store[k].Identity = b
+			}
+		}
+		if job.Op == Create {
+			continue // no request header: a plain PUT
+		}
+		if _, err := wire.EncodeRepairRequest(wire.RepairRequest{Spec: job.Spec}); err != nil {
+			for k := range job.Spec.Store {
+				job.Spec.Store[k].Identity = nil
+			}
+		}
+	}
 }
