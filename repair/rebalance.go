@@ -18,6 +18,12 @@ import (
 	"cairn/repair/decide"
 )
 
+// DefaultMinSpread is the least spread between the most and the least
+// used disk worth moving shards for: below it the placement groups' own
+// spread of new objects is left alone (a small cluster's few objects are
+// never evenly spread, and moving them would only churn).
+const DefaultMinSpread = 1 << 30
+
 // recheckEvery is how long a balanced cluster whose writable disks have
 // not changed goes without a rebalancer round (two walks of the
 // manifests): new objects shift the use slowly, joining disks at once.
@@ -41,7 +47,9 @@ var errPlanned = errors.New("moves planned")
 
 // Rebalance runs one round of the rebalancer at now and returns how many
 // moves it queued: nothing while the repair queue holds any task (repairs
-// and drains go first, and a stripe has at most one task), nor for
+// and drains go first, and a stripe has at most one task) or any disk is
+// suspect, down or draining (the cluster is settling: a down node's disks
+// would be moved around while its shards are rebuilt), nor for
 // recheckEvery after a round found the disks balanced unless the set of
 // writable disks changed; else up to MaxMoves moves over the stripes the
 // manifests name, in walk order.
@@ -60,6 +68,11 @@ func (r *Repairer) Rebalance(ctx context.Context, now time.Time) (int, error) {
 	view, err := r.view(ctx, now)
 	if err != nil {
 		return 0, err
+	}
+	for _, d := range view.List {
+		if d.State == cairn.DiskSuspect || d.State == cairn.DiskDown || d.State == cairn.DiskDraining {
+			return 0, nil // the cluster is settling: repair and drains first
+		}
 	}
 	var sig string // the writable disks: a change calls for a round now
 	for _, d := range view.List {
@@ -87,7 +100,14 @@ func (r *Repairer) Rebalance(ctx context.Context, now time.Time) (int, error) {
 	if tol <= 0 {
 		tol = DefaultTolerance
 	}
-	b := decide.NewBalancer(view, bytes, tol, MaxMoves)
+	minSpread := r.cfg.MinSpread
+	switch {
+	case minSpread == 0:
+		minSpread = DefaultMinSpread
+	case minSpread < 0:
+		minSpread = 0
+	}
+	b := decide.NewBalancer(view, bytes, tol, minSpread, MaxMoves)
 	lo, hi := b.Spread()
 	res := Balance{At: now, Balanced: b.Balanced(), Lo: lo, Hi: hi}
 	err = r.walk(ctx, map[cairn.DiskID]int{}, func(m *cairn.Manifest, st decide.Stripe) error {

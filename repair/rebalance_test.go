@@ -109,7 +109,7 @@ func TestRebalanceOntoNewNodes(t *testing.T) {
 	if lo, _ := spreadOf(before); lo != 0 {
 		t.Fatalf("the new disks hold %d bytes before the rebalance", lo)
 	}
-	r := New(e.meta, e.exec, Config{Unit: 4096})
+	r := New(e.meta, e.exec, Config{Unit: 4096, MinSpread: -1})
 	rounds := rebalance(t, e, r)
 	after, distinct := e.use(t)
 	lo, hi := spreadOf(after)
@@ -167,7 +167,7 @@ func TestRebalanceSpreadsObjectsOfOneNode(t *testing.T) {
 	for n := 2; n <= 7; n++ {
 		e.addNode(t, fmt.Sprintf("n%d", n), 2)
 	}
-	r := New(e.meta, e.exec, Config{Unit: 4096})
+	r := New(e.meta, e.exec, Config{Unit: 4096, MinSpread: -1})
 	rebalance(t, e, r)
 	if _, distinct := e.use(t); !distinct {
 		t.Fatal("after the rebalance a stripe still has two shards on one node")
@@ -180,7 +180,7 @@ func TestRebalanceSpreadsObjectsOfOneNode(t *testing.T) {
 func TestRebalanceRechecks(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, 6, "rs-3-2", 100)
-	r := New(e.meta, e.exec, Config{Unit: 4096, Tolerance: 0.5}) // 100 small objects: balanced within 50%
+	r := New(e.meta, e.exec, Config{Unit: 4096, Tolerance: 0.5, MinSpread: -1}) // 100 small objects: balanced within 50%
 	t0 := time.Unix(10000, 0)
 	if n, err := r.Rebalance(ctx, t0); err != nil || n != 0 || !r.Balance().Balanced {
 		t.Fatalf("first round: %d moves, %v, %+v", n, err, r.Balance())
@@ -195,5 +195,24 @@ func TestRebalanceRechecks(t *testing.T) {
 	at := t0.Add(recheckEvery + time.Second)
 	if n, err := r.Rebalance(ctx, at); err != nil || n == 0 || !r.Balance().At.Equal(at) {
 		t.Fatalf("a node joined: %d moves, %v, %+v", n, err, r.Balance())
+	}
+}
+
+// While a disk is down (or suspect, or draining) the rebalancer waits:
+// the cluster is settling.
+func TestRebalanceWaitsForASettledCluster(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, 6, "rs-3-2", 60)
+	e.addNode(t, "n7", 2)
+	r := New(e.meta, e.exec, Config{Unit: 4096, MinSpread: -1})
+	for _, s := range []cairn.DiskState{cairn.DiskDown, cairn.DiskSuspect, cairn.DiskDraining} {
+		e.setState(t, "n1/d1", s)
+		if n, err := r.Rebalance(ctx, time.Unix(10000, 0)); err != nil || n != 0 || !r.Balance().At.IsZero() {
+			t.Fatalf("a %s disk: %d moves, %v, %+v", s, n, err, r.Balance())
+		}
+	}
+	e.setState(t, "n1/d1", cairn.DiskOut) // taken out: settled
+	if n, err := r.Rebalance(ctx, time.Unix(10000, 0)); err != nil || n == 0 {
+		t.Fatalf("with the disk out: %d moves, %v", n, err)
 	}
 }

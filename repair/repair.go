@@ -105,6 +105,11 @@ type Config struct {
 	// Tolerance is how far apart the rebalancer lets the disks' use be
 	// (default DefaultTolerance: the least used within 10% of the most).
 	Tolerance float64
+	// MinSpread is the least spread in bytes between the most and the
+	// least used disk the rebalancer moves shards for (default
+	// DefaultMinSpread; negative: any). Spreading a stripe over distinct
+	// nodes does not wait for it.
+	MinSpread int64
 	Logger    *slog.Logger
 }
 

@@ -69,9 +69,10 @@ func TestNodeCommands(t *testing.T) {
 	if s := states("n2"); s[0] != cairn.DiskOut || s[1] != cairn.DiskOut {
 		t.Fatalf("n2 after remove: %v", s)
 	}
-	// n1 draining and n2 out leave rs-2-2 stripes exactly K shards
-	// without n3: --force takes it out; without n1 too it would lose data.
-	for _, id := range []cairn.DiskID{"n1/d1", "n1/d2"} {
+	// With n1, n2 and n4 out, n3 holds the last shard or copy of the
+	// objects on it (the small ones are 3 copies on 3 of the 4 nodes):
+	// even --force refuses to remove it.
+	for _, id := range []cairn.DiskID{"n1/d1", "n1/d2", "n4/d1", "n4/d2"} {
 		if _, err := st.ChangeDisk(ctx, id, cairn.DiskChange{To: cairn.DiskOut}); err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func TestNodeCommands(t *testing.T) {
 		t.Fatalf("remove of a drained node: %v\n%s", err, out)
 	}
 
-	for _, id := range []string{"n1", "n2"} {
+	for _, id := range []string{"n1", "n2", "n4"} {
 		if out, err = do(director.NodeReadmit, id, 0, false); err != nil || !strings.Contains(out, "node "+id+" is back in service") {
 			t.Fatalf("readmit %s: %v\n%s", id, err, out)
 		}

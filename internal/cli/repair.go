@@ -270,12 +270,14 @@ type repairOptions struct {
 	parallel *int
 	scan     *time.Duration
 	moveRate *string
+	spread   *string
 
 	parsed    plan.Scheme
 	auto      *plan.Rates // --repair-scheme auto: the rates the choice uses
 	bytes     int64
 	rateBytes int64 // --repair-rate; 0: unlimited
 	moveBytes int64 // --move-rate; 0: unlimited
+	minSpread int64 // --rebalance-min-spread; -1: any
 }
 
 func repairFlags(fs *flag.FlagSet) *repairOptions {
@@ -292,6 +294,8 @@ func repairFlags(fs *flag.FlagSet) *repairOptions {
 		scan:     fs.Duration("repair-scan", 10*time.Second, "director: how often manifests are scanned for shards on down disks"),
 		moveRate: fs.String("move-rate", defaultMoveRate, "director: most bytes per second moved off draining disks and by the rebalancer, "+
 			"unless a drain sets its own (cairn admin node drain --rate); 0 for unlimited. Repairs of lost shards are never held back by it"),
+		spread: fs.String("rebalance-min-spread", "1GiB", "director: the rebalancer moves shards only while the most used writable disk holds at least this many "+
+			"bytes more than the least used (and not within 10% of it); 0 for any spread. Stripes sharing a node are spread whatever this says"),
 	}
 }
 
@@ -334,6 +338,12 @@ func (o *repairOptions) validate() error {
 	if o.moveBytes, err = units.ParseSize(*o.moveRate); err != nil || o.moveBytes < 0 {
 		return fmt.Errorf("%w: --move-rate: want a size per second (e.g. 32MiB), or 0 for unlimited", ErrUsage)
 	}
+	if o.minSpread, err = units.ParseSize(*o.spread); err != nil {
+		return fmt.Errorf("%w: --rebalance-min-spread: want a size (e.g. 1GiB), or 0 for any spread", ErrUsage)
+	}
+	if o.minSpread == 0 {
+		o.minSpread = -1 // repair.Config: negative is any spread
+	}
 	o.parsed, o.bytes = s, u
 	return nil
 }
@@ -345,7 +355,7 @@ func (o *repairOptions) validate() error {
 // census the scan takes, for the director's disk life cycle.
 func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger) ([]director.Duty, func() director.Census) {
 	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Rates: o.auto, Unit: o.bytes, Parallel: *o.parallel,
-		MoveRate: o.moveBytes, Logger: log})
+		MoveRate: o.moveBytes, MinSpread: o.minSpread, Logger: log})
 	census := func() director.Census {
 		c := r.Census()
 		return director.Census{At: c.At, Refs: c.Refs}

@@ -96,7 +96,7 @@ func TestNodeDrainRemoveAndRebalance(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := testcluster.Start(t, testcluster.Config{Nodes: 4, DisksPerNode: 2, Grace: 2 * time.Second,
-		NodeArgs: []string{"--repair-scan", "1s", "--move-rate", "4MiB"}})
+		NodeArgs: []string{"--repair-scan", "1s", "--move-rate", "4MiB", "--rebalance-min-spread", "0"}})
 	t.Cleanup(func() {
 		if t.Failed() {
 			out, _ := c.TryCLI(ctx, "admin", "status")
@@ -154,7 +154,7 @@ func TestNodeDrainRemoveAndRebalance(t *testing.T) {
 		disks = append(disks, filepath.Join(c.Dir, "node5", fmt.Sprintf("disk%d", d)))
 	}
 	args := append(proc.NodeArgs("node5", c.MetaEndpoints(), filepath.Join(c.Dir, "secret"), disks), "--grace", "2s",
-		"--repair-scan", "1s", "--move-rate", "4MiB")
+		"--repair-scan", "1s", "--move-rate", "4MiB", "--rebalance-min-spread", "0")
 	testcluster.StartProc(t, "node5", args...)
 	start = time.Now()
 	for {
@@ -224,7 +224,7 @@ func TestPutBeforeNodesRegistered(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := testcluster.Start(t, testcluster.Config{Nodes: 1, DisksPerNode: 3, Grace: 2 * time.Second,
-		NodeArgs: []string{"--repair-scan", "1s", "--move-rate", "4MiB"}})
+		NodeArgs: []string{"--repair-scan", "1s", "--move-rate", "4MiB", "--rebalance-min-spread", "0"}})
 	t.Cleanup(func() {
 		if t.Failed() {
 			out, _ := c.TryCLI(ctx, "admin", "status")
@@ -252,7 +252,7 @@ func TestPutBeforeNodesRegistered(t *testing.T) {
 			disks = append(disks, filepath.Join(c.Dir, id, fmt.Sprintf("disk%d", d)))
 		}
 		args := append(proc.NodeArgs(id, c.MetaEndpoints(), filepath.Join(c.Dir, "secret"), disks), "--grace", "2s",
-			"--repair-scan", "1s", "--move-rate", "4MiB")
+			"--repair-scan", "1s", "--move-rate", "4MiB", "--rebalance-min-spread", "0")
 		testcluster.StartProc(t, id, args...)
 	}
 	start := time.Now()

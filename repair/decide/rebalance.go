@@ -43,6 +43,10 @@ type Balancer struct {
 	targets   []cairn.DiskID // disks v accepts as targets, by ID
 	nodes     int            // nodes with target disks
 	Tolerance float64
+	// MinSpread is the least spread worth moving shards for, in bytes
+	// (weighted as use): the disks count as balanced while the most used
+	// holds less than MinSpread more than the least used.
+	MinSpread float64
 }
 
 // Move is one shard the Balancer moves: shard Shard of the stripe onto
@@ -54,11 +58,12 @@ type Move struct {
 }
 
 // NewBalancer returns a Balancer over view v, with bytes the bytes the
-// manifests place on each disk (a full walk's), moving at most max
+// manifests place on each disk (a full walk's), moving at most limit
 // shards, balanced once the least used target disk is within tolerance
-// of the most used (e.g. 0.1).
-func NewBalancer(v *View, bytes map[cairn.DiskID]int64, tolerance float64, limit int) *Balancer {
-	b := &Balancer{v: v, use: map[cairn.DiskID]float64{}, weight: map[cairn.DiskID]float64{}, max: limit, Tolerance: tolerance}
+// of the most used (e.g. 0.1) or less than minSpread bytes below it.
+func NewBalancer(v *View, bytes map[cairn.DiskID]int64, tolerance float64, minSpread int64, limit int) *Balancer {
+	b := &Balancer{v: v, use: map[cairn.DiskID]float64{}, weight: map[cairn.DiskID]float64{}, max: limit,
+		Tolerance: tolerance, MinSpread: float64(minSpread)}
 	var capMax int64 = 1
 	for _, d := range v.List {
 		capMax = max(capMax, d.Capacity)
@@ -92,8 +97,9 @@ func NewBalancer(v *View, bytes map[cairn.DiskID]int64, tolerance float64, limit
 }
 
 // Balanced reports whether the target disks' use is within Tolerance:
-// the least used at least (1−Tolerance) of the most used (true with
-// fewer than two target disks or no use at all).
+// the least used at least (1−Tolerance) of the most used, or less than
+// MinSpread apart (true with fewer than two target disks or no use at
+// all).
 func (b *Balancer) Balanced() bool {
 	lo, hi := 0.0, 0.0
 	for i, d := range b.targets {
@@ -103,7 +109,7 @@ func (b *Balancer) Balanced() bool {
 		}
 		hi = max(hi, u)
 	}
-	return len(b.targets) < 2 || hi == 0 || lo >= (1-b.Tolerance)*hi
+	return len(b.targets) < 2 || hi == 0 || lo >= (1-b.Tolerance)*hi || hi-lo < b.MinSpread
 }
 
 // Spread returns the least and most use of the target disks, in bytes

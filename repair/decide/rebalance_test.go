@@ -62,7 +62,7 @@ func TestBalancer(t *testing.T) {
 				dd.State = s
 				v.Disks[d] = dd
 			}
-			b := NewBalancer(v, tc.use, 0.1, 10)
+			b := NewBalancer(v, tc.use, 0.1, 0, 10)
 			if got := b.Offer(tc.st, tc.spare); !slices.Equal(got, tc.want) {
 				t.Fatalf("moves %+v, want %+v", got, tc.want)
 			}
@@ -75,13 +75,13 @@ func TestBalancer(t *testing.T) {
 func TestBalancerDomains(t *testing.T) {
 	v := balanceView(3, 2)
 	use := map[cairn.DiskID]int64{"n1/d1": 50, "n1/d2": 50, "n2/d1": 50, "n2/d2": 50, "n3/d1": 40, "n3/d2": 30}
-	b := NewBalancer(v, use, 0.1, 10)
+	b := NewBalancer(v, use, 0.1, 0, 10)
 	got := b.Offer(stripe("n1/d1", "n1/d2", "n2/d1"), 1)
 	if want := []Move{{1, "n3/d2", "domains"}}; !slices.Equal(got, want) {
 		t.Fatalf("moves %+v, want %+v", got, want)
 	}
 	// The limit: one move planned of one allowed.
-	b = NewBalancer(v, use, 0.1, 1)
+	b = NewBalancer(v, use, 0.1, 0, 1)
 	b.Offer(stripe("n1/d1", "n1/d2", "n2/d1"), 1)
 	if !b.Full() || b.Offer(stripe("n1/d1", "n1/d2", "n2/d1"), 1) != nil {
 		t.Fatal("a full Balancer planned more")
@@ -93,14 +93,25 @@ func TestBalancerDomains(t *testing.T) {
 // balance move may stay on the shard's own node.
 func TestBalancerSmallCluster(t *testing.T) {
 	v := balanceView(1, 4) // one server, a fourth disk added
-	b := NewBalancer(v, map[cairn.DiskID]int64{"n1/d1": 100, "n1/d2": 100, "n1/d3": 100}, 0.1, 10)
+	b := NewBalancer(v, map[cairn.DiskID]int64{"n1/d1": 100, "n1/d2": 100, "n1/d3": 100}, 0.1, 0, 10)
 	if got, want := b.Offer(stripe("n1/d1", "n1/d2", "n1/d3"), 1), []Move{{0, "n1/d4", "balance"}}; !slices.Equal(got, want) {
 		t.Fatalf("one node: moves %+v, want %+v", got, want)
 	}
 	v = balanceView(2, 3) // width 4 over 2 nodes: 2 per node
 	use := map[cairn.DiskID]int64{"n1/d1": 10, "n1/d2": 10, "n1/d3": 10, "n2/d1": 10, "n2/d2": 10, "n2/d3": 5}
-	b = NewBalancer(v, use, 0.5, 10)
+	b = NewBalancer(v, use, 0.5, 0, 10)
 	if got, want := b.Offer(stripe("n1/d1", "n1/d2", "n1/d3", "n2/d1"), 2), []Move{{2, "n2/d3", "domains"}}; !slices.Equal(got, want) {
 		t.Fatalf("two nodes: moves %+v, want %+v", got, want)
+	}
+}
+
+// A spread under MinSpread bytes is not worth moving shards for.
+func TestBalancerMinSpread(t *testing.T) {
+	use := map[cairn.DiskID]int64{"n1/d1": 100, "n2/d1": 100}
+	if b := NewBalancer(balanceView(3, 1), use, 0.1, 101, 10); !b.Balanced() || b.Offer(stripe("n1/d1", "n2/d1"), 1) != nil {
+		t.Fatal("a spread of 100 bytes under a least of 101 was balanced")
+	}
+	if b := NewBalancer(balanceView(3, 1), use, 0.1, 100, 10); b.Balanced() || b.Offer(stripe("n1/d1", "n2/d1"), 1) == nil {
+		t.Fatal("a spread of 100 bytes at a least of 100 was not balanced")
 	}
 }
