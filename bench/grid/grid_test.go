@@ -80,10 +80,12 @@ func TestRun(t *testing.T) {
 		if r.Seconds <= 0 || r.Reps != 2 || r.Model <= 0 {
 			t.Errorf("row %+v", r)
 		}
-		// Uploads move n/k of the file (plus HTTP headers); downloads at
-		// least the file (K+1 shards are asked for, the last cancelled).
+		// Uploads move n/k of the file (plus HTTP headers, among them each
+		// shard's identity: about 270 bytes a request, 2 % of a 100 KiB
+		// file's 8 shard PUTs); downloads at least the file (K+1 shards
+		// are asked for, the last cancelled).
 		ratio := map[string]float64{Striped: 8.0 / 5, Striped4: 9.0 / 5, Replicated: 5}[r.Policy]
-		if r.Op == "upload" && (r.Moved < ratio || r.Moved > ratio+0.05) {
+		if r.Op == "upload" && (r.Moved < ratio || r.Moved > ratio+0.07) {
 			t.Errorf("%s %s upload moved %.3f× the file, want %.2f", r.Part, r.Policy, r.Moved, ratio)
 		}
 		if r.Op == OpDegraded && (r.Coding <= 0 || r.Moved < 1 || r.Moved > ratio+0.05) {
