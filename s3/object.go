@@ -80,17 +80,28 @@ func requestMeta(hd http.Header) (map[string]string, error) {
 }
 
 // unsupportedPutHeaders ask for behaviour the gateway does not have yet;
-// silently ignoring them would break the client's expectations (an
-// overwrite despite If-None-Match: *, lost tags), so
-// they get NotImplemented. Headers that only relax access (x-amz-acl)
-// are ignored.
+// silently ignoring them would break the client's expectations (lost
+// tags, an unlocked object), so they get NotImplemented. Headers that only
+// relax access (x-amz-acl) are ignored.
 var unsupportedPutHeaders = []string{
-	"If-Match", "If-None-Match", "X-Amz-Tagging",
+	"X-Amz-Tagging",
 	"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
 }
 
-func checkPutHeaders(hd http.Header) error {
-	for _, name := range unsupportedPutHeaders {
+// conditionHeaders are the conditional-write headers: honoured on
+// PutObject and CompleteMultipartUpload (writeCondition), refused where
+// the gateway does not check them (CopyObject's destination,
+// CreateMultipartUpload) rather than ignored.
+var conditionHeaders = []string{"If-Match", "If-None-Match"}
+
+// checkPutHeaders refuses the headers a write cannot honour; conditional
+// says whether this write honours conditionHeaders.
+func checkPutHeaders(hd http.Header, conditional bool) error {
+	names := unsupportedPutHeaders
+	if !conditional {
+		names = append(slices.Clip(names), conditionHeaders...)
+	}
+	for _, name := range names {
 		if hd.Get(name) != "" {
 			return fmt.Errorf("%w: header %s", ErrNotImplemented, name)
 		}
@@ -99,6 +110,39 @@ func checkPutHeaders(hd http.Header) error {
 		return fmt.Errorf("%w: x-amz-tagging-directive", ErrNotImplemented)
 	}
 	return nil
+}
+
+// writeCondition is the condition of a conditional write (AWS S3's
+// conditional writes, docs/design/s3.md): If-None-Match: * (the key must
+// not exist) and If-Match: ETAG (the current object must have that ETag).
+// If-None-Match with anything but "*" is NotImplemented, as on S3. The
+// data path checks the condition in the compare-and-swap that commits.
+func writeCondition(hd http.Header) (client.Condition, error) {
+	var c client.Condition
+	if v := strings.TrimSpace(hd.Get("If-None-Match")); v != "" {
+		if v != "*" {
+			return c, fmt.Errorf("%w: If-None-Match on a write takes only *, not %q", ErrNotImplemented, v)
+		}
+		c.IfNoneMatch = true
+	}
+	c.IfMatch = strings.TrimSpace(hd.Get("If-Match"))
+	return c, nil
+}
+
+// conditionErr maps a conditional write's failure to its S3 error: 412
+// PreconditionFailed, 409 ConditionalRequestConflict (the key kept
+// changing under the write's compare-and-swap; S3 tells the client to
+// retry). Other errors pass through: If-Match on a missing key is the data
+// path's cairn.ErrNotFound, which objectErr makes 404 NoSuchKey, as S3
+// answers.
+func conditionErr(err error) error {
+	switch {
+	case errors.Is(err, client.ErrPreconditionFailed):
+		return withCause(ErrPreconditionFailed, err)
+	case errors.Is(err, client.ErrConditionalConflict):
+		return withCause(ErrConditionalRequestConflict, err)
+	}
+	return err
 }
 
 // limitReader fails a body of unknown length that grows past n bytes.
@@ -162,7 +206,11 @@ func (h *Handler) putObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	if err := checkPutHeaders(q.r.Header); err != nil {
+	if err := checkPutHeaders(q.r.Header, true); err != nil {
+		return err
+	}
+	cond, err := writeCondition(q.r.Header)
+	if err != nil {
 		return err
 	}
 	policy, err := h.objectPolicy(q)
@@ -183,10 +231,10 @@ func (h *Handler) putObject(q *request) error {
 	}
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, body, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Size: size,
-		Now: h.cfg.Now, SSE: sse,
+		Now: h.cfg.Now, SSE: sse, If: cond,
 	})
 	if err != nil {
-		return h.writeErr(ctx, q.bucket, err)
+		return h.writeErr(ctx, q.bucket, conditionErr(err))
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
 	q.w.Header().Set("ETag", etag(m))
@@ -588,7 +636,7 @@ func (h *Handler) copyObject(q *request) error {
 	if err := h.checkBucket(q, sb); err != nil {
 		return err
 	}
-	if err := checkPutHeaders(q.r.Header); err != nil {
+	if err := checkPutHeaders(q.r.Header, false); err != nil {
 		return err
 	}
 	directive := q.r.Header.Get("X-Amz-Metadata-Directive")

@@ -131,7 +131,7 @@ func TestObjectErrors(t *testing.T) {
 	wantCode(t, err, "NotImplemented")
 	_, err = c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String("bkt")})
 	wantCode(t, err, "NotImplemented")
-	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("md5"), Body: strings.NewReader("x"), IfNoneMatch: aws.String("*")})
+	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("md5"), Body: strings.NewReader("x"), IfNoneMatch: aws.String(`"0123"`)})
 	wantCode(t, err, "NotImplemented")
 	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("sse"), Body: strings.NewReader("x"), ServerSideEncryption: types.ServerSideEncryptionAwsKms})
 	wantCode(t, err, "NotImplemented")
