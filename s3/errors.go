@@ -60,6 +60,7 @@ var (
 	// ErrConditionalRequestConflict: a conditional write lost to concurrent
 	// changes of the key (S3: retry the request).
 	ErrConditionalRequestConflict = &Error{"ConditionalRequestConflict", http.StatusConflict, "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part."}
+	ErrInvalidPartNumber          = &Error{"InvalidPartNumber", http.StatusRequestedRangeNotSatisfiable, "The requested partnumber is not satisfiable."}
 	ErrNotModified                = &Error{"NotModified", http.StatusNotModified, "Not Modified."}
 	ErrInvalidCopySource          = &Error{"InvalidArgument", http.StatusBadRequest, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey."}
 	ErrInvalidCopyRequest         = &Error{"InvalidRequest", http.StatusBadRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata."}

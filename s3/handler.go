@@ -335,8 +335,8 @@ func (h *Handler) route(q *request) error {
 	if query.Has("uploadId") || query.Has("uploads") {
 		return h.multipart(q)
 	}
-	if query.Has("partNumber") { // GET/HEAD of one part of an object
-		return fmt.Errorf("%w: ?partNumber", ErrNotImplemented)
+	if query.Has("partNumber") && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return fmt.Errorf("%w: ?partNumber on %s", ErrNotImplemented, r.Method)
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete {
 		if err := checkVersionID(query); err != nil {

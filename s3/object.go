@@ -397,12 +397,66 @@ func parseRange(v string, size int64) (off, n int64, ok bool, err error) {
 	return start, end - start + 1, true, nil
 }
 
+// partNumber is the ?partNumber= of a GET or HEAD (0 if absent):
+// InvalidArgument unless it is an integer from 1 to cairn.MaxParts, and
+// InvalidRequest alongside a Range header (S3 takes one or the other).
+func partNumber(q *request) (int, error) {
+	query := q.r.URL.Query()
+	if !query.Has("partNumber") {
+		return 0, nil
+	}
+	v := query.Get("partNumber")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > cairn.MaxParts {
+		return 0, fmt.Errorf("%w: partNumber %q: part number must be an integer between 1 and %d, inclusive", ErrInvalidArgument, v, cairn.MaxParts)
+	}
+	if q.r.Header.Get("Range") != "" {
+		return 0, fmt.Errorf("%w: cannot specify both Range header and partNumber query parameter", ErrInvalidRequest)
+	}
+	return n, nil
+}
+
+// partRange is where part n (1-based, in the order the completion listed
+// the parts) lies in m's content, and how many parts m has (0 for an
+// object not uploaded in parts, whose only part is number 1, all of it).
+// ErrInvalidPartNumber if m has no part n. The parts' content sizes
+// come from the manifest: nothing is read to find the range.
+func partRange(m *cairn.Manifest, n int) (off, size int64, count int, err error) {
+	if len(m.Parts) == 0 {
+		if n != 1 {
+			return 0, 0, 0, fmt.Errorf("%w: part %d of an object uploaded in one piece", ErrInvalidPartNumber, n)
+		}
+		return 0, m.ContentSize(), 0, nil
+	}
+	if n > len(m.Parts) {
+		return 0, 0, 0, fmt.Errorf("%w: part %d of %d", ErrInvalidPartNumber, n, len(m.Parts))
+	}
+	for i, p := range m.Parts[:n] {
+		ps := p.Size
+		if m.Encryption != nil {
+			if ps, err = cairn.DecryptedSize(p.Size); err != nil {
+				return 0, 0, 0, fmt.Errorf("%w: stored part %d: %v", cairn.ErrCorrupt, p.Number, err)
+			}
+		}
+		if i < n-1 {
+			off += ps
+		} else {
+			size = ps
+		}
+	}
+	return off, size, len(m.Parts), nil
+}
+
 func (h *Handler) getObject(q *request, head bool) error {
 	ctx := q.r.Context()
 	if err := h.checkBucket(q, q.bucket); err != nil {
 		return err
 	}
 	ck, err := h.sseCustomerKey(q, false)
+	if err != nil {
+		return err
+	}
+	pn, err := partNumber(q)
 	if err != nil {
 		return err
 	}
@@ -429,6 +483,18 @@ func (h *Handler) getObject(q *request, head bool) error {
 		}
 		if !partial {
 			off, n = 0, size
+		}
+		if pn > 0 {
+			// A part is a range (206 and Content-Range, as S3), but of an
+			// empty object there is no byte to name: all of it, 200.
+			var parts int
+			if off, n, parts, err = partRange(m, pn); err != nil {
+				return err
+			}
+			partial = size > 0
+			if parts > 0 {
+				q.w.Header().Set("X-Amz-Mp-Parts-Count", strconv.Itoa(parts))
+			}
 		}
 		var body io.Reader
 		if !head {
