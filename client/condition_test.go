@@ -119,3 +119,90 @@ func testConditionalPutRace(t *testing.T) {
 		t.Fatalf("content %q, want the rival's", got)
 	}
 }
+
+// TestConditionalCommitUnknownOutcome: an If-None-Match commit that the
+// store applied but did not acknowledge is retried; the retry finds the
+// write's own version current and succeeds, instead of failing the
+// condition against itself.
+func TestConditionalCommitUnknownOutcome(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 4096})
+		flaky := newFlakyMeta(e.meta, errNoLeader, nil)
+		flaky.applyThenFail = 1
+		c := New(flaky, e.shards, Config{BlockSize: 4096})
+		data := randBytes(3, 20000)
+		m, err := c.Put(t.Context(), "bkt", "k", bytes.NewReader(data), PutOptions{Size: int64(len(data)), If: Condition{IfNoneMatch: true}})
+		if err != nil {
+			t.Fatalf("create whose commit was applied but unanswered: %v", err)
+		}
+		if flaky.calls["CommitManifest"] != 2 {
+			t.Fatalf("%d commits, want 1 applied but unanswered, 1 found current", flaky.calls["CommitManifest"])
+		}
+		cur, err := e.meta.Manifest(t.Context(), "bkt", "k")
+		if err != nil || cur.Version != m.Version {
+			t.Fatalf("current manifest %v, %v; want version %s", cur, err, m.Version)
+		}
+	})
+}
+
+// raceCompleteMeta lets a rival write land just before the first
+// CompleteUpload, as raceMeta does for CommitManifest.
+type raceCompleteMeta struct {
+	Meta
+	rival func() error
+}
+
+func (m *raceCompleteMeta) CompleteUpload(ctx context.Context, mf *cairn.Manifest, prev, id string, stamp int64) ([]cairn.Part, error) {
+	if m.rival != nil {
+		rival := m.rival
+		m.rival = nil
+		if err := rival(); err != nil {
+			return nil, err
+		}
+	}
+	return m.Meta.CompleteUpload(ctx, mf, prev, id, stamp)
+}
+
+// TestConditionalCompleteRace: a CompleteUploadIf whose condition held
+// when it read the key, but a rival PUT committed before its
+// compare-and-swap, fails the condition against the rival's object and
+// leaves the upload in progress.
+func TestConditionalCompleteRace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		e := newEnv(t, 6, 1, "rs-4-2", Config{BlockSize: 1024})
+		rm := &raceCompleteMeta{Meta: e.meta}
+		rm.rival = func() error {
+			_, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader([]byte("rival")), PutOptions{Size: 5})
+			return err
+		}
+		c := New(rm, e.shards, Config{BlockSize: 1024})
+		u, err := c.CreateUpload(ctx, "bkt", "k", PutOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := c.UploadPart(ctx, "bkt", "k", u.ID, 1, bytes.NewReader([]byte("part one")), PutOptions{Size: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list := []CompletePart{{Number: 1, ETag: p.ETag}}
+		if _, err := c.CompleteUploadIf(ctx, "bkt", "k", u.ID, list, Condition{IfNoneMatch: true}); !errors.Is(err, ErrPreconditionFailed) {
+			t.Fatalf("complete that lost the race: %v, want ErrPreconditionFailed", err)
+		}
+		if got := string(e.get(t, "k", 0, -1)); got != "rival" {
+			t.Fatalf("content %q, want the rival's", got)
+		}
+		rival, err := c.Stat(ctx, "bkt", "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The upload is still there: it completes once the condition holds.
+		m, err := c.CompleteUploadIf(ctx, "bkt", "k", u.ID, list, Condition{IfMatch: rival.ETag})
+		if err != nil {
+			t.Fatalf("complete with If-Match of the current ETag: %v", err)
+		}
+		if got := string(e.get(t, "k", 0, -1)); got != "part one" || m.Upload != u.ID {
+			t.Fatalf("content %q, upload %q; want the upload's", got, m.Upload)
+		}
+	})
+}
