@@ -48,6 +48,12 @@ func TestConditionalPut(t *testing.T) {
 	if _, err := put("nokey", "two", Condition{IfMatch: m.ETag}); !errors.Is(err, cairn.ErrNotFound) {
 		t.Fatalf("If-Match on a missing key: %v, want ErrNotFound", err)
 	}
+	if _, err := put("nokey", "two", Condition{IfMatch: "*"}); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("If-Match: * on a missing key: %v, want ErrNotFound", err)
+	}
+	if _, err := put("k", "one", Condition{IfMatch: "*"}); err != nil {
+		t.Fatalf("If-Match: * on an existing key: %v", err)
+	}
 	m2, err := put("k", "two", Condition{IfMatch: `"` + m.ETag + `"`})
 	if err != nil {
 		t.Fatalf("If-Match with the current ETag: %v", err)

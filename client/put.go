@@ -58,7 +58,8 @@ type Condition struct {
 	IfNoneMatch bool
 	// IfMatch, if set, is the ETag (hex, with or without quotes) the
 	// current object must have: ErrPreconditionFailed if it differs,
-	// cairn.ErrNotFound if the key does not exist.
+	// cairn.ErrNotFound if the key does not exist. "*" matches any
+	// current object (RFC 7232): the key must exist.
 	IfMatch string
 }
 
@@ -87,7 +88,7 @@ func (c Condition) check(cur *cairn.Manifest) error {
 		if cur == nil {
 			return fmt.Errorf("if-match: %w", cairn.ErrNotFound)
 		}
-		if trimETag(c.IfMatch) != cur.ETag {
+		if c.IfMatch != "*" && trimETag(c.IfMatch) != cur.ETag {
 			return fmt.Errorf("%w: %s/%s has ETag %q", ErrPreconditionFailed, cur.Bucket, cur.Key, cur.ETag)
 		}
 	}

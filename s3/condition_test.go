@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
+	"github.com/minio/minio-go/v7"
 )
 
 // TestConditionalPut: If-None-Match: * and If-Match on PutObject through a
@@ -120,20 +122,9 @@ func TestConditionalComplete(t *testing.T) {
 	e.mkBucket(t, "bkt")
 	c := e.root()
 	b, k := aws.String("bkt"), aws.String("k")
-	upload := func(body string) (*string, []types.CompletedPart) {
-		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
-		if err != nil {
-			t.Fatal(err)
-		}
-		up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader(body)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cr.UploadId, []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: up.ETag}}
-	}
+	upload := func(body string) (*string, []types.CompletedPart) { return onePartUpload(t, c, b, k, body) }
 	complete := func(id *string, parts []types.CompletedPart, in s3.CompleteMultipartUploadInput) (*s3.CompleteMultipartUploadOutput, error) {
-		in.Bucket, in.Key, in.UploadId, in.MultipartUpload = b, k, id, &types.CompletedMultipartUpload{Parts: parts}
-		return c.CompleteMultipartUpload(ctx, &in)
+		return completeUpload(c, b, k, id, parts, in)
 	}
 	id, parts := upload("multipart one")
 	_, err := complete(id, parts, s3.CompleteMultipartUploadInput{IfMatch: aws.String(`"0123"`)})
@@ -170,4 +161,50 @@ func TestConditionalComplete(t *testing.T) {
 	wantCode(t, err, "NotImplemented")
 	_, err = c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: b, Key: aws.String("copy"), CopySource: aws.String("bkt/k"), IfNoneMatch: aws.String("*")})
 	wantCode(t, err, "NotImplemented")
+}
+
+// TestConditionalMinio: minio-go's conditional PUT options (If-None-Match
+// and If-Match headers) and GetObjectOptions.PartNumber.
+func TestConditionalMinio(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	mc := e.minio(t)
+	put := func(body string, opts minio.PutObjectOptions) (minio.UploadInfo, error) {
+		return mc.PutObject(ctx, "bkt", "k", strings.NewReader(body), int64(len(body)), opts)
+	}
+	code := func(err error) string { return minio.ToErrorResponse(err).Code }
+	var create minio.PutObjectOptions
+	create.SetMatchETagExcept("*")
+	first, err := put("one", create)
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	if _, err := put("two", create); code(err) != "PreconditionFailed" {
+		t.Fatalf("create of an existing key: %v, want PreconditionFailed", err)
+	}
+	var stale, current, exists minio.PutObjectOptions
+	stale.SetMatchETag("00000000000000000000000000000000")
+	current.SetMatchETag(first.ETag)
+	exists.SetMatchETag("*")
+	if _, err := put("two", stale); code(err) != "PreconditionFailed" {
+		t.Fatalf("If-Match of another ETag: %v, want PreconditionFailed", err)
+	}
+	if _, err := put("two", current); err != nil {
+		t.Fatalf("If-Match of the current ETag: %v", err)
+	}
+	if _, err := put("three", exists); err != nil {
+		t.Fatalf("If-Match: * of an existing key: %v", err)
+	}
+	if _, err := mc.PutObject(ctx, "bkt", "missing", strings.NewReader("x"), 1, exists); code(err) != "NoSuchKey" {
+		t.Fatalf("If-Match: * of a missing key: %v, want NoSuchKey", err)
+	}
+	obj, err := mc.GetObject(ctx, "bkt", "k", minio.GetObjectOptions{PartNumber: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Close()
+	if body, err := io.ReadAll(obj); err != nil || string(body) != "three" {
+		t.Fatalf("part 1 of a single-part object: %q, %v", body, err)
+	}
 }
