@@ -208,3 +208,46 @@ func TestConditionalMinio(t *testing.T) {
 		t.Fatalf("part 1 of a single-part object: %q, %v", body, err)
 	}
 }
+
+// TestConditionalCompleteRace: N uploads of one key completed at once,
+// each with If-None-Match: *: exactly one becomes the object, the others
+// get 412 and stay in progress.
+func TestConditionalCompleteRace(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	c := e.root()
+	b, k := aws.String("bkt"), aws.String("k")
+	const n = 6
+	ids := make([]*string, n)
+	parts := make([][]types.CompletedPart, n)
+	for i := range n {
+		ids[i], parts[i] = onePartUpload(t, c, b, k, fmt.Sprintf("upload %d", i))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = completeUpload(c, b, k, ids[i], parts[i], s3.CompleteMultipartUploadInput{IfNoneMatch: aws.String("*")})
+		})
+	}
+	wg.Wait()
+	wins := 0
+	for i, err := range errs {
+		if err == nil {
+			wins++
+			continue
+		}
+		var ae smithy.APIError
+		if !errors.As(err, &ae) || ae.ErrorCode() != "PreconditionFailed" {
+			t.Fatalf("upload %d: %v, want PreconditionFailed", i, err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d completions won, want exactly 1", wins)
+	}
+	lu, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: b})
+	if err != nil || len(lu.Uploads) != n-1 {
+		t.Fatalf("uploads in progress: %d, %v; want the %d refused ones", len(lu.Uploads), err, n-1)
+	}
+}

@@ -416,11 +416,12 @@ func partNumber(q *request) (int, error) {
 	return n, nil
 }
 
-// partRange is where part n (1-based, in the order the completion listed
-// the parts) lies in m's content, and how many parts m has (0 for an
-// object not uploaded in parts, whose only part is number 1, all of it).
-// ErrInvalidPartNumber if m has no part n. The parts' content sizes
-// come from the manifest: nothing is read to find the range.
+// partRange is where part n lies in m's content, and how many parts m
+// has (0 for an object not uploaded in parts, whose only part is number 1,
+// all of it). n is the part's own number, as uploaded: an upload completed
+// with parts 1 and 3 has a part 3 and no part 2 (ErrInvalidPartNumber, as
+// for a number above every part's). The parts' content sizes come from the
+// manifest: nothing is read to find the range.
 func partRange(m *cairn.Manifest, n int) (off, size int64, count int, err error) {
 	if len(m.Parts) == 0 {
 		if n != 1 {
@@ -428,23 +429,19 @@ func partRange(m *cairn.Manifest, n int) (off, size int64, count int, err error)
 		}
 		return 0, m.ContentSize(), 0, nil
 	}
-	if n > len(m.Parts) {
-		return 0, 0, 0, fmt.Errorf("%w: part %d of %d", ErrInvalidPartNumber, n, len(m.Parts))
-	}
-	for i, p := range m.Parts[:n] {
+	for _, p := range m.Parts {
 		ps := p.Size
 		if m.Encryption != nil {
 			if ps, err = cairn.DecryptedSize(p.Size); err != nil {
 				return 0, 0, 0, fmt.Errorf("%w: stored part %d: %v", cairn.ErrCorrupt, p.Number, err)
 			}
 		}
-		if i < n-1 {
-			off += ps
-		} else {
-			size = ps
+		if p.Number == n {
+			return off, ps, len(m.Parts), nil
 		}
+		off += ps
 	}
-	return off, size, len(m.Parts), nil
+	return 0, 0, 0, fmt.Errorf("%w: the object has no part %d", ErrInvalidPartNumber, n)
 }
 
 func (h *Handler) getObject(q *request, head bool) error {
