@@ -115,8 +115,9 @@ func checkPutHeaders(hd http.Header, conditional bool) error {
 // writeCondition is the condition of a conditional write (AWS S3's
 // conditional writes, docs/design/s3.md): If-None-Match: * (the key must
 // not exist) and If-Match: ETAG (the current object must have that ETag).
-// If-None-Match with anything but "*" is NotImplemented, as on S3. The
-// data path checks the condition in the compare-and-swap that commits.
+// S3 takes only "*" in If-None-Match on a write; another value is
+// NotImplemented rather than ignored. The data path checks the condition
+// in the compare-and-swap that commits.
 func writeCondition(hd http.Header) (client.Condition, error) {
 	var c client.Condition
 	if v := strings.TrimSpace(hd.Get("If-None-Match")); v != "" {
