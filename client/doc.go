@@ -28,7 +28,10 @@
 // overwrite, a delete or a multipart completion drops, in the same
 // transaction, and the director's cleanup duty deletes them after a grace
 // period, so a GET that started before reads its version to the end
-// (docs/design/cleanup.md).
+// (docs/design/cleanup.md). A conditional write (PutOptions.If,
+// CompleteUploadIf: S3's If-None-Match: * and If-Match) checks its
+// Condition against the manifest its compare-and-swap replaces, each time
+// it tries, so the check and the commit are one atomic step.
 //
 // A PUT's memory is a ring of pooled stripe buffers of N·BlockSize bytes
 // (data and parity), taken as the stripes come: 4 of them, or, when the

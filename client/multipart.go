@@ -190,6 +190,15 @@ func (c *Client) AbortUpload(ctx context.Context, bucket, key, id string) error 
 // ErrEntityTooSmall (a part but the last below Config.MinPartSize),
 // cairn.ErrInvalid (no parts listed).
 func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, list []CompletePart) (*cairn.Manifest, error) {
+	return c.CompleteUploadIf(ctx, bucket, key, id, list, Condition{})
+}
+
+// CompleteUploadIf is CompleteUpload committing only if the object it
+// replaces meets cond, checked in the same compare-and-swap as the commit
+// (see Condition): ErrPreconditionFailed or cairn.ErrNotFound (If-Match on
+// a missing key) if it does not, and the upload stays in progress;
+// ErrConditionalConflict if concurrent writers kept changing the key.
+func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, list []CompletePart, cond Condition) (*cairn.Manifest, error) {
 	if len(list) == 0 {
 		return nil, fmt.Errorf("%w: a multipart upload needs at least one part", cairn.ErrInvalid)
 	}
@@ -264,6 +273,11 @@ func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, lis
 			prev = old.Version
 		case !isNotFound(err):
 			return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, err)
+		default:
+			old = nil
+		}
+		if err := cond.check(old); err != nil {
+			return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, err)
 		}
 		_, err = c.meta.CompleteUpload(ctx, m, prev, id, stamp)
 		if errors.Is(err, cairn.ErrConflict) {
@@ -276,6 +290,9 @@ func (c *Client) CompleteUpload(ctx context.Context, bucket, key, id string, lis
 			return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, err)
 		}
 		return m, nil
+	}
+	if !cond.none() {
+		return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, ErrConditionalConflict)
 	}
 	return nil, fmt.Errorf("completing %s/%s: %w (too many concurrent changes)", bucket, key, cairn.ErrConflict)
 }

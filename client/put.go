@@ -41,6 +41,72 @@ type PutOptions struct {
 	// SSE-C key): UploadPart then does not read it again. It must be the
 	// record of the upload named in the call.
 	Upload *cairn.Upload
+	// If is the condition the object being replaced must meet (S3's
+	// conditional writes); the zero Condition is none. Put checks it
+	// atomically with the commit, see Condition. Not for UploadPart.
+	If Condition
+}
+
+// Condition is a precondition on the object a write replaces, checked
+// against the current manifest in the same compare-and-swap that commits
+// the new one (meta.Store.CommitManifest with the version the check read),
+// so no write can slip in between the check and the commit
+// (docs/design/s3.md, "Conditional writes").
+type Condition struct {
+	// IfNoneMatch: the key must not exist (S3's If-None-Match: *).
+	// Otherwise ErrPreconditionFailed.
+	IfNoneMatch bool
+	// IfMatch, if set, is the ETag (hex, with or without quotes) the
+	// current object must have: ErrPreconditionFailed if it differs,
+	// cairn.ErrNotFound if the key does not exist. "*" matches any
+	// current object (RFC 7232): the key must exist.
+	IfMatch string
+}
+
+// Errors of conditional writes.
+var (
+	// ErrPreconditionFailed: the object's current state fails the write's
+	// Condition; nothing was stored. Permanent (it wraps cairn.ErrExists:
+	// the same write meets the same object again).
+	ErrPreconditionFailed = fmt.Errorf("%w: the current object fails the write's condition", cairn.ErrExists)
+	// ErrConditionalConflict: the condition held, but concurrent writers
+	// changed the key before every compare-and-swap the write tried;
+	// nothing was stored. Transient: the caller may retry.
+	ErrConditionalConflict = fmt.Errorf("%w: the key kept changing while a conditional write committed", cairn.ErrConflict)
+)
+
+// none reports whether c is the zero Condition.
+func (c Condition) none() bool { return !c.IfNoneMatch && c.IfMatch == "" }
+
+// check evaluates c against the current manifest cur (nil: the key does
+// not exist).
+func (c Condition) check(cur *cairn.Manifest) error {
+	if c.IfNoneMatch && cur != nil {
+		return fmt.Errorf("%w: %s/%s exists", ErrPreconditionFailed, cur.Bucket, cur.Key)
+	}
+	if c.IfMatch != "" {
+		if cur == nil {
+			return fmt.Errorf("if-match: %w", cairn.ErrNotFound)
+		}
+		if c.IfMatch != "*" && trimETag(c.IfMatch) != cur.ETag {
+			return fmt.Errorf("%w: %s/%s has ETag %q", ErrPreconditionFailed, cur.Bucket, cur.Key, cur.ETag)
+		}
+	}
+	return nil
+}
+
+// checkCurrent evaluates c against the key's current manifest, read
+// through the retrying reads: the early check that spares a write doomed
+// by its condition the work of storing its data. The commit checks again.
+func (c *Client) checkCurrent(ctx context.Context, bucket, key string, cond Condition) error {
+	if cond.none() {
+		return nil
+	}
+	cur, err := c.meta.Manifest(ctx, bucket, key)
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	return cond.check(cur)
 }
 
 // pipelineDepth is the number of stripes in flight between the encoder and
@@ -108,6 +174,9 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		seal = &sealing{e: enc, dk: dk}
 		defer seal.close()
 	}
+	if err := c.checkCurrent(ctx, bucket, key, opts.If); err != nil {
+		return nil, err
+	}
 	d, err := c.store(ctx, bucket, key, policy, partOf{}, r, opts, true, seal)
 	if err != nil {
 		return nil, err
@@ -125,7 +194,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if seal != nil {
 		enc.Size, m.ETag, m.Encryption = seal.read(), seal.etag(), enc
 	}
-	if err := c.commit(ctx, m); err != nil {
+	if err := c.commit(ctx, m, opts.If); err != nil {
 		if sentinel(err) {
 			// The store said no: the manifest is certainly not committed.
 			c.discard(ctx, bucket, key, d.files())
@@ -332,11 +401,14 @@ func fill(r io.Reader, p []byte) (n int, eof bool, err error) {
 }
 
 // commit makes m current, replacing whatever version is there (the store
-// queues the replaced version's shards for deletion). It retries (c.commits) when a concurrent
-// writer wins and after a transient error: re-committing m after an
-// unknown outcome is safe (the store treats an already-current version as
-// success).
-func (c *Client) commit(ctx context.Context, m *cairn.Manifest) error {
+// queues the replaced version's shards for deletion) if that version meets
+// cond. It retries (c.commits) when a concurrent writer wins and after a
+// transient error, reading the current version and checking cond again
+// each time: re-committing m after an unknown outcome is safe (the store
+// treats an already-current version as success, and so does the check).
+// A conditional commit that loses every attempt returns
+// ErrConditionalConflict.
+func (c *Client) commit(ctx context.Context, m *cairn.Manifest, cond Condition) error {
 	err := retry.Do(ctx, c.commits, func(ctx context.Context) error {
 		prev := ""
 		old, err := c.direct.Manifest(ctx, m.Bucket, m.Key)
@@ -345,10 +417,22 @@ func (c *Client) commit(ctx context.Context, m *cairn.Manifest) error {
 			prev = old.Version
 		case !isNotFound(err):
 			return err
+		default:
+			old = nil
+		}
+		// m itself current: an earlier attempt's commit landed, and was
+		// checked; committing it again is a no-op success.
+		if old == nil || old.Version != m.Version {
+			if err := cond.check(old); err != nil {
+				return err
+			}
 		}
 		return c.direct.CommitManifest(ctx, m, prev) // ErrConflict: a concurrent writer won; retry against its version
 	})
 	if errors.Is(err, cairn.ErrConflict) && ctx.Err() == nil {
+		if !cond.none() {
+			return fmt.Errorf("committing %s/%s: %w", m.Bucket, m.Key, ErrConditionalConflict)
+		}
 		return fmt.Errorf("committing %s/%s: %w (too many concurrent writers)", m.Bucket, m.Key, err)
 	}
 	if err != nil {

@@ -40,6 +40,12 @@
 //     x-cairn-policy must be signed and on the requester's allow-list
 //     (Identity.Policies, else Config.AllowedPolicies; root: any), see
 //     docs/design/s3.md, "Choosing a policy".
+//   - conditional write: a PutObject or CompleteMultipartUpload with
+//     If-None-Match: * or If-Match: ETAG (writeCondition). The gateway
+//     hands the condition to the data path (client.Condition), which
+//     checks it in the compare-and-swap that commits, so a concurrent
+//     writer cannot slip in between check and commit (docs/design/s3.md,
+//     "Conditional writes").
 //   - S3 error: an *Error (Code, HTTP Status, Message). The gateway's
 //     sentinels (ErrNoSuchKey, ErrSignatureDoesNotMatch, ...) are *Error
 //     values; apiError, the one mapping function, turns any error into
@@ -78,8 +84,8 @@
 //     style is not recognised. Mount the handler at the root of a server,
 //     not behind http.ServeMux, which cleans paths ("a//b", "./") that are
 //     legal S3 keys.
-//   - Multipart upload is implemented except UploadPartCopy, GET/HEAD of
-//     one part (?partNumber) and a delimiter in ListMultipartUploads, which
+//   - Multipart upload is implemented (GET/HEAD ?partNumber= included)
+//     except UploadPartCopy and a delimiter in ListMultipartUploads, which
 //     answer NotImplemented, as do versioning, ACLs, tagging, lifecycle and
 //     the other subresources (docs/design/s3.md). Since no bucket is
 //     versioned, ListObjectVersions lists each object as its only version,

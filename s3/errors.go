@@ -57,10 +57,14 @@ var (
 	ErrKeyTooLong         = &Error{"KeyTooLongError", http.StatusBadRequest, "Your key is too long."}
 	ErrInvalidRange       = &Error{"InvalidRange", http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable."}
 	ErrPreconditionFailed = &Error{"PreconditionFailed", http.StatusPreconditionFailed, "At least one of the preconditions you specified did not hold."}
-	ErrNotModified        = &Error{"NotModified", http.StatusNotModified, "Not Modified."}
-	ErrInvalidCopySource  = &Error{"InvalidArgument", http.StatusBadRequest, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey."}
-	ErrInvalidCopyRequest = &Error{"InvalidRequest", http.StatusBadRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata."}
-	ErrMetadataTooLarge   = &Error{"MetadataTooLarge", http.StatusBadRequest, "Your metadata headers exceed the maximum allowed metadata size."}
+	// ErrConditionalRequestConflict: a conditional write lost to concurrent
+	// changes of the key (S3: retry the request).
+	ErrConditionalRequestConflict = &Error{"ConditionalRequestConflict", http.StatusConflict, "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part."}
+	ErrInvalidPartNumber          = &Error{"InvalidPartNumber", http.StatusRequestedRangeNotSatisfiable, "The requested partnumber is not satisfiable."}
+	ErrNotModified                = &Error{"NotModified", http.StatusNotModified, "Not Modified."}
+	ErrInvalidCopySource          = &Error{"InvalidArgument", http.StatusBadRequest, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey."}
+	ErrInvalidCopyRequest         = &Error{"InvalidRequest", http.StatusBadRequest, "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata."}
+	ErrMetadataTooLarge           = &Error{"MetadataTooLarge", http.StatusBadRequest, "Your metadata headers exceed the maximum allowed metadata size."}
 
 	// Multipart uploads.
 	ErrNoSuchUpload     = &Error{"NoSuchUpload", http.StatusNotFound, "The specified multipart upload does not exist. The upload ID might be invalid, or the multipart upload might have been aborted or completed."}

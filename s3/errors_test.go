@@ -71,7 +71,7 @@ func (f failObjects) Stat(context.Context, string, string) (*cairn.Manifest, err
 func (f failObjects) CreateUpload(context.Context, string, string, client.PutOptions) (cairn.Upload, error) {
 	return cairn.Upload{}, f.err
 }
-func (f failObjects) CompleteUpload(context.Context, string, string, string, []client.CompletePart) (*cairn.Manifest, error) {
+func (f failObjects) CompleteUploadIf(context.Context, string, string, string, []client.CompletePart, client.Condition) (*cairn.Manifest, error) {
 	return nil, f.err
 }
 

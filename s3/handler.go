@@ -44,7 +44,9 @@ type Objects interface {
 	// ErrInvalidPartOrder, ErrEntityTooSmall, and Put's).
 	CreateUpload(ctx context.Context, bucket, key string, opts client.PutOptions) (cairn.Upload, error)
 	UploadPart(ctx context.Context, bucket, key, id string, n int, r io.Reader, opts client.PutOptions) (cairn.Part, error)
-	CompleteUpload(ctx context.Context, bucket, key, id string, parts []client.CompletePart) (*cairn.Manifest, error)
+	// CompleteUploadIf commits only if the object it replaces meets the
+	// condition (client.ErrPreconditionFailed, ErrConditionalConflict).
+	CompleteUploadIf(ctx context.Context, bucket, key, id string, parts []client.CompletePart, cond client.Condition) (*cairn.Manifest, error)
 	// Upload returns an upload in progress (client.ErrNoSuchUpload).
 	Upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error)
 	AbortUpload(ctx context.Context, bucket, key, id string) error
@@ -333,8 +335,8 @@ func (h *Handler) route(q *request) error {
 	if query.Has("uploadId") || query.Has("uploads") {
 		return h.multipart(q)
 	}
-	if query.Has("partNumber") { // GET/HEAD of one part of an object
-		return fmt.Errorf("%w: ?partNumber", ErrNotImplemented)
+	if query.Has("partNumber") && r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return fmt.Errorf("%w: ?partNumber on %s", ErrNotImplemented, r.Method)
 	}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead || r.Method == http.MethodDelete {
 		if err := checkVersionID(query); err != nil {

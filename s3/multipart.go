@@ -57,7 +57,7 @@ type initiateResult struct {
 }
 
 func (h *Handler) createUpload(q *request) error {
-	if err := checkPutHeaders(q.r.Header); err != nil {
+	if err := checkPutHeaders(q.r.Header, false); err != nil {
 		return err
 	}
 	policy, err := h.objectPolicy(q)
@@ -160,12 +160,16 @@ func (h *Handler) completeUpload(q *request, id string) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.complete(q, id, req, ck)
+	cond, err := writeCondition(q.r.Header)
+	if err != nil {
+		return err
+	}
+	m, err := h.complete(q, id, req, ck, cond)
 	if errors.Is(err, client.ErrNoSuchUpload) {
 		m, err = h.completedBy(q, id, ck, err)
 	}
 	if err != nil {
-		return h.uploadErr(q, err)
+		return h.uploadErr(q, conditionErr(err))
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
 	return h.writeXML(q, http.StatusOK, completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
@@ -173,8 +177,9 @@ func (h *Handler) completeUpload(q *request, id string) error {
 }
 
 // complete completes upload id with the parts of req, checking the SSE-C
-// key ck (if sent) against the upload's.
-func (h *Handler) complete(q *request, id string, req completeRequest, ck *customerKey) (*cairn.Manifest, error) {
+// key ck (if sent) against the upload's, if the object it replaces meets
+// cond.
+func (h *Handler) complete(q *request, id string, req completeRequest, ck *customerKey, cond client.Condition) (*cairn.Manifest, error) {
 	if ck != nil {
 		u, err := h.cfg.Objects.Upload(q.r.Context(), q.bucket, q.key, id)
 		if err != nil {
@@ -188,7 +193,7 @@ func (h *Handler) complete(q *request, id string, req completeRequest, ck *custo
 	for i, p := range req.Parts {
 		parts[i] = client.CompletePart{Number: p.Number, ETag: strings.TrimSpace(p.ETag)}
 	}
-	return h.cfg.Objects.CompleteUpload(q.r.Context(), q.bucket, q.key, id, parts)
+	return h.cfg.Objects.CompleteUploadIf(q.r.Context(), q.bucket, q.key, id, parts, cond)
 }
 
 // completedBy answers a CompleteMultipartUpload of an upload that is no

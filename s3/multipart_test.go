@@ -214,20 +214,9 @@ func TestMultipartCompleteTwice(t *testing.T) {
 	e.mkBucket(t, "bkt")
 	c := e.root()
 	b, k := aws.String("bkt"), aws.String("k")
-	upload := func() (*string, []types.CompletedPart) {
-		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
-		if err != nil {
-			t.Fatal(err)
-		}
-		up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("only part")})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cr.UploadId, []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: up.ETag}}
-	}
+	upload := func() (*string, []types.CompletedPart) { return onePartUpload(t, c, b, k, "only part") }
 	complete := func(id *string, parts []types.CompletedPart) (*s3.CompleteMultipartUploadOutput, error) {
-		return c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: id,
-			MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+		return completeUpload(c, b, k, id, parts, s3.CompleteMultipartUploadInput{})
 	}
 	id, parts := upload()
 	first, err := complete(id, parts)
@@ -272,4 +261,27 @@ func TestMultipartCompleteTwice(t *testing.T) {
 	}
 	_, err = complete(id, parts)
 	wantCode(t, err, "NoSuchUpload")
+}
+
+// onePartUpload starts an upload of b/k with one part, body, and returns
+// its ID and the part list that completes it.
+func onePartUpload(t *testing.T, c *s3.Client, b, k *string, body string) (*string, []types.CompletedPart) {
+	t.Helper()
+	ctx := context.Background()
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader(body)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cr.UploadId, []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: up.ETag}}
+}
+
+// completeUpload completes upload id of b/k with parts; in carries the
+// other fields (conditions).
+func completeUpload(c *s3.Client, b, k, id *string, parts []types.CompletedPart, in s3.CompleteMultipartUploadInput) (*s3.CompleteMultipartUploadOutput, error) {
+	in.Bucket, in.Key, in.UploadId, in.MultipartUpload = b, k, id, &types.CompletedMultipartUpload{Parts: parts}
+	return c.CompleteMultipartUpload(context.Background(), &in)
 }

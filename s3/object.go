@@ -80,17 +80,28 @@ func requestMeta(hd http.Header) (map[string]string, error) {
 }
 
 // unsupportedPutHeaders ask for behaviour the gateway does not have yet;
-// silently ignoring them would break the client's expectations (an
-// overwrite despite If-None-Match: *, lost tags), so
-// they get NotImplemented. Headers that only relax access (x-amz-acl)
-// are ignored.
+// silently ignoring them would break the client's expectations (lost
+// tags, an unlocked object), so they get NotImplemented. Headers that only
+// relax access (x-amz-acl) are ignored.
 var unsupportedPutHeaders = []string{
-	"If-Match", "If-None-Match", "X-Amz-Tagging",
+	"X-Amz-Tagging",
 	"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
 }
 
-func checkPutHeaders(hd http.Header) error {
-	for _, name := range unsupportedPutHeaders {
+// conditionHeaders are the conditional-write headers: honoured on
+// PutObject and CompleteMultipartUpload (writeCondition), refused where
+// the gateway does not check them (CopyObject's destination,
+// CreateMultipartUpload) rather than ignored.
+var conditionHeaders = []string{"If-Match", "If-None-Match"}
+
+// checkPutHeaders refuses the headers a write cannot honour; conditional
+// says whether this write honours conditionHeaders.
+func checkPutHeaders(hd http.Header, conditional bool) error {
+	names := unsupportedPutHeaders
+	if !conditional {
+		names = append(slices.Clip(names), conditionHeaders...)
+	}
+	for _, name := range names {
 		if hd.Get(name) != "" {
 			return fmt.Errorf("%w: header %s", ErrNotImplemented, name)
 		}
@@ -99,6 +110,40 @@ func checkPutHeaders(hd http.Header) error {
 		return fmt.Errorf("%w: x-amz-tagging-directive", ErrNotImplemented)
 	}
 	return nil
+}
+
+// writeCondition is the condition of a conditional write (AWS S3's
+// conditional writes, docs/design/s3.md): If-None-Match: * (the key must
+// not exist) and If-Match: ETAG (the current object must have that ETag).
+// S3 takes only "*" in If-None-Match on a write; another value is
+// NotImplemented rather than ignored. The data path checks the condition
+// in the compare-and-swap that commits.
+func writeCondition(hd http.Header) (client.Condition, error) {
+	var c client.Condition
+	if v := strings.TrimSpace(hd.Get("If-None-Match")); v != "" {
+		if v != "*" {
+			return c, fmt.Errorf("%w: If-None-Match on a write takes only *, not %q", ErrNotImplemented, v)
+		}
+		c.IfNoneMatch = true
+	}
+	c.IfMatch = strings.TrimSpace(hd.Get("If-Match"))
+	return c, nil
+}
+
+// conditionErr maps a conditional write's failure to its S3 error: 412
+// PreconditionFailed, 409 ConditionalRequestConflict (the key kept
+// changing under the write's compare-and-swap; S3 tells the client to
+// retry). Other errors pass through: If-Match on a missing key is the data
+// path's cairn.ErrNotFound, which objectErr makes 404 NoSuchKey, as S3
+// answers.
+func conditionErr(err error) error {
+	switch {
+	case errors.Is(err, client.ErrPreconditionFailed):
+		return withCause(ErrPreconditionFailed, err)
+	case errors.Is(err, client.ErrConditionalConflict):
+		return withCause(ErrConditionalRequestConflict, err)
+	}
+	return err
 }
 
 // limitReader fails a body of unknown length that grows past n bytes.
@@ -162,7 +207,11 @@ func (h *Handler) putObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	if err := checkPutHeaders(q.r.Header); err != nil {
+	if err := checkPutHeaders(q.r.Header, true); err != nil {
+		return err
+	}
+	cond, err := writeCondition(q.r.Header)
+	if err != nil {
 		return err
 	}
 	policy, err := h.objectPolicy(q)
@@ -183,10 +232,10 @@ func (h *Handler) putObject(q *request) error {
 	}
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, body, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Size: size,
-		Now: h.cfg.Now, SSE: sse,
+		Now: h.cfg.Now, SSE: sse, If: cond,
 	})
 	if err != nil {
-		return h.writeErr(ctx, q.bucket, err)
+		return h.writeErr(ctx, q.bucket, conditionErr(err))
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
 	q.w.Header().Set("ETag", etag(m))
@@ -349,12 +398,63 @@ func parseRange(v string, size int64) (off, n int64, ok bool, err error) {
 	return start, end - start + 1, true, nil
 }
 
+// partNumber is the ?partNumber= of a GET or HEAD (0 if absent):
+// InvalidArgument unless it is an integer from 1 to cairn.MaxParts, and
+// InvalidRequest alongside a Range header (S3 takes one or the other).
+func partNumber(q *request) (int, error) {
+	query := q.r.URL.Query()
+	if !query.Has("partNumber") {
+		return 0, nil
+	}
+	v := query.Get("partNumber")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > cairn.MaxParts {
+		return 0, fmt.Errorf("%w: partNumber %q: part number must be an integer between 1 and %d, inclusive", ErrInvalidArgument, v, cairn.MaxParts)
+	}
+	if q.r.Header.Get("Range") != "" {
+		return 0, fmt.Errorf("%w: cannot specify both Range header and partNumber query parameter", ErrInvalidRequest)
+	}
+	return n, nil
+}
+
+// partRange is where part n lies in m's content, and how many parts m
+// has (0 for an object not uploaded in parts, whose only part is number 1,
+// all of it). n is the part's own number, as uploaded: an upload completed
+// with parts 1 and 3 has a part 3 and no part 2 (ErrInvalidPartNumber, as
+// for a number above every part's). The parts' content sizes come from the
+// manifest: nothing is read to find the range.
+func partRange(m *cairn.Manifest, n int) (off, size int64, count int, err error) {
+	if len(m.Parts) == 0 {
+		if n != 1 {
+			return 0, 0, 0, fmt.Errorf("%w: part %d of an object uploaded in one piece", ErrInvalidPartNumber, n)
+		}
+		return 0, m.ContentSize(), 0, nil
+	}
+	for _, p := range m.Parts {
+		ps := p.Size
+		if m.Encryption != nil {
+			if ps, err = cairn.DecryptedSize(p.Size); err != nil {
+				return 0, 0, 0, fmt.Errorf("%w: stored part %d: %v", cairn.ErrCorrupt, p.Number, err)
+			}
+		}
+		if p.Number == n {
+			return off, ps, len(m.Parts), nil
+		}
+		off += ps
+	}
+	return 0, 0, 0, fmt.Errorf("%w: the object has no part %d", ErrInvalidPartNumber, n)
+}
+
 func (h *Handler) getObject(q *request, head bool) error {
 	ctx := q.r.Context()
 	if err := h.checkBucket(q, q.bucket); err != nil {
 		return err
 	}
 	ck, err := h.sseCustomerKey(q, false)
+	if err != nil {
+		return err
+	}
+	pn, err := partNumber(q)
 	if err != nil {
 		return err
 	}
@@ -381,6 +481,18 @@ func (h *Handler) getObject(q *request, head bool) error {
 		}
 		if !partial {
 			off, n = 0, size
+		}
+		if pn > 0 {
+			// A part is a range (206 and Content-Range, as S3), but of an
+			// empty object there is no byte to name: all of it, 200.
+			var parts int
+			if off, n, parts, err = partRange(m, pn); err != nil {
+				return err
+			}
+			partial = size > 0
+			if parts > 0 {
+				q.w.Header().Set("X-Amz-Mp-Parts-Count", strconv.Itoa(parts))
+			}
 		}
 		var body io.Reader
 		if !head {
@@ -588,7 +700,7 @@ func (h *Handler) copyObject(q *request) error {
 	if err := h.checkBucket(q, sb); err != nil {
 		return err
 	}
-	if err := checkPutHeaders(q.r.Header); err != nil {
+	if err := checkPutHeaders(q.r.Header, false); err != nil {
 		return err
 	}
 	directive := q.r.Header.Get("X-Amz-Metadata-Directive")

@@ -35,7 +35,7 @@ func (nopObjects) CreateUpload(context.Context, string, string, client.PutOption
 func (nopObjects) UploadPart(context.Context, string, string, string, int, io.Reader, client.PutOptions) (cairn.Part, error) {
 	return cairn.Part{}, client.ErrNoSuchUpload
 }
-func (nopObjects) CompleteUpload(context.Context, string, string, string, []client.CompletePart) (*cairn.Manifest, error) {
+func (nopObjects) CompleteUploadIf(context.Context, string, string, string, []client.CompletePart, client.Condition) (*cairn.Manifest, error) {
 	return nil, client.ErrNoSuchUpload
 }
 func (nopObjects) Upload(context.Context, string, string, string) (cairn.Upload, error) {
