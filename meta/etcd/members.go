@@ -340,25 +340,50 @@ func (s *Store) AddMember(ctx context.Context, name, peerURL string, timeout tim
 			return AddedMember{}, fmt.Errorf("add metadata member: %w: member %s was added but has not started; start it (or remove it) first", cairn.ErrInvalid, hexID(m.ID))
 		}
 	}
-	var resp *clientv3.MemberAddResponse
-	err = changeMembers(ctx, timeout, func(ctx context.Context) (err error) {
-		resp, err = s.cli.MemberAdd(ctx, []string{peerURL})
+	var (
+		added   uint64
+		members []MemberInfo
+		tries   int
+	)
+	err = changeMembers(ctx, timeout, func(ctx context.Context) error {
+		tries++
+		resp, err := s.cli.MemberAdd(ctx, []string{peerURL})
+		if err == nil {
+			added = resp.Member.ID
+			members = members[:0]
+			for _, m := range resp.Members {
+				members = append(members, MemberInfo{ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs})
+			}
+			return nil
+		}
+		if tries > 1 && errors.Is(err, rpctypes.ErrPeerURLExist) {
+			// An earlier attempt was applied, its answer lost (it timed
+			// out): the member with the URL, not started, is ours.
+			if list, lerr := s.memberList(ctx, timeout); lerr == nil {
+				for _, m := range list {
+					if m.Name == "" && slices.Contains(m.PeerURLs, peerURL) {
+						added, members = m.ID, list
+						return nil
+					}
+				}
+			}
+		}
 		return err
 	})
 	if err != nil {
 		return AddedMember{}, fmt.Errorf("add metadata member %s: %w", name, err)
 	}
 	var initial []string
-	for _, m := range resp.Members {
+	for _, m := range members {
 		n := m.Name
-		if m.ID == resp.Member.ID {
+		if m.ID == added {
 			n = name
 		}
 		for _, u := range m.PeerURLs {
 			initial = append(initial, n+"="+u)
 		}
 	}
-	return AddedMember{ID: hexID(resp.Member.ID), Name: name, PeerURL: peerURL, InitialCluster: strings.Join(initial, ",")}, nil
+	return AddedMember{ID: hexID(added), Name: name, PeerURL: peerURL, InitialCluster: strings.Join(initial, ",")}, nil
 }
 
 // RemoveMember removes the member whose name or hex ID is which (etcd's
@@ -381,8 +406,13 @@ func (s *Store) RemoveMember(ctx context.Context, which string, timeout time.Dur
 		if len(list) == 1 {
 			return MemberInfo{}, nil, fmt.Errorf("remove metadata member %s: %w: it is the last member", which, cairn.ErrInvalid)
 		}
+		tries := 0
 		err := changeMembers(ctx, timeout, func(ctx context.Context) error {
+			tries++
 			_, err := s.cli.MemberRemove(ctx, m.ID)
+			if tries > 1 && errors.Is(err, rpctypes.ErrMemberNotFound) {
+				return nil // an earlier attempt was applied, its answer lost (it timed out)
+			}
 			return err
 		})
 		if err != nil {
