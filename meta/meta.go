@@ -76,7 +76,13 @@ type Store interface {
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
 	// DeleteBucket deletes an empty bucket: ErrNotFound, or
 	// ErrBucketNotEmpty if it has objects (checked atomically with the
-	// delete).
+	// delete). Its uploads in progress are deleted with it, as S3 does:
+	// each as DeleteUpload deletes one (parts' files queued for cleanup,
+	// cairn.CleanupAbort), and no upload outlives the bucket, so the
+	// bucket name's next owner finds none of them. An upload created while
+	// the delete runs is deleted too or makes the delete fail; uploads
+	// deleted by a delete that then fails (an object committed meanwhile:
+	// ErrBucketNotEmpty) stay deleted.
 	DeleteBucket(ctx context.Context, name string) error
 
 	// CommitManifest makes m the object's current manifest if the object's

@@ -38,7 +38,10 @@
 //   - DeleteBucket: if the bucket key exists and no key exists under the
 //     bucket's object prefix (a range compare), delete the bucket key. With
 //     CommitManifest's compare on the bucket key this makes "no manifest outlives its
-//     bucket" hold under any interleaving.
+//     bucket" hold under any interleaving. Its uploads in progress are deleted
+//     first (DeleteUpload each) and the Txn also requires none under the
+//     bucket's upload prefix: with CreateUpload's compare on the bucket key, no
+//     upload outlives its bucket either.
 //   - CreateBucket, CreatePGTable: put if absent.
 //   - PutDisk, SetDiskState, ChangeDisk: read, modify, put if the mod revision is
 //     unchanged; retried.

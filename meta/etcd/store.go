@@ -586,6 +586,13 @@ func (s *Store) Buckets(ctx context.Context) ([]cairn.Bucket, error) {
 // gone and the commit fails with ErrNotFound); no manifest can outlive its
 // bucket.
 //
+// Uploads in progress are deleted first, each by DeleteUpload (its parts'
+// files queued for cleanup, the usage counters moved), and the Txn also
+// requires uploads/<b>/ to be empty; CreateUpload's Txn requires the
+// bucket key, so by the same argument no upload outlives its bucket: one
+// created in between fails the Txn, and the loop deletes it and tries
+// again. (Parts need no compare: PutPart's Txn requires the upload key.)
+//
 // etcd evaluates a range compare by reading the whole range while applying
 // the Txn, so a plain read first rejects non-empty buckets; the Txn then
 // only ever scans the few objects committed in between.
@@ -597,10 +604,11 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if strings.Contains(name, "/") {
 		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	bk, objs := s.k.bucket(name), s.k.objects(name)
+	bk, objs, ups := s.k.bucket(name), s.k.objects(name), s.k.uploads(name)
 	probe := []clientv3.Op{
 		clientv3.OpGet(bk, clientv3.WithCountOnly()),
 		clientv3.OpGet(objs, clientv3.WithPrefix(), clientv3.WithLimit(1), clientv3.WithKeysOnly()),
+		clientv3.OpGet(ups, clientv3.WithPrefix(), clientv3.WithLimit(1), clientv3.WithKeysOnly()),
 	}
 	resp, err := s.cli.Txn(ctx).Then(probe...).Commit()
 	for {
@@ -610,6 +618,11 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 		if err := bucketEmpty(op, resp); err != nil {
 			return err
 		}
+		if resp.Responses[2].GetResponseRange().Count > 0 {
+			if err := s.abortUploads(ctx, op, name); err != nil {
+				return err
+			}
+		}
 		if s.testAfterProbe != nil {
 			s.testAfterProbe()
 		}
@@ -617,6 +630,7 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 			If(
 				clientv3.Compare(clientv3.CreateRevision(bk), ">", 0),
 				clientv3.Compare(clientv3.CreateRevision(objs), "=", 0).WithPrefix(),
+				clientv3.Compare(clientv3.CreateRevision(ups), "=", 0).WithPrefix(),
 			).
 			Then(clientv3.OpDelete(bk)).
 			Else(probe...).
@@ -629,7 +643,22 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	}
 }
 
-// bucketEmpty interprets the two reads of DeleteBucket's probe.
+// abortUploads deletes the uploads in progress of bucket, as DeleteUpload
+// does; an upload deleted meanwhile (aborted or completed) is no error.
+func (s *Store) abortUploads(ctx context.Context, op, bucket string) error {
+	us, err := s.Uploads(ctx, bucket)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	for _, u := range us {
+		if _, err := s.DeleteUpload(ctx, bucket, u.ID); err != nil && !errors.Is(err, cairn.ErrNotFound) {
+			return fmt.Errorf("%s: %w", op, err)
+		}
+	}
+	return nil
+}
+
+// bucketEmpty interprets the first two reads of DeleteBucket's probe.
 func bucketEmpty(op string, resp *clientv3.TxnResponse) error {
 	if resp.Responses[0].GetResponseRange().Count == 0 {
 		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)

@@ -352,6 +352,19 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if b.objects.Len() > 0 {
 		return fmt.Errorf("delete bucket %s: %w (%d objects)", name, cairn.ErrBucketNotEmpty, b.objects.Len())
 	}
+	// Its uploads in progress go with it (as DeleteUpload drops them), so
+	// that nothing of this owner's is left to the bucket name's next one.
+	for k, up := range s.uploads {
+		if up.u.Bucket != name {
+			continue
+		}
+		delete(s.uploads, k)
+		parts := sortedParts(up)
+		d := meta.NewDelta()
+		d.Parts(parts, -1)
+		d.AddTo(&s.usage)
+		s.discardLocked(cairn.CleanupAbort, up.u.Bucket, up.u.Key, cairn.PartFiles(parts))
+	}
 	delete(s.buckets, name)
 	return nil
 }

@@ -183,3 +183,73 @@ func testCleanupWrites(t *testing.T, s meta.Store) {
 	}
 	wantQueued(t, s, "abort", map[string][]cairn.ShardFile{cairn.CleanupAbort: p2.Files()})
 }
+
+// testDeleteBucketUploads: DeleteBucket deletes the bucket's uploads in
+// progress with it (as S3 does), queues their parts' files for cleanup and
+// drops them from the usage counters, so that the bucket name's next owner
+// finds nothing of them; another bucket's upload stays.
+func testDeleteBucketUploads(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "gone")
+	mkBucket(t, s, "kept")
+	before, err := s.Usage(ctx)
+	noErr(t, "Usage", err)
+	created := time.Unix(1, 0).UTC()
+	p1 := part(1, "p1", "n1/d1", "n2/d1", "n3/d1")
+	p2 := part(2, "p2", "n1/d2", "n2/d2", "n3/d2")
+	for _, u := range []cairn.Upload{
+		{Bucket: "gone", Key: "a", ID: "u1", Policy: "rs-2-1", Created: created},
+		{Bucket: "gone", Key: "b", ID: "u2", Policy: "rs-2-1", Created: created},
+	} {
+		noErr(t, "CreateUpload "+u.ID, s.CreateUpload(ctx, u))
+	}
+	noErr(t, "CreateUpload kept", s.CreateUpload(ctx, cairn.Upload{Bucket: "kept", Key: "a", ID: "u1", Policy: "rs-2-1", Created: created}))
+	for _, put := range []struct {
+		id string
+		p  cairn.Part
+	}{{"u1", p1}, {"u2", p2}} {
+		_, err := s.PutPart(ctx, "gone", put.id, put.p)
+		noErr(t, "PutPart", err)
+	}
+	wantQueued(t, s, "parts put", nil)
+
+	noErr(t, "DeleteBucket with uploads in progress", s.DeleteBucket(ctx, "gone"))
+	wantQueued(t, s, "delete bucket", map[string][]cairn.ShardFile{cairn.CleanupAbort: append(p1.Files(), p2.Files()...)})
+	after, err := s.Usage(ctx)
+	noErr(t, "Usage", err)
+	if !reflect.DeepEqual(nonZeroDisks(after.Disks), nonZeroDisks(before.Disks)) {
+		t.Fatalf("disk usage after the delete %v, want the one before the uploads %v", after.Disks, before.Disks)
+	}
+
+	// The next owner of the name finds none of it.
+	mkBucket(t, s, "gone")
+	us, err := s.Uploads(ctx, "gone")
+	noErr(t, "Uploads", err)
+	if len(us) != 0 {
+		t.Fatalf("re-created bucket has uploads %+v", us)
+	}
+	for _, id := range []string{"u1", "u2"} {
+		_, err := s.Upload(ctx, "gone", id)
+		wantErr(t, "Upload "+id, err, cairn.ErrNotFound)
+		_, _, err = s.Parts(ctx, "gone", id)
+		wantErr(t, "Parts "+id, err, cairn.ErrNotFound)
+		_, err = s.PutPart(ctx, "gone", id, p1)
+		wantErr(t, "PutPart "+id, err, cairn.ErrNotFound)
+	}
+	us, err = s.Uploads(ctx, "kept")
+	noErr(t, "Uploads kept", err)
+	if len(us) != 1 {
+		t.Fatalf("other bucket's uploads %+v, want its one", us)
+	}
+}
+
+// nonZeroDisks drops zero counters (they may be absent or present).
+func nonZeroDisks(m map[cairn.DiskID]cairn.DiskTally) map[cairn.DiskID]cairn.DiskTally {
+	out := map[cairn.DiskID]cairn.DiskTally{}
+	for d, c := range m {
+		if c != (cairn.DiskTally{}) {
+			out[d] = c
+		}
+	}
+	return out
+}

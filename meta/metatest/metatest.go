@@ -36,6 +36,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"CommitRace", testCommitRace},
 		{"DeleteManifestRace", testDeleteManifestRace},
 		{"DeleteBucketRace", testDeleteBucketRace},
+		{"DeleteBucketUploads", testDeleteBucketUploads},
 		{"List", testList},
 		{"ListBuckets", testListBuckets},
 		{"ListPages", testListPages},
