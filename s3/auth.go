@@ -239,6 +239,9 @@ func (h *Handler) authenticate(r *http.Request) (*authResult, error) {
 	if !signatureMatches(r, sh, amzDate, payload, key, false) {
 		return nil, ErrSignatureDoesNotMatch
 	}
+	if err := checkAmzSigned(r, sh.SignedHeaders); err != nil {
+		return nil, err
+	}
 	return &authResult{id: id, payload: payload, signingKey: key, amzDate: amzDate, scope: sh.scope(), seedSig: sh.Signature, signed: sh.SignedHeaders}, nil
 }
 
@@ -289,7 +292,39 @@ func (h *Handler) authPresigned(r *http.Request, q url.Values) (*authResult, err
 	if !signatureMatches(r, sh, amzDate, payload, key, true) {
 		return nil, ErrSignatureDoesNotMatch
 	}
+	if err := checkAmzSigned(r, sh.SignedHeaders); err != nil {
+		return nil, err
+	}
 	return &authResult{id: id, payload: payload, signingKey: key, amzDate: amzDate, scope: sh.scope(), seedSig: sh.Signature, signed: sh.SignedHeaders}, nil
+}
+
+// ErrHeadersNotSigned: a Signature V4 request carries an x-amz-* header
+// its signature does not cover, which anyone on the way could have added
+// to a captured request (a copy source, a server-side encryption choice,
+// metadata). S3 refuses these with this code and message.
+var ErrHeadersNotSigned = &Error{"AccessDenied", http.StatusForbidden, "There were headers present in the request which were not signed"}
+
+// checkAmzSigned refuses (ErrHeadersNotSigned) a Signature V4 request, by
+// header or presigned, carrying an x-amz-* header not in signed (lower
+// case). x-amz-content-sha256 is exempt, as S3 exempts it: it names how
+// the body is checked, and a value other than the signed one fails that
+// check (the presigned payload mode is a query parameter, and a header
+// hash is always in the canonical request as the payload line). Other
+// prefixes (x-amzn-trace-id, which SDKs deliberately leave unsigned, or
+// x-cairn-*, checked where used) are not x-amz-*.
+func checkAmzSigned(r *http.Request, signed []string) error {
+	var unsigned []string
+	for name := range r.Header {
+		l := strings.ToLower(name)
+		if strings.HasPrefix(l, "x-amz-") && l != "x-amz-content-sha256" && !slices.Contains(signed, l) {
+			unsigned = append(unsigned, l)
+		}
+	}
+	if len(unsigned) == 0 {
+		return nil
+	}
+	slices.Sort(unsigned)
+	return fmt.Errorf("%w: %s", ErrHeadersNotSigned, strings.Join(unsigned, ", "))
 }
 
 // requestTime is X-Amz-Date, or else the Date header.
