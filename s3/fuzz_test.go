@@ -210,3 +210,20 @@ func FuzzSignedRequestTampered(f *testing.F) {
 func plain(s string) bool {
 	return strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789/=&-") == "" && !strings.Contains(s, "//") && !strings.Contains(s, "&&") && !strings.HasPrefix(s, "=") && !strings.Contains(s, "&=")
 }
+
+// The XML bodies of CompleteMultipartUpload and PutBucketEncryption never
+// panic the decoder, and any failure is MalformedXML.
+func FuzzParseXMLBodies(f *testing.F) {
+	f.Add([]byte(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>"e"</ETag></Part></CompleteMultipartUpload>`), false)
+	f.Add([]byte(`<CompleteMultipartUpload><Part><PartNumber>99999999999999999999</PartNumber></Part>`), false)
+	f.Add([]byte(`<ServerSideEncryptionConfiguration><Rule><ApplyServerSideEncryptionByDefault><SSEAlgorithm>AES256</SSEAlgorithm></ApplyServerSideEncryptionByDefault></Rule></ServerSideEncryptionConfiguration>`), true)
+	f.Fuzz(func(t *testing.T, b []byte, sse bool) {
+		var v any = &completeRequest{}
+		if sse {
+			v = &sseConfig{}
+		}
+		if err := parseXML(b, v); err != nil && apiError(err) != ErrMalformedXML {
+			t.Fatalf("error %v is not MalformedXML", err)
+		}
+	})
+}
