@@ -37,6 +37,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"DeleteManifestRace", testDeleteManifestRace},
 		{"DeleteBucketRace", testDeleteBucketRace},
 		{"DeleteBucketUploads", testDeleteBucketUploads},
+		{"DeleteBucketUploadRace", testDeleteBucketUploadRace},
 		{"List", testList},
 		{"ListBuckets", testListBuckets},
 		{"ListPages", testListPages},
@@ -672,6 +673,44 @@ func testDeleteBucketRace(t *testing.T, s meta.Store) {
 		}
 	}
 	t.Logf("DeleteBucket won %d times, CommitManifest %d times", deleted, committed)
+}
+
+// testDeleteBucketUploadRace races DeleteBucket against CreateUpload into
+// the bucket (which already has an upload, so the delete has uploads to
+// abort): the delete always wins over uploads (S3 deletes a bucket with
+// uploads in progress), the upload either lands before and is deleted or
+// fails with ErrNotFound, and no upload ever outlives its bucket.
+func testDeleteBucketUploadRace(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	created := time.Unix(1, 0).UTC()
+	for i := range 25 {
+		name := fmt.Sprintf("urace-%d", i)
+		mkBucket(t, s, name)
+		noErr(t, "CreateUpload u0", s.CreateUpload(ctx, cairn.Upload{Bucket: name, Key: "k", ID: "u0", Policy: "rs-2-1", Created: created}))
+		var delErr, upErr error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		lag := time.Duration(i%5) * 300 * time.Microsecond
+		wg.Go(func() { <-start; delErr = s.DeleteBucket(ctx, name) })
+		wg.Go(func() {
+			<-start
+			// real time: a stagger of microseconds between two real racers.
+			time.Sleep(lag)
+			upErr = s.CreateUpload(ctx, cairn.Upload{Bucket: name, Key: "k", ID: "u1", Policy: "rs-2-1", Created: created})
+		})
+		close(start)
+		wg.Wait()
+		noErr(t, fmt.Sprintf("trial %d: DeleteBucket", i), delErr)
+		if upErr != nil {
+			wantErr(t, "CreateUpload that lost to DeleteBucket", upErr, cairn.ErrNotFound)
+		}
+		mkBucket(t, s, name) // an orphaned upload would show up now
+		us, err := s.Uploads(ctx, name)
+		noErr(t, "Uploads", err)
+		if len(us) != 0 {
+			t.Fatalf("trial %d: the deleted bucket kept uploads %+v (CreateUpload: %v)", i, us, upErr)
+		}
+	}
 }
 
 // ---- listing ----
