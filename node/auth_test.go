@@ -43,13 +43,7 @@ func replay(t *testing.T, rec *http.Request) (*http.Response, string) {
 		t.Fatal(err)
 	}
 	req.Header = rec.Header.Clone()
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	return resp, string(b)
+	return do(t, req)
 }
 
 // A DELETE recorded off the wire and replayed after it succeeded (and the
@@ -107,16 +101,11 @@ func TestRequestOutsideWindowRefused(t *testing.T) {
 	} {
 		req, _ := http.NewRequest(http.MethodGet, n.srv.URL+wire.DiskPath(d.id), nil)
 		sign(req, &key, time.Now().Add(c.off), newNonce(), emptySHA256)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := do(t, req)
 		if resp.StatusCode != c.want {
 			t.Errorf("signed %v off: %d %s, want %d", c.off, resp.StatusCode, b, c.want)
 		}
-		if c.want == http.StatusUnauthorized && !strings.Contains(string(b), "window") {
+		if c.want == http.StatusUnauthorized && !strings.Contains(b, "window") {
 			t.Errorf("signed %v off: %s, want the window named", c.off, b)
 		}
 	}
@@ -139,13 +128,8 @@ func TestTamperedBodyDigestRefused(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodPut, n.srv.URL+wire.ShardPath(d.id, name), strings.NewReader(body))
 		sign(req, &key, time.Now(), newNonce(), signedDigest)
 		req.Header.Set(wire.HeaderContentSHA256, sentDigest)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, string(b)
+		resp, b := do(t, req)
+		return resp.StatusCode, b
 	}
 	for _, c := range []struct {
 		what, body, signed, sent, want string
@@ -222,13 +206,8 @@ func TestSignatureRefusals(t *testing.T) {
 	} {
 		req, _ := http.NewRequest(http.MethodGet, n.srv.URL+wire.DiskPath(d.id)+"/shards", nil)
 		c.prep(req)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(b), c.want) ||
+		resp, b := do(t, req)
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(b, c.want) ||
 			!strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), wire.AuthScheme) {
 			t.Errorf("%s: %d %s, want 401 %q", c.what, resp.StatusCode, b, c.want)
 		}

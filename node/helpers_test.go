@@ -123,6 +123,13 @@ func (n *testNode) raw(t testing.TB, method, rawPath, secret string, body io.Rea
 		key := authKey(secret)
 		signPath(req, u.EscapedPath(), &key, time.Now(), newNonce(), bodyDigest(t, req))
 	}
+	return do(t, req)
+}
+
+// do sends req as is (no redirects, no retries of ours) and returns the
+// response with its body read.
+func do(t testing.TB, req *http.Request) (*http.Response, string) {
+	t.Helper()
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
