@@ -105,6 +105,11 @@ func (v *verifier) verify(r *http.Request) error {
 	if err != nil || len(got) != sha256.Size {
 		return fmt.Errorf("%w: malformed signature", cairn.ErrAuth)
 	}
+	for _, h := range []string{wire.HeaderDate, wire.HeaderNonce, wire.HeaderContentSHA256, wire.HeaderIdentity, wire.HeaderRepair} {
+		if len(r.Header.Values(h)) > 1 {
+			return fmt.Errorf("%w: malformed request: %s given more than once", cairn.ErrAuth, h)
+		}
+	}
 	date, nonce, digest := r.Header.Get(wire.HeaderDate), r.Header.Get(wire.HeaderNonce), r.Header.Get(wire.HeaderContentSHA256)
 	secs, err := strconv.ParseInt(date, 10, 64)
 	if err != nil {

@@ -200,6 +200,11 @@ func TestSignatureRefusals(t *testing.T) {
 			signTest(t, r, testSecret)
 			r.Header.Set(wire.HeaderDate, "yesterday")
 		}, "malformed"},
+		{"identity given twice", func(r *http.Request) {
+			r.Header.Set(wire.HeaderIdentity, "aWQ=")
+			signTest(t, r, testSecret)
+			r.Header.Add(wire.HeaderIdentity, "b3RoZXI=")
+		}, "more than once"},
 		{"repair spec added", func(r *http.Request) {
 			signTest(t, r, testSecret)
 			r.Header.Set(wire.HeaderRepair, "{}")
