@@ -52,7 +52,7 @@ func authKey(secret string) [32]byte {
 // values cannot hold a newline, and the path and query are escaped, so
 // the fields cannot run into each other.
 func stringToSign(method, escPath, rawQuery, date, nonce, digest string, h http.Header) string {
-	q, _ := url.ParseQuery(rawQuery) // a query that does not parse is refused by the handler anyway
+	q, _ := url.ParseQuery(rawQuery) // a query that does not parse is refused (verifier.verify)
 	return strings.Join([]string{wire.AuthScheme, method, escPath, q.Encode(), date, nonce, digest,
 		h.Get(wire.HeaderIdentity), h.Get(wire.HeaderRepair)}, "\n")
 }
@@ -126,6 +126,10 @@ func (v *verifier) verify(r *http.Request) error {
 		if b, err := hex.DecodeString(digest); err != nil || len(b) != sha256.Size || digest != strings.ToLower(digest) {
 			return fmt.Errorf("%w: malformed %s %q", cairn.ErrAuth, wire.HeaderContentSHA256, digest)
 		}
+	}
+	if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		// Its canonical form would drop the bad part, which could then be added unsigned.
+		return fmt.Errorf("%w: malformed query: %v", cairn.ErrAuth, err)
 	}
 	want := signature(&v.key, stringToSign(r.Method, r.URL.EscapedPath(), r.URL.RawQuery, date, nonce, digest, r.Header))
 	if !hmac.Equal(got, want) {

@@ -184,6 +184,10 @@ func TestSignatureRefusals(t *testing.T) {
 			signTest(t, r, testSecret)
 			r.URL.RawQuery = "limit=1"
 		}, "wrong signature"},
+		{"unparsable query part added", func(r *http.Request) {
+			signTest(t, r, testSecret)
+			r.URL.RawQuery = "x=%zz"
+		}, "malformed query"},
 		{"method altered", func(r *http.Request) {
 			signTest(t, r, testSecret)
 			r.Method = http.MethodDelete
