@@ -32,7 +32,7 @@ import (
 // did not answer or move data within its Timeouts) — or ctx's error when
 // ctx ended.
 type Client struct {
-	secret  string
+	key     [32]byte // signs every request (authKey of the cluster secret)
 	resolve Resolver
 	hc      *http.Client
 	t       Timeouts
@@ -42,14 +42,15 @@ type Client struct {
 // URL with a scheme. It may read the cluster map under ctx.
 type Resolver func(ctx context.Context, disk cairn.DiskID) (addr string, err error)
 
-// NewClient returns a client that authenticates with secret and finds a
+// NewClient returns a client that signs its requests with a key derived
+// from the cluster secret (docs/design/node-protocol.md, "Authentication") and finds a
 // disk's node with resolve, with DefaultTimeouts. hc nil:
 // NewHTTPClient(DefaultTimeouts).
 func NewClient(secret string, resolve Resolver, hc *http.Client) *Client {
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
-	return &Client{secret: secret, resolve: resolve, hc: hc, t: DefaultTimeouts}
+	return &Client{key: authKey(secret), resolve: resolve, hc: hc, t: DefaultTimeouts}
 }
 
 // WithTimeouts returns a copy of c that bounds its calls by t (zero
@@ -145,7 +146,11 @@ func (c *Client) send(ctx context.Context, k call) (*http.Response, error) {
 	for h, v := range k.header {
 		req.Header[h] = v
 	}
-	req.Header.Set("Authorization", "Bearer "+c.secret)
+	digest := emptySHA256
+	if k.body != nil {
+		digest = wire.UnsignedPayload // streamed: covered by the protocol's CRCs, not the signature
+	}
+	sign(req, &c.key, time.Now(), newNonce(), digest)
 	if k.body != nil {
 		req.Header.Set("Content-Type", "application/octet-stream")
 		if k.length > 0 {

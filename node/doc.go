@@ -37,8 +37,15 @@
 //     as a restart would, and served in place of the old volume
 //     (Handler.SetVolume): a new volume ID, which the director treats as
 //     a replaced disk.
-//   - cluster secret: every request carries "Authorization: Bearer
-//     <secret>", compared in constant time; otherwise 401 → ErrAuth.
+//   - request signature: every request is signed with HMAC-SHA256 under a
+//     key derived from the cluster secret (authKey; the secret never
+//     crosses the network) over its method, path, query, signing time,
+//     nonce, body digest (or the unsigned-payload marker of a streamed
+//     body) and protocol headers. The node refuses (401 → ErrAuth) a bad
+//     signature, a time outside the skew window (HandlerConfig.Skew) and
+//     a nonce it has seen (replay cache, bounded by
+//     HandlerConfig.ReplayEntries; full → 503). docs/design/node-protocol.md,
+//     "Authentication".
 //
 // Repair (push and pull): a wire.RepairSpec rebuilds f = len(Store) lost shards
 // of a bytewise linear code from helper shards (Hops): rebuilt shard j =
@@ -101,7 +108,7 @@
 // further down a chain have finished removing their temporary files (they
 // do, as their requests are cancelled). Partial blocks carry no checksum
 // of their own; the rebuilt shards' CRCs, which the coordinator checks
-// against the manifest, cover them. Plain HTTP — the secret and data cross the network in clear
-// (TLS is for a later issue); the secret is one shared bearer token, not a
-// per-request signature, so anyone who sees traffic can replay it.
+// against the manifest, cover them. Without TLS, data crosses the network in clear;
+// signatures stop forged, altered and replayed requests, not eavesdropping.
+// Streamed bodies are not covered by the signature (their CRCs are).
 package node

@@ -353,7 +353,7 @@ func TestMaxShardSize(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	req, _ := http.NewRequest("PUT", srv.URL+wire.ShardPath(d.id, shardName(1, 0)), bytes.NewReader(make([]byte, 101)))
-	req.Header.Set("Authorization", "Bearer "+testSecret)
+	signTest(t, req, testSecret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,8 @@
 package node
 
 import (
+	"cmp"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -28,8 +27,16 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type HandlerConfig struct {
 	// Node is this node's ID (reported by /v1/health).
 	Node cairn.NodeID
-	// Secret is the cluster secret every request must carry. Required.
+	// Secret is the cluster secret; every request must be signed with the
+	// key derived from it (docs/design/node-protocol.md, "Authentication").
+	// Required.
 	Secret string
+	// Skew is how far a request's signing time may be from the node's
+	// clock, either way (0: DefaultSkew).
+	Skew time.Duration
+	// ReplayEntries bounds the nonces remembered within the skew window;
+	// when full, requests are refused with 503 (0: DefaultReplayEntries).
+	ReplayEntries int
 	// Volumes are the disks served. Their IDs must be distinct.
 	Volumes []*volume.Volume
 	// MaxShardSize refuses PUTs whose Content-Length is larger (413) before
@@ -62,7 +69,7 @@ type HandlerConfig struct {
 // http.Handler; safe for concurrent use.
 type Handler struct {
 	node    cairn.NodeID
-	secret  [32]byte // SHA-256 of "Bearer "+secret, compared in constant time
+	auth    verifier
 	order   []cairn.DiskID
 	maxSize int64
 	idle    time.Duration
@@ -117,11 +124,17 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	}
 	h := &Handler{
 		node:    cfg.Node,
-		secret:  sha256.Sum256([]byte("Bearer " + cfg.Secret)),
 		vols:    map[cairn.DiskID]*volume.Volume{},
 		maxSize: cfg.MaxShardSize,
 		idle:    cfg.IdleTimeout,
 		log:     cfg.Logger,
+	}
+	if cfg.Skew < 0 || cfg.ReplayEntries < 0 {
+		return nil, fmt.Errorf("node handler: %w: negative skew %v or replay entries %d", cairn.ErrInvalid, cfg.Skew, cfg.ReplayEntries)
+	}
+	h.auth = verifier{key: authKey(cfg.Secret), skew: cfg.Skew, replay: newReplayCache(cmp.Or(cfg.ReplayEntries, DefaultReplayEntries))}
+	if h.auth.skew == 0 {
+		h.auth.skew = DefaultSkew
 	}
 	if h.maxSize <= 0 {
 		h.maxSize = volume.DefaultMaxShardSize
@@ -168,16 +181,17 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	return h, nil
 }
 
-// ServeHTTP authenticates the request and dispatches it. The connection's
+// ServeHTTP authenticates the request (verifier) and dispatches it. The connection's
 // write deadline is cleared first: the handlers set their own (idleConn,
 // writeJSON), and one left by the connection's previous request must not
 // fail this one's writes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	got := sha256.Sum256([]byte(r.Header.Get("Authorization")))
-	if subtle.ConstantTimeCompare(got[:], h.secret[:]) != 1 {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="cairn-node"`)
-		h.writeError(w, r, fmt.Errorf("%w: missing or wrong cluster secret", cairn.ErrAuth))
+	if err := h.auth.verify(r); err != nil {
+		if errors.Is(err, cairn.ErrAuth) {
+			w.Header().Set("WWW-Authenticate", wire.AuthScheme+` realm="cairn-node"`)
+		}
+		h.writeError(w, r, err)
 		return
 	}
 	if r.URL.Path != wire.HealthPath {

@@ -3,14 +3,18 @@ package node
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path"
 	"strings"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/internal/vfs"
@@ -112,8 +116,20 @@ func (n *testNode) raw(t testing.TB, method, rawPath, secret string, body io.Rea
 	}
 	req.URL.Opaque = rawPath // sent verbatim
 	if secret != "" {
-		req.Header.Set("Authorization", "Bearer "+secret)
+		u, err := url.ParseRequestURI(rawPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := authKey(secret)
+		signPath(req, u.EscapedPath(), &key, time.Now(), newNonce(), bodyDigest(t, req))
 	}
+	return do(t, req)
+}
+
+// do sends req as is (no redirects, no retries of ours) and returns the
+// response with its body read.
+func do(t testing.TB, req *http.Request) (*http.Response, string) {
+	t.Helper()
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		t.Fatal(err)
@@ -162,4 +178,30 @@ func contains(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// signTest signs req as a Client with secret would, but with the body's
+// digest when it has a body that can be read again (GetBody).
+func signTest(t testing.TB, req *http.Request, secret string) {
+	t.Helper()
+	key := authKey(secret)
+	sign(req, &key, time.Now(), newNonce(), bodyDigest(t, req))
+}
+
+// bodyDigest is the SHA-256 of req's body, read through GetBody (empty
+// if none).
+func bodyDigest(t testing.TB, req *http.Request) string {
+	t.Helper()
+	if req.GetBody == nil {
+		return emptySHA256
+	}
+	rc, err := req.GetBody()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, rc); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -67,8 +67,8 @@ func TestPutIdentity(t *testing.T) {
 	}
 	// A header that is not base64, sent by hand.
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, n.srv.URL+wire.ShardPath(d.id, bad), strings.NewReader("x"))
-	req.Header.Set("Authorization", "Bearer "+testSecret)
 	req.Header.Set(wire.HeaderIdentity, "!!not base64!!")
+	signTest(t, req, testSecret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -555,10 +555,10 @@ func rawRepair(t *testing.T, n *repairNode, ep, header string, body io.Reader) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+testSecret)
 	if header != "" {
 		req.Header.Set(wire.HeaderRepair, header)
 	}
+	signTest(t, req, testSecret)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,8 @@ import (
 )
 
 // The node protocol, version 1 (docs/design/node-protocol.md is the
-// specification). Every request carries "Authorization: Bearer <cluster
-// secret>". Disk IDs and shard names are path segments escaped with
+// specification). Every request is signed (auth.go: AuthScheme and the
+// X-Cairn-Date, -Nonce and -Content-Sha256 headers). Disk IDs and shard names are path segments escaped with
 // url.PathEscape (disk IDs contain '/').
 //
 //	PUT    /v1/disks/{disk}/shards/{name}           body: the shard content (any length, chunked ok)
