@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,6 +61,13 @@ reloads it after 'cairn admin keys rotate'). SSE-C
 keys are accepted over HTTPS only (or from a TLS proxy that sets
 X-Forwarded-Proto: https), unless --allow-insecure-ssec.
 
+TLS: S3 is plain HTTP unless --tls-cert FILE --tls-key FILE (a
+certificate for the S3 host) or --tls: then it serves HTTPS only. --tls
+(for development) makes a self-signed CA and a certificate for the S3
+host under DIR/tls, reused on restart; clients trust DIR/tls/ca.pem:
+
+  AWS_CA_BUNDLE=DIR/tls/ca.pem aws --endpoint-url https://127.0.0.1:9000 s3 ls
+
 It writes DIR/client.conf (metadata endpoints and the cluster secret, mode
 0600) for the CLI:
 
@@ -98,6 +106,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	rep := repairFlags(fs)
 	scr := scrubFlags(fs)
 	serve := addServeFlags(fs)
+	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
 	fs.Usage = func() {
@@ -145,6 +154,14 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	secret, err := loadOrMakeSecret(filepath.Join(*data, "secret"))
 	if err != nil {
+		return err
+	}
+	s3Host, _, err := net.SplitHostPort(at["s3-addr"])
+	if err != nil {
+		return fmt.Errorf("%w: --s3-addr %q: %w", ErrUsage, at["s3-addr"], err)
+	}
+	tlsDir := filepath.Join(*data, "tls")
+	if lim.tls, err = tlsf.config(tlsDir, s3Host); err != nil {
 		return err
 	}
 	etcd, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
@@ -204,8 +221,15 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return taken(err, "s3-addr")
 	}
 	defer stopS3()
-	fmt.Fprintf(stdout, "  s3        http://%s\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
-		s3At, strings.Join(etcd.Endpoints(), ","), nodeAt, *nodeID, len(diskPaths), *data, conf)
+	fmt.Fprintf(stdout, "  s3        %s\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
+		s3URL(s3At, lim.tls), strings.Join(etcd.Endpoints(), ","), nodeAt, *nodeID, len(diskPaths), *data, conf)
+	switch {
+	case *tlsf.dev:
+		fmt.Fprintf(stdout, "  tls       development CA %s; trust it, e.g.\n    AWS_CA_BUNDLE=%s aws --endpoint-url %s s3 ls\n",
+			filepath.Join(tlsDir, devCAFile), filepath.Join(tlsDir, devCAFile), s3URL(s3At, lim.tls))
+	case lim.tls == nil:
+		fmt.Fprint(stdout, plainWarning(s3At))
+	}
 	if fresh {
 		fmt.Fprintf(stdout, "  S3 credentials (made now, kept in %s):\n    access key  %s\n    secret key  %s\n",
 			filepath.Join(*data, "s3-credentials"), c.AccessKey, c.SecretKey)
@@ -214,7 +238,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "  SSE-S3 master key (made now, kept in %s)\n", filepath.Join(*data, "kms.json"))
 	}
 	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: map[string]string{
-		proc.S3: "http://" + s3At, proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}})
+		proc.S3: s3URL(s3At, lim.tls), proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}})
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "cairn server stopping")
