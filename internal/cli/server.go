@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -12,6 +13,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -64,7 +66,9 @@ X-Forwarded-Proto: https), unless --allow-insecure-ssec.
 TLS: S3 is plain HTTP unless --tls-cert FILE --tls-key FILE (a
 certificate for the S3 host) or --tls: then it serves HTTPS only. --tls
 (for development) makes a self-signed CA and a certificate for the S3
-host under DIR/tls, reused on restart; clients trust DIR/tls/ca.pem:
+host under DIR/tls, reused on restart, and turns on mutual TLS for the
+node protocol (a node certificate from the same CA, named in
+DIR/client.conf for the CLI and gateways); clients trust DIR/tls/ca.pem:
 
   AWS_CA_BUNDLE=DIR/tls/ca.pem aws --endpoint-url https://127.0.0.1:9000 s3 ls
 
@@ -164,6 +168,16 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if lim.tls, err = tlsf.config(tlsDir, s3Host); err != nil {
 		return err
 	}
+	var ntls *nodeTLS // --tls: the node protocol too, mutual TLS
+	if *tlsf.dev {
+		nodeHost, _, err := net.SplitHostPort(at["node-addr"])
+		if err != nil {
+			return fmt.Errorf("%w: --node-addr %q: %w", ErrUsage, at["node-addr"], err)
+		}
+		if ntls, err = devNodeTLS(tlsDir, nodeHost); err != nil {
+			return err
+		}
+	}
 	etcd, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
 		Name: "meta1", Dir: filepath.Join(*data, "meta"),
 		ClientURL: "http://" + at["meta-addr"], PeerURL: peerURL(at["meta-peer-addr"]), Logger: log,
@@ -179,14 +193,18 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
-		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
 	}
 	defer stop()
 	conf := filepath.Join(*data, "client.conf")
-	if err := writeClientConfig(conf, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}); err != nil {
+	ccfg := ClientConfig{Meta: etcd.Endpoints(), Secret: secret}
+	if ntls != nil {
+		ccfg.NodeTLS = &ntls.files
+	}
+	if err := writeClientConfig(conf, ccfg); err != nil {
 		return fmt.Errorf("writing %s: %w", conf, err)
 	}
 	c, given, err := creds()
@@ -211,7 +229,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	lim.keys.watch(ctx, log)
 	lim.cluster.log = logger(stderr, false)
-	cl, err := openCluster(ctx, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}, lim.cluster)
+	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {
 		return err
 	}
@@ -262,6 +280,7 @@ type nodeOptions struct {
 	repair   *repairOptions
 	scrub    *scrubOptions
 	cleanup  *cleanupFlags // the director's cleanup duty
+	tls      *nodeTLS      // nil: plain HTTP
 	log      *slog.Logger
 }
 
@@ -296,10 +315,16 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		}
 		dcs = append(dcs, dc)
 	}
+	var serverTLS, clientTLS *tls.Config
+	var hc *http.Client // nil: the node's default
+	if o.tls != nil {
+		serverTLS, clientTLS = o.tls.server, o.tls.client
+		hc = nodeHTTPClient(node.DefaultTimeouts, clientTLS)
+	}
 	srv, err := node.NewServer(node.Config{
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
 		Listen: o.addr, Registry: store, Logger: o.log, LinkRate: o.linkRate, RepairRate: o.repair.rateBytes,
-		Scrub: o.scrub.cfg, NoScrub: *o.scrub.off,
+		Scrub: o.scrub.cfg, NoScrub: *o.scrub.off, TLS: serverTLS, HTTPClient: hc,
 	})
 	if err != nil {
 		store.Close()
@@ -312,7 +337,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	var dir *director.Director
 	var cl *cluster // the director's data path
 	if o.director {
-		cl = newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{})
+		cl = newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
 		data := cl.data
 		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,

@@ -49,7 +49,7 @@ func (f *tlsFlags) config(dir, host string) (*tls.Config, error) {
 	case dev && *f.cert != "":
 		return nil, fmt.Errorf("%w: --tls makes its own certificate: give it or --tls-cert/--tls-key, not both", ErrUsage)
 	case dev:
-		cert, key, err := devCert(dir, host, time.Now())
+		cert, key, err := devCert(dir, "s3", host, time.Now())
 		if err != nil {
 			return nil, fmt.Errorf("--tls: %w", err)
 		}
@@ -64,23 +64,22 @@ func (f *tlsFlags) config(dir, host string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{kp}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// The files of a development CA under DIR/tls.
+// The files of a development CA under DIR/tls; its certificates are
+// NAME.pem and NAME-key.pem (s3, node).
 const (
-	devCAFile      = "ca.pem"
-	devCAKeyFile   = "ca-key.pem"
-	devCertFile    = "s3.pem"
-	devCertKeyFile = "s3-key.pem"
+	devCAFile    = "ca.pem"
+	devCAKeyFile = "ca-key.pem"
 )
 
 // devValidity is how long the development CA and certificates are valid.
 const devValidity = 10 * 365 * 24 * time.Hour
 
-// devCert makes (or reuses) a self-signed CA in dir and a certificate it
-// signs for host (a name or an IP; 127.0.0.1, ::1 and localhost are
+// devCert makes (or reuses) a self-signed CA in dir and a certificate
+// NAME.pem it signs, for servers and clients alike, for host (a name or an IP; 127.0.0.1, ::1 and localhost are
 // always included). It returns the certificate and key files. A
 // certificate that exists is reused as long as it names host; otherwise a
 // new one is signed by the same CA, so that clients keep trusting it.
-func devCert(dir, host string, now time.Time) (certFile, keyFile string, err error) {
+func devCert(dir, name, host string, now time.Time) (certFile, keyFile string, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", err
 	}
@@ -88,7 +87,7 @@ func devCert(dir, host string, now time.Time) (certFile, keyFile string, err err
 	if err != nil {
 		return "", "", err
 	}
-	certFile, keyFile = filepath.Join(dir, devCertFile), filepath.Join(dir, devCertKeyFile)
+	certFile, keyFile = filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
 	if c, err := readCert(certFile); err == nil && certNames(c, host) && c.CheckSignatureFrom(ca) == nil && now.Before(c.NotAfter) {
 		if _, err := tls.LoadX509KeyPair(certFile, keyFile); err == nil {
 			return certFile, keyFile, nil
@@ -106,7 +105,7 @@ func devCert(dir, host string, now time.Time) (certFile, keyFile string, err err
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(devValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		DNSNames:     []string{"localhost"},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
@@ -234,4 +233,59 @@ func s3URL(addr string, c *tls.Config) string {
 		return "https://" + addr
 	}
 	return "http://" + addr
+}
+
+// nodeTLS is the mutual TLS of the node protocol under cairn server --tls:
+// the node's certificate, signed by the development CA, serves the node
+// and is the cluster's client certificate; nodes take only clients with a
+// certificate of that CA (docs/design/node-protocol.md, "Transport
+// security").
+type nodeTLS struct {
+	server, client *tls.Config
+	files          NodeTLSFiles // for client.conf
+}
+
+// devNodeTLS makes (or reuses) the node certificate for host under dir.
+func devNodeTLS(dir, host string) (*nodeTLS, error) {
+	cert, key, err := devCert(dir, "node", host, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("--tls: %w", err)
+	}
+	files := NodeTLSFiles{CA: filepath.Join(dir, devCAFile), Cert: cert, Key: key}
+	for _, f := range []*string{&files.CA, &files.Cert, &files.Key} {
+		if *f, err = filepath.Abs(*f); err != nil {
+			return nil, err
+		}
+	}
+	client, err := files.clientConfig()
+	if err != nil {
+		return nil, err
+	}
+	return &nodeTLS{
+		server: &tls.Config{Certificates: client.Certificates, ClientAuth: tls.RequireAndVerifyClientCert,
+			ClientCAs: client.RootCAs, MinVersion: tls.VersionTLS12},
+		client: client,
+		files:  files,
+	}, nil
+}
+
+// clientConfig is the TLS configuration of a node-protocol client: it
+// trusts CA and presents Cert.
+func (f NodeTLSFiles) clientConfig() (*tls.Config, error) {
+	if f.CA == "" || f.Cert == "" || f.Key == "" {
+		return nil, fmt.Errorf("node_tls needs ca, cert and key")
+	}
+	ca, err := os.ReadFile(f.CA)
+	if err != nil {
+		return nil, fmt.Errorf("node_tls: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("node_tls: %s holds no PEM certificate", f.CA)
+	}
+	kp, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+	if err != nil {
+		return nil, fmt.Errorf("node_tls: %s / %s: %w", f.Cert, f.Key, err)
+	}
+	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{kp}, MinVersion: tls.VersionTLS12}, nil
 }

@@ -15,7 +15,7 @@ import (
 func TestDevCert(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tls")
 	now := time.Now()
-	cf, kf, err := devCert(dir, "10.1.2.3", now)
+	cf, kf, err := devCert(dir, "s3", "10.1.2.3", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,13 +42,13 @@ func TestDevCert(t *testing.T) {
 		t.Fatalf("key file %s: %v, mode %v; want 0600", kf, err, st.Mode())
 	}
 	before, _ := os.ReadFile(cf)
-	if _, _, err := devCert(dir, "10.1.2.3", now); err != nil {
+	if _, _, err := devCert(dir, "s3", "10.1.2.3", now); err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := os.ReadFile(cf); string(after) != string(before) {
 		t.Fatal("the certificate was made again for the same host")
 	}
-	if _, _, err := devCert(dir, "db.example", now); err != nil {
+	if _, _, err := devCert(dir, "s3", "db.example", now); err != nil {
 		t.Fatal(err)
 	}
 	c2, _ := readCert(cf)
@@ -85,5 +85,31 @@ func TestPlainWarning(t *testing.T) {
 		if got := plainWarning(addr); (got != "") != warn || (warn && !strings.Contains(got, "unencrypted")) {
 			t.Errorf("plainWarning(%s) = %q, want a warning: %v", addr, got, warn)
 		}
+	}
+}
+
+// The node-protocol client files are checked: all three are needed, and
+// each must hold what it names.
+func TestNodeTLSFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tls")
+	n, err := devNodeTLS(dir, "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.server.ClientCAs == nil || len(n.server.Certificates) != 1 || n.client.RootCAs == nil || len(n.client.Certificates) != 1 {
+		t.Fatalf("node TLS %+v: want mutual TLS with the CA", n)
+	}
+	for name, f := range map[string]NodeTLSFiles{
+		"no key":      {CA: n.files.CA, Cert: n.files.Cert},
+		"CA is a key": {CA: n.files.Key, Cert: n.files.Cert, Key: n.files.Key},
+		"key of CA":   {CA: n.files.CA, Cert: n.files.Cert, Key: filepath.Join(dir, devCAKeyFile)},
+		"missing":     {CA: filepath.Join(dir, "nope.pem"), Cert: n.files.Cert, Key: n.files.Key},
+	} {
+		if _, err := f.clientConfig(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := n.files.clientConfig(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -56,7 +56,9 @@ func putGet(t *testing.T, c *s3.Client, bucket, key string) {
 // cairn server --tls serves S3 over HTTPS only, with a certificate signed by
 // a development CA under DIR/tls: a client that trusts the CA puts and gets
 // objects, one that does not fails the handshake, and plain HTTP is not
-// served. The CA survives a restart. cairn gateway serves HTTPS with
+// served. The node protocol is mutual TLS: the CLI and a gateway reach
+// the node with the certificate client.conf names, a client without one is
+// refused. The CA survives a restart. cairn gateway serves HTTPS with
 // --tls-cert/--tls-key.
 func TestServerTLS(t *testing.T) {
 	dir := t.TempDir()
@@ -78,7 +80,7 @@ func TestServerTLS(t *testing.T) {
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("secure")}); err != nil {
 		t.Fatal(err)
 	}
-	putGet(t, c, "secure", "a")
+	putGet(t, c, "secure", "over-tls-a")
 
 	// A client without the CA fails the handshake: the certificate is
 	// not trusted (not a refusal by S3).
@@ -88,7 +90,7 @@ func TestServerTLS(t *testing.T) {
 		t.Fatalf("ListBuckets without the CA: %v, want an unknown-authority TLS error", err)
 	}
 	// Plain HTTP on the HTTPS port is not served.
-	resp, err := http.Get("http://" + strings.TrimPrefix(srv.S3, "https://") + "/secure/a")
+	resp, err := http.Get("http://" + strings.TrimPrefix(srv.S3, "https://") + "/secure/over-tls-a")
 	if err == nil {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusBadRequest {
@@ -96,12 +98,47 @@ func TestServerTLS(t *testing.T) {
 		}
 	}
 
+	// The node protocol is mutual TLS: the CLI (its client.conf names
+	// the node certificate) is served; a client that trusts the CA and has
+	// the secret but no client certificate is refused by the node.
+	if ls := srv.CLI(t, "ls", "secure/"); !strings.Contains(ls, "over-tls-a") {
+		t.Fatalf("cairn ls over node TLS does not show the object:\n%s", ls)
+	}
+	nodeURL := srv.Addr(proc.Node)
+	if !strings.HasPrefix(nodeURL, "https://") {
+		t.Fatalf("node at %s with --tls, want https://", nodeURL)
+	}
+	health := func(certs ...tls.Certificate) error {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: certs}}}
+		req, _ := http.NewRequest("GET", nodeURL+"/v1/health", nil)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(readFile(t, filepath.Join(dir, "secret"))))
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
+	}
+	nodeCert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls", "node.pem"), filepath.Join(dir, "tls", "node-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := health(nodeCert); err != nil {
+		t.Fatalf("node health with the cluster certificate: %v", err)
+	}
+	if err := health(); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("node health without a client certificate: %v, want refused in the TLS handshake", err)
+	}
+
 	// A restart reuses the CA: the same client trust still works.
 	srv.Restart(t)
 	if again, err := os.ReadFile(caFile); err != nil || !bytes.Equal(again, ca) {
 		t.Fatalf("%s after a restart: changed or unreadable (%v)", caFile, err)
 	}
-	putGet(t, tlsS3Client(srv.S3, pool), "secure", "b")
+	putGet(t, tlsS3Client(srv.S3, pool), "secure", "over-tls-b")
 
 	// A gateway with --tls-cert/--tls-key serves HTTPS with that
 	// certificate (here the server's, which names 127.0.0.1).
@@ -112,8 +149,17 @@ func TestServerTLS(t *testing.T) {
 	if !strings.HasPrefix(url, "https://") {
 		t.Fatalf("gateway S3 at %s with --tls-cert, want https://", url)
 	}
-	putGet(t, tlsS3Client(url, pool), "secure", "c")
+	putGet(t, tlsS3Client(url, pool), "secure", "over-tls-c")
 	if _, err := tlsS3Client(url, nil).ListBuckets(ctx, &s3.ListBucketsInput{}); !errors.As(err, &unknown) {
 		t.Fatalf("gateway ListBuckets with the system CAs: %v, want an unknown-authority TLS error", err)
 	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
