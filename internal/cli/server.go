@@ -385,6 +385,10 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	scr := scrubFlags(fs)
 	clean := addCleanupFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
+	var nt NodeTLSFiles
+	fs.StringVar(&nt.CA, "tls-ca", "", "serve the node protocol over mutual TLS: the cluster CA (PEM) whose certificates clients must present; needs --tls-cert and --tls-key (default: the config's node_tls)")
+	fs.StringVar(&nt.Cert, "tls-cert", "", "the node's certificate (PEM, signed by --tls-ca, for server and client use): it serves the node and is presented to other nodes")
+	fs.StringVar(&nt.Key, "tls-key", "", "the private key (PEM) of --tls-cert")
 	var disks multiFlag
 	fs.Var(&disks, "disk", diskSpecHelp+"; required. The order names the disks: the i-th is ID/disk<i>")
 	config := fs.String("config", "", roleConfigHelp+`; its "meta" (a list) and "secret" are the cluster's, as in client.conf`)
@@ -395,7 +399,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	secret, from := os.Getenv("CAIRN_SECRET"), "$CAIRN_SECRET"
 	if *config != "" {
-		given, err := applyRoleConfig(fs, *config, "meta", "secret")
+		given, err := applyRoleConfig(fs, *config, "meta", "secret", "node_tls")
 		if err != nil {
 			return err
 		}
@@ -408,6 +412,16 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		if cc.Secret != "" {
 			secret, from = cc.Secret, *config
+		}
+		if cc.NodeTLS != nil && nt == (NodeTLSFiles{}) {
+			nt = *cc.NodeTLS
+		}
+	}
+	var ntls *nodeTLS
+	if nt != (NodeTLSFiles{}) {
+		var err error
+		if ntls, err = nt.nodeTLS(); err != nil {
+			return fmt.Errorf("%w: --tls-ca/--tls-cert/--tls-key: %w", ErrUsage, err)
 		}
 	}
 	if *id == "" || *metaEP == "" || len(disks) == 0 {
@@ -446,7 +460,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	log := logger(stderr, *verbose)
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret, from: from,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log})
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}

@@ -257,7 +257,13 @@ func devNodeTLS(dir, host string) (*nodeTLS, error) {
 			return nil, err
 		}
 	}
-	client, err := files.clientConfig()
+	return files.nodeTLS()
+}
+
+// nodeTLS is the mutual TLS of a node that serves and presents Cert and
+// takes only clients with a certificate of CA.
+func (f NodeTLSFiles) nodeTLS() (*nodeTLS, error) {
+	client, err := f.clientConfig()
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +271,7 @@ func devNodeTLS(dir, host string) (*nodeTLS, error) {
 		server: &tls.Config{Certificates: client.Certificates, ClientAuth: tls.RequireAndVerifyClientCert,
 			ClientCAs: client.RootCAs, MinVersion: tls.VersionTLS12},
 		client: client,
-		files:  files,
+		files:  f,
 	}, nil
 }
 

@@ -108,7 +108,7 @@ func TestServerTLS(t *testing.T) {
 	if !strings.HasPrefix(nodeURL, "https://") {
 		t.Fatalf("node at %s with --tls, want https://", nodeURL)
 	}
-	health := func(certs ...tls.Certificate) error {
+	health := func(nodeURL string, certs ...tls.Certificate) error {
 		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: certs}}}
 		req, _ := http.NewRequest("GET", nodeURL+"/v1/health", nil)
 		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(readFile(t, filepath.Join(dir, "secret"))))
@@ -126,11 +126,24 @@ func TestServerTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := health(nodeCert); err != nil {
-		t.Fatalf("node health with the cluster certificate: %v", err)
+	refused := func(nodeURL string) {
+		t.Helper()
+		if err := health(nodeURL, nodeCert); err != nil {
+			t.Fatalf("node %s health with the cluster certificate: %v", nodeURL, err)
+		}
+		if err := health(nodeURL); err == nil || !strings.Contains(err.Error(), "certificate") {
+			t.Fatalf("node %s health without a client certificate: %v, want refused in the TLS handshake", nodeURL, err)
+		}
 	}
-	if err := health(); err == nil || !strings.Contains(err.Error(), "certificate") {
-		t.Fatalf("node health without a client certificate: %v, want refused in the TLS handshake", err)
+	refused(nodeURL)
+	// cairn node takes the node_tls of the client.conf it is given (or
+	// --tls-ca/--tls-cert/--tls-key) and serves mutual TLS too.
+	node2 := testcluster.StartProc(t, "node2", "node", "--config", srv.Conf, "--id", "node2", "--addr", "127.0.0.1:0",
+		"--disk", filepath.Join(t.TempDir(), "d1"), "--no-director")
+	if u := node2.Addr(proc.Node); !strings.HasPrefix(u, "https://") {
+		t.Fatalf("cairn node with node_tls at %s, want https://", u)
+	} else {
+		refused(u)
 	}
 
 	// A restart reuses the CA: the same client trust still works.
