@@ -67,6 +67,9 @@ func TestServerTLS(t *testing.T) {
 		t.Fatalf("S3 at %s with --tls, want https://", srv.S3)
 	}
 	caFile := filepath.Join(dir, "tls", "ca.pem")
+	if out := srv.Output(); !strings.Contains(out, "AWS_CA_BUNDLE="+caFile) || !strings.Contains(out, "--endpoint-url "+srv.S3) {
+		t.Fatalf("the start message does not say how to trust %s:\n%s", caFile, out)
+	}
 	ca, err := os.ReadFile(caFile)
 	if err != nil {
 		t.Fatal(err)
