@@ -85,6 +85,22 @@ func TestServerTLS(t *testing.T) {
 	}
 	putGet(t, c, "secure", "over-tls-a")
 
+	// Over TLS, SSE-C keys are accepted without --allow-insecure-ssec.
+	k := newSSEC(9)
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("secure"), Key: aws.String("sse-c"),
+		Body: strings.NewReader("sealed"), SSECustomerAlgorithm: k.alg, SSECustomerKey: k.key, SSECustomerKeyMD5: k.md5}); err != nil {
+		t.Fatalf("SSE-C PUT over TLS: %v", err)
+	}
+	got, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("secure"), Key: aws.String("sse-c"),
+		SSECustomerAlgorithm: k.alg, SSECustomerKey: k.key, SSECustomerKeyMD5: k.md5})
+	if err != nil {
+		t.Fatalf("SSE-C GET over TLS: %v", err)
+	}
+	if b, err := io.ReadAll(got.Body); err != nil || string(b) != "sealed" {
+		t.Fatalf("SSE-C GET over TLS: %q, %v", b, err)
+	}
+	got.Body.Close()
+
 	// A client without the CA fails the handshake: the certificate is
 	// not trusted (not a refusal by S3).
 	_, err = tlsS3Client(srv.S3, x509.NewCertPool()).ListBuckets(ctx, &s3.ListBucketsInput{})
