@@ -110,7 +110,9 @@ func devCert(dir, name, host string, now time.Time) (certFile, keyFile string, e
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
 	if ip := net.ParseIP(host); ip != nil {
-		if !ip.IsLoopback() {
+		// An unspecified address (0.0.0.0, ::) names no host: clients
+		// that reach it by another address need --tls-cert.
+		if !ip.IsLoopback() && !ip.IsUnspecified() {
 			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
 		}
 	} else if host != "" && host != "localhost" {

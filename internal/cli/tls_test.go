@@ -51,6 +51,11 @@ func TestDevCert(t *testing.T) {
 	if _, _, err := devCert(dir, "s3", "db.example", now); err != nil {
 		t.Fatal(err)
 	}
+	if cf, _, err := devCert(dir, "any", "0.0.0.0", now); err != nil {
+		t.Fatal(err)
+	} else if c, _ := readCert(cf); len(c.IPAddresses) != 2 || c.VerifyHostname("127.0.0.1") != nil {
+		t.Fatalf("certificate for 0.0.0.0 names %v, want the loopback only", c.IPAddresses)
+	}
 	c2, _ := readCert(cf)
 	ca2, _ := readCert(filepath.Join(dir, devCAFile))
 	if c2.VerifyHostname("db.example") != nil || !ca2.Equal(ca) || c2.CheckSignatureFrom(ca) != nil {
