@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -82,6 +83,14 @@ type Config struct {
 	MinFree int64
 	// IdleTimeout ends a transfer that makes no progress (default 1m).
 	IdleTimeout time.Duration
+	// TLS, if set, makes the node serve the protocol over TLS only, and
+	// requires every client to present a certificate signed by
+	// TLS.ClientCAs (ClientAuth must be tls.RequireAndVerifyClientCert:
+	// mutual TLS). The node then registers "https://" + its address, so
+	// that clients dial it over TLS, and HTTPClient (required) must present
+	// this cluster's client certificate to the other nodes
+	// (docs/design/node-protocol.md, "Transport security").
+	TLS *tls.Config
 	// HTTPClient makes the node's requests to other nodes (repair: push
 	// forwarding, PUTs to remote targets, pull fetches); nil: a default
 	// pooled client (see HandlerConfig.HTTPClient). With LinkRate, its
@@ -136,6 +145,16 @@ func (c *Config) Validate() error {
 	if c.LinkRate > 0 && c.HTTPClient != nil {
 		if _, ok := c.HTTPClient.Transport.(*http.Transport); !ok && c.HTTPClient.Transport != nil {
 			return bad("link shaping needs an *http.Transport in HTTPClient, not %T", c.HTTPClient.Transport)
+		}
+	}
+	if c.TLS != nil {
+		switch {
+		case c.TLS.ClientAuth != tls.RequireAndVerifyClientCert || c.TLS.ClientCAs == nil:
+			return bad("TLS needs ClientAuth RequireAndVerifyClientCert and ClientCAs: nodes take only clients with a cluster certificate")
+		case len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil:
+			return bad("TLS has no certificate")
+		case c.HTTPClient == nil:
+			return bad("TLS needs an HTTPClient that presents a cluster client certificate to the other nodes")
 		}
 	}
 	if c.Listen == "" {
@@ -264,6 +283,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if link != nil {
 		s.ln = link.Listener(s.ln)
 	}
+	if s.cfg.TLS != nil {
+		s.ln = tls.NewListener(s.ln, s.cfg.TLS)
+	}
 	s.http = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -281,6 +303,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}()
 	if s.cfg.Advertise == "" {
 		s.cfg.Advertise = s.ln.Addr().String()
+		if s.cfg.TLS != nil {
+			s.cfg.Advertise = "https://" + s.cfg.Advertise
+		}
 	}
 	if r := s.cfg.Registry; r != nil {
 		if err := r.PutNode(ctx, cairn.Node{ID: s.cfg.Node, Addr: s.cfg.Advertise, Labels: s.cfg.Labels}); err != nil {

@@ -18,9 +18,21 @@ type ClientConfig struct {
 	// Secret is the cluster secret that authenticates node-protocol
 	// requests.
 	Secret string `json:"secret"`
+	// NodeTLS, if set, makes the node-protocol calls over mutual TLS: the
+	// nodes of a cluster started with cairn server --tls take only
+	// clients with a certificate of its CA.
+	NodeTLS *NodeTLSFiles `json:"node_tls,omitempty"`
 
 	// path is the file the config was read from ("" if none), for errors.
 	path string
+}
+
+// NodeTLSFiles are the PEM files of a node-protocol client: the cluster CA
+// it trusts and the certificate and key it presents.
+type NodeTLSFiles struct {
+	CA   string `json:"ca"`
+	Cert string `json:"cert"`
+	Key  string `json:"key"`
 }
 
 // Validate checks the config.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -83,7 +84,7 @@ func loadOrMakeCreds(path string) (c s3Creds, fresh bool, err error) {
 // none if its access key is ""), the users file users (if not ""; reloaded
 // on SIGHUP) and the users of the metadata store (re-read every
 // lim.usersRefresh). lim holds the handler's limits and timeouts
-// (serveFlags).
+// (serveFlags); with lim.tls it serves HTTPS only.
 func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users string, lim serveLimits, log *slog.Logger) (string, func(), error) {
 	ids, err := loadUsers(users, creds)
 	if err != nil {
@@ -128,6 +129,9 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 		stored.stop()
 		return "", nil, fmt.Errorf("S3 listener: %w", err)
 	}
+	if lim.tls != nil {
+		ln = tls.NewListener(ln, lim.tls)
+	}
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
@@ -164,6 +168,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	verbose := fs.Bool("v", false, "log more")
 	creds := credFlags(fs)
 	serve := addServeFlags(fs)
+	tlsf := addTLSFlags(fs, false)
 	cmdline.Usage(fs, "cairn gateway --config GATEWAY.CONF | --config CLIENT.CONF [--s3-addr ADDR] [--access-key K --secret-key S]",
 		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe users are those of the metadata store ('cairn admin user add'), shared by every gateway and\nre-read every --users-refresh; root credentials may also come from the flags, the config or\n$CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY, and more users from --users FILE.\n"+
 			"--config is a client.conf, or a gateway config written by `cairn init`: a client.conf plus\nthis command's flags by name (s3-addr, access-key, secret-key, ...); flags given here win.\n"+
@@ -174,13 +179,16 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// A gateway's config (cairn init's DIR/HOST/gatewayN.conf) is a
 		// client config plus the gateway's flags.
 		if p := cmp.Or(fs.Lookup("config").Value.String(), os.Getenv(configEnv)); p != "" {
-			if _, err := applyRoleConfig(fs, p, "meta", "secret"); err != nil {
+			if _, err := applyRoleConfig(fs, p, "meta", "secret", "node_tls"); err != nil {
 				return clusterOptions{}, err
 			}
 		}
 		var err error
-		lim, err = serve.limits(logger(stderr, *verbose))
+		if lim, err = serve.limits(logger(stderr, *verbose)); err != nil {
+			return lim.cluster, err
+		}
 		lim.cluster.recordSecret = true
+		lim.tls, err = tlsf.config("", "")
 		return lim.cluster, err
 	}
 	return withClusterOpts(ctx, fs, args, stdout, stderr, 0, 0, opts, func(ctx context.Context, cl *cluster, _ []string) error {
@@ -199,8 +207,11 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if lim.keys != nil {
 			lim.keys.watch(ctx, logger(stderr, *verbose))
 		}
-		fmt.Fprintf(stdout, "cairn gateway serving S3 on http://%s\n", where)
-		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: map[string]string{proc.S3: "http://" + where}})
+		fmt.Fprintf(stdout, "cairn gateway serving S3 on %s\n", s3URL(where, lim.tls))
+		if lim.tls == nil {
+			fmt.Fprint(stdout, plainWarning(where))
+		}
+		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: map[string]string{proc.S3: s3URL(where, lim.tls)}})
 		<-ctx.Done()
 		return nil
 	})

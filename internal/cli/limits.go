@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -74,6 +75,8 @@ type serveLimits struct {
 	keys    *liveKeys // --kms-key-file's keys (also cluster.keys); nil: none given
 	// usersRefresh is how often the store's users are re-read (--users-refresh).
 	usersRefresh time.Duration
+	// tls, if not nil, makes the S3 listener serve HTTPS only (tlsFlags).
+	tls *tls.Config
 }
 
 func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {

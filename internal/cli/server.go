@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -11,6 +12,8 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,6 +63,15 @@ reloads it after 'cairn admin keys rotate'). SSE-C
 keys are accepted over HTTPS only (or from a TLS proxy that sets
 X-Forwarded-Proto: https), unless --allow-insecure-ssec.
 
+TLS: S3 is plain HTTP unless --tls-cert FILE --tls-key FILE (a
+certificate for the S3 host) or --tls: then it serves HTTPS only. --tls
+(for development) makes a self-signed CA and a certificate for the S3
+host under DIR/tls, reused on restart, and turns on mutual TLS for the
+node protocol (a node certificate from the same CA, named in
+DIR/client.conf for the CLI and gateways); clients trust DIR/tls/ca.pem:
+
+  AWS_CA_BUNDLE=DIR/tls/ca.pem aws --endpoint-url https://127.0.0.1:9000 s3 ls
+
 It writes DIR/client.conf (metadata endpoints and the cluster secret, mode
 0600) for the CLI:
 
@@ -98,6 +110,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	rep := repairFlags(fs)
 	scr := scrubFlags(fs)
 	serve := addServeFlags(fs)
+	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
 	fs.Usage = func() {
@@ -147,6 +160,24 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	s3Host, _, err := net.SplitHostPort(at["s3-addr"])
+	if err != nil {
+		return fmt.Errorf("%w: --s3-addr %q: %w", ErrUsage, at["s3-addr"], err)
+	}
+	tlsDir := filepath.Join(*data, "tls")
+	if lim.tls, err = tlsf.config(tlsDir, s3Host); err != nil {
+		return err
+	}
+	var ntls *nodeTLS // --tls: the node protocol too, mutual TLS
+	if *tlsf.dev {
+		nodeHost, _, err := net.SplitHostPort(at["node-addr"])
+		if err != nil {
+			return fmt.Errorf("%w: --node-addr %q: %w", ErrUsage, at["node-addr"], err)
+		}
+		if ntls, err = devNodeTLS(tlsDir, nodeHost); err != nil {
+			return err
+		}
+	}
 	etcd, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
 		Name: "meta1", Dir: filepath.Join(*data, "meta"),
 		ClientURL: "http://" + at["meta-addr"], PeerURL: peerURL(at["meta-peer-addr"]), Logger: log,
@@ -162,14 +193,18 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
-		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
 	}
 	defer stop()
 	conf := filepath.Join(*data, "client.conf")
-	if err := writeClientConfig(conf, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}); err != nil {
+	ccfg := ClientConfig{Meta: etcd.Endpoints(), Secret: secret}
+	if ntls != nil {
+		ccfg.NodeTLS = &ntls.files
+	}
+	if err := writeClientConfig(conf, ccfg); err != nil {
 		return fmt.Errorf("writing %s: %w", conf, err)
 	}
 	c, given, err := creds()
@@ -194,7 +229,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	lim.keys.watch(ctx, log)
 	lim.cluster.log = logger(stderr, false)
-	cl, err := openCluster(ctx, ClientConfig{Meta: etcd.Endpoints(), Secret: secret}, lim.cluster)
+	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {
 		return err
 	}
@@ -204,8 +239,15 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return taken(err, "s3-addr")
 	}
 	defer stopS3()
-	fmt.Fprintf(stdout, "  s3        http://%s\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
-		s3At, strings.Join(etcd.Endpoints(), ","), nodeAt, *nodeID, len(diskPaths), *data, conf)
+	fmt.Fprintf(stdout, "  s3        %s\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
+		s3URL(s3At, lim.tls), strings.Join(etcd.Endpoints(), ","), nodeAt, *nodeID, len(diskPaths), *data, conf)
+	switch {
+	case *tlsf.dev:
+		fmt.Fprintf(stdout, "  tls       development CA %s; trust it, e.g.\n    AWS_CA_BUNDLE=%s aws --endpoint-url %s s3 ls\n",
+			filepath.Join(tlsDir, devCAFile), filepath.Join(tlsDir, devCAFile), s3URL(s3At, lim.tls))
+	case lim.tls == nil:
+		fmt.Fprint(stdout, plainWarning(s3At))
+	}
 	if fresh {
 		fmt.Fprintf(stdout, "  S3 credentials (made now, kept in %s):\n    access key  %s\n    secret key  %s\n",
 			filepath.Join(*data, "s3-credentials"), c.AccessKey, c.SecretKey)
@@ -214,7 +256,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "  SSE-S3 master key (made now, kept in %s)\n", filepath.Join(*data, "kms.json"))
 	}
 	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: map[string]string{
-		proc.S3: "http://" + s3At, proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}})
+		proc.S3: s3URL(s3At, lim.tls), proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}})
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "cairn server stopping")
@@ -238,6 +280,7 @@ type nodeOptions struct {
 	repair   *repairOptions
 	scrub    *scrubOptions
 	cleanup  *cleanupFlags // the director's cleanup duty
+	tls      *nodeTLS      // nil: plain HTTP
 	log      *slog.Logger
 }
 
@@ -272,10 +315,16 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		}
 		dcs = append(dcs, dc)
 	}
+	var serverTLS, clientTLS *tls.Config
+	var hc *http.Client // nil: the node's default
+	if o.tls != nil {
+		serverTLS, clientTLS = o.tls.server, o.tls.client
+		hc = nodeHTTPClient(node.DefaultTimeouts, clientTLS)
+	}
 	srv, err := node.NewServer(node.Config{
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
 		Listen: o.addr, Registry: store, Logger: o.log, LinkRate: o.linkRate, RepairRate: o.repair.rateBytes,
-		Scrub: o.scrub.cfg, NoScrub: *o.scrub.off,
+		Scrub: o.scrub.cfg, NoScrub: *o.scrub.off, TLS: serverTLS, HTTPClient: hc,
 	})
 	if err != nil {
 		store.Close()
@@ -288,7 +337,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	var dir *director.Director
 	var cl *cluster // the director's data path
 	if o.director {
-		cl = newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{})
+		cl = newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
 		data := cl.data
 		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,
@@ -336,6 +385,10 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	scr := scrubFlags(fs)
 	clean := addCleanupFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
+	var nt NodeTLSFiles
+	fs.StringVar(&nt.CA, "tls-ca", "", "serve the node protocol over mutual TLS: the cluster CA (PEM) whose certificates clients must present; needs --tls-cert and --tls-key (default: the config's node_tls)")
+	fs.StringVar(&nt.Cert, "tls-cert", "", "the node's certificate (PEM, signed by --tls-ca, for server and client use): it serves the node and is presented to other nodes")
+	fs.StringVar(&nt.Key, "tls-key", "", "the private key (PEM) of --tls-cert")
 	var disks multiFlag
 	fs.Var(&disks, "disk", diskSpecHelp+"; required. The order names the disks: the i-th is ID/disk<i>")
 	config := fs.String("config", "", roleConfigHelp+`; its "meta" (a list) and "secret" are the cluster's, as in client.conf`)
@@ -346,7 +399,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	secret, from := os.Getenv("CAIRN_SECRET"), "$CAIRN_SECRET"
 	if *config != "" {
-		given, err := applyRoleConfig(fs, *config, "meta", "secret")
+		given, err := applyRoleConfig(fs, *config, "meta", "secret", "node_tls")
 		if err != nil {
 			return err
 		}
@@ -359,6 +412,16 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		if cc.Secret != "" {
 			secret, from = cc.Secret, *config
+		}
+		if cc.NodeTLS != nil && nt == (NodeTLSFiles{}) {
+			nt = *cc.NodeTLS
+		}
+	}
+	var ntls *nodeTLS
+	if nt != (NodeTLSFiles{}) {
+		var err error
+		if ntls, err = nt.nodeTLS(); err != nil {
+			return fmt.Errorf("%w: --tls-ca/--tls-cert/--tls-key: %w", ErrUsage, err)
 		}
 	}
 	if *id == "" || *metaEP == "" || len(disks) == 0 {
@@ -397,7 +460,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	log := logger(stderr, *verbose)
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret, from: from,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log})
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -58,15 +60,23 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 		store.Close()
 		return nil, err
 	}
-	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys}, o.node), nil
+	var tc *tls.Config
+	if cfg.NodeTLS != nil {
+		if tc, err = cfg.NodeTLS.clientConfig(); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("%s: %w", from, err)
+		}
+	}
+	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys}, o.node, tc), nil
 }
 
 // newCluster wires the data path over store and the nodes. Every shard a
 // read finds damaged is recorded for repair (damageReporter) unless ccfg
-// has an OnDamage of its own.
-func newCluster(store meta.Store, secret string, ccfg client.Config, t node.Timeouts) *cluster {
+// has an OnDamage of its own. tc, if not nil, is the TLS client
+// configuration of the node calls (mutual TLS).
+func newCluster(store meta.Store, secret string, ccfg client.Config, t node.Timeouts, tc *tls.Config) *cluster {
 	r := &resolver{store: store}
-	nc := node.NewClient(secret, r.resolve, node.NewHTTPClient(t)).WithTimeouts(t)
+	nc := node.NewClient(secret, r.resolve, nodeHTTPClient(t, tc)).WithTimeouts(t)
 	log := ccfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -76,6 +86,16 @@ func newCluster(store meta.Store, secret string, ccfg client.Config, t node.Time
 		ccfg.OnDamage = dr.Report
 	}
 	return &cluster{meta: store, data: client.New(store, nc, ccfg), nodes: nc, damage: dr, secret: secret}
+}
+
+// nodeHTTPClient is node.NewHTTPClient(t), presenting tc's client
+// certificate if tc is not nil.
+func nodeHTTPClient(t node.Timeouts, tc *tls.Config) *http.Client {
+	hc := node.NewHTTPClient(t)
+	if tc != nil {
+		hc.Transport.(*http.Transport).TLSClientConfig = tc
+	}
+	return hc
 }
 
 // resolverMaxAge is how long the resolver trusts the cluster map it read.

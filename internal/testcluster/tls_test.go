@@ -1,0 +1,197 @@
+package testcluster_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"cairn/internal/proc"
+	"cairn/internal/testcluster"
+)
+
+// tlsS3Client is an S3 client of url that trusts the CAs in pool (nil: the
+// system's).
+func tlsS3Client(url string, pool *x509.CertPool) *s3.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool}
+	return s3.New(s3.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(url), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(testcluster.TestAccessKey, testcluster.TestSecretKey, ""),
+		Retryer:     aws.NopRetryer{},
+		HTTPClient:  &http.Client{Transport: tr},
+	})
+}
+
+// putGet puts an object through c and reads it back.
+func putGet(t *testing.T, c *s3.Client, bucket, key string) {
+	t.Helper()
+	ctx := context.Background()
+	body := bytes.Repeat([]byte("cairn over TLS "), 1000)
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(body)}); err != nil {
+		t.Fatalf("PUT %s/%s: %v", bucket, key, err)
+	}
+	got, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("GET %s/%s: %v", bucket, key, err)
+	}
+	b, err := io.ReadAll(got.Body)
+	got.Body.Close()
+	if err != nil || !bytes.Equal(b, body) {
+		t.Fatalf("GET %s/%s: %d bytes, %v; want the %d put", bucket, key, len(b), err, len(body))
+	}
+}
+
+// cairn server --tls serves S3 over HTTPS only, with a certificate signed by
+// a development CA under DIR/tls: a client that trusts the CA puts and gets
+// objects, one that does not fails the handshake, and plain HTTP is not
+// served. The node protocol is mutual TLS: the CLI and a gateway reach
+// the node with the certificate client.conf names, a client without one is
+// refused. The CA survives a restart. cairn gateway serves HTTPS with
+// --tls-cert/--tls-key.
+func TestServerTLS(t *testing.T) {
+	dir := t.TempDir()
+	srv := testcluster.StartServer(t, dir, "--tls")
+	if !strings.HasPrefix(srv.S3, "https://") {
+		t.Fatalf("S3 at %s with --tls, want https://", srv.S3)
+	}
+	caFile := filepath.Join(dir, "tls", "ca.pem")
+	if out := srv.Output(); !strings.Contains(out, "AWS_CA_BUNDLE="+caFile) || !strings.Contains(out, "--endpoint-url "+srv.S3) {
+		t.Fatalf("the start message does not say how to trust %s:\n%s", caFile, out)
+	}
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		t.Fatalf("%s holds no certificate", caFile)
+	}
+	ctx := context.Background()
+	c := tlsS3Client(srv.S3, pool)
+	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("secure")}); err != nil {
+		t.Fatal(err)
+	}
+	putGet(t, c, "secure", "over-tls-a")
+
+	// Over TLS, SSE-C keys are accepted without --allow-insecure-ssec.
+	k := newSSEC(9)
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("secure"), Key: aws.String("sse-c"),
+		Body: strings.NewReader("sealed"), SSECustomerAlgorithm: k.alg, SSECustomerKey: k.key, SSECustomerKeyMD5: k.md5}); err != nil {
+		t.Fatalf("SSE-C PUT over TLS: %v", err)
+	}
+	got, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("secure"), Key: aws.String("sse-c"),
+		SSECustomerAlgorithm: k.alg, SSECustomerKey: k.key, SSECustomerKeyMD5: k.md5})
+	if err != nil {
+		t.Fatalf("SSE-C GET over TLS: %v", err)
+	}
+	if b, err := io.ReadAll(got.Body); err != nil || string(b) != "sealed" {
+		t.Fatalf("SSE-C GET over TLS: %q, %v", b, err)
+	}
+	got.Body.Close()
+
+	// A client without the CA fails the handshake: the certificate is
+	// not trusted (not a refusal by S3).
+	_, err = tlsS3Client(srv.S3, x509.NewCertPool()).ListBuckets(ctx, &s3.ListBucketsInput{})
+	var unknown x509.UnknownAuthorityError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("ListBuckets without the CA: %v, want an unknown-authority TLS error", err)
+	}
+	// Plain HTTP on the HTTPS port is not served.
+	resp, err := http.Get("http://" + strings.TrimPrefix(srv.S3, "https://") + "/secure/over-tls-a")
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("plain HTTP GET on the HTTPS listener: %s, want 400", resp.Status)
+		}
+	}
+
+	// The node protocol is mutual TLS: the CLI (its client.conf names
+	// the node certificate) is served; a client that trusts the CA and has
+	// the secret but no client certificate is refused by the node.
+	if ls := srv.CLI(t, "ls", "secure/"); !strings.Contains(ls, "over-tls-a") {
+		t.Fatalf("cairn ls over node TLS does not show the object:\n%s", ls)
+	}
+	nodeURL := srv.Addr(proc.Node)
+	if !strings.HasPrefix(nodeURL, "https://") {
+		t.Fatalf("node at %s with --tls, want https://", nodeURL)
+	}
+	health := func(nodeURL string, certs ...tls.Certificate) error {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: certs}}}
+		req, _ := http.NewRequest("GET", nodeURL+"/v1/health", nil)
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(readFile(t, filepath.Join(dir, "secret"))))
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
+	}
+	nodeCert, err := tls.LoadX509KeyPair(filepath.Join(dir, "tls", "node.pem"), filepath.Join(dir, "tls", "node-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func(nodeURL string) {
+		t.Helper()
+		if err := health(nodeURL, nodeCert); err != nil {
+			t.Fatalf("node %s health with the cluster certificate: %v", nodeURL, err)
+		}
+		if err := health(nodeURL); err == nil || !strings.Contains(err.Error(), "certificate") {
+			t.Fatalf("node %s health without a client certificate: %v, want refused in the TLS handshake", nodeURL, err)
+		}
+	}
+	refused(nodeURL)
+	// cairn node takes the node_tls of the client.conf it is given (or
+	// --tls-ca/--tls-cert/--tls-key) and serves mutual TLS too.
+	node2 := testcluster.StartProc(t, "node2", "node", "--config", srv.Conf, "--id", "node2", "--addr", "127.0.0.1:0",
+		"--disk", filepath.Join(t.TempDir(), "d1"), "--no-director")
+	if u := node2.Addr(proc.Node); !strings.HasPrefix(u, "https://") {
+		t.Fatalf("cairn node with node_tls at %s, want https://", u)
+	} else {
+		refused(u)
+	}
+
+	// A restart reuses the CA: the same client trust still works.
+	srv.Restart(t)
+	if again, err := os.ReadFile(caFile); err != nil || !bytes.Equal(again, ca) {
+		t.Fatalf("%s after a restart: changed or unreadable (%v)", caFile, err)
+	}
+	putGet(t, tlsS3Client(srv.S3, pool), "secure", "over-tls-b")
+
+	// A gateway with --tls-cert/--tls-key serves HTTPS with that
+	// certificate (here the server's, which names 127.0.0.1).
+	gw := testcluster.StartProc(t, "gateway", "gateway", "--config", srv.Conf, "--s3-addr", "127.0.0.1:0",
+		"--access-key", testcluster.TestAccessKey, "--secret-key", testcluster.TestSecretKey,
+		"--tls-cert", filepath.Join(dir, "tls", "s3.pem"), "--tls-key", filepath.Join(dir, "tls", "s3-key.pem"))
+	url := gw.Addr(proc.S3)
+	if !strings.HasPrefix(url, "https://") {
+		t.Fatalf("gateway S3 at %s with --tls-cert, want https://", url)
+	}
+	putGet(t, tlsS3Client(url, pool), "secure", "over-tls-c")
+	if _, err := tlsS3Client(url, nil).ListBuckets(ctx, &s3.ListBucketsInput{}); !errors.As(err, &unknown) {
+		t.Fatalf("gateway ListBuckets with the system CAs: %v, want an unknown-authority TLS error", err)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
