@@ -17,8 +17,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"cairn"
 	"cairn/internal/proc"
 	"cairn/internal/testcluster"
+	"cairn/node"
 )
 
 // tlsS3Client is an S3 client of url that trusts the CAs in pool (nil: the
@@ -130,7 +132,6 @@ func TestServerTLS(t *testing.T) {
 	health := func(nodeURL string, certs ...tls.Certificate) error {
 		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: certs}}}
 		req, _ := http.NewRequest("GET", nodeURL+"/v1/health", nil)
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(readFile(t, filepath.Join(dir, "secret"))))
 		resp, err := hc.Do(req)
 		if err != nil {
 			return err
@@ -145,10 +146,24 @@ func TestServerTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// With the certificate, a signed request (node.Client signs each one;
+	// docs/design/node-protocol.md "Authentication") is served: a disk's
+	// stat, or not_found for a disk the node does not have — an answer,
+	// not a refused handshake or 401.
+	served := func(nodeURL string) error {
+		hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{nodeCert}}}}
+		nc := node.NewClient(strings.TrimSpace(readFile(t, filepath.Join(dir, "secret"))),
+			func(context.Context, cairn.DiskID) (string, error) { return nodeURL, nil }, hc)
+		_, err := nc.DiskStat(t.Context(), "node1/disk1")
+		if errors.Is(err, cairn.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
 	refused := func(nodeURL string) {
 		t.Helper()
-		if err := health(nodeURL, nodeCert); err != nil {
-			t.Fatalf("node %s health with the cluster certificate: %v", nodeURL, err)
+		if err := served(nodeURL); err != nil {
+			t.Fatalf("node %s with the cluster certificate: %v", nodeURL, err)
 		}
 		if err := health(nodeURL); err == nil || !strings.Contains(err.Error(), "certificate") {
 			t.Fatalf("node %s health without a client certificate: %v, want refused in the TLS handshake", nodeURL, err)
