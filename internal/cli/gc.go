@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -69,9 +68,7 @@ are never collected.`)
 		}
 		st := gcStatus(ctl, disks, ps)
 		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(st)
+			return printJSON(stdout, st)
 		}
 		printGCStatus(stdout, st, time.Now())
 		return nil

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -268,9 +267,7 @@ func runStat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("stat %s: %w", args[0], err)
 		}
 		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(m)
+			return printJSON(stdout, m)
 		}
 		printManifest(stdout, m)
 		return nil

@@ -79,9 +79,7 @@ backoff). The director logs each repaired stripe.`)
 		}
 		if *asJSON {
 			st.Queue = ts
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(st)
+			return printJSON(stdout, st)
 		}
 		if p := st.Progress; p != nil {
 			fmt.Fprintf(stdout, "director %s has rebuilt %d shards (%s), %d failed attempts; rate %s (as of %s)\n",

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -97,9 +96,7 @@ repair for every damaged shard (also those reads found), like for a lost disk.`)
 			st.Repair, st.Queued, st.Healed = &p, p.DamageQueued, p.DamageHealed
 		}
 		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(st)
+			return printJSON(stdout, st)
 		}
 		printScrubStatus(stdout, st, time.Now())
 		return nil
