@@ -140,7 +140,31 @@ func loadClientConfig(path string) (ClientConfig, error) {
 		return c, fmt.Errorf("cluster config %s: %w", path, err)
 	}
 	c.path = path
+	c.resolvePaths(filepath.Dir(path))
 	return c, nil
+}
+
+// resolvePaths makes the relative file names of c's TLS files relative to
+// dir, the directory of the config file that names them (cairn init
+// writes tls/ca.pem and so on next to each client.conf).
+func (c *ClientConfig) resolvePaths(dir string) {
+	for _, f := range []*NodeTLSFiles{c.NodeTLS, c.MetaTLS} {
+		if f == nil {
+			continue
+		}
+		for _, p := range []*string{&f.CA, &f.Cert, &f.Key} {
+			*p = besideConfig(dir, *p)
+		}
+	}
+}
+
+// besideConfig is file p named in a config file in dir: p itself if
+// absolute or empty, else p in dir.
+func besideConfig(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }
 
 // writeClientConfig writes c to path atomically with mode 0600 (it holds

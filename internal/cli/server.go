@@ -427,6 +427,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := readJSONFile(*config, &cc); err != nil {
 			return err
 		}
+		cc.resolvePaths(filepath.Dir(*config))
 		if !given["meta"] && len(cc.Meta) > 0 {
 			*metaEP = strings.Join(cc.Meta, ",")
 		}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	etcdmeta "cairn/meta/etcd"
@@ -87,7 +88,7 @@ func devCert(dir, name string, now time.Time, hosts ...string) (certFile, keyFil
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", err
 	}
-	ca, caKey, err := loadOrMakeCA(dir, now)
+	ca, caKey, err := loadOrMakeCA(dir, "cairn development CA", now)
 	if err != nil {
 		return "", "", err
 	}
@@ -131,7 +132,7 @@ func issueCert(certFile, keyFile string, ca *x509.Certificate, caKey *ecdsa.Priv
 		if ip := net.ParseIP(host); ip != nil {
 			// An unspecified address (0.0.0.0, ::) names no host: clients
 			// that reach it by another address need --tls-cert.
-			if !ip.IsLoopback() && !ip.IsUnspecified() && !slices.ContainsFunc(tmpl.IPAddresses, ip.Equal) {
+			if !ip.IsUnspecified() && !slices.ContainsFunc(tmpl.IPAddresses, ip.Equal) {
 				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
 			}
 		} else if host != "" && !slices.Contains(tmpl.DNSNames, host) {
@@ -162,7 +163,7 @@ func certNamesAll(c *x509.Certificate, hosts []string) bool {
 // HOST". It is never an etcd user's name: etcd takes the CommonName of a
 // request's client certificate as its user when the request has no token
 // (docs/design/meta.md, "Transport security and authentication").
-func certCN(name, host string) string { return "cairn " + name + " " + host }
+func certCN(name, host string) string { return strings.TrimSpace("cairn " + name + " " + host) }
 
 // etcdUserCN reports whether cn is the name of an etcd user of cairn: a
 // certificate with it would authenticate to etcd without a password.
@@ -177,8 +178,9 @@ func certNames(c *x509.Certificate, host string) bool {
 	return c.VerifyHostname(host) == nil
 }
 
-// loadOrMakeCA reads the development CA of dir or makes one.
-func loadOrMakeCA(dir string, now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+// loadOrMakeCA reads the CA of dir (ca.pem, ca-key.pem) or makes one
+// with CommonName cn.
+func loadOrMakeCA(dir, cn string, now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	caFile, caKeyFile := filepath.Join(dir, devCAFile), filepath.Join(dir, devCAKeyFile)
 	kp, err := tls.LoadX509KeyPair(caFile, caKeyFile)
 	if err == nil {
@@ -201,7 +203,7 @@ func loadOrMakeCA(dir string, now time.Time) (*x509.Certificate, *ecdsa.PrivateK
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "cairn development CA", Organization: []string{"cairn development"}},
+		Subject:               pkix.Name{CommonName: cn, Organization: []string{"cairn"}},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(devValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
