@@ -315,7 +315,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	mo.Logger = o.log
 	store, err := etcdmeta.Open(ctx, o.meta, mo)
 	if err != nil {
-		return "", nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
+		return "", nil, metaOpenError(err, o.meta, mo, o.from)
 	}
 	if err := checkSecret(ctx, store, o.secret, o.from, true); err != nil {
 		store.Close()

@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"cairn"
 	"cairn/client"
@@ -53,13 +56,13 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 		return nil, err
 	}
 	mo.CallTimeout = o.metaTimeout
-	store, err := etcdmeta.Open(ctx, cfg.Meta, mo)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)
-	}
 	from := cfg.path
 	if from == "" {
 		from = "the cluster config"
+	}
+	store, err := etcdmeta.Open(ctx, cfg.Meta, mo)
+	if err != nil {
+		return nil, metaOpenError(err, cfg.Meta, mo, from)
 	}
 	if err := checkSecret(ctx, store, cfg.Secret, from, o.recordSecret); err != nil {
 		store.Close()
@@ -190,3 +193,15 @@ var (
 	_ repair.Executor = (*node.Client)(nil)
 	_ node.Resolver   = (*resolver)(nil).resolve
 )
+
+// metaOpenError is the error of a failed etcdmeta.Open at endpoints with
+// opts: a password etcd refuses is a wrong cluster secret (the password
+// is derived from the secret from from).
+func metaOpenError(err error, endpoints []string, opts etcdmeta.Options, from string) error {
+	if opts.Username != "" && errors.Is(err, rpctypes.ErrAuthFailed) {
+		return fmt.Errorf("%w: the metadata store %v refuses etcd user %s's password, which is derived from the secret from %s: "+
+			"the secret is not this cluster's; use the secret of the cluster's client.conf, as written by cairn init or cairn server",
+			ErrWrongSecret, endpoints, opts.Username, from)
+	}
+	return fmt.Errorf("connecting to the metadata store %v: %w", endpoints, err)
+}
