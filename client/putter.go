@@ -410,9 +410,6 @@ func (w *putter) finish(ok bool) (locs []cairn.ShardLoc, unused []cairn.ShardFil
 // straggler counts with the time it had run (a lower bound); one that
 // failed on its own says nothing about speed and is left out.
 func (w *putter) observe() {
-	if w.c.cfg.SlowDisks == nil {
-		return
-	}
 	batch := make([]slowdisk.Sample, 0, len(w.streams))
 	for _, st := range w.streams {
 		if st.res.failed {
@@ -420,8 +417,17 @@ func (w *putter) observe() {
 		}
 		batch = append(batch, slowdisk.Sample{Disk: st.disk, Took: st.res.busy, Cancelled: st.res.err != nil})
 	}
-	for _, d := range w.c.cfg.SlowDisks.ObserveBatch(time.Now(), batch) {
-		w.c.cfg.Logger.Warn("disk is slow: new stripes avoid it for a while", "disk", d)
+	w.c.observe(batch)
+}
+
+// observe hands the requests of one PUT or GET window to Config.SlowDisks
+// and logs the disks it marks slow.
+func (c *Client) observe(batch []slowdisk.Sample) {
+	if c.cfg.SlowDisks == nil {
+		return
+	}
+	for _, d := range c.cfg.SlowDisks.ObserveBatch(time.Now(), batch) {
+		c.cfg.Logger.Warn("disk is slow: new stripes avoid it and reads ask it last, for a while", "disk", d)
 	}
 }
 

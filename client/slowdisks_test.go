@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"cairn"
 	"cairn/client/slowdisk"
 )
 
@@ -15,7 +16,8 @@ import (
 // from the PUTs' shard streams and avoided by the stripes of later PUTs
 // while other disks are free: after MinSamples PUTs that used it, no PUT
 // puts a shard on it until its hold ends; then it is tried again (one PUT)
-// and avoided for twice as long. Every object reads back. With
+// and avoided for twice as long. Every object reads back (reads, which
+// are judged too, come after each phase's PUTs). With
 // KeepSlowDisks the same workload keeps using it: the control that shows
 // the test can fail.
 //
@@ -43,10 +45,16 @@ func TestPutAvoidsSlowDisk(t *testing.T) {
 					if err != nil {
 						t.Fatalf("put %d: %v", i, err)
 					}
-					if got := e.get(t, m.Key, 0, -1); !bytes.Equal(got, data) {
-						t.Fatalf("put %d: read back differs", i)
-					}
 					return slotOf(m, slow) >= 0
+				}
+				// Reads are samples too: check the objects after each phase,
+				// so that the PUTs alone make the verdicts counted here.
+				readBack := func(from, to int) {
+					for i := from; i < to; i++ {
+						if got := e.get(t, fmt.Sprintf("k%d", i), 0, -1); !bytes.Equal(got, data) {
+							t.Fatalf("object %d: read back differs", i)
+						}
+					}
 				}
 				used := 0
 				for i := range 40 {
@@ -54,6 +62,7 @@ func TestPutAvoidsSlowDisk(t *testing.T) {
 						used++
 					}
 				}
+				readBack(0, 40)
 				if keep {
 					if used < 20 {
 						t.Fatalf("without avoidance the slow disk took shards of %d of 40 PUTs, want about 30", used)
@@ -75,6 +84,7 @@ func TestPutAvoidsSlowDisk(t *testing.T) {
 						used++
 					}
 				}
+				readBack(40, 80)
 				if used != 1 {
 					t.Fatalf("after the hold the slow disk took shards of %d PUTs, want 1", used)
 				}
@@ -96,10 +106,61 @@ func TestPutAvoidsSlowDisk(t *testing.T) {
 						used++
 					}
 				}
+				readBack(80, 120)
 				if used < 20 || tr.Avoid(time.Now(), slow) {
 					t.Fatalf("the healed disk took shards of %d of 40 PUTs (avoided: %v), want about 30", used, tr.Avoid(time.Now(), slow))
 				}
 			})
 		})
 	}
+}
+
+// A GET asks for shards on disks held slow only when it must: the first
+// K+δ come from the others, so a healthy object reads without waiting for
+// a hedge. When the other disks fail, it still reads from the slow one.
+func TestGetAsksSlowDiskLast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr, err := slowdisk.New(slowdisk.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 64 << 10, SlowDisks: tr})
+		ctx := context.Background()
+		data := randBytes(78, 1<<20)
+		m, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow := m.Shards[0].Disk // a data shard: asked first unless slow
+		gets := func() int {
+			e.shards.Mu.Lock()
+			defer e.shards.Mu.Unlock()
+			return e.shards.Gets[slow]
+		}
+		before := gets()
+		if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) || gets() == before {
+			t.Fatal("a GET with every disk healthy did not read shard 0's disk (the test would prove nothing)")
+		}
+		for range 3 {
+			tr.ObserveBatch(time.Now(), []slowdisk.Sample{{Disk: slow, Took: time.Second}, {Disk: m.Shards[1].Disk, Took: time.Millisecond}, {Disk: m.Shards[2].Disk, Took: time.Millisecond}})
+		}
+		if !tr.Avoid(time.Now(), slow) {
+			t.Fatal("not held slow")
+		}
+		before = gets()
+		if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
+			t.Fatal("read back differs")
+		}
+		if gets() != before {
+			t.Fatalf("the GET asked the slow disk %d times", gets()-before)
+		}
+		// Two other shards lost: the slow disk's shard is needed, and read.
+		e.shards.Set(func() {
+			e.shards.FailGet[m.Shards[1].Disk] = cairn.ErrUnavailable
+			e.shards.FailGet[m.Shards[2].Disk] = cairn.ErrUnavailable
+		})
+		if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) || gets() == before {
+			t.Fatal("with two shards lost the GET did not read the slow disk's shard")
+		}
+	})
 }
