@@ -84,9 +84,12 @@ type benchS3Phase struct {
 
 // benchS3Run is one run of the workload against one endpoint.
 type benchS3Run struct {
-	Name string       `json:"name"`
-	Put  benchS3Phase `json:"put"`
-	Get  benchS3Phase `json:"get"`
+	Name string `json:"name"`
+	// Rounds is how many runs the numbers are the medians of (--rounds;
+	// Requests and Errors are their sums).
+	Rounds int          `json:"rounds,omitempty"`
+	Put    benchS3Phase `json:"put"`
+	Get    benchS3Phase `json:"get"`
 	// CPUPerMiB is the server's CPU milliseconds per MiB moved (PUT and
 	// GET together), when this command started the server.
 	CPUPerMiB float64 `json:"server_cpu_ms_per_mib,omitempty"`
@@ -105,6 +108,7 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	dur := fs.Duration("duration", 10*time.Second, "how long each phase (put, then get) runs")
 	slow := fs.String("slow-disk", "", "start three servers, healthy, with the first disk slowed by these 'cairn server --disk' options (e.g. bw=10MiB,lat=20ms), and that with --keep-slow-disks, and compare them")
 	disks := fs.Int("disks", 8, "with --slow-disk: disk directories of each server")
+	rounds := fs.Int("rounds", 1, "with --slow-disk: run the three servers' workloads this many times in turn and report each number's median (a busy machine's noise spreads over all three)")
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchS3Help)
@@ -125,6 +129,8 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w: give --endpoint (a running server) or --slow-disk (start servers), not both", ErrUsage)
 	case *slow != "" && *disks < 1:
 		return fmt.Errorf("%w: --disks: want at least 1", ErrUsage)
+	case *rounds < 1:
+		return fmt.Errorf("%w: --rounds: want at least 1", ErrUsage)
 	}
 	cfg := benchS3Config{endpoint: *endpoint, access: *access, secret: *secret, bucket: *bucket, policy: *policy,
 		size: size, clients: *clients, dur: *dur}
@@ -153,17 +159,25 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if _, _, err := parseDiskSpec("x," + *slow); err != nil {
 			return fmt.Errorf("%w: --slow-disk: %w", ErrUsage, err)
 		}
-		for _, v := range []struct {
+		variants := []struct {
 			name, spec string
 			extra      []string
-		}{{"healthy", "", nil}, {"slow", *slow, nil}, {"slow-kept", *slow, []string{"--keep-slow-disks"}}} {
-			say("%s: starting cairn server %s with %d disks%s", v.name, strings.Join(v.extra, " "), *disks, map[bool]string{true: ", the first one " + v.spec}[v.spec != ""])
-			r, err := benchS3Server(ctx, cfg, *disks, v.spec, v.extra, say)
-			if err != nil {
-				return fmt.Errorf("%s: %w", v.name, err)
+		}{{"healthy", "", nil}, {"slow", *slow, nil}, {"slow-kept", *slow, []string{"--keep-slow-disks"}}}
+		all := make([][]benchS3Run, len(variants))
+		for round := range *rounds {
+			for i, v := range variants {
+				say("%s (round %d of %d): starting cairn server %s with %d disks%s", v.name, round+1, *rounds, strings.Join(v.extra, " "), *disks,
+					map[bool]string{true: ", the first one " + v.spec}[v.spec != ""])
+				r, err := benchS3Server(ctx, cfg, *disks, v.spec, v.extra, say)
+				if err != nil {
+					return fmt.Errorf("%s: %w", v.name, err)
+				}
+				r.Name = v.name
+				all[i] = append(all[i], r)
 			}
-			r.Name = v.name
-			runs = append(runs, r)
+		}
+		for _, rs := range all {
+			runs = append(runs, medianRun(rs))
 		}
 	}
 	return benchS3Report(stdout, runs, *asJSON)
@@ -346,6 +360,39 @@ func benchS3Client(cfg benchS3Config) (*s3.Client, error) {
 		RequestChecksumCalculation: aws.RequestChecksumCalculationWhenRequired,
 		ResponseChecksumValidation: aws.ResponseChecksumValidationWhenRequired,
 	}), nil
+}
+
+// medianRun returns the median of each number of rs (runs of one
+// variant), named as they are.
+func medianRun(rs []benchS3Run) benchS3Run {
+	med := func(f func(benchS3Run) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		if n := len(v); n%2 == 0 {
+			return (v[n/2-1] + v[n/2]) / 2
+		}
+		return v[len(v)/2]
+	}
+	phase := func(p func(benchS3Run) benchS3Phase) benchS3Phase {
+		out := benchS3Phase{
+			MiBPerS:   med(func(r benchS3Run) float64 { return p(r).MiBPerS }),
+			OpsPerS:   med(func(r benchS3Run) float64 { return p(r).OpsPerS }),
+			P50Millis: med(func(r benchS3Run) float64 { return p(r).P50Millis }),
+			P99Millis: med(func(r benchS3Run) float64 { return p(r).P99Millis }),
+		}
+		for _, r := range rs {
+			out.Requests += p(r).Requests
+			out.Errors += p(r).Errors
+		}
+		return out
+	}
+	return benchS3Run{Name: rs[0].Name, Rounds: len(rs),
+		Put:       phase(func(r benchS3Run) benchS3Phase { return r.Put }),
+		Get:       phase(func(r benchS3Run) benchS3Phase { return r.Get }),
+		CPUPerMiB: med(func(r benchS3Run) float64 { return r.CPUPerMiB })}
 }
 
 func benchS3Report(stdout io.Writer, runs []benchS3Run, asJSON bool) error {

@@ -47,6 +47,7 @@ func TestBenchS3Usage(t *testing.T) {
 		{[]string{"bench", "s3", "--endpoint", "http://x", "--clients", "0"}, "--clients"},
 		{[]string{"bench", "s3", "--endpoint", "http://x", "--duration", "-1s"}, "--duration"},
 		{[]string{"bench", "s3", "--endpoint", "http://x", "--access-key", ""}, "--access-key"},
+		{[]string{"bench", "s3", "--slow-disk", "bw=1MiB", "--rounds", "0"}, "--rounds"},
 	} {
 		t.Setenv("CAIRN_ACCESS_KEY", "")
 		_, _, err := run(t, tc.args...)
