@@ -64,6 +64,11 @@ type Meta interface {
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
 	DeleteBucket(ctx context.Context, name string) error
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
+	SetBucketTags(ctx context.Context, name string, tags map[string]string) error
+	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
+	// UpdateManifest replaces the object's manifest m's previous state
+	// prev (compare-and-swap): PutObjectTagging.
+	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	// ListObjects pages the listing records of a bucket (limit 1 to
 	// meta.MaxPage): listings never read manifests.
 	ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]cairn.ObjectInfo, bool, error)
@@ -229,10 +234,10 @@ func New(cfg Config) (*Handler, error) {
 // Subresources the gateway does not implement yet: a request naming one
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
-	"accelerate", "acl", "analytics", "attributes", "cors", "intelligent-tiering",
+	"accelerate", "acl", "analytics", "cors", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
-	"requestPayment", "restore", "retention", "select", "tagging", "torrent", "versioning", "website",
+	"requestPayment", "restore", "retention", "select", "torrent", "versioning", "website",
 }
 
 // request is one authenticated request being served.
@@ -297,6 +302,9 @@ func (h *Handler) route(q *request) error {
 	}
 	if err := cairn.ValidateBucketName(q.bucket); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidBucketName, err)
+	}
+	if serve := h.subresource(q, query); serve != nil {
+		return serve(q)
 	}
 	if q.key == "" && query.Has("encryption") {
 		return h.bucketEncryption(q)

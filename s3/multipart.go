@@ -68,6 +68,10 @@ func (h *Handler) createUpload(q *request) error {
 	if err != nil {
 		return err
 	}
+	tags, err := headerTags(q.r.Header)
+	if err != nil {
+		return err
+	}
 	sse, ck, err := h.requestSSE(q)
 	if err != nil {
 		return err
@@ -77,6 +81,7 @@ func (h *Handler) createUpload(q *request) error {
 	}
 	u, err := h.cfg.Objects.CreateUpload(q.r.Context(), q.bucket, q.key, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now, SSE: sse,
+		Tags: tags,
 	})
 	if err != nil {
 		return h.uploadErr(q, err)
