@@ -248,6 +248,7 @@ type request struct {
 	auth   *authResult
 	bucket string
 	key    string
+	sum    *bodySum // the body's x-amz-checksum-*, set by body (checksum.go)
 }
 
 // ServeHTTP implements http.Handler. Every response, success or error,
@@ -461,6 +462,7 @@ func (h *Handler) body(q *request) (io.Reader, error) {
 				return nil, err
 			}
 			cr.sumName, cr.sum = name, sum
+			q.sum = newBodySum(name, sum)
 		}
 		r = cr
 	default:
@@ -472,6 +474,7 @@ func (h *Handler) body(q *request) (io.Reader, error) {
 	}
 	if sum != nil {
 		r = &digestReader{r: r, h: sum, want: want, mismatch: fmt.Errorf("%w: %s", ErrBadChecksum, name)}
+		q.sum = newBodySum(name, sum)
 	}
 	return r, nil
 }

@@ -72,6 +72,10 @@ func (h *Handler) createUpload(q *request) error {
 	if err != nil {
 		return err
 	}
+	alg, err := uploadChecksum(q.r.Header)
+	if err != nil {
+		return err
+	}
 	sse, ck, err := h.requestSSE(q)
 	if err != nil {
 		return err
@@ -81,12 +85,16 @@ func (h *Handler) createUpload(q *request) error {
 	}
 	u, err := h.cfg.Objects.CreateUpload(q.r.Context(), q.bucket, q.key, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now, SSE: sse,
-		Tags: tags,
+		Tags: tags, ChecksumAlgorithm: alg,
 	})
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
 	setSSEHeaders(q.w, u.Encryption, ck)
+	if alg != "" {
+		q.w.Header().Set("X-Amz-Checksum-Algorithm", alg)
+		q.w.Header().Set("X-Amz-Checksum-Type", cairn.ChecksumComposite)
+	}
 	return h.writeXML(q, http.StatusOK, initiateResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: u.ID})
 }
 
@@ -121,6 +129,10 @@ func (h *Handler) uploadPart(q *request, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPartChecksum(u, q.sum); err != nil {
+		return err
+	}
+	opts.Checksum = q.checksumFunc()
 	p, err := h.cfg.Objects.UploadPart(q.r.Context(), q.bucket, q.key, id, n, body, opts)
 	if errors.Is(err, cairn.ErrConflict) {
 		return h.writeErr(q.r.Context(), q.bucket, err)
@@ -129,6 +141,8 @@ func (h *Handler) uploadPart(q *request, id string) error {
 		return h.uploadErr(q, err)
 	}
 	setSSEHeaders(q.w, u.Encryption, ck)
+	setChecksumHeaders(q.w, p.Checksum)
+	q.w.Header().Del("X-Amz-Checksum-Type") // a part's answer has none
 	q.w.Header().Set("ETag", `"`+p.ETag+`"`)
 	q.w.WriteHeader(http.StatusOK)
 	return nil
@@ -149,6 +163,8 @@ type completeResult struct {
 	Bucket   string   `xml:"Bucket"`
 	Key      string   `xml:"Key"`
 	ETag     string   `xml:"ETag"`
+	checksumXML
+	ChecksumType string `xml:"ChecksumType,omitempty"`
 }
 
 func (h *Handler) completeUpload(q *request, id string) error {
@@ -177,8 +193,12 @@ func (h *Handler) completeUpload(q *request, id string) error {
 		return h.uploadErr(q, conditionErr(err))
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
-	return h.writeXML(q, http.StatusOK, completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
-		Bucket: q.bucket, Key: q.key, ETag: etag(m)})
+	res := completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
+		Bucket: q.bucket, Key: q.key, ETag: etag(m), checksumXML: xmlChecksum(m.Checksum)}
+	if m.Checksum != nil {
+		res.ChecksumType = m.Checksum.Type
+	}
+	return h.writeXML(q, http.StatusOK, res)
 }
 
 // complete completes upload id with the parts of req, checking the SSE-C

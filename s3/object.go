@@ -232,12 +232,13 @@ func (h *Handler) putObject(q *request) error {
 	}
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, body, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Size: size,
-		Now: h.cfg.Now, SSE: sse, If: cond, Tags: tags,
+		Now: h.cfg.Now, SSE: sse, If: cond, Tags: tags, Checksum: q.checksumFunc(),
 	})
 	if err != nil {
 		return h.writeErr(ctx, q.bucket, conditionErr(err))
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
+	setChecksumHeaders(q.w, m.Checksum)
 	q.w.Header().Set("ETag", etag(m))
 	q.w.WriteHeader(http.StatusOK)
 	return nil
@@ -526,6 +527,9 @@ func (h *Handler) getObject(q *request, head bool) error {
 		setObjectHeaders(q.w, m, q.r.URL.Query())
 		setSSEHeaders(q.w, m.Encryption, ck)
 		setTagCount(q.w, m)
+		if checksumMode(q.r.Header) {
+			setChecksumHeaders(q.w, servedChecksum(m, pn, partial))
+		}
 		if class := h.storageClass(m.Policy); class != "STANDARD" { // S3 omits STANDARD
 			q.w.Header().Set("X-Amz-Storage-Class", class)
 		}
@@ -720,6 +724,10 @@ func (h *Handler) copyObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	alg, err := checksumAlgorithm(q.r.Header)
+	if err != nil {
+		return err
+	}
 	if sb == q.bucket && sk == q.key && directive != "REPLACE" && policy == "" && sse == nil {
 		return ErrInvalidCopyRequest
 	}
@@ -746,6 +754,9 @@ func (h *Handler) copyObject(q *request) error {
 		if opts.Tags, err = copyTags(q.r.Header, m); err != nil {
 			return err
 		}
+		if m.Checksum != nil && m.Checksum.Type == cairn.ChecksumFullObject {
+			opts.Checksum = func() *cairn.Checksum { return m.Checksum } // the same content
+		}
 		if directive == "REPLACE" {
 			if opts.UserMeta, err = requestMeta(q.r.Header); err != nil {
 				return err
@@ -763,7 +774,13 @@ func (h *Handler) copyObject(q *request) error {
 			}
 			return ErrOperationAborted
 		}
-		nm, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, rc, opts)
+		var src io.Reader = rc
+		if alg != "" {
+			hr := &hashingReader{r: rc, sum: bodySum{alg: alg}}
+			hr.sum.h, _ = cairn.NewChecksumHash(alg)
+			src, opts.Checksum = hr, hr.sum.checksum
+		}
+		nm, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, src, opts)
 		rc.Close()
 		if err != nil {
 			return h.writeErr(ctx, q.bucket, err)
