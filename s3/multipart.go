@@ -287,6 +287,7 @@ type partEntry struct {
 	LastModified string `xml:"LastModified"`
 	ETag         string `xml:"ETag"`
 	Size         int64  `xml:"Size"`
+	checksumXML
 }
 
 // intParam parses a non-negative integer query parameter (def if absent).
@@ -318,15 +319,11 @@ func (h *Handler) listParts(q *request, id string) error {
 	}
 	out := listPartsResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id, PartNumberMarker: marker, MaxParts: maxParts,
 		StorageClass: h.storageClass(u.Policy)}
-	for _, p := range parts {
-		if p.Number <= marker {
-			continue
-		}
-		if len(out.Parts) == maxParts {
-			out.IsTruncated = true
-			break
-		}
-		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: partSize(u, p)})
+	page, more := pageParts(parts, marker, maxParts)
+	out.IsTruncated = more
+	for _, p := range page {
+		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: partSize(u, p),
+			checksumXML: xmlChecksum(p.Checksum)})
 		out.NextPartNumberMarker = p.Number
 	}
 	return h.writeXML(q, http.StatusOK, out)

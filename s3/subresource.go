@@ -17,6 +17,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 	switch {
 	case query.Has("tagging"):
 		return keyChecked(h.objectTagging)
+	case query.Has("attributes"):
+		return keyChecked(h.objectAttributes)
 	}
 	return nil
 }
