@@ -106,6 +106,18 @@ type hashingReader struct {
 	sum bodySum
 }
 
+// hashed wraps r to hash what it reads with alg (one of
+// cairn.ChecksumAlgorithms, else an error wrapping cairn.ErrInvalid),
+// and returns the checksum of it, valid once r has been read to its end.
+func hashed(r io.Reader, alg string) (io.Reader, func() *cairn.Checksum, error) {
+	h, err := cairn.NewChecksumHash(alg)
+	if err != nil {
+		return nil, nil, err
+	}
+	hr := &hashingReader{r: r, sum: bodySum{alg: alg, h: h}}
+	return hr, hr.sum.checksum, nil
+}
+
 func (h *hashingReader) Read(p []byte) (int, error) {
 	n, err := h.r.Read(p)
 	h.sum.h.Write(p[:n])

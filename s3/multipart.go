@@ -99,12 +99,12 @@ func (h *Handler) createUpload(q *request) error {
 }
 
 func (h *Handler) uploadPart(q *request, id string) error {
-	if q.r.Header.Get("X-Amz-Copy-Source") != "" {
-		return fmt.Errorf("%w: UploadPartCopy", ErrNotImplemented)
-	}
 	n, err := strconv.Atoi(q.r.URL.Query().Get("partNumber"))
 	if err != nil || n < 1 || n > cairn.MaxParts {
 		return fmt.Errorf("%w: partNumber must be an integer from 1 to %d", ErrInvalidArgument, cairn.MaxParts)
+	}
+	if q.r.Header.Get("X-Amz-Copy-Source") != "" {
+		return h.uploadPartCopy(q, id, n)
 	}
 	size, err := h.bodySize(q, min(h.cfg.MaxObjectSize, maxPartSize))
 	if err != nil {

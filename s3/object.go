@@ -776,9 +776,10 @@ func (h *Handler) copyObject(q *request) error {
 		}
 		var src io.Reader = rc
 		if alg != "" {
-			hr := &hashingReader{r: rc, sum: bodySum{alg: alg}}
-			hr.sum.h, _ = cairn.NewChecksumHash(alg)
-			src, opts.Checksum = hr, hr.sum.checksum
+			if src, opts.Checksum, err = hashed(rc, alg); err != nil {
+				rc.Close()
+				return err
+			}
 		}
 		nm, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, src, opts)
 		rc.Close()
