@@ -234,7 +234,7 @@ func New(cfg Config) (*Handler, error) {
 // Subresources the gateway does not implement yet: a request naming one
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
-	"accelerate", "acl", "analytics", "cors", "intelligent-tiering",
+	"accelerate", "acl", "analytics", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
 	"requestPayment", "restore", "retention", "select", "torrent", "versioning", "website",
@@ -274,6 +274,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer h.slots.give()
 	}
+	if r.Method == http.MethodOptions { // a CORS preflight: not signed
+		if err := h.preflight(req); err != nil {
+			h.writeError(req, err)
+		}
+		return
+	}
+	h.corsHeaders(req)
 	a, err := h.authenticate(r)
 	if err == nil {
 		req.auth = a

@@ -11,6 +11,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 		switch {
 		case query.Has("tagging"):
 			return h.bucketTagging
+		case query.Has("cors"):
+			return h.bucketCORS
 		}
 		return nil
 	}
