@@ -48,13 +48,8 @@ type listAllMyBuckets struct {
 // buckets lists the session user's buckets (as ListBuckets shows them to
 // it) with their policies and usage.
 func (c *Console) buckets(w http.ResponseWriter, r *http.Request, s *session) {
-	res := c.call(r, s, http.MethodGet, "", "", nil, nil)
-	if res.status != http.StatusOK {
-		res.writeError(w)
-		return
-	}
 	var l listAllMyBuckets
-	if !res.decode(w, &l) {
+	if !c.callXML(w, r, s, "", nil, &l) {
 		return
 	}
 	out := bucketsResponse{Buckets: []bucketInfo{}}
@@ -156,13 +151,8 @@ func (c *Console) objects(w http.ResponseWriter, r *http.Request, s *session) {
 	if t := q.Get("token"); t != "" {
 		sq.Set("continuation-token", t)
 	}
-	res := c.call(r, s, http.MethodGet, bucket, "", sq, nil)
-	if res.status != http.StatusOK {
-		res.writeError(w)
-		return
-	}
 	var l listBucketV2
-	if !res.decode(w, &l) {
+	if !c.callXML(w, r, s, bucket, sq, &l) {
 		return
 	}
 	out := objectsResponse{Bucket: bucket, Prefix: q.Get("prefix"), Prefixes: []string{}, Objects: []objectInfo{}}

@@ -131,6 +131,15 @@ func (b *browser) do(method, path string, body io.Reader, hdr ...string) (int, [
 	return resp.StatusCode, out, resp.Header
 }
 
+// rootWithBucket returns a browser logged in as root that made bucket.
+func (e *env) rootWithBucket(t *testing.T, bucket string) *browser {
+	t.Helper()
+	b := e.browser(t)
+	b.mustLogin(rootKey, rootSecret)
+	b.json(http.MethodPost, "/api/buckets", createBucketRequest{Name: bucket}, http.StatusCreated, nil)
+	return b
+}
+
 func (b *browser) login(ak, sk string) (int, http.Header) {
 	b.t.Helper()
 	body, _ := json.Marshal(loginRequest{AccessKey: ak, SecretKey: sk})
@@ -360,9 +369,7 @@ func TestActsAsTheUser(t *testing.T) {
 // console give what S3 gives.
 func TestObjectBrowser(t *testing.T) {
 	e := newEnv(t, nil)
-	b := e.browser(t)
-	b.mustLogin(rootKey, rootSecret)
-	b.json(http.MethodPost, "/api/buckets", createBucketRequest{Name: "photos"}, http.StatusCreated, nil)
+	b := e.rootWithBucket(t, "photos")
 	big := bytes.Repeat([]byte("0123456789abcdef"), 20000) // several stripes
 	files := map[string][]byte{"2026/holiday.mp4": big, "2026/notes.txt": []byte("notes"), "top.txt": []byte("top"), "2026/may/a b+c.txt": []byte("odd name")}
 	for k, v := range files {
@@ -414,9 +421,7 @@ func TestObjectBrowser(t *testing.T) {
 // A listing is paged: pageSize keys at a time, with a token for the next.
 func TestListingPaged(t *testing.T) {
 	e := newEnv(t, nil)
-	b := e.browser(t)
-	b.mustLogin(rootKey, rootSecret)
-	b.json(http.MethodPost, "/api/buckets", createBucketRequest{Name: "many"}, http.StatusCreated, nil)
+	b := e.rootWithBucket(t, "many")
 	n := pageSize + 5
 	for i := range n {
 		if st, out, _ := b.do(http.MethodPut, objPath("/api/object", "many", fmt.Sprintf("k%04d", i)), strings.NewReader("x")); st != http.StatusOK {

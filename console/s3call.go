@@ -87,9 +87,16 @@ func (res result) writeError(w http.ResponseWriter) {
 	writeError(w, res.status, e.Code, e.Message)
 }
 
-// decode parses the captured XML body into v; false (after answering
-// 502) if it does not parse.
-func (res result) decode(w http.ResponseWriter, v any) bool {
+// callXML serves a GET of bucket ("" for the service) with query
+// through the gateway as s's user and decodes its XML answer into v. It
+// returns false after answering w with the error if the gateway refused
+// or the answer does not parse.
+func (c *Console) callXML(w http.ResponseWriter, r *http.Request, s *session, bucket string, query url.Values, v any) bool {
+	res := c.call(r, s, http.MethodGet, bucket, "", query, nil)
+	if res.status != http.StatusOK {
+		res.writeError(w)
+		return false
+	}
 	if err := xml.Unmarshal(res.body, v); err != nil {
 		writeError(w, http.StatusBadGateway, "BadGateway", "the gateway's answer does not parse: "+err.Error())
 		return false

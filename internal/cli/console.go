@@ -75,8 +75,15 @@ func startConsole(ctx context.Context, cl *cluster, addr string, s3h http.Handle
 	if tlsc != nil {
 		ln = tls.NewListener(ln, tlsc)
 	}
+	return s3URL(ln.Addr().String(), tlsc), serveHTTP(ctx, ln, c, "console", log), nil
+}
+
+// serveHTTP serves h on ln, with the limits the gateway's listeners share,
+// until stop, which shuts the server down (waiting up to 5 s for the
+// requests in flight). what names the server in its log lines.
+func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, what string, log *slog.Logger) (stop func()) {
 	srv := &http.Server{
-		Handler:           c,
+		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -87,14 +94,13 @@ func startConsole(ctx context.Context, cl *cluster, addr string, s3h http.Handle
 	go func() {
 		defer close(done)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("console server stopped", "err", err)
+			log.Error(what+" server stopped", "err", err)
 		}
 	}()
-	stop := func() {
+	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
 		<-done
 	}
-	return s3URL(ln.Addr().String(), tlsc), stop, nil
 }

@@ -146,29 +146,13 @@ func startS3(ctx context.Context, cl *cluster, addr, consoleAddr string, creds s
 	if lim.tls != nil {
 		ln = tls.NewListener(ln, lim.tls)
 	}
-	srv := &http.Server{
-		Handler:           s3h,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	done, unwatch := make(chan struct{}), make(chan struct{})
+	stopServer := serveHTTP(ctx, ln, s3h, "S3", log)
+	unwatch := make(chan struct{})
 	if users != "" {
 		watchUsers(live, users, creds, log, unwatch)
 	}
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("S3 server stopped", "err", err)
-		}
-	}()
 	stop = func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-		<-done
+		stopServer()
 		stopConsole()
 		close(unwatch)
 		stored.stop()
