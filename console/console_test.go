@@ -391,8 +391,8 @@ func TestObjectBrowser(t *testing.T) {
 		if st != http.StatusOK || !bytes.Equal(got, v) {
 			t.Fatalf("download %s: %d, %d bytes, want %d", k, st, len(got), len(v))
 		}
-		if cd := h.Get("Content-Disposition"); !strings.HasPrefix(cd, "attachment;") {
-			t.Fatalf("download %s: Content-Disposition %q", k, cd)
+		if cd := h.Get("Content-Disposition"); !strings.HasPrefix(cd, "attachment;") || !strings.HasPrefix(h.Get("Content-Security-Policy"), "sandbox") {
+			t.Fatalf("download %s: Content-Disposition %q, Content-Security-Policy %q", k, cd, h.Get("Content-Security-Policy"))
 		}
 	}
 	var m cairn.Manifest
@@ -415,6 +415,19 @@ func TestObjectBrowser(t *testing.T) {
 	b.json(http.MethodGet, "/api/throughput", nil, http.StatusOK, &tp)
 	if tp.BytesIn < int64(len(big)) || tp.BytesOut < int64(len(big)) || tp.Requests < 10 {
 		t.Fatalf("throughput counters %+v", tp)
+	}
+}
+
+func TestAttrEncode(t *testing.T) {
+	for in, want := range map[string]string{
+		"cat.jpg":        "cat.jpg",
+		"a b;c,d\"e":     "a%20b%3Bc%2Cd%22e",
+		"ümlaut=1:@x":    "%C3%BCmlaut%3D1%3A%40x",
+		"ok!#$&+-.^_`|~": "ok!#$&+-.^_`|~",
+	} {
+		if got := attrEncode(in); got != want {
+			t.Errorf("attrEncode(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

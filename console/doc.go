@@ -54,6 +54,12 @@
 //     needs a new login.
 //   - The speculative engine's recent decisions are not shown: the data
 //     path keeps no record of them yet.
-//   - The console serves plain HTTP unless it is given a TLS config; the
-//     cookie is marked Secure only over TLS.
+//   - Unlike a signed S3 request, a login sends the secret key itself: the
+//     console serves plain HTTP unless it is given a TLS config (cairn
+//     warns when a plain console listens off loopback), and marks the
+//     cookie Secure only over TLS.
+//   - The failed-login budget is shared by all clients: someone guessing
+//     secrets slows down everyone's logins, never their sessions.
+//   - A download is served as an attachment with a sandboxing content
+//     security policy, so an object's bytes never run as the console.
 package console

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"cairn/s3"
 )
@@ -161,8 +162,29 @@ func (d *relay) WriteHeader(status int) {
 			h[k] = v
 		}
 	}
-	h.Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(d.filename))
+	h.Set("Content-Disposition", "attachment; filename*=UTF-8''"+attrEncode(d.filename))
+	// The object's bytes are the user's: never run them as the console's
+	// page, even if a browser were to render them.
+	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
 	d.under.WriteHeader(status)
+}
+
+// attrEncode percent-encodes s as an RFC 5987 ext-value: every byte but
+// the attr-chars (letters, digits and !#$&+-.^_`|~).
+func attrEncode(s string) string {
+	const hexDigits = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$&+-.^_`|~", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&15])
+	}
+	return b.String()
 }
 
 func (d *relay) Write(p []byte) (int, error) {

@@ -74,6 +74,8 @@ func startConsole(ctx context.Context, cl *cluster, addr string, s3h http.Handle
 	}
 	if tlsc != nil {
 		ln = tls.NewListener(ln, tlsc)
+	} else if plainWarning(addr) != "" { // not loopback
+		log.Warn("the web console is plain HTTP off loopback: a login sends the S3 secret key in the clear; serve it with TLS (--tls-cert/--tls-key) or keep it on 127.0.0.1", "addr", addr)
 	}
 	return s3URL(ln.Addr().String(), tlsc), serveHTTP(ctx, ln, c, "console", log), nil
 }
