@@ -179,7 +179,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// A gateway's config (cairn init's DIR/HOST/gatewayN.conf) is a
 		// client config plus the gateway's flags.
 		if p := cmp.Or(fs.Lookup("config").Value.String(), os.Getenv(configEnv)); p != "" {
-			if _, err := applyRoleConfig(fs, p, "meta", "secret", "node_tls"); err != nil {
+			if _, err := applyRoleConfig(fs, p, clientConfigKeys...); err != nil {
 				return clusterOptions{}, err
 			}
 		}

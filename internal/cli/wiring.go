@@ -49,7 +49,12 @@ type clusterOptions struct {
 
 // openCluster connects to the metadata endpoints of cfg.
 func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*cluster, error) {
-	store, err := etcdmeta.Open(ctx, cfg.Meta, etcdmeta.Options{CallTimeout: o.metaTimeout})
+	mo, err := cfg.metaOptions()
+	if err != nil {
+		return nil, err
+	}
+	mo.CallTimeout = o.metaTimeout
+	store, err := etcdmeta.Open(ctx, cfg.Meta, mo)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)
 	}
@@ -63,7 +68,7 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	}
 	var tc *tls.Config
 	if cfg.NodeTLS != nil {
-		if tc, err = cfg.NodeTLS.clientConfig(); err != nil {
+		if tc, err = cfg.NodeTLS.clientConfig("node_tls"); err != nil {
 			store.Close()
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
