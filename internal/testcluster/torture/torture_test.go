@@ -103,8 +103,7 @@ type tort struct {
 	acked, doubted, checked atomic.Int64
 	mu                      sync.Mutex
 	doubts                  map[string]int // guarded by mu; "op error" → count
-	kills                   map[string]int
-	removed                 int // disk directories removed
+	kills                   map[string]int // victims → rounds
 }
 
 func start(t *testing.T, seed uint64) *tort {
@@ -165,7 +164,7 @@ func (tc *tort) round(r int) {
 	time.Sleep(tc.pause(300*time.Millisecond, 800*time.Millisecond))
 	close(stop)
 	wg.Wait()
-	t.Logf("round %d: killed %v for %v after %v", r, names(victims), down, before)
+	t.Logf("round %d: killed %v for %v after %v; disks not up: %v", r, names(victims), down, before, tc.notUp())
 	tc.check(fmt.Sprintf("after round %d", r))
 }
 
@@ -183,39 +182,62 @@ func names(ps []*testcluster.Proc) []string {
 }
 
 // kill SIGKILLs this round's victims (or removes a disk's directory) and
-// returns them with how long they stay dead.
+// returns them with how long they stay dead. Every tenth round (from the
+// second) removes a disk's directory, if the cluster is settled, and every
+// tenth (from the fifth) kills a node for longer than its liveness lease
+// and the grace period, so that its disks go down and their shards are
+// repaired elsewhere before it returns; the other rounds draw their
+// victims.
 func (tc *tort) kill(r int) ([]*testcluster.Proc, time.Duration) {
 	t := tc.t
 	node := tc.nodes[tc.rng.IntN(len(tc.nodes))]
-	var victims []*testcluster.Proc
-	was := tc.kills["director"]
-	down := tc.pause(100*time.Millisecond, 2*grace)
-	switch p := tc.rng.IntN(100); {
-	case p < 30:
-		victims, tc.kills["node"] = []*testcluster.Proc{node}, tc.kills["node"]+1
-	case p < 50:
-		victims = []*testcluster.Proc{tc.director()}
-		tc.kills["director"]++
-	case p < 75:
-		victims, down = []*testcluster.Proc{tc.gw}, tc.pause(0, time.Second)
-		tc.kills["gateway"]++
-	case p < 90:
-		victims = []*testcluster.Proc{tc.gw, node}
-		tc.kills["gateway+node"]++
-	default:
-		if tc.removeDisk(r) {
-			return nil, down
-		}
-		victims, tc.kills["node"] = []*testcluster.Proc{node}, tc.kills["node"]+1
+	if tc.rng.IntN(2) == 0 {
+		node = tc.director()
 	}
+	down := tc.pause(100*time.Millisecond, 2*grace)
+	var victims []*testcluster.Proc
+	var kind string
+	switch p := tc.rng.IntN(100); {
+	case r%10 == 1 && tc.removeDisk(r):
+		return nil, down
+	case r%10 == 4:
+		victims, kind, down = []*testcluster.Proc{node}, "node past its lease", lease+grace+2*time.Second
+	case p < 30:
+		victims, kind = []*testcluster.Proc{node}, "node"
+	case p < 50:
+		victims, kind = []*testcluster.Proc{tc.director()}, "director"
+	case p < 75:
+		victims, kind, down = []*testcluster.Proc{tc.gw}, "gateway", tc.pause(0, time.Second)
+	case p < 90:
+		victims, kind = []*testcluster.Proc{tc.gw, node}, "gateway+node"
+	default:
+		victims, kind = []*testcluster.Proc{tc.gw, tc.director()}, "gateway+director"
+	}
+	tc.kills[kind]++
+	queued := tc.repairQueue()
 	for _, p := range victims {
 		p.Kill()
 		if p == tc.gw {
 			tc.epoch.Add(1) // after the kill: what it had under way is over
 		}
 	}
-	t.Logf("round %d: SIGKILL %v (director: %v)", r, names(victims), tc.kills["director"] > was)
+	t.Logf("round %d: SIGKILL %v (%s; %d repair tasks queued)", r, names(victims), kind, queued)
 	return victims, down
+}
+
+// lease is a node's liveness lease (node.Config.LeaseTTL's default): a
+// node dead for longer turns its disks suspect.
+const lease = 10 * time.Second
+
+// repairQueue is the length of the repair queue (-1 if unknown).
+func (tc *tort) repairQueue() int {
+	ctx, cancel := context.WithTimeout(tc.t.Context(), 10*time.Second)
+	defer cancel()
+	tasks, err := meta.AllRepairTasks(ctx, tc.store)
+	if err != nil {
+		return -1
+	}
+	return len(tasks)
 }
 
 // director returns the process of the director's node.
@@ -236,27 +258,47 @@ func (tc *tort) director() *testcluster.Proc {
 	return nil
 }
 
-// maxRemoved bounds the disk directories removed in a run: each is
-// rebuilt by repair, and only one at a time (on a settled cluster), so
-// no stripe ever loses more than the code tolerates for good.
-const maxRemoved = 3
-
 // removeDisk removes a random disk's directory under its running node (a
-// disk pulled out), if the cluster is settled and fewer than maxRemoved
-// were; it says whether it did.
+// disk pulled out) if the cluster is settled — so no stripe ever loses
+// more than the code tolerates for good — and says whether it did. The
+// director marks it down, repair rebuilds its shards elsewhere, and the
+// node's new empty volume in the directory returns to service.
 func (tc *tort) removeDisk(r int) bool {
 	t := tc.t
-	if tc.removed >= maxRemoved || !tc.settled() {
+	if !tc.settled() {
+		t.Logf("round %d: the cluster is not settled: no disk removed", r)
 		return false
 	}
 	i, d := 1+tc.rng.IntN(nodes), 1+tc.rng.IntN(2)
-	if err := os.RemoveAll(tc.c.NodeDir(i, d)); err != nil {
+	// Out of the way at once (the node writes on meanwhile), then gone.
+	dir := tc.c.NodeDir(i, d)
+	gone := fmt.Sprintf("%s.removed-%d", dir, r)
+	if err := os.Rename(dir, gone); err != nil {
 		t.Fatal(err)
 	}
-	tc.removed++
-	tc.kills["disk"]++
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	tc.kills["disk removed"]++
 	t.Logf("round %d: removed node%d/disk%d", r, i, d)
 	return true
+}
+
+// notUp lists the disks that are not up, with their states.
+func (tc *tort) notUp() []string {
+	ctx, cancel := context.WithTimeout(tc.t.Context(), 10*time.Second)
+	defer cancel()
+	disks, err := tc.store.Disks(ctx)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, d := range disks {
+		if d.State != cairn.DiskUp {
+			out = append(out, fmt.Sprintf("%s %s", d.ID, d.State))
+		}
+	}
+	return out
 }
 
 // settled says whether every disk is up and the repair queue is empty.
