@@ -567,12 +567,12 @@ func (tc *tort) finish() {
 		p.Kill()
 		tc.nodes[i] = testcluster.StartProc(t, p.Name(), append(p.Args(), "--gc-grace", "1s")...)
 	}
-	waitFor(t, 3*time.Minute, "every disk up and the repair queue empty", tc.settled)
+	testcluster.WaitFor(t, 3*time.Minute, "every disk up and the repair queue empty", tc.settled)
 	tc.check("at the end")
 	tc.c.CLI(t, "admin", "gc", "start")
 	var orphans, missing []string
 	var err error
-	if !poll(2*time.Minute, func() bool {
+	if !testcluster.Poll(2*time.Minute, func() bool {
 		orphans, missing, err = tc.orphans()
 		return err == nil && len(orphans) == 0 && len(missing) == 0
 	}) {
@@ -658,24 +658,4 @@ func (tc *tort) orphans() (orphans, missing []string, err error) {
 	slices.Sort(orphans)
 	slices.Sort(missing)
 	return orphans, missing, nil
-}
-
-// poll calls cond every 200 ms until it holds (true) or d has passed.
-func poll(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		// real time: the condition is the state of real processes, polled.
-		time.Sleep(200 * time.Millisecond)
-	}
-	return true
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	if !poll(d, cond) {
-		t.Fatalf("timed out after %s waiting for %s", d, what)
-	}
 }
