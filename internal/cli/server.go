@@ -37,8 +37,9 @@ const serverHelp = `Runs a whole cairn cluster in one process: an embedded metad
 director, and the S3 API on 127.0.0.1:9000. With no flags it keeps
 everything under ./cairn-data.
 
-Ports: S3 on 9000, the node on 9100, etcd on 9379 (clients) and 9380
-(peers): the block --port-base moves. A second server on the same machine
+Ports: S3 on 9000, the web console on 9001 (--console-addr off: none),
+the node on 9100, etcd on 9379 (clients) and 9380 (peers): the block
+--port-base moves. A second server on the same machine
 needs its own --data and block:
 
   cairn server --data ./cairn2 --port-base 10000     # S3 on 127.0.0.1:10000
@@ -250,13 +251,17 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer cl.Close()
-	s3At, stopS3, err := startS3(ctx, cl, at["s3-addr"], c, *users, lim, log)
+	s3At, consoleAt, stopS3, err := startS3(ctx, cl, at["s3-addr"], at["console-addr"], c, *users, lim, log)
 	if err != nil {
-		return taken(err, "s3-addr")
+		return taken(err, "s3-addr", "console-addr")
 	}
 	defer stopS3()
-	fmt.Fprintf(stdout, "  s3        %s\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
-		s3URL(s3At, lim.tls), strings.Join(etcd.Endpoints(), ","), nodeAt, *nodeID, len(diskPaths), *data, conf)
+	fmt.Fprintf(stdout, "  s3        %s\n", s3URL(s3At, lim.tls))
+	if consoleAt != "" {
+		fmt.Fprintf(stdout, "  console   %s (log in with the S3 credentials)\n", consoleAt)
+	}
+	fmt.Fprintf(stdout, "  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
+		strings.Join(etcd.Endpoints(), ","), nodeAt, *nodeID, len(diskPaths), *data, conf)
 	switch {
 	case *tlsf.dev:
 		fmt.Fprintf(stdout, "  tls       development CA %s; trust it, e.g.\n    AWS_CA_BUNDLE=%s aws --endpoint-url %s s3 ls\n",
@@ -271,8 +276,11 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if keysFresh {
 		fmt.Fprintf(stdout, "  SSE-S3 master key (made now, kept in %s)\n", filepath.Join(*data, "kms.json"))
 	}
-	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: map[string]string{
-		proc.S3: s3URL(s3At, lim.tls), proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}})
+	ready := map[string]string{proc.S3: s3URL(s3At, lim.tls), proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}
+	if consoleAt != "" {
+		ready[proc.Console] = consoleAt
+	}
+	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: ready})
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "cairn server stopping")

@@ -44,6 +44,7 @@ type clusterOptions struct {
 	memory      *client.Budget    // bounds the data path's buffers (nil: unbounded)
 	log         *slog.Logger      // warnings (shards decoded around); required
 	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
+	keepSlow    bool              // client.Config.KeepSlowDisks (--keep-slow-disks)
 	// recordSecret records the secret's check value in a store without
 	// one (checkSecret); a gateway does, CLI commands only compare.
 	recordSecret bool
@@ -75,7 +76,7 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
 	}
-	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys}, o.node, tc), nil
+	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow}, o.node, tc), nil
 }
 
 // newCluster wires the data path over store and the nodes. Every shard a
