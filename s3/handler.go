@@ -542,7 +542,7 @@ func (h *Handler) writeError(q *request, err error) {
 		level = slog.LevelError
 	}
 	h.cfg.Logger.Log(q.r.Context(), level, "s3 request failed", "request_id", q.id, "host_id", h.hostID,
-		"method", q.r.Method, "path", q.r.URL.Path, "status", e.Status, "code", e.Code, "err", err)
+		"method", q.r.Method, "path", q.r.URL.Path, "bucket", q.bucket, "key", q.key, "status", e.Status, "code", e.Code, "err", err)
 	q.w.Header().Del("Content-Length")
 	if e.Status == http.StatusServiceUnavailable {
 		q.w.Header().Set("Retry-After", retryAfter)

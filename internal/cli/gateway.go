@@ -165,7 +165,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := flag.NewFlagSet("cairn gateway", flag.ContinueOnError)
 	addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 listen address (port 0: one the kernel picks)")
 	users := fs.String("users", "", usersHelp)
-	verbose := fs.Bool("v", false, "log more")
+	logf := addLogFlags(fs)
 	creds := credFlags(fs)
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, false)
@@ -175,6 +175,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"Every metadata and node call has a deadline, and requests and their memory are bounded: a request that\n"+
 			"cannot be served in time gets 503 (ServiceUnavailable or SlowDown) with Retry-After.")
 	var lim serveLimits
+	var log *slog.Logger
 	opts := func() (clusterOptions, error) {
 		// A gateway's config (cairn init's DIR/HOST/gatewayN.conf) is a
 		// client config plus the gateway's flags.
@@ -184,7 +185,10 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 		var err error
-		if lim, err = serve.limits(logger(stderr, *verbose)); err != nil {
+		if log, err = logf.logger(stderr); err != nil {
+			return lim.cluster, err
+		}
+		if lim, err = serve.limits(log); err != nil {
 			return lim.cluster, err
 		}
 		lim.cluster.recordSecret = true
@@ -197,15 +201,15 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		if !ok {
-			logger(stderr, *verbose).Info("no root S3 credentials given: serving the users of the metadata store ('cairn admin user')")
+			log.Info("no root S3 credentials given: serving the users of the metadata store ('cairn admin user')")
 		}
-		where, stop, err := startS3(ctx, cl, *addr, c, *users, lim, logger(stderr, *verbose))
+		where, stop, err := startS3(ctx, cl, *addr, c, *users, lim, log)
 		if err != nil {
 			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}}, "")
 		}
 		defer stop()
 		if lim.keys != nil {
-			lim.keys.watch(ctx, logger(stderr, *verbose))
+			lim.keys.watch(ctx, log)
 		}
 		fmt.Fprintf(stdout, "cairn gateway serving S3 on %s\n", s3URL(where, lim.tls))
 		if lim.tls == nil {

@@ -112,7 +112,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
-	verbose := fs.Bool("v", false, "log more")
+	logf := addLogFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
 		fs.PrintDefaults()
@@ -142,7 +142,10 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return listenError(err, las, "or move every port with --port-base")
 	}
-	log := logger(stderr, *verbose)
+	log, err := logf.logger(stderr)
+	if err != nil {
+		return err
+	}
 	lim, err := serve.limits(log)
 	if err != nil {
 		return err
@@ -228,7 +231,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		lim.cluster.keys = lim.keys
 	}
 	lim.keys.watch(ctx, log)
-	lim.cluster.log = logger(stderr, false)
+	lim.cluster.log = log
 	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {
 		return err
@@ -384,7 +387,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rep := repairFlags(fs)
 	scr := scrubFlags(fs)
 	clean := addCleanupFlags(fs)
-	verbose := fs.Bool("v", false, "log more")
+	logf := addLogFlags(fs)
 	var nt NodeTLSFiles
 	fs.StringVar(&nt.CA, "tls-ca", "", "serve the node protocol over mutual TLS: the cluster CA (PEM) whose certificates clients must present; needs --tls-cert and --tls-key (default: the config's node_tls)")
 	fs.StringVar(&nt.Cert, "tls-cert", "", "the node's certificate (PEM, signed by --tls-ca, for server and client use): it serves the node and is presented to other nodes")
@@ -458,7 +461,10 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("%w: --link-rate: want a positive size per second", ErrUsage)
 		}
 	}
-	log := logger(stderr, *verbose)
+	log, err := logf.logger(stderr)
+	if err != nil {
+		return err
+	}
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret, from: from,
 		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls})
 	if err != nil {
@@ -480,7 +486,7 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr (or name=unix://NAME:PORT), comma-separated (default: just this one)")
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
 	check := fs.String("secret-check", "", "the cluster secret's check value, as cairn init writes it in each member's config: recorded in the metadata at start, so that a node, gateway or CLI command with another secret is refused from the first (docs/design/meta.md, \"Secret check\")")
-	verbose := fs.Bool("v", false, "log more")
+	logf := addLogFlags(fs)
 	config := fs.String("config", "", roleConfigHelp)
 	cmdline.Usage(fs, "cairn meta --config META.CONF | --name N --data DIR [--initial-cluster ...]",
 		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster. `cairn init` writes each member's config\n(--config). A new metadata cluster serves once most of its members run: start them all.\n\n"+
@@ -503,9 +509,13 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *check != "" && !validSecretCheck(*check) {
 		return fmt.Errorf("%w: --secret-check %q: want hmac-sha256: and 64 hex digits, as cairn init writes it", ErrUsage, *check)
 	}
+	log, err := logf.logger(stderr)
+	if err != nil {
+		return err
+	}
 	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: *name, Dir: *data,
 		ClientURL: "http://" + *clientAddr, PeerURL: peerURL(*peerAddr),
-		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)})
+		InitialCluster: *initial, InitialClusterState: *state, Logger: log})
 	if err != nil {
 		err = listenError(err, []listenAddr{{"client", *clientAddr, "client-addr"}, {"peer", *peerAddr, "peer-addr"}}, "")
 		return fmt.Errorf("starting metadata member %s: %w", *name, err)
@@ -573,14 +583,6 @@ func newSecret() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(r[:]), nil
-}
-
-func logger(w io.Writer, verbose bool) *slog.Logger {
-	level := slog.LevelWarn
-	if verbose {
-		level = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // diskSpecHelp documents PATH[,options] of --disk.
