@@ -95,6 +95,14 @@ func (b *Bar) Clear() {
 	}
 }
 
+// SetTotal sets the units to do to n, for work whose size is learnt
+// once it starts.
+func (b *Bar) SetTotal(n int64) {
+	if b.b != nil && n > 0 && n != b.b.GetMax64() {
+		b.b.ChangeMax64(n)
+	}
+}
+
 // Describe changes what the bar says it is doing.
 func (b *Bar) Describe(what string) {
 	if b.b != nil {

@@ -127,5 +127,16 @@ func TestStepsBar(t *testing.T) {
 			t.Errorf("the bar of an unknown total is %q", got)
 		}
 		u.Done()
+
+		// A total learnt once the work starts.
+		buf.Reset()
+		l := NewTo(&buf, "bench push", -1, Steps)
+		l.SetTotal(4)
+		time.Sleep(time.Second)
+		l.Set(1)
+		if got := last(buf.String()); !strings.Contains(got, "25%") || !strings.Contains(got, "1/4") || !strings.Contains(got, "[1s:3s]") {
+			t.Errorf("the bar with its total set later is %q", got)
+		}
+		l.Done()
 	})
 }
