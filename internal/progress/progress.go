@@ -25,8 +25,8 @@ const redraw = 100 * time.Millisecond
 // width is the bar's width in cells, without the text around it.
 const width = 30
 
-// Bar is a progress bar; the zero Bar (and a Bar New made for a writer
-// that is not a terminal) draws nothing.
+// Bar is a progress bar; a nil or zero Bar (and a Bar New made for a
+// writer that is not a terminal) draws nothing.
 type Bar struct {
 	b *progressbar.ProgressBar // nil: silent
 }
@@ -75,14 +75,14 @@ func NewTo(w io.Writer, what string, total int64, unit Unit) *Bar {
 
 // Set sets the units done to n.
 func (b *Bar) Set(n int64) {
-	if b.b != nil {
+	if b != nil && b.b != nil {
 		_ = b.b.Set64(n) // errors: only past the total, which the bar then shows as full
 	}
 }
 
 // Add adds n units done.
 func (b *Bar) Add(n int64) {
-	if b.b != nil {
+	if b != nil && b.b != nil {
 		_ = b.b.Add64(n)
 	}
 }
@@ -90,7 +90,7 @@ func (b *Bar) Add(n int64) {
 // Clear erases the bar from its line, for other output; the next Set or
 // Add draws it again.
 func (b *Bar) Clear() {
-	if b.b != nil {
+	if b != nil && b.b != nil {
 		_ = b.b.Clear()
 	}
 }
@@ -98,14 +98,14 @@ func (b *Bar) Clear() {
 // SetTotal sets the units to do to n, for work whose size is learnt
 // once it starts.
 func (b *Bar) SetTotal(n int64) {
-	if b.b != nil && n > 0 && n != b.b.GetMax64() {
+	if b != nil && b.b != nil && n > 0 && n != b.b.GetMax64() {
 		b.b.ChangeMax64(n)
 	}
 }
 
 // Describe changes what the bar says it is doing.
 func (b *Bar) Describe(what string) {
-	if b.b != nil {
+	if b != nil && b.b != nil {
 		b.b.Describe(what)
 	}
 }
@@ -113,7 +113,7 @@ func (b *Bar) Describe(what string) {
 // Done erases the bar and stops drawing it; the bar is silent from then
 // on, and Done again does nothing.
 func (b *Bar) Done() {
-	if b.b != nil {
+	if b != nil && b.b != nil {
 		_ = b.b.Exit()
 		_ = b.b.Clear()
 		b.b = nil

@@ -41,6 +41,11 @@ func TestSilentOffTerminal(t *testing.T) {
 		s.Add(1)
 		s.Done()
 	}
+	var none *Bar // a nil Bar is silent too
+	none.SetTotal(3)
+	none.Add(1)
+	none.Describe("x")
+	none.Done()
 	if buf.Len() != 0 {
 		t.Errorf("a buffer got %q", buf.String())
 	}
