@@ -223,3 +223,22 @@ func TestLogFormatJSON(t *testing.T) {
 		t.Errorf("the failed stat is logged as %v", failed)
 	}
 }
+
+// Every long-running process takes the logging flags.
+func TestLogFlagsEverywhere(t *testing.T) {
+	for _, cmd := range []string{"server", "gateway", "node", "meta"} {
+		out, errs, err := run(t, cmd, "--help")
+		if err != nil {
+			t.Fatalf("cairn %s --help: %v", cmd, err)
+		}
+		for _, f := range []string{"-log-format", "-log-level", "-v\t"} {
+			if !strings.Contains(out+errs, f) {
+				t.Errorf("cairn %s has no %s flag:\n%s%s", cmd, f, out, errs)
+			}
+		}
+	}
+	// A bad format is refused before anything starts.
+	if _, _, err := run(t, "meta", "--data", t.TempDir(), "--log-format", "xml"); !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--log-format") {
+		t.Errorf("cairn meta --log-format xml: %v", err)
+	}
+}
