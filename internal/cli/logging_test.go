@@ -175,7 +175,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 
 // With --log-format json every line the server logs is a JSON object with
 // time, level and msg, and records use the shared keys (node, disk,
-// bucket, key, err).
+// bucket, key, upload, err).
 func TestLogFormatJSON(t *testing.T) {
 	s := startLoggingServer(t, "--log-format", "json")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -186,6 +186,10 @@ func TestLogFormatJSON(t *testing.T) {
 	}
 	if _, err := root.StatObject(ctx, "jbkt", "no/such", minio.StatObjectOptions{}); err == nil {
 		t.Fatal("stat of a missing key succeeded")
+	}
+	core := minio.Core{Client: root}
+	if _, err := core.PutObjectPart(ctx, "jbkt", "mp", "no-such-upload", 1, strings.NewReader("x"), 1, minio.PutObjectPartOptions{}); err == nil {
+		t.Fatal("a part of a missing upload was stored")
 	}
 	logs := s.Stop(t)
 	keys := map[string]bool{}
@@ -209,12 +213,18 @@ func TestLogFormatJSON(t *testing.T) {
 		}
 		if rec["msg"] == "s3 request failed" && rec["key"] == "no/such" {
 			failed = rec
+			if _, ok := rec["upload"]; ok {
+				t.Errorf("a request of no upload logs one: %s", sc.Bytes())
+			}
+		}
+		if rec["msg"] == "s3 request failed" && rec["key"] == "mp" && rec["upload"] != "no-such-upload" {
+			t.Errorf("a part of upload no-such-upload is logged as %s", sc.Bytes())
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"node", "disk", "bucket", "key", "err"} {
+	for _, k := range []string{"node", "disk", "bucket", "key", "upload", "err"} {
 		if !keys[k] {
 			t.Errorf("no record has the key %q; keys: %v", k, keys)
 		}
