@@ -229,6 +229,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	lim.keys.watch(ctx, log)
 	lim.cluster.log = logger(stderr, false)
+	lim.cluster.key = gatewayKey()
 	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {
 		return err
@@ -337,7 +338,13 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	var dir *director.Director
 	var cl *cluster // the director's data path
 	if o.director {
-		cl = newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
+		key, err := node.DeriveKey(o.secret, node.KeyID{Role: node.RoleDirector, Name: node.KeyName(o.id)})
+		if err != nil {
+			srv.Close()
+			store.Close()
+			return "", nil, err
+		}
+		cl = newCluster(store, o.secret, key, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
 		data := cl.data
 		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,
