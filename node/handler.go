@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -206,6 +207,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
+	if p := r.URL.EscapedPath(); p != cleanPath(p) {
+		// The mux would answer a redirect to the clean path, which is no
+		// answer of the protocol: clients never send such a path.
+		h.writeError(w, r, fmt.Errorf("%w: path %q is not in canonical form", cairn.ErrInvalid, p))
+		return
+	}
 	if _, pattern := h.mux.Handler(r); pattern != "" && pattern != "/" {
 		if o := h.ops[pattern]; !id.Role.allows(o) {
 			h.fail(w, r, wire.CodeForbidden, http.StatusForbidden, fmt.Errorf("%w: key %s: role %s may not %s (it may: %s)", cairn.ErrAuth, id, id.Role, o, opNames(roleOps[id.Role])))
@@ -217,6 +224,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer h.active.Add(-1)
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// cleanPath is p as http.ServeMux cleans it before routing: rooted,
+// without . and .. elements or repeated slashes, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" || p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
