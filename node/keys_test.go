@@ -245,3 +245,37 @@ func TestUncleanPathRefused(t *testing.T) {
 		t.Fatalf("stat: %d %s", resp.StatusCode, b)
 	}
 }
+
+// Config.Skew and ReplayEntries (the --auth-skew and --auth-replay-entries
+// of cairn node and cairn server) reach the server's handler.
+func TestServerAuthLimits(t *testing.T) {
+	mem := vfs.NewMem()
+	s, err := NewServer(Config{Node: "n", Secret: testSecret, Registry: newFakeRegistry(), Skew: time.Minute, ReplayEntries: 2,
+		Disks: []DiskConfig{{ID: "n/d", Path: "/d", FS: mem}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsckCleanup(t, mem, "/d", "n/d")
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := testKey(testSecret)
+	stat := func(at time.Time) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+s.Addr()+wire.DiskPath("n/d"), nil)
+		sign(req, &key, at, newNonce(), emptySHA256)
+		resp, b := do(t, req)
+		return resp.StatusCode, b
+	}
+	if st, b := stat(time.Now().Add(-2 * time.Minute)); st != http.StatusUnauthorized || !strings.Contains(b, "window ±1m0s") {
+		t.Fatalf("signed 2 minutes ago with a 1-minute window: %d %s", st, b)
+	}
+	for i := range 2 {
+		if st, b := stat(time.Now()); st != http.StatusOK {
+			t.Fatalf("request %d: %d %s", i, st, b)
+		}
+	}
+	if st, b := stat(time.Now()); st != http.StatusServiceUnavailable || !strings.Contains(b, "replay cache full (2 nonces") {
+		t.Fatalf("a third nonce with room for 2: %d %s", st, b)
+	}
+}
