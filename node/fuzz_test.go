@@ -189,6 +189,14 @@ func FuzzHandlerRequest(f *testing.F) {
 	spec, _ := wire.EncodeRepairRequest(wire.RepairRequest{Spec: wire.RepairSpec{Size: 4, Unit: 2,
 		Hops:  []wire.Hop{{Addr: "node1:9100", Disk: d.id, Shard: name, Coeffs: []byte{1}}},
 		Store: []wire.Target{{Addr: "node1:9100", Disk: d.id, Shard: shardName(2, 1)}}}})
+	// Hop 1 of a chain takes the previous hop's partials as its body:
+	// f·Size = 4 bytes.
+	hop1, _ := wire.EncodeRepairRequest(wire.RepairRequest{Hop: 1, Spec: wire.RepairSpec{Size: 4, Unit: 2,
+		Hops: []wire.Hop{{Addr: "node0:9100", Disk: "node0/disk1", Shard: shardName(5, 0), Coeffs: []byte{1}},
+			{Addr: "node1:9100", Disk: d.id, Shard: name, Coeffs: []byte{2}}},
+		Store: []wire.Target{{Addr: "node1:9100", Disk: d.id, Shard: shardName(5, 2)}}}})
+	f.Add(uint8(3), wire.PushPath, "", "", hop1, []byte("abcd"))
+	f.Add(uint8(3), wire.PushPath, "", "", hop1, []byte("abcdef"))
 	f.Add(uint8(0), shard, "offset=2&length=3", "", "", []byte(nil))
 	f.Add(uint8(1), wire.ShardPath(d.id, shardName(3, 0)), "", base64.StdEncoding.EncodeToString(ident), "", []byte("new shard"))
 	f.Add(uint8(1), shard, "", "!!", "", []byte("x"))
