@@ -56,5 +56,11 @@ func runAdminNodeKey(_ context.Context, args []string, stdout, stderr io.Writer)
 	if cfg.NodeTLS != nil {
 		fmt.Fprintln(stderr, "the cluster's nodes take mutual TLS only: add \"node_tls\" to this config with a client certificate of the cluster CA for this user")
 	}
+	if cfg.MetaTLS != nil {
+		fmt.Fprintln(stderr, "the cluster's metadata store takes TLS clients only: add \"meta_tls\" to this config with a client certificate of the cluster CA for this user")
+	}
+	if cfg.MetaUser != "" {
+		fmt.Fprintf(stderr, "the cluster's metadata store requires the etcd user %s, whose password is derived from the cluster secret: this config cannot reach it (etcd users for derived keys are not made yet)\n", cfg.MetaUser)
+	}
 	return nil
 }

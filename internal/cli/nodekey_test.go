@@ -63,3 +63,26 @@ func TestNodeKeyConfig(t *testing.T) {
 	}
 	s.CLI(t, "get", "bkt/k", filepath.Join(dir, "again"))
 }
+
+// A config holds the secret or one node key, never both, and a node key
+// cannot reach an etcd that wants the secret-derived password.
+func TestClientConfigNodeKey(t *testing.T) {
+	key := "reader/alice:" + strings.Repeat("0", 64)
+	meta := []string{"http://127.0.0.1:9379"}
+	for _, c := range []struct {
+		cfg  ClientConfig
+		want string // "" for valid
+	}{
+		{ClientConfig{Meta: meta, NodeKey: key}, ""},
+		{ClientConfig{Meta: meta, Secret: "s"}, ""},
+		{ClientConfig{Meta: meta}, "no cluster secret (\"secret\") and no node key"},
+		{ClientConfig{Meta: meta, Secret: "s", NodeKey: key}, "both a cluster secret"},
+		{ClientConfig{Meta: meta, NodeKey: "reader/alice"}, "want ROLE/NAME:<64 hex digits>"},
+		{ClientConfig{Meta: meta, NodeKey: key, MetaUser: "cairn"}, "password is derived from the cluster secret"},
+	} {
+		err := c.cfg.Validate()
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.cfg, err, c.want)
+		}
+	}
+}
