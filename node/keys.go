@@ -30,7 +30,9 @@ const (
 	RoleAdmin Role = "admin"
 	// RoleDirector coordinates repair, cleanup, GC and rebalancing:
 	// push, pull, list, stat, put (an empty rebuilt shard), delete; it
-	// never reads shard data itself.
+	// does not GET shards itself (least privilege, not a confidentiality
+	// boundary: a push or pull sends rebuilt data to the addresses its
+	// spec names).
 	RoleDirector Role = "director"
 	// RoleGateway is the S3 data path: put, get, delete shards, stat.
 	RoleGateway Role = "gateway"

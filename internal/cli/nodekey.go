@@ -29,7 +29,7 @@ func runAdminNodeKey(_ context.Context, args []string, stdout, stderr io.Writer)
 			"key derived from it for ROLE/NAME: with it, a CLI can make only that role's node requests (a reader:\n"+
 			"read shards, list and stat disks) and nothing that needs the secret (S3 users, gateways). Keep the\n"+
 			"output as secret as a password. The key stays valid until the cluster secret changes.\n"+
-			"Roles: admin (every request), director (repair, cleanup, GC: no shard reads), gateway (put, get,\n"+
+			"Roles: admin (every request), director (repair, cleanup, GC), gateway (put, get,\n"+
 			"delete shards), node (a node's repair traffic), reader (get shards, list, stat).")
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
