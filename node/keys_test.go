@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +22,8 @@ import (
 func TestRoleKeys(t *testing.T) {
 	d := openDisk(t, "node1/disk1", vfs.NewMem(), "/d1")
 	n := newTestNode(t, d)
+	var logged syncBuffer
+	n.h.log = slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	addr := n.srv.Listener.Addr().String()
 	ctx := context.Background()
 	held := shardName(7, 0)
@@ -87,6 +91,9 @@ func TestRoleKeys(t *testing.T) {
 				t.Errorf("%s %s: refused with %q, want the key, the request kind and what the role may do named", role, o, err)
 			}
 		}
+	}
+	if l := logged.String(); !strings.Contains(l, "key=reader/alice request=put method=PUT") || strings.Contains(l, "key=admin/") {
+		t.Errorf("refusals logged as:\n%s\nwant each at WARN with its key and request, none for admin", l)
 	}
 	// The reader's refusals left the disk as it was.
 	if got, err := readAll(t, n.client, d.id, held, 0, -1); err != nil || string(got) != "kept" {
@@ -278,4 +285,22 @@ func TestServerAuthLimits(t *testing.T) {
 	if st, b := stat(time.Now()); st != http.StatusServiceUnavailable || !strings.Contains(b, "replay cache full (2 nonces") {
 		t.Fatalf("a third nonce with room for 2: %d %s", st, b)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the handler's concurrent logging.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
