@@ -17,6 +17,7 @@ import (
 //	bucket  a bucket name                key     an object key
 //	upload  a multipart upload ID        task    a repair task ID
 //	shard   a shard (index or file)      err     the error
+//	key_id  a node-protocol key's ID (role/name), never the key itself
 //
 // Secrets never go to the log: no S3 secret key, no cluster secret, no
 // Authorization header, no sealed user record (TestLogsHoldNoSecrets).
