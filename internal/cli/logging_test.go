@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"cairn/internal/proc"
+	"cairn/node"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -166,7 +167,18 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		t.Fatalf("the server logged no failed request at debug level; the test checks nothing:\n%s", logs)
 	}
 	sig := presigned.Query().Get("X-Amz-Signature")
-	for _, secret := range []string{testClusterSecret, testRootSecret, testUserSecret, "Signature=", "X-Amz-Signature", sig} {
+	secrets := []string{testClusterSecret, testRootSecret, testUserSecret, "Signature=", "X-Amz-Signature", sig}
+	// The node-protocol keys the server's roles derive from the cluster
+	// secret (as role/name:hex; the hex alone is the secret part).
+	for _, id := range []node.KeyID{gatewayKey(), cliKey, {Role: node.RoleNode, Name: "node1"}, {Role: node.RoleDirector, Name: "node1"}} {
+		k, err := node.DeriveKey(testClusterSecret, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, hex, _ := strings.Cut(k.String(), ":")
+		secrets = append(secrets, hex)
+	}
+	for _, secret := range secrets {
 		if strings.Contains(logs, secret) {
 			t.Errorf("the log holds %q:\n%s", secret, logs)
 		}
