@@ -133,7 +133,7 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 		ln = tls.NewListener(ln, lim.tls)
 	}
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           lim.metrics.s3Handler(h),
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
@@ -169,6 +169,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	creds := credFlags(fs)
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, false)
+	mf := addMetricsFlags(fs, true)
 	cmdline.Usage(fs, "cairn gateway --config GATEWAY.CONF | --config CLIENT.CONF [--s3-addr ADDR] [--access-key K --secret-key S]",
 		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe users are those of the metadata store ('cairn admin user add'), shared by every gateway and\nre-read every --users-refresh; root credentials may also come from the flags, the config or\n$CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY, and more users from --users FILE.\n"+
 			"--config is a client.conf, or a gateway config written by `cairn init`: a client.conf plus\nthis command's flags by name (s3-addr, access-key, secret-key, ...); flags given here win.\n"+
@@ -199,6 +200,12 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if !ok {
 			logger(stderr, *verbose).Info("no root S3 credentials given: serving the users of the metadata store ('cairn admin user')")
 		}
+		pm, metricsAt, stopMetrics, err := mf.start(ctx, logger(stderr, *verbose))
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+		lim.metrics = pm
 		where, stop, err := startS3(ctx, cl, *addr, c, *users, lim, logger(stderr, *verbose))
 		if err != nil {
 			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}}, "")
@@ -211,7 +218,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if lim.tls == nil {
 			fmt.Fprint(stdout, plainWarning(where))
 		}
-		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: map[string]string{proc.S3: s3URL(where, lim.tls)}})
+		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: readyAddrs(map[string]string{proc.S3: s3URL(where, lim.tls)}, metricsAt)})
 		<-ctx.Done()
 		return nil
 	})

@@ -77,6 +77,9 @@ type serveLimits struct {
 	usersRefresh time.Duration
 	// tls, if not nil, makes the S3 listener serve HTTPS only (tlsFlags).
 	tls *tls.Config
+	// metrics, if not nil, counts the S3 requests (and with --s3-metrics
+	// serves the metrics on the S3 port).
+	metrics *procMetrics
 }
 
 func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {

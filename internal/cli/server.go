@@ -112,6 +112,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
+	mf := addMetricsFlags(fs, true)
 	verbose := fs.Bool("v", false, "log more")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
@@ -153,6 +154,12 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := scr.validate(); err != nil {
 		return err
 	}
+	pm, metricsAt, stopMetrics, err := mf.start(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	lim.metrics = pm
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		return err
 	}
@@ -193,7 +200,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
-		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls, metrics: pm,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -255,8 +262,8 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if keysFresh {
 		fmt.Fprintf(stdout, "  SSE-S3 master key (made now, kept in %s)\n", filepath.Join(*data, "kms.json"))
 	}
-	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: map[string]string{
-		proc.S3: s3URL(s3At, lim.tls), proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}})
+	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: readyAddrs(map[string]string{
+		proc.S3: s3URL(s3At, lim.tls), proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}, metricsAt)})
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "cairn server stopping")
@@ -282,6 +289,7 @@ type nodeOptions struct {
 	cleanup  *cleanupFlags // the director's cleanup duty
 	tls      *nodeTLS      // nil: plain HTTP
 	log      *slog.Logger
+	metrics  *procMetrics // nil: none
 }
 
 // startNode opens the metadata store, starts a storage node (and a director
@@ -313,6 +321,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		if throttle.Enabled() {
 			dc.FS = vfs.Throttle(vfs.Default, throttle)
 		}
+		dc.FS = o.metrics.diskFS(dc.ID, dc.FS)
 		dcs = append(dcs, dc)
 	}
 	var serverTLS, clientTLS *tls.Config
@@ -334,6 +343,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		store.Close()
 		return "", nil, fmt.Errorf("starting node %s: %w", o.id, err)
 	}
+	o.metrics.node(srv)
 	var dir *director.Director
 	var cl *cluster // the director's data path
 	if o.director {
@@ -349,7 +359,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 				return err
 			},
 		}}
-		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log)
+		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log, o.metrics)
 		duties = append(duties, repairs...)
 		duties = append(duties, o.cleanup.duty(cl, o.log))
 		// The placement-group tables follow the cluster as nodes and disks
@@ -384,6 +394,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rep := repairFlags(fs)
 	scr := scrubFlags(fs)
 	clean := addCleanupFlags(fs)
+	mf := addMetricsFlags(fs, false)
 	verbose := fs.Bool("v", false, "log more")
 	var nt NodeTLSFiles
 	fs.StringVar(&nt.CA, "tls-ca", "", "serve the node protocol over mutual TLS: the cluster CA (PEM) whose certificates clients must present; needs --tls-cert and --tls-key (default: the config's node_tls)")
@@ -459,14 +470,20 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	log := logger(stderr, *verbose)
+	pm, metricsAt, stopMetrics, err := mf.start(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret, from: from,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls})
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls,
+		metrics: pm})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}
 	defer stop()
 	fmt.Fprintf(stdout, "cairn node %s serving %d disks on %s\n", *id, len(disks), at)
-	fmt.Fprintln(stdout, proc.Ready{Role: "node", Addrs: map[string]string{proc.Node: at}})
+	fmt.Fprintln(stdout, proc.Ready{Role: "node", Addrs: readyAddrs(map[string]string{proc.Node: at}, metricsAt)})
 	<-ctx.Done()
 	return nil
 }
@@ -480,6 +497,7 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr (or name=unix://NAME:PORT), comma-separated (default: just this one)")
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
 	check := fs.String("secret-check", "", "the cluster secret's check value, as cairn init writes it in each member's config: recorded in the metadata at start, so that a node, gateway or CLI command with another secret is refused from the first (docs/design/meta.md, \"Secret check\")")
+	mf := addMetricsFlags(fs, false)
 	verbose := fs.Bool("v", false, "log more")
 	config := fs.String("config", "", roleConfigHelp)
 	cmdline.Usage(fs, "cairn meta --config META.CONF | --name N --data DIR [--initial-cluster ...]",
@@ -503,6 +521,11 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *check != "" && !validSecretCheck(*check) {
 		return fmt.Errorf("%w: --secret-check %q: want hmac-sha256: and 64 hex digits, as cairn init writes it", ErrUsage, *check)
 	}
+	_, metricsAt, stopMetrics, err := mf.start(ctx, logger(stderr, *verbose))
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: *name, Dir: *data,
 		ClientURL: "http://" + *clientAddr, PeerURL: peerURL(*peerAddr),
 		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)})
@@ -517,8 +540,8 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	fmt.Fprintf(stdout, "cairn meta %s serving clients on %s\n", *name, strings.Join(srv.Endpoints(), ","))
-	fmt.Fprintln(stdout, proc.Ready{Role: "meta", Addrs: map[string]string{
-		proc.Meta: strings.Join(srv.Endpoints(), ","), proc.Peer: strings.Join(srv.PeerURLs(), ",")}})
+	fmt.Fprintln(stdout, proc.Ready{Role: "meta", Addrs: readyAddrs(map[string]string{
+		proc.Meta: strings.Join(srv.Endpoints(), ","), proc.Peer: strings.Join(srv.PeerURLs(), ",")}, metricsAt)})
 	select {
 	case <-ctx.Done():
 		return nil

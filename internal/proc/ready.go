@@ -12,6 +12,9 @@ const (
 	Meta = "meta" // metadata client URLs, comma-separated
 	Peer = "peer" // metadata peer URLs, comma-separated
 	Node = "node" // the node protocol, HOST:PORT
+	// Metrics is the Prometheus metrics endpoint, HOST:PORT (serving
+	// /metrics), of a process started with --metrics-addr.
+	Metrics = "metrics"
 )
 
 // Ready is what a ready line says: the process's role and its bound

@@ -1,0 +1,112 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Path is where the metrics are served.
+const Path = "/metrics"
+
+// NewRegistry returns a new registry holding the Go runtime collector
+// (go_*) and the process collector (process_*: CPU, memory, open files).
+func NewRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// scrapeTimeout bounds one scrape; scrapesInFlight bounds the scrapes
+// served at once (a 503 beyond).
+const (
+	scrapeTimeout   = 30 * time.Second
+	scrapesInFlight = 4
+)
+
+// Handler serves g in the Prometheus text exposition format. A collector
+// that fails is logged and left out; the rest is still served.
+func Handler(g prometheus.Gatherer, log *slog.Logger) http.Handler {
+	return promhttp.HandlerFor(g, promhttp.HandlerOpts{
+		ErrorLog:            slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorHandling:       promhttp.ContinueOnError,
+		MaxRequestsInFlight: scrapesInFlight,
+		Timeout:             scrapeTimeout,
+	})
+}
+
+// Serve serves g at Path on addr (HOST:PORT; port 0: one the kernel picks)
+// until ctx ends or stop is called. It returns the bound address. Every
+// other path is 404.
+func Serve(ctx context.Context, addr string, g prometheus.Gatherer, log *slog.Logger) (bound string, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("metrics listener: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(Path, Handler(g, log))
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		WriteTimeout:      scrapeTimeout + 5*time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server stopped", "err", err)
+		}
+	}()
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-stopped:
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	return ln.Addr().String(), sync.OnceFunc(func() {
+		close(stopped)
+		<-done
+	}), nil
+}
+
+// Beside serves g at Path on the same port as h (the S3 port, with
+// --s3-metrics): a GET or HEAD of Path that carries no S3 signature (no
+// Authorization header, no presigned X-Amz-Signature or Signature
+// parameter) gets the metrics; every other request, including signed
+// requests for a bucket named "metrics", goes to h. S3 refuses anonymous
+// requests, so no request h would have served changes hands.
+func Beside(h http.Handler, g prometheus.Gatherer, log *slog.Logger) http.Handler {
+	mh := Handler(g, log)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == Path && (r.Method == http.MethodGet || r.Method == http.MethodHead) && unsigned(r) {
+			mh.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// unsigned reports whether r carries no S3 signature of any kind.
+func unsigned(r *http.Request) bool {
+	if r.Header.Get("Authorization") != "" {
+		return false
+	}
+	q := r.URL.Query()
+	return !q.Has("X-Amz-Signature") && !q.Has("Signature")
+}
