@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"slices"
+	"time"
 
 	"cairn"
 	"cairn/client/drive"
@@ -246,7 +247,7 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 	}
 	have := make([][]byte, p.N()) // by shard slot
 	var lastErr error
-	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Tick: g.c.cfg.HedgeAfter / 2,
+	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Tick: g.c.cfg.HedgeAfter / 2, Counts: &g.c.stats.reads,
 		Do: func(ctx context.Context, r *drive.Request) ([]byte, error) {
 			return g.fetch(ctx, r.Block, s*bs, end-s*bs)
 		},
@@ -368,6 +369,11 @@ func (g *getter) decode(bySlot [][]byte, s, e int64) ([][]byte, error) {
 	}
 	var rebuilt []byte // the missing rows' blocks, stripe by stripe
 	if missing > 0 {
+		start := time.Now() // for Stats only
+		defer func() {
+			g.c.stats.decodes.Add(1)
+			g.c.stats.decodeNanos.Add(int64(time.Since(start)))
+		}()
 		rebuilt = make([]byte, 0, (e-s)*bs*int64(missing))
 	}
 	out := make([][]byte, 0, (e-s)*k)

@@ -132,6 +132,7 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 	if lim.tls != nil {
 		ln = tls.NewListener(ln, lim.tls)
 	}
+	lim.metrics.client(cl.data)
 	srv := &http.Server{
 		Handler:           lim.metrics.s3Handler(h),
 		ReadHeaderTimeout: 30 * time.Second,

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"cairn"
+	"cairn/client"
 	"cairn/director"
 	"cairn/internal/metrics"
 	"cairn/internal/proc"
@@ -125,6 +126,20 @@ func (pm *procMetrics) node(srv *node.Server) {
 			out[i] = r
 		}
 		return out
+	})
+}
+
+// client reports the data path's counters (client.Stats).
+func (pm *procMetrics) client(c *client.Client) {
+	if pm == nil {
+		return
+	}
+	req := func(r client.Requests) metrics.ClientRequests {
+		return metrics.ClientRequests{Succeeded: r.Succeeded, Failed: r.Failed, Cancelled: r.Cancelled, Hedged: r.Hedged, Replaced: r.Replaced}
+	}
+	metrics.RegisterClient(pm.reg, func() metrics.ClientReport {
+		st := c.Stats()
+		return metrics.ClientReport{Reads: req(st.Reads), Writes: req(st.Writes), Decodes: st.Decodes, DecodeTime: st.DecodeTime, SpareRows: st.SpareRows}
 	})
 }
 

@@ -289,6 +289,33 @@ cairn_repair_stripes_by_scheme_total{scheme="push-sur"} 3
 	lint(t, reg)
 }
 
+func TestClient(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	RegisterClient(reg, func() ClientReport {
+		return ClientReport{Reads: ClientRequests{Succeeded: 12, Cancelled: 3, Hedged: 2}, Writes: ClientRequests{Succeeded: 6, Failed: 1, Replaced: 1},
+			SpareRows: 1, Decodes: 2, DecodeTime: 1500 * time.Millisecond}
+	})
+	want := `
+# HELP cairn_client_hedged_requests_total Shard requests started because others were too slow: hedged GETs, and PUT streams on a spare parity row.
+# TYPE cairn_client_hedged_requests_total counter
+cairn_client_hedged_requests_total{op="read"} 2
+cairn_client_hedged_requests_total{op="write"} 0
+# HELP cairn_client_decode_seconds_total Time spent decoding GET windows around missing data shards.
+# TYPE cairn_client_decode_seconds_total counter
+cairn_client_decode_seconds_total 1.5
+# HELP cairn_client_spare_rows_total PUT shard streams started on a spare parity row, replacing a stream that held the write back.
+# TYPE cairn_client_spare_rows_total counter
+cairn_client_spare_rows_total 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), NameClientHedged, NameClientSpares, "cairn_client_decode_seconds_total"); err != nil {
+		t.Fatal(err)
+	}
+	if got := testutil.CollectAndCount(reg, NameClientRequests); got != 6 {
+		t.Fatalf("%d request series, want 6 (2 ops × 3 results)", got)
+	}
+	lint(t, reg)
+}
+
 // Every series of a process, the runtime's included, passes the client
 // library's lint (promlint, what promtool check metrics runs).
 func TestLintAll(t *testing.T) {
@@ -297,6 +324,7 @@ func TestLintAll(t *testing.T) {
 	NewDisks(reg)
 	RegisterDisks(reg, func() []DiskReport { return []DiskReport{{Disk: "n1/d1", UsageOK: true, Scrubbed: true}} })
 	NewRepair(reg, func() RepairReport { return RepairReport{} }).SetQueue(nil, 0)
+	RegisterClient(reg, func() ClientReport { return ClientReport{} })
 	lint(t, reg)
 }
 

@@ -218,6 +218,9 @@ func TestMetrics(t *testing.T) {
 		{"cairn_disk_written_bytes_total", nil, before.must(t, "cairn_disk_written_bytes_total") + float64(sent)}, // rs-4-2: 1.5× the data
 		{"cairn_disk_read_bytes_total", nil, before.must(t, "cairn_disk_read_bytes_total") + float64(got)},
 		{"cairn_disk_operation_duration_seconds", []string{"op", "sync"}, 1},
+		// The data path: every object's shards written and enough read.
+		{"cairn_client_shard_requests_total", []string{"op", "write", "result", "succeeded"}, n},
+		{"cairn_client_shard_requests_total", []string{"op", "read", "result", "succeeded"}, n},
 	} {
 		if v := after.must(t, c.name, c.labels...); v < c.min {
 			t.Errorf("%s%v = %v after the workload, want at least %v", c.name, c.labels, v, c.min)
