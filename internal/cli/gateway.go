@@ -177,6 +177,9 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"Every metadata and node call has a deadline, and requests and their memory are bounded: a request that\n"+
 			"cannot be served in time gets 503 (ServiceUnavailable or SlowDown) with Retry-After.")
 	var lim serveLimits
+	var metricsAt string
+	stopMetrics := func() {}
+	defer func() { stopMetrics() }()
 	opts := func() (clusterOptions, error) {
 		// A gateway's config (cairn init's DIR/HOST/gatewayN.conf) is a
 		// client config plus the gateway's flags.
@@ -190,7 +193,13 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return lim.cluster, err
 		}
 		lim.cluster.recordSecret = true
-		lim.tls, err = tlsf.config("", "")
+		if lim.tls, err = tlsf.config("", ""); err != nil {
+			return lim.cluster, err
+		}
+		// The metrics start before the cluster opens: they count its
+		// metadata calls.
+		lim.metrics, metricsAt, stopMetrics, err = mf.start(ctx, logger(stderr, *verbose))
+		lim.cluster.metrics = lim.metrics
 		return lim.cluster, err
 	}
 	return withClusterOpts(ctx, fs, args, stdout, stderr, 0, 0, opts, func(ctx context.Context, cl *cluster, _ []string) error {
@@ -201,12 +210,6 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if !ok {
 			logger(stderr, *verbose).Info("no root S3 credentials given: serving the users of the metadata store ('cairn admin user')")
 		}
-		pm, metricsAt, stopMetrics, err := mf.start(ctx, logger(stderr, *verbose))
-		if err != nil {
-			return err
-		}
-		defer stopMetrics()
-		lim.metrics = pm
 		where, stop, err := startS3(ctx, cl, *addr, c, *users, lim, logger(stderr, *verbose))
 		if err != nil {
 			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}}, "")

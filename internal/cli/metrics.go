@@ -50,11 +50,12 @@ type procMetrics struct {
 	onS3  bool
 	s3    *metrics.S3    // made by the first S3 handler wrapped
 	disks *metrics.Disks // made by the first disk wrapped
+	meta  *metrics.Meta  // made by the first metadata store opened
 }
 
 // start makes the registry and serves it on --metrics-addr; it returns
 // nil (and a no-op stop) when neither flag asks for metrics. addr is the
-// bound address ("" without --metrics-addr).
+// bound address ("" without --metrics-addr). stop is never nil.
 func (f *metricsFlags) start(ctx context.Context, log *slog.Logger) (pm *procMetrics, addr string, stop func(), err error) {
 	onS3 := f.onS3 != nil && *f.onS3
 	if *f.addr == "" && !onS3 {
@@ -64,7 +65,7 @@ func (f *metricsFlags) start(ctx context.Context, log *slog.Logger) (pm *procMet
 	stop = func() {}
 	if *f.addr != "" {
 		if addr, stop, err = metrics.Serve(ctx, *f.addr, pm.reg, log); err != nil {
-			return nil, "", nil, listenError(err, []listenAddr{{"metrics", *f.addr, "metrics-addr"}}, "")
+			return nil, "", func() {}, listenError(err, []listenAddr{{"metrics", *f.addr, "metrics-addr"}}, "")
 		}
 	}
 	return pm, addr, stop, nil
@@ -92,6 +93,18 @@ func (pm *procMetrics) s3Handler(h http.Handler) http.Handler {
 		h = metrics.Beside(h, pm.reg, pm.log)
 	}
 	return h
+}
+
+// metaCalls returns the etcdmeta.Options.ObserveCall that counts a
+// metadata store's calls (nil without metrics).
+func (pm *procMetrics) metaCalls() func(op string, took time.Duration, err error) {
+	if pm == nil {
+		return nil
+	}
+	if pm.meta == nil {
+		pm.meta = metrics.NewMeta(pm.reg)
+	}
+	return pm.meta.Observe
 }
 
 // diskFS counts the I/O of a disk on fsys (nil: the OS).

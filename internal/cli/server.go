@@ -159,7 +159,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer stopMetrics()
-	lim.metrics = pm
+	lim.metrics, lim.cluster.metrics = pm, pm
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		return err
 	}
@@ -302,7 +302,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	if err := o.repair.validate(); err != nil {
 		return "", nil, err
 	}
-	store, err := etcdmeta.Open(ctx, o.meta, etcdmeta.Options{Logger: o.log})
+	store, err := etcdmeta.Open(ctx, o.meta, etcdmeta.Options{Logger: o.log, ObserveCall: o.metrics.metaCalls()})
 	if err != nil {
 		return "", nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
 	}

@@ -40,6 +40,7 @@ type clusterOptions struct {
 	node        node.Timeouts     // bound the node calls
 	memory      *client.Budget    // bounds the data path's buffers (nil: unbounded)
 	log         *slog.Logger      // warnings (shards decoded around); required
+	metrics     *procMetrics      // counts the metadata calls (nil: none)
 	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
 	// recordSecret records the secret's check value in a store without
 	// one (checkSecret); a gateway does, CLI commands only compare.
@@ -48,7 +49,7 @@ type clusterOptions struct {
 
 // openCluster connects to the metadata endpoints of cfg.
 func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*cluster, error) {
-	store, err := etcdmeta.Open(ctx, cfg.Meta, etcdmeta.Options{CallTimeout: o.metaTimeout})
+	store, err := etcdmeta.Open(ctx, cfg.Meta, etcdmeta.Options{CallTimeout: o.metaTimeout, ObserveCall: o.metrics.metaCalls()})
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)
 	}

@@ -316,6 +316,24 @@ cairn_client_spare_rows_total 1
 	lint(t, reg)
 }
 
+func TestMeta(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMeta(reg)
+	m.Observe("Range", 2*time.Millisecond, nil)
+	m.Observe("Range", 3*time.Millisecond, errors.New("deadline"))
+	m.Observe("Txn", time.Millisecond, nil)
+	if got := testutil.ToFloat64(m.errs.WithLabelValues("Range")); got != 1 {
+		t.Fatalf("Range errors = %v", got)
+	}
+	if got := testutil.ToFloat64(m.errs.WithLabelValues("Txn")); got != 0 {
+		t.Fatalf("Txn errors = %v", got)
+	}
+	if n := testutil.CollectAndCount(m.seconds); n != 2 {
+		t.Fatalf("%d latency series, want 2", n)
+	}
+	lint(t, reg)
+}
+
 // Every series of a process, the runtime's included, passes the client
 // library's lint (promlint, what promtool check metrics runs).
 func TestLintAll(t *testing.T) {
@@ -325,6 +343,7 @@ func TestLintAll(t *testing.T) {
 	RegisterDisks(reg, func() []DiskReport { return []DiskReport{{Disk: "n1/d1", UsageOK: true, Scrubbed: true}} })
 	NewRepair(reg, func() RepairReport { return RepairReport{} }).SetQueue(nil, 0)
 	RegisterClient(reg, func() ClientReport { return ClientReport{} })
+	NewMeta(reg).Observe("Range", time.Millisecond, nil)
 	lint(t, reg)
 }
 

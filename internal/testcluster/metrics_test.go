@@ -281,6 +281,52 @@ func TestMetrics(t *testing.T) {
 	lintExposition(t, end.text)
 }
 
+// Every long-running process serves its metrics with --metrics-addr: a
+// metadata member (the runtime), a node (its disks, its metadata calls)
+// and a gateway (S3, the data path, its metadata calls), each page clean
+// under the lint.
+func TestMetricsEveryProcess(t *testing.T) {
+	at := []string{"--metrics-addr", "127.0.0.1:0"}
+	c := testcluster.Start(t, testcluster.Config{DisksPerNode: 3, MetaArgs: at, NodeArgs: at})
+	gw := testcluster.StartProc(t, "gateway", append([]string{"gateway", "--config", c.Conf, "--s3-addr", "127.0.0.1:0",
+		"--access-key", testcluster.TestAccessKey, "--secret-key", testcluster.TestSecretKey}, at...)...)
+	c.CLI(t, "mb", "bkt", "--policy", "rs-2-1")
+	s3c := s3Client(gw.Addr(proc.S3))
+	data := bytes.Repeat([]byte("metrics "), 40_000)
+	if _, err := s3c.PutObject(t.Context(), &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("k"), Body: bytes.NewReader(data)}); err != nil {
+		t.Fatal(err)
+	}
+	page := func(p *testcluster.Proc) scrape {
+		t.Helper()
+		sc := scrapeMetrics(t, "http://"+p.Addr(proc.Metrics)+"/metrics")
+		lintExposition(t, sc.text)
+		return sc
+	}
+	if v := page(c.Metas[0]).must(t, "go_goroutines"); v == 0 {
+		t.Error("the metadata member reports no goroutines")
+	}
+	node := page(c.Nodes[0])
+	if v := node.must(t, "cairn_disk_written_bytes_total"); v < float64(len(data)) {
+		t.Errorf("the node wrote %v bytes to its disks for a %d-byte object", v, len(data))
+	}
+	if v := node.must(t, "cairn_meta_request_duration_seconds"); v == 0 {
+		t.Error("the node counted no metadata call (it registers its disks)")
+	}
+	g := page(gw)
+	for _, c := range []struct {
+		name   string
+		labels []string
+	}{
+		{"cairn_s3_requests_total", []string{"operation", "PutObject", "code", "200"}},
+		{"cairn_client_shard_requests_total", []string{"op", "write", "result", "succeeded"}},
+		{"cairn_meta_request_duration_seconds", []string{"op", "Txn"}}, // the manifest's commit
+	} {
+		if v := g.must(t, c.name, c.labels...); v == 0 {
+			t.Errorf("the gateway's %s%v is 0 after a put", c.name, c.labels)
+		}
+	}
+}
+
 // lintExposition fails the test on any problem the client library's lint
 // (promlint: the rules of promtool check metrics) finds in a /metrics page.
 func lintExposition(t *testing.T, text string) {
