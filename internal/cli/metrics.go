@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"cairn"
+	"cairn/cleanup"
 	"cairn/client"
 	"cairn/director"
 	"cairn/internal/metrics"
@@ -127,6 +128,7 @@ func (pm *procMetrics) node(srv *node.Server) {
 	if pm == nil {
 		return
 	}
+	metrics.RegisterNode(pm.reg, func() int64 { return srv.Handler().InFlight() })
 	metrics.RegisterDisks(pm.reg, func() []metrics.DiskReport {
 		vols, checks, scrub := srv.Volumes(), srv.Checks(), srv.ScrubProgress()
 		out := make([]metrics.DiskReport, len(vols))
@@ -154,6 +156,16 @@ func (pm *procMetrics) client(c *client.Client) {
 		st := c.Stats()
 		return metrics.ClientReport{Reads: req(st.Reads), Writes: req(st.Writes), Decodes: st.Decodes, DecodeTime: st.DecodeTime, SpareRows: st.SpareRows}
 	})
+}
+
+// cleanup returns the func that counts a run of the cleanup duty (nil
+// without metrics).
+func (pm *procMetrics) cleanup() func(cleanup.Stats) {
+	if pm == nil {
+		return nil
+	}
+	m := metrics.NewCleanup(pm.reg)
+	return func(st cleanup.Stats) { m.Add(st.Deleted, st.Done, st.Requeued, st.Dropped) }
 }
 
 // repairQueueEvery is how often the director counts the repair queue for

@@ -334,6 +334,31 @@ func TestMeta(t *testing.T) {
 	lint(t, reg)
 }
 
+func TestCleanupAndNode(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := NewCleanup(reg)
+	c.Add(5, 2, 1, 0)
+	c.Add(1, 1, 0, 1)
+	inFlight := int64(3)
+	RegisterNode(reg, func() int64 { return inFlight })
+	want := `
+# HELP cairn_cleanup_deleted_files_total Shard files of overwritten or deleted objects the cleanup deleted (or found gone).
+# TYPE cairn_cleanup_deleted_files_total counter
+cairn_cleanup_deleted_files_total 6
+# HELP cairn_cleanup_records_total Cleanup records worked, by result: done (every file deleted), requeued (files left, tried again), dropped (given up after the attempts allowed).
+# TYPE cairn_cleanup_records_total counter
+cairn_cleanup_records_total{result="done"} 3
+cairn_cleanup_records_total{result="dropped"} 1
+cairn_cleanup_records_total{result="requeued"} 1
+# HELP cairn_node_requests_in_flight Node protocol requests being served now (shard reads and writes, repair calls; not health checks): the node's queue depth.
+# TYPE cairn_node_requests_in_flight gauge
+cairn_node_requests_in_flight 3
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Every series of a process, the runtime's included, passes the client
 // library's lint (promlint, what promtool check metrics runs).
 func TestLintAll(t *testing.T) {
@@ -344,6 +369,8 @@ func TestLintAll(t *testing.T) {
 	NewRepair(reg, func() RepairReport { return RepairReport{} }).SetQueue(nil, 0)
 	RegisterClient(reg, func() ClientReport { return ClientReport{} })
 	NewMeta(reg).Observe("Range", time.Millisecond, nil)
+	NewCleanup(reg).Add(3, 1, 1, 0)
+	RegisterNode(reg, func() int64 { return 2 })
 	lint(t, reg)
 }
 
