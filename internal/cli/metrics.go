@@ -168,12 +168,13 @@ func (pm *procMetrics) cleanup() func(cleanup.Stats) {
 	return func(st cleanup.Stats) { m.Add(st.Deleted, st.Done, st.Requeued, st.Dropped) }
 }
 
-// repairQueueEvery is how often the director counts the repair queue for
-// the queue gauges.
+// repairQueueEvery is how often the director counts the repair queue (and
+// reads the disks' states) for the gauges.
 const repairQueueEvery = 5 * time.Second
 
 // repair reports r's counters and returns the director's duty that counts
-// the repair queue for the queue gauges (nil without metrics).
+// the repair queue and the disks by state for their gauges (nil without
+// metrics).
 func (pm *procMetrics) repair(r *repair.Repairer, store meta.Store) []director.Duty {
 	if pm == nil {
 		return nil
@@ -189,10 +190,16 @@ func (pm *procMetrics) repair(r *repair.Repairer, store meta.Store) []director.D
 		}
 		return rep
 	})
-	return []director.Duty{{Name: "count the repair queue (metrics)", Every: repairQueueEvery, Background: true,
+	cm := metrics.NewCluster(pm.reg)
+	return []director.Duty{{Name: "count the repair queue and the disks' states (metrics)", Every: repairQueueEvery, Background: true,
 		Run: func(ctx context.Context, _ time.Time) error {
+			disks, err := store.Disks(ctx)
+			if err != nil {
+				return fmt.Errorf("reading the cluster map: %w", err)
+			}
+			cm.SetDisks(disks)
 			byRisk, bytes := map[int]int{}, int64(0)
-			err := meta.EachRepairTask(ctx, store, func(t cairn.RepairTask) error {
+			err = meta.EachRepairTask(ctx, store, func(t cairn.RepairTask) error {
 				byRisk[t.Risk]++
 				bytes += t.Bytes
 				return nil

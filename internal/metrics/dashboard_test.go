@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"cairn"
 )
 
 // The sample dashboard (deploy/grafana-cairn.json) queries only series a
@@ -25,6 +27,7 @@ func TestDashboardAndDocsMatchTheSeries(t *testing.T) {
 	NewMeta(reg).Observe("Range", time.Millisecond, nil)
 	NewCleanup(reg)
 	RegisterNode(reg, func() int64 { return 0 })
+	NewCluster(reg).SetDisks([]cairn.Disk{{ID: "n1/d1", State: cairn.DiskUp}})
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -112,6 +112,14 @@ func (m *diskMetrics) done(op int, start time.Time, err error) {
 	}
 }
 
+// wrote counts a write of n bytes that started at start and ended with
+// err, and returns n and err.
+func (m *diskMetrics) wrote(start time.Time, n int, err error) (int, error) {
+	m.written.Add(float64(n))
+	m.done(iWrite, start, err)
+	return n, err
+}
+
 type countedFS struct {
 	vfs.FS
 	m *diskMetrics
@@ -184,9 +192,7 @@ type countedFile struct {
 func (f *countedFile) Write(p []byte) (int, error) {
 	start := time.Now()
 	n, err := f.File.Write(p)
-	f.m.written.Add(float64(n))
-	f.m.done(iWrite, start, err)
-	return n, err
+	return f.m.wrote(start, n, err)
 }
 
 func (f *countedFile) ReadAt(p []byte, off int64) (int, error) {
@@ -224,7 +230,5 @@ var _ vfs.WriterAt = (*countedFileAt)(nil)
 func (f *countedFileAt) WriteAt(p []byte, off int64) (int, error) {
 	start := time.Now()
 	n, err := f.at.WriteAt(p, off)
-	f.m.written.Add(float64(n))
-	f.m.done(iWrite, start, err)
-	return n, err
+	return f.m.wrote(start, n, err)
 }

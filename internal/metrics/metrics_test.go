@@ -359,6 +359,30 @@ cairn_node_requests_in_flight 3
 	}
 }
 
+func TestCluster(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := NewCluster(reg)
+	c.SetDisks([]cairn.Disk{{ID: "n1/d1", State: cairn.DiskUp}, {ID: "n1/d2", State: cairn.DiskUp}})
+	c.SetDisks([]cairn.Disk{{ID: "n1/d1", State: cairn.DiskUp}, {ID: "n1/d2", State: cairn.DiskDown}})
+	want := `
+# HELP cairn_cluster_disks Disks of the cluster map by state (up, suspect, down, draining, out), as the director last read it.
+# TYPE cairn_cluster_disks gauge
+cairn_cluster_disks{state="down"} 1
+cairn_cluster_disks{state="draining"} 0
+cairn_cluster_disks{state="out"} 0
+cairn_cluster_disks{state="suspect"} 0
+cairn_cluster_disks{state="up"} 1
+# HELP cairn_cluster_disk_state 1 for each disk of the cluster map, labelled with its state, as the director last read it (docs/design/disks.md).
+# TYPE cairn_cluster_disk_state gauge
+cairn_cluster_disk_state{disk="n1/d1",state="up"} 1
+cairn_cluster_disk_state{disk="n1/d2",state="down"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+	lint(t, reg)
+}
+
 // Every series of a process, the runtime's included, passes the client
 // library's lint (promlint, what promtool check metrics runs).
 func TestLintAll(t *testing.T) {

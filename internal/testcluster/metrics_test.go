@@ -250,9 +250,11 @@ func TestMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var maxQueue, maxQueueBytes float64
+	var maxQueue, maxQueueBytes, maxDown float64
 	waitFor(t, 4*time.Minute, "repair to rebuild bytes and the queue gauge to read 0", func() bool {
 		sc := scrapeMetrics(t, url)
+		down, _ := sc.value("cairn_cluster_disks", "state", "down")
+		maxDown = max(maxDown, down)
 		q, qok := sc.value("cairn_repair_queue_tasks")
 		qb, _ := sc.value("cairn_repair_queue_bytes")
 		maxQueue, maxQueueBytes = max(maxQueue, q), max(maxQueueBytes, qb)
@@ -260,8 +262,11 @@ func TestMetrics(t *testing.T) {
 		return qok && q == 0 && qb == 0 && rebuilt > 0 && maxQueue > 0
 	})
 	end := scrapeMetrics(t, url)
-	t.Logf("repair: queue up to %v tasks (%v bytes), rebuilt %v bytes in %v shards; stripes by scheme: %s",
-		maxQueue, maxQueueBytes, end.must(t, "cairn_repair_rebuilt_bytes_total"), end.must(t, "cairn_repair_rebuilt_shards_total"),
+	if maxDown == 0 {
+		t.Error("cairn_cluster_disks{state=\"down\"} never counted the removed disks")
+	}
+	t.Logf("repair: up to %v disks down; queue up to %v tasks (%v bytes), rebuilt %v bytes in %v shards; stripes by scheme: %s",
+		maxDown, maxQueue, maxQueueBytes, end.must(t, "cairn_repair_rebuilt_bytes_total"), end.must(t, "cairn_repair_rebuilt_shards_total"),
 		seriesLines(end.text, "cairn_repair_stripes_by_scheme_total"))
 	if v := end.must(t, "cairn_repair_tasks_total", "result", "repaired"); v == 0 {
 		t.Error("no repair task counted as repaired")
