@@ -15,6 +15,9 @@ import (
 // carry a bucket or key, so they make a low-cardinality label for metrics
 // (docs/metrics.md).
 func Operation(r *http.Request) string {
+	if r.Method == http.MethodOptions {
+		return "Preflight" // a CORS preflight, served before any routing
+	}
 	query := r.URL.Query()
 	for _, s := range unsupportedSubresources {
 		if query.Has(s) {
@@ -23,6 +26,14 @@ func Operation(r *http.Request) string {
 	}
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	switch {
+	case bucket != "" && key == "" && query.Has("tagging"):
+		return byMethod(r.Method, "BucketTagging")
+	case bucket != "" && key == "" && query.Has("cors"):
+		return byMethod(r.Method, "BucketCors")
+	case bucket != "" && key != "" && query.Has("tagging"):
+		return byMethod(r.Method, "ObjectTagging")
+	case bucket != "" && key != "" && query.Has("attributes"):
+		return byMethod(r.Method, "ObjectAttributes")
 	case bucket == "" && query.Has(AdminQuery):
 		return "Admin"
 	case bucket == "" && r.Method == http.MethodGet:
@@ -30,11 +41,11 @@ func Operation(r *http.Request) string {
 	case bucket == "":
 		return "Other"
 	case key == "" && query.Has("encryption"):
-		return encryptionOperation(r.Method)
+		return byMethod(r.Method, "BucketEncryption")
 	case key == "":
 		return bucketOperation(r.Method, query)
 	case query.Has("uploadId") || query.Has("uploads"):
-		return uploadOperation(r.Method, query)
+		return uploadOperation(r)
 	}
 	switch r.Method {
 	case http.MethodPut:
@@ -52,15 +63,16 @@ func Operation(r *http.Request) string {
 	return "Other"
 }
 
-// encryptionOperation names a request on a bucket's ?encryption.
-func encryptionOperation(method string) string {
+// byMethod names a request on a subresource: GET, PUT and DELETE are
+// Get, Put and Delete of it.
+func byMethod(method, subresource string) string {
 	switch method {
 	case http.MethodGet:
-		return "GetBucketEncryption"
+		return "Get" + subresource
 	case http.MethodPut:
-		return "PutBucketEncryption"
+		return "Put" + subresource
 	case http.MethodDelete:
-		return "DeleteBucketEncryption"
+		return "Delete" + subresource
 	}
 	return "Other"
 }
@@ -95,10 +107,13 @@ func bucketOperation(method string, query url.Values) string {
 }
 
 // uploadOperation names a multipart upload request.
-func uploadOperation(method string, query url.Values) string {
+func uploadOperation(r *http.Request) string {
+	method, query := r.Method, r.URL.Query()
 	switch {
 	case method == http.MethodPost && query.Has("uploads"):
 		return "CreateMultipartUpload"
+	case method == http.MethodPut && query.Has("partNumber") && r.Header.Get("X-Amz-Copy-Source") != "":
+		return "UploadPartCopy"
 	case method == http.MethodPut && query.Has("partNumber"):
 		return "UploadPart"
 	case method == http.MethodPost:

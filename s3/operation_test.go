@@ -39,7 +39,16 @@ func TestOperation(t *testing.T) {
 		{"HEAD", "/b/k", "", "HeadObject"},
 		{"DELETE", "/b/k", "", "DeleteObject"},
 		{"PATCH", "/b/k", "", "Other"},
-		{"GET", "/b/k?tagging", "", "Unsupported"},
+		{"GET", "/b/k?tagging", "", "GetObjectTagging"},
+		{"PUT", "/b/k?tagging", "", "PutObjectTagging"},
+		{"DELETE", "/b/k?tagging", "", "DeleteObjectTagging"},
+		{"GET", "/b?tagging", "", "GetBucketTagging"},
+		{"PUT", "/b?cors", "", "PutBucketCors"},
+		{"GET", "/b/k?attributes", "", "GetObjectAttributes"},
+		{"OPTIONS", "/b/k", "", "Preflight"},
+		{"OPTIONS", "/b?lifecycle", "", "Preflight"},
+		{"PUT", "/b/k?uploadId=u&partNumber=2", "b/src", "UploadPartCopy"},
+		{"GET", "/b?versioning", "", "Unsupported"},
 		{"PUT", "/b?lifecycle", "", "Unsupported"},
 	}
 	for _, tc := range tests {

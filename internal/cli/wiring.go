@@ -42,6 +42,7 @@ type clusterOptions struct {
 	log         *slog.Logger      // warnings (shards decoded around); required
 	metrics     *procMetrics      // counts the metadata calls (nil: none)
 	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
+	keepSlow    bool              // client.Config.KeepSlowDisks (--keep-slow-disks)
 	// recordSecret records the secret's check value in a store without
 	// one (checkSecret); a gateway does, CLI commands only compare.
 	recordSecret bool
@@ -49,7 +50,12 @@ type clusterOptions struct {
 
 // openCluster connects to the metadata endpoints of cfg.
 func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*cluster, error) {
-	store, err := etcdmeta.Open(ctx, cfg.Meta, etcdmeta.Options{CallTimeout: o.metaTimeout, ObserveCall: o.metrics.metaCalls()})
+	mo, err := cfg.metaOptions()
+	if err != nil {
+		return nil, err
+	}
+	mo.CallTimeout, mo.ObserveCall = o.metaTimeout, o.metrics.metaCalls()
+	store, err := etcdmeta.Open(ctx, cfg.Meta, mo)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)
 	}
@@ -63,12 +69,12 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	}
 	var tc *tls.Config
 	if cfg.NodeTLS != nil {
-		if tc, err = cfg.NodeTLS.clientConfig(); err != nil {
+		if tc, err = cfg.NodeTLS.clientConfig("node_tls"); err != nil {
 			store.Close()
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
 	}
-	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys}, o.node, tc), nil
+	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow}, o.node, tc), nil
 }
 
 // newCluster wires the data path over store and the nodes. Every shard a
