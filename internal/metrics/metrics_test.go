@@ -149,6 +149,9 @@ func TestServe(t *testing.T) {
 	if code, body := get(Path); code != 200 || !strings.Contains(body, "process_cpu_seconds_total") {
 		t.Fatalf("GET /metrics: %d %.200s", code, body)
 	}
+	if code, body := get(EtcdPath); code != 200 || strings.Contains(body, "go_goroutines") {
+		t.Fatalf("GET %s: %d, or it repeats the runtime series: %.200s", EtcdPath, code, body)
+	}
 	if code, _ := get("/"); code != 404 {
 		t.Fatalf("GET /: %d, want 404", code)
 	}

@@ -310,6 +310,14 @@ func TestMetricsEveryProcess(t *testing.T) {
 	if v := page(c.Metas[0]).must(t, "go_goroutines"); v == 0 {
 		t.Error("the metadata member reports no goroutines")
 	}
+	// The embedded etcd server's own series, apart (they fail the lint).
+	etcd := scrapeMetrics(t, "http://"+c.Metas[0].Addr(proc.Metrics)+"/metrics/etcd")
+	if v := etcd.must(t, "etcd_server_has_leader"); v != 1 {
+		t.Errorf("etcd_server_has_leader = %v on a one-member cluster", v)
+	}
+	if _, ok := etcd.value("go_goroutines"); ok {
+		t.Error("/metrics/etcd repeats the runtime series of /metrics")
+	}
 	node := page(c.Nodes[0])
 	if v := node.must(t, "cairn_disk_written_bytes_total"); v < float64(len(data)) {
 		t.Errorf("the node wrote %v bytes to its disks for a %d-byte object", v, len(data))
