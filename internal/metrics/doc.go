@@ -16,7 +16,12 @@
 //     exposition shows no bucket or object data and needs no
 //     authentication (docs/metrics.md, "Access").
 //   - Decorators feed the series without the services knowing Prometheus:
-//     S3.Wrap wraps the S3 http.Handler; Disks.FS wraps a disk's vfs.FS.
+//     S3.Wrap wraps the S3 http.Handler; Disks.FS wraps a disk's vfs.FS;
+//     Meta.Observe is a metadata store's etcdmeta.Options.ObserveCall.
+//   - Setters: what only the director reads on its own schedule (the
+//     repair queue, the cluster map's disk states) is set by its duty
+//     (Repair.SetQueue, Cluster.SetDisks) and read back by scrapes; a
+//     cleanup run's counts are added (Cleanup.Add).
 //   - Reports: what a service already counts (repair.Stats, a node's
 //     volumes, the client's counters, scrub progress) is read when
 //     Prometheus scrapes, through a func the wiring provides that returns a
@@ -33,6 +38,11 @@
 //	fs := metrics.NewDisks(reg).FS("node1/disk1", vfs.Default)
 //	metrics.RegisterDisks(reg, func() []metrics.DiskReport { ... })
 //	addr, stop, err := metrics.Serve(ctx, "127.0.0.1:9090", reg, log)
+//
+// The page: Serve serves a registry at Path (/metrics) and, apart, the
+// client library's global registry at EtcdPath (/metrics/etcd: an
+// embedded etcd server's own series, which do not all follow the naming
+// rules /metrics keeps); Beside serves Path on the S3 port.
 //
 // Caveats: counters start at zero with the process (Prometheus' rate()
 // handles the reset). A report func runs at every scrape under the
