@@ -131,14 +131,17 @@ func (pm *procMetrics) node(srv *node.Server) {
 	metrics.RegisterNode(pm.reg, func() int64 { return srv.Handler().InFlight() })
 	metrics.RegisterDisks(pm.reg, func() []metrics.DiskReport {
 		vols, checks, scrub := srv.Volumes(), srv.Checks(), srv.ScrubProgress()
-		out := make([]metrics.DiskReport, len(vols))
+		out := make([]metrics.DiskReport, 0, len(vols))
 		for i, v := range vols {
+			if v == nil || i >= len(checks) || i >= len(scrub) {
+				continue // not open (the three lists are read apart; a disk is never removed)
+			}
 			r := metrics.DiskReport{Disk: v.ID(), Healthy: v.Health() == nil && checks[i] == cairn.CheckOK,
 				CRCFailures: v.Corruptions(), Scrub: scrub[i], Scrubbed: scrub[i] != cairn.ScrubProgress{Disk: scrub[i].Disk}}
 			if u, err := v.Usage(); err == nil {
 				r.Capacity, r.Free, r.UsageOK = u.Capacity, u.Free, true
 			}
-			out[i] = r
+			out = append(out, r)
 		}
 		return out
 	})
