@@ -18,6 +18,7 @@ const (
 	NameDiskOps          = "cairn_disk_operations_total"
 	NameDiskErrors       = "cairn_disk_errors_total"
 	NameDiskSeconds      = "cairn_disk_operation_duration_seconds"
+	NameDiskInFlight     = "cairn_disk_operations_in_flight"
 )
 
 // DiskLatencyBuckets are the buckets of the disk operation latency
@@ -50,6 +51,7 @@ type Disks struct {
 	read, written *prometheus.CounterVec   // disk
 	ops, errs     *prometheus.CounterVec   // disk, op
 	seconds       *prometheus.HistogramVec // disk, op
+	inFlight      *prometheus.GaugeVec     // disk
 }
 
 // NewDisks registers the per-disk I/O series with reg.
@@ -67,8 +69,10 @@ func NewDisks(reg prometheus.Registerer) *Disks {
 			[]string{"disk", "op"}),
 		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: NameDiskSeconds,
 			Help: "Latency of a disk's reads, writes and syncs.", Buckets: DiskLatencyBuckets}, []string{"disk", "op"}),
+		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: NameDiskInFlight,
+			Help: "Reads, writes and syncs under way on a disk now: its queue depth as the node sees it."}, []string{"disk"}),
 	}
-	reg.MustRegister(d.read, d.written, d.ops, d.errs, d.seconds)
+	reg.MustRegister(d.read, d.written, d.ops, d.errs, d.seconds, d.inFlight)
 	return d
 }
 
@@ -77,7 +81,7 @@ func NewDisks(reg prometheus.Registerer) *Disks {
 // file underneath (Unwrap).
 func (d *Disks) FS(disk cairn.DiskID, fsys vfs.FS) vfs.FS {
 	id := string(disk)
-	m := &diskMetrics{read: d.read.WithLabelValues(id), written: d.written.WithLabelValues(id)}
+	m := &diskMetrics{read: d.read.WithLabelValues(id), written: d.written.WithLabelValues(id), inFlight: d.inFlight.WithLabelValues(id)}
 	for i, op := range opNames {
 		m.op[i] = opMetrics{ops: d.ops.WithLabelValues(id, op), errs: d.errs.WithLabelValues(id, op)}
 		if i < nTimed {
@@ -91,6 +95,7 @@ func (d *Disks) FS(disk cairn.DiskID, fsys vfs.FS) vfs.FS {
 // costs no label lookup.
 type diskMetrics struct {
 	read, written prometheus.Counter
+	inFlight      prometheus.Gauge
 	op            [nOps]opMetrics // by op index (iRead, ...)
 }
 
@@ -99,8 +104,14 @@ type opMetrics struct {
 	seconds   prometheus.Observer // nil: not timed
 }
 
-// done counts one operation op that started at start (zero: not timed)
-// and ended with err.
+// begin starts a timed operation: it is in flight until done.
+func (m *diskMetrics) begin() time.Time {
+	m.inFlight.Inc()
+	return time.Now()
+}
+
+// done counts one operation op that ended with err; a timed one (op
+// below nTimed) started at start, by begin.
 func (m *diskMetrics) done(op int, start time.Time, err error) {
 	o := &m.op[op]
 	o.ops.Inc()
@@ -108,6 +119,7 @@ func (m *diskMetrics) done(op int, start time.Time, err error) {
 		o.errs.Inc()
 	}
 	if o.seconds != nil {
+		m.inFlight.Dec()
 		o.seconds.Observe(time.Since(start).Seconds())
 	}
 }
@@ -190,13 +202,13 @@ type countedFile struct {
 }
 
 func (f *countedFile) Write(p []byte) (int, error) {
-	start := time.Now()
+	start := f.m.begin()
 	n, err := f.File.Write(p)
 	return f.m.wrote(start, n, err)
 }
 
 func (f *countedFile) ReadAt(p []byte, off int64) (int, error) {
-	start := time.Now()
+	start := f.m.begin()
 	n, err := f.File.ReadAt(p, off)
 	f.m.read.Add(float64(n))
 	f.m.done(iRead, start, err)
@@ -204,7 +216,7 @@ func (f *countedFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *countedFile) Sync() error {
-	start := time.Now()
+	start := f.m.begin()
 	err := f.File.Sync()
 	f.m.done(iSync, start, err)
 	return err
@@ -228,7 +240,7 @@ type countedFileAt struct {
 var _ vfs.WriterAt = (*countedFileAt)(nil)
 
 func (f *countedFileAt) WriteAt(p []byte, off int64) (int, error) {
-	start := time.Now()
+	start := f.m.begin()
 	n, err := f.at.WriteAt(p, off)
 	return f.m.wrote(start, n, err)
 }

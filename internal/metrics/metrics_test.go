@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -206,6 +207,7 @@ func TestDisksFS(t *testing.T) {
 		check(d.ops.WithLabelValues("n1/disk1", op), want, op+" ops")
 	}
 	check(d.errs.WithLabelValues("n1/disk1", "open"), 1, "open errors")
+	check(d.inFlight.WithLabelValues("n1/disk1"), 0, "in flight after every call returned")
 	check(d.errs.WithLabelValues("n1/disk1", "read"), 0, "read errors (EOF is none)")
 	if n := testutil.CollectAndCount(d.seconds); n != 3 {
 		t.Errorf("%d latency series, want 3 (read, write, sync)", n)
@@ -410,4 +412,51 @@ func lint(t *testing.T, g prometheus.Gatherer) {
 	for _, p := range problems {
 		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
+}
+
+// blockingFS's files block in Sync until release is closed.
+type blockingFS struct {
+	vfs.FS
+	release chan struct{}
+}
+
+func (b blockingFS) Create(name string) (vfs.File, error) {
+	f, err := b.FS.Create(name)
+	return blockingFile{File: f, release: b.release}, err
+}
+
+type blockingFile struct {
+	vfs.File
+	release chan struct{}
+}
+
+func (f blockingFile) Sync() error {
+	<-f.release
+	return f.File.Sync()
+}
+
+// A sync under way counts as in flight until it returns.
+func TestDiskInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := NewDisks(prometheus.NewRegistry())
+		fsys := d.FS("n1/disk1", blockingFS{FS: vfs.NewMem(), release: make(chan struct{})})
+		f, err := fsys.Create("/f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error)
+		go func() { done <- f.Sync() }()
+		synctest.Wait()
+		g := d.inFlight.WithLabelValues("n1/disk1")
+		if v := testutil.ToFloat64(g); v != 1 {
+			t.Fatalf("in flight during a sync: %v, want 1", v)
+		}
+		close(fsys.(*countedFS).FS.(blockingFS).release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if v := testutil.ToFloat64(g); v != 0 {
+			t.Fatalf("in flight after the sync: %v, want 0", v)
+		}
+	})
 }
