@@ -215,26 +215,32 @@ func servedChecksum(m *cairn.Manifest, pn int, partial bool) *cairn.Checksum {
 	return m.Checksum
 }
 
-// uploadChecksum is the checksum algorithm of a CreateMultipartUpload:
-// x-amz-checksum-algorithm, composite (x-amz-checksum-type COMPOSITE or
-// absent). The full-object form of a multipart upload (CRC64NVME's only
-// one) needs CRCs combined across parts, which the gateway does not do:
-// NotImplemented rather than an object without the checksum asked for.
-func uploadChecksum(hd http.Header) (string, error) {
-	alg, err := checksumAlgorithm(hd)
-	if err != nil {
-		return "", err
+// uploadChecksum is the checksum of a CreateMultipartUpload:
+// x-amz-checksum-algorithm, and x-amz-checksum-type, COMPOSITE or
+// FULL_OBJECT, defaulting as in S3 to FULL_OBJECT for CRC64NVME (its only
+// form) and COMPOSITE for the others. SHA1 and SHA256 have no full-object
+// form (InvalidRequest). ("", "") without an algorithm.
+func uploadChecksum(hd http.Header) (alg, typ string, err error) {
+	if alg, err = checksumAlgorithm(hd); err != nil {
+		return "", "", err
 	}
-	typ := strings.ToUpper(strings.TrimSpace(hd.Get("X-Amz-Checksum-Type")))
+	typ = strings.ToUpper(strings.TrimSpace(hd.Get("X-Amz-Checksum-Type")))
 	switch {
 	case typ != "" && typ != cairn.ChecksumComposite && typ != cairn.ChecksumFullObject:
-		return "", fmt.Errorf("%w: x-amz-checksum-type %q", ErrInvalidChecksum, typ)
-	case typ == cairn.ChecksumFullObject || alg == "CRC64NVME":
-		return "", fmt.Errorf("%w: full-object checksums of multipart uploads", ErrNotImplemented)
+		return "", "", fmt.Errorf("%w: x-amz-checksum-type %q", ErrInvalidChecksum, typ)
 	case typ != "" && alg == "":
-		return "", fmt.Errorf("%w: x-amz-checksum-type without x-amz-checksum-algorithm", ErrInvalidChecksum)
+		return "", "", fmt.Errorf("%w: x-amz-checksum-type without x-amz-checksum-algorithm", ErrInvalidChecksum)
+	case alg == "":
+		return "", "", nil
+	case typ == "" && alg == "CRC64NVME":
+		typ = cairn.ChecksumFullObject
+	case typ == "":
+		typ = cairn.ChecksumComposite
+	case typ == cairn.ChecksumComposite && alg == "CRC64NVME",
+		typ == cairn.ChecksumFullObject && (alg == "SHA1" || alg == "SHA256"):
+		return "", "", fmt.Errorf("%w: The %s checksum type cannot be used with the %s checksum algorithm", ErrInvalidChecksum, typ, strings.ToLower(alg))
 	}
-	return alg, nil
+	return alg, typ, nil
 }
 
 // checkPartChecksum refuses a part of an upload created with a checksum

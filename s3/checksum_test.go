@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"hash/crc32"
 	"hash/crc64"
 	"io"
@@ -156,9 +157,58 @@ func TestChecksumMultipart(t *testing.T) {
 	if err != nil || aws.ToString(head.ChecksumCRC32) != b64(crc32Sum(parts[1])) {
 		t.Fatalf("HEAD of part 2: %q %v", aws.ToString(head.ChecksumCRC32), err)
 	}
-	// The full-object form of a multipart upload is not implemented.
-	_, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k, ChecksumAlgorithm: types.ChecksumAlgorithmCrc64nvme})
-	wantCode(t, err, "NotImplemented")
+	// The full-object form: CRC64NVME's default, CRC32C's on request; the
+	// parts' CRCs combine into the CRC of the whole content.
+	full := append(append([]byte{}, parts[0]...), parts[1]...)
+	for _, tc := range []struct {
+		alg  types.ChecksumAlgorithm
+		typ  types.ChecksumType
+		want func([]byte) string
+		got  func(*s3.HeadObjectOutput) *string
+	}{
+		{types.ChecksumAlgorithmCrc64nvme, "", func(b []byte) string {
+			h := crc64.New(crc64.MakeTable(cairn.CRC64NVME))
+			h.Write(b)
+			return b64(h.Sum(nil))
+		}, func(o *s3.HeadObjectOutput) *string { return o.ChecksumCRC64NVME }},
+		{types.ChecksumAlgorithmCrc32c, types.ChecksumTypeFullObject, func(b []byte) string {
+			return b64(binary.BigEndian.AppendUint32(nil, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))))
+		}, func(o *s3.HeadObjectOutput) *string { return o.ChecksumCRC32C }},
+	} {
+		key := aws.String("full-" + string(tc.alg))
+		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: key, ChecksumAlgorithm: tc.alg, ChecksumType: tc.typ})
+		if err != nil || cr.ChecksumType != types.ChecksumTypeFullObject {
+			t.Fatalf("%s: create: %v %v", tc.alg, cr, err)
+		}
+		var done []types.CompletedPart
+		for i, p := range parts {
+			up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: key, UploadId: cr.UploadId, PartNumber: aws.Int32(int32(i + 1)),
+				Body: bytes.NewReader(p), ChecksumAlgorithm: tc.alg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done = append(done, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: up.ETag})
+		}
+		if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: key, UploadId: cr.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: done}}); err != nil {
+			t.Fatal(err)
+		}
+		head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: key, ChecksumMode: types.ChecksumModeEnabled})
+		if want := tc.want(full); err != nil || aws.ToString(tc.got(head)) != want || head.ChecksumType != types.ChecksumTypeFullObject {
+			t.Fatalf("%s: HEAD checksum %q type %q, want %q: %v", tc.alg, aws.ToString(tc.got(head)), head.ChecksumType, want, err)
+		}
+		// The SDK checks a GET of the whole object against it.
+		get, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: key, ChecksumMode: types.ChecksumModeEnabled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := io.ReadAll(get.Body); err != nil || !bytes.Equal(got, full) {
+			t.Fatalf("%s: GET: %v", tc.alg, err)
+		}
+		get.Body.Close()
+	}
+	_, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k, ChecksumAlgorithm: types.ChecksumAlgorithmSha256, ChecksumType: types.ChecksumTypeFullObject})
+	wantCode(t, err, "InvalidRequest")
 	_, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k, ChecksumAlgorithm: "MD5"})
 	wantCode(t, err, "InvalidRequest")
 }

@@ -52,7 +52,8 @@
 //   - stored checksum: the x-amz-checksum-* value a body was verified
 //     against (bodySum), kept in the manifest (or a part) and returned with
 //     x-amz-checksum-mode: ENABLED; a multipart upload created with an
-//     algorithm gets the composite of its parts' (checksum.go).
+//     algorithm gets the composite of its parts' or, for the CRCs, the
+//     full-object CRC combined from theirs (checksum.go).
 //   - CORS rules: a bucket's (cors.go); an OPTIONS preflight is answered
 //     from them before authentication, and an actual request with an
 //     Origin gets the matching rule's headers.
@@ -101,8 +102,8 @@
 //     as not supported. Since no bucket is versioned, ListObjectVersions
 //     lists each object as its only version, "null", and versionId=null
 //     names the object.
-//   - A multipart upload's checksum is S3's composite form only; the
-//     full-object form (and so CRC64NVME) answers NotImplemented.
+//   - CompleteMultipartUpload does not compare the checksums the request
+//     carries (per part, or the object's) with those it stores.
 //   - A GET reads the manifest (Stat) for conditions and range, then opens
 //     the data; if the object was replaced in between it starts over (up
 //     to three times).

@@ -72,7 +72,7 @@ func (h *Handler) createUpload(q *request) error {
 	if err != nil {
 		return err
 	}
-	alg, err := uploadChecksum(q.r.Header)
+	alg, typ, err := uploadChecksum(q.r.Header)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (h *Handler) createUpload(q *request) error {
 	}
 	u, err := h.cfg.Objects.CreateUpload(q.r.Context(), q.bucket, q.key, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now, SSE: sse,
-		Tags: tags, ChecksumAlgorithm: alg,
+		Tags: tags, ChecksumAlgorithm: alg, ChecksumType: typ,
 	})
 	if err != nil {
 		return h.uploadErr(q, err)
@@ -93,7 +93,7 @@ func (h *Handler) createUpload(q *request) error {
 	setSSEHeaders(q.w, u.Encryption, ck)
 	if alg != "" {
 		q.w.Header().Set("X-Amz-Checksum-Algorithm", alg)
-		q.w.Header().Set("X-Amz-Checksum-Type", cairn.ChecksumComposite)
+		q.w.Header().Set("X-Amz-Checksum-Type", typ)
 	}
 	return h.writeXML(q, http.StatusOK, initiateResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: u.ID})
 }
