@@ -143,6 +143,19 @@ func TestChecksumMultipart(t *testing.T) {
 		Body: bytes.NewReader([]byte("x")), ChecksumAlgorithm: types.ChecksumAlgorithmSha1})
 	wantCode(t, err, "InvalidRequest")
 	want := b64(crc32Sum(cat)) + "-2"
+	// Checksums the completion carries must be the stored ones: a part's
+	// (InvalidPart), the object's (BadDigest); nothing commits.
+	wrong := append([]types.CompletedPart{}, done...)
+	wrong[1].ChecksumCRC32 = aws.String(b64(crc32Sum([]byte("other"))))
+	_, err = c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: wrong}})
+	wantCode(t, err, "InvalidPart")
+	_, err = c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, ChecksumCRC32: aws.String(b64(crc32Sum([]byte("other"))) + "-2")})
+	wantCode(t, err, "BadDigest")
+	if _, err := e.meta.Manifest(ctx, "bkt", "mp"); err == nil {
+		t.Fatal("a refused completion committed the object")
+	}
 	out, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
 	if err != nil || aws.ToString(out.ChecksumCRC32) != want || out.ChecksumType != types.ChecksumTypeComposite {
@@ -189,8 +202,16 @@ func TestChecksumMultipart(t *testing.T) {
 			}
 			done = append(done, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: up.ETag})
 		}
-		if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: key, UploadId: cr.UploadId,
-			MultipartUpload: &types.CompletedMultipartUpload{Parts: done}}); err != nil {
+		// The SDK's full-object checksum on the completion is checked.
+		in := &s3.CompleteMultipartUploadInput{Bucket: b, Key: key, UploadId: cr.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, ChecksumType: types.ChecksumTypeFullObject}
+		if tc.alg == types.ChecksumAlgorithmCrc64nvme {
+			in.ChecksumCRC64NVME = aws.String(tc.want(full[1:]))
+			_, err := c.CompleteMultipartUpload(ctx, in)
+			wantCode(t, err, "BadDigest")
+			in.ChecksumCRC64NVME = aws.String(tc.want(full))
+		}
+		if _, err := c.CompleteMultipartUpload(ctx, in); err != nil {
 			t.Fatal(err)
 		}
 		head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: key, ChecksumMode: types.ChecksumModeEnabled})

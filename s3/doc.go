@@ -102,8 +102,6 @@
 //     as not supported. Since no bucket is versioned, ListObjectVersions
 //     lists each object as its only version, "null", and versionId=null
 //     names the object.
-//   - CompleteMultipartUpload does not compare the checksums the request
-//     carries (per part, or the object's) with those it stores.
 //   - A GET reads the manifest (Stat) for conditions and range, then opens
 //     the data; if the object was replaced in between it starts over (up
 //     to three times).

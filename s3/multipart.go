@@ -153,6 +153,7 @@ type completeRequest struct {
 	Parts   []struct {
 		Number int    `xml:"PartNumber"`
 		ETag   string `xml:"ETag"`
+		checksumXML
 	} `xml:"Part"`
 }
 
@@ -169,6 +170,7 @@ type completeResult struct {
 
 func (h *Handler) completeUpload(q *request, id string) error {
 	var req completeRequest
+	objectSum := takeChecksumHeader(q.r.Header) // the object's, not the XML body's
 	if err := h.readXML(q, &req); err != nil {
 		return err
 	}
@@ -185,7 +187,7 @@ func (h *Handler) completeUpload(q *request, id string) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.complete(q, id, req, ck, cond)
+	m, err := h.complete(q, id, req, ck, cond, objectSum)
 	if errors.Is(err, client.ErrNoSuchUpload) {
 		m, err = h.completedBy(q, id, ck, err)
 	}
@@ -204,7 +206,7 @@ func (h *Handler) completeUpload(q *request, id string) error {
 // complete completes upload id with the parts of req, checking the SSE-C
 // key ck (if sent) against the upload's, if the object it replaces meets
 // cond.
-func (h *Handler) complete(q *request, id string, req completeRequest, ck *customerKey, cond client.Condition) (*cairn.Manifest, error) {
+func (h *Handler) complete(q *request, id string, req completeRequest, ck *customerKey, cond client.Condition, objectSum http.Header) (*cairn.Manifest, error) {
 	if ck != nil {
 		u, err := h.cfg.Objects.Upload(q.r.Context(), q.bucket, q.key, id)
 		if err != nil {
@@ -213,6 +215,9 @@ func (h *Handler) complete(q *request, id string, req completeRequest, ck *custo
 		if err := checkUploadKey(u, ck); err != nil {
 			return nil, err
 		}
+	}
+	if err := h.checkCompleteChecksums(q, id, req, objectSum); err != nil {
+		return nil, err
 	}
 	parts := make([]client.CompletePart, len(req.Parts))
 	for i, p := range req.Parts {
