@@ -73,6 +73,12 @@ func TestChecksumStored(t *testing.T) {
 			t.Fatalf("%s: GET with checksum mode: %v", tc.alg, err)
 		}
 	}
+	// Over plain HTTP the SDK signs the payload and sends the checksum as
+	// a header (over TLS it sends it as a trailer of an aws-chunked body,
+	// which TestTrailerPayloads checks is stored too).
+	if m := e.payloadModes(); m["sha256"] < 3 {
+		t.Fatalf("payload modes %v", m)
+	}
 	// Without the mode, or for a range, no checksum.
 	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("sum-CRC32")})
 	if err != nil || head.ChecksumCRC32 != nil {
