@@ -108,8 +108,9 @@ func FullObjectChecksum(algorithm string, parts []Part, sizes []int64) (*Checksu
 	if len(sizes) != len(parts) {
 		return nil, fmt.Errorf("%w: %d sizes for %d parts", ErrInvalid, len(sizes), len(parts))
 	}
-	c := crcMath{poly: poly, width: width}
-	var crc uint64
+	c := newCRCMath(poly, width)
+	var crc, op uint64 // op shifts a CRC past lastSize bytes
+	lastSize := int64(-1)
 	for i, p := range parts {
 		pc := p.Checksum
 		if pc == nil || pc.Algorithm != algorithm || pc.Type != ChecksumFullObject {
@@ -125,9 +126,12 @@ func FullObjectChecksum(algorithm string, parts []Part, sizes []int64) (*Checksu
 		}
 		if i == 0 {
 			crc = v
-		} else {
-			crc = c.combine(crc, v, sizes[i])
+			continue
 		}
+		if sizes[i] != lastSize { // parts mostly share one size
+			op, lastSize = c.xPow8n(sizes[i]), sizes[i]
+		}
+		crc = c.mul(op, crc) ^ v // the CRC of A‖B from those of A and B
 	}
 	out := make([]byte, width/8)
 	for i := range out {
@@ -138,14 +142,31 @@ func FullObjectChecksum(algorithm string, parts []Part, sizes []int64) (*Checksu
 
 // crcMath is arithmetic modulo a CRC's polynomial, in the reflected
 // bit order of the CRCs S3 uses (all with initial value and final XOR all
-// ones): zlib's crc32_combine, for any width up to 64.
+// ones): zlib's crc32_combine, for any width up to 64. The CRC of A‖B is
+// mul(xPow8n(len(B)), crc(A)) ^ crc(B).
 type crcMath struct {
 	poly  uint64 // reflected
 	width int
+	// pow[k] is x^(8·2^k) modulo the polynomial: the operator that shifts
+	// a CRC past 2^k bytes.
+	pow [63]uint64
+}
+
+func newCRCMath(poly uint64, width int) *crcMath {
+	c := &crcMath{poly: poly, width: width}
+	p := uint64(1) << (width - 2) // x^1
+	for range 3 {                 // x^8: bytes, not bits
+		p = c.mul(p, p)
+	}
+	for k := range c.pow {
+		c.pow[k] = p
+		p = c.mul(p, p)
+	}
+	return c
 }
 
 // mul returns a·b modulo the polynomial.
-func (c crcMath) mul(a, b uint64) uint64 {
+func (c *crcMath) mul(a, b uint64) uint64 {
 	m := uint64(1) << (c.width - 1)
 	var p uint64
 	for {
@@ -165,24 +186,14 @@ func (c crcMath) mul(a, b uint64) uint64 {
 	return p
 }
 
-// xPow8n returns x^(8n) modulo the polynomial: the operator that shifts
-// a CRC past n zero bytes.
-func (c crcMath) xPow8n(n int64) uint64 {
-	p := uint64(1) << (c.width - 1)  // x^0
-	sq := uint64(1) << (c.width - 2) // x^1, squared below to x^(2^k)
-	for range 3 {                    // x^8: bytes, not bits
-		sq = c.mul(sq, sq)
-	}
-	for ; n > 0; n >>= 1 {
+// xPow8n returns x^(8n) modulo the polynomial (n ≥ 0): the operator that
+// shifts a CRC past n zero bytes.
+func (c *crcMath) xPow8n(n int64) uint64 {
+	p := uint64(1) << (c.width - 1) // x^0
+	for k := 0; n > 0; k, n = k+1, n>>1 {
 		if n&1 != 0 {
-			p = c.mul(sq, p)
+			p = c.mul(c.pow[k], p)
 		}
-		sq = c.mul(sq, sq)
 	}
 	return p
-}
-
-// combine returns the CRC of A‖B from the CRCs of A and B and B's length.
-func (c crcMath) combine(crcA, crcB uint64, lenB int64) uint64 {
-	return c.mul(c.xPow8n(lenB), crcA) ^ crcB
 }
