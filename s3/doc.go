@@ -96,10 +96,9 @@
 //     not behind http.ServeMux, which cleans paths ("a//b", "./") that are
 //     legal S3 keys.
 //   - Multipart upload is implemented (GET/HEAD ?partNumber= and
-//     UploadPartCopy included) except a delimiter in ListMultipartUploads,
-//     which answers NotImplemented, as do versioning, ACLs, lifecycle and
-//     the other subresources docs/design/s3.md ("Operation status") lists
-//     as not supported. Since no bucket is versioned, ListObjectVersions
+//     UploadPartCopy included). Versioning, ACLs, lifecycle and the other
+//     subresources docs/design/s3.md ("Operation status") lists as not
+//     supported answer NotImplemented. Since no bucket is versioned, ListObjectVersions
 //     lists each object as its only version, "null", and versionId=null
 //     names the object.
 //   - A GET reads the manifest (Stat) for conditions and range, then opens

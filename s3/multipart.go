@@ -335,17 +335,19 @@ func (h *Handler) listParts(q *request, id string) error {
 }
 
 type listUploadsResult struct {
-	XMLName            xml.Name      `xml:"ListMultipartUploadsResult"`
-	NS                 string        `xml:"xmlns,attr"`
-	Bucket             string        `xml:"Bucket"`
-	KeyMarker          string        `xml:"KeyMarker"`
-	UploadIDMarker     string        `xml:"UploadIdMarker"`
-	NextKeyMarker      string        `xml:"NextKeyMarker,omitempty"`
-	NextUploadIDMarker string        `xml:"NextUploadIdMarker,omitempty"`
-	Prefix             string        `xml:"Prefix"`
-	MaxUploads         int           `xml:"MaxUploads"`
-	IsTruncated        bool          `xml:"IsTruncated"`
-	Uploads            []uploadEntry `xml:"Upload"`
+	XMLName            xml.Name       `xml:"ListMultipartUploadsResult"`
+	NS                 string         `xml:"xmlns,attr"`
+	Bucket             string         `xml:"Bucket"`
+	KeyMarker          string         `xml:"KeyMarker"`
+	UploadIDMarker     string         `xml:"UploadIdMarker"`
+	NextKeyMarker      string         `xml:"NextKeyMarker,omitempty"`
+	NextUploadIDMarker string         `xml:"NextUploadIdMarker,omitempty"`
+	Prefix             string         `xml:"Prefix"`
+	Delimiter          string         `xml:"Delimiter,omitempty"`
+	MaxUploads         int            `xml:"MaxUploads"`
+	IsTruncated        bool           `xml:"IsTruncated"`
+	Uploads            []uploadEntry  `xml:"Upload"`
+	CommonPrefixes     []commonPrefix `xml:"CommonPrefixes"`
 }
 
 type uploadEntry struct {
@@ -355,16 +357,15 @@ type uploadEntry struct {
 	StorageClass string `xml:"StorageClass"`
 }
 
-// listUploads serves ListMultipartUploads: prefix, key-marker,
-// upload-id-marker and max-uploads (a delimiter is not supported).
+// listUploads serves ListMultipartUploads: prefix, delimiter (keys
+// rolled into common prefixes, as ListObjects), key-marker,
+// upload-id-marker and max-uploads.
 func (h *Handler) listUploads(q *request) error {
 	if _, err := h.bucket(q, q.bucket); err != nil {
 		return err
 	}
 	query := q.r.URL.Query()
-	if query.Get("delimiter") != "" {
-		return fmt.Errorf("%w: delimiter in ListMultipartUploads", ErrNotImplemented)
-	}
+	delim := query.Get("delimiter")
 	maxUploads, err := intParam(q, "max-uploads", 1000)
 	if err != nil {
 		return err
@@ -375,10 +376,25 @@ func (h *Handler) listUploads(q *request) error {
 	if err != nil {
 		return err
 	}
-	out := listUploadsResult{NS: s3NS, Bucket: q.bucket, KeyMarker: keyMarker, UploadIDMarker: idMarker, Prefix: prefix, MaxUploads: maxUploads}
+	out := listUploadsResult{NS: s3NS, Bucket: q.bucket, KeyMarker: keyMarker, UploadIDMarker: idMarker, Prefix: prefix,
+		Delimiter: delim, MaxUploads: maxUploads}
 	passed := idMarker == "" // past the upload-id-marker within key-marker
 	for _, u := range us {
 		if !strings.HasPrefix(u.Key, prefix) || u.Key < keyMarker {
+			continue
+		}
+		if cp, ok := rollUp(u.Key, prefix, delim); ok {
+			// Every upload under a common prefix is rolled into it, listed
+			// once (and skipped after a key-marker that is that prefix).
+			if cp == keyMarker || (len(out.CommonPrefixes) > 0 && out.CommonPrefixes[len(out.CommonPrefixes)-1].Prefix == cp) {
+				continue
+			}
+			if len(out.Uploads)+len(out.CommonPrefixes) == maxUploads {
+				out.IsTruncated = true
+				break
+			}
+			out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: cp})
+			out.NextKeyMarker, out.NextUploadIDMarker = cp, ""
 			continue
 		}
 		if u.Key == keyMarker {
@@ -390,7 +406,7 @@ func (h *Handler) listUploads(q *request) error {
 				continue
 			}
 		}
-		if len(out.Uploads) == maxUploads {
+		if len(out.Uploads)+len(out.CommonPrefixes) == maxUploads {
 			out.IsTruncated = true
 			break
 		}
@@ -413,4 +429,18 @@ func partSize(u cairn.Upload, p cairn.Part) int64 {
 		}
 	}
 	return p.Size
+}
+
+// rollUp returns the common prefix key rolls into under prefix and
+// delimiter delim: prefix and the rest of key up to and including the
+// first delim after prefix (false if delim is "" or not there).
+func rollUp(key, prefix, delim string) (string, bool) {
+	if delim == "" {
+		return "", false
+	}
+	i := strings.Index(key[len(prefix):], delim)
+	if i < 0 {
+		return "", false
+	}
+	return key[:len(prefix)+i+len(delim)], true
 }
