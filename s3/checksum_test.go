@@ -167,6 +167,12 @@ func TestChecksumMultipart(t *testing.T) {
 	if err != nil || aws.ToString(out.ChecksumCRC32) != want || out.ChecksumType != types.ChecksumTypeComposite {
 		t.Fatalf("Complete: checksum %q type %q, want %q: %v", aws.ToString(out.ChecksumCRC32), out.ChecksumType, want, err)
 	}
+	// Completing again (the parts' checksums with it) answers the same.
+	again, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
+	if err != nil || aws.ToString(again.ETag) != aws.ToString(out.ETag) || aws.ToString(again.ChecksumCRC32) != want {
+		t.Fatalf("Complete again: %+v %v", again, err)
+	}
 	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, ChecksumMode: types.ChecksumModeEnabled})
 	if err != nil || aws.ToString(head.ChecksumCRC32) != want || head.ChecksumType != types.ChecksumTypeComposite {
 		t.Fatalf("HEAD: %q %v", aws.ToString(head.ChecksumCRC32), err)
