@@ -110,6 +110,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
 	rep := repairFlags(fs)
 	scr := scrubFlags(fs)
+	auth := addAuthFlags(fs)
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
@@ -153,6 +154,9 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if err := scr.validate(); err != nil {
+		return err
+	}
+	if err := auth.validate(); err != nil {
 		return err
 	}
 	pm, metricsAt, stopMetrics, err := mf.start(ctx, log)
@@ -221,7 +225,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
-		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls, metrics: pm,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls, metrics: pm,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -253,6 +257,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	lim.keys.watch(ctx, log)
 	lim.cluster.log = logger(stderr, false)
+	lim.cluster.key = gatewayKey()
 	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {
 		return err
@@ -312,6 +317,7 @@ type nodeOptions struct {
 	repair   *repairOptions
 	scrub    *scrubOptions
 	cleanup  *cleanupFlags // the director's cleanup duty
+	auth     *authFlags    // the node's signature window and replay cache
 	tls      *nodeTLS      // nil: plain HTTP
 	log      *slog.Logger
 	metrics  *procMetrics // nil: none
@@ -325,6 +331,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		return "", nil, err
 	}
 	if err := o.repair.validate(); err != nil {
+		return "", nil, err
+	}
+	if err := o.auth.validate(); err != nil {
 		return "", nil, err
 	}
 	mo := o.metaOpts
@@ -361,6 +370,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
 		Listen: o.addr, Registry: store, Logger: o.log, LinkRate: o.linkRate, RepairRate: o.repair.rateBytes,
 		Scrub: o.scrub.cfg, NoScrub: *o.scrub.off, TLS: serverTLS, HTTPClient: hc,
+		Skew: o.auth.skewOr0(), ReplayEntries: o.auth.replayOr0(),
 	})
 	if err != nil {
 		store.Close()
@@ -374,7 +384,13 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	var dir *director.Director
 	var cl *cluster // the director's data path
 	if o.director {
-		cl = newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
+		key, err := node.DeriveKey(o.secret, node.KeyID{Role: node.RoleDirector, Name: node.KeyName(o.id)})
+		if err != nil {
+			srv.Close()
+			store.Close()
+			return "", nil, err
+		}
+		cl = newCluster(store, o.secret, key, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
 		data := cl.data
 		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,
@@ -420,6 +436,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	linkRate := fs.String("link-rate", "", "limit this node's network traffic to SIZE per second in each direction (for experiments, e.g. 10MiB; default unlimited)")
 	rep := repairFlags(fs)
 	scr := scrubFlags(fs)
+	auth := addAuthFlags(fs)
 	clean := addCleanupFlags(fs)
 	mf := addMetricsFlags(fs, false)
 	verbose := fs.Bool("v", false, "log more")
@@ -474,6 +491,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := scr.validate(); err != nil {
 		return err
 	}
+	if err := auth.validate(); err != nil {
+		return err
+	}
 	if *secretFile != "" {
 		from = *secretFile
 		b, err := os.ReadFile(*secretFile)
@@ -519,7 +539,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer stopMetrics()
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls,
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls,
 		metrics: pm})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
