@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"time"
 
@@ -65,9 +66,11 @@ func (f *metricsFlags) start(ctx context.Context, log *slog.Logger) (pm *procMet
 	pm = &procMetrics{reg: metrics.NewRegistry(), log: log, onS3: onS3}
 	stop = func() {}
 	if *f.addr != "" {
-		if addr, stop, err = metrics.Serve(ctx, *f.addr, pm.reg, log); err != nil {
-			return nil, "", func() {}, listenError(err, []listenAddr{{"metrics", *f.addr, "metrics-addr"}}, "")
+		ln, err := net.Listen("tcp", *f.addr)
+		if err != nil {
+			return nil, "", func() {}, listenError(fmt.Errorf("metrics listener: %w", err), []listenAddr{{"metrics", *f.addr, "metrics-addr"}}, "")
 		}
+		addr, stop = ln.Addr().String(), serveHTTP(ctx, ln, metrics.Mux(pm.reg, log), "metrics", log)
 	}
 	return pm, addr, stop, nil
 }

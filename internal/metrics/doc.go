@@ -7,7 +7,8 @@
 //     default registry), so that tests running several nodes in one process
 //     keep their series apart. It holds the Go runtime and process
 //     collectors; the services' collectors are added by the process's
-//     wiring (internal/cli), and Handler or Serve expose it at /metrics.
+//     wiring (internal/cli), and Mux (on --metrics-addr) or Beside (on the
+//     S3 port) expose it at /metrics.
 //   - Series names follow Prometheus conventions: cairn_<subsystem>_<name>
 //     with a unit suffix (_bytes, _seconds) and _total for counters. Label
 //     values are few and fixed: an S3 operation name (s3.Operation), an
@@ -37,9 +38,9 @@
 //	h := metrics.NewS3(reg).Wrap(s3Handler, s3.Operation)
 //	fs := metrics.NewDisks(reg).FS("node1/disk1", vfs.Default)
 //	metrics.RegisterDisks(reg, func() []metrics.DiskReport { ... })
-//	addr, stop, err := metrics.Serve(ctx, "127.0.0.1:9090", reg, log)
+//	http.Serve(ln, metrics.Mux(reg, log))
 //
-// The page: Serve serves a registry at Path (/metrics) and, apart, the
+// The page: Mux serves a registry at Path (/metrics) and, apart, the
 // client library's global registry at EtcdPath (/metrics/etcd: an
 // embedded etcd server's own series, which do not all follow the naming
 // rules /metrics keeps); Beside serves Path on the S3 port.

@@ -1,15 +1,10 @@
 package metrics
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,7 +24,7 @@ func NewRegistry() *prometheus.Registry {
 	return reg
 }
 
-// EtcdPath is where Serve serves the series libraries register in the
+// EtcdPath is where Mux serves the series libraries register in the
 // client library's global registry: an embedded etcd server's etcd_* and
 // grpc_* (cairn server, cairn meta), named and typed as etcd has them
 // (several fail the lint Path passes, so they are kept apart).
@@ -62,46 +57,13 @@ func Handler(g prometheus.Gatherer, log *slog.Logger) http.Handler {
 	})
 }
 
-// Serve serves g at Path, and Global at EtcdPath, on addr (HOST:PORT;
-// port 0: one the kernel picks) until ctx ends or stop is called. It
-// returns the bound address. Every other path is 404.
-func Serve(ctx context.Context, addr string, g prometheus.Gatherer, log *slog.Logger) (bound string, stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", nil, fmt.Errorf("metrics listener: %w", err)
-	}
+// Mux serves g at Path and Global at EtcdPath; every other path is 404.
+// The process serves it on --metrics-addr.
+func Mux(g prometheus.Gatherer, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(Path, Handler(g, log))
 	mux.Handle(EtcdPath, Handler(Global, log))
-	srv := &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout:      scrapeTimeout + 5*time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics server stopped", "err", err)
-		}
-	}()
-	stopped := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-stopped:
-		}
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	return ln.Addr().String(), sync.OnceFunc(func() {
-		close(stopped)
-		<-done
-	}), nil
+	return mux
 }
 
 // Beside serves g at Path on the same port as h (the S3 port, with

@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -129,17 +128,11 @@ func TestBeside(t *testing.T) {
 	}
 }
 
-func TestServe(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	reg := NewRegistry()
-	addr, stop, err := Serve(ctx, "127.0.0.1:0", reg, discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+func TestMux(t *testing.T) {
+	srv := httptest.NewServer(Mux(NewRegistry(), discard))
+	defer srv.Close()
 	get := func(path string) (int, string) {
-		resp, err := http.Get("http://" + addr + path)
+		resp, err := srv.Client().Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,11 +148,6 @@ func TestServe(t *testing.T) {
 	}
 	if code, _ := get("/"); code != 404 {
 		t.Fatalf("GET /: %d, want 404", code)
-	}
-	stop()
-	stop() // idempotent
-	if _, err := http.Get("http://" + addr + Path); err == nil {
-		t.Fatal("served after stop")
 	}
 }
 
