@@ -237,6 +237,10 @@ type Bucket struct {
 	// new object that asks for none (S3's bucket default encryption); ""
 	// stores them in the clear.
 	Encryption string `json:"encryption,omitempty"`
+	// Versioning is the bucket's versioning status: "" (never
+	// versioned), VersioningEnabled or VersioningSuspended
+	// (docs/design/versioning.md).
+	Versioning string `json:"versioning,omitempty"`
 }
 
 // MaxKeyLen is the longest object key accepted, in bytes (as S3).

@@ -48,6 +48,10 @@ type Manifest struct {
 	// ciphertext, Encryption.Size the content (ContentSize). Unset: the
 	// object is stored in the clear (every manifest written before).
 	Encryption *Encryption `json:"encryption,omitempty"`
+	// Versioned says the object was written while its bucket's
+	// versioning was Enabled: its S3 version ID is Version. False: it is
+	// the key's null version (docs/design/versioning.md).
+	Versioned bool `json:"versioned,omitempty"`
 }
 
 // Layout says where the bytes of one object (or one part) of Size bytes

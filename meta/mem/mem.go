@@ -53,6 +53,11 @@ type Store struct {
 type bucket struct {
 	b       cairn.Bucket
 	objects *btree.BTreeG[*cairn.Manifest]
+	// versions holds the noncurrent versions and delete markers, nulls
+	// the version of each key's noncurrent null version
+	// (docs/design/versioning.md).
+	versions *btree.BTreeG[verRec]
+	nulls    map[string]string
 }
 
 // upload is a multipart upload and its parts.
@@ -284,6 +289,8 @@ func (s *Store) CreateBucket(ctx context.Context, b cairn.Bucket) error {
 		objects: btree.NewG(16, func(a, b *cairn.Manifest) bool {
 			return a.Key < b.Key
 		}),
+		versions: newVersionTree(),
+		nulls:    map[string]string{},
 	}
 	return nil
 }
@@ -349,8 +356,8 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("delete %w", err)
 	}
-	if b.objects.Len() > 0 {
-		return fmt.Errorf("delete bucket %s: %w (%d objects)", name, cairn.ErrBucketNotEmpty, b.objects.Len())
+	if n := b.objects.Len() + b.versions.Len(); n > 0 {
+		return fmt.Errorf("delete bucket %s: %w (%d objects and versions)", name, cairn.ErrBucketNotEmpty, n)
 	}
 	// Its uploads in progress go with it (as DeleteUpload drops them), so
 	// that nothing of this owner's is left to the bucket name's next one.
@@ -393,14 +400,10 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 		return fmt.Errorf("commit %s/%s over version %q: %w (object does not exist)",
 			m.Bucket, m.Key, prevVersion, cairn.ErrConflict)
 	}
-	d := meta.NewDelta()
-	d.Object(m, 1)
-	if ok {
-		d.Object(cur, -1)
-		s.discardLocked(cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(cur, m))
+	if !ok {
+		cur = nil
 	}
-	d.AddTo(&s.usage)
-	b.objects.ReplaceOrInsert(cloneManifest(m))
+	s.replaceCurrentLocked(b, m, cur)
 	return nil
 }
 

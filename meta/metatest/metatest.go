@@ -58,6 +58,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"CleanupWrites", testCleanupWrites},
 		{"Leases", testLeases},
 		{"Campaign", testCampaign},
+		{"Versions", testVersions},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
