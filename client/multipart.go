@@ -261,6 +261,11 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 			ContentType: u.ContentType, UserMeta: maps.Clone(u.UserMeta), Created: u.Created,
 			Policy: u.Policy, Parts: parts, Upload: id,
 		}
+		b, err := c.meta.Bucket(ctx, bucket)
+		if err != nil {
+			return nil, fmt.Errorf("bucket %q: %w", bucket, err)
+		}
+		m.Versioned = b.Versioning == cairn.VersioningEnabled
 		if u.Encryption != nil {
 			e := *u.Encryption
 			e.Size = plain

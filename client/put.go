@@ -190,6 +190,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		ETag: d.etag, ContentType: opts.ContentType,
 		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
 		Policy: policy, Layout: d.layout,
+		Versioned: b.Versioning == cairn.VersioningEnabled,
 	}
 	if seal != nil {
 		enc.Size, m.ETag, m.Encryption = seal.read(), seal.etag(), enc
