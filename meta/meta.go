@@ -102,7 +102,9 @@ type Store interface {
 	// DeleteManifest deletes the object's manifest if its version is
 	// version ("" = whatever it is), queues its files for cleanup
 	// (cairn.CleanupDelete) and returns the deleted manifest; ErrNotFound
-	// if there is none, ErrConflict if the version differs.
+	// if there is none, ErrConflict if the version differs. In a
+	// versioned bucket the next version, if an object, becomes current
+	// (as DeleteVersion of the current version).
 	DeleteManifest(ctx context.Context, bucket, key, version string) (*cairn.Manifest, error)
 	// UpdateManifest replaces the object's manifest with m if the stored
 	// one is exactly prev (compare-and-swap on the whole record, e.g. to

@@ -781,9 +781,9 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 	if strings.Contains(bucket, "/") {
 		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	ok := s.k.object(bucket, key)
+	ok, bk := s.k.object(bucket, key), s.k.bucket(bucket)
 	var deleted *cairn.Manifest
-	err := s.counted(ctx, op, bucket+"/"+key, []string{ok}, nil, nil, func(r reads) planned {
+	err := s.counted(ctx, op, bucket+"/"+key, []string{ok, bk}, nil, nil, func(r reads) planned {
 		rec := r.kv[ok]
 		if rec == nil {
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
@@ -798,8 +798,25 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 		deleted = m
 		d := meta.NewDelta()
 		d.Object(m, -1)
-		return s.withDiscard(planned{ops: s.deleteObject(m), delta: d},
-			cairn.CleanupDelete, bucket, key, m.Files())
+		// In a versioned bucket the next version becomes current
+		// (docs/design/versioning.md, "Writes").
+		var next *mvccpb.KeyValue
+		if bucketVersioning(r.kv[bk]) != "" {
+			if next, err = s.nextObject(ctx, bucket, key, r.rev); err != nil {
+				return planned{done: true, err: s.wrap(op, err)}
+			}
+		}
+		p := planned{ops: s.deleteObject(m), delta: d}
+		if next != nil {
+			p.ops = nil
+			if len(m.Parts) > 0 {
+				p.ops = append(p.ops, clientv3.OpDelete(s.k.mparts(bucket, m.Version), clientv3.WithPrefix()))
+			}
+			if p = s.promote(ctx, op, p, r.rev, bucket, key, next); p.done {
+				return p
+			}
+		}
+		return s.withDiscard(p, cairn.CleanupDelete, bucket, key, m.Files())
 	})
 	if err != nil {
 		return nil, err

@@ -469,20 +469,7 @@ func (s *Store) DeleteVersion(ctx context.Context, bucket, key, id string) (cair
 		}
 		out.Latest = latest
 		if next != nil {
-			m, err := s.loadManifest(ctx, bucket, key, next, r.rev)
-			if err != nil {
-				return planned{done: true, err: s.wrap(op, err)}
-			}
-			e, err := encodeObject(m)
-			if err != nil {
-				return planned{done: true, err: err}
-			}
-			p.ops = append(p.ops, clientv3.OpPut(ok, string(next.Value)), clientv3.OpPut(s.k.listing(bucket, key), encodeListing(m, e.bytes)),
-				clientv3.OpDelete(string(next.Key)))
-			p.cmps = append(p.cmps, unchanged(string(next.Key), next))
-			if !m.Versioned {
-				p.ops = append(p.ops, clientv3.OpDelete(nk))
-			}
+			return s.promote(ctx, op, p, r.rev, bucket, key, next)
 		}
 		return p
 	})
@@ -490,6 +477,41 @@ func (s *Store) DeleteVersion(ctx context.Context, bucket, key, id string) (cair
 		return cairn.ObjectVersion{}, err
 	}
 	return out, nil
+}
+
+// promote adds to p the move of version record next (an object's, read
+// at rev) back to current: what follows when the latest version goes
+// and next is the first left. The ops of p must not touch the object
+// and listing keys (they are put here).
+func (s *Store) promote(ctx context.Context, op string, p planned, rev int64, bucket, key string, next *mvccpb.KeyValue) planned {
+	m, err := s.loadManifest(ctx, bucket, key, next, rev)
+	if err != nil {
+		return planned{done: true, err: s.wrap(op, err)}
+	}
+	e, err := encodeObject(m)
+	if err != nil {
+		return planned{done: true, err: err}
+	}
+	p.ops = append(p.ops, clientv3.OpPut(s.k.object(bucket, key), string(next.Value)),
+		clientv3.OpPut(s.k.listing(bucket, key), encodeListing(m, e.bytes)), clientv3.OpDelete(string(next.Key)))
+	p.cmps = append(p.cmps, unchanged(string(next.Key), next))
+	if !m.Versioned {
+		p.ops = append(p.ops, clientv3.OpDelete(s.k.nullv(bucket, key)))
+	}
+	return p
+}
+
+// nextObject returns the first version record of key at rev if it is an
+// object's (nil: none, or a marker, which stays where it is).
+func (s *Store) nextObject(ctx context.Context, bucket, key string, rev int64) (*mvccpb.KeyValue, error) {
+	firsts, err := s.firstVersion(ctx, bucket, key, rev, 1)
+	if err != nil || len(firsts) == 0 {
+		return nil, err
+	}
+	if mk, err := decodeMarker(key, firsts[0].Value); err != nil || mk != nil {
+		return nil, err
+	}
+	return firsts[0], nil
 }
 
 // ListVersions implements meta.Store: one Txn reads the current

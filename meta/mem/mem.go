@@ -447,6 +447,7 @@ func (s *Store) DeleteManifest(ctx context.Context, bucketName, key, version str
 	d.Object(m, -1)
 	d.AddTo(&s.usage)
 	s.discardLocked(cairn.CleanupDelete, bucketName, key, m.Files())
+	promoteLocked(b, key) // in a versioned bucket the next version becomes current
 	return m, nil // removed from the tree: no longer shared
 }
 

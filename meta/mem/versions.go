@@ -258,16 +258,22 @@ func (s *Store) DeleteVersion(ctx context.Context, bucketName, key, id string) (
 		v.Latest = !hasCur && first.version == r.version
 		s.removeVersionLocked(b, r)
 	}
-	if v.Latest { // the next version becomes latest: an object moves back to current
-		if next, ok := firstVersionLocked(b, key); ok && next.m != nil {
-			b.versions.Delete(next)
-			if !next.m.Versioned {
-				delete(b.nulls, key)
-			}
-			b.objects.ReplaceOrInsert(next.m)
-		}
+	if v.Latest {
+		promoteLocked(b, key)
 	}
 	return v, nil
+}
+
+// promoteLocked makes the first version of key current if it is an
+// object: what follows when the latest version goes.
+func promoteLocked(b *bucket, key string) {
+	if next, ok := firstVersionLocked(b, key); ok && next.m != nil {
+		b.versions.Delete(next)
+		if !next.m.Versioned {
+			delete(b.nulls, key)
+		}
+		b.objects.ReplaceOrInsert(next.m)
+	}
 }
 
 // ListVersions implements meta.Store.

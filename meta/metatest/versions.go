@@ -251,6 +251,18 @@ func testVersions(t *testing.T, s meta.Store) {
 	if u.Objects != 6 {
 		t.Fatalf("usage counts %d objects, want 6 (2 versions of k, 4 keys)", u.Objects)
 	}
+	// DeleteManifest of the current version brings the next one back too.
+	a2 := versioned(t, "vbk", "a", 20, true)
+	a1, err := s.Manifest(ctx, "vbk", "a")
+	noErr(t, "Manifest a", err)
+	noErr(t, "commit a2", s.CommitManifest(ctx, a2, a1.Version))
+	_, err = s.DeleteManifest(ctx, "vbk", "a", a2.Version)
+	noErr(t, "DeleteManifest in a versioned bucket", err)
+	cur, err = s.Manifest(ctx, "vbk", "a")
+	noErr(t, "Manifest after DeleteManifest", err)
+	sameManifest(t, "current after DeleteManifest", cur, a1)
+	wantQueued(t, s, "DeleteManifest", map[string][]cairn.ShardFile{cairn.CleanupDelete: a2.Files()})
+
 	// Emptying the bucket version by version lets it go.
 	for _, v := range listAll(t, s, "vbk", "", meta.MaxPage) {
 		if _, err := s.DeleteVersion(ctx, "vbk", v.Key, v.ID()); err != nil {
