@@ -448,7 +448,7 @@ func (s *Store) DeleteManifest(ctx context.Context, bucketName, key, version str
 	d.AddTo(&s.usage)
 	s.discardLocked(cairn.CleanupDelete, bucketName, key, m.Files())
 	promoteLocked(b, key) // in a versioned bucket the next version becomes current
-	return m, nil // removed from the tree: no longer shared
+	return m, nil         // removed from the tree: no longer shared
 }
 
 // ListManifests implements meta.Store.
