@@ -461,30 +461,38 @@ func (s *Store) ListManifests(ctx context.Context, bucketName, prefix, startAfte
 	if err != nil {
 		return nil, false, fmt.Errorf("list %w", err)
 	}
-	var (
-		out   []*cairn.Manifest
-		more  bool
-		bytes int
-	)
-	s.ascendLocked(b, prefix, startAfter, func(m *cairn.Manifest) bool {
-		if limit < 1 {
-			out = append(out, cloneManifest(m))
-			return true
-		}
-		// Pages as the etcd store's: by count and by the manifests' size.
-		n := 0
-		if enc, err := json.Marshal(m); err == nil {
-			n = len(enc)
-		}
-		if len(out) == min(limit, meta.MaxPage) || len(out) > 0 && bytes+n > meta.ManifestPageBytes {
-			more = true
-			return false
-		}
-		out = append(out, cloneManifest(m))
-		bytes += n
+	pg := manifestPage{limit: limit}
+	s.ascendLocked(b, prefix, startAfter, pg.add)
+	return pg.out, pg.more, nil
+}
+
+// manifestPage collects a page of manifests as ListManifests pages them
+// (as the etcd store's: by count and by the manifests' size; limit < 1:
+// no limit).
+type manifestPage struct {
+	limit, bytes int
+	out          []*cairn.Manifest
+	more         bool
+}
+
+// add adds a copy of m to the page and reports whether it has room for
+// more; if m does not fit, more is set.
+func (p *manifestPage) add(m *cairn.Manifest) bool {
+	if p.limit < 1 {
+		p.out = append(p.out, cloneManifest(m))
 		return true
-	})
-	return out, more, nil
+	}
+	n := 0
+	if enc, err := json.Marshal(m); err == nil {
+		n = len(enc)
+	}
+	if len(p.out) == min(p.limit, meta.MaxPage) || len(p.out) > 0 && p.bytes+n > meta.ManifestPageBytes {
+		p.more = true
+		return false
+	}
+	p.out = append(p.out, cloneManifest(m))
+	p.bytes += n
+	return true
 }
 
 // ListObjects implements meta.Store.

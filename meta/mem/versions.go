@@ -2,7 +2,6 @@ package mem
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -352,30 +351,12 @@ func (s *Store) ListVersionManifests(ctx context.Context, bucketName, afterKey, 
 	if err != nil {
 		return nil, false, fmt.Errorf("list versions of %w", err)
 	}
-	var (
-		out   []*cairn.Manifest
-		more  bool
-		bytes int
-	)
+	pg := manifestPage{limit: limit}
 	b.versions.AscendGreaterOrEqual(verRec{key: afterKey, version: afterVersion}, func(r verRec) bool {
 		if r.key == afterKey && r.version <= afterVersion || r.m == nil {
 			return true
 		}
-		if limit < 1 {
-			out = append(out, cloneManifest(r.m))
-			return true
-		}
-		n := 0
-		if enc, err := json.Marshal(r.m); err == nil {
-			n = len(enc)
-		}
-		if len(out) == min(limit, meta.MaxPage) || len(out) > 0 && bytes+n > meta.ManifestPageBytes {
-			more = true
-			return false
-		}
-		out = append(out, cloneManifest(r.m))
-		bytes += n
-		return true
+		return pg.add(r.m)
 	})
-	return out, more, nil
+	return pg.out, pg.more, nil
 }
