@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -330,5 +331,132 @@ func TestVersioningErrors(t *testing.T) {
 	}
 	if _, err := c.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String("vers")}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func cmpEntry(a, b struct{ key, id string }) int {
+	return strings.Compare(a.key+"@"+a.id, b.key+"@"+b.id)
+}
+
+// TestListObjectVersionsPaging: over keys with several versions and
+// markers, every page size, prefix and delimiter gives the same entries
+// as one unpaged listing rolled up by hand, resuming from
+// NextKeyMarker/NextVersionIdMarker (a version's ID, a marker's, or none
+// after a common prefix).
+func TestListObjectVersionsPaging(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.root()
+	e.mkBucket(t, "pages")
+	put := func(key string) {
+		if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("pages"), Key: aws.String(key), Body: bytes.NewReader([]byte(key))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	del := func(key string) {
+		if _, err := c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("pages"), Key: aws.String(key)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a")
+	put("b/1") // a null version, before versioning
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("pages"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"a", "b/1", "b/1", "b/2", "b/c/3", "c", "d/x", "d/x"} {
+		put(k)
+	}
+	del("c")
+	del("b/2")
+	put("b/2")
+	del("e-never")
+
+	// One page of everything: the model.
+	type entry = struct{ key, id string }
+	full, err := c.ListObjectVersions(ctx, &s3.ListObjectVersionsInput{Bucket: aws.String("pages")})
+	if err != nil || aws.ToBool(full.IsTruncated) {
+		t.Fatal(err)
+	}
+	var all []entry
+	for _, v := range full.Versions {
+		all = append(all, entry{*v.Key, *v.VersionId})
+	}
+	for _, m := range full.DeleteMarkers {
+		all = append(all, entry{*m.Key, *m.VersionId})
+	}
+	// The listing's own order: one entry a page (the SDK splits a
+	// page's versions from its markers).
+	ids, _ := allVersions(t, c, "pages", 1)
+	var ordered []entry
+	for _, id := range ids {
+		k, v, _ := strings.Cut(strings.TrimSuffix(id, "!"), "@")
+		ordered = append(ordered, entry{k, v})
+	}
+	if !slices.Equal(slices.SortedFunc(slices.Values(all), cmpEntry), slices.SortedFunc(slices.Values(ordered), cmpEntry)) {
+		t.Fatalf("pages of 1 list %v, one page %v", ordered, all)
+	}
+	all = ordered
+	if len(all) != 14 {
+		t.Fatalf("%d versions and markers, want 14: %v", len(all), all)
+	}
+	for _, tc := range []struct{ prefix, delim string }{{"", ""}, {"", "/"}, {"b/", "/"}, {"b", ""}, {"d", "/"}} {
+		var wantV, wantP []string
+		for _, en := range all {
+			if !strings.HasPrefix(en.key, tc.prefix) {
+				continue
+			}
+			if i := strings.Index(en.key[len(tc.prefix):], tc.delim); tc.delim != "" && i >= 0 {
+				if cp := en.key[:len(tc.prefix)+i+1]; !slices.Contains(wantP, cp) {
+					wantP = append(wantP, cp)
+				}
+				continue
+			}
+			wantV = append(wantV, en.key+"@"+en.id)
+		}
+		for _, size := range []int32{1, 2, 3, 1000} {
+			var gotV, gotP []string
+			in := &s3.ListObjectVersionsInput{Bucket: aws.String("pages"), Prefix: aws.String(tc.prefix), Delimiter: aws.String(tc.delim), MaxKeys: aws.Int32(size)}
+			for pages := 0; ; pages++ {
+				if pages > 20 {
+					t.Fatalf("%+v pages of %d: no end", tc, size)
+				}
+				out, err := c.ListObjectVersions(ctx, in)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var page []entry
+				for _, v := range out.Versions {
+					page = append(page, entry{*v.Key, *v.VersionId})
+				}
+				for _, m := range out.DeleteMarkers {
+					page = append(page, entry{*m.Key, *m.VersionId})
+				}
+				if n := len(page) + len(out.CommonPrefixes); n > int(size) {
+					t.Fatalf("%+v: a page of %d entries, max-keys %d", tc, n, size)
+				}
+				for _, en := range page {
+					gotV = append(gotV, en.key+"@"+en.id)
+				}
+				for _, cp := range out.CommonPrefixes {
+					gotP = append(gotP, *cp.Prefix)
+				}
+				if !aws.ToBool(out.IsTruncated) {
+					break
+				}
+				in.KeyMarker, in.VersionIdMarker = out.NextKeyMarker, out.NextVersionIdMarker
+			}
+			sv := slices.Sorted(slices.Values(gotV))
+			if size < 1000 { // within a page the SDK splits versions from markers: compare sets
+				if !slices.Equal(sv, slices.Sorted(slices.Values(wantV))) || !slices.Equal(gotP, wantP) {
+					t.Fatalf("%+v pages of %d:\n%q %q\nwant\n%q %q", tc, size, gotV, gotP, wantV, wantP)
+				}
+			} else if !slices.Equal(sv, slices.Sorted(slices.Values(wantV))) || !slices.Equal(gotP, wantP) {
+				t.Fatalf("%+v one page: %q %q, want %q %q", tc, gotV, gotP, wantV, wantP)
+			}
+			if size == 1 && !slices.Equal(gotV, wantV) { // one entry a page: the listing's order
+				t.Fatalf("%+v pages of 1: order %q, want %q", tc, gotV, wantV)
+			}
+		}
 	}
 }
