@@ -13,10 +13,12 @@ import (
 )
 
 // streamDisk writes one block of a stream per perBlock; fail makes the
-// stream's final acknowledgement an error.
+// stream's final acknowledgement an error, silent withholds it for ever
+// (a node cut off after it took the bytes).
 type streamDisk struct {
 	perBlock time.Duration
 	fail     bool
+	silent   bool
 }
 
 type streamResult struct {
@@ -88,6 +90,9 @@ func simStream(t *testing.T, w *Write, disks []streamDisk, blocks, lag int, stop
 		for _, id := range slices.Sorted(maps.Keys(open)) {
 			s, ok := open[id]
 			if !ok || ended || s.busyUntil > now { // cancelled meanwhile, or the write ended
+				continue
+			}
+			if s.took == blocks && disks[s.disk].silent {
 				continue
 			}
 			if s.took == blocks {
@@ -208,6 +213,42 @@ func TestStreamWriteSlowBodyReplacesNothing(t *testing.T) {
 	res := simStream(t, w, streamDisks(100*ms, 100*ms, 100*ms, 100*ms, 100*ms, 100*ms, 2*ms, 2*ms), 8, 4, 0)
 	if res.failed != nil || len(res.cancelled) != 0 {
 		t.Fatalf("uniformly slow disks: %v, %d cancelled", res.failed, len(res.cancelled))
+	}
+}
+
+// A disk that takes a stream's every block and never answers (its node
+// cut off from the network) holds nothing back, but the write must not
+// wait for it: once the others are durable and it is overdue by the
+// straggler limit, a spare row replaces it and it is cancelled — for a
+// one-stripe object as for a longer one. With spares stopped it is
+// waited for (the driver's timeouts end it).
+func TestStreamWriteReplacesSilentDisk(t *testing.T) {
+	for _, blocks := range []int{1, 16} {
+		t.Run(fmt.Sprint(blocks, " stripes"), func(t *testing.T) {
+			d := streamDisks(2*ms, 2*ms, 2*ms, 2*ms, 2*ms, 2*ms, 2*ms, 2*ms)
+			d[2].silent = true
+			w := must(NewWrite(rsStream(8)))
+			res := simStream(t, w, d, blocks, 4, 0)
+			if blocks == 1 {
+				golden.Check(t, "stream_rs_silent_disk.txt", res.trace.String())
+			}
+			if res.failed != nil {
+				t.Fatal(res.failed)
+			}
+			if !res.cancelled[2] || len(w.Durable()) != 6 {
+				t.Fatalf("silent disk cancelled: %v, %d durable", res.cancelled[2], len(w.Durable()))
+			}
+			for _, p := range w.Durable() {
+				if p.Disk == 2 {
+					t.Fatal("the silent disk counted as durable")
+				}
+			}
+			// The limit is 3× the others' latency (at least MinWait), then a
+			// spare writes the whole object.
+			if limit := 3*time.Duration(blocks)*2*ms + rsStream(8).MinWait + time.Duration(blocks)*2*ms + 10*ms; res.done > limit {
+				t.Fatalf("done at %v, want by %v", res.done, limit)
+			}
+		})
 	}
 }
 

@@ -197,6 +197,7 @@ func (w *Write) Tick(now time.Duration) []Action {
 	}
 	if w.cfg.Stream {
 		w.replaceLaggard(now)
+		w.replaceUnanswered(now)
 		return w.t.flush()
 	}
 	for _, r := range w.t.stragglers(now) {
@@ -271,6 +272,36 @@ func (w *Write) replaceLaggard(now time.Duration) {
 		w.t.close(r)
 		w.taken[r.disk]--
 		w.bad[r.disk] = true // a disk too slow to stream gets no more of this write
+		w.t.out = append(w.t.out, Action{Kind: Cancel, Req: r.id, Disk: r.disk, Block: r.block})
+	}
+	w.updateHolding(now)
+}
+
+// replaceUnanswered replaces and cancels each open stream request that
+// holds nothing back but is not acknowledged within the straggler limit
+// of the durable requests' latencies (StragglerFactor × their median, and
+// MinWait), while spares last. Once a request is durable the body has
+// ended, so such a request has taken every block and waits only for its
+// disk's answer — one that may never come (a node cut off from the
+// network takes the bytes into its socket and is silent): the holding
+// rule of replaceLaggard never sees it.
+func (w *Write) replaceUnanswered(now time.Duration) {
+	if w.noSpares || len(w.durable) == 0 || len(w.t.latencies) == 0 {
+		return
+	}
+	lat := slices.Clone(w.t.latencies)
+	slices.Sort(lat)
+	limit := max(time.Duration(float64(lat[len(lat)/2])*w.cfg.StragglerFactor), w.cfg.MinWait)
+	for _, r := range w.t.reqs {
+		if _, held := w.holding[r.id]; !r.open || held || now-r.sent <= limit {
+			continue
+		}
+		if !w.spare(now) {
+			return
+		}
+		w.t.close(r)
+		w.taken[r.disk]--
+		w.bad[r.disk] = true // a disk that does not answer gets no more of this write
 		w.t.out = append(w.t.out, Action{Kind: Cancel, Req: r.id, Disk: r.disk, Block: r.block})
 	}
 	w.updateHolding(now)

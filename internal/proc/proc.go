@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,6 +99,10 @@ func (p *Proc) Restart(ctx context.Context) error {
 
 // Name is the process's name (Config.Name).
 func (p *Proc) Name() string { return p.cfg.Name }
+
+// Args returns a copy of the process's arguments (Config.Args), e.g. to
+// start it again with a flag appended (the last of a repeated flag wins).
+func (p *Proc) Args() []string { return slices.Clone(p.cfg.Args) }
 
 // Ready is the process's ready line.
 func (p *Proc) Ready() Ready { return p.ready }

@@ -15,7 +15,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
 
@@ -23,17 +22,8 @@ import (
 	"cairn/internal/testcluster"
 )
 
-// s3Client returns an SDK client of the S3 API at url with the test
-// credentials: no retries, and a minute at most per request, so a gateway
-// that hangs fails the test instead of stalling it.
-func s3Client(url string) *s3.Client {
-	return s3.New(s3.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(url), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider(testcluster.TestAccessKey, testcluster.TestSecretKey, ""),
-		Retryer:     aws.NopRetryer{},
-		HTTPClient:  &http.Client{Timeout: time.Minute},
-	})
-}
+// s3Client is testcluster.S3Client.
+func s3Client(url string) *s3.Client { return testcluster.S3Client(url) }
 
 // startGateway starts `cairn gateway` for c with the test credentials and
 // extra flags, and returns an S3 client of it.

@@ -355,12 +355,5 @@ func findFile(t *testing.T, dir, name string) string {
 
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		// real time: the condition is the state of real processes (files, the CLI), polled.
-		time.Sleep(200 * time.Millisecond)
-	}
+	testcluster.WaitFor(t, d, what, cond)
 }
