@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Leases", testLeases},
 		{"Campaign", testCampaign},
 		{"Versions", testVersions},
+		{"VersionsRace", testVersionsRace},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {

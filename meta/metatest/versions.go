@@ -2,7 +2,9 @@ package metatest
 
 import (
 	"bytes"
+	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -275,4 +277,87 @@ func testVersions(t *testing.T, s meta.Store) {
 		t.Fatalf("usage of an emptied bucket: %+v", u)
 	}
 	noErr(t, "DeleteBucket emptied", s.DeleteBucket(ctx, "vbk"))
+}
+
+// testVersionsRace: writers commit versions of one key and put delete
+// markers at once; afterwards every write that succeeded is one version,
+// exactly one version is latest (the first listed), the current object
+// is it when it is no marker, and usage counts every object version.
+func testVersionsRace(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "vrace")
+	noErr(t, "SetBucketVersioning", s.SetBucketVersioning(ctx, "vrace", cairn.VersioningEnabled))
+	const writers, ops = 6, 5
+	var (
+		mu      sync.Mutex
+		objects int
+		want    []string
+	)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := range writers {
+		wg.Go(func() {
+			<-start
+			for i := range ops {
+				n := 1 + w*ops + i
+				if (w+i)%3 == 2 {
+					mk, err := s.PutDeleteMarker(ctx, "vrace", "k", cairn.DeleteMarker{Version: vers(t, n), Versioned: true})
+					if err != nil {
+						t.Errorf("PutDeleteMarker: %v", err)
+						return
+					}
+					mu.Lock()
+					want = append(want, mk.Version)
+					mu.Unlock()
+					continue
+				}
+				m := versioned(t, "vrace", "k", n, true)
+				for try := 0; ; try++ {
+					prev := ""
+					if cur, err := s.Manifest(ctx, "vrace", "k"); err == nil {
+						prev = cur.Version
+					}
+					err := s.CommitManifest(ctx, m, prev)
+					if err == nil {
+						break
+					}
+					if !errors.Is(err, cairn.ErrConflict) || try == 50 {
+						t.Errorf("CommitManifest: %v", err)
+						return
+					}
+				}
+				mu.Lock()
+				want, objects = append(want, m.Version), objects+1
+				mu.Unlock()
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	vs := listAll(t, s, "vrace", "", 7)
+	var got []string
+	for i, v := range vs {
+		got = append(got, v.Version)
+		if v.Latest != (i == 0) {
+			t.Fatalf("version %d of %d (%s) has Latest %v", i, len(vs), v.Version, v.Latest)
+		}
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+		t.Fatalf("versions listed %q, written %q", got, want)
+	}
+	cur, err := s.Manifest(ctx, "vrace", "k")
+	switch {
+	case vs[0].Marker:
+		wantErr(t, "Manifest under a marker", err, cairn.ErrNotFound)
+	case err != nil || cur.Version != vs[0].Version:
+		t.Fatalf("current %v (%v), latest listed %s", cur, err, vs[0].Version)
+	}
+	u, err := s.BucketUsage(ctx, "vrace")
+	noErr(t, "BucketUsage", err)
+	if u.Objects != int64(objects) {
+		t.Fatalf("usage counts %d objects, %d object versions were written", u.Objects, objects)
+	}
 }
