@@ -60,6 +60,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Campaign", testCampaign},
 		{"Versions", testVersions},
 		{"VersionsRace", testVersionsRace},
+		{"VersionsNUL", testVersionsNUL},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {

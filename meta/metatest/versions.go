@@ -3,6 +3,7 @@ package metatest
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -359,5 +360,48 @@ func testVersionsRace(t *testing.T, s meta.Store) {
 	noErr(t, "BucketUsage", err)
 	if u.Objects != int64(objects) {
 		t.Fatalf("usage counts %d objects, %d object versions were written", u.Objects, objects)
+	}
+}
+
+// testVersionsNUL: keys holding NUL bytes keep their versions apart and
+// in key order (the etcd store escapes them in the versions keyspace).
+func testVersionsNUL(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "vnul")
+	noErr(t, "SetBucketVersioning", s.SetBucketVersioning(ctx, "vnul", cairn.VersioningEnabled))
+	keys := []string{"n", "n\x00", "n\x00a", "n\x01"}
+	n := 0
+	for _, key := range keys {
+		prev := ""
+		for range 2 {
+			n++
+			m := versioned(t, "vnul", key, n, true)
+			noErr(t, fmt.Sprintf("commit %q", key), s.CommitManifest(ctx, m, prev))
+			prev = m.Version
+		}
+	}
+	_, err := s.PutDeleteMarker(ctx, "vnul", "n", cairn.DeleteMarker{Version: vers(t, 50), Versioned: true})
+	noErr(t, "PutDeleteMarker n", err)
+	for _, limit := range []int{1, 3, meta.MaxPage} {
+		var got []string
+		for _, v := range listAll(t, s, "vnul", "", limit) {
+			got = append(got, fmt.Sprintf("%q", v.Key))
+		}
+		want := []string{`"n"`, `"n"`, `"n"`, `"n\x00"`, `"n\x00"`, `"n\x00a"`, `"n\x00a"`, `"n\x01"`, `"n\x01"`}
+		if !slices.Equal(got, want) {
+			t.Fatalf("ListVersions (pages of %d): %v, want %v", limit, got, want)
+		}
+	}
+	for _, key := range keys[1:] { // from (key, ""): the key's own noncurrent version first
+		ms, _, err := s.ListVersionManifests(ctx, "vnul", key, "", 1)
+		noErr(t, "ListVersionManifests", err)
+		if len(ms) != 1 || ms[0].Key != key {
+			t.Fatalf("ListVersionManifests from %q: %v", key, ms)
+		}
+	}
+	v, err := s.ObjectVersion(ctx, "vnul", "n", "")
+	noErr(t, "ObjectVersion latest of n", err)
+	if !v.Marker || !v.Latest {
+		t.Fatalf("latest of n: %+v", v)
 	}
 }
