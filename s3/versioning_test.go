@@ -204,6 +204,24 @@ func TestVersionedBucket(t *testing.T) {
 		t.Fatal("the version a multipart upload replaced: other bytes")
 	}
 
+	// UploadPartCopy from a version.
+	pu, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("vers"), Key: aws.String("pc")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := c.UploadPartCopy(ctx, &s3.UploadPartCopyInput{Bucket: aws.String("vers"), Key: aws.String("pc"), UploadId: pu.UploadId,
+		PartNumber: aws.Int32(1), CopySource: aws.String("vers/k?versionId=" + ids[1])})
+	if err != nil || aws.ToString(pc.CopySourceVersionId) != ids[1] {
+		t.Fatalf("UploadPartCopy from a version: %+v, %v", pc, err)
+	}
+	if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String("vers"), Key: aws.String("pc"), UploadId: pu.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: []types.CompletedPart{{PartNumber: aws.Int32(1), ETag: pc.CopyPartResult.ETag}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := getBytes(t, c, "vers", "pc", ""); !bytes.Equal(got, data[1]) {
+		t.Fatal("UploadPartCopy of a version: other bytes")
+	}
+
 	// Multi-delete with versions: one version for good, one key by a marker.
 	md, err := c.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("vers"), Delete: &types.Delete{Objects: []types.ObjectIdentifier{
 		{Key: aws.String("k"), VersionId: aws.String(ids[0])}, {Key: aws.String("copy")}}}})
@@ -224,7 +242,7 @@ func TestVersionedBucket(t *testing.T) {
 		}
 		mv = append(mv, o.Key+"@"+o.VersionID)
 	}
-	if len(mv) != 5 { // copy: marker + version; k: multipart, ids[2], ids[1]
+	if len(mv) != 6 { // copy: marker + version; k: multipart, ids[2], ids[1]; pc
 		t.Fatalf("minio-go ListObjects WithVersions: %q", mv)
 	}
 
