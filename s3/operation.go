@@ -42,6 +42,8 @@ func Operation(r *http.Request) string {
 		return "Other"
 	case key == "" && query.Has("encryption"):
 		return byMethod(r.Method, "BucketEncryption")
+	case key == "" && query.Has("versioning"):
+		return byMethod(r.Method, "BucketVersioning")
 	case key == "":
 		return bucketOperation(r.Method, query)
 	case query.Has("uploadId") || query.Has("uploads"):

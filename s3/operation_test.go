@@ -48,7 +48,9 @@ func TestOperation(t *testing.T) {
 		{"OPTIONS", "/b/k", "", "Preflight"},
 		{"OPTIONS", "/b?lifecycle", "", "Preflight"},
 		{"PUT", "/b/k?uploadId=u&partNumber=2", "b/src", "UploadPartCopy"},
-		{"GET", "/b?versioning", "", "Unsupported"},
+		{"GET", "/b?versioning", "", "GetBucketVersioning"},
+		{"PUT", "/b?versioning", "", "PutBucketVersioning"},
+		{"GET", "/b?website", "", "Unsupported"},
 		{"PUT", "/b?lifecycle", "", "Unsupported"},
 	}
 	for _, tc := range tests {
