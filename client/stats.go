@@ -22,6 +22,10 @@ type Stats struct {
 	// SpareRows counts the shard streams PUTs started on a spare parity
 	// row, replacing a stream that held the write back.
 	SpareRows int64
+	// SlowDisks is how many disks Config.SlowDisks holds slow now, and
+	// SlowMarks how many times it marked one slow.
+	SlowDisks int
+	SlowMarks int64
 }
 
 // Requests counts shard requests (drive.Counts).
@@ -42,8 +46,12 @@ type stats struct {
 
 // Stats returns the counters so far. Safe for concurrent use.
 func (c *Client) Stats() Stats {
-	return Stats{Reads: requests(&c.stats.reads), Writes: requests(&c.stats.writes),
+	st := Stats{Reads: requests(&c.stats.reads), Writes: requests(&c.stats.writes),
 		Decodes: c.stats.decodes.Load(), DecodeTime: time.Duration(c.stats.decodeNanos.Load()), SpareRows: c.stats.spares.Load()}
+	if t := c.cfg.SlowDisks; t != nil {
+		st.SlowDisks, st.SlowMarks = t.Slow(time.Now()), t.Marks()
+	}
+	return st
 }
 
 func requests(d *drive.Counts) Requests {

@@ -160,7 +160,8 @@ func (pm *procMetrics) client(c *client.Client) {
 	}
 	metrics.RegisterClient(pm.reg, func() metrics.ClientReport {
 		st := c.Stats()
-		return metrics.ClientReport{Reads: req(st.Reads), Writes: req(st.Writes), Decodes: st.Decodes, DecodeTime: st.DecodeTime, SpareRows: st.SpareRows}
+		return metrics.ClientReport{Reads: req(st.Reads), Writes: req(st.Writes), Decodes: st.Decodes, DecodeTime: st.DecodeTime, SpareRows: st.SpareRows,
+			SlowDisks: st.SlowDisks, SlowMarks: st.SlowMarks}
 	})
 }
 

@@ -8,9 +8,10 @@ import (
 
 // Names of the client data path series (docs/metrics.md).
 const (
-	NameClientRequests = "cairn_client_shard_requests_total"
-	NameClientHedged   = "cairn_client_hedged_requests_total"
-	NameClientSpares   = "cairn_client_spare_rows_total"
+	NameClientRequests  = "cairn_client_shard_requests_total"
+	NameClientHedged    = "cairn_client_hedged_requests_total"
+	NameClientSpares    = "cairn_client_spare_rows_total"
+	NameClientSlowDisks = "cairn_client_slow_disks"
 )
 
 // ClientReport is what a process's data path (client.Stats) did since it
@@ -20,6 +21,8 @@ type ClientReport struct {
 	Decodes       int64         // GET windows decoded around missing data shards
 	DecodeTime    time.Duration // the time their decoding took
 	SpareRows     int64         // PUT streams started on a spare parity row
+	SlowDisks     int           // disks held slow now (new stripes avoid them, reads ask them last)
+	SlowMarks     int64         // times a disk was marked slow
 }
 
 // ClientRequests counts shard requests of one direction.
@@ -48,6 +51,10 @@ func RegisterClient(reg prometheus.Registerer, report func() ClientReport) {
 			func(r ClientReport) float64 { return n(r.Decodes) }),
 		counter("cairn_client_decode_seconds_total", "Time spent decoding GET windows around missing data shards.", nil,
 			func(r ClientReport) float64 { return r.DecodeTime.Seconds() }),
+		gauge(NameClientSlowDisks, "Disks this process holds slow now, judged against their peers in its own PUTs and GETs: new stripes avoid them and reads ask them last.", nil,
+			func(r ClientReport) float64 { return float64(r.SlowDisks) }),
+		counter("cairn_client_slow_disk_marks_total", "Times a disk was marked slow (each mark holds it off for a while, doubling while it stays slow).", nil,
+			func(r ClientReport) float64 { return n(r.SlowMarks) }),
 	}})
 }
 

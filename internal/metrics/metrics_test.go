@@ -286,7 +286,7 @@ func TestClient(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	RegisterClient(reg, func() ClientReport {
 		return ClientReport{Reads: ClientRequests{Succeeded: 12, Cancelled: 3, Hedged: 2}, Writes: ClientRequests{Succeeded: 6, Failed: 1, Replaced: 1},
-			SpareRows: 1, Decodes: 2, DecodeTime: 1500 * time.Millisecond}
+			SpareRows: 1, Decodes: 2, DecodeTime: 1500 * time.Millisecond, SlowDisks: 1, SlowMarks: 3}
 	})
 	want := `
 # HELP cairn_client_hedged_requests_total Shard requests started because others were too slow: hedged GETs, and PUT streams on a spare parity row.
@@ -299,8 +299,15 @@ cairn_client_decode_seconds_total 1.5
 # HELP cairn_client_spare_rows_total PUT shard streams started on a spare parity row, replacing a stream that held the write back.
 # TYPE cairn_client_spare_rows_total counter
 cairn_client_spare_rows_total 1
+# HELP cairn_client_slow_disks Disks this process holds slow now, judged against their peers in its own PUTs and GETs: new stripes avoid them and reads ask them last.
+# TYPE cairn_client_slow_disks gauge
+cairn_client_slow_disks 1
+# HELP cairn_client_slow_disk_marks_total Times a disk was marked slow (each mark holds it off for a while, doubling while it stays slow).
+# TYPE cairn_client_slow_disk_marks_total counter
+cairn_client_slow_disk_marks_total 3
 `
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), NameClientHedged, NameClientSpares, "cairn_client_decode_seconds_total"); err != nil {
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), NameClientHedged, NameClientSpares, "cairn_client_decode_seconds_total",
+		NameClientSlowDisks, "cairn_client_slow_disk_marks_total"); err != nil {
 		t.Fatal(err)
 	}
 	if got := testutil.CollectAndCount(reg, NameClientRequests); got != 6 {
