@@ -39,8 +39,10 @@ type Meta interface {
 	CreateUpload(ctx context.Context, u cairn.Upload) error
 	Upload(ctx context.Context, bucket, id string) (cairn.Upload, error)
 	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
+	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
 	PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*cairn.Part, error)
 	Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error)
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
 	DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Part, error)
 	CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error)
 

@@ -287,20 +287,15 @@ func (h *Handler) listParts(q *request, id string) error {
 	if err != nil {
 		return err
 	}
-	u, parts, err := h.cfg.Objects.ListParts(q.r.Context(), q.bucket, q.key, id)
+	// One page of the store's, of max-parts (at least one, to learn
+	// whether any part follows a max-parts of 0).
+	u, parts, more, err := h.cfg.Objects.ListPartsPage(q.r.Context(), q.bucket, q.key, id, marker, max(maxParts, 1))
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
 	out := listPartsResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id, PartNumberMarker: marker, MaxParts: maxParts,
-		StorageClass: h.storageClass(u.Policy)}
-	for _, p := range parts {
-		if p.Number <= marker {
-			continue
-		}
-		if len(out.Parts) == maxParts {
-			out.IsTruncated = true
-			break
-		}
+		StorageClass: h.storageClass(u.Policy), IsTruncated: more || len(parts) > maxParts}
+	for _, p := range parts[:min(len(parts), maxParts)] {
 		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: partSize(u, p)})
 		out.NextPartNumberMarker = p.Number
 	}
