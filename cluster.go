@@ -237,6 +237,24 @@ type Bucket struct {
 	// new object that asks for none (S3's bucket default encryption); ""
 	// stores them in the clear.
 	Encryption string `json:"encryption,omitempty"`
+	// Tags are the bucket's tags (S3 bucket tagging; at most 50).
+	Tags map[string]string `json:"tags,omitempty"`
+	// CORS is the bucket's CORS configuration (PutBucketCors): the rules
+	// a browser's cross-origin request is checked against, in order.
+	CORS []CORSRule `json:"cors,omitempty"`
+}
+
+// CORSRule is one rule of a bucket's CORS configuration, as S3's
+// CORSRule: a cross-origin request matches it if its origin, method and
+// every requested header match one of the rule's patterns (each may hold
+// one "*" wildcard; see docs/design/s3.md, "CORS").
+type CORSRule struct {
+	ID             string   `json:"id,omitempty"`
+	AllowedOrigins []string `json:"allowed_origins"`
+	AllowedMethods []string `json:"allowed_methods"`
+	AllowedHeaders []string `json:"allowed_headers,omitempty"`
+	ExposeHeaders  []string `json:"expose_headers,omitempty"`
+	MaxAgeSeconds  int      `json:"max_age_seconds,omitempty"` // 0: no Access-Control-Max-Age
 }
 
 // MaxKeyLen is the longest object key accepted, in bytes (as S3).

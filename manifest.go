@@ -48,6 +48,14 @@ type Manifest struct {
 	// ciphertext, Encryption.Size the content (ContentSize). Unset: the
 	// object is stored in the clear (every manifest written before).
 	Encryption *Encryption `json:"encryption,omitempty"`
+	// Tags are the object's tags (S3 object tagging, docs/design/s3.md,
+	// "Tagging"): at most 10, set by the write that made this
+	// version or by PutObjectTagging, gone with the version.
+	Tags map[string]string `json:"tags,omitempty"`
+	// Checksum is the x-amz-checksum-* value of the content that the
+	// gateway verified as the body arrived, or the composite checksum of a
+	// multipart object's parts (nil: the writer sent none).
+	Checksum *Checksum `json:"checksum,omitempty"`
 }
 
 // Layout says where the bytes of one object (or one part) of Size bytes
@@ -114,6 +122,9 @@ type Part struct {
 	ETag    string    `json:"etag"` // hex MD5 of the part's content
 	Created time.Time `json:"created"`
 	Layout
+	// Checksum is the part's verified x-amz-checksum-* value (nil: none
+	// was sent); Complete composes the object's from those of its parts.
+	Checksum *Checksum `json:"checksum,omitempty"`
 }
 
 // MaxParts is the largest part number of a multipart upload (as S3).
@@ -132,6 +143,13 @@ type Upload struct {
 	// Encryption, if set, is how every part is encrypted: the sealed data
 	// key the parts share (its Size unused until Complete fills it).
 	Encryption *Encryption `json:"encryption,omitempty"`
+	// Tags are the tags the completed object gets (x-amz-tagging on
+	// CreateMultipartUpload).
+	Tags map[string]string `json:"tags,omitempty"`
+	// ChecksumAlgorithm is the x-amz-checksum-algorithm of
+	// CreateMultipartUpload (CRC32, ...; "" = none): every part must carry
+	// a checksum of it, and Complete stores their composite.
+	ChecksumAlgorithm string `json:"checksum_algorithm,omitempty"`
 }
 
 // PartManifest returns the manifest that describes part p of a multipart

@@ -18,12 +18,13 @@ if ! command -v aws >/dev/null; then
   python3 -m pip install -q awscli
 fi
 
-# A base whose four ports (N, N+100, N+379, N+380) nobody listens on.
+# A base whose five ports (N, N+1 the console, N+100, N+379, N+380) nobody
+# listens on.
 taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 base=${TOUR_PORT_BASE:-}
 if [ -z "$base" ]; then
   for b in 19000 21000 23000 25000 27000 29000; do
-    if ! taken $b && ! taken $((b + 100)) && ! taken $((b + 379)) && ! taken $((b + 380)); then
+    if ! taken $b && ! taken $((b + 1)) && ! taken $((b + 100)) && ! taken $((b + 379)) && ! taken $((b + 380)); then
       base=$b
       break
     fi

@@ -69,6 +69,23 @@ if s3api head-object --bucket smoke --key copied >/dev/null 2>&1; then
   echo "delete-objects left 'copied' behind"; exit 1
 fi
 
+echo "== aws s3api tagging, upload-part-copy, get-object-attributes, cors"
+s3api put-object-tagging --bucket smoke --key tree/c/hello.txt --tagging 'TagSet=[{Key=team,Value=blue}]'
+grep -q '"Value": "blue"' <<<"$(s3api get-object-tagging --bucket smoke --key tree/c/hello.txt)"
+up=$(s3api create-multipart-upload --bucket smoke --key composed --query UploadId --output text)
+# The ETags as JSON strings (quotes and all), put into the JSON of the completion.
+etag1=$(s3api upload-part-copy --bucket smoke --key composed --upload-id "$up" --part-number 1 \
+  --copy-source smoke/dir/big --copy-source-range bytes=0-5242879 --query CopyPartResult.ETag --output json)
+etag2=$(s3api upload-part-copy --bucket smoke --key composed --upload-id "$up" --part-number 2 \
+  --copy-source smoke/tree/c/hello.txt --query CopyPartResult.ETag --output json)
+s3api complete-multipart-upload --bucket smoke --key composed --upload-id "$up" \
+  --multipart-upload "{\"Parts\":[{\"PartNumber\":1,\"ETag\":$etag1},{\"PartNumber\":2,\"ETag\":$etag2}]}" >/dev/null
+s3api get-object --bucket smoke --key composed "$work/composed" >/dev/null
+{ head -c 5242880 "$work/big"; cat "$work/tree/c/hello.txt"; } | cmp - "$work/composed"
+grep -q '"TotalPartsCount": 2' <<<"$(s3api get-object-attributes --bucket smoke --key composed --object-attributes ObjectParts ObjectSize)"
+s3api put-bucket-cors --bucket smoke --cors-configuration '{"CORSRules":[{"AllowedOrigins":["https://app.example"],"AllowedMethods":["GET"]}]}'
+curl -fsS -o /dev/null -X OPTIONS -H 'Origin: https://app.example' -H 'Access-Control-Request-Method: GET' "$ep/smoke/composed"
+
 echo "== aws s3 presign (Signature V2 in the aws CLI v1), fetched with curl"
 url=$(s3 presign s3://smoke/dir/big --expires-in 300)
 case "$url" in

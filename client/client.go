@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"cairn"
+	"cairn/client/slowdisk"
 	"cairn/codec"
 	"cairn/codec/all"
 	"cairn/internal/retry"
@@ -164,9 +165,22 @@ type Config struct {
 	// real one (codec.Extensible) disables what needs it (spare streams).
 	// Called at most once per policy; the client keeps the code.
 	Codes func(policy string) (codec.Code, error)
+	// SlowDisks judges disks by the times of this client's PUT shard
+	// streams, each against the other streams of its PUT, and makes new
+	// stripes avoid the disks it holds slow while other writable disks
+	// are free (client/slowdisk, docs/design/speculative.md, "Slow disks across PUTs"). Default: a
+	// tracker of its own with slowdisk's defaults; clients of one gateway
+	// may share one.
+	SlowDisks *slowdisk.Tracker
+	// KeepSlowDisks turns the avoidance off: stripes keep their disks
+	// however slow (a slow stream is still replaced by a spare row).
+	KeepSlowDisks bool
 }
 
 func (c *Config) validate() {
+	if c.SlowDisks == nil && !c.KeepSlowDisks {
+		c.SlowDisks, _ = slowdisk.New(slowdisk.Config{}) // the defaults are valid
+	}
 	if c.BlockSize <= 0 {
 		c.BlockSize = 1 << 20
 	}
@@ -354,9 +368,11 @@ func (c *Client) clusterDisks(ctx context.Context) ([]cairn.Disk, error) {
 // avoidUnwritable replaces the disks of a stripe that are not up (down,
 // failed, suspect, draining) with writable disks outside the stripe,
 // preferring nodes the stripe does not use yet, so writes keep working
-// while lost disks wait for repair. The manifest records where each shard
-// really went. A disk with no replacement means the cluster has fewer
-// writable disks than the stripe is wide: the PUT fails with a
+// while lost disks wait for repair. It replaces the disks Config.SlowDisks
+// holds slow too, but only with disks that are not slow, and keeps a slow
+// disk that has no such replacement. The manifest records where each shard
+// really went. An unwritable disk with no replacement means the cluster
+// has fewer writable disks than the stripe is wide: the PUT fails with a
 // *placement.TooFewDisksError (cairn.ErrUnavailable), as a PG table
 // computed now would.
 func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, version string) ([]cairn.DiskID, error) {
@@ -364,19 +380,21 @@ func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, vers
 	if err != nil {
 		return nil, err
 	}
-	o := newOutside(all)
-	if !slices.ContainsFunc(disks, func(d cairn.DiskID) bool { return !o.byID[d].Writable() }) {
+	o := newOutside(all, c.slowNow())
+	lost := func(d cairn.DiskID) bool { return !o.byID[d].Writable() }
+	if !slices.ContainsFunc(disks, func(d cairn.DiskID) bool { return lost(d) || o.slow(d) }) {
 		return disks, nil
 	}
 	for _, d := range disks {
-		o.use(d, o.byID[d].Writable())
+		o.use(d, !lost(d) && !o.slow(d))
 	}
 	out := slices.Clone(disks)
+	// Lost disks first: they must be replaced, slow ones only may be.
 	for i, d := range disks {
-		if o.byID[d].Writable() {
+		if !lost(d) {
 			continue
 		}
-		best, ok := o.pick(fmt.Sprintf("%s\x00%d", version, i))
+		best, ok := o.pick(fmt.Sprintf("%s\x00%d", version, i), true)
 		if !ok {
 			writable := 0
 			for _, d := range all {
@@ -388,7 +406,26 @@ func (c *Client) avoidUnwritable(ctx context.Context, disks []cairn.DiskID, vers
 		}
 		out[i] = best
 	}
+	for i, d := range disks {
+		if lost(d) || !o.slow(d) {
+			continue
+		}
+		if best, ok := o.pick(fmt.Sprintf("%s\x00%d", version, i), false); ok {
+			out[i] = best
+		} else {
+			o.use(d, true) // no fast disk free: the slow one keeps its shard
+		}
+	}
 	return out, nil
+}
+
+// slowNow returns the test for disks new stripes should avoid now.
+func (c *Client) slowNow() func(cairn.DiskID) bool {
+	if c.cfg.SlowDisks == nil {
+		return func(cairn.DiskID) bool { return false }
+	}
+	now := time.Now()
+	return func(d cairn.DiskID) bool { return c.cfg.SlowDisks.Avoid(now, d) }
 }
 
 // spareDisks chooses up to Config.Spares writable disks outside the
@@ -406,13 +443,13 @@ func (c *Client) spareDisks(ctx context.Context, code codec.Code, disks []cairn.
 	if err != nil {
 		return nil, err
 	}
-	o := newOutside(all)
+	o := newOutside(all, c.slowNow())
 	for _, d := range disks {
 		o.use(d, true)
 	}
 	var out []cairn.DiskID
 	for j := range want {
-		best, ok := o.pick(fmt.Sprintf("%s\x00spare%d", version, j))
+		best, ok := o.pick(fmt.Sprintf("%s\x00spare%d", version, j), false) // a slow spare would not help
 		if !ok {
 			break
 		}
@@ -425,14 +462,15 @@ func (c *Client) spareDisks(ctx context.Context, code codec.Code, disks []cairn.
 // does not use first (placement.Spare: the same choice every time for a
 // key); every pick joins the stripe.
 type outside struct {
+	slow  func(cairn.DiskID) bool // disks to pick only when nothing else is free
 	all   []cairn.Disk
 	byID  map[cairn.DiskID]cairn.Disk
 	used  map[cairn.DiskID]bool
 	nodes map[cairn.NodeID]bool
 }
 
-func newOutside(all []cairn.Disk) *outside {
-	o := &outside{all: all, byID: make(map[cairn.DiskID]cairn.Disk, len(all)), used: map[cairn.DiskID]bool{}, nodes: map[cairn.NodeID]bool{}}
+func newOutside(all []cairn.Disk, slow func(cairn.DiskID) bool) *outside {
+	o := &outside{slow: slow, all: all, byID: make(map[cairn.DiskID]cairn.Disk, len(all)), used: map[cairn.DiskID]bool{}, nodes: map[cairn.NodeID]bool{}}
 	for _, d := range all {
 		o.byID[d.ID] = d
 	}
@@ -447,15 +485,20 @@ func (o *outside) use(d cairn.DiskID, node bool) {
 	}
 }
 
-func (o *outside) pick(key string) (cairn.DiskID, bool) {
-	best, ok := placement.Spare(o.all, key, func(d cairn.Disk) bool {
-		return !o.used[d.ID] && d.Writable()
-	}, func(d cairn.Disk) int {
+// pick picks a writable disk outside the stripe that is not slow, or, if
+// orSlow and there is none, one that is.
+func (o *outside) pick(key string, orSlow bool) (cairn.DiskID, bool) {
+	free := func(d cairn.Disk) bool { return !o.used[d.ID] && d.Writable() }
+	rank := func(d cairn.Disk) int {
 		if o.nodes[d.Node] {
 			return 1 // a node the stripe already uses
 		}
 		return 0
-	})
+	}
+	best, ok := placement.Spare(o.all, key, func(d cairn.Disk) bool { return free(d) && !o.slow(d.ID) }, rank)
+	if !ok && orSlow {
+		best, ok = placement.Spare(o.all, key, free, rank)
+	}
 	if ok {
 		o.use(best, true)
 	}

@@ -7,10 +7,13 @@ import (
 	"hash/crc32"
 	"io"
 	"slices"
+	"sync"
+	"time"
 
 	"cairn"
 	"cairn/client/drive"
 	"cairn/client/engine"
+	"cairn/client/slowdisk"
 	"cairn/codec"
 )
 
@@ -216,8 +219,8 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 	// the last stripe's maybe shorter.
 	end := min(e*bs, g.m.Shards[0].Size)
 	// Candidates (shard slots) in order of preference: data rows (no
-	// decoding needed), then parity; skip disks that are down and shards
-	// that already failed.
+	// decoding needed), then parity, and shards on slow disks last; skip
+	// disks that are down and shards that already failed.
 	var locs []engine.Loc
 	for i := range p.N() {
 		if !g.bad[i] && g.m.Shards[i].Disk != "" && g.readable[g.m.Shards[i].Disk] {
@@ -227,7 +230,21 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 	if len(locs) == 0 {
 		return nil, fmt.Errorf("%w: %s/%s: no readable shard", cairn.ErrUnavailable, g.m.Bucket, g.m.Key)
 	}
-	slices.SortStableFunc(locs, func(a, b engine.Loc) int { return g.row(a.Block) - g.row(b.Block) })
+	// Shards on disks held slow (Config.SlowDisks) come last: asked for
+	// only if the others fail or straggle.
+	slow := g.c.slowNow()
+	late := func(l engine.Loc) int {
+		if slow(g.m.Shards[l.Block].Disk) {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(locs, func(a, b engine.Loc) int {
+		if d := late(a) - late(b); d != 0 {
+			return d
+		}
+		return g.row(a.Block) - g.row(b.Block)
+	})
 	present := make([]bool, g.code.Params().N())
 	rd, err := engine.NewRead(engine.ReadConfig{
 		Blocks: locs,
@@ -246,17 +263,40 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 	}
 	have := make([][]byte, p.N()) // by shard slot
 	var lastErr error
+	var (
+		mu     sync.Mutex
+		took   = map[int]time.Duration{} // by shard slot: how long its fetch ran; guarded by mu
+		failed = map[int]bool{}          // shard slots whose fetch failed
+	)
 	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Tick: g.c.cfg.HedgeAfter / 2,
 		Do: func(ctx context.Context, r *drive.Request) ([]byte, error) {
-			return g.fetch(ctx, r.Block, s*bs, end-s*bs)
+			t0 := time.Now()
+			b, err := g.fetch(ctx, r.Block, s*bs, end-s*bs)
+			mu.Lock()
+			took[r.Block] = time.Since(t0)
+			mu.Unlock()
+			return b, err
 		},
 		Got: func(a engine.Action, buf []byte) { have[a.Block] = buf },
 		Failed: func(a engine.Action, err error) {
 			lastErr = err
+			failed[a.Block] = true
 			g.bad[a.Block] = true
 			g.damage(a.Block, err)
 		},
 	})
+	if err == nil {
+		// Every fetch has ended: tell Config.SlowDisks how long each took.
+		// One the read cancelled (it had enough) counts with the time it
+		// ran; one that failed says nothing about speed.
+		var batch []slowdisk.Sample
+		for i, d := range took {
+			if !failed[i] {
+				batch = append(batch, slowdisk.Sample{Disk: g.m.Shards[i].Disk, Took: d, Cancelled: have[i] == nil})
+			}
+		}
+		g.c.observe(batch)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -32,7 +32,7 @@ type CompletePart struct {
 }
 
 // CreateUpload starts a multipart upload of bucket/key. opts.Policy (""
-// = the bucket's default), ContentType and UserMeta are fixed now for the
+// = the bucket's default), ContentType, UserMeta, Tags and ChecksumAlgorithm are fixed now for the
 // object Complete will commit; opts.Now is the creation time.
 func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutOptions) (cairn.Upload, error) {
 	if err := cairn.ValidateKey(key); err != nil {
@@ -65,7 +65,8 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 		now = opts.Now
 	}
 	u := cairn.Upload{Bucket: bucket, Key: key, ID: id, Created: now().UTC(), Policy: policy,
-		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta), Encryption: enc}
+		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta), Encryption: enc,
+		Tags: maps.Clone(opts.Tags), ChecksumAlgorithm: opts.ChecksumAlgorithm}
 	if err := c.meta.CreateUpload(ctx, u); err != nil {
 		return cairn.Upload{}, err
 	}
@@ -137,6 +138,9 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 		now = opts.Now
 	}
 	p := cairn.Part{Number: n, Version: d.version, Size: d.size, ETag: d.etag, Created: now().UTC(), Layout: d.layout}
+	if opts.Checksum != nil {
+		p.Checksum = opts.Checksum()
+	}
 	_, err = c.meta.PutPart(ctx, bucket, id, p)
 	if err != nil {
 		if sentinel(err) { // certainly not recorded
@@ -262,7 +266,12 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 			Bucket: bucket, Key: key, Version: version, Size: size,
 			ETag:        fmt.Sprintf("%s-%d", hex.EncodeToString(md.Sum(nil)), len(parts)),
 			ContentType: u.ContentType, UserMeta: maps.Clone(u.UserMeta), Created: u.Created,
-			Policy: u.Policy, Parts: parts, Upload: id,
+			Policy: u.Policy, Parts: parts, Upload: id, Tags: maps.Clone(u.Tags),
+		}
+		if u.ChecksumAlgorithm != "" && u.ChecksumAlgorithm != "CRC64NVME" {
+			if m.Checksum, err = cairn.CompositeChecksum(u.ChecksumAlgorithm, parts); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrInvalidPart, err)
+			}
 		}
 		if u.Encryption != nil {
 			e := *u.Encryption

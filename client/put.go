@@ -45,6 +45,19 @@ type PutOptions struct {
 	// conditional writes); the zero Condition is none. Put checks it
 	// atomically with the commit, see Condition. Not for UploadPart.
 	If Condition
+	// Tags are stored in the manifest (Manifest.Tags) as they are; for
+	// CreateUpload, in the upload for the object Complete commits.
+	Tags map[string]string
+	// Checksum, if set, is called once the body has been read to its end
+	// without error, before the commit: what it returns (nil: nothing) is
+	// stored as Manifest.Checksum, or Part.Checksum for UploadPart. The
+	// gateway verifies the body's checksum as it streams by and reports
+	// it here.
+	Checksum func() *cairn.Checksum
+	// ChecksumAlgorithm, for CreateUpload only, is the algorithm every
+	// part's checksum must have; Complete then stores their composite
+	// (cairn.CompositeChecksum). "" = none.
+	ChecksumAlgorithm string
 }
 
 // Condition is a precondition on the object a write replaces, checked
@@ -189,7 +202,10 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		Bucket: bucket, Key: key, Version: d.version, Size: d.size,
 		ETag: d.etag, ContentType: opts.ContentType,
 		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
-		Policy: policy, Layout: d.layout,
+		Policy: policy, Layout: d.layout, Tags: maps.Clone(opts.Tags),
+	}
+	if opts.Checksum != nil {
+		m.Checksum = opts.Checksum()
 	}
 	if seal != nil {
 		enc.Size, m.ETag, m.Encryption = seal.read(), seal.etag(), enc

@@ -13,6 +13,7 @@ import (
 	"cairn"
 	"cairn/client/drive"
 	"cairn/client/engine"
+	"cairn/client/slowdisk"
 	"cairn/codec"
 	"cairn/node/wire"
 )
@@ -85,6 +86,9 @@ type shardResult struct {
 	ident      int    // the length of the identity the file records
 	err        error
 	failed     bool // err is the stream's own: not a cancellation by the engine
+	// busy is how long the stream ran minus the time it waited for the
+	// encoder: its disk's (and the network's) share, for Config.SlowDisks.
+	busy time.Duration
 }
 
 type stripeBuf struct {
@@ -212,11 +216,14 @@ func (w *putter) send(_ context.Context, r *drive.Request) ([]byte, error) {
 	st := w.streams[r.Req]
 	w.mu.Unlock()
 	body := &blockReader{ctx: st.ctx, backlog: st.backlog, ch: st.ch, row: st.row, w: w, onTake: r.Progress}
+	t0 := time.Now()
 	info, err := w.c.putShard(st.ctx, st.disk, cairn.ShardName(w.version, st.row), w.ident, st.row, body)
+	took := time.Since(t0)
 	size, crc := info.Size, info.CRC
 	st.res.ident = info.Ident
 	st.cancel()  // the encoder feeds it no more
 	body.drain() // release the stripes still queued for this stream
+	st.res.busy = max(took-body.idleTime(), 0)
 	if err == nil && size != body.sent {
 		err = fmt.Errorf("%w: the node stored %d bytes, %d were sent", cairn.ErrCorrupt, size, body.sent)
 	}
@@ -393,8 +400,35 @@ func (w *putter) finish(ok bool) (locs []cairn.ShardLoc, unused []cairn.ShardFil
 	}
 	if err == nil {
 		locs = w.slots()
+		w.observe()
 	}
 	return locs, w.unused(locs), err
+}
+
+// observe tells Config.SlowDisks how long each stream of a PUT that
+// succeeded kept its disk busy. A stream the engine cancelled as a
+// straggler counts with the time it had run (a lower bound); one that
+// failed on its own says nothing about speed and is left out.
+func (w *putter) observe() {
+	batch := make([]slowdisk.Sample, 0, len(w.streams))
+	for _, st := range w.streams {
+		if st.res.failed {
+			continue
+		}
+		batch = append(batch, slowdisk.Sample{Disk: st.disk, Took: st.res.busy, Cancelled: st.res.err != nil})
+	}
+	w.c.observe(batch)
+}
+
+// observe hands the requests of one PUT or GET window to Config.SlowDisks
+// and logs the disks it marks slow.
+func (c *Client) observe(batch []slowdisk.Sample) {
+	if c.cfg.SlowDisks == nil {
+		return
+	}
+	for _, d := range c.cfg.SlowDisks.ObserveBatch(time.Now(), batch) {
+		c.cfg.Logger.Warn("disk is slow: new stripes avoid it and reads ask it last, for a while", "disk", d)
+	}
 }
 
 // streamError explains a failed write by its first stream error that is
@@ -507,12 +541,13 @@ type blockReader struct {
 	onTake  func()
 
 	mu      sync.Mutex
-	drained bool   // guarded by mu
-	cur     block  // guarded by mu
-	b       []byte // cur's bytes of this row; guarded by mu
-	off     int    // guarded by mu
-	sent    int64  // guarded by mu
-	spare   []byte // buffer for a spare row; guarded by mu
+	drained bool          // guarded by mu
+	cur     block         // guarded by mu
+	b       []byte        // cur's bytes of this row; guarded by mu
+	off     int           // guarded by mu
+	sent    int64         // guarded by mu
+	spare   []byte        // buffer for a spare row; guarded by mu
+	idle    time.Duration // time spent waiting for the encoder; guarded by mu
 }
 
 var errDrained = errors.New("shard request already ended")
@@ -532,10 +567,17 @@ func (r *blockReader) nextLocked() bool {
 		var ok bool
 		select {
 		case blk, ok = <-r.ch:
-			if !ok {
-				return false
+		default:
+			// Nothing queued: the stream waits for the encoder, not for
+			// its disk (idle time, which slowness does not count).
+			t0 := time.Now()
+			select {
+			case blk, ok = <-r.ch:
+			case <-r.ctx.Done():
 			}
-		case <-r.ctx.Done():
+			r.idle += time.Since(t0)
+		}
+		if !ok {
 			return false
 		}
 	}
@@ -598,6 +640,13 @@ func (r *blockReader) WriteTo(w io.Writer) (int64, error) {
 			return total, nil
 		}
 	}
+}
+
+// idleTime returns how long the stream has waited for the encoder.
+func (r *blockReader) idleTime() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.idle
 }
 
 // drain marks every block not consumed as done (after the request

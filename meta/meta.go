@@ -78,6 +78,13 @@ type Store interface {
 	// (cairn.Bucket.Encryption): cairn.SSES3, or "" for none. ErrNotFound
 	// if the bucket does not exist, ErrInvalid for another scheme.
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
+	// SetBucketTags replaces a bucket's tags (cairn.Bucket.Tags; nil or
+	// empty: none). ErrNotFound if the bucket does not exist. The gateway
+	// checks S3's limits; the store keeps what it is given.
+	SetBucketTags(ctx context.Context, name string, tags map[string]string) error
+	// SetBucketCORS replaces a bucket's CORS rules (cairn.Bucket.CORS;
+	// nil or empty: none). ErrNotFound if the bucket does not exist.
+	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
 	// DeleteBucket deletes an empty bucket: ErrNotFound, or
 	// ErrBucketNotEmpty if it has objects (checked atomically with the
 	// delete). Its uploads in progress are deleted with it, as S3 does:

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -36,10 +37,14 @@ func (h *Handler) admin(q *request) error {
 	return nil
 }
 
-// SignV4 signs r (whose body must be empty) with Signature V4 as
-// accessKey/secretKey in region at time now: it sets Host, X-Amz-Date,
-// X-Amz-Content-Sha256 and Authorization, signing host, the two x-amz
-// headers, the path and the query. For the admin path's clients.
+// SignV4 signs r with Signature V4 as accessKey/secretKey in region at
+// time now: it sets Host (if empty), X-Amz-Date, X-Amz-Content-Sha256 and
+// Authorization, signing the path, the query, host and every x-amz-* and
+// x-cairn-* header r carries. The payload hash is the caller's
+// X-Amz-Content-Sha256 if set (e.g. UNSIGNED-PAYLOAD for a body streamed
+// through), else that of an empty body. For the admin path's clients, and
+// for the web console, which acts as its user through the Handler
+// in-process.
 func SignV4(r *http.Request, accessKey, secretKey, region string, now time.Time) {
 	if r.Host == "" {
 		r.Host = r.URL.Host
@@ -47,16 +52,26 @@ func SignV4(r *http.Request, accessKey, secretKey, region string, now time.Time)
 	now = now.UTC()
 	amzDate := now.Format(amzDateFormat)
 	r.Header.Set("X-Amz-Date", amzDate)
-	r.Header.Set("X-Amz-Content-Sha256", emptySHA256)
-	sh := sigV4Header{AccessKey: accessKey, Date: now.Format(scopeDateFormat), Region: region, Service: "s3",
-		SignedHeaders: []string{"host", "x-amz-content-sha256", "x-amz-date"}}
+	payload := r.Header.Get("X-Amz-Content-Sha256")
+	if payload == "" {
+		payload = emptySHA256
+		r.Header.Set("X-Amz-Content-Sha256", payload)
+	}
+	signed := []string{"host"}
+	for name := range r.Header {
+		if l := strings.ToLower(name); strings.HasPrefix(l, "x-amz-") || strings.HasPrefix(l, "x-cairn-") {
+			signed = append(signed, l)
+		}
+	}
+	slices.Sort(signed)
+	sh := sigV4Header{AccessKey: accessKey, Date: now.Format(scopeDateFormat), Region: region, Service: "s3", SignedHeaders: signed}
 	query, _ := canonicalQuery(r.URL.RawQuery, false)
 	uri := uriEncode(r.URL.Path, false)
 	if uri == "" {
 		uri = "/"
 	}
 	creq := r.Method + "\n" + uri + "\n" + query + "\n" + canonicalHeaders(r, sh.SignedHeaders) + "\n" +
-		strings.Join(sh.SignedHeaders, ";") + "\n" + emptySHA256
+		strings.Join(sh.SignedHeaders, ";") + "\n" + payload
 	sts := sigV4Algorithm + "\n" + amzDate + "\n" + sh.scope() + "\n" + sha256Hex(creq)
 	sig := hex.EncodeToString(hmacSHA256(signingKey(secretKey, sh.Date, region, "s3"), sts))
 	r.Header.Set("Authorization", fmt.Sprintf("%s Credential=%s/%s, SignedHeaders=%s, Signature=%s",

@@ -1,21 +1,24 @@
 package s3
 
 import (
-	"crypto/sha1"
-	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"hash"
-	"hash/crc32"
-	"hash/crc64"
+	"io"
 	"net/http"
 	"strings"
+
+	"cairn"
 )
 
-// Flexible checksums: a client may send x-amz-checksum-<algorithm> as a
-// header, or name it in x-amz-trailer and send it after an aws-chunked
-// body. The gateway checks every algorithm S3 defines; the value is not
-// stored (GET does not return it).
+// Flexible checksums (docs/design/s3.md, "Checksums"): a client may send
+// x-amz-checksum-<algorithm> as a header, or name it in x-amz-trailer and
+// send it after an aws-chunked body. The gateway checks every algorithm
+// S3 defines as the body streams by, stores the verified value in the
+// manifest (cairn.Manifest.Checksum, cairn.Part.Checksum) and returns it
+// on GET and HEAD with x-amz-checksum-mode: ENABLED. A multipart upload
+// created with x-amz-checksum-algorithm gets the composite of its parts'
+// checksums (cairn.CompositeChecksum).
 
 // ErrBadChecksum: the body does not match its x-amz-checksum-* value.
 var ErrBadChecksum = &Error{"BadDigest", http.StatusBadRequest, "The checksum you specified did not match what we received."}
@@ -23,15 +26,133 @@ var ErrBadChecksum = &Error{"BadDigest", http.StatusBadRequest, "The checksum yo
 // ErrInvalidChecksum: an x-amz-checksum-* value or x-amz-trailer is malformed.
 var ErrInvalidChecksum = &Error{"InvalidRequest", http.StatusBadRequest, "The x-amz-checksum or x-amz-trailer value is invalid."}
 
-var crc64NVME = crc64.MakeTable(0x9a6c9329ac4bc9b5)
-
 // checksumAlgorithms maps an x-amz-checksum-* header (lower case) to its hash.
-var checksumAlgorithms = map[string]func() hash.Hash{
-	"x-amz-checksum-crc32":     func() hash.Hash { return crc32.NewIEEE() },
-	"x-amz-checksum-crc32c":    func() hash.Hash { return crc32.New(crc32.MakeTable(crc32.Castagnoli)) },
-	"x-amz-checksum-crc64nvme": func() hash.Hash { return crc64.New(crc64NVME) },
-	"x-amz-checksum-sha1":      sha1.New,
-	"x-amz-checksum-sha256":    sha256.New,
+var checksumAlgorithms = func() map[string]func() hash.Hash {
+	m := map[string]func() hash.Hash{}
+	for _, alg := range cairn.ChecksumAlgorithms {
+		m[checksumHeader(alg)] = func() hash.Hash { h, _ := cairn.NewChecksumHash(alg); return h }
+	}
+	return m
+}()
+
+// checksumHeader is the x-amz-checksum-* header (lower case) of an
+// algorithm in S3's spelling ("CRC32").
+func checksumHeader(alg string) string { return "x-amz-checksum-" + strings.ToLower(alg) }
+
+// bodySum is the checksum a request body carries, in a header or a
+// trailer, and the hash its reader (digestReader, chunkedReader) checks
+// it with.
+type bodySum struct {
+	alg string // S3's spelling: "CRC32"
+	h   hash.Hash
+}
+
+// newBodySum is the bodySum of checksum header name, hashed by h (nil if
+// h is).
+func newBodySum(name string, h hash.Hash) *bodySum {
+	if h == nil {
+		return nil
+	}
+	return &bodySum{alg: strings.ToUpper(strings.TrimPrefix(name, "x-amz-checksum-")), h: h}
+}
+
+// checksum is the body's checksum: valid only once the body has been
+// read to its end without error, when its reader has compared it.
+func (b *bodySum) checksum() *cairn.Checksum {
+	return &cairn.Checksum{Algorithm: b.alg, Value: base64.StdEncoding.EncodeToString(b.h.Sum(nil)), Type: cairn.ChecksumFullObject}
+}
+
+// checksumFunc is client.PutOptions.Checksum for q's body (nil if it
+// carries no checksum); body must have made the body reader.
+func (q *request) checksumFunc() func() *cairn.Checksum {
+	if q.sum == nil {
+		return nil
+	}
+	return q.sum.checksum
+}
+
+// setChecksumHeaders writes a stored checksum as S3 returns it:
+// x-amz-checksum-<algorithm> and x-amz-checksum-type.
+func setChecksumHeaders(w http.ResponseWriter, c *cairn.Checksum) {
+	if c == nil {
+		return
+	}
+	w.Header().Set(checksumHeader(c.Algorithm), c.Value)
+	w.Header().Set("X-Amz-Checksum-Type", c.Type)
+}
+
+// checksumMode reports whether a GET or HEAD asked for the checksum
+// (x-amz-checksum-mode: ENABLED).
+func checksumMode(hd http.Header) bool {
+	return strings.EqualFold(hd.Get("X-Amz-Checksum-Mode"), "ENABLED")
+}
+
+// checksumAlgorithm parses x-amz-checksum-algorithm (CreateMultipartUpload,
+// CopyObject): "" if absent, else one of cairn.ChecksumAlgorithms.
+func checksumAlgorithm(hd http.Header) (string, error) {
+	v := strings.ToUpper(strings.TrimSpace(hd.Get("X-Amz-Checksum-Algorithm")))
+	if v == "" {
+		return "", nil
+	}
+	if _, err := cairn.NewChecksumHash(v); err != nil {
+		return "", fmt.Errorf("%w: x-amz-checksum-algorithm %q", ErrInvalidChecksum, v)
+	}
+	return v, nil
+}
+
+// hashingReader hashes what it reads: a copy's new checksum.
+type hashingReader struct {
+	r   io.Reader
+	sum bodySum
+}
+
+// hashed wraps r to hash what it reads with alg (one of
+// cairn.ChecksumAlgorithms, else an error wrapping cairn.ErrInvalid),
+// and returns the checksum of it, valid once r has been read to its end.
+func hashed(r io.Reader, alg string) (io.Reader, func() *cairn.Checksum, error) {
+	h, err := cairn.NewChecksumHash(alg)
+	if err != nil {
+		return nil, nil, err
+	}
+	hr := &hashingReader{r: r, sum: bodySum{alg: alg, h: h}}
+	return hr, hr.sum.checksum, nil
+}
+
+func (h *hashingReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	h.sum.h.Write(p[:n])
+	return n, err
+}
+
+// checksumXML is the checksum of an object or part in an XML answer
+// (CompleteMultipartUpload, GetObjectAttributes): one of the fields.
+type checksumXML struct {
+	CRC32     string `xml:"ChecksumCRC32,omitempty"`
+	CRC32C    string `xml:"ChecksumCRC32C,omitempty"`
+	CRC64NVME string `xml:"ChecksumCRC64NVME,omitempty"`
+	SHA1      string `xml:"ChecksumSHA1,omitempty"`
+	SHA256    string `xml:"ChecksumSHA256,omitempty"`
+}
+
+// xmlChecksum is c as checksumXML.
+func xmlChecksum(c *cairn.Checksum) checksumXML {
+	var x checksumXML
+	if c == nil {
+		return x
+	}
+	switch c.Algorithm {
+	case "CRC32":
+		x.CRC32 = c.Value
+	case "CRC32C":
+		x.CRC32C = c.Value
+	case "CRC64NVME":
+		x.CRC64NVME = c.Value
+	case "SHA1":
+		x.SHA1 = c.Value
+	case "SHA256":
+		x.SHA256 = c.Value
+	}
+	return x
 }
 
 // decodeChecksum decodes a base64 checksum value of the hash's size.
@@ -74,4 +195,61 @@ func trailerChecksum(hd http.Header) (string, hash.Hash, error) {
 		return "", nil, fmt.Errorf("%w: x-amz-trailer %q", ErrInvalidChecksum, name)
 	}
 	return name, newHash(), nil
+}
+
+// servedChecksum is the checksum a GET or HEAD of m returns: the
+// object's for all of it; for part pn (> 0) of a multipart object, that
+// part's; none for a byte range (S3 has none to give).
+func servedChecksum(m *cairn.Manifest, pn int, partial bool) *cairn.Checksum {
+	switch {
+	case pn > 0 && len(m.Parts) > 0:
+		for _, p := range m.Parts {
+			if p.Number == pn {
+				return p.Checksum
+			}
+		}
+		return nil
+	case partial && pn == 0:
+		return nil
+	}
+	return m.Checksum
+}
+
+// uploadChecksum is the checksum algorithm of a CreateMultipartUpload:
+// x-amz-checksum-algorithm, composite (x-amz-checksum-type COMPOSITE or
+// absent). The full-object form of a multipart upload (CRC64NVME's only
+// one) needs CRCs combined across parts, which the gateway does not do:
+// NotImplemented rather than an object without the checksum asked for.
+func uploadChecksum(hd http.Header) (string, error) {
+	alg, err := checksumAlgorithm(hd)
+	if err != nil {
+		return "", err
+	}
+	typ := strings.ToUpper(strings.TrimSpace(hd.Get("X-Amz-Checksum-Type")))
+	switch {
+	case typ != "" && typ != cairn.ChecksumComposite && typ != cairn.ChecksumFullObject:
+		return "", fmt.Errorf("%w: x-amz-checksum-type %q", ErrInvalidChecksum, typ)
+	case typ == cairn.ChecksumFullObject || alg == "CRC64NVME":
+		return "", fmt.Errorf("%w: full-object checksums of multipart uploads", ErrNotImplemented)
+	case typ != "" && alg == "":
+		return "", fmt.Errorf("%w: x-amz-checksum-type without x-amz-checksum-algorithm", ErrInvalidChecksum)
+	}
+	return alg, nil
+}
+
+// checkPartChecksum refuses a part of an upload created with a checksum
+// algorithm that does not carry a checksum of that algorithm: Complete
+// could not compose the object's.
+func checkPartChecksum(u cairn.Upload, sum *bodySum) error {
+	if u.ChecksumAlgorithm == "" {
+		return nil
+	}
+	if sum == nil || sum.alg != u.ChecksumAlgorithm {
+		got := "none"
+		if sum != nil {
+			got = sum.alg
+		}
+		return fmt.Errorf("%w: the upload was created with a %s checksum, the part has %s", ErrInvalidChecksum, u.ChecksumAlgorithm, got)
+	}
+	return nil
 }

@@ -46,6 +46,16 @@
 //     checks it in the compare-and-swap that commits, so a concurrent
 //     writer cannot slip in between check and commit (docs/design/s3.md,
 //     "Conditional writes").
+//   - tags: an object's live in its manifest and go with its version (an
+//     overwrite drops them; PutObjectTagging is a compare-and-swap on the
+//     manifest), a bucket's in its record (tagging.go).
+//   - stored checksum: the x-amz-checksum-* value a body was verified
+//     against (bodySum), kept in the manifest (or a part) and returned with
+//     x-amz-checksum-mode: ENABLED; a multipart upload created with an
+//     algorithm gets the composite of its parts' (checksum.go).
+//   - CORS rules: a bucket's (cors.go); an OPTIONS preflight is answered
+//     from them before authentication, and an actual request with an
+//     Origin gets the matching rule's headers.
 //   - S3 error: an *Error (Code, HTTP Status, Message). The gateway's
 //     sentinels (ErrNoSuchKey, ErrSignatureDoesNotMatch, ...) are *Error
 //     values; apiError, the one mapping function, turns any error into
@@ -84,14 +94,15 @@
 //     style is not recognised. Mount the handler at the root of a server,
 //     not behind http.ServeMux, which cleans paths ("a//b", "./") that are
 //     legal S3 keys.
-//   - Multipart upload is implemented (GET/HEAD ?partNumber= included)
-//     except UploadPartCopy and a delimiter in ListMultipartUploads, which
-//     answer NotImplemented, as do versioning, ACLs, tagging, lifecycle and
-//     the other subresources (docs/design/s3.md). Since no bucket is
-//     versioned, ListObjectVersions lists each object as its only version,
-//     "null", and versionId=null names the object.
-//   - Checksums (x-amz-checksum-*) are verified but not stored, so GET does
-//     not return them.
+//   - Multipart upload is implemented (GET/HEAD ?partNumber= and
+//     UploadPartCopy included) except a delimiter in ListMultipartUploads,
+//     which answers NotImplemented, as do versioning, ACLs, lifecycle and
+//     the other subresources docs/design/s3.md ("Operation status") lists
+//     as not supported. Since no bucket is versioned, ListObjectVersions
+//     lists each object as its only version, "null", and versionId=null
+//     names the object.
+//   - A multipart upload's checksum is S3's composite form only; the
+//     full-object form (and so CRC64NVME) answers NotImplemented.
 //   - A GET reads the manifest (Stat) for conditions and range, then opens
 //     the data; if the object was replaced in between it starts over (up
 //     to three times).

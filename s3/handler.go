@@ -64,6 +64,11 @@ type Meta interface {
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
 	DeleteBucket(ctx context.Context, name string) error
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
+	SetBucketTags(ctx context.Context, name string, tags map[string]string) error
+	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
+	// UpdateManifest replaces the object's manifest m's previous state
+	// prev (compare-and-swap): PutObjectTagging.
+	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	// ListObjects pages the listing records of a bucket (limit 1 to
 	// meta.MaxPage): listings never read manifests.
 	ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]cairn.ObjectInfo, bool, error)
@@ -229,10 +234,10 @@ func New(cfg Config) (*Handler, error) {
 // Subresources the gateway does not implement yet: a request naming one
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
-	"accelerate", "acl", "analytics", "attributes", "cors", "intelligent-tiering",
+	"accelerate", "acl", "analytics", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
-	"requestPayment", "restore", "retention", "select", "tagging", "torrent", "versioning", "website",
+	"requestPayment", "restore", "retention", "select", "torrent", "versioning", "website",
 }
 
 // request is one authenticated request being served.
@@ -243,6 +248,7 @@ type request struct {
 	auth   *authResult
 	bucket string
 	key    string
+	sum    *bodySum // the body's x-amz-checksum-*, set by body (checksum.go)
 }
 
 // ServeHTTP implements http.Handler. Every response, success or error,
@@ -268,6 +274,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		defer h.slots.give()
 	}
+	if r.Method == http.MethodOptions { // a CORS preflight: not signed
+		if err := h.preflight(req); err != nil {
+			h.writeError(req, err)
+		}
+		return
+	}
+	h.corsHeaders(req)
 	a, err := h.authenticate(r)
 	if err == nil {
 		req.auth = a
@@ -297,6 +310,9 @@ func (h *Handler) route(q *request) error {
 	}
 	if err := cairn.ValidateBucketName(q.bucket); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidBucketName, err)
+	}
+	if serve := h.subresource(q, query); serve != nil {
+		return serve(q)
 	}
 	if q.key == "" && query.Has("encryption") {
 		return h.bucketEncryption(q)
@@ -453,6 +469,7 @@ func (h *Handler) body(q *request) (io.Reader, error) {
 				return nil, err
 			}
 			cr.sumName, cr.sum = name, sum
+			q.sum = newBodySum(name, sum)
 		}
 		r = cr
 	default:
@@ -464,6 +481,7 @@ func (h *Handler) body(q *request) (io.Reader, error) {
 	}
 	if sum != nil {
 		r = &digestReader{r: r, h: sum, want: want, mismatch: fmt.Errorf("%w: %s", ErrBadChecksum, name)}
+		q.sum = newBodySum(name, sum)
 	}
 	return r, nil
 }

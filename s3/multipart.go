@@ -68,6 +68,14 @@ func (h *Handler) createUpload(q *request) error {
 	if err != nil {
 		return err
 	}
+	tags, err := headerTags(q.r.Header)
+	if err != nil {
+		return err
+	}
+	alg, err := uploadChecksum(q.r.Header)
+	if err != nil {
+		return err
+	}
 	sse, ck, err := h.requestSSE(q)
 	if err != nil {
 		return err
@@ -77,21 +85,26 @@ func (h *Handler) createUpload(q *request) error {
 	}
 	u, err := h.cfg.Objects.CreateUpload(q.r.Context(), q.bucket, q.key, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now, SSE: sse,
+		Tags: tags, ChecksumAlgorithm: alg,
 	})
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
 	setSSEHeaders(q.w, u.Encryption, ck)
+	if alg != "" {
+		q.w.Header().Set("X-Amz-Checksum-Algorithm", alg)
+		q.w.Header().Set("X-Amz-Checksum-Type", cairn.ChecksumComposite)
+	}
 	return h.writeXML(q, http.StatusOK, initiateResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: u.ID})
 }
 
 func (h *Handler) uploadPart(q *request, id string) error {
-	if q.r.Header.Get("X-Amz-Copy-Source") != "" {
-		return fmt.Errorf("%w: UploadPartCopy", ErrNotImplemented)
-	}
 	n, err := strconv.Atoi(q.r.URL.Query().Get("partNumber"))
 	if err != nil || n < 1 || n > cairn.MaxParts {
 		return fmt.Errorf("%w: partNumber must be an integer from 1 to %d", ErrInvalidArgument, cairn.MaxParts)
+	}
+	if q.r.Header.Get("X-Amz-Copy-Source") != "" {
+		return h.uploadPartCopy(q, id, n)
 	}
 	size, err := h.bodySize(q, min(h.cfg.MaxObjectSize, maxPartSize))
 	if err != nil {
@@ -116,6 +129,10 @@ func (h *Handler) uploadPart(q *request, id string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkPartChecksum(u, q.sum); err != nil {
+		return err
+	}
+	opts.Checksum = q.checksumFunc()
 	p, err := h.cfg.Objects.UploadPart(q.r.Context(), q.bucket, q.key, id, n, body, opts)
 	if errors.Is(err, cairn.ErrConflict) {
 		return h.writeErr(q.r.Context(), q.bucket, err)
@@ -124,6 +141,8 @@ func (h *Handler) uploadPart(q *request, id string) error {
 		return h.uploadErr(q, err)
 	}
 	setSSEHeaders(q.w, u.Encryption, ck)
+	setChecksumHeaders(q.w, p.Checksum)
+	q.w.Header().Del("X-Amz-Checksum-Type") // a part's answer has none
 	q.w.Header().Set("ETag", `"`+p.ETag+`"`)
 	q.w.WriteHeader(http.StatusOK)
 	return nil
@@ -144,6 +163,8 @@ type completeResult struct {
 	Bucket   string   `xml:"Bucket"`
 	Key      string   `xml:"Key"`
 	ETag     string   `xml:"ETag"`
+	checksumXML
+	ChecksumType string `xml:"ChecksumType,omitempty"`
 }
 
 func (h *Handler) completeUpload(q *request, id string) error {
@@ -172,8 +193,12 @@ func (h *Handler) completeUpload(q *request, id string) error {
 		return h.uploadErr(q, conditionErr(err))
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
-	return h.writeXML(q, http.StatusOK, completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
-		Bucket: q.bucket, Key: q.key, ETag: etag(m)})
+	res := completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
+		Bucket: q.bucket, Key: q.key, ETag: etag(m), checksumXML: xmlChecksum(m.Checksum)}
+	if m.Checksum != nil {
+		res.ChecksumType = m.Checksum.Type
+	}
+	return h.writeXML(q, http.StatusOK, res)
 }
 
 // complete completes upload id with the parts of req, checking the SSE-C
@@ -262,6 +287,7 @@ type partEntry struct {
 	LastModified string `xml:"LastModified"`
 	ETag         string `xml:"ETag"`
 	Size         int64  `xml:"Size"`
+	checksumXML
 }
 
 // intParam parses a non-negative integer query parameter (def if absent).
@@ -296,7 +322,8 @@ func (h *Handler) listParts(q *request, id string) error {
 	out := listPartsResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id, PartNumberMarker: marker, MaxParts: maxParts,
 		StorageClass: h.storageClass(u.Policy), IsTruncated: more || len(parts) > maxParts}
 	for _, p := range parts[:min(len(parts), maxParts)] {
-		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: partSize(u, p)})
+		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: partSize(u, p),
+			checksumXML: xmlChecksum(p.Checksum)})
 		out.NextPartNumberMarker = p.Number
 	}
 	return h.writeXML(q, http.StatusOK, out)

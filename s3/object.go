@@ -84,7 +84,6 @@ func requestMeta(hd http.Header) (map[string]string, error) {
 // tags, an unlocked object), so they get NotImplemented. Headers that only
 // relax access (x-amz-acl) are ignored.
 var unsupportedPutHeaders = []string{
-	"X-Amz-Tagging",
 	"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
 }
 
@@ -105,9 +104,6 @@ func checkPutHeaders(hd http.Header, conditional bool) error {
 		if hd.Get(name) != "" {
 			return fmt.Errorf("%w: header %s", ErrNotImplemented, name)
 		}
-	}
-	if d := hd.Get("X-Amz-Tagging-Directive"); d == "REPLACE" {
-		return fmt.Errorf("%w: x-amz-tagging-directive", ErrNotImplemented)
 	}
 	return nil
 }
@@ -222,6 +218,10 @@ func (h *Handler) putObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	tags, err := headerTags(q.r.Header)
+	if err != nil {
+		return err
+	}
 	sse, ck, err := h.requestSSE(q)
 	if err != nil {
 		return err
@@ -232,12 +232,13 @@ func (h *Handler) putObject(q *request) error {
 	}
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, body, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Size: size,
-		Now: h.cfg.Now, SSE: sse, If: cond,
+		Now: h.cfg.Now, SSE: sse, If: cond, Tags: tags, Checksum: q.checksumFunc(),
 	})
 	if err != nil {
 		return h.writeErr(ctx, q.bucket, conditionErr(err))
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
+	setChecksumHeaders(q.w, m.Checksum)
 	q.w.Header().Set("ETag", etag(m))
 	q.w.WriteHeader(http.StatusOK)
 	return nil
@@ -525,6 +526,10 @@ func (h *Handler) getObject(q *request, head bool) error {
 		}
 		setObjectHeaders(q.w, m, q.r.URL.Query())
 		setSSEHeaders(q.w, m.Encryption, ck)
+		setTagCount(q.w, m)
+		if checksumMode(q.r.Header) {
+			setChecksumHeaders(q.w, servedChecksum(m, pn, partial))
+		}
 		if class := h.storageClass(m.Policy); class != "STANDARD" { // S3 omits STANDARD
 			q.w.Header().Set("X-Amz-Storage-Class", class)
 		}
@@ -719,6 +724,10 @@ func (h *Handler) copyObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	alg, err := checksumAlgorithm(q.r.Header)
+	if err != nil {
+		return err
+	}
 	if sb == q.bucket && sk == q.key && directive != "REPLACE" && policy == "" && sse == nil {
 		return ErrInvalidCopyRequest
 	}
@@ -742,6 +751,12 @@ func (h *Handler) copyObject(q *request) error {
 			return err
 		}
 		opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse}
+		if opts.Tags, err = copyTags(q.r.Header, m); err != nil {
+			return err
+		}
+		if m.Checksum != nil && m.Checksum.Type == cairn.ChecksumFullObject {
+			opts.Checksum = func() *cairn.Checksum { return m.Checksum } // the same content
+		}
 		if directive == "REPLACE" {
 			if opts.UserMeta, err = requestMeta(q.r.Header); err != nil {
 				return err
@@ -759,7 +774,14 @@ func (h *Handler) copyObject(q *request) error {
 			}
 			return ErrOperationAborted
 		}
-		nm, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, rc, opts)
+		var src io.Reader = rc
+		if alg != "" {
+			if src, opts.Checksum, err = hashed(rc, alg); err != nil {
+				rc.Close()
+				return err
+			}
+		}
+		nm, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, src, opts)
 		rc.Close()
 		if err != nil {
 			return h.writeErr(ctx, q.bucket, err)

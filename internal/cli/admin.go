@@ -193,7 +193,11 @@ func probeMeta(ctx context.Context, fs *flag.FlagSet, asJSON bool, stdout io.Wri
 	if cerr != nil {
 		return
 	}
-	m, merr := etcdmeta.ProbeMembers(ctx, cfg.Meta, etcdmeta.Options{}, metaStatusTimeout)
+	mo, oerr := cfg.metaOptions()
+	if oerr != nil {
+		return
+	}
+	m, merr := etcdmeta.ProbeMembers(ctx, cfg.Meta, mo, metaStatusTimeout)
 	if merr != nil {
 		return
 	}

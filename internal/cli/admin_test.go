@@ -140,9 +140,13 @@ func TestMetaMemberArgs(t *testing.T) {
 	}
 	for addr, want := range map[string]string{"10.0.0.4:2380": "http://10.0.0.4:2380", "unix://m4:2380": "unix://m4:2380",
 		"https://h:1/": "https://h:1"} {
-		if got, err := memberPeerURL("m4", addr); err != nil || got != want {
+		if got, err := memberPeerURL("m4", addr, "http"); err != nil || got != want {
 			t.Errorf("peer address %q: %q, %v; want %q", addr, got, err, want)
 		}
+	}
+	// A cluster on TLS: HOST:PORT is an https peer.
+	if got, err := memberPeerURL("m4", "10.0.0.4:2380", "https"); err != nil || got != "https://10.0.0.4:2380" {
+		t.Errorf("peer address on TLS: %q, %v", got, err)
 	}
 }
 

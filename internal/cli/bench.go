@@ -26,6 +26,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "codec", Summary: "encode/decode/repair throughput of a code, against memcpy", Run: runBenchCodec},
 		{Name: "put", Summary: "PUT throughput of a running cluster vs the raw disk directories", Run: runBenchPut},
 		{Name: "get", Summary: "GET throughput of a running cluster vs the raw disk directories", Run: runBenchGet},
+		{Name: "s3", Summary: "S3 PUT/GET throughput and latency of concurrent clients; --slow-disk: healthy vs one slow disk", Run: runBenchS3},
 		{Name: "push", Summary: "the PUSH paper's repair experiment: PULL/PUSH-Rep/Sur on shaped links (runs cairn-bench)", Run: runBenchExternal("push")},
 		{Name: "grid", Summary: "the Grid RS storage paper's experiment: coding vs transfer, striping vs replication on wide-area links (runs cairn-bench)", Run: runBenchExternal("grid")},
 		{Name: "robustore", Summary: "the RobuSTore paper's experiment: speculative access on 64 heterogeneous disks (runs cairn-bench)", Run: runBenchExternal("robustore")},

@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	etcdmeta "cairn/meta/etcd"
 )
 
 // ClientConfig is what a CLI or gateway needs to reach a cluster. `cairn
@@ -22,13 +28,22 @@ type ClientConfig struct {
 	// nodes of a cluster started with cairn server --tls take only
 	// clients with a certificate of its CA.
 	NodeTLS *NodeTLSFiles `json:"node_tls,omitempty"`
+	// MetaTLS, if set, makes the metadata (etcd) calls over TLS: the
+	// client trusts CA and presents Cert, which etcd requires
+	// (docs/design/meta.md, "Transport security and authentication").
+	// https metadata endpoints need it.
+	MetaTLS *NodeTLSFiles `json:"meta_tls,omitempty"`
+	// MetaUser, if set, is the etcd user the client authenticates as
+	// (etcdmeta.User), with the password derived from Secret
+	// (metaPassword).
+	MetaUser string `json:"meta_user,omitempty"`
 
 	// path is the file the config was read from ("" if none), for errors.
 	path string
 }
 
-// NodeTLSFiles are the PEM files of a node-protocol client: the cluster CA
-// it trusts and the certificate and key it presents.
+// NodeTLSFiles are the PEM files of a node-protocol or metadata client:
+// the cluster CA it trusts and the certificate and key it presents.
 type NodeTLSFiles struct {
 	CA   string `json:"ca"`
 	Cert string `json:"cert"`
@@ -43,7 +58,47 @@ func (c *ClientConfig) Validate() error {
 	if c.Secret == "" {
 		return errors.New("config has no cluster secret (\"secret\")")
 	}
+	for _, ep := range c.Meta {
+		if strings.HasPrefix(ep, "https://") && c.MetaTLS == nil {
+			return fmt.Errorf("metadata endpoint %s is https, but the config has no \"meta_tls\" (the CA and client certificate etcd requires)", ep)
+		}
+	}
 	return nil
+}
+
+// clientConfigKeys are the keys of a client config: a node's and a
+// gateway's role config holds them beside the command's flags.
+var clientConfigKeys = []string{"meta", "secret", "node_tls", "meta_tls", "meta_user"}
+
+// metaOptions are the etcd client options of c: its TLS and its user.
+func (c ClientConfig) metaOptions() (etcdmeta.Options, error) {
+	var o etcdmeta.Options
+	if c.MetaTLS != nil {
+		tc, err := c.MetaTLS.clientConfig("meta_tls")
+		if err != nil {
+			return o, err
+		}
+		o.TLS = tc
+	}
+	if c.MetaUser != "" {
+		o.Username, o.Password = c.MetaUser, metaPassword(c.Secret)
+	}
+	return o, nil
+}
+
+// metaPasswordMessage is the fixed string whose HMAC under the cluster
+// secret is the etcd password of user cairn (docs/design/meta.md,
+// "Transport security and authentication").
+const metaPasswordMessage = "cairn etcd password v1"
+
+// metaPassword is the etcd password of user cairn: the hex HMAC-SHA256 of
+// metaPasswordMessage keyed with the cluster secret. Whoever holds the
+// secret can compute it; a metadata member, which does not hold the
+// secret, gets it in a file (cairn meta --cairn-password-file).
+func metaPassword(secret string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(metaPasswordMessage))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 const configEnv = "CAIRN_CONFIG"
@@ -85,7 +140,31 @@ func loadClientConfig(path string) (ClientConfig, error) {
 		return c, fmt.Errorf("cluster config %s: %w", path, err)
 	}
 	c.path = path
+	c.resolvePaths(filepath.Dir(path))
 	return c, nil
+}
+
+// resolvePaths makes the relative file names of c's TLS files relative to
+// dir, the directory of the config file that names them (cairn init
+// writes tls/ca.pem and so on next to each client.conf).
+func (c *ClientConfig) resolvePaths(dir string) {
+	for _, f := range []*NodeTLSFiles{c.NodeTLS, c.MetaTLS} {
+		if f == nil {
+			continue
+		}
+		for _, p := range []*string{&f.CA, &f.Cert, &f.Key} {
+			*p = besideConfig(dir, *p)
+		}
+	}
+}
+
+// besideConfig is file p named in a config file in dir: p itself if
+// absolute or empty, else p in dir.
+func besideConfig(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }
 
 // writeClientConfig writes c to path atomically with mode 0600 (it holds

@@ -17,6 +17,7 @@ import (
 	"os"
 	"time"
 
+	"cairn/console"
 	"cairn/crypt"
 	"cairn/internal/cmdline"
 	"cairn/internal/proc"
@@ -79,22 +80,24 @@ func loadOrMakeCreds(path string) (c s3Creds, fresh bool, err error) {
 	return c, true, nil
 }
 
-// startS3 serves the S3 API of cl on addr until ctx ends; it returns the
-// listener's address and a stop function. The identities are root (creds;
+// startS3 serves the S3 API of cl on addr until ctx ends, and the web
+// console on consoleAddr unless consoleOff(consoleAddr); it returns the
+// S3 listener's address, the console's URL ("" if none) and a stop
+// function. The identities are root (creds;
 // none if its access key is ""), the users file users (if not ""; reloaded
 // on SIGHUP) and the users of the metadata store (re-read every
 // lim.usersRefresh). lim holds the handler's limits and timeouts
 // (serveFlags); with lim.tls it serves HTTPS only.
-func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users string, lim serveLimits, log *slog.Logger) (string, func(), error) {
+func startS3(ctx context.Context, cl *cluster, addr, consoleAddr string, creds s3Creds, users string, lim serveLimits, log *slog.Logger) (s3At, consoleAt string, stop func(), err error) {
 	ids, err := loadUsers(users, creds)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	live := &liveCreds{}
 	live.set(ids)
 	seal, err := crypt.UserSealKey(cl.secret)
 	if err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	table := &userTable{static: live}
 	stored := &storeUsers{table: table, st: cl.meta, seal: seal, every: lim.usersRefresh, log: log}
@@ -102,7 +105,7 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 		stored.every = defaultUsersRefresh
 	}
 	if err := stored.start(ctx); err != nil {
-		return "", nil, err
+		return "", "", nil, err
 	}
 	h, err := s3.New(s3.Config{
 		Objects:         cl.data,
@@ -122,48 +125,45 @@ func startS3(ctx context.Context, cl *cluster, addr string, creds s3Creds, users
 	})
 	if err != nil {
 		stored.stop()
-		return "", nil, err
+		return "", "", nil, err
+	}
+	var s3h http.Handler = h
+	stopConsole := func() {}
+	if !consoleOff(consoleAddr) {
+		counters := &console.Counters{}
+		s3h = counters.Wrap(h)
+		if consoleAt, stopConsole, err = startConsole(ctx, cl, consoleAddr, s3h, table, counters, lim.tls, log); err != nil {
+			stored.stop()
+			return "", "", nil, err
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		stopConsole()
 		stored.stop()
-		return "", nil, fmt.Errorf("S3 listener: %w", err)
+		return "", "", nil, fmt.Errorf("S3 listener: %w", err)
 	}
 	if lim.tls != nil {
 		ln = tls.NewListener(ln, lim.tls)
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	done, unwatch := make(chan struct{}), make(chan struct{})
+	stopServer := serveHTTP(ctx, ln, s3h, "S3", log)
+	unwatch := make(chan struct{})
 	if users != "" {
 		watchUsers(live, users, creds, log, unwatch)
 	}
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("S3 server stopped", "err", err)
-		}
-	}()
-	stop := func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-		<-done
+	stop = func() {
+		stopServer()
+		stopConsole()
 		close(unwatch)
 		stored.stop()
 	}
-	return ln.Addr().String(), stop, nil
+	return ln.Addr().String(), consoleAt, stop, nil
 }
 
 func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn gateway", flag.ContinueOnError)
 	addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 listen address (port 0: one the kernel picks)")
+	consoleAddr := fs.String("console-addr", "", gatewayConsoleHelp)
 	users := fs.String("users", "", usersHelp)
 	verbose := fs.Bool("v", false, "log more")
 	creds := credFlags(fs)
@@ -179,7 +179,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// A gateway's config (cairn init's DIR/HOST/gatewayN.conf) is a
 		// client config plus the gateway's flags.
 		if p := cmp.Or(fs.Lookup("config").Value.String(), os.Getenv(configEnv)); p != "" {
-			if _, err := applyRoleConfig(fs, p, "meta", "secret", "node_tls"); err != nil {
+			if _, err := applyRoleConfig(fs, p, clientConfigKeys...); err != nil {
 				return clusterOptions{}, err
 			}
 		}
@@ -199,19 +199,31 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if !ok {
 			logger(stderr, *verbose).Info("no root S3 credentials given: serving the users of the metadata store ('cairn admin user')")
 		}
-		where, stop, err := startS3(ctx, cl, *addr, c, *users, lim, logger(stderr, *verbose))
+		consoleSet := false
+		fs.Visit(func(f *flag.Flag) { consoleSet = consoleSet || f.Name == "console-addr" })
+		if !consoleSet {
+			if *consoleAddr, err = consoleDefault(*addr); err != nil {
+				return err
+			}
+		}
+		where, consoleAt, stop, err := startS3(ctx, cl, *addr, *consoleAddr, c, *users, lim, logger(stderr, *verbose))
 		if err != nil {
-			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}}, "")
+			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}, {"web console", *consoleAddr, "console-addr"}}, "")
 		}
 		defer stop()
 		if lim.keys != nil {
 			lim.keys.watch(ctx, logger(stderr, *verbose))
 		}
 		fmt.Fprintf(stdout, "cairn gateway serving S3 on %s\n", s3URL(where, lim.tls))
+		ready := map[string]string{proc.S3: s3URL(where, lim.tls)}
+		if consoleAt != "" {
+			fmt.Fprintf(stdout, "cairn gateway serving the web console on %s\n", consoleAt)
+			ready[proc.Console] = consoleAt
+		}
 		if lim.tls == nil {
 			fmt.Fprint(stdout, plainWarning(where))
 		}
-		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: map[string]string{proc.S3: s3URL(where, lim.tls)}})
+		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: ready})
 		<-ctx.Done()
 		return nil
 	})

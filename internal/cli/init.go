@@ -2,20 +2,26 @@ package cli
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"cairn/internal/cmdline"
+	etcdmeta "cairn/meta/etcd"
 )
 
 const initHelp = `Makes a new cluster's files in DIR (which must be new or empty): the
@@ -41,7 +47,9 @@ It writes:
   DIR/s3-credentials    the root S3 access and secret keys
   DIR/start.txt         what it prints: the commands, host by host
   DIR/HOST/             everything HOST needs: metaN.conf, nodeN.conf,
-                        gatewayN.conf for its processes, and client.conf
+                        gatewayN.conf for its processes, client.conf,
+                        tls/ and meta-password
+  DIR/tls/              the cluster CA and the CLI's client certificate
 
 Copy DIR/HOST/ to each HOST (every file there holds the secret: keep them
 mode 0600) and run the printed commands in that directory: the metadata
@@ -56,8 +64,16 @@ by name; a flag given on the command line wins (docs/running-a-cluster.md).
 The root S3 credentials are made unless given (--access-key and
 --secret-key, or $CAIRN_ACCESS_KEY and $CAIRN_SECRET_KEY).
 
-TLS: there is none yet; certificates will be made here, next to the
-secret, when there is.`
+TLS (unless --no-tls): every connection is TLS with certificates of a
+cluster CA made here. DIR/tls holds the CA (ca-key.pem signs every
+certificate: keep it on this machine, off the hosts) and the CLI's client
+certificate; DIR/HOST/tls holds the CA certificate and HOST's own
+certificate, which names HOST and serves S3, the node protocol and etcd
+there and is their client certificate. Nodes and etcd take only clients
+with a certificate of the CA; etcd also wants the password of its user
+cairn, derived from the secret (DIR/HOST/meta-password, for the members).
+S3 clients trust DIR/tls/ca.pem. A host added later gets its directory
+from 'cairn init DIR --add-host HOST'.`
 
 // Default ports of the processes cairn init places.
 const (
@@ -87,6 +103,7 @@ type initPlan struct {
 	metas, nodes, gateways []initProc
 	disks                  int    // disks per node
 	data                   string // data root on every host
+	tls                    bool   // TLS everywhere, etcd authentication (initTLS)
 }
 
 // hosts returns the plan's hosts in the order they first appear.
@@ -105,13 +122,48 @@ func (p initPlan) procs() []initProc {
 	return slices.Concat(p.metas, p.nodes, p.gateways)
 }
 
+// scheme is the metadata URLs' scheme: https with TLS.
+func (p initPlan) scheme() string {
+	if p.tls {
+		return "https://"
+	}
+	return "http://"
+}
+
 // metaEndpoints returns the members' client URLs.
 func (p initPlan) metaEndpoints() []string {
 	var out []string
 	for _, m := range p.metas {
-		out = append(out, "http://"+m.at.String())
+		out = append(out, p.scheme()+m.at.String())
 	}
 	return out
+}
+
+// The TLS files cairn init writes (docs/running-a-cluster.md, "TLS"),
+// relative to DIR and to each DIR/HOST: the cluster CA, its key (in DIR
+// only), the CLI's client certificate (DIR), and each host's certificate
+// (DIR/HOST), for every server and client on the host; and the etcd
+// password of user cairn for the hosts of metadata members.
+const (
+	initTLSDir       = "tls"
+	initCACert       = "tls/ca.pem"
+	initCAKey        = "tls/ca-key.pem"
+	initClientCert   = "tls/client.pem"
+	initClientKey    = "tls/client-key.pem"
+	initHostCert     = "tls/host.pem"
+	initHostKey      = "tls/host-key.pem"
+	initPasswordFile = "meta-password"
+)
+
+// clientConfig is the client config of the cluster for files in a
+// directory whose certificate is cert and key (relative to the config).
+func (p initPlan) clientConfig(secret, cert, key string) ClientConfig {
+	c := ClientConfig{Meta: p.metaEndpoints(), Secret: secret}
+	if p.tls {
+		f := NodeTLSFiles{CA: initCACert, Cert: cert, Key: key}
+		c.NodeTLS, c.MetaTLS, c.MetaUser = &f, &f, etcdmeta.User
+	}
+	return c
 }
 
 // peer returns a member's peer address: the client port plus one.
@@ -216,7 +268,21 @@ func planCluster(metas, nodes, gateways string, disks int, data string) (initPla
 func (p initPlan) roleConfigs(secret string, creds s3Creds) map[string]map[string]any {
 	var initial []string
 	for _, m := range p.metas {
-		initial = append(initial, m.name+"=http://"+peer(m).String())
+		initial = append(initial, m.name+"="+p.scheme()+peer(m).String())
+	}
+	// A node's and a gateway's config is its host's client config plus
+	// its flags.
+	client := func(flags map[string]any) map[string]any {
+		b, err := json.Marshal(p.clientConfig(secret, initHostCert, initHostKey))
+		if err != nil {
+			panic(err) // a ClientConfig always marshals
+		}
+		var c map[string]any
+		if err := json.Unmarshal(b, &c); err != nil {
+			panic(err)
+		}
+		maps.Copy(c, flags)
+		return c
 	}
 	out := map[string]map[string]any{}
 	for _, m := range p.metas {
@@ -225,6 +291,10 @@ func (p initPlan) roleConfigs(secret string, creds s3Creds) map[string]map[strin
 			"client-addr": m.at.String(), "peer-addr": peer(m).String(),
 			"initial-cluster": strings.Join(initial, ","),
 			"secret-check":    secretCheckValue(secret),
+		}
+		if p.tls {
+			maps.Copy(out[m.name], map[string]any{"tls-ca": initCACert, "tls-cert": initHostCert, "tls-key": initHostKey,
+				"cairn-password-file": initPasswordFile})
 		}
 	}
 	for _, n := range p.nodes {
@@ -236,12 +306,13 @@ func (p initPlan) roleConfigs(secret string, creds s3Creds) map[string]map[strin
 		// it: as the rack label, it makes placement spread a stripe over
 		// hosts first, so a host that runs two nodes does not take more
 		// shards of a stripe with it than over hosts evenly.
-		out[n.name] = map[string]any{"meta": p.metaEndpoints(), "secret": secret,
-			"id": n.name, "addr": n.at.String(), "disk": disks, "rack": n.at.host}
+		out[n.name] = client(map[string]any{"id": n.name, "addr": n.at.String(), "disk": disks, "rack": n.at.host})
 	}
 	for _, g := range p.gateways {
-		out[g.name] = map[string]any{"meta": p.metaEndpoints(), "secret": secret,
-			"s3-addr": g.at.String(), "access-key": creds.AccessKey, "secret-key": creds.SecretKey}
+		out[g.name] = client(map[string]any{"s3-addr": g.at.String(), "access-key": creds.AccessKey, "secret-key": creds.SecretKey})
+		if p.tls {
+			maps.Copy(out[g.name], map[string]any{"tls-cert": initHostCert, "tls-key": initHostKey})
+		}
 	}
 	return out
 }
@@ -257,12 +328,20 @@ func (p initPlan) startText(dir string, creds s3Creds) string {
 		{filepath.Join(dir, "s3-credentials"), "the root S3 credentials"},
 		{filepath.Join(dir, "HOST") + string(filepath.Separator), "each host's files: copy the directory to HOST"},
 	}
+	if p.tls {
+		files = append(files, [2]string{filepath.Join(dir, initTLSDir) + string(filepath.Separator),
+			"the cluster CA (ca-key.pem stays on this machine) and the CLI's client certificate"})
+	}
 	w := len(files[1][0])
 	for _, f := range files {
 		fmt.Fprintf(&b, "  %-*s  %s\n", w, f[0], f[1])
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "Root S3 credentials:\n  access key  %s\n  secret key  %s\n\n", creds.AccessKey, creds.SecretKey)
+	if p.tls {
+		fmt.Fprintf(&b, "TLS everywhere: S3 clients trust %s, e.g.\n  AWS_CA_BUNDLE=%s aws --endpoint-url https://%s s3 ls\n\n",
+			filepath.Join(dir, initCACert), filepath.Join(dir, initCACert), p.gateways[0].at)
+	}
 	b.WriteString("On each host, in the directory its files were copied to, run each command as a service\n" +
 		"(or in its own terminal): the metadata members on every host first, then the nodes,\n" +
 		"then the gateways.\n")
@@ -319,8 +398,10 @@ func runInit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	gateways := fs.String("gateways", "", "S3 gateways, HOST[:PORT] comma-separated (default port 9000) (required)")
 	disks := fs.Int("disks", 3, "disk directories per node, DATA/nodeN/disk1 … diskM; edit a node's config to point them at mount points")
 	data := fs.String("data", "/var/lib/cairn", "data directory on every host: DATA/metaN for members, DATA/nodeN/diskM for disks")
+	noTLS := fs.Bool("no-tls", false, "plain HTTP everywhere and no etcd authentication (a trusted network, or a try-out); default: TLS everywhere")
+	addHost := fs.String("add-host", "", "instead of a new cluster: write DIR/HOST/ for a host added to the cluster in DIR later (its certificate and client.conf)")
 	creds := credFlags(fs)
-	cmdline.Usage(fs, "cairn init DIR --meta HOSTS --nodes HOSTS --gateways HOSTS [--disks N] [--data PATH]", initHelp)
+	cmdline.Usage(fs, "cairn init DIR --meta HOSTS --nodes HOSTS --gateways HOSTS [--disks N] [--data PATH] [--no-tls]\n       cairn init DIR --add-host HOST", initHelp)
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, true); err != nil {
 		return err
 	}
@@ -328,10 +409,14 @@ func runInit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: cairn init takes 1 argument (the new cluster's DIR), got %d", ErrUsage, fs.NArg())
 	}
 	dir := fs.Arg(0)
+	if *addHost != "" {
+		return initAddHost(dir, *addHost, stdout)
+	}
 	plan, err := planCluster(*metas, *nodes, *gateways, *disks, *data)
 	if err != nil {
 		return err
 	}
+	plan.tls = !*noTLS
 	c, given, err := creds()
 	if err != nil {
 		return err
@@ -354,17 +439,21 @@ func runInit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if c, _, err = loadOrMakeCreds(credsPath); err != nil {
 		return err
 	}
-	client := ClientConfig{Meta: plan.metaEndpoints(), Secret: secret}
-	if err := writeClientConfig(filepath.Join(dir, "client.conf"), client); err != nil {
+	if err := writeClientConfig(filepath.Join(dir, "client.conf"), plan.clientConfig(secret, initClientCert, initClientKey)); err != nil {
 		return err
+	}
+	if plan.tls {
+		if err := writeInitTLS(dir, plan, secret, time.Now()); err != nil {
+			return err
+		}
 	}
 	confs := plan.roleConfigs(secret, c)
 	for _, h := range plan.hosts() {
 		hd := filepath.Join(dir, h)
-		if err := os.Mkdir(hd, 0o700); err != nil {
+		if err := os.MkdirAll(hd, 0o700); err != nil {
 			return err
 		}
-		if err := writeClientConfig(filepath.Join(hd, "client.conf"), client); err != nil {
+		if err := writeClientConfig(filepath.Join(hd, "client.conf"), plan.clientConfig(secret, initHostCert, initHostKey)); err != nil {
 			return err
 		}
 		for _, pr := range plan.procs() {
@@ -381,5 +470,91 @@ func runInit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	_, err = io.WriteString(stdout, text)
+	return err
+}
+
+// writeInitTLS makes the cluster CA in DIR/tls, the CLI's client
+// certificate beside it, each host's certificate in DIR/HOST/tls, and the
+// etcd password file on the hosts of metadata members.
+func writeInitTLS(dir string, p initPlan, secret string, now time.Time) error {
+	if err := os.MkdirAll(filepath.Join(dir, initTLSDir), 0o700); err != nil {
+		return err
+	}
+	ca, caKey, err := loadOrMakeCA(filepath.Join(dir, initTLSDir), "cairn cluster CA", now)
+	if err != nil {
+		return err
+	}
+	if err := issueCert(filepath.Join(dir, initClientCert), filepath.Join(dir, initClientKey), ca, caKey, "client", nil, now); err != nil {
+		return err
+	}
+	for _, h := range p.hosts() {
+		if err := writeHostCert(dir, h, ca, caKey, now); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(p.metas, func(m initProc) bool { return m.at.host == h }) {
+			if err := os.WriteFile(filepath.Join(dir, h, initPasswordFile), []byte(metaPassword(secret)+"\n"), 0o600); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeHostCert writes DIR/HOST/tls: the CA certificate and HOST's
+// certificate and key, signed by ca.
+func writeHostCert(dir, host string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time) error {
+	hd := filepath.Join(dir, host)
+	if err := os.MkdirAll(filepath.Join(hd, initTLSDir), 0o700); err != nil {
+		return err
+	}
+	pemCA, err := os.ReadFile(filepath.Join(dir, initCACert))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(hd, initCACert), pemCA, 0o644); err != nil {
+		return err
+	}
+	return issueCert(filepath.Join(hd, initHostCert), filepath.Join(hd, initHostKey), ca, caKey, "host", []string{host}, now)
+}
+
+// initAddHost writes DIR/HOST for a host added to the cluster of DIR
+// later: its client.conf and, if the cluster has TLS, its certificate
+// from the cluster CA.
+func initAddHost(dir, host string, stdout io.Writer) error {
+	if _, err := parseHostList("add-host", host, 0); err != nil || strings.Contains(host, ":") && net.ParseIP(host) == nil {
+		return fmt.Errorf("%w: --add-host %q: want a host name or address", ErrUsage, host)
+	}
+	cc, err := loadClientConfig(filepath.Join(dir, "client.conf"))
+	if err != nil {
+		return fmt.Errorf("%w: --add-host needs the directory cairn init made: %w", ErrUsage, err)
+	}
+	hd := filepath.Join(dir, host)
+	if _, err := os.Stat(hd); err == nil {
+		return fmt.Errorf("%w: %s exists already", ErrUsage, hd)
+	}
+	hc := ClientConfig{Meta: cc.Meta, Secret: cc.Secret, MetaUser: cc.MetaUser}
+	if cc.MetaTLS != nil || cc.NodeTLS != nil {
+		kp, err := tls.LoadX509KeyPair(filepath.Join(dir, initCACert), filepath.Join(dir, initCAKey))
+		if err != nil {
+			return fmt.Errorf("the cluster CA: %w", err)
+		}
+		ca, err := x509.ParseCertificate(kp.Certificate[0])
+		key, ok := kp.PrivateKey.(*ecdsa.PrivateKey)
+		if err != nil || !ok || !ca.IsCA {
+			return fmt.Errorf("%s is not a cairn cluster CA", filepath.Join(dir, initCACert))
+		}
+		if err := writeHostCert(dir, host, ca, key, time.Now()); err != nil {
+			return err
+		}
+		f := NodeTLSFiles{CA: initCACert, Cert: initHostCert, Key: initHostKey}
+		hc.NodeTLS, hc.MetaTLS = &f, &f
+	} else if err := os.Mkdir(hd, 0o700); err != nil {
+		return err
+	}
+	if err := writeClientConfig(filepath.Join(hd, "client.conf"), hc); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "cairn init: %s holds %s's files: copy it to %s and start its processes there with --config client.conf\n",
+		hd+string(filepath.Separator), host, host)
 	return err
 }

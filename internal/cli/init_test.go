@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	etcdmeta "cairn/meta/etcd"
 )
 
 // cairn init refuses bad lists, counts and addresses with the reason.
@@ -98,7 +100,8 @@ func TestInitWritesAndRefusesAnExistingCluster(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, f := range []string{"client.conf", "s3-credentials", "start.txt", "h1/client.conf", "h1/meta1.conf", "h1/node1.conf", "h2/node2.conf", "h2/gateway1.conf"} {
+	for _, f := range []string{"client.conf", "s3-credentials", "start.txt", "h1/client.conf", "h1/meta1.conf", "h1/node1.conf", "h2/node2.conf", "h2/gateway1.conf",
+		"tls/ca-key.pem", "tls/client-key.pem", "h1/tls/host-key.pem", "h2/tls/host-key.pem", "h1/meta-password"} {
 		st, err := os.Stat(filepath.Join(dir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -108,13 +111,41 @@ func TestInitWritesAndRefusesAnExistingCluster(t *testing.T) {
 		}
 	}
 	cc, err := loadClientConfig(filepath.Join(dir, "h2", "client.conf"))
-	if err != nil || !slices.Equal(cc.Meta, []string{"http://h1:9379"}) || len(cc.Secret) != 64 {
+	if err != nil || !slices.Equal(cc.Meta, []string{"https://h1:9379"}) || len(cc.Secret) != 64 || cc.MetaUser != etcdmeta.User {
 		t.Fatalf("client.conf %+v, %v", cc, err)
+	}
+	// TLS: the files named in h2/client.conf are h2's, relative to it; the
+	// host's certificate names the host, is the CA's, and has a
+	// CommonName that is no etcd user's.
+	if cc.MetaTLS == nil || *cc.MetaTLS != *cc.NodeTLS || cc.MetaTLS.Cert != filepath.Join(dir, "h2", "tls", "host.pem") {
+		t.Fatalf("h2/client.conf TLS files %+v", cc.MetaTLS)
+	}
+	if _, err := cc.metaOptions(); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := readCert(filepath.Join(dir, "tls", "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"h1", "h2"} {
+		c, err := readCert(filepath.Join(dir, h, "tls", "host.pem"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.VerifyHostname(h) != nil || c.CheckSignatureFrom(ca) != nil || etcdUserCN(c.Subject.CommonName) {
+			t.Fatalf("%s's certificate %q: names %v, signed by the CA: %v", h, c.Subject.CommonName, c.DNSNames, c.CheckSignatureFrom(ca))
+		}
+	}
+	if pw, err := os.ReadFile(filepath.Join(dir, "h1", "meta-password")); err != nil || strings.TrimSpace(string(pw)) != metaPassword(cc.Secret) {
+		t.Fatalf("h1/meta-password %q, %v; want the password derived from the secret", pw, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "h2", "meta-password")); err == nil {
+		t.Fatal("h2, which runs no member, got the etcd password")
 	}
 	// Each config sets only flags its command has.
 	for conf, define := range map[string]func(*flag.FlagSet){
 		"h1/meta1.conf": func(fs *flag.FlagSet) {
-			for _, f := range []string{"name", "data", "client-addr", "peer-addr", "initial-cluster", "secret-check"} {
+			for _, f := range []string{"name", "data", "client-addr", "peer-addr", "initial-cluster", "secret-check", "tls-ca", "tls-cert", "tls-key", "cairn-password-file"} {
 				fs.String(f, "", "")
 			}
 		},
@@ -126,16 +157,42 @@ func TestInitWritesAndRefusesAnExistingCluster(t *testing.T) {
 			fs.Var(&multiFlag{}, "disk", "")
 		},
 		"h2/gateway1.conf": func(fs *flag.FlagSet) {
-			for _, f := range []string{"s3-addr", "access-key", "secret-key"} {
+			for _, f := range []string{"s3-addr", "access-key", "secret-key", "tls-cert", "tls-key"} {
 				fs.String(f, "", "")
 			}
 		},
 	} {
 		fs := flag.NewFlagSet(conf, flag.ContinueOnError)
 		define(fs)
-		if _, err := applyRoleConfig(fs, filepath.Join(dir, conf), "meta", "secret"); err != nil {
+		if _, err := applyRoleConfig(fs, filepath.Join(dir, conf), clientConfigKeys...); err != nil {
 			t.Errorf("%s: %v", conf, err)
 		}
+		if f := fs.Lookup("tls-cert"); f != nil && f.Value.String() != filepath.Join(dir, filepath.Dir(conf), "tls", "host.pem") {
+			t.Errorf("%s: tls-cert %s, want the host's certificate beside the config", conf, f.Value)
+		}
+	}
+	// A host added later gets its certificate and client.conf.
+	if out, _, err := run(t, "init", dir, "--add-host", "h9"); err != nil || !strings.Contains(out, "h9") {
+		t.Fatalf("init --add-host h9: %v\n%s", err, out)
+	}
+	if c, err := loadClientConfig(filepath.Join(dir, "h9", "client.conf")); err != nil || c.Secret != cc.Secret || c.MetaTLS == nil {
+		t.Fatalf("h9/client.conf %+v, %v", c, err)
+	} else if hc, err := readCert(c.MetaTLS.Cert); err != nil || hc.VerifyHostname("h9") != nil || hc.CheckSignatureFrom(ca) != nil {
+		t.Fatalf("h9's certificate: %v", err)
+	}
+	if _, _, err := run(t, "init", dir, "--add-host", "h9"); !errors.Is(err, ErrUsage) {
+		t.Fatalf("init --add-host h9 again: %v, want refused", err)
+	}
+	// --no-tls: plain endpoints, no certificates.
+	plain := filepath.Join(t.TempDir(), "p")
+	if _, _, err := run(t, "init", plain, "--no-tls", "--meta", "h1", "--nodes", "h1", "--gateways", "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := loadClientConfig(filepath.Join(plain, "client.conf")); err != nil || !slices.Equal(c.Meta, []string{"http://h1:9379"}) || c.MetaTLS != nil || c.MetaUser != "" {
+		t.Fatalf("--no-tls client.conf %+v, %v", c, err)
+	}
+	if _, err := os.Stat(filepath.Join(plain, "tls")); err == nil {
+		t.Fatal("--no-tls made certificates")
 	}
 	if st, err := os.ReadFile(filepath.Join(dir, "start.txt")); err != nil || string(st) != out {
 		t.Fatalf("start.txt is not what init printed (%v)", err)

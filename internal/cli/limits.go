@@ -31,6 +31,7 @@ type serveFlags struct {
 	kmsKeyFile   *string
 	insecureSSEC *bool
 	allowPolicy  *string
+	keepSlow     *bool
 	usersRefresh *time.Duration
 }
 
@@ -63,6 +64,8 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 			"accept SSE-C keys over plain HTTP (S3 refuses them; for loopback tests only)"),
 		allowPolicy: fs.String("allow-policies", "",
 			"comma-separated policies an S3 user without an allow-list of its own may choose with a signed x-cairn-policy (default: the default policy alone; root may choose any; docs/design/s3.md, \"Choosing a policy\")"),
+		keepSlow: fs.Bool("keep-slow-disks", false,
+			"do not steer new stripes and reads away from disks this gateway finds slow (docs/design/speculative.md, \"Slow disks across PUTs\"); for comparison"),
 		usersRefresh: fs.Duration("users-refresh", defaultUsersRefresh,
 			"how often the S3 users of the metadata store are re-read: a user added, removed or rotated on any gateway or with 'cairn admin user' is served (or refused) here within this long"),
 	}
@@ -99,7 +102,7 @@ func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
 	}
 	nt := node.Timeouts{Dial: min(*f.nodeTimeout, 5*time.Second), Call: *f.nodeTimeout, Header: *f.nodeIdle, Idle: *f.nodeIdle}
 	l := serveLimits{
-		cluster: clusterOptions{metaTimeout: *f.metaTimeout, node: nt, memory: client.NewBudget(mem, *f.queueWait), log: log},
+		cluster: clusterOptions{metaTimeout: *f.metaTimeout, node: nt, memory: client.NewBudget(mem, *f.queueWait), log: log, keepSlow: *f.keepSlow},
 		s3: s3.Config{BodyIdleTimeout: *f.readTimeout, WriteTimeout: *f.writeTimeout,
 			MaxRequests: *f.maxRequests, QueueWait: *f.queueWait, AllowInsecureSSEC: *f.insecureSSEC,
 			AllowedPolicies: allowed},

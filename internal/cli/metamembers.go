@@ -45,7 +45,7 @@ and prints the command that starts it. The cluster counts the new member in
 its quorum at once: start it right away, on its host, with an empty data
 directory. Then add its client address to the clients' configuration.`)
 	check := func() (clusterOptions, error) {
-		if _, err := memberPeerURL(fs.Arg(0), fs.Arg(1)); err != nil {
+		if _, err := memberPeerURL(fs.Arg(0), fs.Arg(1), "http"); err != nil {
 			return clusterOptions{}, err
 		}
 		return clusterOptions{log: logger(stderr, false)}, nil
@@ -56,7 +56,14 @@ directory. Then add its client address to the clients' configuration.`)
 			return err
 		}
 		name := args[0]
-		peer, _ := memberPeerURL(name, args[1])
+		// A cluster whose clients reach it over TLS has its peers on TLS
+		// too (cairn init, cairn server --tls).
+		scheme, tlsFlags := "http", ""
+		if eps := s.Client().Endpoints(); len(eps) > 0 && strings.HasPrefix(eps[0], "https://") {
+			scheme = "https"
+			tlsFlags = " \\\n    --tls-ca tls/ca.pem --tls-cert tls/host.pem --tls-key tls/host-key.pem --cairn-password-file meta-password"
+		}
+		peer, _ := memberPeerURL(name, args[1], scheme)
 		a, err := s.AddMember(ctx, name, peer, metaChangeTimeout)
 		if err != nil {
 			return err
@@ -65,23 +72,23 @@ directory. Then add its client address to the clients' configuration.`)
 The cluster counts it in its quorum now: start it on its host, with an empty data directory:
 
   cairn meta --name %s --data DIR --peer-addr %s --client-addr HOST:PORT \
-    --initial-cluster '%s' --initial-cluster-state existing
+    --initial-cluster '%s' --initial-cluster-state existing%s
 
-then add http://HOST:PORT to the clients' metadata endpoints (client.conf, --meta).
-`, a.Name, a.ID, a.PeerURL, a.Name, args[1], a.InitialCluster)
+then add %s://HOST:PORT to the clients' metadata endpoints (client.conf, --meta).
+`, a.Name, a.ID, a.PeerURL, a.Name, args[1], a.InitialCluster, tlsFlags, scheme)
 		return nil
 	})
 }
 
 // memberPeerURL checks a member's name and peer address and returns the
-// peer URL: HOST:PORT becomes http://HOST:PORT.
-func memberPeerURL(name, addr string) (string, error) {
+// peer URL: HOST:PORT becomes SCHEME://HOST:PORT.
+func memberPeerURL(name, addr, scheme string) (string, error) {
 	if name == "" || strings.ContainsAny(name, "=, \t\n") {
 		return "", fmt.Errorf("%w: member name %q: want a non-empty name without '=', ',' or spaces", ErrUsage, name)
 	}
 	u := addr
 	if !strings.Contains(addr, "://") {
-		u = "http://" + addr
+		u = scheme + "://" + addr
 	}
 	p, err := url.Parse(u)
 	if err != nil {

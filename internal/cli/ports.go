@@ -9,7 +9,8 @@ import (
 )
 
 // DefaultPortBase is cairn server's --port-base: its ports are
-// DefaultPortBase plus each serverPort's offset (9000, 9100, 9379, 9380).
+// DefaultPortBase plus each serverPort's offset (9000, 9001, 9100, 9379,
+// 9380).
 const DefaultPortBase = 9000
 
 // serverPort is one address cairn server listens on.
@@ -17,22 +18,24 @@ type serverPort struct {
 	flag   string // the flag that sets the address, without "--"
 	what   string // what listens there, for errors and help
 	offset int    // the port is --port-base + offset
+	note   string // more help, e.g. how to turn it off
 }
 
 // serverPorts are cairn server's listen addresses: the block --port-base
 // moves as a whole.
 var serverPorts = []serverPort{
-	{"s3-addr", "S3", 0},
-	{"node-addr", "node", 100},
-	{"meta-addr", "metadata (etcd) client", 379},
-	{"meta-peer-addr", "metadata (etcd) peer", 380},
+	{"s3-addr", "S3", 0, ""},
+	{"console-addr", "web console", 1, `; "" or "off": no console (docs/design/console.md)`}, // consoleOff
+	{"node-addr", "node", 100, ""},
+	{"meta-addr", "metadata (etcd) client", 379, ""},
+	{"meta-peer-addr", "metadata (etcd) peer", 380, ""},
 }
 
 // maxPortBase keeps the highest port of the block a valid port.
 const maxPortBase = 65535 - 380
 
 // portBaseHelp documents --port-base.
-const portBaseHelp = "first port of the block the server listens on, all on 127.0.0.1: S3 on N, node N+100, " +
+const portBaseHelp = "first port of the block the server listens on, all on 127.0.0.1: S3 on N, web console N+1, node N+100, " +
 	"metadata (etcd) client N+379 and peer N+380. A second server on one machine needs another block " +
 	"(e.g. --port-base 10000) and another --data. 0: ports the kernel picks. An -addr flag wins over it"
 
@@ -113,5 +116,5 @@ func portHelp(p serverPort) string {
 	if p.offset != 0 {
 		def = fmt.Sprintf("N+%d", p.offset)
 	}
-	return fmt.Sprintf("%s listen address (default 127.0.0.1:%s with --port-base N; port 0: one the kernel picks)", p.what, def)
+	return fmt.Sprintf("%s listen address (default 127.0.0.1:%s with --port-base N; port 0: one the kernel picks)%s", p.what, def, p.note)
 }

@@ -7,12 +7,17 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 )
 
 // roleConfigHelp is the help of --config for cairn meta and cairn node.
 const roleConfigHelp = "role config file written by cairn init (DIR/HOST/ROLE.conf): a JSON object of this command's flags by name; flags given on the command line win"
+
+// fileFlags are the flags whose relative file names in a role config are
+// relative to the config's directory, as cairn init writes them.
+var fileFlags = []string{"tls-ca", "tls-cert", "tls-key", "cairn-password-file"}
 
 // applyRoleConfig sets the flags of fs that a role config file names and
 // the command line did not (docs/running-a-cluster.md, "Config files"). The
@@ -45,6 +50,11 @@ func applyRoleConfig(fs *flag.FlagSet, path string, own ...string) (given map[st
 		vals, err := configValues(kv[k], f)
 		if err != nil {
 			return nil, fmt.Errorf("%w: config %s: %q: %v", ErrUsage, path, k, err)
+		}
+		if slices.Contains(fileFlags, k) {
+			for i := range vals {
+				vals[i] = besideConfig(filepath.Dir(path), vals[i])
+			}
 		}
 		for _, v := range vals {
 			if err := f.Value.Set(v); err != nil {

@@ -67,11 +67,11 @@ func validSecretCheck(v string) bool {
 }
 
 // recordSecretCheck records the check value v in the metadata at
-// endpoints unless one is there; a different one there is ErrWrongSecret.
+// endpoints (a client with opts) unless one is there; a different one there is ErrWrongSecret.
 // A metadata member given one (by cairn init) records it at start, so that
 // the check holds from the cluster's first process on.
-func recordSecretCheck(ctx context.Context, endpoints []string, v, from string) error {
-	store, err := etcdmeta.Open(ctx, endpoints, etcdmeta.Options{})
+func recordSecretCheck(ctx context.Context, endpoints []string, opts etcdmeta.Options, v, from string) error {
+	store, err := etcdmeta.Open(ctx, endpoints, opts)
 	if err != nil {
 		return fmt.Errorf("recording the secret check value: %w", err)
 	}

@@ -37,8 +37,9 @@ const serverHelp = `Runs a whole cairn cluster in one process: an embedded metad
 director, and the S3 API on 127.0.0.1:9000. With no flags it keeps
 everything under ./cairn-data.
 
-Ports: S3 on 9000, the node on 9100, etcd on 9379 (clients) and 9380
-(peers): the block --port-base moves. A second server on the same machine
+Ports: S3 on 9000, the web console on 9001 (--console-addr off: none),
+the node on 9100, etcd on 9379 (clients) and 9380 (peers): the block
+--port-base moves. A second server on the same machine
 needs its own --data and block:
 
   cairn server --data ./cairn2 --port-base 10000     # S3 on 127.0.0.1:10000
@@ -178,21 +179,41 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	etcd, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
+	ecfg := etcdmeta.EmbedConfig{
 		Name: "meta1", Dir: filepath.Join(*data, "meta"),
 		ClientURL: "http://" + at["meta-addr"], PeerURL: peerURL(at["meta-peer-addr"]), Logger: log,
-	})
+	}
+	if ntls != nil {
+		// --tls: etcd serves TLS to clients and its peers, and takes only
+		// the cluster's certificates and user cairn's password.
+		if ecfg.TLS, err = devMetaTLS(tlsDir, at["meta-addr"], at["meta-peer-addr"]); err != nil {
+			return err
+		}
+		ecfg.ClientURL, ecfg.PeerURL = "https://"+at["meta-addr"], "https://"+at["meta-peer-addr"]
+	}
+	etcd, err := etcdmeta.StartEmbedded(ctx, ecfg)
 	if err != nil {
 		return fmt.Errorf("starting the metadata store: %w", taken(err, "meta-addr", "meta-peer-addr"))
 	}
 	defer etcd.Close()
+	ccfg := ClientConfig{Meta: etcd.Endpoints(), Secret: secret}
+	if ntls != nil {
+		ccfg.NodeTLS, ccfg.MetaTLS, ccfg.MetaUser = &ntls.files, &ntls.files, etcdmeta.User
+		if err := etcdmeta.EnableAuth(ctx, etcd.Endpoints(), ntls.client, metaPassword(secret), 0); err != nil {
+			return fmt.Errorf("the metadata store: %w", err)
+		}
+	}
+	metaOpts, err := ccfg.metaOptions()
+	if err != nil {
+		return err
+	}
 	if len(diskPaths) == 0 {
 		for i := 1; i <= *disks; i++ {
 			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i)))
 		}
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
-		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
+		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
 		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls,
 	})
 	if err != nil {
@@ -200,10 +221,6 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer stop()
 	conf := filepath.Join(*data, "client.conf")
-	ccfg := ClientConfig{Meta: etcd.Endpoints(), Secret: secret}
-	if ntls != nil {
-		ccfg.NodeTLS = &ntls.files
-	}
 	if err := writeClientConfig(conf, ccfg); err != nil {
 		return fmt.Errorf("writing %s: %w", conf, err)
 	}
@@ -234,13 +251,17 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer cl.Close()
-	s3At, stopS3, err := startS3(ctx, cl, at["s3-addr"], c, *users, lim, log)
+	s3At, consoleAt, stopS3, err := startS3(ctx, cl, at["s3-addr"], at["console-addr"], c, *users, lim, log)
 	if err != nil {
-		return taken(err, "s3-addr")
+		return taken(err, "s3-addr", "console-addr")
 	}
 	defer stopS3()
-	fmt.Fprintf(stdout, "  s3        %s\n  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
-		s3URL(s3At, lim.tls), strings.Join(etcd.Endpoints(), ","), nodeAt, *nodeID, len(diskPaths), *data, conf)
+	fmt.Fprintf(stdout, "  s3        %s\n", s3URL(s3At, lim.tls))
+	if consoleAt != "" {
+		fmt.Fprintf(stdout, "  console   %s (log in with the S3 credentials)\n", consoleAt)
+	}
+	fmt.Fprintf(stdout, "  metadata  %s\n  node      %s (%s) with %d disks under %s\n  client    --config %s\n",
+		strings.Join(etcd.Endpoints(), ","), nodeAt, *nodeID, len(diskPaths), *data, conf)
 	switch {
 	case *tlsf.dev:
 		fmt.Fprintf(stdout, "  tls       development CA %s; trust it, e.g.\n    AWS_CA_BUNDLE=%s aws --endpoint-url %s s3 ls\n",
@@ -255,8 +276,11 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if keysFresh {
 		fmt.Fprintf(stdout, "  SSE-S3 master key (made now, kept in %s)\n", filepath.Join(*data, "kms.json"))
 	}
-	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: map[string]string{
-		proc.S3: s3URL(s3At, lim.tls), proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}})
+	ready := map[string]string{proc.S3: s3URL(s3At, lim.tls), proc.Meta: strings.Join(etcd.Endpoints(), ","), proc.Node: nodeAt}
+	if consoleAt != "" {
+		ready[proc.Console] = consoleAt
+	}
+	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: ready})
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "cairn server stopping")
@@ -269,6 +293,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 type nodeOptions struct {
 	id, addr string
 	meta     []string
+	metaOpts etcdmeta.Options // TLS and user of the metadata client
 	secret   string
 	from     string // where the secret came from, for errors (checkSecret)
 	disks    []string
@@ -294,7 +319,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	if err := o.repair.validate(); err != nil {
 		return "", nil, err
 	}
-	store, err := etcdmeta.Open(ctx, o.meta, etcdmeta.Options{Logger: o.log})
+	mo := o.metaOpts
+	mo.Logger = o.log
+	store, err := etcdmeta.Open(ctx, o.meta, mo)
 	if err != nil {
 		return "", nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
 	}
@@ -398,8 +425,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	secret, from := os.Getenv("CAIRN_SECRET"), "$CAIRN_SECRET"
+	var metaCfg ClientConfig // the metadata client's TLS and user
 	if *config != "" {
-		given, err := applyRoleConfig(fs, *config, "meta", "secret", "node_tls")
+		given, err := applyRoleConfig(fs, *config, clientConfigKeys...)
 		if err != nil {
 			return err
 		}
@@ -407,6 +435,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if err := readJSONFile(*config, &cc); err != nil {
 			return err
 		}
+		cc.resolvePaths(filepath.Dir(*config))
 		if !given["meta"] && len(cc.Meta) > 0 {
 			*metaEP = strings.Join(cc.Meta, ",")
 		}
@@ -416,6 +445,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		if cc.NodeTLS != nil && nt == (NodeTLSFiles{}) {
 			nt = *cc.NodeTLS
 		}
+		metaCfg.MetaTLS, metaCfg.MetaUser = cc.MetaTLS, cc.MetaUser
 	}
 	var ntls *nodeTLS
 	if nt != (NodeTLSFiles{}) {
@@ -444,6 +474,19 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if secret == "" {
 		return fmt.Errorf("%w: no cluster secret: pass --secret-file or a --config with one, or set CAIRN_SECRET", ErrUsage)
 	}
+	metaCfg.Meta, metaCfg.Secret = strings.Split(*metaEP, ","), secret
+	if metaCfg.MetaTLS == nil && strings.HasPrefix(*metaEP, "https://") && ntls != nil {
+		// Metadata over TLS without a meta_tls: the node's certificate,
+		// of the same CA, and user cairn (as cairn server --tls sets up).
+		metaCfg.MetaTLS, metaCfg.MetaUser = &ntls.files, cmp.Or(metaCfg.MetaUser, etcdmeta.User)
+	}
+	if err := metaCfg.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	metaOpts, err := metaCfg.metaOptions()
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
 	labels := cairn.Labels{}
 	if *rack != "" {
 		labels[cairn.LabelRack] = *rack
@@ -459,7 +502,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	log := logger(stderr, *verbose)
-	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: strings.Split(*metaEP, ","), secret: secret, from: from,
+	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
 		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
@@ -481,6 +524,11 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
 	check := fs.String("secret-check", "", "the cluster secret's check value, as cairn init writes it in each member's config: recorded in the metadata at start, so that a node, gateway or CLI command with another secret is refused from the first (docs/design/meta.md, \"Secret check\")")
 	verbose := fs.Bool("v", false, "log more")
+	var mt etcdmeta.TLSFiles
+	fs.StringVar(&mt.CA, "tls-ca", "", "serve clients and peers over TLS only: the cluster CA (PEM) whose certificates clients and peers must present; needs --tls-cert and --tls-key")
+	fs.StringVar(&mt.Cert, "tls-cert", "", "the member's certificate (PEM, signed by --tls-ca, for server and client use, naming the hosts of --client-addr and --peer-addr)")
+	fs.StringVar(&mt.Key, "tls-key", "", "the private key (PEM) of --tls-cert")
+	passwordFile := fs.String("cairn-password-file", "", "turn etcd authentication on (needs TLS): the file holding the password of etcd user cairn, as cairn init writes it (meta-password); clients authenticate with it, derived from the cluster secret")
 	config := fs.String("config", "", roleConfigHelp)
 	cmdline.Usage(fs, "cairn meta --config META.CONF | --name N --data DIR [--initial-cluster ...]",
 		"Runs one member of the metadata cluster (an embedded etcd server). 1, 3 or 5 members form the\ncluster; start each with the same --initial-cluster. `cairn init` writes each member's config\n(--config). A new metadata cluster serves once most of its members run: start them all.\n\n"+
@@ -503,16 +551,51 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *check != "" && !validSecretCheck(*check) {
 		return fmt.Errorf("%w: --secret-check %q: want hmac-sha256: and 64 hex digits, as cairn init writes it", ErrUsage, *check)
 	}
-	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{Name: *name, Dir: *data,
+	ecfg := etcdmeta.EmbedConfig{Name: *name, Dir: *data,
 		ClientURL: "http://" + *clientAddr, PeerURL: peerURL(*peerAddr),
-		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)})
+		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)}
+	var metaCfg ClientConfig // this member's own client: the secret check and authentication
+	var password string
+	if mt != (etcdmeta.TLSFiles{}) {
+		files := NodeTLSFiles{CA: mt.CA, Cert: mt.Cert, Key: mt.Key}
+		if _, err := files.clientConfig("--tls-ca/--tls-cert/--tls-key"); err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+		ecfg.TLS, metaCfg.MetaTLS = &mt, &files
+		ecfg.ClientURL, ecfg.PeerURL = "https://"+*clientAddr, tlsPeerURL(*peerAddr)
+	}
+	if *passwordFile != "" {
+		if ecfg.TLS == nil {
+			return fmt.Errorf("%w: --cairn-password-file needs TLS (--tls-ca, --tls-cert, --tls-key): the password would cross the network in the clear", ErrUsage)
+		}
+		b, err := os.ReadFile(*passwordFile)
+		if err != nil {
+			return fmt.Errorf("%w: --cairn-password-file: %w", ErrUsage, err)
+		}
+		if password = strings.TrimSpace(string(b)); password == "" {
+			return fmt.Errorf("%w: --cairn-password-file %s is empty", ErrUsage, *passwordFile)
+		}
+	}
+	mo, err := metaCfg.metaOptions()
+	if err != nil {
+		return err
+	}
+	if password != "" {
+		mo.Username, mo.Password = etcdmeta.User, password
+	}
+	srv, err := etcdmeta.StartEmbedded(ctx, ecfg)
 	if err != nil {
 		err = listenError(err, []listenAddr{{"client", *clientAddr, "client-addr"}, {"peer", *peerAddr, "peer-addr"}}, "")
 		return fmt.Errorf("starting metadata member %s: %w", *name, err)
 	}
 	defer srv.Close()
+	if password != "" {
+		if err := etcdmeta.EnableAuth(ctx, srv.Endpoints(), mo.TLS, password, 0); err != nil {
+			return fmt.Errorf("metadata member %s: %w", *name, err)
+		}
+	}
 	if *check != "" {
-		if err := recordSecretCheck(ctx, srv.Endpoints(), *check, cmp.Or(*config, "--secret-check")); err != nil {
+		if err := recordSecretCheck(ctx, srv.Endpoints(), mo, *check, cmp.Or(*config, "--secret-check")); err != nil {
 			return fmt.Errorf("metadata member %s: %w", *name, err)
 		}
 	}
@@ -540,6 +623,16 @@ func peerURL(addr string) string {
 		return addr
 	}
 	return "http://" + addr
+}
+
+// tlsPeerURL is the etcd peer URL of a peer address flag over TLS:
+// https://HOST:PORT (a unix socket address is refused by
+// etcdmeta.EmbedConfig.Validate).
+func tlsPeerURL(addr string) string {
+	if strings.HasPrefix(addr, "unix://") {
+		return addr
+	}
+	return "https://" + addr
 }
 
 // loadOrMakeSecret reads the cluster secret from path, creating a random

@@ -22,11 +22,11 @@ func TestPortAddrs(t *testing.T) {
 		want  map[string]string
 		err   bool
 	}{
-		{DefaultPortBase, nil, map[string]string{"s3-addr": "127.0.0.1:9000", "node-addr": "127.0.0.1:9100",
+		{DefaultPortBase, nil, map[string]string{"s3-addr": "127.0.0.1:9000", "console-addr": "127.0.0.1:9001", "node-addr": "127.0.0.1:9100",
 			"meta-addr": "127.0.0.1:9379", "meta-peer-addr": "127.0.0.1:9380"}, false},
-		{10000, map[string]string{"node-addr": "0.0.0.0:7000"}, map[string]string{"s3-addr": "127.0.0.1:10000",
+		{10000, map[string]string{"node-addr": "0.0.0.0:7000", "console-addr": "off"}, map[string]string{"s3-addr": "127.0.0.1:10000", "console-addr": "off",
 			"node-addr": "0.0.0.0:7000", "meta-addr": "127.0.0.1:10379", "meta-peer-addr": "127.0.0.1:10380"}, false},
-		{0, nil, map[string]string{"s3-addr": "127.0.0.1:0", "node-addr": "127.0.0.1:0",
+		{0, nil, map[string]string{"s3-addr": "127.0.0.1:0", "console-addr": "127.0.0.1:0", "node-addr": "127.0.0.1:0",
 			"meta-addr": "127.0.0.1:0", "meta-peer-addr": "127.0.0.1:0"}, false},
 		{-1, nil, nil, true},
 		{65535, nil, nil, true},
@@ -173,5 +173,33 @@ func TestServerCleanStop(t *testing.T) {
 	s.CLI(t, "mb", "clean")
 	if errs := s.Stop(t); strings.Contains(errs, "level=ERROR") {
 		t.Fatalf("a clean stop logged errors:\n%s", errs)
+	}
+}
+
+// cairn gateway's console follows its S3 address: the next port, on a
+// loopback host only.
+func TestConsoleDefault(t *testing.T) {
+	for _, tc := range []struct{ s3, want string }{
+		{"127.0.0.1:9000", "127.0.0.1:9001"},
+		{"127.0.0.1:0", "127.0.0.1:0"},
+		{"127.0.0.7:9000", "127.0.0.7:9001"},
+		{"localhost:10000", "localhost:10001"},
+		{"10.0.0.4:9000", "127.0.0.1:9001"},
+		{":9000", "127.0.0.1:9001"},
+		{"[::1]:9000", "[::1]:9001"},
+		{"127.0.0.1:65535", ""},
+		{"127.0.0.1:s3", ""},
+		{"nonsense", ""},
+	} {
+		got, err := consoleDefault(tc.s3)
+		if tc.want == "" {
+			if !errors.Is(err, ErrUsage) {
+				t.Errorf("%s: %q, %v; want a usage error", tc.s3, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %q, %v; want %s", tc.s3, got, err, tc.want)
+		}
 	}
 }

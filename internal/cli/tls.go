@@ -16,7 +16,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
+
+	etcdmeta "cairn/meta/etcd"
 )
 
 // tlsFlags are the S3 listener's TLS flags: --tls-cert and --tls-key (a
@@ -49,7 +53,7 @@ func (f *tlsFlags) config(dir, host string) (*tls.Config, error) {
 	case dev && *f.cert != "":
 		return nil, fmt.Errorf("%w: --tls makes its own certificate: give it or --tls-cert/--tls-key, not both", ErrUsage)
 	case dev:
-		cert, key, err := devCert(dir, "s3", host, time.Now())
+		cert, key, err := devCert(dir, "s3", time.Now(), host)
 		if err != nil {
 			return nil, fmt.Errorf("--tls: %w", err)
 		}
@@ -75,33 +79,48 @@ const (
 const devValidity = 10 * 365 * 24 * time.Hour
 
 // devCert makes (or reuses) a self-signed CA in dir and a certificate
-// NAME.pem it signs, for servers and clients alike, for host (a name or an IP; 127.0.0.1, ::1 and localhost are
-// always included). It returns the certificate and key files. A
-// certificate that exists is reused as long as it names host; otherwise a
-// new one is signed by the same CA, so that clients keep trusting it.
-func devCert(dir, name, host string, now time.Time) (certFile, keyFile string, err error) {
+// NAME.pem it signs, for servers and clients alike, for hosts (names or
+// IPs; 127.0.0.1, ::1 and localhost are always included). It returns the
+// certificate and key files. A certificate that exists is reused as long
+// as it names every host; otherwise a new one is signed by the same CA,
+// so that clients keep trusting it.
+func devCert(dir, name string, now time.Time, hosts ...string) (certFile, keyFile string, err error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", "", err
 	}
-	ca, caKey, err := loadOrMakeCA(dir, now)
+	ca, caKey, err := loadOrMakeCA(dir, "cairn development CA", now)
 	if err != nil {
 		return "", "", err
 	}
 	certFile, keyFile = filepath.Join(dir, name+".pem"), filepath.Join(dir, name+"-key.pem")
-	if c, err := readCert(certFile); err == nil && certNames(c, host) && c.CheckSignatureFrom(ca) == nil && now.Before(c.NotAfter) {
+	if c, err := readCert(certFile); err == nil && certNamesAll(c, hosts) && c.CheckSignatureFrom(ca) == nil && now.Before(c.NotAfter) && !etcdUserCN(c.Subject.CommonName) {
 		if _, err := tls.LoadX509KeyPair(certFile, keyFile); err == nil {
 			return certFile, keyFile, nil
 		}
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", "", err
 	}
+	if err := issueCert(certFile, keyFile, ca, caKey, name, hosts, now); err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, nil
+}
+
+// issueCert writes a certificate signed by ca, for servers and clients
+// alike, valid for hosts and loopback, with the CommonName certCN(name,
+// hosts[0]), and its key (mode 0600).
+func issueCert(certFile, keyFile string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, name string, hosts []string, now time.Time) error {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return "", "", err
+		return err
+	}
+	first := ""
+	if len(hosts) > 0 {
+		first = hosts[0]
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: host, Organization: []string{"cairn development"}},
+		Subject:      pkix.Name{CommonName: certCN(name, first), Organization: []string{"cairn"}},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(devValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -109,27 +128,46 @@ func devCert(dir, name, host string, now time.Time) (certFile, keyFile string, e
 		DNSNames:     []string{"localhost"},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 	}
-	if ip := net.ParseIP(host); ip != nil {
-		// An unspecified address (0.0.0.0, ::) names no host: clients
-		// that reach it by another address need --tls-cert.
-		if !ip.IsLoopback() && !ip.IsUnspecified() {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+	for _, host := range hosts {
+		if ip := net.ParseIP(host); ip != nil {
+			// An unspecified address (0.0.0.0, ::) names no host: clients
+			// that reach it by another address need --tls-cert.
+			if !ip.IsUnspecified() && !slices.ContainsFunc(tmpl.IPAddresses, ip.Equal) {
+				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			}
+		} else if host != "" && !slices.Contains(tmpl.DNSNames, host) {
+			tmpl.DNSNames = append(tmpl.DNSNames, host)
 		}
-	} else if host != "" && host != "localhost" {
-		tmpl.DNSNames = append(tmpl.DNSNames, host)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
-		return "", "", err
+		return err
 	}
 	if err := writePEM(keyFile, key); err != nil {
-		return "", "", err
+		return err
 	}
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
-		return "", "", err
-	}
-	return certFile, keyFile, nil
+	return os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }
+
+// certNamesAll reports whether c is valid for every host.
+func certNamesAll(c *x509.Certificate, hosts []string) bool {
+	for _, h := range hosts {
+		if !certNames(c, h) {
+			return false
+		}
+	}
+	return true
+}
+
+// certCN is the CommonName of a certificate cairn makes: "cairn NAME
+// HOST". It is never an etcd user's name: etcd takes the CommonName of a
+// request's client certificate as its user when the request has no token
+// (docs/design/meta.md, "Transport security and authentication").
+func certCN(name, host string) string { return strings.TrimSpace("cairn " + name + " " + host) }
+
+// etcdUserCN reports whether cn is the name of an etcd user of cairn: a
+// certificate with it would authenticate to etcd without a password.
+func etcdUserCN(cn string) bool { return cn == etcdmeta.User || cn == etcdmeta.RootUser }
 
 // certNames reports whether c is valid for host (an unspecified address,
 // 0.0.0.0 or ::, is checked as the loopback the certificate always names).
@@ -140,8 +178,9 @@ func certNames(c *x509.Certificate, host string) bool {
 	return c.VerifyHostname(host) == nil
 }
 
-// loadOrMakeCA reads the development CA of dir or makes one.
-func loadOrMakeCA(dir string, now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+// loadOrMakeCA reads the CA of dir (ca.pem, ca-key.pem) or makes one
+// with CommonName cn.
+func loadOrMakeCA(dir, cn string, now time.Time) (*x509.Certificate, *ecdsa.PrivateKey, error) {
 	caFile, caKeyFile := filepath.Join(dir, devCAFile), filepath.Join(dir, devCAKeyFile)
 	kp, err := tls.LoadX509KeyPair(caFile, caKeyFile)
 	if err == nil {
@@ -164,7 +203,7 @@ func loadOrMakeCA(dir string, now time.Time) (*x509.Certificate, *ecdsa.PrivateK
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial(),
-		Subject:               pkix.Name{CommonName: "cairn development CA", Organization: []string{"cairn development"}},
+		Subject:               pkix.Name{CommonName: cn, Organization: []string{"cairn"}},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(devValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
@@ -249,7 +288,7 @@ type nodeTLS struct {
 
 // devNodeTLS makes (or reuses) the node certificate for host under dir.
 func devNodeTLS(dir, host string) (*nodeTLS, error) {
-	cert, key, err := devCert(dir, "node", host, time.Now())
+	cert, key, err := devCert(dir, "node", time.Now(), host)
 	if err != nil {
 		return nil, fmt.Errorf("--tls: %w", err)
 	}
@@ -262,10 +301,29 @@ func devNodeTLS(dir, host string) (*nodeTLS, error) {
 	return files.nodeTLS()
 }
 
+// devMetaTLS makes (or reuses) the embedded etcd member's certificate
+// under dir for the hosts of its client and peer addresses: it serves
+// both and is its client certificate towards peers.
+func devMetaTLS(dir, clientAddr, peerAddr string) (*etcdmeta.TLSFiles, error) {
+	var hosts []string
+	for _, a := range []string{clientAddr, peerAddr} {
+		h, _, err := net.SplitHostPort(a)
+		if err != nil {
+			return nil, fmt.Errorf("%w: --tls: metadata address %q: want HOST:PORT", ErrUsage, a)
+		}
+		hosts = append(hosts, h)
+	}
+	cert, key, err := devCert(dir, "meta", time.Now(), hosts...)
+	if err != nil {
+		return nil, fmt.Errorf("--tls: %w", err)
+	}
+	return &etcdmeta.TLSFiles{CA: filepath.Join(dir, devCAFile), Cert: cert, Key: key}, nil
+}
+
 // nodeTLS is the mutual TLS of a node that serves and presents Cert and
 // takes only clients with a certificate of CA.
 func (f NodeTLSFiles) nodeTLS() (*nodeTLS, error) {
-	client, err := f.clientConfig()
+	client, err := f.clientConfig("node_tls")
 	if err != nil {
 		return nil, err
 	}
@@ -277,23 +335,24 @@ func (f NodeTLSFiles) nodeTLS() (*nodeTLS, error) {
 	}, nil
 }
 
-// clientConfig is the TLS configuration of a node-protocol client: it
-// trusts CA and presents Cert.
-func (f NodeTLSFiles) clientConfig() (*tls.Config, error) {
+// clientConfig is the TLS configuration of a node-protocol or metadata
+// client: it trusts CA and presents Cert. what names the files in errors
+// (node_tls, meta_tls).
+func (f NodeTLSFiles) clientConfig(what string) (*tls.Config, error) {
 	if f.CA == "" || f.Cert == "" || f.Key == "" {
-		return nil, fmt.Errorf("node_tls needs ca, cert and key")
+		return nil, fmt.Errorf("%s needs ca, cert and key", what)
 	}
 	ca, err := os.ReadFile(f.CA)
 	if err != nil {
-		return nil, fmt.Errorf("node_tls: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("node_tls: %s holds no PEM certificate", f.CA)
+		return nil, fmt.Errorf("%s: %s holds no PEM certificate", what, f.CA)
 	}
 	kp, err := tls.LoadX509KeyPair(f.Cert, f.Key)
 	if err != nil {
-		return nil, fmt.Errorf("node_tls: %s / %s: %w", f.Cert, f.Key, err)
+		return nil, fmt.Errorf("%s: %s / %s: %w", what, f.Cert, f.Key, err)
 	}
 	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{kp}, MinVersion: tls.VersionTLS12}, nil
 }

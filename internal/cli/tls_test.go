@@ -15,7 +15,7 @@ import (
 func TestDevCert(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tls")
 	now := time.Now()
-	cf, kf, err := devCert(dir, "s3", "10.1.2.3", now)
+	cf, kf, err := devCert(dir, "s3", now, "10.1.2.3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +35,9 @@ func TestDevCert(t *testing.T) {
 			t.Errorf("certificate does not name %s: %v", h, err)
 		}
 	}
+	if cn := c.Subject.CommonName; etcdUserCN(cn) || cn != "cairn s3 10.1.2.3" {
+		t.Errorf("CommonName %q, want \"cairn s3 10.1.2.3\" (never an etcd user's name)", cn)
+	}
 	if c.VerifyHostname("10.9.9.9") == nil {
 		t.Error("certificate names 10.9.9.9")
 	}
@@ -42,16 +45,16 @@ func TestDevCert(t *testing.T) {
 		t.Fatalf("key file %s: %v, mode %v; want 0600", kf, err, st.Mode())
 	}
 	before, _ := os.ReadFile(cf)
-	if _, _, err := devCert(dir, "s3", "10.1.2.3", now); err != nil {
+	if _, _, err := devCert(dir, "s3", now, "10.1.2.3"); err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := os.ReadFile(cf); string(after) != string(before) {
 		t.Fatal("the certificate was made again for the same host")
 	}
-	if _, _, err := devCert(dir, "s3", "db.example", now); err != nil {
+	if _, _, err := devCert(dir, "s3", now, "db.example"); err != nil {
 		t.Fatal(err)
 	}
-	if cf, _, err := devCert(dir, "any", "0.0.0.0", now); err != nil {
+	if cf, _, err := devCert(dir, "any", now, "0.0.0.0"); err != nil {
 		t.Fatal(err)
 	} else if c, _ := readCert(cf); len(c.IPAddresses) != 2 || c.VerifyHostname("127.0.0.1") != nil {
 		t.Fatalf("certificate for 0.0.0.0 names %v, want the loopback only", c.IPAddresses)
@@ -110,11 +113,11 @@ func TestNodeTLSFiles(t *testing.T) {
 		"key of CA":   {CA: n.files.CA, Cert: n.files.Cert, Key: filepath.Join(dir, devCAKeyFile)},
 		"missing":     {CA: filepath.Join(dir, "nope.pem"), Cert: n.files.Cert, Key: n.files.Key},
 	} {
-		if _, err := f.clientConfig(); err == nil {
+		if _, err := f.clientConfig("node_tls"); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := n.files.clientConfig(); err != nil {
+	if _, err := n.files.clientConfig("node_tls"); err != nil {
 		t.Fatal(err)
 	}
 }

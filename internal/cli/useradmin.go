@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -436,14 +438,15 @@ func (h userAdminHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // sendUserOp runs op through the admin path of the gateway at endpoint
-// (http://host:port), signed by root, and copies the answer to stdout. A
+// (http://host:port, or https: trusting $AWS_CA_BUNDLE if set, as the
+// aws CLI does), signed by root, and copies the answer to stdout. A
 // refusal is an error with the gateway's text; a 400 a usage error.
 func sendUserOp(ctx context.Context, endpoint string, root s3Creds, op userOp, stdout io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%w: --endpoint %q: want http://HOST:PORT", ErrUsage, endpoint)
+		return fmt.Errorf("%w: --endpoint %q: want http://HOST:PORT or https://HOST:PORT", ErrUsage, endpoint)
 	}
 	u.Path, u.RawQuery = "/", op.query().Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), http.NoBody)
@@ -451,7 +454,11 @@ func sendUserOp(ctx context.Context, endpoint string, root s3Creds, op userOp, s
 		return err
 	}
 	s3.SignV4(req, root.AccessKey, root.SecretKey, "us-east-1", time.Now())
-	resp, err := http.DefaultClient.Do(req)
+	hc, err := caBundleClient()
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("the admin path of %s: %w", endpoint, err)
 	}
@@ -639,4 +646,25 @@ func runUserImport(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return a.importFile(ctx, args[0])
 	})
+}
+
+// caBundleClient is an HTTP client that trusts the CA certificates in the
+// file $AWS_CA_BUNDLE names, as the aws CLI does, or the system's if it
+// is unset.
+func caBundleClient() (*http.Client, error) {
+	path := os.Getenv("AWS_CA_BUNDLE")
+	if path == "" {
+		return http.DefaultClient, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("$AWS_CA_BUNDLE: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("$AWS_CA_BUNDLE: %s holds no PEM certificate", path)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return &http.Client{Transport: tr}, nil
 }

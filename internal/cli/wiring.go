@@ -41,6 +41,7 @@ type clusterOptions struct {
 	memory      *client.Budget    // bounds the data path's buffers (nil: unbounded)
 	log         *slog.Logger      // warnings (shards decoded around); required
 	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
+	keepSlow    bool              // client.Config.KeepSlowDisks (--keep-slow-disks)
 	// recordSecret records the secret's check value in a store without
 	// one (checkSecret); a gateway does, CLI commands only compare.
 	recordSecret bool
@@ -48,7 +49,12 @@ type clusterOptions struct {
 
 // openCluster connects to the metadata endpoints of cfg.
 func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*cluster, error) {
-	store, err := etcdmeta.Open(ctx, cfg.Meta, etcdmeta.Options{CallTimeout: o.metaTimeout})
+	mo, err := cfg.metaOptions()
+	if err != nil {
+		return nil, err
+	}
+	mo.CallTimeout = o.metaTimeout
+	store, err := etcdmeta.Open(ctx, cfg.Meta, mo)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)
 	}
@@ -62,12 +68,12 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	}
 	var tc *tls.Config
 	if cfg.NodeTLS != nil {
-		if tc, err = cfg.NodeTLS.clientConfig(); err != nil {
+		if tc, err = cfg.NodeTLS.clientConfig("node_tls"); err != nil {
 			store.Close()
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
 	}
-	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys}, o.node, tc), nil
+	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow}, o.node, tc), nil
 }
 
 // newCluster wires the data path over store and the nodes. Every shard a

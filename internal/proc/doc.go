@@ -12,7 +12,8 @@
 //     ROLE is server, meta, node or gateway; the keys are sorted, and a
 //     value has no spaces. Keys: s3 (the S3 API, http://HOST:PORT), meta
 //     (metadata client URLs, comma-separated), peer (metadata peer URLs,
-//     comma-separated) and node (the node protocol, HOST:PORT). Ready
+//     comma-separated), node (the node protocol, HOST:PORT) and console
+//     (the web console, http://HOST:PORT, when it is on). Ready
 //     formats it (internal/cli prints it) and ParseReady reads it.
 //
 //   - Port 0: every address flag of those commands accepts port 0; the

@@ -12,6 +12,8 @@ const (
 	Meta = "meta" // metadata client URLs, comma-separated
 	Peer = "peer" // metadata peer URLs, comma-separated
 	Node = "node" // the node protocol, HOST:PORT
+	// Console is the web console, http(s)://HOST:PORT.
+	Console = "console"
 )
 
 // Ready is what a ready line says: the process's role and its bound

@@ -31,6 +31,10 @@ type Documented struct {
 	SecretKey string
 	Procs     []*Proc // every process, members first
 	Init      string  // what cairn init printed
+	// CA is the cluster CA's certificate file cairn init made (its
+	// DIR/tls/ca.pem), which S3 clients trust; "" for a cluster without
+	// TLS.
+	CA string
 
 	blocks   docBlocks
 	loopback *strings.Replacer // the doc's hosts and data directory → the test's
@@ -49,13 +53,15 @@ type docBlocks struct {
 	hosts     []string            // the hosts, in the doc's order
 	host      map[string][]string // each host's commands
 	cli       []string            // the CLI commands run afterwards
+	add       []string            // the commands that prepare the hosts added later (cairn init --add-host)
 	joinHosts []string            // hosts added later, in the doc's order
 	join      map[string][]string // their commands, run with a copy of client.conf
 }
 
 // readDocBlocks reads the blocks marked <!-- cluster:init -->,
-// <!-- cluster:host HOST --> and <!-- cluster:cli -->: one command a line,
-// a trailing backslash continuing it on the next.
+// <!-- cluster:host HOST -->, <!-- cluster:cli -->, <!-- cluster:add -->
+// and <!-- cluster:join HOST -->: one command a line, a trailing
+// backslash continuing it on the next.
 func readDocBlocks(path string) (docBlocks, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -78,6 +84,8 @@ func readDocBlocks(path string) (docBlocks, error) {
 				into = &d.init
 			case "cli":
 				into = &d.cli
+			case "add":
+				into = &d.add
 			case "host":
 				d.hosts = append(d.hosts, arg)
 				into = new([]string)
@@ -279,7 +287,15 @@ func StartDocumented(t testing.TB) *Documented {
 		t.Fatal(err)
 	}
 	d.AccessKey, d.SecretKey = creds.AccessKey, creds.SecretKey
+	if ca := filepath.Join(initDir, "tls", "ca.pem"); fileExists(ca) {
+		d.CA = ca
+	}
 	return d
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // initHostDir returns the directory cairn init printed for host's files:
@@ -305,23 +321,30 @@ func docArgs(t testing.TB, loopback *strings.Replacer, cmd string) []string {
 	return f[1:]
 }
 
-// Join runs the doc's commands that add processes to the running cluster
-// (<!-- cluster:join HOST -->): each host gets a copy of client.conf, as
-// the doc says, and its commands run there. It returns their processes.
+// Join runs the doc's commands that add processes to the running cluster:
+// the <!-- cluster:add --> commands, which write each new host's
+// directory (cairn init --add-host), in the directory of cairn init; then
+// each host gets a copy of its directory, as the doc's scp, and its
+// commands (<!-- cluster:join HOST -->) run there. It returns their
+// processes.
 func (d *Documented) Join(t testing.TB) []*Proc {
 	t.Helper()
+	for _, c := range d.blocks.add {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		cmd := exec.CommandContext(ctx, Binary(t), docArgs(t, d.loopback, c)...)
+		cmd.Dir = d.Dir
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", d.loopback.Replace(c), err, out)
+		}
+	}
 	var out []*Proc
 	for _, h := range d.blocks.joinHosts {
-		dir := filepath.Join(d.Dir, "hosts", d.loopback.Replace(h))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(d.Conf)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "client.conf"), b, 0o600); err != nil {
-			t.Fatal(err)
+		lh := d.loopback.Replace(h)
+		dir := filepath.Join(d.Dir, "hosts", lh)
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join(d.initDir, lh))); err != nil {
+			t.Fatalf("copying %s's files (the doc's cluster:add commands should make them): %v", h, err)
 		}
 		for _, c := range d.blocks.join[h] {
 			p, err := proc.Start(t.Context(), proc.Config{Name: d.loopback.Replace(c), Bin: Binary(t), Args: docArgs(t, d.loopback, c), Dir: dir})

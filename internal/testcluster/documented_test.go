@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net"
-	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"cairn"
@@ -21,13 +19,9 @@ import (
 
 // docS3Client is an SDK client of a documented cluster's gateway with its
 // root credentials.
+// It trusts the cluster CA cairn init made.
 func docS3Client(d *testcluster.Documented, url string) *s3.Client {
-	return s3.New(s3.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(url), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider(d.AccessKey, d.SecretKey, ""),
-		Retryer:     aws.NopRetryer{},
-		HTTPClient:  &http.Client{Timeout: time.Minute},
-	})
+	return s3AsCA(d.CA, url, d.AccessKey, d.SecretKey)
 }
 
 // The walkthrough of docs/running-a-cluster.md works as written (issue
@@ -93,7 +87,7 @@ func TestRunningACluster(t *testing.T) {
 	}
 	hostOf := map[string]string{}
 	for _, n := range st.Nodes {
-		h, _, _ := net.SplitHostPort(n.Addr)
+		h := addrHost(n.Addr)
 		hostOf[n.ID] = h
 	}
 	perHost := map[string]int{}
@@ -110,8 +104,8 @@ func TestRunningACluster(t *testing.T) {
 		}
 	}
 
-	checkSharedUsers(t, gatewayAdmin(t, d.Gateways[0], d.AccessKey, d.SecretKey), [2]string{d.Gateways[0], d.Gateways[1]},
-		d.AccessKey, d.SecretKey, "doc")
+	checkSharedUsers(t, gatewayAdmin(t, d.CA, d.Gateways[0], d.AccessKey, d.SecretKey), [2]string{d.Gateways[0], d.Gateways[1]},
+		d.AccessKey, d.SecretKey, "doc", d.CA)
 
 	// "Adding a node later": node5 joins with client.conf and flags, on a
 	// fourth host that is its rack.
@@ -130,7 +124,17 @@ func TestRunningACluster(t *testing.T) {
 	if len(joined) != 1 || len(after.Nodes) != 5 || i < 0 {
 		t.Fatalf("after the join: nodes %+v", after.Nodes)
 	}
-	if h, _, _ := net.SplitHostPort(after.Nodes[i].Addr); after.Nodes[i].Labels[cairn.LabelRack] != h {
+	if h := addrHost(after.Nodes[i].Addr); after.Nodes[i].Labels[cairn.LabelRack] != h {
 		t.Fatalf("node5 %+v: want its host as its rack", after.Nodes[i])
 	}
+}
+
+// addrHost is the host of a node's address, HOST:PORT or, with TLS,
+// https://HOST:PORT.
+func addrHost(addr string) string {
+	if u, err := url.Parse(addr); err == nil && u.Host != "" {
+		return u.Hostname()
+	}
+	h, _, _ := net.SplitHostPort(addr)
+	return h
 }

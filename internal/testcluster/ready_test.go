@@ -47,4 +47,16 @@ func TestReadyLinesGiveBoundAddresses(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("anonymous GET / on the gateway's %s: %s, want 403", gw.Addr(proc.S3), resp.Status)
 	}
+	// The web console, on a port of its own (the one after S3's, here 0).
+	con := gw.Addr(proc.Console)
+	if con == "" || con == gw.Addr(proc.S3) {
+		t.Fatalf("gateway ready line %v: no console of its own", gw.Ready())
+	}
+	if resp, err = http.Get(con + "/api/buckets"); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("anonymous GET /api/buckets on the gateway's console %s: %s, want 401", con, resp.Status)
+	}
 }

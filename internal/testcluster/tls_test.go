@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -20,6 +21,7 @@ import (
 	"cairn"
 	"cairn/internal/proc"
 	"cairn/internal/testcluster"
+	etcdmeta "cairn/meta/etcd"
 	"cairn/node"
 )
 
@@ -180,6 +182,13 @@ func TestServerTLS(t *testing.T) {
 		refused(u)
 	}
 
+	// The metadata store (etcd) is TLS with client certificates and
+	// authentication: the CLI above got through with client.conf's
+	// meta_tls and user; a client without a certificate is refused in
+	// the handshake, one with the certificate but no password or a wrong
+	// one by etcd.
+	metaRefusals(t, srv.Addr(proc.Meta), pool, nodeCert)
+
 	// A restart reuses the CA: the same client trust still works.
 	srv.Restart(t)
 	if again, err := os.ReadFile(caFile); err != nil || !bytes.Equal(again, ca) {
@@ -209,4 +218,35 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// metaRefusals checks that the etcd at endpoints (https, trusting pool's
+// CA) refuses a client without a certificate, and one with cert but no
+// password, a wrong one, or etcd's root without one.
+func metaRefusals(t *testing.T, endpoints string, pool *x509.CertPool, cert tls.Certificate) {
+	t.Helper()
+	if !strings.HasPrefix(endpoints, "https://") {
+		t.Fatalf("metadata at %s, want https://", endpoints)
+	}
+	eps := strings.Split(endpoints, ",")
+	try := func(certs []tls.Certificate, user, password string) error {
+		s, err := etcdmeta.Open(t.Context(), eps, etcdmeta.Options{DialTimeout: 3 * time.Second,
+			TLS: &tls.Config{RootCAs: pool, Certificates: certs}, Username: user, Password: password})
+		if err == nil {
+			s.Close()
+		}
+		return err
+	}
+	if err := try(nil, "", ""); err == nil {
+		t.Fatal("etcd served a client without a certificate")
+	}
+	for _, c := range []struct{ what, user, password string }{
+		{"no password", "", ""},
+		{"a wrong password", etcdmeta.User, "not-the-password"},
+		{"root without a password", etcdmeta.RootUser, ""},
+	} {
+		if err := try([]tls.Certificate{cert}, c.user, c.password); !etcdmeta.IsAuthError(err) {
+			t.Fatalf("etcd with the cluster certificate and %s: %v, want refused by etcd's authentication", c.what, err)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package testcluster_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -24,13 +26,24 @@ import (
 	"cairn/internal/testcluster"
 )
 
-// s3As returns an SDK client of the gateway at url signing as ak/sk.
-func s3As(url, ak, sk string) *s3.Client {
+// s3AsCA returns an SDK client of the gateway at url signing as ak/sk,
+// trusting the CA certificate in file ca ("": the system's CAs).
+func s3AsCA(ca, url, ak, sk string) *s3.Client {
+	hc := &http.Client{Timeout: time.Minute}
+	if ca != "" {
+		pool := x509.NewCertPool()
+		if b, err := os.ReadFile(ca); err != nil || !pool.AppendCertsFromPEM(b) {
+			panic(fmt.Sprintf("CA %s: %v", ca, err)) // a test's own file
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
+		hc.Transport = tr
+	}
 	return s3.New(s3.Options{
 		Region: "us-east-1", BaseEndpoint: aws.String(url), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(ak, sk, ""),
 		Retryer:     aws.NopRetryer{},
-		HTTPClient:  &http.Client{Timeout: time.Minute},
+		HTTPClient:  hc,
 	})
 }
 
@@ -92,7 +105,7 @@ func eventually(t *testing.T, what string, f func() error) {
 // restart; its allow-list (the cluster's, then its own), a key rotation
 // and its removal reach both.
 // The bucket names start with prefix.
-func checkSharedUsers(t *testing.T, admin func(args ...string) (string, error), gw [2]string, rootAK, rootSK, prefix string) {
+func checkSharedUsers(t *testing.T, admin func(args ...string) (string, error), gw [2]string, rootAK, rootSK, prefix, ca string) {
 	t.Helper()
 	ctx := context.Background()
 	must := func(args ...string) string {
@@ -108,7 +121,7 @@ func checkSharedUsers(t *testing.T, admin func(args ...string) (string, error), 
 	bucket, data := prefix+"-bkt", []byte("shared users: "+prefix)
 
 	// Through the other gateway: the user appears there too.
-	other := s3As(gw[1], ak, sk)
+	other := s3AsCA(ca, gw[1], ak, sk)
 	eventually(t, "the new user on the second gateway", func() error {
 		_, err := other.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)})
 		return err
@@ -116,7 +129,7 @@ func checkSharedUsers(t *testing.T, admin func(args ...string) (string, error), 
 	if _, err := other.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("k"), Body: bytes.NewReader(data)}); err != nil {
 		t.Fatal(err)
 	}
-	first := s3As(gw[0], ak, sk)
+	first := s3AsCA(ca, gw[0], ak, sk)
 	eventually(t, "the new user on the first gateway", func() error {
 		out, err := first.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")})
 		if err != nil {
@@ -129,7 +142,7 @@ func checkSharedUsers(t *testing.T, admin func(args ...string) (string, error), 
 		}
 		return err
 	})
-	root := s3As(gw[0], rootAK, rootSK)
+	root := s3AsCA(ca, gw[0], rootAK, rootSK)
 	if _, err := root.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")}); err != nil {
 		t.Fatalf("root reading the user's object: %v", err)
 	}
@@ -161,7 +174,7 @@ func checkSharedUsers(t *testing.T, admin func(args ...string) (string, error), 
 	must("user", "set-policy", name, "rep-2,rs-4-2")
 	for i, g := range gw {
 		eventually(t, fmt.Sprintf("the allow-list on gateway %d", i+1), func() error {
-			return mbPolicy(s3As(g, ak, sk), fmt.Sprintf("%s-rep2-%d", bucket, i), "rep-2")
+			return mbPolicy(s3AsCA(ca, g, ak, sk), fmt.Sprintf("%s-rep2-%d", bucket, i), "rep-2")
 		})
 	}
 
@@ -169,14 +182,14 @@ func checkSharedUsers(t *testing.T, admin func(args ...string) (string, error), 
 	nak, nsk := parseKeys(t, must("user", "rotate", name))
 	for i, g := range gw {
 		eventually(t, fmt.Sprintf("the old keys refused by gateway %d", i+1), func() error {
-			_, err := s3As(g, ak, sk).ListBuckets(ctx, &s3.ListBucketsInput{})
+			_, err := s3AsCA(ca, g, ak, sk).ListBuckets(ctx, &s3.ListBucketsInput{})
 			if s3ErrCode(err) != "InvalidAccessKeyId" {
 				return fmt.Errorf("the old keys: %v", err)
 			}
 			return nil
 		})
 		eventually(t, fmt.Sprintf("the new keys on gateway %d", i+1), func() error {
-			_, err := s3As(g, nak, nsk).HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")})
+			_, err := s3AsCA(ca, g, nak, nsk).HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("k")})
 			return err
 		})
 	}
@@ -188,7 +201,7 @@ func checkSharedUsers(t *testing.T, admin func(args ...string) (string, error), 
 	must("user", "rm", name)
 	for i, g := range gw {
 		eventually(t, fmt.Sprintf("the removed user refused by gateway %d", i+1), func() error {
-			_, err := s3As(g, nak, nsk).ListBuckets(ctx, &s3.ListBucketsInput{})
+			_, err := s3AsCA(ca, g, nak, nsk).ListBuckets(ctx, &s3.ListBucketsInput{})
 			if s3ErrCode(err) != "InvalidAccessKeyId" {
 				return fmt.Errorf("the removed user's keys: %v", err)
 			}
@@ -215,29 +228,30 @@ func TestSharedUsers(t *testing.T) {
 		admin := func(args ...string) (string, error) {
 			return c.TryCLI(context.Background(), append([]string{"admin"}, args...)...)
 		}
-		checkSharedUsers(t, admin, gws, rak, rsk, "store")
+		checkSharedUsers(t, admin, gws, rak, rsk, "store", "")
 	})
 	// The admin path of the first gateway, signed by the root of its flags
 	// (no client.conf: the CLI holds no cluster secret); the user is used
 	// through the second.
 	t.Run("gateway", func(t *testing.T) {
-		checkSharedUsers(t, gatewayAdmin(t, gws[0], testcluster.TestAccessKey, testcluster.TestSecretKey), gws, rak, rsk, "gw")
+		checkSharedUsers(t, gatewayAdmin(t, "", gws[0], testcluster.TestAccessKey, testcluster.TestSecretKey), gws, rak, rsk, "gw", "")
 	})
 	// Only root may use the admin path.
-	_, err := gatewayAdmin(t, gws[1], "nobody-key", "nobody-secret")("user", "list")
+	_, err := gatewayAdmin(t, "", gws[1], "nobody-key", "nobody-secret")("user", "list")
 	if err == nil {
 		t.Fatal("the admin path served an unknown access key")
 	}
 }
 
 // gatewayAdmin returns a checkSharedUsers admin that runs `cairn admin
-// ARGS... --endpoint URL` signed as root ak/sk, without a cluster config.
-func gatewayAdmin(t *testing.T, url, ak, sk string) func(args ...string) (string, error) {
+// ARGS... --endpoint URL` signed as root ak/sk, without a cluster config,
+// trusting the CA certificate in file ca ($AWS_CA_BUNDLE) unless "".
+func gatewayAdmin(t *testing.T, ca, url, ak, sk string) func(args ...string) (string, error) {
 	bin := testcluster.Binary(t)
 	return func(args ...string) (string, error) {
 		full := append([]string{"admin", args[0], args[1], "--endpoint", url, "--root-access-key", ak, "--root-secret-key", sk}, args[2:]...)
 		cmd := exec.Command(bin, full...)
-		cmd.Env = append(os.Environ(), "CAIRN_CONFIG=")
+		cmd.Env = append(os.Environ(), "CAIRN_CONFIG=", "AWS_CA_BUNDLE="+ca)
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}

@@ -60,6 +60,15 @@
 // directory from one with etcd's snapshot restore (docs/design/meta.md,
 // "Backup and restore").
 //
+// Transport security and authentication (auth.go; docs/design/meta.md):
+// EmbedConfig.TLS serves clients and peers over TLS only and requires a
+// client certificate of the cluster CA from both. EnableAuth turns etcd
+// authentication on with two users: RootUser, without a password (etcd
+// needs it to exist), and User ("cairn"), whose password every cairn
+// process gives (Options.Username/Password). A request without a token
+// is etcd's by the CommonName of its client certificate, so no
+// certificate cairn makes has a CommonName that is a user's.
+//
 // Logging: etcd logs through zap; both the embedded server and the client
 // get a zap logger that forwards records at error level and above to the
 // *slog.Logger given (or drops them). Nothing is written to stdout.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	"go.etcd.io/etcd/server/v3/embed"
 	"google.golang.org/grpc"
 
@@ -59,6 +60,20 @@ type EmbedConfig struct {
 	StartTimeout time.Duration
 	// Logger receives etcd's error-level records; nil discards them.
 	Logger *slog.Logger
+	// TLS, if not nil, serves clients and peers over TLS only: ClientURL
+	// and PeerURL must be https. Clients and peers must present a
+	// certificate signed by TLS.CA (etcd's --client-cert-auth and
+	// --peer-client-cert-auth); TLS.Cert serves both listeners and is the
+	// member's client certificate towards its peers, so it must be valid
+	// for server and client use and name the hosts of both URLs
+	// (docs/design/meta.md, "Transport security and authentication").
+	TLS *TLSFiles
+}
+
+// TLSFiles are the PEM files of a TLS endpoint: the CA whose certificates
+// it trusts, and its own certificate and key.
+type TLSFiles struct {
+	CA, Cert, Key string
 }
 
 // Validate checks the configuration and fills defaults.
@@ -76,9 +91,19 @@ func (c *EmbedConfig) Validate() error {
 		if u == "" {
 			return bad("no %s URL", what)
 		}
-		if _, err := url.Parse(u); err != nil {
+		p, err := url.Parse(u)
+		if err != nil {
 			return bad("%s URL %q: %v", what, u, err)
 		}
+		if c.TLS != nil && p.Scheme != "https" {
+			return bad("%s URL %q: with TLS, want https://HOST:PORT", what, u)
+		}
+		if c.TLS == nil && p.Scheme == "https" {
+			return bad("%s URL %q: https needs TLS certificates", what, u)
+		}
+	}
+	if t := c.TLS; t != nil && (t.CA == "" || t.Cert == "" || t.Key == "") {
+		return bad("TLS needs a CA, a certificate and a key")
 	}
 	if c.InitialCluster == "" {
 		c.InitialCluster = c.Name + "=" + c.PeerURL
@@ -192,6 +217,10 @@ func StartEmbedded(ctx context.Context, c EmbedConfig) (*Server, error) {
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "1h"
 	cfg.LogLevel = "error"
+	if t := c.TLS; t != nil {
+		info := transport.TLSInfo{CertFile: t.Cert, KeyFile: t.Key, TrustedCAFile: t.CA, ClientCertAuth: true}
+		cfg.ClientTLSInfo, cfg.PeerTLSInfo = info, info
+	}
 	stopping := new(atomic.Bool)
 	// Client streams (watches, lease keep-alives) never end by themselves,
 	// and etcd's Close waits for them for its request timeout (7 s) per

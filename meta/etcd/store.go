@@ -544,43 +544,7 @@ func (s *Store) SetBucketEncryption(ctx context.Context, name, scheme string) er
 	if err := meta.CheckBucketEncryption(scheme); err != nil {
 		return err
 	}
-	if err := s.live(); err != nil {
-		return err
-	}
-	op := "set encryption of bucket " + name
-	if strings.Contains(name, "/") {
-		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	k := s.k.bucket(name)
-	for range 16 {
-		resp, err := s.cli.Get(ctx, k)
-		if err != nil {
-			return s.wrap(op, err)
-		}
-		if len(resp.Kvs) == 0 {
-			return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-		}
-		var b cairn.Bucket
-		if err := json.Unmarshal(resp.Kvs[0].Value, &b); err != nil {
-			return fmt.Errorf("%s: %w: %v", op, cairn.ErrCorrupt, err)
-		}
-		b.Encryption = scheme
-		v, err := json.Marshal(b)
-		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
-		t, err := s.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(k), "=", resp.Kvs[0].ModRevision)).
-			Then(clientv3.OpPut(k, string(v))).
-			Commit()
-		if err != nil {
-			return s.wrap(op, err)
-		}
-		if t.Succeeded {
-			return nil
-		}
-	}
-	return fmt.Errorf("%s: %w", op, cairn.ErrConflict)
+	return s.updateBucket(ctx, "set encryption of bucket "+name, name, func(b *cairn.Bucket) { b.Encryption = scheme })
 }
 
 // Bucket implements meta.Store.

@@ -293,16 +293,7 @@ func (s *Store) SetBucketEncryption(ctx context.Context, name, scheme string) er
 	if err := meta.CheckBucketEncryption(scheme); err != nil {
 		return err
 	}
-	if err := s.lockLive(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	b, err := s.bucketLocked(name)
-	if err != nil {
-		return fmt.Errorf("set encryption of bucket %s: %w", name, err)
-	}
-	b.b.Encryption = scheme
-	return nil
+	return s.updateBucket(ctx, "set encryption of bucket "+name, name, func(b *cairn.Bucket) { b.Encryption = scheme })
 }
 
 // Bucket implements meta.Store.

@@ -405,6 +405,7 @@ func testBuckets(t *testing.T, s meta.Store) {
 	if got, _ := s.Bucket(ctx, "photos"); got.Encryption != "" {
 		t.Fatalf("after removing the default encryption: %q", got.Encryption)
 	}
+	bucketAttrs(t, s, b)
 
 	bs, err := s.Buckets(ctx)
 	noErr(t, "Buckets", err)

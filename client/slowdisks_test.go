@@ -1,0 +1,166 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"cairn"
+	"cairn/client/slowdisk"
+)
+
+// A disk that is slow for every PUT, not only within one, is recognised
+// from the PUTs' shard streams and avoided by the stripes of later PUTs
+// while other disks are free: after MinSamples PUTs that used it, no PUT
+// puts a shard on it until its hold ends; then it is tried again (one PUT)
+// and avoided for twice as long. Every object reads back (reads, which
+// are judged too, come after each phase's PUTs). With
+// KeepSlowDisks the same workload keeps using it: the control that shows
+// the test can fail.
+//
+// It runs in a synctest bubble: the slow disk's delay is virtual time, and
+// everything else takes none, so the verdicts are exact.
+func TestPutAvoidsSlowDisk(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr, err := slowdisk.New(slowdisk.Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 64 << 10, SlowDisks: tr, KeepSlowDisks: keep})
+				if keep {
+					e.c.cfg.SlowDisks = nil
+				}
+				ctx := context.Background()
+				disks, _ := e.meta.Disks(ctx)
+				slow := disks[3].ID
+				e.shards.Set(func() { e.shards.SlowPut[slow] = 20 * time.Millisecond }) // 256 KiB shards: 80 ms
+				data := randBytes(77, 1<<20)
+				put := func(i int) bool {
+					m, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+					if err != nil {
+						t.Fatalf("put %d: %v", i, err)
+					}
+					return slotOf(m, slow) >= 0
+				}
+				// Reads are samples too: check the objects after each phase,
+				// so that the PUTs alone make the verdicts counted here.
+				readBack := func(from, to int) {
+					for i := from; i < to; i++ {
+						if got := e.get(t, fmt.Sprintf("k%d", i), 0, -1); !bytes.Equal(got, data) {
+							t.Fatalf("object %d: read back differs", i)
+						}
+					}
+				}
+				used := 0
+				for i := range 40 {
+					if put(i) {
+						used++
+					}
+				}
+				readBack(0, 40)
+				if keep {
+					if used < 20 {
+						t.Fatalf("without avoidance the slow disk took shards of %d of 40 PUTs, want about 30", used)
+					}
+					return
+				}
+				if used != 3 {
+					t.Fatalf("the slow disk took shards of %d PUTs, want 3 (MinSamples)", used)
+				}
+				if !tr.Avoid(time.Now(), slow) {
+					t.Fatal("the slow disk is not avoided")
+				}
+				// The hold (5 s) ends: the next PUTs try it once more, it is
+				// still slow, and it is avoided again, for 10 s.
+				time.Sleep(5 * time.Second)
+				used = 0
+				for i := 40; i < 80; i++ {
+					if put(i) {
+						used++
+					}
+				}
+				readBack(40, 80)
+				if used != 1 {
+					t.Fatalf("after the hold the slow disk took shards of %d PUTs, want 1", used)
+				}
+				st := tr.Snapshot(time.Now())
+				for _, s := range st {
+					if s.Disk == slow && (s.State != slowdisk.Slow || s.Until.Sub(s.Since) != 10*time.Second) {
+						t.Fatalf("slow disk after probation: %+v, want slow for 10 s", s)
+					}
+					if s.Disk != slow && s.State != slowdisk.OK {
+						t.Fatalf("a healthy disk was judged: %+v", s)
+					}
+				}
+				// It heals: after its hold, PUTs use it and it is ok again.
+				e.shards.Set(func() { delete(e.shards.SlowPut, slow) })
+				time.Sleep(10 * time.Second)
+				used = 0
+				for i := 80; i < 120; i++ {
+					if put(i) {
+						used++
+					}
+				}
+				readBack(80, 120)
+				if used < 20 || tr.Avoid(time.Now(), slow) {
+					t.Fatalf("the healed disk took shards of %d of 40 PUTs (avoided: %v), want about 30", used, tr.Avoid(time.Now(), slow))
+				}
+			})
+		})
+	}
+}
+
+// A GET asks for shards on disks held slow only when it must: the first
+// K+δ come from the others, so a healthy object reads without waiting for
+// a hedge. When the other disks fail, it still reads from the slow one.
+func TestGetAsksSlowDiskLast(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr, err := slowdisk.New(slowdisk.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 64 << 10, SlowDisks: tr})
+		ctx := context.Background()
+		data := randBytes(78, 1<<20)
+		m, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow := m.Shards[0].Disk // a data shard: asked first unless slow
+		gets := func() int {
+			e.shards.Mu.Lock()
+			defer e.shards.Mu.Unlock()
+			return e.shards.Gets[slow]
+		}
+		before := gets()
+		if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) || gets() == before {
+			t.Fatal("a GET with every disk healthy did not read shard 0's disk (the test would prove nothing)")
+		}
+		for range 3 {
+			tr.ObserveBatch(time.Now(), []slowdisk.Sample{{Disk: slow, Took: time.Second}, {Disk: m.Shards[1].Disk, Took: time.Millisecond}, {Disk: m.Shards[2].Disk, Took: time.Millisecond}})
+		}
+		if !tr.Avoid(time.Now(), slow) {
+			t.Fatal("not held slow")
+		}
+		before = gets()
+		if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
+			t.Fatal("read back differs")
+		}
+		if gets() != before {
+			t.Fatalf("the GET asked the slow disk %d times", gets()-before)
+		}
+		// Two other shards lost: the slow disk's shard is needed, and read.
+		e.shards.Set(func() {
+			e.shards.FailGet[m.Shards[1].Disk] = cairn.ErrUnavailable
+			e.shards.FailGet[m.Shards[2].Disk] = cairn.ErrUnavailable
+		})
+		if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) || gets() == before {
+			t.Fatal("with two shards lost the GET did not read the slow disk's shard")
+		}
+	})
+}

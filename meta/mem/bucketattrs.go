@@ -1,0 +1,52 @@
+package mem
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"cairn"
+)
+
+// SetBucketTags implements meta.Store. The tags are copied: the stored
+// map is replaced, never changed, so a Bucket returned earlier keeps the
+// tags it had.
+func (s *Store) SetBucketTags(ctx context.Context, name string, tags map[string]string) error {
+	if len(tags) == 0 {
+		tags = nil
+	}
+	return s.updateBucket(ctx, "set tags of bucket "+name, name, func(b *cairn.Bucket) { b.Tags = maps.Clone(tags) })
+}
+
+// SetBucketCORS implements meta.Store (the rules copied, as SetBucketTags).
+func (s *Store) SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error {
+	if len(rules) == 0 {
+		rules = nil
+	}
+	return s.updateBucket(ctx, "set CORS of bucket "+name, name, func(b *cairn.Bucket) { b.CORS = cloneCORS(rules) })
+}
+
+func (s *Store) updateBucket(ctx context.Context, op, name string, set func(*cairn.Bucket)) error {
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	b, err := s.bucketLocked(name)
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	set(&b.b)
+	return nil
+}
+
+func cloneCORS(rules []cairn.CORSRule) []cairn.CORSRule {
+	out := slices.Clone(rules)
+	for i, r := range out {
+		out[i].AllowedOrigins = slices.Clone(r.AllowedOrigins)
+		out[i].AllowedMethods = slices.Clone(r.AllowedMethods)
+		out[i].AllowedHeaders = slices.Clone(r.AllowedHeaders)
+		out[i].ExposeHeaders = slices.Clone(r.ExposeHeaders)
+	}
+	return out
+}

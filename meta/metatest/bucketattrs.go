@@ -1,0 +1,38 @@
+package metatest
+
+import (
+	"context"
+	"maps"
+	"reflect"
+	"testing"
+
+	"cairn"
+	"cairn/meta"
+)
+
+// bucketAttrs checks SetBucketTags and SetBucketCORS on bucket b (already
+// created): each replaces its own field and leaves the rest of the record.
+func bucketAttrs(t *testing.T, s meta.Store, b cairn.Bucket) {
+	t.Helper()
+	ctx := context.Background()
+	tags := map[string]string{"team": "blue", "cost center": "ünï 42"}
+	noErr(t, "SetBucketTags", s.SetBucketTags(ctx, b.Name, tags))
+	rules := []cairn.CORSRule{
+		{ID: "web", AllowedOrigins: []string{"https://*.example.com"}, AllowedMethods: []string{"GET", "PUT"},
+			AllowedHeaders: []string{"*"}, ExposeHeaders: []string{"ETag"}, MaxAgeSeconds: 600},
+		{AllowedOrigins: []string{"*"}, AllowedMethods: []string{"HEAD"}},
+	}
+	noErr(t, "SetBucketCORS", s.SetBucketCORS(ctx, b.Name, rules))
+	got, err := s.Bucket(ctx, b.Name)
+	noErr(t, "Bucket", err)
+	if !maps.Equal(got.Tags, tags) || !reflect.DeepEqual(got.CORS, rules) || got.Policy != b.Policy || got.Owner != b.Owner {
+		t.Fatalf("after SetBucketTags and SetBucketCORS: %+v", got)
+	}
+	wantErr(t, "SetBucketTags of a missing bucket", s.SetBucketTags(ctx, "nope", tags), cairn.ErrNotFound)
+	wantErr(t, "SetBucketCORS of a missing bucket", s.SetBucketCORS(ctx, "nope", rules), cairn.ErrNotFound)
+	noErr(t, "SetBucketTags none", s.SetBucketTags(ctx, b.Name, nil))
+	noErr(t, "SetBucketCORS none", s.SetBucketCORS(ctx, b.Name, []cairn.CORSRule{}))
+	if got, err := s.Bucket(ctx, b.Name); err != nil || got.Tags != nil || got.CORS != nil {
+		t.Fatalf("after removing tags and CORS: %+v, %v", got, err)
+	}
+}

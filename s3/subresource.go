@@ -1,0 +1,36 @@
+package s3
+
+import (
+	"net/url"
+)
+
+// subresource returns the handler of a request for a subresource served
+// outside the main routes (tagging, object attributes, CORS), or nil.
+func (h *Handler) subresource(q *request, query url.Values) func(*request) error {
+	if q.key == "" {
+		switch {
+		case query.Has("tagging"):
+			return h.bucketTagging
+		case query.Has("cors"):
+			return h.bucketCORS
+		}
+		return nil
+	}
+	switch {
+	case query.Has("tagging"):
+		return keyChecked(h.objectTagging)
+	case query.Has("attributes"):
+		return keyChecked(h.objectAttributes)
+	}
+	return nil
+}
+
+// keyChecked runs serve once the request's key passed checkKey.
+func keyChecked(serve func(*request) error) func(*request) error {
+	return func(q *request) error {
+		if err := checkKey(q.key); err != nil {
+			return err
+		}
+		return serve(q)
+	}
+}
