@@ -48,10 +48,11 @@ const (
 // the workload going while they are dead, restarts them, then checks
 // every key: it reads back as one of its possible versions, whole, and the
 // listing shows exactly the keys that hold an object. At the end the nodes
-// restart with a short --gc-grace, the cluster settles (every disk up, the
-// repair queue empty), every key is checked again, and every shard file on
-// the disks must be named by a committed manifest or a live upload (0
-// orphans) — and every file they name must be there.
+// restart with a short --gc-grace, the uploads abandoned by a killed
+// gateway are aborted (abortAbandoned says why), the cluster settles (every
+// disk up, the repair queue empty), every key is checked again, and every
+// shard file on the disks must be named by a committed manifest or a live
+// upload (0 orphans) — and every file they name must be there.
 func TestTorture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster of 7 processes and kills them")
