@@ -431,6 +431,31 @@ func TestAttrEncode(t *testing.T) {
 	}
 }
 
+// The failed-login budget is per client address, and its table bounded.
+func TestLoginLimiterPerClient(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	l := newLoginLimiter(1, 3, 2)
+	for range 3 {
+		l.failed("a", now)
+	}
+	if l.allowed("a", now) || !l.allowed("b", now) {
+		t.Fatal("a's failures limit b, or not a")
+	}
+	if !l.allowed("a", now.Add(time.Second)) {
+		t.Fatal("a's budget does not refill")
+	}
+	l.failed("b", now)
+	l.failed("c", now) // a full table: one of a and b goes
+	if len(l.by) != 2 || l.by["c"] == nil {
+		t.Fatalf("table %v after a failure from a third client", l.by)
+	}
+	later := now.Add(time.Minute) // every budget full again: those entries go first
+	l.failed("d", later)
+	if len(l.by) > 2 || l.by["d"] == nil {
+		t.Fatalf("table %v", l.by)
+	}
+}
+
 // A listing is paged: pageSize keys at a time, with a token for the next.
 func TestListingPaged(t *testing.T) {
 	e := newEnv(t, nil)

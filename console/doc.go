@@ -58,8 +58,9 @@
 //     console serves plain HTTP unless it is given a TLS config (cairn
 //     warns when a plain console listens off loopback), and marks the
 //     cookie Secure only over TLS.
-//   - The failed-login budget is shared by all clients: someone guessing
-//     secrets slows down everyone's logins, never their sessions.
+//   - The failed-login budget is per client address: clients behind one
+//     proxy share it, and a guesser with many addresses has one budget
+//     per address. A limited login gets 429; sessions are never touched.
 //   - A download is served as an attachment with a sandboxing content
 //     security policy, so an object's bytes never run as the console.
 package console
