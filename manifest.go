@@ -148,8 +148,13 @@ type Upload struct {
 	Tags map[string]string `json:"tags,omitempty"`
 	// ChecksumAlgorithm is the x-amz-checksum-algorithm of
 	// CreateMultipartUpload (CRC32, ...; "" = none): every part must carry
-	// a checksum of it, and Complete stores their composite.
+	// a checksum of it, and Complete stores the object's, of
+	// ChecksumType.
 	ChecksumAlgorithm string `json:"checksum_algorithm,omitempty"`
+	// ChecksumType is the form of that checksum: ChecksumComposite
+	// (CompositeChecksum) or ChecksumFullObject (FullObjectChecksum, CRCs
+	// only). "" with an algorithm: composite (uploads recorded before).
+	ChecksumType string `json:"checksum_type,omitempty"`
 }
 
 // PartManifest returns the manifest that describes part p of a multipart

@@ -66,7 +66,7 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	}
 	u := cairn.Upload{Bucket: bucket, Key: key, ID: id, Created: now().UTC(), Policy: policy,
 		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta), Encryption: enc,
-		Tags: maps.Clone(opts.Tags), ChecksumAlgorithm: opts.ChecksumAlgorithm}
+		Tags: maps.Clone(opts.Tags), ChecksumAlgorithm: opts.ChecksumAlgorithm, ChecksumType: opts.ChecksumType}
 	if err := c.meta.CreateUpload(ctx, u); err != nil {
 		return cairn.Upload{}, err
 	}
@@ -236,6 +236,7 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 		parts := make([]cairn.Part, len(list))
 		md := md5.New()
 		var size, plain int64
+		sizes := make([]int64, len(list)) // content bytes of each part
 		for i, cp := range list {
 			p, ok := byNum[cp.Number]
 			if !ok || trimETag(cp.ETag) != p.ETag {
@@ -248,6 +249,7 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 				}
 			}
 			plain += ps
+			sizes[i] = ps
 			if i < len(list)-1 && ps < c.cfg.MinPartSize {
 				return nil, fmt.Errorf("%w: part %d has %d bytes, the minimum is %d", ErrEntityTooSmall, cp.Number, ps, c.cfg.MinPartSize)
 			}
@@ -268,8 +270,8 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 			ContentType: u.ContentType, UserMeta: maps.Clone(u.UserMeta), Created: u.Created,
 			Policy: u.Policy, Parts: parts, Upload: id, Tags: maps.Clone(u.Tags),
 		}
-		if u.ChecksumAlgorithm != "" && u.ChecksumAlgorithm != "CRC64NVME" {
-			if m.Checksum, err = cairn.CompositeChecksum(u.ChecksumAlgorithm, parts); err != nil {
+		if u.ChecksumAlgorithm != "" {
+			if m.Checksum, err = uploadChecksum(u, parts, sizes); err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrInvalidPart, err)
 			}
 		}
@@ -345,3 +347,12 @@ func (c *Client) SweepUploads(ctx context.Context, now time.Time, maxAge time.Du
 // DefaultUploadMaxAge is the age after which SweepUploads should abort an
 // upload by default.
 const DefaultUploadMaxAge = 7 * 24 * time.Hour
+
+// uploadChecksum is the checksum of the object completing upload u from
+// parts, of sizes content bytes each: of u's algorithm and type.
+func uploadChecksum(u cairn.Upload, parts []cairn.Part, sizes []int64) (*cairn.Checksum, error) {
+	if u.ChecksumType == cairn.ChecksumFullObject {
+		return cairn.FullObjectChecksum(u.ChecksumAlgorithm, parts, sizes)
+	}
+	return cairn.CompositeChecksum(u.ChecksumAlgorithm, parts)
+}

@@ -56,8 +56,10 @@ type PutOptions struct {
 	Checksum func() *cairn.Checksum
 	// ChecksumAlgorithm, for CreateUpload only, is the algorithm every
 	// part's checksum must have; Complete then stores their composite
-	// (cairn.CompositeChecksum). "" = none.
+	// (cairn.CompositeChecksum, or cairn.FullObjectChecksum if
+	// ChecksumType is cairn.ChecksumFullObject). "" = none.
 	ChecksumAlgorithm string
+	ChecksumType      string
 }
 
 // Condition is a precondition on the object a write replaces, checked

@@ -33,7 +33,7 @@ import (
 // did not answer or move data within its Timeouts) — or ctx's error when
 // ctx ended.
 type Client struct {
-	key     [32]byte // signs every request (authKey of the cluster secret)
+	key     Key // signs every request
 	resolve Resolver
 	hc      *http.Client
 	t       Timeouts
@@ -46,16 +46,31 @@ type Client struct {
 // URL with a scheme. It may read the cluster map under ctx.
 type Resolver func(ctx context.Context, disk cairn.DiskID) (addr string, err error)
 
-// NewClient returns a client that signs its requests with a key derived
-// from the cluster secret (docs/design/node-protocol.md, "Authentication") and finds a
-// disk's node with resolve, with DefaultTimeouts. hc nil:
-// NewHTTPClient(DefaultTimeouts).
+// NewClient returns a client that signs its requests with the admin key
+// AdminKeyID derived from the cluster secret (docs/design/node-protocol.md,
+// "Keys and roles"): it may make every request. Processes with a narrower
+// job use NewKeyClient with their role's key.
 func NewClient(secret string, resolve Resolver, hc *http.Client) *Client {
+	return NewKeyClient(Key{ID: AdminKeyID, key: deriveKey(secret, AdminKeyID)}, resolve, hc)
+}
+
+// AdminKeyID is the principal of NewClient's key.
+var AdminKeyID = KeyID{Role: RoleAdmin, Name: "cluster"}
+
+// NewKeyClient returns a client that signs its requests with key
+// (docs/design/node-protocol.md, "Authentication") and finds a disk's
+// node with resolve, with DefaultTimeouts. hc nil:
+// NewHTTPClient(DefaultTimeouts). A node refuses the requests key's role
+// may not make (ErrAuth, code forbidden).
+func NewKeyClient(key Key, resolve Resolver, hc *http.Client) *Client {
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
-	return &Client{key: authKey(secret), resolve: resolve, hc: hc, t: DefaultTimeouts}
+	return &Client{key: key, resolve: resolve, hc: hc, t: DefaultTimeouts}
 }
+
+// Key returns the principal whose key signs c's requests.
+func (c *Client) Key() KeyID { return c.key.ID }
 
 // WithTimeouts returns a copy of c that bounds its calls by t (zero
 // fields: DefaultTimeouts'). The HTTP client stays c's: its dial timeout

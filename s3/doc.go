@@ -52,7 +52,8 @@
 //   - stored checksum: the x-amz-checksum-* value a body was verified
 //     against (bodySum), kept in the manifest (or a part) and returned with
 //     x-amz-checksum-mode: ENABLED; a multipart upload created with an
-//     algorithm gets the composite of its parts' (checksum.go).
+//     algorithm gets the composite of its parts' or, for the CRCs, the
+//     full-object CRC combined from theirs (checksum.go).
 //   - CORS rules: a bucket's (cors.go); an OPTIONS preflight is answered
 //     from them before authentication, and an actual request with an
 //     Origin gets the matching rule's headers.
@@ -95,14 +96,11 @@
 //     not behind http.ServeMux, which cleans paths ("a//b", "./") that are
 //     legal S3 keys.
 //   - Multipart upload is implemented (GET/HEAD ?partNumber= and
-//     UploadPartCopy included) except a delimiter in ListMultipartUploads,
-//     which answers NotImplemented, as do versioning, ACLs, lifecycle and
-//     the other subresources docs/design/s3.md ("Operation status") lists
-//     as not supported. Since no bucket is versioned, ListObjectVersions
+//     UploadPartCopy included). Versioning, ACLs, lifecycle and the other
+//     subresources docs/design/s3.md ("Operation status") lists as not
+//     supported answer NotImplemented. Since no bucket is versioned, ListObjectVersions
 //     lists each object as its only version, "null", and versionId=null
 //     names the object.
-//   - A multipart upload's checksum is S3's composite form only; the
-//     full-object form (and so CRC64NVME) answers NotImplemented.
 //   - A GET reads the manifest (Stat) for conditions and range, then opens
 //     the data; if the object was replaced in between it starts over (up
 //     to three times).

@@ -731,62 +731,37 @@ func (h *Handler) copyObject(q *request) error {
 	if sb == q.bucket && sk == q.key && directive != "REPLACE" && policy == "" && sse == nil {
 		return ErrInvalidCopyRequest
 	}
-	// Drain the (normally empty) body so a signed payload is checked.
-	body, err := h.body(q)
+	if err := h.drainBody(q); err != nil {
+		return err
+	}
+	m, rc, err := h.openCopySource(q, sb, sk, srcKey, nil)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(io.Discard, body); err != nil {
+	defer rc.Close()
+	opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse}
+	if opts.Tags, err = copyTags(q.r.Header, m); err != nil {
 		return err
 	}
-	for attempt := 0; ; attempt++ {
-		m, err := h.cfg.Objects.Stat(ctx, sb, sk)
-		if err != nil {
-			return h.objectErr(ctx, sb, err)
-		}
-		if err := checkObjectKey(m, srcKey); err != nil {
-			return err
-		}
-		if err := preconditions(q.r.Header, m, copyConditions, ErrPreconditionFailed); err != nil {
-			return err
-		}
-		opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse}
-		if opts.Tags, err = copyTags(q.r.Header, m); err != nil {
-			return err
-		}
-		if m.Checksum != nil && m.Checksum.Type == cairn.ChecksumFullObject {
-			opts.Checksum = func() *cairn.Checksum { return m.Checksum } // the same content
-		}
-		if directive == "REPLACE" {
-			if opts.UserMeta, err = requestMeta(q.r.Header); err != nil {
-				return err
-			}
-			opts.ContentType = q.r.Header.Get("Content-Type")
-		}
-		gm, rc, err := h.cfg.Objects.GetWith(ctx, sb, sk, 0, -1, client.GetOptions{CustomerKey: srcKey.keyOf()})
-		if err != nil {
-			return h.objectErr(ctx, sb, err)
-		}
-		if gm.Version != m.Version {
-			rc.Close()
-			if attempt < 3 {
-				continue
-			}
-			return ErrOperationAborted
-		}
-		var src io.Reader = rc
-		if alg != "" {
-			if src, opts.Checksum, err = hashed(rc, alg); err != nil {
-				rc.Close()
-				return err
-			}
-		}
-		nm, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, src, opts)
-		rc.Close()
-		if err != nil {
-			return h.writeErr(ctx, q.bucket, err)
-		}
-		setSSEHeaders(q.w, nm.Encryption, ck)
-		return h.writeXML(q, http.StatusOK, copyObjectResult{NS: s3NS, LastModified: isoTime(nm.Created), ETag: etag(nm)})
+	if m.Checksum != nil && m.Checksum.Type == cairn.ChecksumFullObject {
+		opts.Checksum = func() *cairn.Checksum { return m.Checksum } // the same content
 	}
+	if directive == "REPLACE" {
+		if opts.UserMeta, err = requestMeta(q.r.Header); err != nil {
+			return err
+		}
+		opts.ContentType = q.r.Header.Get("Content-Type")
+	}
+	var src io.Reader = rc
+	if alg != "" {
+		if src, opts.Checksum, err = hashed(rc, alg); err != nil {
+			return err
+		}
+	}
+	nm, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, src, opts)
+	if err != nil {
+		return h.writeErr(ctx, q.bucket, err)
+	}
+	setSSEHeaders(q.w, nm.Encryption, ck)
+	return h.writeXML(q, http.StatusOK, copyObjectResult{NS: s3NS, LastModified: isoTime(nm.Created), ETag: etag(nm)})
 }

@@ -95,7 +95,11 @@ func startS3(ctx context.Context, cl *cluster, addr, consoleAddr string, creds s
 	}
 	live := &liveCreds{}
 	live.set(ids)
-	seal, err := crypt.UserSealKey(cl.secret)
+	secret, err := cl.clusterSecret("the S3 gateway")
+	if err != nil {
+		return "", "", nil, err
+	}
+	seal, err := crypt.UserSealKey(secret)
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -188,6 +192,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return lim.cluster, err
 		}
 		lim.cluster.recordSecret = true
+		lim.cluster.key = gatewayKey()
 		lim.tls, err = tlsf.config("", "")
 		return lim.cluster, err
 	}

@@ -110,6 +110,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
 	rep := repairFlags(fs)
 	scr := scrubFlags(fs)
+	auth := addAuthFlags(fs)
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
@@ -152,6 +153,9 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if err := scr.validate(); err != nil {
+		return err
+	}
+	if err := auth.validate(); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(*data, 0o700); err != nil {
@@ -214,7 +218,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
-		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -246,6 +250,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	lim.keys.watch(ctx, log)
 	lim.cluster.log = logger(stderr, false)
+	lim.cluster.key = gatewayKey()
 	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {
 		return err
@@ -305,6 +310,7 @@ type nodeOptions struct {
 	repair   *repairOptions
 	scrub    *scrubOptions
 	cleanup  *cleanupFlags // the director's cleanup duty
+	auth     *authFlags    // the node's signature window and replay cache
 	tls      *nodeTLS      // nil: plain HTTP
 	log      *slog.Logger
 }
@@ -317,6 +323,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		return "", nil, err
 	}
 	if err := o.repair.validate(); err != nil {
+		return "", nil, err
+	}
+	if err := o.auth.validate(); err != nil {
 		return "", nil, err
 	}
 	mo := o.metaOpts
@@ -352,6 +361,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
 		Listen: o.addr, Registry: store, Logger: o.log, LinkRate: o.linkRate, RepairRate: o.repair.rateBytes,
 		Scrub: o.scrub.cfg, NoScrub: *o.scrub.off, TLS: serverTLS, HTTPClient: hc,
+		Skew: o.auth.skewOr0(), ReplayEntries: o.auth.replayOr0(),
 	})
 	if err != nil {
 		store.Close()
@@ -364,7 +374,13 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	var dir *director.Director
 	var cl *cluster // the director's data path
 	if o.director {
-		cl = newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
+		key, err := node.DeriveKey(o.secret, node.KeyID{Role: node.RoleDirector, Name: node.KeyName(o.id)})
+		if err != nil {
+			srv.Close()
+			store.Close()
+			return "", nil, err
+		}
+		cl = newCluster(store, o.secret, key, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
 		data := cl.data
 		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,
@@ -410,6 +426,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	linkRate := fs.String("link-rate", "", "limit this node's network traffic to SIZE per second in each direction (for experiments, e.g. 10MiB; default unlimited)")
 	rep := repairFlags(fs)
 	scr := scrubFlags(fs)
+	auth := addAuthFlags(fs)
 	clean := addCleanupFlags(fs)
 	verbose := fs.Bool("v", false, "log more")
 	var nt NodeTLSFiles
@@ -463,6 +480,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := scr.validate(); err != nil {
 		return err
 	}
+	if err := auth.validate(); err != nil {
+		return err
+	}
 	if *secretFile != "" {
 		from = *secretFile
 		b, err := os.ReadFile(*secretFile)
@@ -503,7 +523,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	log := logger(stderr, *verbose)
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls})
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}

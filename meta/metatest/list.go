@@ -30,6 +30,7 @@ func bigManifest(bucket, key, version string, n int) *cairn.Manifest {
 	m.Size = 0
 	for i := 1; i <= n; i++ {
 		p := part(i, fmt.Sprintf("%s%05x", version, i), "node1/disk1", "node2/disk1", "node3/disk2")
+		p.Checksum = &cairn.Checksum{Algorithm: "CRC32", Value: fmt.Sprintf("AAAA%03d=", i%1000), Type: cairn.ChecksumFullObject}
 		m.Size += p.Size
 		m.Parts = append(m.Parts, p)
 	}
