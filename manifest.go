@@ -56,6 +56,10 @@ type Manifest struct {
 	// gateway verified as the body arrived, or the composite checksum of a
 	// multipart object's parts (nil: the writer sent none).
 	Checksum *Checksum `json:"checksum,omitempty"`
+	// Versioned says the object was written while its bucket's
+	// versioning was Enabled: its S3 version ID is Version. False: it is
+	// the key's null version (docs/design/versioning.md).
+	Versioned bool `json:"versioned,omitempty"`
 }
 
 // Layout says where the bytes of one object (or one part) of Size bytes

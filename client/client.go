@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -509,12 +508,11 @@ func (o *outside) pick(key string, orSlow bool) (cairn.DiskID, bool) {
 	return best, ok
 }
 
+// newVersion returns a new version: time-ordered, newest first
+// (cairn.NewVersion), so that a key's versions list in order
+// (docs/design/versioning.md).
 func (c *Client) newVersion() (string, error) {
-	var b [16]byte
-	if _, err := io.ReadFull(c.cfg.Rand, b[:]); err != nil {
-		return "", fmt.Errorf("making a version id: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
+	return cairn.NewVersion(time.Now(), c.cfg.Rand)
 }
 
 // Stat returns an object's manifest.

@@ -275,6 +275,11 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 				return nil, fmt.Errorf("%w: %v", ErrInvalidPart, err)
 			}
 		}
+		b, err := c.meta.Bucket(ctx, bucket)
+		if err != nil {
+			return nil, fmt.Errorf("bucket %q: %w", bucket, err)
+		}
+		m.Versioned = b.Versioning == cairn.VersioningEnabled
 		if u.Encryption != nil {
 			e := *u.Encryption
 			e.Size = plain

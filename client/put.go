@@ -205,6 +205,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		ETag: d.etag, ContentType: opts.ContentType,
 		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
 		Policy: policy, Layout: d.layout, Tags: maps.Clone(opts.Tags),
+		Versioned: b.Versioning == cairn.VersioningEnabled,
 	}
 	if opts.Checksum != nil {
 		m.Checksum = opts.Checksum()

@@ -29,6 +29,11 @@ type Store interface {
 	Disks(ctx context.Context) ([]cairn.Disk, error)
 	BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error)
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
+	// ListVersionManifests and ObjectVersion: noncurrent versions of
+	// objects in versioned buckets are objects to repair too
+	// (docs/design/versioning.md).
+	ListVersionManifests(ctx context.Context, bucket, afterKey, afterVersion string, limit int) ([]*cairn.Manifest, bool, error)
+	ObjectVersion(ctx context.Context, bucket, key, id string) (cairn.ObjectVersion, error)
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	// ManifestPart and UpdatePart read and update one part of a

@@ -157,16 +157,30 @@ func (r *Repairer) walk(ctx context.Context, refs map[cairn.DiskID]int, f func(*
 			}
 			for _, m := range ms {
 				after = m.Key
-				for _, st := range decide.Stripes(m) {
-					for _, s := range st.Shards {
-						refs[s.Disk]++
-					}
-					if err := f(m, st); err != nil {
-						return err
-					}
+				if err := walkStripes(m, refs, f); err != nil {
+					return err
 				}
 			}
 			if !more {
+				break
+			}
+		}
+		if b.Versioning == "" {
+			return nil // no noncurrent versions
+		}
+		afterKey, afterVersion := "", ""
+		for {
+			ms, more, err := r.store.ListVersionManifests(ctx, b.Name, afterKey, afterVersion, 1000)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				afterKey, afterVersion = m.Key, m.Version
+				if err := walkStripes(m, refs, f); err != nil {
+					return err
+				}
+			}
+			if !more || len(ms) == 0 {
 				return nil
 			}
 		}
@@ -186,6 +200,20 @@ func (r *Repairer) walk(ctx context.Context, refs map[cairn.DiskID]int, f func(*
 		}
 		return err
 	})
+}
+
+// walkStripes calls f for every stripe of m and counts its shards into
+// refs (walk).
+func walkStripes(m *cairn.Manifest, refs map[cairn.DiskID]int, f func(*cairn.Manifest, decide.Stripe) error) error {
+	for _, st := range decide.Stripes(m) {
+		for _, s := range st.Shards {
+			refs[s.Disk]++
+		}
+		if err := f(m, st); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Census is what the last complete walk found: how many shards the

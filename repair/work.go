@@ -228,11 +228,38 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 // or for a part's stripe the manifest with only that part
 // (Store.ManifestPart), so that a part's repair costs the same whatever
 // the number of parts.
+//
+// A task made for a version that is not current (any more) reads that
+// version, which a versioned bucket keeps as a noncurrent one
+// (docs/design/versioning.md): whole, parts and all. If it is gone too,
+// the current manifest is returned, whose version tells the task it is
+// stale.
 func (r *Repairer) manifest(ctx context.Context, t *cairn.RepairTask) (*cairn.Manifest, error) {
+	var m *cairn.Manifest
+	var err error
 	if t.Part == 0 {
-		return r.store.Manifest(ctx, t.Bucket, t.Key)
+		m, err = r.store.Manifest(ctx, t.Bucket, t.Key)
+	} else {
+		m, err = r.store.ManifestPart(ctx, t.Bucket, t.Key, t.Part)
 	}
-	return r.store.ManifestPart(ctx, t.Bucket, t.Key, t.Part)
+	if t.Version == "" || err == nil && m.Version == t.Version || err != nil && !errors.Is(err, cairn.ErrNotFound) {
+		return m, err
+	}
+	v, verr := r.store.ObjectVersion(ctx, t.Bucket, t.Key, t.Version)
+	if verr != nil || v.Manifest == nil {
+		return m, err
+	}
+	if t.Part == 0 {
+		return v.Manifest, nil
+	}
+	nm := *v.Manifest
+	for _, p := range v.Manifest.Parts {
+		if p.Number == t.Part {
+			nm.Parts = []cairn.Part{p} // as ManifestPart: the part alone
+			return &nm, nil
+		}
+	}
+	return m, err
 }
 
 // validStored checks the stored manifest m read for a task's stripe

@@ -26,6 +26,13 @@
 //     aws-chunked and each chunk carries its own signature chained from the
 //     previous one (checked chunk by chunk), optionally followed by
 //     trailer headers (a checksum; signed in the signed mode).
+//   - versions (versioning.go, docs/design/versioning.md): a bucket's
+//     versioning (Enabled, Suspended, or never set) decides what a write
+//     or delete keeps. A version ID is "null" or one of cairn's internal
+//     versions (32 hex digits); a delete marker hides a key without
+//     removing its versions; ?versionId= reads, copies or deletes one
+//     version. Reads of a version go through Objects.OpenWith on the
+//     version's manifest, deletes through Versions (meta.Store).
 //   - body readers: wrappers around the request body that check it (wire
 //     length, payload hash, chunk signatures, Content-MD5, x-amz-checksum-*)
 //     and turn a failed check into an error instead of io.EOF. The data

@@ -35,6 +35,9 @@ type Objects interface {
 	// the object's content, decrypted if it is encrypted (opts carries an
 	// SSE-C key).
 	GetWith(ctx context.Context, bucket, key string, off, length int64, opts client.GetOptions) (*cairn.Manifest, io.ReadCloser, error)
+	// OpenWith is GetWith of the object version m (a manifest read from
+	// the metadata store, current or not).
+	OpenWith(ctx context.Context, m *cairn.Manifest, off, length int64, opts client.GetOptions) (*cairn.Manifest, io.ReadCloser, error)
 	// Stat returns the committed manifest.
 	Stat(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	// Delete removes the object; cairn.ErrNotFound if it does not exist.
@@ -72,6 +75,7 @@ type Meta interface {
 	// ListObjects pages the listing records of a bucket (limit 1 to
 	// meta.MaxPage): listings never read manifests.
 	ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]cairn.ObjectInfo, bool, error)
+	Versions
 }
 
 // Config configures a Handler. Validate fills the defaults.
@@ -237,7 +241,7 @@ var unsupportedSubresources = []string{
 	"accelerate", "acl", "analytics", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
-	"requestPayment", "restore", "retention", "select", "torrent", "versioning", "website",
+	"requestPayment", "restore", "retention", "select", "torrent", "website",
 }
 
 // request is one authenticated request being served.
@@ -316,6 +320,9 @@ func (h *Handler) route(q *request) error {
 	}
 	if q.key == "" && query.Has("encryption") {
 		return h.bucketEncryption(q)
+	}
+	if q.key == "" && query.Has("versioning") {
+		return h.bucketVersioning(q)
 	}
 	if q.key == "" {
 		switch r.Method {

@@ -195,6 +195,7 @@ func (h *Handler) completeUpload(q *request, id string) error {
 		return h.uploadErr(q, conditionErr(err))
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
+	setWrittenVersion(q.w, m)
 	res := completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
 		Bucket: q.bucket, Key: q.key, ETag: etag(m), checksumXML: xmlChecksum(m.Checksum)}
 	if m.Checksum != nil {

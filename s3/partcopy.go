@@ -53,7 +53,7 @@ func parseCopyRange(v string, size int64) (off, n int64, err error) {
 
 func (h *Handler) uploadPartCopy(q *request, id string, n int) error {
 	ctx := q.r.Context()
-	sb, sk, err := parseCopySource(q.r.Header.Get("X-Amz-Copy-Source"))
+	sb, sk, sv, err := parseCopySource(q.r.Header.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (h *Handler) uploadPartCopy(q *request, id string, n int) error {
 		return err
 	}
 	var size int64
-	_, rc, err := h.openCopySource(q, sb, sk, srcKey, func(total int64) (off, n int64, err error) {
+	_, rc, err := h.openCopySource(q, sb, sk, sv, srcKey, func(total int64) (off, n int64, err error) {
 		off, n, err = parseCopyRange(q.r.Header.Get("X-Amz-Copy-Source-Range"), total)
 		if err == nil && n > maxPartSize {
 			err = fmt.Errorf("%w: a copied part holds at most %d bytes", ErrEntityTooLarge, int64(maxPartSize))
@@ -109,6 +109,9 @@ func (h *Handler) uploadPartCopy(q *request, id string, n int) error {
 		return h.uploadErr(q, err)
 	}
 	setSSEHeaders(q.w, u.Encryption, ck)
+	if sv != "" {
+		q.w.Header().Set("X-Amz-Copy-Source-Version-Id", sv)
+	}
 	return h.writeXML(q, http.StatusOK, copyPartResult{NS: s3NS, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`,
 		checksumXML: xmlChecksum(p.Checksum)})
 }
@@ -124,18 +127,22 @@ func (h *Handler) drainBody(q *request) error {
 	return err
 }
 
-// openCopySource opens the copy source sb/sk once it meets the
-// request's x-amz-copy-source-if-* conditions and the source's SSE-C key
-// is srcKey: the bytes rng picks of its content size (nil: all of them).
-// A source overwritten between the stat that checked it and the open is
-// checked and opened again (three times at most, then
-// OperationAborted). The caller closes rc.
-func (h *Handler) openCopySource(q *request, sb, sk string, srcKey *customerKey, rng func(size int64) (off, n int64, err error)) (*cairn.Manifest, io.ReadCloser, error) {
+// openCopySource opens the copy source sb/sk — its version sv, or the
+// current one if sv is "" — once it meets the request's
+// x-amz-copy-source-if-* conditions and the source's SSE-C key is
+// srcKey: the bytes rng picks of its content size (nil: all of them).
+// A current source overwritten between the stat that checked it and the
+// open is checked and opened again (three times at most, then
+// OperationAborted). A source version that is a delete marker is an
+// InvalidRequest, as S3. The caller closes rc.
+func (h *Handler) openCopySource(q *request, sb, sk, sv string, srcKey *customerKey, rng func(size int64) (off, n int64, err error)) (*cairn.Manifest, io.ReadCloser, error) {
 	ctx := q.r.Context()
 	for attempt := 0; ; attempt++ {
-		m, err := h.cfg.Objects.Stat(ctx, sb, sk)
-		if err != nil {
-			return nil, nil, h.objectErr(ctx, sb, err)
+		m, err := h.statVersion(ctx, nil, sb, sk, sv)
+		if errors.Is(err, ErrDeleteMarker) {
+			return nil, nil, fmt.Errorf("%w: the source version is a delete marker", ErrInvalidCopySourceVersion)
+		} else if err != nil {
+			return nil, nil, err
 		}
 		if err := checkObjectKey(m, srcKey); err != nil {
 			return nil, nil, err
@@ -149,7 +156,7 @@ func (h *Handler) openCopySource(q *request, sb, sk string, srcKey *customerKey,
 				return nil, nil, err
 			}
 		}
-		gm, rc, err := h.cfg.Objects.GetWith(ctx, sb, sk, off, n, client.GetOptions{CustomerKey: srcKey.keyOf()})
+		gm, rc, err := h.openVersion(ctx, m, sv, off, n, client.GetOptions{CustomerKey: srcKey.keyOf()})
 		if err != nil {
 			return nil, nil, h.objectErr(ctx, sb, err)
 		}

@@ -351,11 +351,12 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		return nil, err
 	}
 	bk, ok, uk, pp := s.k.bucket(m.Bucket), s.k.object(m.Bucket, m.Key), s.k.upload(m.Bucket, id), s.k.parts(m.Bucket, id)
+	nk := s.k.nullv(m.Bucket, m.Key)
 	conflict := fmt.Errorf("%s over version %q: %w (parts or object changed)", op, prevVersion, cairn.ErrConflict)
 	var parts []cairn.Part
 	guess := meta.NewDelta()
 	guess.Object(m, 1)
-	err = s.counted(ctx, op, m.Version, []string{bk, ok, uk}, []string{pp}, guess, func(r reads) planned {
+	err = s.counted(ctx, op, m.Version, []string{bk, ok, uk, nk}, []string{pp}, guess, func(r reads) planned {
 		switch {
 		case r.kv[bk] == nil || r.kv[uk] == nil:
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
@@ -369,12 +370,11 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		if parts, err = decodeParts(op, r.prefix[pp]); err != nil {
 			return planned{done: true, err: err}
 		}
-		d := meta.NewDelta()
-		d.Object(m, 1)
-		d.Object(old, -1)
-		d.Parts(parts, -1)
-		pl := s.withDiscard(planned{ops: append(s.replaceObject(m, v, old), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())), delta: d},
-			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
+		pl := s.commitPlan(ctx, r, bk, m, v, old, r.kv[ok], []clientv3.Op{clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())})
+		if pl.done {
+			return pl
+		}
+		pl.delta.Parts(parts, -1)
 		return s.withDiscard(pl, cairn.CleanupUnchosen, m.Bucket, m.Key, meta.Unchosen(parts, m))
 	})
 	if err != nil {

@@ -249,16 +249,14 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		return nil, fmt.Errorf("complete %s/%s over version %q: %w", m.Bucket, m.Key, prevVersion, cairn.ErrConflict)
 	}
 	parts := sortedParts(up)
-	d := meta.NewDelta()
-	d.Object(m, 1)
-	if ok {
-		d.Object(cur, -1)
-		s.discardLocked(cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(cur, m))
+	if !ok {
+		cur = nil
 	}
+	d := meta.NewDelta()
 	d.Parts(parts, -1)
 	d.AddTo(&s.usage)
 	s.discardLocked(cairn.CleanupUnchosen, m.Bucket, m.Key, meta.Unchosen(parts, m))
-	b.objects.ReplaceOrInsert(cloneManifest(m))
+	s.replaceCurrentLocked(b, m, cur)
 	delete(s.uploads, m.Bucket+"/"+id)
 	return parts, nil
 }

@@ -58,6 +58,9 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"CleanupWrites", testCleanupWrites},
 		{"Leases", testLeases},
 		{"Campaign", testCampaign},
+		{"Versions", testVersions},
+		{"VersionsRace", testVersionsRace},
+		{"VersionsNUL", testVersionsNUL},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
