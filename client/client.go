@@ -228,6 +228,7 @@ type Client struct {
 	commits retry.Policy
 	shards  Shards
 	cfg     Config
+	stats   stats // what the data path did (Stats)
 
 	mu       sync.Mutex
 	tables   map[int]cachedTable           // PG tables by width; guarded by mu

@@ -268,7 +268,7 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 		took   = map[int]time.Duration{} // by shard slot: how long its fetch ran; guarded by mu
 		failed = map[int]bool{}          // shard slots whose fetch failed
 	)
-	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Tick: g.c.cfg.HedgeAfter / 2,
+	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Tick: g.c.cfg.HedgeAfter / 2, Counts: &g.c.stats.reads,
 		Do: func(ctx context.Context, r *drive.Request) ([]byte, error) {
 			t0 := time.Now()
 			b, err := g.fetch(ctx, r.Block, s*bs, end-s*bs)
@@ -408,6 +408,11 @@ func (g *getter) decode(bySlot [][]byte, s, e int64) ([][]byte, error) {
 	}
 	var rebuilt []byte // the missing rows' blocks, stripe by stripe
 	if missing > 0 {
+		start := time.Now() // for Stats only
+		defer func() {
+			g.c.stats.decodes.Add(1)
+			g.c.stats.decodeNanos.Add(int64(time.Since(start)))
+		}()
 		rebuilt = make([]byte, 0, (e-s)*bs*int64(missing))
 	}
 	out := make([][]byte, 0, (e-s)*k)

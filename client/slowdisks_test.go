@@ -93,6 +93,9 @@ func TestPutAvoidsSlowDisk(t *testing.T) {
 				if used != 1 {
 					t.Fatalf("after the hold the slow disk took shards of %d PUTs, want 1", used)
 				}
+				if cs := e.c.Stats(); cs.SlowDisks != 1 || cs.SlowMarks != 2 {
+					t.Fatalf("Stats: %d slow disks, %d marks; want 1 and 2", cs.SlowDisks, cs.SlowMarks)
+				}
 				st := tr.Snapshot(time.Now())
 				for _, s := range st {
 					if s.Disk == slow && (s.State != slowdisk.Slow || s.Until.Sub(s.Since) != 10*time.Second) {

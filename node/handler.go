@@ -95,6 +95,10 @@ type Handler struct {
 // (node/scrub, Config.Share).
 func (h *Handler) Busy() bool { return h.active.Load() > 0 }
 
+// InFlight returns the number of requests in flight other than health
+// checks (for metrics).
+func (h *Handler) InFlight() int64 { return h.active.Load() }
+
 var _ http.Handler = (*Handler)(nil)
 
 // vol returns the volume served for disk id, or nil.

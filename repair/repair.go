@@ -11,6 +11,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -157,6 +158,9 @@ type Stats struct {
 	DamageQueued  int64         // damage records (scrub, reads) turned into tasks
 	DamageHealed  int64         // damage records dropped after their task moved the shard
 	Moved         int64         // bytes of moves paced (off draining disks)
+	// Schemes counts the stripes repaired by the scheme chosen for them
+	// (plan.Scheme's name: push-sur, pull-rep, ...); nil until one is.
+	Schemes map[string]int
 }
 
 // New returns a Repairer.
@@ -186,7 +190,9 @@ func New(store Store, exec Executor, cfg Config) *Repairer {
 func (r *Repairer) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.stats
+	st := r.stats
+	st.Schemes = maps.Clone(st.Schemes)
+	return st
 }
 
 // code returns the codec of a policy, made once per Repairer: codecs keep

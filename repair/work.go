@@ -78,6 +78,12 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 	r.stats.TargetsFailed += res.avoided
 	r.stats.Shards += res.shards // a partial repair counts too
 	r.stats.Bytes += res.bytes
+	if res.shards > 0 {
+		if r.stats.Schemes == nil {
+			r.stats.Schemes = map[string]int{}
+		}
+		r.stats.Schemes[res.scheme.String()]++
+	}
 	switch {
 	case err == nil && res.dropped:
 		r.stats.Dropped++
@@ -124,7 +130,8 @@ type result struct {
 	shards  int
 	bytes   int64
 	marked  int
-	avoided int // targets that failed and were replaced
+	avoided int         // targets that failed and were replaced
+	scheme  plan.Scheme // the scheme of the round that rebuilt shards (when shards > 0)
 }
 
 // run repairs one task's stripe now: it re-reads the manifest and the
@@ -212,7 +219,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 		if err != nil {
 			return res, err
 		}
-		res.shards, res.bytes = len(shards), int64(len(shards))*st.Shards[shards[0]].Size
+		res.shards, res.bytes, res.scheme = len(shards), int64(len(shards))*st.Shards[shards[0]].Size, scheme
 		r.cfg.Logger.Info("repair: stripe repaired", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
 			"shards", shards, "targets", onto, "scheme", scheme)
 		if len(shards) < len(t.Lost) {

@@ -150,7 +150,8 @@ func startS3(ctx context.Context, cl *cluster, addr, consoleAddr string, creds s
 	if lim.tls != nil {
 		ln = tls.NewListener(ln, lim.tls)
 	}
-	stopServer := serveHTTP(ctx, ln, s3h, "S3", log)
+	lim.metrics.client(cl.data)
+	stopServer := serveHTTP(ctx, ln, lim.metrics.s3Handler(s3h), "S3", log)
 	unwatch := make(chan struct{})
 	if users != "" {
 		watchUsers(live, users, creds, log, unwatch)
@@ -173,12 +174,16 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	creds := credFlags(fs)
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, false)
+	mf := addMetricsFlags(fs, true)
 	cmdline.Usage(fs, "cairn gateway --config GATEWAY.CONF | --config CLIENT.CONF [--s3-addr ADDR] [--access-key K --secret-key S]",
 		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe users are those of the metadata store ('cairn admin user add'), shared by every gateway and\nre-read every --users-refresh; root credentials may also come from the flags, the config or\n$CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY, and more users from --users FILE.\n"+
 			"--config is a client.conf, or a gateway config written by `cairn init`: a client.conf plus\nthis command's flags by name (s3-addr, access-key, secret-key, ...); flags given here win.\n"+
 			"Every metadata and node call has a deadline, and requests and their memory are bounded: a request that\n"+
 			"cannot be served in time gets 503 (ServiceUnavailable or SlowDown) with Retry-After.")
 	var lim serveLimits
+	var metricsAt string
+	stopMetrics := func() {}
+	defer func() { stopMetrics() }()
 	opts := func() (clusterOptions, error) {
 		// A gateway's config (cairn init's DIR/HOST/gatewayN.conf) is a
 		// client config plus the gateway's flags.
@@ -193,7 +198,13 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		lim.cluster.recordSecret = true
 		lim.cluster.key = gatewayKey()
-		lim.tls, err = tlsf.config("", "")
+		if lim.tls, err = tlsf.config("", ""); err != nil {
+			return lim.cluster, err
+		}
+		// The metrics start before the cluster opens: they count its
+		// metadata calls.
+		lim.metrics, metricsAt, stopMetrics, err = mf.start(ctx, logger(stderr, *verbose))
+		lim.cluster.metrics = lim.metrics
 		return lim.cluster, err
 	}
 	return withClusterOpts(ctx, fs, args, stdout, stderr, 0, 0, opts, func(ctx context.Context, cl *cluster, _ []string) error {
@@ -228,7 +239,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if lim.tls == nil {
 			fmt.Fprint(stdout, plainWarning(where))
 		}
-		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: ready})
+		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: readyAddrs(ready, metricsAt)})
 		<-ctx.Done()
 		return nil
 	})

@@ -351,7 +351,7 @@ func (o *repairOptions) validate() error {
 // reports its progress (for the ETA in cairn admin repair status): at
 // every change, and every 30 s without one, then with rate 0; and the
 // census the scan takes, for the director's disk life cycle.
-func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger) ([]director.Duty, func() director.Census) {
+func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger, pm *procMetrics) ([]director.Duty, func() director.Census) {
 	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Rates: o.auto, Unit: o.bytes, Parallel: *o.parallel,
 		MoveRate: o.moveBytes, MinSpread: o.minSpread, Logger: log})
 	census := func() director.Census {
@@ -426,5 +426,6 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 			return err
 		}},
 	}
+	duties = append(duties, pm.repair(r, store)...)
 	return duties, census
 }

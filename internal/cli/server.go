@@ -114,6 +114,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
+	mf := addMetricsFlags(fs, true)
 	verbose := fs.Bool("v", false, "log more")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
@@ -158,6 +159,12 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := auth.validate(); err != nil {
 		return err
 	}
+	pm, metricsAt, stopMetrics, err := mf.start(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	lim.metrics, lim.cluster.metrics = pm, pm
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		return err
 	}
@@ -218,7 +225,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
-		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls, metrics: pm,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -285,7 +292,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if consoleAt != "" {
 		ready[proc.Console] = consoleAt
 	}
-	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: ready})
+	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: readyAddrs(ready, metricsAt)})
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "cairn server stopping")
@@ -313,6 +320,7 @@ type nodeOptions struct {
 	auth     *authFlags    // the node's signature window and replay cache
 	tls      *nodeTLS      // nil: plain HTTP
 	log      *slog.Logger
+	metrics  *procMetrics // nil: none
 }
 
 // startNode opens the metadata store, starts a storage node (and a director
@@ -329,7 +337,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		return "", nil, err
 	}
 	mo := o.metaOpts
-	mo.Logger = o.log
+	mo.Logger, mo.ObserveCall = o.log, o.metrics.metaCalls()
 	store, err := etcdmeta.Open(ctx, o.meta, mo)
 	if err != nil {
 		return "", nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
@@ -349,6 +357,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		if throttle.Enabled() {
 			dc.FS = vfs.Throttle(vfs.Default, throttle)
 		}
+		dc.FS = o.metrics.diskFS(dc.ID, dc.FS)
 		dcs = append(dcs, dc)
 	}
 	var serverTLS, clientTLS *tls.Config
@@ -371,6 +380,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		store.Close()
 		return "", nil, fmt.Errorf("starting node %s: %w", o.id, err)
 	}
+	o.metrics.node(srv)
 	var dir *director.Director
 	var cl *cluster // the director's data path
 	if o.director {
@@ -392,9 +402,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 				return err
 			},
 		}}
-		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log)
+		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log, o.metrics)
 		duties = append(duties, repairs...)
-		duties = append(duties, o.cleanup.duty(cl, o.log))
+		duties = append(duties, o.cleanup.duty(cl, o.log, o.metrics))
 		// The placement-group tables follow the cluster as nodes and disks
 		// join or leave (docs/design/rebalance.md).
 		duties = append(duties, director.PlacementDuty(store, placementEvery, o.log))
@@ -428,6 +438,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	scr := scrubFlags(fs)
 	auth := addAuthFlags(fs)
 	clean := addCleanupFlags(fs)
+	mf := addMetricsFlags(fs, false)
 	verbose := fs.Bool("v", false, "log more")
 	var nt NodeTLSFiles
 	fs.StringVar(&nt.CA, "tls-ca", "", "serve the node protocol over mutual TLS: the cluster CA (PEM) whose certificates clients must present; needs --tls-cert and --tls-key (default: the config's node_tls)")
@@ -522,14 +533,20 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	log := logger(stderr, *verbose)
+	pm, metricsAt, stopMetrics, err := mf.start(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls})
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls,
+		metrics: pm})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}
 	defer stop()
 	fmt.Fprintf(stdout, "cairn node %s serving %d disks on %s\n", *id, len(disks), at)
-	fmt.Fprintln(stdout, proc.Ready{Role: "node", Addrs: map[string]string{proc.Node: at}})
+	fmt.Fprintln(stdout, proc.Ready{Role: "node", Addrs: readyAddrs(map[string]string{proc.Node: at}, metricsAt)})
 	<-ctx.Done()
 	return nil
 }
@@ -543,6 +560,7 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr (or name=unix://NAME:PORT), comma-separated (default: just this one)")
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
 	check := fs.String("secret-check", "", "the cluster secret's check value, as cairn init writes it in each member's config: recorded in the metadata at start, so that a node, gateway or CLI command with another secret is refused from the first (docs/design/meta.md, \"Secret check\")")
+	mf := addMetricsFlags(fs, false)
 	verbose := fs.Bool("v", false, "log more")
 	var mt etcdmeta.TLSFiles
 	fs.StringVar(&mt.CA, "tls-ca", "", "serve clients and peers over TLS only: the cluster CA (PEM) whose certificates clients and peers must present; needs --tls-cert and --tls-key")
@@ -571,6 +589,11 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *check != "" && !validSecretCheck(*check) {
 		return fmt.Errorf("%w: --secret-check %q: want hmac-sha256: and 64 hex digits, as cairn init writes it", ErrUsage, *check)
 	}
+	_, metricsAt, stopMetrics, err := mf.start(ctx, logger(stderr, *verbose))
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	ecfg := etcdmeta.EmbedConfig{Name: *name, Dir: *data,
 		ClientURL: "http://" + *clientAddr, PeerURL: peerURL(*peerAddr),
 		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)}
@@ -620,8 +643,8 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	fmt.Fprintf(stdout, "cairn meta %s serving clients on %s\n", *name, strings.Join(srv.Endpoints(), ","))
-	fmt.Fprintln(stdout, proc.Ready{Role: "meta", Addrs: map[string]string{
-		proc.Meta: strings.Join(srv.Endpoints(), ","), proc.Peer: strings.Join(srv.PeerURLs(), ",")}})
+	fmt.Fprintln(stdout, proc.Ready{Role: "meta", Addrs: readyAddrs(map[string]string{
+		proc.Meta: strings.Join(srv.Endpoints(), ","), proc.Peer: strings.Join(srv.PeerURLs(), ",")}, metricsAt)})
 	select {
 	case <-ctx.Done():
 		return nil

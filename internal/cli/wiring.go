@@ -50,6 +50,7 @@ type clusterOptions struct {
 	node        node.Timeouts     // bound the node calls
 	memory      *client.Budget    // bounds the data path's buffers (nil: unbounded)
 	log         *slog.Logger      // warnings (shards decoded around); required
+	metrics     *procMetrics      // counts the metadata calls (nil: none)
 	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
 	keepSlow    bool              // client.Config.KeepSlowDisks (--keep-slow-disks)
 	// recordSecret records the secret's check value in a store without
@@ -76,7 +77,7 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	if err != nil {
 		return nil, err
 	}
-	mo.CallTimeout = o.metaTimeout
+	mo.CallTimeout, mo.ObserveCall = o.metaTimeout, o.metrics.metaCalls()
 	store, err := etcdmeta.Open(ctx, cfg.Meta, mo)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)

@@ -47,6 +47,11 @@ type Options struct {
 	TLS      *tls.Config
 	Username string
 	Password string
+	// ObserveCall, if set, is told of every unary etcd call the store
+	// makes when it ends: the call's name (the gRPC method's last element:
+	// Range, Txn, Put, LeaseGrant, ...), how long it took and its error
+	// (for metrics). It runs on the caller's goroutine and must not block.
+	ObserveCall func(op string, took time.Duration, err error)
 }
 
 // Store is a meta.Store on etcd. See the package documentation.
@@ -110,6 +115,7 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 		Logger:               zapLogger(opts.Logger, nil),
 		MaxCallSendMsgSize:   MaxRequestBytes + 64<<10,
 		MaxCallRecvMsgSize:   MaxRequestBytes + 64<<10,
+		DialOptions:          observeCalls(opts.ObserveCall),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open etcd store at %v: %w", endpoints, err)
