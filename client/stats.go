@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"cairn/client/drive"
+	"cairn/client/slowdisk"
 )
 
 // Stats counts what a Client's data path did since it was made: the
@@ -52,6 +53,21 @@ func (c *Client) Stats() Stats {
 		st.SlowDisks, st.SlowMarks = t.Slow(time.Now()), t.Marks()
 	}
 	return st
+}
+
+// SlowDisks returns the disks Config.SlowDisks holds slow or on
+// probation at time now (none without it).
+func (c *Client) SlowDisks(now time.Time) []slowdisk.Status {
+	if c.cfg.SlowDisks == nil {
+		return nil
+	}
+	var out []slowdisk.Status
+	for _, s := range c.cfg.SlowDisks.Snapshot(now) {
+		if s.State != slowdisk.OK {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func requests(d *drive.Counts) Requests {

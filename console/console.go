@@ -57,6 +57,10 @@ type Config struct {
 	Meta        BucketMeta // optional: bucket policies and usage (nil: not shown)
 	Cluster     Cluster    // optional: the cluster view (nil: none)
 	Counters    *Counters  // optional: the throughput the page graphs (nil: none)
+	// Engine, if set, reports the data path's speculative engine: what
+	// it did so far and the disks it holds slow (the cluster view's
+	// "Speculative engine" panel).
+	Engine func() EngineStatus
 	// Region is the region the console signs its S3 requests for
 	// (default "us-east-1"; the gateway accepts any).
 	Region string

@@ -536,3 +536,32 @@ func TestAssets(t *testing.T) {
 		t.Fatalf("/nothing: %d", st)
 	}
 }
+
+// GET /api/throughput carries the speculative engine's counters and slow
+// disks when the console is given them, for root only.
+func TestEngineStatus(t *testing.T) {
+	want := EngineStatus{ReadsHedged: 3, SpareRows: 2, SlowMarks: 1,
+		SlowDisks: []SlowDisk{{Disk: "node1/disk1", State: "slow", Score: 8.5, Since: 1000, Until: 6000}}}
+	e := newEnv(t, func(c *Config) { c.Engine = func() EngineStatus { return want } })
+	b := e.browser(t)
+	b.mustLogin(rootKey, rootSecret)
+	var tp throughputResponse
+	b.json(http.MethodGet, "/api/throughput", nil, http.StatusOK, &tp)
+	if tp.Engine == nil || tp.Engine.ReadsHedged != 3 || tp.Engine.SpareRows != 2 || len(tp.Engine.SlowDisks) != 1 || tp.Engine.SlowDisks[0] != want.SlowDisks[0] {
+		t.Fatalf("engine status %+v, want %+v", tp.Engine, want)
+	}
+	alice := e.browser(t)
+	alice.mustLogin(aliceKey, aliceSec)
+	if st, _, _ := alice.do(http.MethodGet, "/api/throughput", nil); st != http.StatusForbidden {
+		t.Fatalf("alice read the engine status: %d", st)
+	}
+	// Without an engine the answer has none.
+	e = newEnv(t, nil)
+	b = e.browser(t)
+	b.mustLogin(rootKey, rootSecret)
+	tp = throughputResponse{}
+	b.json(http.MethodGet, "/api/throughput", nil, http.StatusOK, &tp)
+	if tp.Engine != nil {
+		t.Fatalf("an engine status without an engine: %+v", tp.Engine)
+	}
+}

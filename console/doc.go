@@ -52,8 +52,10 @@
 //     signature).
 //   - Sessions are per process: a restarted server or another gateway
 //     needs a new login.
-//   - The speculative engine's recent decisions are not shown: the data
-//     path keeps no record of them yet.
+//   - The speculative engine's decisions are shown as counts (hedged and
+//     cancelled requests, spare rows, decodes: their rates between two
+//     refreshes) and as the disks it holds slow now, not as a log of
+//     single decisions: the data path keeps counters, not a history.
 //   - Unlike a signed S3 request, a login sends the secret key itself: the
 //     console serves plain HTTP unless it is given a TLS config (cairn
 //     warns when a plain console listens off loopback), and marks the

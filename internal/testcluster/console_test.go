@@ -242,6 +242,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#view-cluster")))
 	p.waitJS(20*time.Second, "8 disks up in the cluster view",
 		`document.querySelectorAll('#disks tbody td.state-up').length === 8`)
+	// The speculative engine's panel: its counters, from the server's data path.
+	p.waitJS(20*time.Second, "the speculative engine's panel",
+		`document.querySelectorAll('#engine tbody tr[data-counter]').length === 8 && document.getElementById('engine-none').hidden`)
 	if who := p.text("#whoami"); !strings.Contains(who, "root") {
 		t.Fatalf("logged in as %q", who)
 	}
