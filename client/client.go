@@ -39,8 +39,10 @@ type Meta interface {
 	CreateUpload(ctx context.Context, u cairn.Upload) error
 	Upload(ctx context.Context, bucket, id string) (cairn.Upload, error)
 	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
+	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
 	PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*cairn.Part, error)
 	Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error)
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
 	DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Part, error)
 	CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error)
 
@@ -428,7 +430,8 @@ func (c *Client) slowNow() func(cairn.DiskID) bool {
 
 // spareDisks chooses up to Config.Spares writable disks outside the
 // stripe for a PUT's spare streams, on nodes the stripe does not use
-// first (each its own, while there are such nodes).
+// first (each its own, while there are such nodes), and disks held slow
+// (Config.SlowDisks) only when no other is left.
 func (c *Client) spareDisks(ctx context.Context, code codec.Code, disks []cairn.DiskID, version string) ([]cairn.DiskID, error) {
 	want := c.cfg.Spares
 	if want == 0 {
@@ -447,7 +450,10 @@ func (c *Client) spareDisks(ctx context.Context, code codec.Code, disks []cairn.
 	}
 	var out []cairn.DiskID
 	for j := range want {
-		best, ok := o.pick(fmt.Sprintf("%s\x00spare%d", version, j), false) // a slow spare would not help
+		// Fast disks first, then slow ones: a slow spare does not help
+		// past a straggler, but it does past a failed stream (a dead
+		// node), and without it the PUT fails.
+		best, ok := o.pick(fmt.Sprintf("%s\x00spare%d", version, j), true)
 		if !ok {
 			break
 		}

@@ -286,13 +286,14 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 		},
 	})
 	if err == nil {
-		// Every fetch has ended: tell Config.SlowDisks how long each took.
-		// One the read cancelled (it had enough) counts with the time it
-		// ran; one that failed says nothing about speed.
+		// Every fetch has ended: tell Config.SlowDisks how long each that
+		// delivered took. One the read cancelled says nothing: it lost a
+		// race it did not need to win (K of K+δ were enough), and one that
+		// failed says nothing about speed either.
 		var batch []slowdisk.Sample
 		for i, d := range took {
-			if !failed[i] {
-				batch = append(batch, slowdisk.Sample{Disk: g.m.Shards[i].Disk, Took: d, Cancelled: have[i] == nil})
+			if !failed[i] && have[i] != nil {
+				batch = append(batch, slowdisk.Sample{Disk: g.m.Shards[i].Disk, Took: d})
 			}
 		}
 		g.c.observe(batch)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/meta"
 )
 
 // Multipart upload errors. Each wraps cairn.ErrInvalid (or, for
@@ -153,17 +154,19 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 	return p, nil
 }
 
-// ListParts returns an upload and its parts, sorted by number.
-func (c *Client) ListParts(ctx context.Context, bucket, key, id string) (cairn.Upload, []cairn.Part, error) {
+// ListPartsPage returns an upload and up to limit of its parts numbered
+// above after (1 ≤ limit ≤ meta.MaxPage), sorted by number, and whether
+// more follow: S3 ListParts, page by page.
+func (c *Client) ListPartsPage(ctx context.Context, bucket, key, id string, after, limit int) (cairn.Upload, []cairn.Part, bool, error) {
 	u, err := c.upload(ctx, bucket, key, id)
 	if err != nil {
-		return u, nil, err
+		return u, nil, false, err
 	}
-	parts, _, err := c.meta.Parts(ctx, bucket, id)
+	parts, more, err := c.meta.PartPage(ctx, bucket, id, after, limit)
 	if errors.Is(err, cairn.ErrNotFound) {
 		err = fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
 	}
-	return u, parts, err
+	return u, parts, more, err
 }
 
 // ListUploads returns the uploads in progress in a bucket ("" = all),
@@ -326,23 +329,22 @@ func trimETag(s string) string {
 // The director runs it periodically (S3 leaves this to lifecycle rules;
 // cairn does it by default, with maxAge 7 days: DefaultUploadMaxAge).
 func (c *Client) SweepUploads(ctx context.Context, now time.Time, maxAge time.Duration) (int, error) {
-	us, err := c.meta.Uploads(ctx, "")
-	if err != nil {
-		return 0, err
-	}
 	n := 0
-	for _, u := range us {
+	err := meta.EachUpload(ctx, c.meta, "", func(u cairn.Upload) error {
 		if !u.Created.Before(now.Add(-maxAge)) {
-			continue
+			return nil
 		}
 		_, err := c.meta.DeleteUpload(ctx, u.Bucket, u.ID)
 		if errors.Is(err, cairn.ErrNotFound) {
-			continue
+			return nil
 		}
-		if err != nil {
-			return n, err
+		if err == nil {
+			n++
 		}
-		n++
+		return err
+	})
+	if err != nil {
+		return n, err
 	}
 	return n, nil
 }

@@ -70,6 +70,10 @@ type Store interface {
 	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
 	// Buckets lists all buckets sorted by name.
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
+	// BucketPage returns up to limit buckets named after after ("" =
+	// from the first), sorted by name, and whether more follow: Buckets
+	// in bounded replies. ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error)
 	// SetBucketEncryption sets a bucket's default encryption
 	// (cairn.Bucket.Encryption): cairn.SSES3, or "" for none. ErrNotFound
 	// if the bucket does not exist, ErrInvalid for another scheme.
@@ -179,6 +183,15 @@ type Store interface {
 	// by bucket, key, creation time and ID. It does not check that the
 	// bucket exists.
 	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
+	// UploadPage returns up to limit uploads of a bucket ("" = of all
+	// buckets) whose positions (meta.UploadPosition: "BUCKET/ID") sort
+	// after after, byte-wise (the order of their records, not Uploads'),
+	// and whether more follow: for
+	// walks over every upload (the repair scan, the sweep of abandoned
+	// uploads) in bounded replies. after is the position of the last
+	// upload of the previous page; "" starts at the first.
+	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
 	// UpdateUploadEncryption replaces the encryption record of an upload
 	// in progress with e if the stored one is exactly prev
 	// (compare-and-swap: the reseal of its data key under another master
@@ -200,6 +213,11 @@ type Store interface {
 	// opaque value that changes whenever a part is put. ErrNotFound if the
 	// upload does not exist.
 	Parts(ctx context.Context, bucket, id string) (parts []cairn.Part, stamp int64, err error)
+	// PartPage returns up to limit parts of an upload numbered above
+	// after, sorted by number, and whether more follow: Parts in bounded
+	// replies (S3 ListParts). ErrNotFound if the upload does not exist,
+	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
 	// DeleteUpload deletes an upload record and all its parts at once,
 	// queues the parts' files for cleanup (cairn.CleanupAbort) and returns
 	// the deleted parts.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -36,6 +37,9 @@ type Client struct {
 	resolve Resolver
 	hc      *http.Client
 	t       Timeouts
+	// unreachable, if set, hears of every call that could not connect
+	// to the address resolve gave (WithUnreachable).
+	unreachable func(disk cairn.DiskID, addr string)
 }
 
 // Resolver finds the address of a disk's node: "host:port", or a base
@@ -74,6 +78,17 @@ func (c *Client) Key() KeyID { return c.key.ID }
 func (c *Client) WithTimeouts(t Timeouts) *Client {
 	cc := *c
 	cc.t = t.withDefaults()
+	return &cc
+}
+
+// WithUnreachable returns a copy of c that calls f(disk, addr) whenever a
+// call about disk cannot connect to addr, the address its Resolver gave
+// (refused, or no route): a resolver that caches the cluster map can
+// forget it, since a node that restarted elsewhere (a new port) is found
+// only in a fresh map. f must not block.
+func (c *Client) WithUnreachable(f func(disk cairn.DiskID, addr string)) *Client {
+	cc := *c
+	cc.unreachable = f
 	return &cc
 }
 
@@ -184,6 +199,9 @@ func (c *Client) send(ctx context.Context, k call) (*http.Response, error) {
 		}
 		if cause := wd.cause(); cause != nil {
 			return nil, &wire.Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: fmt.Errorf("%s: %w", k.addr, cause)}
+		}
+		if op := (*net.OpError)(nil); c.unreachable != nil && errors.As(err, &op) && op.Op == "dial" {
+			c.unreachable(k.disk, k.addr)
 		}
 		return nil, &wire.Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: fmt.Errorf("%w: %s: %w", cairn.ErrUnavailable, k.addr, err)}
 	}

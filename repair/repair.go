@@ -28,7 +28,7 @@ import (
 type Store interface {
 	Nodes(ctx context.Context) ([]cairn.Node, error)
 	Disks(ctx context.Context) ([]cairn.Disk, error)
-	Buckets(ctx context.Context) ([]cairn.Bucket, error)
+	BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error)
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
 	// ListVersionManifests and ObjectVersion: noncurrent versions of
 	// objects in versioned buckets are objects to repair too
@@ -52,10 +52,10 @@ type Store interface {
 	// rebuilt files of a dropped task (UpdateManifest queues those a
 	// repair supersedes).
 	PutCleanup(ctx context.Context, c cairn.Cleanup) error
-	// Uploads and Parts: the census counts the shards of multipart
-	// uploads in progress too.
-	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
-	Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error)
+	// UploadPage and PartPage: the census counts the shards of
+	// multipart uploads in progress too.
+	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
 	// Damages, PutDamage and DeleteDamage: Scan turns the damage that
 	// scrub and reads found into tasks (docs/design/scrub.md).
 	Damages(ctx context.Context, after string, limit int) ([]cairn.Damage, bool, error)

@@ -303,7 +303,7 @@ func (h *Handler) checkCompleteChecksums(q *request, id string, req completeRequ
 	if hdrName == "" && !partSums {
 		return nil
 	}
-	u, have, err := h.cfg.Objects.ListParts(q.r.Context(), q.bucket, q.key, id)
+	u, have, err := h.allParts(q, id)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ type Objects interface {
 	// Upload returns an upload in progress (client.ErrNoSuchUpload).
 	Upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error)
 	AbortUpload(ctx context.Context, bucket, key, id string) error
-	ListParts(ctx context.Context, bucket, key, id string) (cairn.Upload, []cairn.Part, error)
+	ListPartsPage(ctx context.Context, bucket, key, id string, after, limit int) (cairn.Upload, []cairn.Part, bool, error)
 	ListUploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
 }
 

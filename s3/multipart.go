@@ -319,20 +319,38 @@ func (h *Handler) listParts(q *request, id string) error {
 	if err != nil {
 		return err
 	}
-	u, parts, err := h.cfg.Objects.ListParts(q.r.Context(), q.bucket, q.key, id)
+	// One page of the store's, of max-parts (at least one, to learn
+	// whether any part follows a max-parts of 0).
+	u, parts, more, err := h.cfg.Objects.ListPartsPage(q.r.Context(), q.bucket, q.key, id, marker, max(maxParts, 1))
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
 	out := listPartsResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id, PartNumberMarker: marker, MaxParts: maxParts,
-		StorageClass: h.storageClass(u.Policy)}
-	page, more := pageParts(parts, marker, maxParts)
-	out.IsTruncated = more
-	for _, p := range page {
+		StorageClass: h.storageClass(u.Policy), IsTruncated: more || len(parts) > maxParts}
+	for _, p := range parts[:min(len(parts), maxParts)] {
 		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: partSize(u, p),
 			checksumXML: xmlChecksum(p.Checksum)})
 		out.NextPartNumberMarker = p.Number
 	}
 	return h.writeXML(q, http.StatusOK, out)
+}
+
+// allParts reads every part of an upload (up to cairn.MaxParts), a page
+// of 1000 at a time.
+func (h *Handler) allParts(q *request, id string) (cairn.Upload, []cairn.Part, error) {
+	var u cairn.Upload
+	var all []cairn.Part
+	for after := 0; ; {
+		up, parts, more, err := h.cfg.Objects.ListPartsPage(q.r.Context(), q.bucket, q.key, id, after, 1000)
+		if err != nil {
+			return up, nil, err
+		}
+		u, all = up, append(all, parts...)
+		if !more || len(parts) == 0 {
+			return u, all, nil
+		}
+		after = parts[len(parts)-1].Number
+	}
 }
 
 type listUploadsResult struct {

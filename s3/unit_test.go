@@ -47,8 +47,8 @@ func (nopObjects) Upload(context.Context, string, string, string) (cairn.Upload,
 func (nopObjects) AbortUpload(context.Context, string, string, string) error {
 	return client.ErrNoSuchUpload
 }
-func (nopObjects) ListParts(context.Context, string, string, string) (cairn.Upload, []cairn.Part, error) {
-	return cairn.Upload{}, nil, client.ErrNoSuchUpload
+func (nopObjects) ListPartsPage(context.Context, string, string, string, int, int) (cairn.Upload, []cairn.Part, bool, error) {
+	return cairn.Upload{}, nil, false, client.ErrNoSuchUpload
 }
 func (nopObjects) ListUploads(context.Context, string) ([]cairn.Upload, error) { return nil, nil }
 

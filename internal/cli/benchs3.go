@@ -95,6 +95,39 @@ type benchS3Run struct {
 	// CPUPerMiB is the server's CPU milliseconds per MiB moved (PUT and
 	// GET together), when this command started the server.
 	CPUPerMiB float64 `json:"server_cpu_ms_per_mib,omitempty"`
+	// SlowMarks is how often the server's data path marked a disk slow
+	// (its cairn_client_slow_disk_marks_total), when this command started
+	// it; -1 if it could not be read.
+	SlowMarks float64 `json:"slow_disk_marks,omitempty"`
+}
+
+// scrapeCounter reads one unlabelled series of a Prometheus page at addr
+// (HOST:PORT); -1 if it cannot.
+func scrapeCounter(ctx context.Context, addr, name string) float64 {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil || addr == "" {
+		return -1
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			var f float64
+			if _, err := fmt.Sscan(v, &f); err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }
 
 func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -207,7 +240,8 @@ func benchS3Server(ctx context.Context, cfg benchS3Config, disks int, spec strin
 	}
 	defer os.RemoveAll(dir)
 	cfg.access, cfg.secret = "bench", "bench-secret-key"
-	args := append([]string{"server", "--data", dir, "--port-base", "0", "--access-key", cfg.access, "--secret-key", cfg.secret}, extra...)
+	args := append([]string{"server", "--data", dir, "--port-base", "0", "--access-key", cfg.access, "--secret-key", cfg.secret,
+		"--metrics-addr", "127.0.0.1:0"}, extra...)
 	for i := 1; i <= disks; i++ {
 		d := filepath.Join(dir, fmt.Sprintf("disk%d", i))
 		if i == 1 && spec != "" {
@@ -236,6 +270,7 @@ func benchS3Server(ctx context.Context, cfg benchS3Config, disks int, spec strin
 	if mib := float64(cfg.size) * float64(r.Put.Requests+r.Get.Requests) / (1 << 20); mib > 0 {
 		r.CPUPerMiB = float64((p.CPU() - cpu0).Milliseconds()) / mib
 	}
+	r.SlowMarks = scrapeCounter(ctx, p.Addr(proc.Metrics), "cairn_client_slow_disk_marks_total")
 	return r, nil
 }
 
@@ -406,7 +441,8 @@ func medianRun(rs []benchS3Run) benchS3Run {
 	return benchS3Run{Name: rs[0].Name, Rounds: len(rs),
 		Put:       phase(func(r benchS3Run) benchS3Phase { return r.Put }),
 		Get:       phase(func(r benchS3Run) benchS3Phase { return r.Get }),
-		CPUPerMiB: med(func(r benchS3Run) float64 { return r.CPUPerMiB })}
+		CPUPerMiB: med(func(r benchS3Run) float64 { return r.CPUPerMiB }),
+		SlowMarks: med(func(r benchS3Run) float64 { return r.SlowMarks })}
 }
 
 func benchS3Report(stdout io.Writer, runs []benchS3Run, asJSON bool) error {
@@ -431,10 +467,10 @@ func benchS3Report(stdout io.Writer, runs []benchS3Run, asJSON bool) error {
 	}
 	if !asJSON {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprint(tw, "run\tput MiB/s\tput p50 ms\tput p99 ms\tget MiB/s\tget p50 ms\tget p99 ms\terrors\tserver CPU ms/MiB\n")
+		fmt.Fprint(tw, "run\tput MiB/s\tput p50 ms\tput p99 ms\tget MiB/s\tget p50 ms\tget p99 ms\terrors\tserver CPU ms/MiB\tslow marks\n")
 		for _, r := range runs {
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\n", r.Name, r.Put.MiBPerS, r.Put.P50Millis, r.Put.P99Millis,
-				r.Get.MiBPerS, r.Get.P50Millis, r.Get.P99Millis, r.Put.Errors+r.Get.Errors, r.CPUPerMiB)
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.0f\n", r.Name, r.Put.MiBPerS, r.Put.P50Millis, r.Put.P99Millis,
+				r.Get.MiBPerS, r.Get.P50Millis, r.Get.P99Millis, r.Put.Errors+r.Get.Errors, r.CPUPerMiB, r.SlowMarks)
 		}
 		for _, r := range runs[min(1, len(runs)):] {
 			rt := ratios[r.Name]

@@ -132,7 +132,7 @@ func clusterKey(ctx context.Context, store *etcdmeta.Store, cfg ClientConfig, fr
 // secret ("" if unknown) is kept for what else needs it.
 func newCluster(store meta.Store, secret string, key node.Key, ccfg client.Config, t node.Timeouts, tc *tls.Config) *cluster {
 	r := &resolver{store: store}
-	nc := node.NewKeyClient(key, r.resolve, nodeHTTPClient(t, tc)).WithTimeouts(t)
+	nc := node.NewKeyClient(key, r.resolve, nodeHTTPClient(t, tc)).WithTimeouts(t).WithUnreachable(r.unreachable)
 	log := ccfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -210,6 +210,24 @@ func (r *resolver) resolve(ctx context.Context, d cairn.DiskID) (string, error) 
 			return a, nil
 		}
 		return "", fmt.Errorf("disk %s: %w in the cluster map", d, cairn.ErrNotFound)
+	}
+}
+
+// resolverRecheck is how old the map must be before a call that cannot
+// connect makes the resolver read it again: a dead node costs at most one
+// read of the map this often.
+const resolverRecheck = time.Second
+
+// unreachable hears that a call could not connect to addr for disk
+// (node.Client.WithUnreachable): if the map still gives that address and
+// is older than resolverRecheck, the next resolve reads it again — a node
+// that restarted on another address is found at once, not after
+// resolverMaxAge.
+func (r *resolver) unreachable(d cairn.DiskID, addr string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.addr[d] == addr && time.Since(r.read) > resolverRecheck {
+		r.read = time.Time{}
 	}
 }
 

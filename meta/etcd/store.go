@@ -382,6 +382,34 @@ func list[T any](ctx context.Context, s *Store, what, prefix string) ([]T, error
 	return out, nil
 }
 
+// page reads one page of records, up to limit of the keys in [from,
+// end), decoded as T: a paged listing's reply. An empty range (from ≥
+// end) is an empty page.
+func page[T any](ctx context.Context, s *Store, op, from, end string, limit int) ([]T, bool, error) {
+	if err := meta.CheckPageLimit(op, limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.live(); err != nil {
+		return nil, false, err
+	}
+	if from >= end {
+		return nil, false, nil
+	}
+	resp, err := s.cli.Get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(int64(limit)))
+	if err != nil {
+		return nil, false, s.wrap(op, err)
+	}
+	out := make([]T, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var v T
+		if err := json.Unmarshal(kv.Value, &v); err != nil {
+			return nil, false, fmt.Errorf("%s: decoding %q: %w", op, kv.Key, err)
+		}
+		out = append(out, v)
+	}
+	return out, resp.More, nil
+}
+
 // pages calls f for every key in [from, end), in key order, until it
 // returns false, reading pages of meta.MaxPage keys at revision rev (0:
 // the first page's). It returns etcd's errors.
@@ -542,6 +570,15 @@ func (s *Store) Buckets(ctx context.Context) ([]cairn.Bucket, error) {
 	bs, err := list[cairn.Bucket](ctx, s, "buckets", s.k.buckets())
 	slices.SortFunc(bs, func(a, b cairn.Bucket) int { return cmp.Compare(a.Name, b.Name) })
 	return bs, err
+}
+
+// BucketPage implements meta.Store.
+func (s *Store) BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error) {
+	from := s.k.buckets()
+	if after != "" {
+		from = s.k.bucket(after) + "\x00"
+	}
+	return page[cairn.Bucket](ctx, s, "buckets", from, clientv3.GetPrefixRangeEnd(s.k.buckets()), limit)
 }
 
 // DeleteBucket implements meta.Store.

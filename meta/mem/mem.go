@@ -337,6 +337,28 @@ func (s *Store) Buckets(ctx context.Context) ([]cairn.Bucket, error) {
 	return out, nil
 }
 
+// BucketPage implements meta.Store.
+func (s *Store) BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error) {
+	if err := meta.CheckPageLimit("buckets", limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	var out []cairn.Bucket
+	for _, name := range slices.Sorted(maps.Keys(s.buckets)) {
+		if name <= after {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, s.buckets[name].b)
+	}
+	return out, false, nil
+}
+
 // DeleteBucket implements meta.Store.
 func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if err := s.lockLive(ctx); err != nil {
