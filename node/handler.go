@@ -221,7 +221,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if o := h.ops[pattern]; !id.Role.allows(o) {
 			// A valid key asking beyond its role is a misconfigured
 			// process or a user trying: worth an operator's look.
-			h.log.Warn("node request refused for its key's role", "key", id.String(), "request", string(o), "method", r.Method, "path", r.URL.Path, "from", r.RemoteAddr)
+			h.log.Warn("node request refused for its key's role", "key_id", id.String(), "request", string(o), "method", r.Method, "path", r.URL.Path, "from", r.RemoteAddr)
 			h.fail(w, r, wire.CodeForbidden, http.StatusForbidden, fmt.Errorf("%w: key %s: role %s may not %s (it may: %s)", cairn.ErrAuth, id, id.Role, o, opNames(roleOps[id.Role])))
 			return
 		}

@@ -92,7 +92,7 @@ func TestRoleKeys(t *testing.T) {
 			}
 		}
 	}
-	if l := logged.String(); !strings.Contains(l, "key=reader/alice request=put method=PUT") || strings.Contains(l, "key=admin/") {
+	if l := logged.String(); !strings.Contains(l, "key_id=reader/alice request=put method=PUT") || strings.Contains(l, "key_id=admin/") {
 		t.Errorf("refusals logged as:\n%s\nwant each at WARN with its key and request, none for admin", l)
 	}
 	// The reader's refusals left the disk as it was.

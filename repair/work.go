@@ -116,7 +116,7 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 		t.LastError = "permanent: " + t.LastError
 	}
 	t.NotBefore = now.Add(wait)
-	r.cfg.Logger.Warn("repair: attempt failed; will retry", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
+	r.cfg.Logger.Warn("repair: attempt failed; will retry", "task", t.ID, "bucket", t.Bucket, "key", t.Key, "part", t.Part,
 		"attempt", t.Attempts, "permanent", permanent, "after", wait, "err", err)
 	if perr := r.store.PutRepairTask(context.WithoutCancel(ctx), t); perr != nil {
 		r.cfg.Logger.Warn("repair: recording a failed attempt", "task", t.ID, "err", perr)
@@ -192,7 +192,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 		if d, ok := targetFault(err, st, shards, onto); ok && ctx.Err() == nil {
 			// Not the stripe's fault: the next round picks another disk
 			// (the task's target for the shard is replaced and persisted).
-			r.cfg.Logger.Warn("repair: target failed; re-planning onto another disk", "bucket", t.Bucket, "key", t.Key,
+			r.cfg.Logger.Warn("repair: target failed; re-planning onto another disk", "task", t.ID, "bucket", t.Bucket, "key", t.Key,
 				"disk", d, "avoid", r.cfg.AvoidTarget, "err", err)
 			r.avoidTarget(d, now)
 			res.avoided++
@@ -201,7 +201,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 		var ne *wire.Error
 		if err != nil && errors.As(err, &ne) && isHelperFault(ne) && decide.HelperIndex(st, ne.Disk, ne.Shard) >= 0 {
 			i := decide.HelperIndex(st, ne.Disk, ne.Shard)
-			r.cfg.Logger.Warn("repair: helper shard is bad; re-planning without it", "bucket", t.Bucket, "key", t.Key,
+			r.cfg.Logger.Warn("repair: helper shard is bad; re-planning without it", "task", t.ID, "bucket", t.Bucket, "key", t.Key,
 				"shard", i, "disk", ne.Disk, "err", err)
 			res.marked++
 			// Aligned with Targets (no target yet); the next round sorts
@@ -220,7 +220,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 			return res, err
 		}
 		res.shards, res.bytes, res.scheme = len(shards), int64(len(shards))*st.Shards[shards[0]].Size, scheme
-		r.cfg.Logger.Info("repair: stripe repaired", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
+		r.cfg.Logger.Info("repair: stripe repaired", "task", t.ID, "bucket", t.Bucket, "key", t.Key, "part", t.Part,
 			"shards", shards, "targets", onto, "scheme", scheme)
 		if len(shards) < len(t.Lost) {
 			return res, fmt.Errorf("rebuilt %d of the %d lost shards of %s/%s part %d; %w for the rest",

@@ -543,6 +543,15 @@ func parseXML(b []byte, v any) error {
 	return nil
 }
 
+// uploadAttr is the log attribute of a multipart request's upload ID
+// ("upload"), or none (the empty Attr, which handlers drop).
+func uploadAttr(r *http.Request) slog.Attr {
+	if id := r.URL.Query().Get("uploadId"); id != "" {
+		return slog.String("upload", id)
+	}
+	return slog.Attr{}
+}
+
 func (h *Handler) writeXML(q *request, status int, v any) error {
 	b, err := xml.Marshal(v)
 	if err != nil {
@@ -567,7 +576,7 @@ func (h *Handler) writeError(q *request, err error) {
 		level = slog.LevelError
 	}
 	h.cfg.Logger.Log(q.r.Context(), level, "s3 request failed", "request_id", q.id, "host_id", h.hostID,
-		"method", q.r.Method, "path", q.r.URL.Path, "status", e.Status, "code", e.Code, "err", err)
+		"method", q.r.Method, "path", q.r.URL.Path, "bucket", q.bucket, "key", q.key, uploadAttr(q.r), "status", e.Status, "code", e.Code, "err", err)
 	q.w.Header().Del("Content-Length")
 	if e.Status == http.StatusServiceUnavailable {
 		q.w.Header().Set("Retry-After", retryAfter)

@@ -29,6 +29,7 @@ import (
 
 	"cairn/internal/cmdline"
 	"cairn/internal/proc"
+	"cairn/internal/progress"
 	"cairn/internal/units"
 )
 
@@ -70,6 +71,7 @@ type benchS3Config struct {
 	size                     int64
 	clients                  int
 	dur                      time.Duration
+	bar                      *progress.Bar // counts the phases run
 }
 
 // benchS3Phase is the result of one phase (put or get) of a run.
@@ -172,8 +174,15 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("%w: --ca: %w", ErrUsage, err)
 		}
 	}
+	phases := 2 // put and get
+	if *slow != "" {
+		phases *= 3 * *rounds
+	}
+	cfg.bar = progress.New(stderr, "bench s3", int64(phases), progress.Steps)
+	defer cfg.bar.Done()
 	say := func(format string, a ...any) {
 		if !*asJSON {
+			cfg.bar.Clear()
 			fmt.Fprintf(stdout, format+"\n", a...)
 		}
 	}
@@ -213,6 +222,7 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			runs = append(runs, medianRun(rs))
 		}
 	}
+	cfg.bar.Done()
 	return benchS3Report(stdout, runs, *asJSON)
 }
 
@@ -290,6 +300,7 @@ func benchS3Workload(ctx context.Context, cfg benchS3Config, say func(string, ..
 		keys []string
 	)
 	say("put: %d clients, %s objects, %v", cfg.clients, units.FormatSize(cfg.size), cfg.dur)
+	cfg.bar.Describe("bench s3 put")
 	put, err := runS3Phase(ctx, cfg, func(ctx context.Context, c, i int) error {
 		key := fmt.Sprintf("c%d/o%d", c, i)
 		_, err := cl.PutObject(ctx, &s3.PutObjectInput{Bucket: &cfg.bucket, Key: &key, Body: bytes.NewReader(body), ContentLength: aws.Int64(cfg.size)})
@@ -303,10 +314,12 @@ func benchS3Workload(ctx context.Context, cfg benchS3Config, say func(string, ..
 	if err != nil {
 		return benchS3Run{}, err
 	}
+	cfg.bar.Add(1)
 	if len(keys) == 0 {
 		return benchS3Run{}, errors.New("no PUT succeeded: nothing to get")
 	}
 	say("get: %d clients, random objects of the %d put, %v", cfg.clients, len(keys), cfg.dur)
+	cfg.bar.Describe("bench s3 get")
 	get, err := runS3Phase(ctx, cfg, func(ctx context.Context, c, i int) error {
 		key := keys[rand.IntN(len(keys))]
 		out, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: &cfg.bucket, Key: &key})
@@ -320,6 +333,7 @@ func benchS3Workload(ctx context.Context, cfg benchS3Config, say func(string, ..
 		}
 		return err
 	})
+	cfg.bar.Add(1)
 	return benchS3Run{Put: put, Get: get}, err
 }
 

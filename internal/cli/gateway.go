@@ -170,7 +170,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 listen address (port 0: one the kernel picks)")
 	consoleAddr := fs.String("console-addr", "", gatewayConsoleHelp)
 	users := fs.String("users", "", usersHelp)
-	verbose := fs.Bool("v", false, "log more")
+	logf := addLogFlags(fs)
 	creds := credFlags(fs)
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, false)
@@ -181,6 +181,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			"Every metadata and node call has a deadline, and requests and their memory are bounded: a request that\n"+
 			"cannot be served in time gets 503 (ServiceUnavailable or SlowDown) with Retry-After.")
 	var lim serveLimits
+	var log *slog.Logger
 	var metricsAt string
 	stopMetrics := func() {}
 	defer func() { stopMetrics() }()
@@ -193,7 +194,10 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 		var err error
-		if lim, err = serve.limits(logger(stderr, *verbose)); err != nil {
+		if log, err = logf.logger(stderr); err != nil {
+			return lim.cluster, err
+		}
+		if lim, err = serve.limits(log); err != nil {
 			return lim.cluster, err
 		}
 		lim.cluster.recordSecret = true
@@ -203,7 +207,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		// The metrics start before the cluster opens: they count its
 		// metadata calls.
-		lim.metrics, metricsAt, stopMetrics, err = mf.start(ctx, logger(stderr, *verbose))
+		lim.metrics, metricsAt, stopMetrics, err = mf.start(ctx, log)
 		lim.cluster.metrics = lim.metrics
 		return lim.cluster, err
 	}
@@ -213,7 +217,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		if !ok {
-			logger(stderr, *verbose).Info("no root S3 credentials given: serving the users of the metadata store ('cairn admin user')")
+			log.Info("no root S3 credentials given: serving the users of the metadata store ('cairn admin user')")
 		}
 		consoleSet := false
 		fs.Visit(func(f *flag.Flag) { consoleSet = consoleSet || f.Name == "console-addr" })
@@ -222,13 +226,13 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				return err
 			}
 		}
-		where, consoleAt, stop, err := startS3(ctx, cl, *addr, *consoleAddr, c, *users, lim, logger(stderr, *verbose))
+		where, consoleAt, stop, err := startS3(ctx, cl, *addr, *consoleAddr, c, *users, lim, log)
 		if err != nil {
 			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}, {"web console", *consoleAddr, "console-addr"}}, "")
 		}
 		defer stop()
 		if lim.keys != nil {
-			lim.keys.watch(ctx, logger(stderr, *verbose))
+			lim.keys.watch(ctx, log)
 		}
 		fmt.Fprintf(stdout, "cairn gateway serving S3 on %s\n", s3URL(where, lim.tls))
 		ready := map[string]string{proc.S3: s3URL(where, lim.tls)}

@@ -115,7 +115,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
 	mf := addMetricsFlags(fs, true)
-	verbose := fs.Bool("v", false, "log more")
+	logf := addLogFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
 		fs.PrintDefaults()
@@ -145,7 +145,10 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return listenError(err, las, "or move every port with --port-base")
 	}
-	log := logger(stderr, *verbose)
+	log, err := logf.logger(stderr)
+	if err != nil {
+		return err
+	}
 	lim, err := serve.limits(log)
 	if err != nil {
 		return err
@@ -256,7 +259,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		lim.cluster.keys = lim.keys
 	}
 	lim.keys.watch(ctx, log)
-	lim.cluster.log = logger(stderr, false)
+	lim.cluster.log = log
 	lim.cluster.key = gatewayKey()
 	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {
@@ -439,7 +442,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	auth := addAuthFlags(fs)
 	clean := addCleanupFlags(fs)
 	mf := addMetricsFlags(fs, false)
-	verbose := fs.Bool("v", false, "log more")
+	logf := addLogFlags(fs)
 	var nt NodeTLSFiles
 	fs.StringVar(&nt.CA, "tls-ca", "", "serve the node protocol over mutual TLS: the cluster CA (PEM) whose certificates clients must present; needs --tls-cert and --tls-key (default: the config's node_tls)")
 	fs.StringVar(&nt.Cert, "tls-cert", "", "the node's certificate (PEM, signed by --tls-ca, for server and client use): it serves the node and is presented to other nodes")
@@ -532,7 +535,10 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("%w: --link-rate: want a positive size per second", ErrUsage)
 		}
 	}
-	log := logger(stderr, *verbose)
+	log, err := logf.logger(stderr)
+	if err != nil {
+		return err
+	}
 	pm, metricsAt, stopMetrics, err := mf.start(ctx, log)
 	if err != nil {
 		return err
@@ -561,7 +567,7 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
 	check := fs.String("secret-check", "", "the cluster secret's check value, as cairn init writes it in each member's config: recorded in the metadata at start, so that a node, gateway or CLI command with another secret is refused from the first (docs/design/meta.md, \"Secret check\")")
 	mf := addMetricsFlags(fs, false)
-	verbose := fs.Bool("v", false, "log more")
+	logf := addLogFlags(fs)
 	var mt etcdmeta.TLSFiles
 	fs.StringVar(&mt.CA, "tls-ca", "", "serve clients and peers over TLS only: the cluster CA (PEM) whose certificates clients and peers must present; needs --tls-cert and --tls-key")
 	fs.StringVar(&mt.Cert, "tls-cert", "", "the member's certificate (PEM, signed by --tls-ca, for server and client use, naming the hosts of --client-addr and --peer-addr)")
@@ -589,14 +595,18 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *check != "" && !validSecretCheck(*check) {
 		return fmt.Errorf("%w: --secret-check %q: want hmac-sha256: and 64 hex digits, as cairn init writes it", ErrUsage, *check)
 	}
-	_, metricsAt, stopMetrics, err := mf.start(ctx, logger(stderr, *verbose))
+	log, err := logf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	_, metricsAt, stopMetrics, err := mf.start(ctx, log)
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
 	ecfg := etcdmeta.EmbedConfig{Name: *name, Dir: *data,
 		ClientURL: "http://" + *clientAddr, PeerURL: peerURL(*peerAddr),
-		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)}
+		InitialCluster: *initial, InitialClusterState: *state, Logger: log}
 	var metaCfg ClientConfig // this member's own client: the secret check and authentication
 	var password string
 	if mt != (etcdmeta.TLSFiles{}) {
@@ -709,14 +719,6 @@ func newSecret() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(r[:]), nil
-}
-
-func logger(w io.Writer, verbose bool) *slog.Logger {
-	level := slog.LevelWarn
-	if verbose {
-		level = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // diskSpecHelp documents PATH[,options] of --disk.

@@ -124,7 +124,12 @@ type testServer struct {
 // line.
 func startServer(t *testing.T, args ...string) *testServer {
 	t.Helper()
-	dir := t.TempDir()
+	return startServerIn(t, t.TempDir(), args...)
+}
+
+// startServerIn is startServer on the data directory dir.
+func startServerIn(t *testing.T, dir string, args ...string) *testServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{Data: dir, Conf: filepath.Join(dir, "client.conf"), stop: cancel, done: make(chan error, 1), stderr: proc.NewOutput()}
 	stdout := proc.NewOutput()
