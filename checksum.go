@@ -85,3 +85,115 @@ func CompositeChecksum(algorithm string, parts []Part) (*Checksum, error) {
 	return &Checksum{Algorithm: algorithm, Type: ChecksumComposite,
 		Value: fmt.Sprintf("%s-%d", base64.StdEncoding.EncodeToString(h.Sum(nil)), len(parts))}, nil
 }
+
+// FullObjectChecksum returns the full-object checksum of a multipart
+// object made of parts (S3's FULL_OBJECT type, the only one of
+// CRC64NVME): the CRC of the whole content, combined from the parts' CRCs
+// and content sizes (sizes[i] bytes of part i) without reading the data.
+// Only the CRCs combine: SHA1 and SHA256 have no full-object form
+// (ErrInvalid), and every part must carry a checksum of algorithm.
+func FullObjectChecksum(algorithm string, parts []Part, sizes []int64) (*Checksum, error) {
+	var poly uint64
+	width := 32
+	switch algorithm {
+	case "CRC32":
+		poly = crc32.IEEE
+	case "CRC32C":
+		poly = crc32.Castagnoli
+	case "CRC64NVME":
+		poly, width = CRC64NVME, 64
+	default:
+		return nil, fmt.Errorf("%w: %s has no full-object checksum of a multipart object", ErrInvalid, algorithm)
+	}
+	if len(sizes) != len(parts) {
+		return nil, fmt.Errorf("%w: %d sizes for %d parts", ErrInvalid, len(sizes), len(parts))
+	}
+	c := newCRCMath(poly, width)
+	var crc, op uint64 // op shifts a CRC past lastSize bytes
+	lastSize := int64(-1)
+	for i, p := range parts {
+		pc := p.Checksum
+		if pc == nil || pc.Algorithm != algorithm || pc.Type != ChecksumFullObject {
+			return nil, fmt.Errorf("%w: part %d has no %s checksum", ErrInvalid, p.Number, algorithm)
+		}
+		b, err := base64.StdEncoding.DecodeString(pc.Value)
+		if err != nil || len(b) != width/8 {
+			return nil, fmt.Errorf("%w: part %d: checksum %q", ErrInvalid, p.Number, pc.Value)
+		}
+		var v uint64
+		for _, x := range b { // big-endian, as S3 encodes a CRC
+			v = v<<8 | uint64(x)
+		}
+		if i == 0 {
+			crc = v
+			continue
+		}
+		if sizes[i] != lastSize { // parts mostly share one size
+			op, lastSize = c.xPow8n(sizes[i]), sizes[i]
+		}
+		crc = c.mul(op, crc) ^ v // the CRC of A‖B from those of A and B
+	}
+	out := make([]byte, width/8)
+	for i := range out {
+		out[len(out)-1-i] = byte(crc >> (8 * i))
+	}
+	return &Checksum{Algorithm: algorithm, Value: base64.StdEncoding.EncodeToString(out), Type: ChecksumFullObject}, nil
+}
+
+// crcMath is arithmetic modulo a CRC's polynomial, in the reflected
+// bit order of the CRCs S3 uses (all with initial value and final XOR all
+// ones): zlib's crc32_combine, for any width up to 64. The CRC of A‖B is
+// mul(xPow8n(len(B)), crc(A)) ^ crc(B).
+type crcMath struct {
+	poly  uint64 // reflected
+	width int
+	// pow[k] is x^(8·2^k) modulo the polynomial: the operator that shifts
+	// a CRC past 2^k bytes.
+	pow [63]uint64
+}
+
+func newCRCMath(poly uint64, width int) *crcMath {
+	c := &crcMath{poly: poly, width: width}
+	p := uint64(1) << (width - 2) // x^1
+	for range 3 {                 // x^8: bytes, not bits
+		p = c.mul(p, p)
+	}
+	for k := range c.pow {
+		c.pow[k] = p
+		p = c.mul(p, p)
+	}
+	return c
+}
+
+// mul returns a·b modulo the polynomial.
+func (c *crcMath) mul(a, b uint64) uint64 {
+	m := uint64(1) << (c.width - 1)
+	var p uint64
+	for {
+		if a&m != 0 {
+			p ^= b
+			if a&(m-1) == 0 {
+				break
+			}
+		}
+		m >>= 1
+		if b&1 != 0 {
+			b = b>>1 ^ c.poly
+		} else {
+			b >>= 1
+		}
+	}
+	return p
+}
+
+// xPow8n returns x^(8n) modulo the polynomial (n ≥ 0): the operator that
+// shifts a CRC past n zero bytes.
+func (c *crcMath) xPow8n(n int64) uint64 {
+	p := uint64(1) << (c.width - 1) // x^0
+	for k := 0; n > 0; k, n = k+1, n>>1 {
+		if n&1 != 0 {
+			p = c.mul(c.pow[k], p)
+		}
+	}
+	return p
+}

@@ -237,6 +237,10 @@ type Bucket struct {
 	// new object that asks for none (S3's bucket default encryption); ""
 	// stores them in the clear.
 	Encryption string `json:"encryption,omitempty"`
+	// Versioning is the bucket's versioning status: "" (never
+	// versioned), VersioningEnabled or VersioningSuspended
+	// (docs/design/versioning.md).
+	Versioning string `json:"versioning,omitempty"`
 	// Tags are the bucket's tags (S3 bucket tagging; at most 50).
 	Tags map[string]string `json:"tags,omitempty"`
 	// CORS is the bucket's CORS configuration (PutBucketCors): the rules

@@ -1,7 +1,10 @@
 package cairn_test
 
 import (
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,5 +152,49 @@ func TestLayoutRefersCoded(t *testing.T) {
 		if got, detail := l.Refers(c.version, c.id, c.disk, c.size, c.crc); got != c.want || (got == cairn.Mismatch) != (detail != "") {
 			t.Errorf("%s: %v %q, want %v", c.what, got, detail, c.want)
 		}
+	}
+}
+
+// A shard identity record (what a node stores from X-Cairn-Identity and
+// reads back in a listing) is accepted only when it is valid, and means
+// the same after encoding it again (run 10 s in CI, .ci/run).
+func FuzzDecodeIdentity(f *testing.F) {
+	good, err := cairn.ShardIdentity{Bucket: "b", Key: "k", Version: strings.Repeat("ab", 16), Row: 3, Part: 2, Upload: "u", Size: 10}.Encode()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(good[:len(good)-4]) // its JSON: the target adds the checksum
+	f.Add([]byte{})
+	f.Add([]byte(`{"bucket":"b","key":"k","version":"00000000000000000000000000000000","row":-1}`))
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		// As given, and with a right checksum so that the JSON is reached.
+		sealed := binary.LittleEndian.AppendUint32(slices.Clip(raw), crc32.Checksum(raw, castagnoli))
+		for _, b := range [][]byte{raw, sealed} {
+			decodeIdentity(t, b)
+		}
+	})
+}
+
+// decodeIdentity checks what DecodeIdentity makes of b.
+func decodeIdentity(t *testing.T, b []byte) {
+	id, err := cairn.DecodeIdentity(b)
+	if err != nil {
+		if !errors.Is(err, cairn.ErrCorrupt) {
+			t.Fatalf("%q: error %v is not ErrCorrupt", b, err)
+		}
+		return
+	}
+	if err := id.Validate(); err != nil {
+		t.Fatalf("%q accepted as %+v: %v", b, id, err)
+	}
+	again, err := id.Encode()
+	if err != nil {
+		t.Fatalf("%q accepted as %+v, which does not encode: %v", b, id, err)
+	}
+	back, err := cairn.DecodeIdentity(again)
+	if err != nil || back != id {
+		t.Fatalf("%+v encodes to %q, which decodes to %+v (%v)", id, again, back, err)
 	}
 }

@@ -15,10 +15,12 @@ type ObjectInfo struct {
 	Created time.Time `json:"created"`
 	Policy  string    `json:"policy"`          // the object's policy (its storage class)
 	Parts   int       `json:"parts,omitempty"` // parts of a multipart object; 0: single part
+	// Versioned: the S3 version ID is Version (Manifest.Versioned).
+	Versioned bool `json:"versioned,omitempty"`
 }
 
 // Info returns the listing record of m.
 func (m *Manifest) Info() ObjectInfo {
 	return ObjectInfo{Key: m.Key, Version: m.Version, Size: m.ContentSize(), ETag: m.ETag, Created: m.Created,
-		Policy: m.Policy, Parts: len(m.Parts)}
+		Policy: m.Policy, Parts: len(m.Parts), Versioned: m.Versioned}
 }

@@ -56,6 +56,10 @@ type Manifest struct {
 	// gateway verified as the body arrived, or the composite checksum of a
 	// multipart object's parts (nil: the writer sent none).
 	Checksum *Checksum `json:"checksum,omitempty"`
+	// Versioned says the object was written while its bucket's
+	// versioning was Enabled: its S3 version ID is Version. False: it is
+	// the key's null version (docs/design/versioning.md).
+	Versioned bool `json:"versioned,omitempty"`
 }
 
 // Layout says where the bytes of one object (or one part) of Size bytes
@@ -148,8 +152,13 @@ type Upload struct {
 	Tags map[string]string `json:"tags,omitempty"`
 	// ChecksumAlgorithm is the x-amz-checksum-algorithm of
 	// CreateMultipartUpload (CRC32, ...; "" = none): every part must carry
-	// a checksum of it, and Complete stores their composite.
+	// a checksum of it, and Complete stores the object's, of
+	// ChecksumType.
 	ChecksumAlgorithm string `json:"checksum_algorithm,omitempty"`
+	// ChecksumType is the form of that checksum: ChecksumComposite
+	// (CompositeChecksum) or ChecksumFullObject (FullObjectChecksum, CRCs
+	// only). "" with an algorithm: composite (uploads recorded before).
+	ChecksumType string `json:"checksum_type,omitempty"`
 }
 
 // PartManifest returns the manifest that describes part p of a multipart

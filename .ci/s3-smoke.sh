@@ -86,6 +86,21 @@ grep -q '"TotalPartsCount": 2' <<<"$(s3api get-object-attributes --bucket smoke 
 s3api put-bucket-cors --bucket smoke --cors-configuration '{"CORSRules":[{"AllowedOrigins":["https://app.example"],"AllowedMethods":["GET"]}]}'
 curl -fsS -o /dev/null -X OPTIONS -H 'Origin: https://app.example' -H 'Access-Control-Request-Method: GET' "$ep/smoke/composed"
 
+echo "== aws s3api versioning: put-bucket-versioning, versions of a key, a delete marker, list-object-versions"
+s3 mb s3://smoke-versions
+s3api put-bucket-versioning --bucket smoke-versions --versioning-configuration Status=Enabled
+grep -q '"Status": "Enabled"' <<<"$(s3api get-bucket-versioning --bucket smoke-versions)"
+echo one >"$work/v1"
+echo two >"$work/v2"
+v1=$(s3api put-object --bucket smoke-versions --key k --body "$work/v1" --query VersionId --output text)
+s3api put-object --bucket smoke-versions --key k --body "$work/v2" >/dev/null
+s3api delete-object --bucket smoke-versions --key k >/dev/null
+versions=$(s3api list-object-versions --bucket smoke-versions)
+[ "$(grep -c '"VersionId"' <<<"$versions")" = 3 ] || { echo "list-object-versions: $versions"; exit 1; }
+grep -q '"DeleteMarkers"' <<<"$versions"
+s3api get-object --bucket smoke-versions --key k --version-id "$v1" "$work/v1.back" >/dev/null
+cmp "$work/v1" "$work/v1.back"
+
 echo "== aws s3 presign (Signature V2 in the aws CLI v1), fetched with curl"
 url=$(s3 presign s3://smoke/dir/big --expires-in 300)
 case "$url" in

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -40,8 +39,10 @@ type Meta interface {
 	CreateUpload(ctx context.Context, u cairn.Upload) error
 	Upload(ctx context.Context, bucket, id string) (cairn.Upload, error)
 	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
+	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
 	PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*cairn.Part, error)
 	Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error)
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
 	DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Part, error)
 	CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error)
 
@@ -227,6 +228,7 @@ type Client struct {
 	commits retry.Policy
 	shards  Shards
 	cfg     Config
+	stats   stats // what the data path did (Stats)
 
 	mu       sync.Mutex
 	tables   map[int]cachedTable           // PG tables by width; guarded by mu
@@ -428,7 +430,8 @@ func (c *Client) slowNow() func(cairn.DiskID) bool {
 
 // spareDisks chooses up to Config.Spares writable disks outside the
 // stripe for a PUT's spare streams, on nodes the stripe does not use
-// first (each its own, while there are such nodes).
+// first (each its own, while there are such nodes), and disks held slow
+// (Config.SlowDisks) only when no other is left.
 func (c *Client) spareDisks(ctx context.Context, code codec.Code, disks []cairn.DiskID, version string) ([]cairn.DiskID, error) {
 	want := c.cfg.Spares
 	if want == 0 {
@@ -447,7 +450,10 @@ func (c *Client) spareDisks(ctx context.Context, code codec.Code, disks []cairn.
 	}
 	var out []cairn.DiskID
 	for j := range want {
-		best, ok := o.pick(fmt.Sprintf("%s\x00spare%d", version, j), false) // a slow spare would not help
+		// Fast disks first, then slow ones: a slow spare does not help
+		// past a straggler, but it does past a failed stream (a dead
+		// node), and without it the PUT fails.
+		best, ok := o.pick(fmt.Sprintf("%s\x00spare%d", version, j), true)
 		if !ok {
 			break
 		}
@@ -503,12 +509,11 @@ func (o *outside) pick(key string, orSlow bool) (cairn.DiskID, bool) {
 	return best, ok
 }
 
+// newVersion returns a new version: time-ordered, newest first
+// (cairn.NewVersion), so that a key's versions list in order
+// (docs/design/versioning.md).
 func (c *Client) newVersion() (string, error) {
-	var b [16]byte
-	if _, err := io.ReadFull(c.cfg.Rand, b[:]); err != nil {
-		return "", fmt.Errorf("making a version id: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
+	return cairn.NewVersion(time.Now(), c.cfg.Rand)
 }
 
 // Stat returns an object's manifest.

@@ -560,12 +560,22 @@ func TestPutReplacesSlowShard(t *testing.T) {
 	if got := e.get(t, m.Key, 0, -1); !bytes.Equal(got, data) {
 		t.Fatal("read back differs")
 	}
+	// Stats (the metrics' source) saw the spare row and the slow stream
+	// cancelled.
+	st := e.c.Stats()
+	if st.SpareRows == 0 || st.Writes.Cancelled == 0 || st.Writes.Hedged < st.SpareRows || st.Writes.Succeeded < 6 {
+		t.Fatalf("stats after a put with a spare row: %+v", st)
+	}
+	decodes := st.Decodes
 	// Lose a data shard too: the read decodes with the spare row.
 	spare := slices.IndexFunc(m.Shards, func(s cairn.ShardLoc) bool { return s.Row != 0 })
 	lose := (spare + 1) % 4
 	e.shards.Set(func() { e.shards.FailGet[m.Shards[lose].Disk] = cairn.ErrUnavailable })
 	if got := e.get(t, m.Key, 0, -1); !bytes.Equal(got, data) {
 		t.Fatal("read back with a lost shard differs")
+	}
+	if st := e.c.Stats(); st.Decodes == decodes || st.DecodeTime <= 0 {
+		t.Fatalf("a read around a lost data shard counted no decode: %+v", st)
 	}
 	if got := e.get(t, m.Key, 300_000, 1_000_000); !bytes.Equal(got, data[300_000:1_300_000]) {
 		t.Fatal("range read back differs")

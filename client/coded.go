@@ -253,7 +253,7 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 	idents := map[int]int{}
 	var sent []cairn.BlockLoc
 	var lastErr error // set on Run's goroutine
-	_, err = drive.Run(ctx, drive.WriteMachine{Write: w}, drive.Options{Depth: codedDepth, Tick: c.cfg.StreamWait / 4,
+	_, err = drive.Run(ctx, drive.WriteMachine{Write: w}, drive.Options{Depth: codedDepth, Tick: c.cfg.StreamWait / 4, Counts: &c.stats.writes,
 		Do: func(ctx context.Context, a *drive.Request) ([]byte, error) {
 			var b []byte
 			if a.Block < k {
@@ -417,7 +417,7 @@ func (c *Client) readCodedStripe(ctx context.Context, code rateless, st cairn.Co
 	if err != nil {
 		return nil, err
 	}
-	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Depth: codedDepth, Tick: c.cfg.HedgeAfter / 2,
+	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Depth: codedDepth, Tick: c.cfg.HedgeAfter / 2, Counts: &c.stats.reads,
 		Do: func(ctx context.Context, a *drive.Request) ([]byte, error) {
 			b := st.Blocks[a.Block]
 			buf, err := c.readShard(ctx, b.Disk, cairn.ShardName(st.Version, b.ID), 0, int64(bs), nil)

@@ -268,7 +268,7 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 		took   = map[int]time.Duration{} // by shard slot: how long its fetch ran; guarded by mu
 		failed = map[int]bool{}          // shard slots whose fetch failed
 	)
-	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Tick: g.c.cfg.HedgeAfter / 2,
+	_, err = drive.Run(ctx, drive.ReadMachine{Read: rd}, drive.Options{Tick: g.c.cfg.HedgeAfter / 2, Counts: &g.c.stats.reads,
 		Do: func(ctx context.Context, r *drive.Request) ([]byte, error) {
 			t0 := time.Now()
 			b, err := g.fetch(ctx, r.Block, s*bs, end-s*bs)
@@ -286,13 +286,14 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 		},
 	})
 	if err == nil {
-		// Every fetch has ended: tell Config.SlowDisks how long each took.
-		// One the read cancelled (it had enough) counts with the time it
-		// ran; one that failed says nothing about speed.
+		// Every fetch has ended: tell Config.SlowDisks how long each that
+		// delivered took. One the read cancelled says nothing: it lost a
+		// race it did not need to win (K of K+δ were enough), and one that
+		// failed says nothing about speed either.
 		var batch []slowdisk.Sample
 		for i, d := range took {
-			if !failed[i] {
-				batch = append(batch, slowdisk.Sample{Disk: g.m.Shards[i].Disk, Took: d, Cancelled: have[i] == nil})
+			if !failed[i] && have[i] != nil {
+				batch = append(batch, slowdisk.Sample{Disk: g.m.Shards[i].Disk, Took: d})
 			}
 		}
 		g.c.observe(batch)
@@ -408,6 +409,11 @@ func (g *getter) decode(bySlot [][]byte, s, e int64) ([][]byte, error) {
 	}
 	var rebuilt []byte // the missing rows' blocks, stripe by stripe
 	if missing > 0 {
+		start := time.Now() // for Stats only
+		defer func() {
+			g.c.stats.decodes.Add(1)
+			g.c.stats.decodeNanos.Add(int64(time.Since(start)))
+		}()
 		rebuilt = make([]byte, 0, (e-s)*bs*int64(missing))
 	}
 	out := make([][]byte, 0, (e-s)*k)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/meta"
 )
 
 // Multipart upload errors. Each wraps cairn.ErrInvalid (or, for
@@ -65,7 +66,7 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	}
 	u := cairn.Upload{Bucket: bucket, Key: key, ID: id, Created: now().UTC(), Policy: policy,
 		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta), Encryption: enc,
-		Tags: maps.Clone(opts.Tags), ChecksumAlgorithm: opts.ChecksumAlgorithm}
+		Tags: maps.Clone(opts.Tags), ChecksumAlgorithm: opts.ChecksumAlgorithm, ChecksumType: opts.ChecksumType}
 	if err := c.meta.CreateUpload(ctx, u); err != nil {
 		return cairn.Upload{}, err
 	}
@@ -153,17 +154,19 @@ func (c *Client) UploadPart(ctx context.Context, bucket, key, id string, n int, 
 	return p, nil
 }
 
-// ListParts returns an upload and its parts, sorted by number.
-func (c *Client) ListParts(ctx context.Context, bucket, key, id string) (cairn.Upload, []cairn.Part, error) {
+// ListPartsPage returns an upload and up to limit of its parts numbered
+// above after (1 ≤ limit ≤ meta.MaxPage), sorted by number, and whether
+// more follow: S3 ListParts, page by page.
+func (c *Client) ListPartsPage(ctx context.Context, bucket, key, id string, after, limit int) (cairn.Upload, []cairn.Part, bool, error) {
 	u, err := c.upload(ctx, bucket, key, id)
 	if err != nil {
-		return u, nil, err
+		return u, nil, false, err
 	}
-	parts, _, err := c.meta.Parts(ctx, bucket, id)
+	parts, more, err := c.meta.PartPage(ctx, bucket, id, after, limit)
 	if errors.Is(err, cairn.ErrNotFound) {
 		err = fmt.Errorf("%w: %s", ErrNoSuchUpload, id)
 	}
-	return u, parts, err
+	return u, parts, more, err
 }
 
 // ListUploads returns the uploads in progress in a bucket ("" = all),
@@ -233,6 +236,7 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 		parts := make([]cairn.Part, len(list))
 		md := md5.New()
 		var size, plain int64
+		sizes := make([]int64, len(list)) // content bytes of each part
 		for i, cp := range list {
 			p, ok := byNum[cp.Number]
 			if !ok || trimETag(cp.ETag) != p.ETag {
@@ -245,6 +249,7 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 				}
 			}
 			plain += ps
+			sizes[i] = ps
 			if i < len(list)-1 && ps < c.cfg.MinPartSize {
 				return nil, fmt.Errorf("%w: part %d has %d bytes, the minimum is %d", ErrEntityTooSmall, cp.Number, ps, c.cfg.MinPartSize)
 			}
@@ -265,11 +270,16 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 			ContentType: u.ContentType, UserMeta: maps.Clone(u.UserMeta), Created: u.Created,
 			Policy: u.Policy, Parts: parts, Upload: id, Tags: maps.Clone(u.Tags),
 		}
-		if u.ChecksumAlgorithm != "" && u.ChecksumAlgorithm != "CRC64NVME" {
-			if m.Checksum, err = cairn.CompositeChecksum(u.ChecksumAlgorithm, parts); err != nil {
+		if u.ChecksumAlgorithm != "" {
+			if m.Checksum, err = uploadChecksum(u, parts, sizes); err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrInvalidPart, err)
 			}
 		}
+		b, err := c.meta.Bucket(ctx, bucket)
+		if err != nil {
+			return nil, fmt.Errorf("bucket %q: %w", bucket, err)
+		}
+		m.Versioned = b.Versioning == cairn.VersioningEnabled
 		if u.Encryption != nil {
 			e := *u.Encryption
 			e.Size = plain
@@ -319,23 +329,22 @@ func trimETag(s string) string {
 // The director runs it periodically (S3 leaves this to lifecycle rules;
 // cairn does it by default, with maxAge 7 days: DefaultUploadMaxAge).
 func (c *Client) SweepUploads(ctx context.Context, now time.Time, maxAge time.Duration) (int, error) {
-	us, err := c.meta.Uploads(ctx, "")
-	if err != nil {
-		return 0, err
-	}
 	n := 0
-	for _, u := range us {
+	err := meta.EachUpload(ctx, c.meta, "", func(u cairn.Upload) error {
 		if !u.Created.Before(now.Add(-maxAge)) {
-			continue
+			return nil
 		}
 		_, err := c.meta.DeleteUpload(ctx, u.Bucket, u.ID)
 		if errors.Is(err, cairn.ErrNotFound) {
-			continue
+			return nil
 		}
-		if err != nil {
-			return n, err
+		if err == nil {
+			n++
 		}
-		n++
+		return err
+	})
+	if err != nil {
+		return n, err
 	}
 	return n, nil
 }
@@ -343,3 +352,12 @@ func (c *Client) SweepUploads(ctx context.Context, now time.Time, maxAge time.Du
 // DefaultUploadMaxAge is the age after which SweepUploads should abort an
 // upload by default.
 const DefaultUploadMaxAge = 7 * 24 * time.Hour
+
+// uploadChecksum is the checksum of the object completing upload u from
+// parts, of sizes content bytes each: of u's algorithm and type.
+func uploadChecksum(u cairn.Upload, parts []cairn.Part, sizes []int64) (*cairn.Checksum, error) {
+	if u.ChecksumType == cairn.ChecksumFullObject {
+		return cairn.FullObjectChecksum(u.ChecksumAlgorithm, parts, sizes)
+	}
+	return cairn.CompositeChecksum(u.ChecksumAlgorithm, parts)
+}

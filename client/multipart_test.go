@@ -42,7 +42,7 @@ func TestMultipart(t *testing.T) {
 	if _, err := e.c.UploadPart(ctx, "bkt", "obj", u.ID, 9, bytes.NewReader([]byte("x")), PutOptions{Size: -1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, parts, err := e.c.ListParts(ctx, "bkt", "obj", u.ID); err != nil || len(parts) != 4 || parts[3].Number != 9 {
+	if _, parts, _, err := e.c.ListPartsPage(ctx, "bkt", "obj", u.ID, 0, 1000); err != nil || len(parts) != 4 || parts[3].Number != 9 {
 		t.Fatalf("ListParts: %v %v", parts, err)
 	}
 	if _, err := e.c.CompleteUpload(ctx, "bkt", "obj", u.ID, []CompletePart{list[1], list[0]}); !errors.Is(err, ErrInvalidPartOrder) {

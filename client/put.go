@@ -56,8 +56,10 @@ type PutOptions struct {
 	Checksum func() *cairn.Checksum
 	// ChecksumAlgorithm, for CreateUpload only, is the algorithm every
 	// part's checksum must have; Complete then stores their composite
-	// (cairn.CompositeChecksum). "" = none.
+	// (cairn.CompositeChecksum, or cairn.FullObjectChecksum if
+	// ChecksumType is cairn.ChecksumFullObject). "" = none.
 	ChecksumAlgorithm string
+	ChecksumType      string
 }
 
 // Condition is a precondition on the object a write replaces, checked
@@ -203,6 +205,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		ETag: d.etag, ContentType: opts.ContentType,
 		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
 		Policy: policy, Layout: d.layout, Tags: maps.Clone(opts.Tags),
+		Versioned: b.Versioning == cairn.VersioningEnabled,
 	}
 	if opts.Checksum != nil {
 		m.Checksum = opts.Checksum()

@@ -172,9 +172,10 @@ func newPutter(ctx context.Context, c *Client, code codec.Code, bs int, stripes 
 			eng.StopSpares()
 		}
 		_, w.outcome = drive.Run(w.ctx, drive.WriteMachine{Write: eng}, drive.Options{
-			Tick:  max(c.cfg.StreamWait/4, time.Millisecond),
-			Start: w.open,
-			Do:    w.send,
+			Tick:   max(c.cfg.StreamWait/4, time.Millisecond),
+			Start:  w.open,
+			Counts: &c.stats.writes,
+			Do:     w.send,
 			Failed: func(a engine.Action, _ error) {
 				w.mu.Lock()
 				defer w.mu.Unlock()
@@ -195,6 +196,9 @@ func (w *putter) open(ctx context.Context, a engine.Action) {
 	defer w.mu.Unlock()
 	if int(a.Req) != len(w.streams) {
 		panic(fmt.Sprintf("client: engine request %d out of order (have %d)", a.Req, len(w.streams)))
+	}
+	if a.Block >= w.p.N() {
+		w.c.stats.spares.Add(1) // a spare parity row (codec.Extensible)
 	}
 	st := &stream{row: a.Block, disk: w.disks[a.Disk], ch: make(chan block, pipelineDepth)}
 	st.ctx, st.cancel = context.WithCancel(ctx)

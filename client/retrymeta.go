@@ -70,6 +70,28 @@ func (m retryMeta) Uploads(ctx context.Context, bucket string) ([]cairn.Upload, 
 	return get(ctx, m.p, func(ctx context.Context) ([]cairn.Upload, error) { return m.Meta.Uploads(ctx, bucket) })
 }
 
+// page is a page read (ts and whether more follow), retried as get is.
+type page[T any] struct {
+	items []T
+	more  bool
+}
+
+func (m retryMeta) UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error) {
+	p, err := get(ctx, m.p, func(ctx context.Context) (page[cairn.Upload], error) {
+		us, more, err := m.Meta.UploadPage(ctx, bucket, after, limit)
+		return page[cairn.Upload]{us, more}, err
+	})
+	return p.items, p.more, err
+}
+
+func (m retryMeta) PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error) {
+	p, err := get(ctx, m.p, func(ctx context.Context) (page[cairn.Part], error) {
+		ps, more, err := m.Meta.PartPage(ctx, bucket, id, after, limit)
+		return page[cairn.Part]{ps, more}, err
+	})
+	return p.items, p.more, err
+}
+
 func (m retryMeta) Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error) {
 	var stamp int64
 	parts, err := get(ctx, m.p, func(ctx context.Context) ([]cairn.Part, error) {

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"cairn"
+	"cairn/client/clienttest"
 	"cairn/client/slowdisk"
+	"cairn/node/wire"
 )
 
 // A disk that is slow for every PUT, not only within one, is recognised
@@ -88,6 +93,9 @@ func TestPutAvoidsSlowDisk(t *testing.T) {
 				if used != 1 {
 					t.Fatalf("after the hold the slow disk took shards of %d PUTs, want 1", used)
 				}
+				if cs := e.c.Stats(); cs.SlowDisks != 1 || cs.SlowMarks != 2 {
+					t.Fatalf("Stats: %d slow disks, %d marks; want 1 and 2", cs.SlowDisks, cs.SlowMarks)
+				}
 				st := tr.Snapshot(time.Now())
 				for _, s := range st {
 					if s.Disk == slow && (s.State != slowdisk.Slow || s.Until.Sub(s.Since) != 10*time.Second) {
@@ -163,4 +171,61 @@ func TestGetAsksSlowDiskLast(t *testing.T) {
 			t.Fatal("with two shards lost the GET did not read the slow disk's shard")
 		}
 	})
+}
+
+// refusingNode is a shard store whose one node refuses every write at
+// once, before it reads a byte (a killed node: connection refused).
+type refusingNode struct {
+	*clienttest.MemShards
+	node string
+}
+
+func (r refusingNode) PutShardIdentified(ctx context.Context, disk cairn.DiskID, name string, ident []byte, rd io.Reader) (wire.ShardInfo, error) {
+	if strings.HasPrefix(string(disk), r.node+"/") {
+		return wire.ShardInfo{}, fmt.Errorf("dial %s: connection refused: %w", r.node, cairn.ErrUnavailable)
+	}
+	return r.MemShards.PutShardIdentified(ctx, disk, name, ident, rd)
+}
+
+// TestPutSparesFallBackToSlowDisks: with the disks outside the stripes
+// held slow, a PUT still gets its M spare disks — the fast ones first,
+// then slow ones — so a dead node holding two shards of a stripe does
+// not fail it. Found by the torture test (internal/testcluster/torture):
+// on a loaded machine the tracker holds several disks slow, spares left
+// them out, a PUT had 0 or 1 spare, and every PUT whose stripe touched a
+// killed node failed with 503 until the node's lease ran out.
+func TestPutSparesFallBackToSlowDisks(t *testing.T) {
+	tr, err := slowdisk.New(slowdisk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, 5, 2, "rs-4-2", Config{SlowDisks: tr})
+	e.c = New(e.meta, refusingNode{e.shards, "node4"}, e.c.cfg)
+	// Hold the second disk of nodes 1-3 slow: far slower than their peers, often.
+	now := time.Now()
+	slow := []cairn.DiskID{"node1/disk2", "node2/disk2", "node3/disk2"}
+	for range 5 {
+		batch := []slowdisk.Sample{{Disk: "node1/disk1", Took: time.Millisecond}, {Disk: "node2/disk1", Took: time.Millisecond},
+			{Disk: "node3/disk1", Took: time.Millisecond}, {Disk: "node5/disk1", Took: time.Millisecond}}
+		for _, d := range slow {
+			batch = append(batch, slowdisk.Sample{Disk: d, Took: time.Second})
+		}
+		tr.ObserveBatch(now, batch)
+	}
+	for _, d := range slow {
+		if !tr.Avoid(time.Now(), d) {
+			t.Fatalf("%s is not held slow", d)
+		}
+	}
+	ctx := context.Background()
+	for i := range 40 {
+		data := randBytes(uint64(90+i), 30_000+i*5000)
+		m, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+		if err != nil {
+			t.Fatalf("put %d with node4 refusing: %v", i, err)
+		}
+		if slices.ContainsFunc(m.Shards, func(s cairn.ShardLoc) bool { return strings.HasPrefix(string(s.Disk), "node4/") }) {
+			t.Fatalf("put %d: a shard on the refusing node: %+v", i, m.Shards)
+		}
+	}
 }

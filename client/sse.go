@@ -256,6 +256,14 @@ func (c *Client) GetWith(ctx context.Context, bucket, key string, off, length in
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.OpenWith(ctx, m, off, length, opts)
+}
+
+// OpenWith is GetWith of the object version m, a manifest read from the
+// metadata store (an object's noncurrent version: meta.Store.ObjectVersion):
+// it reads m's shards whether or not m is the current version.
+func (c *Client) OpenWith(ctx context.Context, m *cairn.Manifest, off, length int64, opts GetOptions) (*cairn.Manifest, io.ReadCloser, error) {
+	bucket, key := m.Bucket, m.Key
 	if m.Encryption == nil {
 		if opts.CustomerKey != nil {
 			return m, nil, fmt.Errorf("%w: a customer key for an object stored without encryption", ErrEncryptionMismatch)

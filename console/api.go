@@ -304,6 +304,32 @@ func (c *Console) cluster(w http.ResponseWriter, r *http.Request, _ *session) {
 type throughputResponse struct {
 	Time int64 `json:"time_ms"`
 	CounterValues
+	Engine *EngineStatus `json:"engine,omitempty"`
+}
+
+// EngineStatus is the speculative engine's decisions so far in this
+// process (client.Stats, counters since it started) and its current
+// verdicts on slow disks.
+type EngineStatus struct {
+	ReadsHedged     int64 `json:"reads_hedged"`     // GET shard requests started because others were slow
+	ReadsCancelled  int64 `json:"reads_cancelled"`  // stragglers and losers a GET cancelled
+	ReadsReplaced   int64 `json:"reads_replaced"`   // GET shard requests started because one failed
+	WritesCancelled int64 `json:"writes_cancelled"` // PUT streams cancelled (replaced by a spare row)
+	WritesReplaced  int64 `json:"writes_replaced"`  // PUT streams started because one failed
+	SpareRows       int64 `json:"spare_rows"`       // PUT streams started on a spare parity row
+	Decodes         int64 `json:"decodes"`          // GET windows decoded around missing data shards
+	SlowMarks       int64 `json:"slow_marks"`       // times a disk was marked slow
+	// SlowDisks are the disks held slow or on probation now.
+	SlowDisks []SlowDisk `json:"slow_disks"`
+}
+
+// SlowDisk is one disk the data path judges slower than its peers.
+type SlowDisk struct {
+	Disk  string  `json:"disk"`
+	State string  `json:"state"` // "slow" (avoided) or "probation" (used, watched)
+	Score float64 `json:"score"` // its time ÷ its peers', weighted towards the recent
+	Since int64   `json:"since_ms"`
+	Until int64   `json:"until_ms,omitempty"` // when a slow disk's hold ends
 }
 
 func (c *Console) throughput(w http.ResponseWriter, _ *http.Request, _ *session) {
@@ -311,5 +337,10 @@ func (c *Console) throughput(w http.ResponseWriter, _ *http.Request, _ *session)
 		writeError(w, http.StatusNotFound, "NotFound", "this console counts no throughput")
 		return
 	}
-	writeJSON(w, http.StatusOK, throughputResponse{Time: c.cfg.Now().UnixMilli(), CounterValues: c.cfg.Counters.Values()})
+	resp := throughputResponse{Time: c.cfg.Now().UnixMilli(), CounterValues: c.cfg.Counters.Values()}
+	if c.cfg.Engine != nil {
+		e := c.cfg.Engine()
+		resp.Engine = &e
+	}
+	writeJSON(w, http.StatusOK, resp)
 }

@@ -57,6 +57,10 @@ type Config struct {
 	Meta        BucketMeta // optional: bucket policies and usage (nil: not shown)
 	Cluster     Cluster    // optional: the cluster view (nil: none)
 	Counters    *Counters  // optional: the throughput the page graphs (nil: none)
+	// Engine, if set, reports the data path's speculative engine: what
+	// it did so far and the disks it holds slow (the cluster view's
+	// "Speculative engine" panel).
+	Engine func() EngineStatus
 	// Region is the region the console signs its S3 requests for
 	// (default "us-east-1"; the gateway accepts any).
 	Region string
@@ -66,9 +70,10 @@ type Config struct {
 	MaxSessions int
 	// StatusEvery is how long a cluster status is reused (default 1 s).
 	StatusEvery time.Duration
-	// LoginFailures bounds failed logins per second over all clients
-	// (default 5, with a burst of 20); more get 429 until the budget
-	// refills, which slows down guessing secrets.
+	// LoginFailures bounds failed logins per second from one client
+	// address (default 5, with a burst of 20); more get 429 until the
+	// budget refills, which slows down guessing secrets. The addresses
+	// tracked are bounded (loginClients).
 	LoginFailures rate.Limit
 	// Now is the clock (default time.Now); Rand makes session IDs
 	// (default crypto/rand.Reader).
@@ -118,7 +123,7 @@ type Console struct {
 	cfg      Config
 	mux      *http.ServeMux
 	sessions *sessions
-	failures *rate.Limiter // failed logins
+	failures *loginLimiter // failed logins by client address
 
 	statusMu sync.Mutex // serializes cluster status reads; guards the three fields below
 	status   []byte     // the last status's JSON; guarded by statusMu
@@ -135,7 +140,7 @@ func New(cfg Config) (*Console, error) {
 	}
 	c := &Console{cfg: cfg, mux: http.NewServeMux(),
 		sessions: newSessions(cfg.MaxSessions),
-		failures: rate.NewLimiter(cfg.LoginFailures, 20)}
+		failures: newLoginLimiter(cfg.LoginFailures, loginBurst, loginClients)}
 	static, err := fs.Sub(assets, "assets")
 	if err != nil {
 		return nil, err

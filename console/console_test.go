@@ -431,6 +431,31 @@ func TestAttrEncode(t *testing.T) {
 	}
 }
 
+// The failed-login budget is per client address, and its table bounded.
+func TestLoginLimiterPerClient(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	l := newLoginLimiter(1, 3, 2)
+	for range 3 {
+		l.failed("a", now)
+	}
+	if l.allowed("a", now) || !l.allowed("b", now) {
+		t.Fatal("a's failures limit b, or not a")
+	}
+	if !l.allowed("a", now.Add(time.Second)) {
+		t.Fatal("a's budget does not refill")
+	}
+	l.failed("b", now)
+	l.failed("c", now) // a full table: one of a and b goes
+	if len(l.by) != 2 || l.by["c"] == nil {
+		t.Fatalf("table %v after a failure from a third client", l.by)
+	}
+	later := now.Add(time.Minute) // every budget full again: those entries go first
+	l.failed("d", later)
+	if len(l.by) > 2 || l.by["d"] == nil {
+		t.Fatalf("table %v", l.by)
+	}
+}
+
 // A listing is paged: pageSize keys at a time, with a token for the next.
 func TestListingPaged(t *testing.T) {
 	e := newEnv(t, nil)
@@ -509,5 +534,34 @@ func TestAssets(t *testing.T) {
 	}
 	if st, _, _ := b.do(http.MethodGet, "/nothing", nil); st != http.StatusNotFound {
 		t.Fatalf("/nothing: %d", st)
+	}
+}
+
+// GET /api/throughput carries the speculative engine's counters and slow
+// disks when the console is given them, for root only.
+func TestEngineStatus(t *testing.T) {
+	want := EngineStatus{ReadsHedged: 3, SpareRows: 2, SlowMarks: 1,
+		SlowDisks: []SlowDisk{{Disk: "node1/disk1", State: "slow", Score: 8.5, Since: 1000, Until: 6000}}}
+	e := newEnv(t, func(c *Config) { c.Engine = func() EngineStatus { return want } })
+	b := e.browser(t)
+	b.mustLogin(rootKey, rootSecret)
+	var tp throughputResponse
+	b.json(http.MethodGet, "/api/throughput", nil, http.StatusOK, &tp)
+	if tp.Engine == nil || tp.Engine.ReadsHedged != 3 || tp.Engine.SpareRows != 2 || len(tp.Engine.SlowDisks) != 1 || tp.Engine.SlowDisks[0] != want.SlowDisks[0] {
+		t.Fatalf("engine status %+v, want %+v", tp.Engine, want)
+	}
+	alice := e.browser(t)
+	alice.mustLogin(aliceKey, aliceSec)
+	if st, _, _ := alice.do(http.MethodGet, "/api/throughput", nil); st != http.StatusForbidden {
+		t.Fatalf("alice read the engine status: %d", st)
+	}
+	// Without an engine the answer has none.
+	e = newEnv(t, nil)
+	b = e.browser(t)
+	b.mustLogin(rootKey, rootSecret)
+	tp = throughputResponse{}
+	b.json(http.MethodGet, "/api/throughput", nil, http.StatusOK, &tp)
+	if tp.Engine != nil {
+		t.Fatalf("an engine status without an engine: %+v", tp.Engine)
 	}
 }

@@ -52,14 +52,17 @@
 //     signature).
 //   - Sessions are per process: a restarted server or another gateway
 //     needs a new login.
-//   - The speculative engine's recent decisions are not shown: the data
-//     path keeps no record of them yet.
+//   - The speculative engine's decisions are shown as counts (hedged and
+//     cancelled requests, spare rows, decodes: their rates between two
+//     refreshes) and as the disks it holds slow now, not as a log of
+//     single decisions: the data path keeps counters, not a history.
 //   - Unlike a signed S3 request, a login sends the secret key itself: the
 //     console serves plain HTTP unless it is given a TLS config (cairn
 //     warns when a plain console listens off loopback), and marks the
 //     cookie Secure only over TLS.
-//   - The failed-login budget is shared by all clients: someone guessing
-//     secrets slows down everyone's logins, never their sessions.
+//   - The failed-login budget is per client address: clients behind one
+//     proxy share it, and a guesser with many addresses has one budget
+//     per address. A limited login gets 429; sessions are never touched.
 //   - A download is served as an attachment with a sandboxing content
 //     security policy, so an object's bytes never run as the console.
 package console

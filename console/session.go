@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // CookieName is the session cookie's name.
@@ -185,7 +188,11 @@ var errWrongCredentials = errors.New("wrong access key or secret key")
 func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	now := c.cfg.Now()
-	if c.failures.TokensAt(now) < 1 {
+	client, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		client = r.RemoteAddr
+	}
+	if !c.failures.allowed(client, now) {
 		writeError(w, http.StatusTooManyRequests, "SlowDown", "too many failed logins; try again in a few seconds")
 		return
 	}
@@ -198,7 +205,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	res := c.call(r, s, http.MethodGet, "", "", nil, nil)
 	if res.status != http.StatusOK {
 		if res.status == http.StatusForbidden {
-			c.failures.AllowN(now, 1)
+			c.failures.failed(client, now)
 			writeError(w, http.StatusUnauthorized, "Unauthorized", errWrongCredentials.Error())
 			return
 		}
@@ -235,4 +242,61 @@ func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) whoami(w http.ResponseWriter, _ *http.Request, s *session) {
 	writeJSON(w, http.StatusOK, s.whoami())
+}
+
+// The failed-login budget: Config.LoginFailures per second and
+// loginBurst at once per client address, for at most loginClients
+// addresses at a time.
+const (
+	loginBurst   = 20
+	loginClients = 4096
+)
+
+// loginLimiter bounds the failed logins of each client address. Its
+// table is bounded: a failure from a new address into a full table first
+// forgets the addresses whose budget is full again, then an arbitrary one.
+type loginLimiter struct {
+	rate  rate.Limit
+	burst int
+	max   int
+
+	mu sync.Mutex
+	by map[string]*rate.Limiter // guarded by mu
+}
+
+func newLoginLimiter(r rate.Limit, burst, max int) *loginLimiter {
+	return &loginLimiter{rate: r, burst: burst, max: max, by: map[string]*rate.Limiter{}}
+}
+
+// allowed reports whether client may try a login at now.
+func (l *loginLimiter) allowed(client string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.by[client]
+	return lim == nil || lim.TokensAt(now) >= 1
+}
+
+// failed takes one failed login from client's budget.
+func (l *loginLimiter) failed(client string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lim := l.by[client]
+	if lim == nil {
+		if len(l.by) >= l.max {
+			for a, x := range l.by {
+				if x.TokensAt(now) >= float64(l.burst) {
+					delete(l.by, a)
+				}
+			}
+			for a := range l.by {
+				if len(l.by) < l.max {
+					break
+				}
+				delete(l.by, a)
+			}
+		}
+		lim = rate.NewLimiter(l.rate, l.burst)
+		l.by[client] = lim
+	}
+	lim.AllowN(now, 1)
 }

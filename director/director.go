@@ -116,7 +116,7 @@ func (d *Director) run(ctx context.Context) {
 			}
 			continue
 		}
-		d.cfg.Logger.Info("director: leading", "id", d.cfg.ID)
+		d.cfg.Logger.Info("director: leading", "node", d.cfg.ID)
 		d.lead(ctx, lead)
 		_ = lead.Resign(context.WithoutCancel(ctx))
 	}

@@ -33,6 +33,18 @@
 // manifests; ManifestPart and UpdatePart read and update one part of a
 // multipart object.
 //
+// Versions (versions.go, docs/design/versioning.md): in a bucket whose
+// versioning was ever set, the current version of a key stays where
+// every object lives, and the versions it replaced (noncurrent versions)
+// and delete markers are records of their own, found by the key and the
+// internal version (cairn.Manifest.Version; time-ordered, newest first).
+// The null version is the one written while versioning was off or
+// Suspended: a key has at most one. ObjectVersion, PutDeleteMarker,
+// DeleteVersion and ListVersions serve S3; ListVersionManifests lets
+// repair and the CLI walk every version as an object. CheckVersioning,
+// CheckVersionID, CheckMarker, MarkerVersion and VersionsAfter are shared
+// by the implementations.
+//
 // Caveats: a manifest is at most MaxManifestBytes; etcd's practical limit
 // (a few GB of keys) bounds the object count of one cluster
 // (docs/design/meta.md, "Paging and limits").

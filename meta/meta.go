@@ -70,6 +70,10 @@ type Store interface {
 	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
 	// Buckets lists all buckets sorted by name.
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
+	// BucketPage returns up to limit buckets named after after ("" =
+	// from the first), sorted by name, and whether more follow: Buckets
+	// in bounded replies. ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error)
 	// SetBucketEncryption sets a bucket's default encryption
 	// (cairn.Bucket.Encryption): cairn.SSES3, or "" for none. ErrNotFound
 	// if the bucket does not exist, ErrInvalid for another scheme.
@@ -109,7 +113,9 @@ type Store interface {
 	// DeleteManifest deletes the object's manifest if its version is
 	// version ("" = whatever it is), queues its files for cleanup
 	// (cairn.CleanupDelete) and returns the deleted manifest; ErrNotFound
-	// if there is none, ErrConflict if the version differs.
+	// if there is none, ErrConflict if the version differs. In a
+	// versioned bucket the next version, if an object, becomes current
+	// (as DeleteVersion of the current version).
 	DeleteManifest(ctx context.Context, bucket, key, version string) (*cairn.Manifest, error)
 	// UpdateManifest replaces the object's manifest with m if the stored
 	// one is exactly prev (compare-and-swap on the whole record, e.g. to
@@ -177,6 +183,15 @@ type Store interface {
 	// by bucket, key, creation time and ID. It does not check that the
 	// bucket exists.
 	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
+	// UploadPage returns up to limit uploads of a bucket ("" = of all
+	// buckets) whose positions (meta.UploadPosition: "BUCKET/ID") sort
+	// after after, byte-wise (the order of their records, not Uploads'),
+	// and whether more follow: for
+	// walks over every upload (the repair scan, the sweep of abandoned
+	// uploads) in bounded replies. after is the position of the last
+	// upload of the previous page; "" starts at the first.
+	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
 	// UpdateUploadEncryption replaces the encryption record of an upload
 	// in progress with e if the stored one is exactly prev
 	// (compare-and-swap: the reseal of its data key under another master
@@ -198,6 +213,11 @@ type Store interface {
 	// opaque value that changes whenever a part is put. ErrNotFound if the
 	// upload does not exist.
 	Parts(ctx context.Context, bucket, id string) (parts []cairn.Part, stamp int64, err error)
+	// PartPage returns up to limit parts of an upload numbered above
+	// after, sorted by number, and whether more follow: Parts in bounded
+	// replies (S3 ListParts). ErrNotFound if the upload does not exist,
+	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
 	// DeleteUpload deletes an upload record and all its parts at once,
 	// queues the parts' files for cleanup (cairn.CleanupAbort) and returns
 	// the deleted parts.
@@ -214,6 +234,59 @@ type Store interface {
 	// as CommitManifest. If the outcome is unknown, retrying may report
 	// ErrNotFound although the commit happened.
 	CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersion, id string, stamp int64) ([]cairn.Part, error)
+
+	// SetBucketVersioning sets a bucket's versioning status
+	// (cairn.Bucket.Versioning): cairn.VersioningEnabled or
+	// VersioningSuspended. ErrNotFound if the bucket does not exist,
+	// ErrInvalid for another status. Once set, a bucket's writes keep
+	// versions (docs/design/versioning.md): CommitManifest and
+	// CompleteUpload move the replaced current version to the noncurrent
+	// ones unless it and the new one are both the null version
+	// (Manifest.Versioned false), and a null version replaces the key's
+	// noncurrent null version; DeleteBucket fails while any version or
+	// delete marker is left.
+	SetBucketVersioning(ctx context.Context, name, status string) error
+	// ObjectVersion returns a version of a key: id "" its latest version
+	// (the current object, or a delete marker), cairn.NullVersionID its
+	// null version, else the version whose internal version is id (the
+	// Manifest of an object version is whole). ErrNotFound if there is no
+	// such version (or bucket), ErrInvalid for a malformed id.
+	ObjectVersion(ctx context.Context, bucket, key, id string) (cairn.ObjectVersion, error)
+	// PutDeleteMarker makes a delete marker the latest version of a key
+	// (whether or not it has versions) and returns it: the current
+	// object, if any, becomes noncurrent, or is removed (files queued,
+	// cairn.CleanupDelete) if it and the marker are both null; a null
+	// marker replaces the key's noncurrent null version. d.Version is
+	// the marker's proposed version: the store returns it or one that
+	// sorts before every version of the key (MarkerVersion). ErrNotFound
+	// if the bucket does not exist, ErrInvalid if d fails CheckMarker or
+	// the bucket was never versioned.
+	PutDeleteMarker(ctx context.Context, bucket, key string, d cairn.DeleteMarker) (cairn.ObjectVersion, error)
+	// DeleteVersion removes a version of a key for good (id: the null
+	// version or an internal version) and returns it; its files are
+	// queued for cleanup (cairn.CleanupDelete). If it was the latest, the
+	// next version becomes latest: an object moves back to current. A
+	// bucket never versioned has only null versions: this is then
+	// DeleteManifest. ErrNotFound if there is no such version,
+	// ErrInvalid for a malformed id.
+	DeleteVersion(ctx context.Context, bucket, key, id string) (cairn.ObjectVersion, error)
+	// ListVersions returns up to limit versions (objects and delete
+	// markers) of the bucket's keys that start with prefix, in key order
+	// and newest first within a key (the current object first, then the
+	// noncurrent versions by internal version), that come after the
+	// position (keyMarker, afterVersion): afterVersion "" is after every
+	// version of keyMarker, else after that internal version of
+	// keyMarker (VersionsAfter; it need not exist any more). Versions
+	// carry their listing records (Info), no Manifest. The second result says whether more follow. ErrNotFound if the bucket
+	// does not exist, ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	ListVersions(ctx context.Context, bucket, prefix, keyMarker, afterVersion string, limit int) (vs []cairn.ObjectVersion, more bool, err error)
+	// ListVersionManifests returns up to limit whole manifests of the
+	// noncurrent object versions of a bucket (no current ones, no
+	// markers), in key and version order, after (afterKey, afterVersion)
+	// ("", "": from the first), and whether more follow: with
+	// ListManifests, what walks every object version (repair). Paged as
+	// ListManifests. ErrNotFound if the bucket does not exist.
+	ListVersionManifests(ctx context.Context, bucket, afterKey, afterVersion string, limit int) (ms []*cairn.Manifest, more bool, err error)
 
 	// PutCleanup queues c as a new cleanup record, ordered by c.Since,
 	// with an ID the store assigns (cairn.CleanupID; c.ID is ignored):

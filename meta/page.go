@@ -41,6 +41,52 @@ func CheckPageLimit(op string, limit int) error {
 	return nil
 }
 
+// UploadPosition is an upload's position in UploadPage's order, which is
+// the byte order of "BUCKET/ID" (bucket names hold no "/"): the after of
+// the next page.
+func UploadPosition(u cairn.Upload) string { return u.Bucket + "/" + u.ID }
+
+// UploadPager is the part of a Store that pages the uploads.
+type UploadPager interface {
+	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
+}
+
+// EachUpload calls f for every upload in progress of a bucket ("" = of
+// all buckets), in UploadPosition order, one page (MaxPage uploads) at a
+// time, and stops at f's first error. Uploads created or deleted
+// meanwhile may or may not be seen; none that exists throughout is
+// missed or seen twice.
+func EachUpload(ctx context.Context, s UploadPager, bucket string, f func(cairn.Upload) error) error {
+	return walk(func(after string) ([]cairn.Upload, bool, error) { return s.UploadPage(ctx, bucket, after, MaxPage) },
+		UploadPosition, f)
+}
+
+// PartPager is the part of a Store that pages an upload's parts.
+type PartPager interface {
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
+}
+
+// EachPart calls f for every part of an upload, in number order, one page
+// (MaxPage parts) at a time, and stops at f's first error; ErrNotFound if
+// the upload does not exist (or is completed or aborted between pages).
+func EachPart(ctx context.Context, s PartPager, bucket, id string, f func(cairn.Part) error) error {
+	return walk(func(after int) ([]cairn.Part, bool, error) { return s.PartPage(ctx, bucket, id, after, MaxPage) },
+		func(p cairn.Part) int { return p.Number }, f)
+}
+
+// BucketPager is the part of a Store that pages the buckets.
+type BucketPager interface {
+	BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error)
+}
+
+// EachBucket calls f for every bucket, in name order, one page (MaxPage
+// buckets) at a time, and stops at f's first error; as EachUpload, a
+// bucket that exists throughout is seen once.
+func EachBucket(ctx context.Context, s BucketPager, f func(cairn.Bucket) error) error {
+	return walk(func(after string) ([]cairn.Bucket, bool, error) { return s.BucketPage(ctx, after, MaxPage) },
+		func(b cairn.Bucket) string { return b.Name }, f)
+}
+
 // RepairTaskPager is the part of a Store that pages the repair queue.
 type RepairTaskPager interface {
 	RepairTaskPage(ctx context.Context, after string, limit int) ([]cairn.RepairTask, bool, error)
@@ -51,9 +97,18 @@ type RepairTaskPager interface {
 // or deleted meanwhile may or may not be seen; no task that stays queued
 // throughout is missed or seen twice.
 func EachRepairTask(ctx context.Context, s RepairTaskPager, f func(cairn.RepairTask) error) error {
-	after := ""
+	return walk(func(after string) ([]cairn.RepairTask, bool, error) { return s.RepairTaskPage(ctx, after, MaxPage) },
+		func(t cairn.RepairTask) string { return t.ID }, f)
+}
+
+// walk calls f for every record of a paged listing, in its order: page
+// returns the records after a position (the zero C: from the first) and
+// whether more follow, pos the position of a record. It stops at f's
+// first error or page's.
+func walk[T, C any](page func(after C) ([]T, bool, error), pos func(T) C, f func(T) error) error {
+	var after C
 	for {
-		ts, more, err := s.RepairTaskPage(ctx, after, MaxPage)
+		ts, more, err := page(after)
 		if err != nil {
 			return err
 		}
@@ -61,7 +116,7 @@ func EachRepairTask(ctx context.Context, s RepairTaskPager, f func(cairn.RepairT
 			if err := f(t); err != nil {
 				return err
 			}
-			after = t.ID
+			after = pos(t)
 		}
 		if !more || len(ts) == 0 {
 			return nil

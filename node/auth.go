@@ -31,29 +31,19 @@ const (
 	// maxDigestBody is the largest body a signed digest may cover: the
 	// node reads such a body whole before serving the request.
 	maxDigestBody = 1 << 20
-	// keyInfo derives the signing key from the cluster secret.
-	keyInfo = "cairn node v1"
 )
 
 // emptySHA256 is the digest of an empty body.
 var emptySHA256 = hex.EncodeToString(sha256.New().Sum(nil))
 
-// authKey derives the signing key from the cluster secret: the secret
-// itself never crosses the network.
-func authKey(secret string) [32]byte {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(keyInfo))
-	var k [32]byte
-	m.Sum(k[:0])
-	return k
-}
-
 // stringToSign is what the signature covers: one field a line. Header
 // values cannot hold a newline, and the path and query are escaped, so
-// the fields cannot run into each other.
-func stringToSign(method, escPath, rawQuery, date, nonce, digest string, h http.Header) string {
+// the fields cannot run into each other. The key's principal is in it
+// (and in the key), and so is the host the request was sent to: a request
+// signed for one node is refused by another.
+func stringToSign(id KeyID, method, host, escPath, rawQuery, date, nonce, digest string, h http.Header) string {
 	q, _ := url.ParseQuery(rawQuery) // a query that does not parse is refused (verifier.verify)
-	return strings.Join([]string{wire.AuthScheme, method, escPath, q.Encode(), date, nonce, digest,
+	return strings.Join([]string{wire.AuthScheme, id.String(), method, host, escPath, q.Encode(), date, nonce, digest,
 		h.Get(wire.HeaderIdentity), h.Get(wire.HeaderRepair)}, "\n")
 }
 
@@ -65,18 +55,54 @@ func signature(key *[32]byte, s string) []byte {
 
 // sign sets req's signature headers for signing time at, nonce and body
 // digest (a hex SHA-256 or wire.UnsignedPayload).
-func sign(req *http.Request, key *[32]byte, at time.Time, nonce, digest string) {
+func sign(req *http.Request, key *Key, at time.Time, nonce, digest string) {
 	signPath(req, req.URL.EscapedPath(), key, at, nonce, digest)
 }
 
-// signPath is sign for a request whose path as sent is escPath.
-func signPath(req *http.Request, escPath string, key *[32]byte, at time.Time, nonce, digest string) {
+// signPath is sign for a request whose path as sent is escPath. The Host
+// header is set to the URL's host, which the signature covers.
+func signPath(req *http.Request, escPath string, key *Key, at time.Time, nonce, digest string) {
+	if req.Host == "" {
+		req.Host = req.URL.Host
+	}
 	date := strconv.FormatInt(at.Unix(), 10)
 	req.Header.Set(wire.HeaderDate, date)
 	req.Header.Set(wire.HeaderNonce, nonce)
 	req.Header.Set(wire.HeaderContentSHA256, digest)
-	sig := signature(key, stringToSign(req.Method, escPath, req.URL.RawQuery, date, nonce, digest, req.Header))
-	req.Header.Set("Authorization", wire.AuthScheme+" Signature="+hex.EncodeToString(sig))
+	sig := signature(&key.key, stringToSign(key.ID, req.Method, req.Host, escPath, req.URL.RawQuery, date, nonce, digest, req.Header))
+	req.Header.Set("Authorization", formatAuthorization(key.ID, sig))
+}
+
+// formatAuthorization is the Authorization header of a request signed by
+// id with sig.
+func formatAuthorization(id KeyID, sig []byte) string {
+	return wire.AuthScheme + " Credential=" + id.String() + ", Signature=" + hex.EncodeToString(sig)
+}
+
+// parseAuthorization parses an Authorization header: the signing key's
+// principal and the signature (32 bytes). Errors wrap cairn.ErrAuth.
+func parseAuthorization(s string) (KeyID, []byte, error) {
+	rest, ok := strings.CutPrefix(s, wire.AuthScheme+" ")
+	if !ok {
+		return KeyID{}, nil, fmt.Errorf("%w: no %s signature", cairn.ErrAuth, wire.AuthScheme)
+	}
+	cred, sig, ok := strings.Cut(rest, ", Signature=")
+	cred, okc := strings.CutPrefix(cred, "Credential=")
+	if !ok || !okc {
+		if strings.HasPrefix(rest, "Signature=") {
+			return KeyID{}, nil, fmt.Errorf("%w: the signature names no key (Credential=ROLE/NAME): a client older than the node's keys", cairn.ErrAuth)
+		}
+		return KeyID{}, nil, fmt.Errorf("%w: malformed Authorization: want %s Credential=ROLE/NAME, Signature=<64 hex>", cairn.ErrAuth, wire.AuthScheme)
+	}
+	id, err := ParseKeyID(cred)
+	if err != nil {
+		return KeyID{}, nil, fmt.Errorf("%w: credential: %v", cairn.ErrAuth, err)
+	}
+	got, err := hex.DecodeString(sig)
+	if err != nil || len(got) != sha256.Size || sig != strings.ToLower(sig) {
+		return KeyID{}, nil, fmt.Errorf("%w: malformed signature", cairn.ErrAuth)
+	}
+	return id, got, nil
 }
 
 // newNonce is 16 random bytes in hex.
@@ -88,23 +114,31 @@ func newNonce() string {
 
 // verifier checks request signatures and remembers the nonces seen.
 type verifier struct {
-	key    [32]byte
+	secret string // the cluster secret, from which every key is derived
 	skew   time.Duration
 	replay *replayCache
 }
 
-// verify checks r's signature, time, body digest and nonce. A body under
-// a digest is read (bounded) and put back. Errors wrap cairn.ErrAuth
-// (cairn.ErrUnavailable when the replay cache is full).
-func (v *verifier) verify(r *http.Request) error {
-	authz, ok := strings.CutPrefix(r.Header.Get("Authorization"), wire.AuthScheme+" Signature=")
-	if !ok {
-		return fmt.Errorf("%w: no %s signature", cairn.ErrAuth, wire.AuthScheme)
+// verify checks r's signature, time, body digest and nonce, and returns
+// the principal whose key signed it. A body under a digest is read
+// (bounded) and put back. Errors wrap cairn.ErrAuth (cairn.ErrUnavailable
+// when the replay cache is full).
+func (v *verifier) verify(r *http.Request) (KeyID, error) {
+	if len(r.Header.Values("Authorization")) > 1 {
+		return KeyID{}, fmt.Errorf("%w: malformed request: Authorization given more than once", cairn.ErrAuth)
 	}
-	got, err := hex.DecodeString(authz)
-	if err != nil || len(got) != sha256.Size {
-		return fmt.Errorf("%w: malformed signature", cairn.ErrAuth)
+	id, got, err := parseAuthorization(r.Header.Get("Authorization"))
+	if err != nil {
+		return KeyID{}, err
 	}
+	if err := v.check(r, id, got); err != nil {
+		return KeyID{}, err
+	}
+	return id, nil
+}
+
+// check is verify of a request signed by id with signature got.
+func (v *verifier) check(r *http.Request, id KeyID, got []byte) error {
 	for _, h := range []string{wire.HeaderDate, wire.HeaderNonce, wire.HeaderContentSHA256, wire.HeaderIdentity, wire.HeaderRepair} {
 		if len(r.Header.Values(h)) > 1 {
 			return fmt.Errorf("%w: malformed request: %s given more than once", cairn.ErrAuth, h)
@@ -131,9 +165,10 @@ func (v *verifier) verify(r *http.Request) error {
 		// Its canonical form would drop the bad part, which could then be added unsigned.
 		return fmt.Errorf("%w: malformed query: %v", cairn.ErrAuth, err)
 	}
-	want := signature(&v.key, stringToSign(r.Method, r.URL.EscapedPath(), r.URL.RawQuery, date, nonce, digest, r.Header))
+	key := deriveKey(v.secret, id)
+	want := signature(&key, stringToSign(id, r.Method, r.Host, r.URL.EscapedPath(), r.URL.RawQuery, date, nonce, digest, r.Header))
 	if !hmac.Equal(got, want) {
-		return fmt.Errorf("%w: wrong signature (another cluster secret, or the request was altered)", cairn.ErrAuth)
+		return fmt.Errorf("%w: wrong signature by %s (a key of another cluster secret, a key for another name or role, a request for another node, or the request was altered)", cairn.ErrAuth, id)
 	}
 	now := time.Now()
 	at := time.Unix(secs, 0)

@@ -90,7 +90,7 @@ func TestReplayedRequestRefused(t *testing.T) {
 func TestRequestOutsideWindowRefused(t *testing.T) {
 	d := openDisk(t, "node1/disk1", vfs.NewMem(), "/d1")
 	n := newTestNode(t, d)
-	key := authKey(testSecret)
+	key := testKey(testSecret)
 	for _, c := range []struct {
 		off  time.Duration
 		want int
@@ -123,7 +123,7 @@ func sha(b string) string {
 func TestTamperedBodyDigestRefused(t *testing.T) {
 	d := openDisk(t, "node1/disk1", vfs.NewMem(), "/d1")
 	n := newTestNode(t, d)
-	key := authKey(testSecret)
+	key := testKey(testSecret)
 	name := shardName(2, 0)
 	put := func(body, signedDigest, sentDigest string) (int, string) {
 		req, _ := http.NewRequest(http.MethodPut, n.srv.URL+wire.ShardPath(d.id, name), strings.NewReader(body))
@@ -230,8 +230,8 @@ func TestSignatureRefusals(t *testing.T) {
 func TestReplayCacheWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const skew = time.Minute
-		v := verifier{key: authKey(testSecret), skew: skew, replay: newReplayCache(2)}
-		key := v.key
+		v := verifier{secret: testSecret, skew: skew, replay: newReplayCache(2)}
+		key := testKey(testSecret)
 		signed := func(at time.Time) *http.Request {
 			r := httptest.NewRequest(http.MethodGet, "/v1/health", nil)
 			sign(r, &key, at, newNonce(), emptySHA256)
@@ -244,33 +244,33 @@ func TestReplayCacheWindow(t *testing.T) {
 		}
 		t0 := time.Now()
 		a, b := signed(t0), signed(t0.Add(skew)) // b is signed at the edge of the future window
-		if err := v.verify(a); err != nil {
+		if _, err := v.verify(a); err != nil {
 			t.Fatal(err)
 		}
-		if err := v.verify(again(a)); !errors.Is(err, cairn.ErrAuth) || !strings.Contains(err.Error(), "replayed") {
+		if _, err := v.verify(again(a)); !errors.Is(err, cairn.ErrAuth) || !strings.Contains(err.Error(), "replayed") {
 			t.Fatalf("replay: %v", err)
 		}
-		if err := v.verify(b); err != nil {
+		if _, err := v.verify(b); err != nil {
 			t.Fatal(err)
 		}
-		if err := v.verify(signed(t0)); !errors.Is(err, cairn.ErrUnavailable) {
+		if _, err := v.verify(signed(t0)); !errors.Is(err, cairn.ErrUnavailable) {
 			t.Fatalf("a third nonce in a cache of 2: %v, want ErrUnavailable", err)
 		}
 		time.Sleep(skew + time.Second) // a's time has left the window: its nonce may go
-		if err := v.verify(again(a)); !errors.Is(err, cairn.ErrAuth) || !strings.Contains(err.Error(), "window") {
+		if _, err := v.verify(again(a)); !errors.Is(err, cairn.ErrAuth) || !strings.Contains(err.Error(), "window") {
 			t.Fatalf("replay of a after the window: %v, want refused for its time", err)
 		}
-		if err := v.verify(signed(time.Now())); err != nil {
+		if _, err := v.verify(signed(time.Now())); err != nil {
 			t.Fatalf("after a expired: %v", err)
 		}
 		if got := v.replay.len(); got != 2 {
 			t.Fatalf("cache holds %d nonces, want 2 (b and the new one)", got)
 		}
-		if err := v.verify(again(b)); !errors.Is(err, cairn.ErrAuth) || !strings.Contains(err.Error(), "replayed") {
+		if _, err := v.verify(again(b)); !errors.Is(err, cairn.ErrAuth) || !strings.Contains(err.Error(), "replayed") {
 			t.Fatalf("replay of b within its window: %v", err)
 		}
 		time.Sleep(skew)
-		if err := v.verify(again(b)); !errors.Is(err, cairn.ErrAuth) || !strings.Contains(err.Error(), "window") {
+		if _, err := v.verify(again(b)); !errors.Is(err, cairn.ErrAuth) || !strings.Contains(err.Error(), "window") {
 			t.Fatalf("replay of b after its window: %v", err)
 		}
 	})
@@ -280,14 +280,14 @@ func TestReplayCacheWindow(t *testing.T) {
 // signature: signing on the client, checking and recording the nonce on
 // the node.
 func BenchmarkSignVerify(b *testing.B) {
-	key := authKey(testSecret)
-	v := verifier{key: key, skew: DefaultSkew, replay: newReplayCache(math.MaxInt)} // unbounded: the bench sends more requests than any window
+	key := testKey(testSecret)
+	v := verifier{secret: testSecret, skew: DefaultSkew, replay: newReplayCache(math.MaxInt)} // unbounded: the bench sends more requests than any window
 	path := wire.ShardPath("node1/disk1", shardName(1, 0))
 	b.ReportAllocs()
 	for b.Loop() {
 		r := httptest.NewRequest(http.MethodGet, path+"?offset=0&length=4096", nil)
 		sign(r, &key, time.Now(), newNonce(), emptySHA256)
-		if err := v.verify(r); err != nil {
+		if _, err := v.verify(r); err != nil {
 			b.Fatal(err)
 		}
 	}

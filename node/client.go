@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,26 +33,44 @@ import (
 // did not answer or move data within its Timeouts) — or ctx's error when
 // ctx ended.
 type Client struct {
-	key     [32]byte // signs every request (authKey of the cluster secret)
+	key     Key // signs every request
 	resolve Resolver
 	hc      *http.Client
 	t       Timeouts
+	// unreachable, if set, hears of every call that could not connect
+	// to the address resolve gave (WithUnreachable).
+	unreachable func(disk cairn.DiskID, addr string)
 }
 
 // Resolver finds the address of a disk's node: "host:port", or a base
 // URL with a scheme. It may read the cluster map under ctx.
 type Resolver func(ctx context.Context, disk cairn.DiskID) (addr string, err error)
 
-// NewClient returns a client that signs its requests with a key derived
-// from the cluster secret (docs/design/node-protocol.md, "Authentication") and finds a
-// disk's node with resolve, with DefaultTimeouts. hc nil:
-// NewHTTPClient(DefaultTimeouts).
+// NewClient returns a client that signs its requests with the admin key
+// AdminKeyID derived from the cluster secret (docs/design/node-protocol.md,
+// "Keys and roles"): it may make every request. Processes with a narrower
+// job use NewKeyClient with their role's key.
 func NewClient(secret string, resolve Resolver, hc *http.Client) *Client {
+	return NewKeyClient(Key{ID: AdminKeyID, key: deriveKey(secret, AdminKeyID)}, resolve, hc)
+}
+
+// AdminKeyID is the principal of NewClient's key.
+var AdminKeyID = KeyID{Role: RoleAdmin, Name: "cluster"}
+
+// NewKeyClient returns a client that signs its requests with key
+// (docs/design/node-protocol.md, "Authentication") and finds a disk's
+// node with resolve, with DefaultTimeouts. hc nil:
+// NewHTTPClient(DefaultTimeouts). A node refuses the requests key's role
+// may not make (ErrAuth, code forbidden).
+func NewKeyClient(key Key, resolve Resolver, hc *http.Client) *Client {
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
-	return &Client{key: authKey(secret), resolve: resolve, hc: hc, t: DefaultTimeouts}
+	return &Client{key: key, resolve: resolve, hc: hc, t: DefaultTimeouts}
 }
+
+// Key returns the principal whose key signs c's requests.
+func (c *Client) Key() KeyID { return c.key.ID }
 
 // WithTimeouts returns a copy of c that bounds its calls by t (zero
 // fields: DefaultTimeouts'). The HTTP client stays c's: its dial timeout
@@ -59,6 +78,17 @@ func NewClient(secret string, resolve Resolver, hc *http.Client) *Client {
 func (c *Client) WithTimeouts(t Timeouts) *Client {
 	cc := *c
 	cc.t = t.withDefaults()
+	return &cc
+}
+
+// WithUnreachable returns a copy of c that calls f(disk, addr) whenever a
+// call about disk cannot connect to addr, the address its Resolver gave
+// (refused, or no route): a resolver that caches the cluster map can
+// forget it, since a node that restarted elsewhere (a new port) is found
+// only in a fresh map. f must not block.
+func (c *Client) WithUnreachable(f func(disk cairn.DiskID, addr string)) *Client {
+	cc := *c
+	cc.unreachable = f
 	return &cc
 }
 
@@ -169,6 +199,9 @@ func (c *Client) send(ctx context.Context, k call) (*http.Response, error) {
 		}
 		if cause := wd.cause(); cause != nil {
 			return nil, &wire.Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: fmt.Errorf("%s: %w", k.addr, cause)}
+		}
+		if op := (*net.OpError)(nil); c.unreachable != nil && errors.As(err, &op) && op.Op == "dial" {
+			c.unreachable(k.disk, k.addr)
 		}
 		return nil, &wire.Error{Op: k.op, Disk: k.disk, Shard: k.shard, Err: fmt.Errorf("%w: %s: %w", cairn.ErrUnavailable, k.addr, err)}
 	}

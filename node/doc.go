@@ -37,9 +37,14 @@
 //     as a restart would, and served in place of the old volume
 //     (Handler.SetVolume): a new volume ID, which the director treats as
 //     a replaced disk.
-//   - request signature: every request is signed with HMAC-SHA256 under a
-//     key derived from the cluster secret (authKey; the secret never
-//     crosses the network) over its method, path, query, signing time,
+//   - key: a signing key derived from the cluster secret for one
+//     principal, role/name (Key, DeriveKey; the secret never crosses the
+//     network). The role (admin, director, gateway, node, reader) decides
+//     which requests the node serves for it (roleOps; others → 403
+//     forbidden). A CLI user's config may hold one such key instead of
+//     the secret (ParseKey).
+//   - request signature: every request is signed with HMAC-SHA256 under
+//     a key, which it names, over its method, host, path, query, signing time,
 //     nonce, body digest (or the unsigned-payload marker of a streamed
 //     body) and protocol headers. The node refuses (401 → ErrAuth) a bad
 //     signature, a time outside the skew window (HandlerConfig.Skew) and
@@ -94,7 +99,7 @@
 //	err := s.Start(ctx)
 //	defer s.Close()
 //
-//	c := node.NewClient(secret, resolve, nil) // DefaultTimeouts; WithTimeouts to change them
+//	c := node.NewClient(secret, resolve, nil) // the admin key; NewKeyClient for a role's key; WithTimeouts to change them
 //	info, err := c.PutShard(ctx, disk, cairn.ShardName(version, i), stream)
 //	r, err := c.GetShard(ctx, disk, name, off, n)
 //	stored, err := c.Push(ctx, wire.RepairSpec{Size: size, Unit: 1 << 20, Hops: chain, Store: targets})

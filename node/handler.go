@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -75,7 +76,8 @@ type Handler struct {
 	idle    time.Duration
 	log     *slog.Logger
 	mux     *http.ServeMux
-	peer    *Client // the node's requests to other nodes (repair)
+	ops     map[string]op // the kind of request of each mux pattern (roleOps)
+	peer    *Client       // the node's requests to other nodes (repair)
 	// repairLimit paces repair jobs' output (HandlerConfig.RepairRate;
 	// nil: unlimited).
 	repairLimit *linkshape.Limiter
@@ -92,6 +94,10 @@ type Handler struct {
 // health check: client or repair traffic the scrubber yields to
 // (node/scrub, Config.Share).
 func (h *Handler) Busy() bool { return h.active.Load() > 0 }
+
+// InFlight returns the number of requests in flight other than health
+// checks (for metrics).
+func (h *Handler) InFlight() int64 { return h.active.Load() }
 
 var _ http.Handler = (*Handler)(nil)
 
@@ -132,7 +138,7 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	if cfg.Skew < 0 || cfg.ReplayEntries < 0 {
 		return nil, fmt.Errorf("node handler: %w: negative skew %v or replay entries %d", cairn.ErrInvalid, cfg.Skew, cfg.ReplayEntries)
 	}
-	h.auth = verifier{key: authKey(cfg.Secret), skew: cfg.Skew, replay: newReplayCache(cmp.Or(cfg.ReplayEntries, DefaultReplayEntries))}
+	h.auth = verifier{secret: cfg.Secret, skew: cfg.Skew, replay: newReplayCache(cmp.Or(cfg.ReplayEntries, DefaultReplayEntries))}
 	if h.auth.skew == 0 {
 		h.auth.skew = DefaultSkew
 	}
@@ -155,7 +161,11 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 		}
 		h.repairLimit = linkshape.NewLimiter(cfg.RepairRate, clock)
 	}
-	h.peer = NewClient(cfg.Secret, func(_ context.Context, d cairn.DiskID) (string, error) {
+	peerKey, err := DeriveKey(cfg.Secret, KeyID{Role: RoleNode, Name: KeyName(string(cfg.Node))})
+	if err != nil {
+		return nil, fmt.Errorf("node handler: %w", err)
+	}
+	h.peer = NewKeyClient(peerKey, func(_ context.Context, d cairn.DiskID) (string, error) {
 		return "", fmt.Errorf("%w: node %s resolves no disks (%s)", cairn.ErrInvalid, cfg.Node, d)
 	}, cfg.HTTPClient)
 	for _, v := range cfg.Volumes {
@@ -166,14 +176,19 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 		h.order = append(h.order, v.ID())
 	}
 	m := http.NewServeMux()
-	m.HandleFunc("PUT "+wire.Prefix+"/disks/{disk}/shards/{name}", h.put)
-	m.HandleFunc("GET "+wire.Prefix+"/disks/{disk}/shards/{name}", h.get)
-	m.HandleFunc("DELETE "+wire.Prefix+"/disks/{disk}/shards/{name}", h.delete)
-	m.HandleFunc("GET "+wire.Prefix+"/disks/{disk}/shards", h.list)
-	m.HandleFunc("GET "+wire.Prefix+"/disks/{disk}", h.stat)
-	m.HandleFunc("GET "+wire.Prefix+"/health", h.health)
-	m.HandleFunc("POST "+wire.PushPath, h.push)
-	m.HandleFunc("POST "+wire.PullPath, h.pull)
+	h.ops = map[string]op{}
+	route := func(pattern string, o op, fn http.HandlerFunc) {
+		m.HandleFunc(pattern, fn)
+		h.ops[pattern] = o
+	}
+	route("PUT "+wire.Prefix+"/disks/{disk}/shards/{name}", opPut, h.put)
+	route("GET "+wire.Prefix+"/disks/{disk}/shards/{name}", opGet, h.get)
+	route("DELETE "+wire.Prefix+"/disks/{disk}/shards/{name}", opDelete, h.delete)
+	route("GET "+wire.Prefix+"/disks/{disk}/shards", opList, h.list)
+	route("GET "+wire.Prefix+"/disks/{disk}", opStat, h.stat)
+	route("GET "+wire.Prefix+"/health", opHealth, h.health)
+	route("POST "+wire.PushPath, opPush, h.push)
+	route("POST "+wire.PullPath, opPull, h.pull)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, "no_route", http.StatusNotFound, fmt.Errorf("no endpoint %s %s", r.Method, r.URL.Path))
 	})
@@ -181,24 +196,54 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	return h, nil
 }
 
-// ServeHTTP authenticates the request (verifier) and dispatches it. The connection's
+// ServeHTTP authenticates the request (verifier), checks that its key's
+// role may make it (roleOps; 403 forbidden) and dispatches it. The connection's
 // write deadline is cleared first: the handlers set their own (idleConn,
 // writeJSON), and one left by the connection's previous request must not
 // fail this one's writes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
-	if err := h.auth.verify(r); err != nil {
+	id, err := h.auth.verify(r)
+	if err != nil {
 		if errors.Is(err, cairn.ErrAuth) {
 			w.Header().Set("WWW-Authenticate", wire.AuthScheme+` realm="cairn-node"`)
 		}
 		h.writeError(w, r, err)
 		return
 	}
+	if p := r.URL.EscapedPath(); p != cleanPath(p) {
+		// The mux would answer a redirect to the clean path, which is no
+		// answer of the protocol: clients never send such a path.
+		h.writeError(w, r, fmt.Errorf("%w: path %q is not in canonical form", cairn.ErrInvalid, p))
+		return
+	}
+	if _, pattern := h.mux.Handler(r); pattern != "" && pattern != "/" {
+		if o := h.ops[pattern]; !id.Role.allows(o) {
+			// A valid key asking beyond its role is a misconfigured
+			// process or a user trying: worth an operator's look.
+			h.log.Warn("node request refused for its key's role", "key_id", id.String(), "request", string(o), "method", r.Method, "path", r.URL.Path, "from", r.RemoteAddr)
+			h.fail(w, r, wire.CodeForbidden, http.StatusForbidden, fmt.Errorf("%w: key %s: role %s may not %s (it may: %s)", cairn.ErrAuth, id, id.Role, o, opNames(roleOps[id.Role])))
+			return
+		}
+	}
 	if r.URL.Path != wire.HealthPath {
 		h.active.Add(1)
 		defer h.active.Add(-1)
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// cleanPath is p as http.ServeMux cleans it before routing: rooted,
+// without . and .. elements or repeated slashes, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" || p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {

@@ -120,7 +120,7 @@ func (n *testNode) raw(t testing.TB, method, rawPath, secret string, body io.Rea
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := authKey(secret)
+		key := testKey(secret)
 		signPath(req, u.EscapedPath(), &key, time.Now(), newNonce(), bodyDigest(t, req))
 	}
 	return do(t, req)
@@ -180,11 +180,14 @@ func contains(s string, subs ...string) bool {
 	return true
 }
 
+// testKey is the key NewClient(secret) signs with.
+func testKey(secret string) Key { return Key{ID: AdminKeyID, key: deriveKey(secret, AdminKeyID)} }
+
 // signTest signs req as a Client with secret would, but with the body's
 // digest when it has a body that can be read again (GetBody).
 func signTest(t testing.TB, req *http.Request, secret string) {
 	t.Helper()
-	key := authKey(secret)
+	key := testKey(secret)
 	sign(req, &key, time.Now(), newNonce(), bodyDigest(t, req))
 }
 

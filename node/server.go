@@ -105,6 +105,10 @@ type Config struct {
 	// RepairRate caps the repair data the node computes per second
 	// (HandlerConfig.RepairRate; 0: unlimited).
 	RepairRate int64
+	// Skew and ReplayEntries bound the request signatures' time window and
+	// the nonces remembered within it (HandlerConfig; 0: the defaults).
+	Skew          time.Duration
+	ReplayEntries int
 	// Scrub configures the scrubber every disk runs (docs/design/scrub.md):
 	// rate, share, pass interval. Its Busy is the handler's and its Store
 	// the Registry when that also satisfies scrub.Store (meta.Store does);
@@ -272,6 +276,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.handler, err = NewHandler(HandlerConfig{
 		Node: s.cfg.Node, Secret: s.cfg.Secret, Volumes: vols, MaxShardSize: s.cfg.MaxShardSize,
 		IdleTimeout: s.cfg.IdleTimeout, HTTPClient: hc, RepairRate: s.cfg.RepairRate, Logger: s.log,
+		Skew: s.cfg.Skew, ReplayEntries: s.cfg.ReplayEntries,
 	})
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -27,8 +28,13 @@ import (
 type Store interface {
 	Nodes(ctx context.Context) ([]cairn.Node, error)
 	Disks(ctx context.Context) ([]cairn.Disk, error)
-	Buckets(ctx context.Context) ([]cairn.Bucket, error)
+	BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error)
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
+	// ListVersionManifests and ObjectVersion: noncurrent versions of
+	// objects in versioned buckets are objects to repair too
+	// (docs/design/versioning.md).
+	ListVersionManifests(ctx context.Context, bucket, afterKey, afterVersion string, limit int) ([]*cairn.Manifest, bool, error)
+	ObjectVersion(ctx context.Context, bucket, key, id string) (cairn.ObjectVersion, error)
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	// ManifestPart and UpdatePart read and update one part of a
@@ -46,10 +52,10 @@ type Store interface {
 	// rebuilt files of a dropped task (UpdateManifest queues those a
 	// repair supersedes).
 	PutCleanup(ctx context.Context, c cairn.Cleanup) error
-	// Uploads and Parts: the census counts the shards of multipart
-	// uploads in progress too.
-	Uploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
-	Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int64, error)
+	// UploadPage and PartPage: the census counts the shards of
+	// multipart uploads in progress too.
+	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
 	// Damages, PutDamage and DeleteDamage: Scan turns the damage that
 	// scrub and reads found into tasks (docs/design/scrub.md).
 	Damages(ctx context.Context, after string, limit int) ([]cairn.Damage, bool, error)
@@ -152,6 +158,9 @@ type Stats struct {
 	DamageQueued  int64         // damage records (scrub, reads) turned into tasks
 	DamageHealed  int64         // damage records dropped after their task moved the shard
 	Moved         int64         // bytes of moves paced (off draining disks)
+	// Schemes counts the stripes repaired by the scheme chosen for them
+	// (plan.Scheme's name: push-sur, pull-rep, ...); nil until one is.
+	Schemes map[string]int
 }
 
 // New returns a Repairer.
@@ -181,7 +190,9 @@ func New(store Store, exec Executor, cfg Config) *Repairer {
 func (r *Repairer) Stats() Stats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.stats
+	st := r.stats
+	st.Schemes = maps.Clone(st.Schemes)
+	return st
 }
 
 // code returns the codec of a policy, made once per Repairer: codecs keep

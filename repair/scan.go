@@ -148,11 +148,7 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 // manifest places it on. Coded blocks (lt objects) are not counted:
 // nothing rebuilds them, and a read tolerates a missing one.
 func (r *Repairer) walk(ctx context.Context, refs map[cairn.DiskID]int, f func(*cairn.Manifest, decide.Stripe) error) error {
-	buckets, err := r.store.Buckets(ctx)
-	if err != nil {
-		return err
-	}
-	for _, b := range buckets {
+	err := meta.EachBucket(ctx, r.store, func(b cairn.Bucket) error {
 		after := ""
 		for {
 			ms, more, err := r.store.ListManifests(ctx, b.Name, "", after, 1000)
@@ -161,36 +157,60 @@ func (r *Repairer) walk(ctx context.Context, refs map[cairn.DiskID]int, f func(*
 			}
 			for _, m := range ms {
 				after = m.Key
-				for _, st := range decide.Stripes(m) {
-					for _, s := range st.Shards {
-						refs[s.Disk]++
-					}
-					if err := f(m, st); err != nil {
-						return err
-					}
+				if err := walkStripes(m, refs, f); err != nil {
+					return err
 				}
 			}
 			if !more {
 				break
 			}
 		}
-	}
-	ups, err := r.store.Uploads(ctx, "")
+		if b.Versioning == "" {
+			return nil // no noncurrent versions
+		}
+		afterKey, afterVersion := "", ""
+		for {
+			ms, more, err := r.store.ListVersionManifests(ctx, b.Name, afterKey, afterVersion, 1000)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				afterKey, afterVersion = m.Key, m.Version
+				if err := walkStripes(m, refs, f); err != nil {
+					return err
+				}
+			}
+			if !more || len(ms) == 0 {
+				return nil
+			}
+		}
+	})
 	if err != nil {
 		return err
 	}
-	for _, u := range ups {
-		parts, _, err := r.store.Parts(ctx, u.Bucket, u.ID)
-		if errors.Is(err, cairn.ErrNotFound) {
-			continue // completed or aborted meanwhile
-		}
-		if err != nil {
-			return err
-		}
-		for _, p := range parts {
+	return meta.EachUpload(ctx, r.store, "", func(u cairn.Upload) error {
+		err := meta.EachPart(ctx, r.store, u.Bucket, u.ID, func(p cairn.Part) error {
 			for _, s := range p.Shards {
 				refs[s.Disk]++
 			}
+			return nil
+		})
+		if errors.Is(err, cairn.ErrNotFound) {
+			return nil // completed or aborted meanwhile
+		}
+		return err
+	})
+}
+
+// walkStripes calls f for every stripe of m and counts its shards into
+// refs (walk).
+func walkStripes(m *cairn.Manifest, refs map[cairn.DiskID]int, f func(*cairn.Manifest, decide.Stripe) error) error {
+	for _, st := range decide.Stripes(m) {
+		for _, s := range st.Shards {
+			refs[s.Disk]++
+		}
+		if err := f(m, st); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -78,6 +78,12 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 	r.stats.TargetsFailed += res.avoided
 	r.stats.Shards += res.shards // a partial repair counts too
 	r.stats.Bytes += res.bytes
+	if res.shards > 0 {
+		if r.stats.Schemes == nil {
+			r.stats.Schemes = map[string]int{}
+		}
+		r.stats.Schemes[res.scheme.String()]++
+	}
 	switch {
 	case err == nil && res.dropped:
 		r.stats.Dropped++
@@ -110,7 +116,7 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 		t.LastError = "permanent: " + t.LastError
 	}
 	t.NotBefore = now.Add(wait)
-	r.cfg.Logger.Warn("repair: attempt failed; will retry", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
+	r.cfg.Logger.Warn("repair: attempt failed; will retry", "task", t.ID, "bucket", t.Bucket, "key", t.Key, "part", t.Part,
 		"attempt", t.Attempts, "permanent", permanent, "after", wait, "err", err)
 	if perr := r.store.PutRepairTask(context.WithoutCancel(ctx), t); perr != nil {
 		r.cfg.Logger.Warn("repair: recording a failed attempt", "task", t.ID, "err", perr)
@@ -124,7 +130,8 @@ type result struct {
 	shards  int
 	bytes   int64
 	marked  int
-	avoided int // targets that failed and were replaced
+	avoided int         // targets that failed and were replaced
+	scheme  plan.Scheme // the scheme of the round that rebuilt shards (when shards > 0)
 }
 
 // run repairs one task's stripe now: it re-reads the manifest and the
@@ -185,7 +192,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 		if d, ok := targetFault(err, st, shards, onto); ok && ctx.Err() == nil {
 			// Not the stripe's fault: the next round picks another disk
 			// (the task's target for the shard is replaced and persisted).
-			r.cfg.Logger.Warn("repair: target failed; re-planning onto another disk", "bucket", t.Bucket, "key", t.Key,
+			r.cfg.Logger.Warn("repair: target failed; re-planning onto another disk", "task", t.ID, "bucket", t.Bucket, "key", t.Key,
 				"disk", d, "avoid", r.cfg.AvoidTarget, "err", err)
 			r.avoidTarget(d, now)
 			res.avoided++
@@ -194,7 +201,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 		var ne *wire.Error
 		if err != nil && errors.As(err, &ne) && isHelperFault(ne) && decide.HelperIndex(st, ne.Disk, ne.Shard) >= 0 {
 			i := decide.HelperIndex(st, ne.Disk, ne.Shard)
-			r.cfg.Logger.Warn("repair: helper shard is bad; re-planning without it", "bucket", t.Bucket, "key", t.Key,
+			r.cfg.Logger.Warn("repair: helper shard is bad; re-planning without it", "task", t.ID, "bucket", t.Bucket, "key", t.Key,
 				"shard", i, "disk", ne.Disk, "err", err)
 			res.marked++
 			// Aligned with Targets (no target yet); the next round sorts
@@ -212,8 +219,8 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 		if err != nil {
 			return res, err
 		}
-		res.shards, res.bytes = len(shards), int64(len(shards))*st.Shards[shards[0]].Size
-		r.cfg.Logger.Info("repair: stripe repaired", "bucket", t.Bucket, "key", t.Key, "part", t.Part,
+		res.shards, res.bytes, res.scheme = len(shards), int64(len(shards))*st.Shards[shards[0]].Size, scheme
+		r.cfg.Logger.Info("repair: stripe repaired", "task", t.ID, "bucket", t.Bucket, "key", t.Key, "part", t.Part,
 			"shards", shards, "targets", onto, "scheme", scheme)
 		if len(shards) < len(t.Lost) {
 			return res, fmt.Errorf("rebuilt %d of the %d lost shards of %s/%s part %d; %w for the rest",
@@ -228,11 +235,38 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 // or for a part's stripe the manifest with only that part
 // (Store.ManifestPart), so that a part's repair costs the same whatever
 // the number of parts.
+//
+// A task made for a version that is not current (any more) reads that
+// version, which a versioned bucket keeps as a noncurrent one
+// (docs/design/versioning.md): whole, parts and all. If it is gone too,
+// the current manifest is returned, whose version tells the task it is
+// stale.
 func (r *Repairer) manifest(ctx context.Context, t *cairn.RepairTask) (*cairn.Manifest, error) {
+	var m *cairn.Manifest
+	var err error
 	if t.Part == 0 {
-		return r.store.Manifest(ctx, t.Bucket, t.Key)
+		m, err = r.store.Manifest(ctx, t.Bucket, t.Key)
+	} else {
+		m, err = r.store.ManifestPart(ctx, t.Bucket, t.Key, t.Part)
 	}
-	return r.store.ManifestPart(ctx, t.Bucket, t.Key, t.Part)
+	if t.Version == "" || err == nil && m.Version == t.Version || err != nil && !errors.Is(err, cairn.ErrNotFound) {
+		return m, err
+	}
+	v, verr := r.store.ObjectVersion(ctx, t.Bucket, t.Key, t.Version)
+	if verr != nil || v.Manifest == nil {
+		return m, err
+	}
+	if t.Part == 0 {
+		return v.Manifest, nil
+	}
+	nm := *v.Manifest
+	for _, p := range v.Manifest.Parts {
+		if p.Number == t.Part {
+			nm.Parts = []cairn.Part{p} // as ManifestPart: the part alone
+			return &nm, nil
+		}
+	}
+	return m, err
 }
 
 // validStored checks the stored manifest m read for a task's stripe

@@ -20,6 +20,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/signer"
 )
@@ -328,6 +329,11 @@ func TestTrailerPayloads(t *testing.T) {
 	for _, k := range []string{"unsigned-trailer", "signed-trailer"} {
 		if got := readAll(t, e, "bkt", k); !bytes.Equal(got, data) {
 			t.Fatalf("%s differs", k)
+		}
+		// The trailer's checksum is stored and returned.
+		head, err := e.root().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String("bkt"), Key: aws.String(k), ChecksumMode: types.ChecksumModeEnabled})
+		if err != nil || aws.ToString(head.ChecksumCRC32) != trailer().Get("X-Amz-Checksum-Crc32") {
+			t.Fatalf("%s: stored checksum %q: %v", k, aws.ToString(head.ChecksumCRC32), err)
 		}
 	}
 }

@@ -215,26 +215,32 @@ func servedChecksum(m *cairn.Manifest, pn int, partial bool) *cairn.Checksum {
 	return m.Checksum
 }
 
-// uploadChecksum is the checksum algorithm of a CreateMultipartUpload:
-// x-amz-checksum-algorithm, composite (x-amz-checksum-type COMPOSITE or
-// absent). The full-object form of a multipart upload (CRC64NVME's only
-// one) needs CRCs combined across parts, which the gateway does not do:
-// NotImplemented rather than an object without the checksum asked for.
-func uploadChecksum(hd http.Header) (string, error) {
-	alg, err := checksumAlgorithm(hd)
-	if err != nil {
-		return "", err
+// uploadChecksum is the checksum of a CreateMultipartUpload:
+// x-amz-checksum-algorithm, and x-amz-checksum-type, COMPOSITE or
+// FULL_OBJECT, defaulting as in S3 to FULL_OBJECT for CRC64NVME (its only
+// form) and COMPOSITE for the others. SHA1 and SHA256 have no full-object
+// form (InvalidRequest). ("", "") without an algorithm.
+func uploadChecksum(hd http.Header) (alg, typ string, err error) {
+	if alg, err = checksumAlgorithm(hd); err != nil {
+		return "", "", err
 	}
-	typ := strings.ToUpper(strings.TrimSpace(hd.Get("X-Amz-Checksum-Type")))
+	typ = strings.ToUpper(strings.TrimSpace(hd.Get("X-Amz-Checksum-Type")))
 	switch {
 	case typ != "" && typ != cairn.ChecksumComposite && typ != cairn.ChecksumFullObject:
-		return "", fmt.Errorf("%w: x-amz-checksum-type %q", ErrInvalidChecksum, typ)
-	case typ == cairn.ChecksumFullObject || alg == "CRC64NVME":
-		return "", fmt.Errorf("%w: full-object checksums of multipart uploads", ErrNotImplemented)
+		return "", "", fmt.Errorf("%w: x-amz-checksum-type %q", ErrInvalidChecksum, typ)
 	case typ != "" && alg == "":
-		return "", fmt.Errorf("%w: x-amz-checksum-type without x-amz-checksum-algorithm", ErrInvalidChecksum)
+		return "", "", fmt.Errorf("%w: x-amz-checksum-type without x-amz-checksum-algorithm", ErrInvalidChecksum)
+	case alg == "":
+		return "", "", nil
+	case typ == "" && alg == "CRC64NVME":
+		typ = cairn.ChecksumFullObject
+	case typ == "":
+		typ = cairn.ChecksumComposite
+	case typ == cairn.ChecksumComposite && alg == "CRC64NVME",
+		typ == cairn.ChecksumFullObject && (alg == "SHA1" || alg == "SHA256"):
+		return "", "", fmt.Errorf("%w: The %s checksum type cannot be used with the %s checksum algorithm", ErrInvalidChecksum, typ, strings.ToLower(alg))
 	}
-	return alg, nil
+	return alg, typ, nil
 }
 
 // checkPartChecksum refuses a part of an upload created with a checksum
@@ -252,4 +258,106 @@ func checkPartChecksum(u cairn.Upload, sum *bodySum) error {
 		return fmt.Errorf("%w: the upload was created with a %s checksum, the part has %s", ErrInvalidChecksum, u.ChecksumAlgorithm, got)
 	}
 	return nil
+}
+
+// value is the checksum of algorithm alg in x ("" if none).
+func (x checksumXML) value(alg string) string {
+	switch alg {
+	case "CRC32":
+		return x.CRC32
+	case "CRC32C":
+		return x.CRC32C
+	case "CRC64NVME":
+		return x.CRC64NVME
+	case "SHA1":
+		return x.SHA1
+	case "SHA256":
+		return x.SHA256
+	}
+	return ""
+}
+
+// checkCompleteChecksums compares the checksums a CompleteMultipartUpload
+// carries with the stored ones before anything commits: each part's in
+// the XML (InvalidPart if it differs from the part's, as S3), and the
+// object's in an x-amz-checksum-* header, with what completing the listed
+// parts would store (BadDigest; objectSum holds the request's
+// x-amz-checksum-* header: takeChecksumHeader). A request with neither
+// reads nothing.
+// A part replaced between this check and the completion has another ETag
+// (Complete refuses it) or the same content.
+func (h *Handler) checkCompleteChecksums(q *request, id string, req completeRequest, objectSum http.Header) error {
+	var hdrName, got string
+	for name := range checksumAlgorithms {
+		if v := objectSum.Get(name); v != "" {
+			if hdrName != "" {
+				return fmt.Errorf("%w: more than one checksum header", ErrInvalidChecksum)
+			}
+			hdrName, got = name, strings.TrimSpace(v)
+		}
+	}
+	partSums := false
+	for _, p := range req.Parts {
+		partSums = partSums || p.checksumXML != (checksumXML{})
+	}
+	if hdrName == "" && !partSums {
+		return nil
+	}
+	u, have, err := h.allParts(q, id)
+	if err != nil {
+		return err
+	}
+	byNum := make(map[int]cairn.Part, len(have))
+	for _, p := range have {
+		byNum[p.Number] = p
+	}
+	parts := make([]cairn.Part, 0, len(req.Parts))
+	sizes := make([]int64, 0, len(req.Parts))
+	for _, rp := range req.Parts {
+		p, ok := byNum[rp.Number]
+		if !ok {
+			return fmt.Errorf("%w: part %d", ErrInvalidPart, rp.Number)
+		}
+		for _, alg := range cairn.ChecksumAlgorithms {
+			v := rp.value(alg)
+			if v != "" && (p.Checksum == nil || p.Checksum.Algorithm != alg || p.Checksum.Value != v) {
+				return fmt.Errorf("%w: the %s checksum of part %d differs from the part's", ErrInvalidPart, alg, rp.Number)
+			}
+		}
+		parts, sizes = append(parts, p), append(sizes, partSize(u, p))
+	}
+	if hdrName == "" {
+		return nil
+	}
+	alg := strings.ToUpper(strings.TrimPrefix(hdrName, "x-amz-checksum-"))
+	if alg != u.ChecksumAlgorithm {
+		return fmt.Errorf("%w: %s on the completion of an upload with checksum algorithm %q", ErrInvalidChecksum, hdrName, u.ChecksumAlgorithm)
+	}
+	var want *cairn.Checksum
+	if u.ChecksumType == cairn.ChecksumFullObject {
+		want, err = cairn.FullObjectChecksum(alg, parts, sizes)
+	} else {
+		want, err = cairn.CompositeChecksum(alg, parts)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidPart, err)
+	}
+	if got != want.Value && got != strings.Split(want.Value, "-")[0] {
+		return fmt.Errorf("%w: %s", ErrBadChecksum, hdrName)
+	}
+	return nil
+}
+
+// takeChecksumHeader removes the x-amz-checksum-<algorithm> headers from
+// hd and returns them: on CompleteMultipartUpload they are the object's
+// checksum, not its XML body's, which body would check them against.
+func takeChecksumHeader(hd http.Header) http.Header {
+	out := http.Header{}
+	for name := range checksumAlgorithms {
+		if v := hd.Values(name); len(v) > 0 {
+			out[http.CanonicalHeaderKey(name)] = v
+			hd.Del(name)
+		}
+	}
+	return out
 }

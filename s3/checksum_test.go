@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"hash/crc32"
 	"hash/crc64"
 	"io"
@@ -71,6 +72,12 @@ func TestChecksumStored(t *testing.T) {
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("%s: GET with checksum mode: %v", tc.alg, err)
 		}
+	}
+	// Over plain HTTP the SDK signs the payload and sends the checksum as
+	// a header (over TLS it sends it as a trailer of an aws-chunked body,
+	// which TestTrailerPayloads checks is stored too).
+	if m := e.payloadModes(); m["sha256"] < 3 {
+		t.Fatalf("payload modes %v", m)
 	}
 	// Without the mode, or for a range, no checksum.
 	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: aws.String("sum-CRC32")})
@@ -142,10 +149,29 @@ func TestChecksumMultipart(t *testing.T) {
 		Body: bytes.NewReader([]byte("x")), ChecksumAlgorithm: types.ChecksumAlgorithmSha1})
 	wantCode(t, err, "InvalidRequest")
 	want := b64(crc32Sum(cat)) + "-2"
+	// Checksums the completion carries must be the stored ones: a part's
+	// (InvalidPart), the object's (BadDigest); nothing commits.
+	wrong := append([]types.CompletedPart{}, done...)
+	wrong[1].ChecksumCRC32 = aws.String(b64(crc32Sum([]byte("other"))))
+	_, err = c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: wrong}})
+	wantCode(t, err, "InvalidPart")
+	_, err = c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, ChecksumCRC32: aws.String(b64(crc32Sum([]byte("other"))) + "-2")})
+	wantCode(t, err, "BadDigest")
+	if _, err := e.meta.Manifest(ctx, "bkt", "mp"); err == nil {
+		t.Fatal("a refused completion committed the object")
+	}
 	out, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
 		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
 	if err != nil || aws.ToString(out.ChecksumCRC32) != want || out.ChecksumType != types.ChecksumTypeComposite {
 		t.Fatalf("Complete: checksum %q type %q, want %q: %v", aws.ToString(out.ChecksumCRC32), out.ChecksumType, want, err)
+	}
+	// Completing again (the parts' checksums with it) answers the same.
+	again, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: b, Key: k, UploadId: cr.UploadId,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
+	if err != nil || aws.ToString(again.ETag) != aws.ToString(out.ETag) || aws.ToString(again.ChecksumCRC32) != want {
+		t.Fatalf("Complete again: %+v %v", again, err)
 	}
 	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: k, ChecksumMode: types.ChecksumModeEnabled})
 	if err != nil || aws.ToString(head.ChecksumCRC32) != want || head.ChecksumType != types.ChecksumTypeComposite {
@@ -156,9 +182,66 @@ func TestChecksumMultipart(t *testing.T) {
 	if err != nil || aws.ToString(head.ChecksumCRC32) != b64(crc32Sum(parts[1])) {
 		t.Fatalf("HEAD of part 2: %q %v", aws.ToString(head.ChecksumCRC32), err)
 	}
-	// The full-object form of a multipart upload is not implemented.
-	_, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k, ChecksumAlgorithm: types.ChecksumAlgorithmCrc64nvme})
-	wantCode(t, err, "NotImplemented")
+	// The full-object form: CRC64NVME's default, CRC32C's on request; the
+	// parts' CRCs combine into the CRC of the whole content.
+	full := append(append([]byte{}, parts[0]...), parts[1]...)
+	for _, tc := range []struct {
+		alg  types.ChecksumAlgorithm
+		typ  types.ChecksumType
+		want func([]byte) string
+		got  func(*s3.HeadObjectOutput) *string
+	}{
+		{types.ChecksumAlgorithmCrc64nvme, "", func(b []byte) string {
+			h := crc64.New(crc64.MakeTable(cairn.CRC64NVME))
+			h.Write(b)
+			return b64(h.Sum(nil))
+		}, func(o *s3.HeadObjectOutput) *string { return o.ChecksumCRC64NVME }},
+		{types.ChecksumAlgorithmCrc32c, types.ChecksumTypeFullObject, func(b []byte) string {
+			return b64(binary.BigEndian.AppendUint32(nil, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli))))
+		}, func(o *s3.HeadObjectOutput) *string { return o.ChecksumCRC32C }},
+	} {
+		key := aws.String("full-" + string(tc.alg))
+		cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: key, ChecksumAlgorithm: tc.alg, ChecksumType: tc.typ})
+		if err != nil || cr.ChecksumType != types.ChecksumTypeFullObject {
+			t.Fatalf("%s: create: %v %v", tc.alg, cr, err)
+		}
+		var done []types.CompletedPart
+		for i, p := range parts {
+			up, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: key, UploadId: cr.UploadId, PartNumber: aws.Int32(int32(i + 1)),
+				Body: bytes.NewReader(p), ChecksumAlgorithm: tc.alg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			done = append(done, types.CompletedPart{PartNumber: aws.Int32(int32(i + 1)), ETag: up.ETag})
+		}
+		// The SDK's full-object checksum on the completion is checked.
+		in := &s3.CompleteMultipartUploadInput{Bucket: b, Key: key, UploadId: cr.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, ChecksumType: types.ChecksumTypeFullObject}
+		if tc.alg == types.ChecksumAlgorithmCrc64nvme {
+			in.ChecksumCRC64NVME = aws.String(tc.want(full[1:]))
+			_, err := c.CompleteMultipartUpload(ctx, in)
+			wantCode(t, err, "BadDigest")
+			in.ChecksumCRC64NVME = aws.String(tc.want(full))
+		}
+		if _, err := c.CompleteMultipartUpload(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: b, Key: key, ChecksumMode: types.ChecksumModeEnabled})
+		if want := tc.want(full); err != nil || aws.ToString(tc.got(head)) != want || head.ChecksumType != types.ChecksumTypeFullObject {
+			t.Fatalf("%s: HEAD checksum %q type %q, want %q: %v", tc.alg, aws.ToString(tc.got(head)), head.ChecksumType, want, err)
+		}
+		// The SDK checks a GET of the whole object against it.
+		get, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: b, Key: key, ChecksumMode: types.ChecksumModeEnabled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := io.ReadAll(get.Body); err != nil || !bytes.Equal(got, full) {
+			t.Fatalf("%s: GET: %v", tc.alg, err)
+		}
+		get.Body.Close()
+	}
+	_, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k, ChecksumAlgorithm: types.ChecksumAlgorithmSha256, ChecksumType: types.ChecksumTypeFullObject})
+	wantCode(t, err, "InvalidRequest")
 	_, err = c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k, ChecksumAlgorithm: "MD5"})
 	wantCode(t, err, "InvalidRequest")
 }

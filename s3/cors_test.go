@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/minio/minio-go/v7/pkg/cors"
 
 	"cairn"
 )
@@ -120,6 +121,28 @@ func TestBucketCORS(t *testing.T) {
 	wantCode(t, err, "NoSuchCORSConfiguration")
 	if resp := preflight("bkt", "https://app.example.com", "GET", ""); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("preflight after DeleteBucketCors: %d", resp.StatusCode)
+	}
+}
+
+// minio-go sets and reads the same configuration.
+func TestBucketCORSMinio(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	mc := e.minio(t)
+	cfg := cors.NewConfig([]cors.Rule{{AllowedOrigin: []string{"https://a.example"}, AllowedMethod: []string{"GET", "HEAD"}, MaxAgeSeconds: 60}})
+	if err := mc.SetBucketCors(ctx, "bkt", cfg); err != nil {
+		t.Fatal(err)
+	}
+	got, err := mc.GetBucketCors(ctx, "bkt")
+	if err != nil || len(got.CORSRules) != 1 || got.CORSRules[0].MaxAgeSeconds != 60 || strings.Join(got.CORSRules[0].AllowedMethod, ",") != "GET,HEAD" {
+		t.Fatalf("minio GetBucketCors: %+v %v", got, err)
+	}
+	if err := mc.SetBucketCors(ctx, "bkt", nil); err != nil { // minio-go deletes with a nil configuration
+		t.Fatal(err)
+	}
+	if got, err := mc.GetBucketCors(ctx, "bkt"); err != nil || got != nil {
+		t.Fatalf("after the delete: %+v %v", got, err)
 	}
 }
 

@@ -26,6 +26,13 @@
 //     aws-chunked and each chunk carries its own signature chained from the
 //     previous one (checked chunk by chunk), optionally followed by
 //     trailer headers (a checksum; signed in the signed mode).
+//   - versions (versioning.go, docs/design/versioning.md): a bucket's
+//     versioning (Enabled, Suspended, or never set) decides what a write
+//     or delete keeps. A version ID is "null" or one of cairn's internal
+//     versions (32 hex digits); a delete marker hides a key without
+//     removing its versions; ?versionId= reads, copies or deletes one
+//     version. Reads of a version go through Objects.OpenWith on the
+//     version's manifest, deletes through Versions (meta.Store).
 //   - body readers: wrappers around the request body that check it (wire
 //     length, payload hash, chunk signatures, Content-MD5, x-amz-checksum-*)
 //     and turn a failed check into an error instead of io.EOF. The data
@@ -52,7 +59,8 @@
 //   - stored checksum: the x-amz-checksum-* value a body was verified
 //     against (bodySum), kept in the manifest (or a part) and returned with
 //     x-amz-checksum-mode: ENABLED; a multipart upload created with an
-//     algorithm gets the composite of its parts' (checksum.go).
+//     algorithm gets the composite of its parts' or, for the CRCs, the
+//     full-object CRC combined from theirs (checksum.go).
 //   - CORS rules: a bucket's (cors.go); an OPTIONS preflight is answered
 //     from them before authentication, and an actual request with an
 //     Origin gets the matching rule's headers.
@@ -95,14 +103,11 @@
 //     not behind http.ServeMux, which cleans paths ("a//b", "./") that are
 //     legal S3 keys.
 //   - Multipart upload is implemented (GET/HEAD ?partNumber= and
-//     UploadPartCopy included) except a delimiter in ListMultipartUploads,
-//     which answers NotImplemented, as do versioning, ACLs, lifecycle and
-//     the other subresources docs/design/s3.md ("Operation status") lists
-//     as not supported. Since no bucket is versioned, ListObjectVersions
+//     UploadPartCopy included). Versioning, ACLs, lifecycle and the other
+//     subresources docs/design/s3.md ("Operation status") lists as not
+//     supported answer NotImplemented. Since no bucket is versioned, ListObjectVersions
 //     lists each object as its only version, "null", and versionId=null
 //     names the object.
-//   - A multipart upload's checksum is S3's composite form only; the
-//     full-object form (and so CRC64NVME) answers NotImplemented.
 //   - A GET reads the manifest (Stat) for conditions and range, then opens
 //     the data; if the object was replaced in between it starts over (up
 //     to three times).

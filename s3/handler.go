@@ -35,6 +35,9 @@ type Objects interface {
 	// the object's content, decrypted if it is encrypted (opts carries an
 	// SSE-C key).
 	GetWith(ctx context.Context, bucket, key string, off, length int64, opts client.GetOptions) (*cairn.Manifest, io.ReadCloser, error)
+	// OpenWith is GetWith of the object version m (a manifest read from
+	// the metadata store, current or not).
+	OpenWith(ctx context.Context, m *cairn.Manifest, off, length int64, opts client.GetOptions) (*cairn.Manifest, io.ReadCloser, error)
 	// Stat returns the committed manifest.
 	Stat(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	// Delete removes the object; cairn.ErrNotFound if it does not exist.
@@ -50,7 +53,7 @@ type Objects interface {
 	// Upload returns an upload in progress (client.ErrNoSuchUpload).
 	Upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error)
 	AbortUpload(ctx context.Context, bucket, key, id string) error
-	ListParts(ctx context.Context, bucket, key, id string) (cairn.Upload, []cairn.Part, error)
+	ListPartsPage(ctx context.Context, bucket, key, id string, after, limit int) (cairn.Upload, []cairn.Part, bool, error)
 	ListUploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
 }
 
@@ -72,6 +75,7 @@ type Meta interface {
 	// ListObjects pages the listing records of a bucket (limit 1 to
 	// meta.MaxPage): listings never read manifests.
 	ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]cairn.ObjectInfo, bool, error)
+	Versions
 }
 
 // Config configures a Handler. Validate fills the defaults.
@@ -237,7 +241,7 @@ var unsupportedSubresources = []string{
 	"accelerate", "acl", "analytics", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
-	"requestPayment", "restore", "retention", "select", "torrent", "versioning", "website",
+	"requestPayment", "restore", "retention", "select", "torrent", "website",
 }
 
 // request is one authenticated request being served.
@@ -316,6 +320,9 @@ func (h *Handler) route(q *request) error {
 	}
 	if q.key == "" && query.Has("encryption") {
 		return h.bucketEncryption(q)
+	}
+	if q.key == "" && query.Has("versioning") {
+		return h.bucketVersioning(q)
 	}
 	if q.key == "" {
 		switch r.Method {
@@ -536,6 +543,15 @@ func parseXML(b []byte, v any) error {
 	return nil
 }
 
+// uploadAttr is the log attribute of a multipart request's upload ID
+// ("upload"), or none (the empty Attr, which handlers drop).
+func uploadAttr(r *http.Request) slog.Attr {
+	if id := r.URL.Query().Get("uploadId"); id != "" {
+		return slog.String("upload", id)
+	}
+	return slog.Attr{}
+}
+
 func (h *Handler) writeXML(q *request, status int, v any) error {
 	b, err := xml.Marshal(v)
 	if err != nil {
@@ -560,7 +576,7 @@ func (h *Handler) writeError(q *request, err error) {
 		level = slog.LevelError
 	}
 	h.cfg.Logger.Log(q.r.Context(), level, "s3 request failed", "request_id", q.id, "host_id", h.hostID,
-		"method", q.r.Method, "path", q.r.URL.Path, "status", e.Status, "code", e.Code, "err", err)
+		"method", q.r.Method, "path", q.r.URL.Path, "bucket", q.bucket, "key", q.key, uploadAttr(q.r), "status", e.Status, "code", e.Code, "err", err)
 	q.w.Header().Del("Content-Length")
 	if e.Status == http.StatusServiceUnavailable {
 		q.w.Header().Set("Retry-After", retryAfter)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -235,13 +234,9 @@ func (h *Handler) listObjects(q *request, v2 bool) error {
 	return h.writeXML(q, http.StatusOK, out)
 }
 
-// The version ID S3 gives an object written while its bucket was never
-// versioned; cairn has no versioning, so every object is that version.
-const nullVersion = "null"
-
 var (
-	// ErrInvalidVersionID answers a version ID other than "null": no
-	// object in cairn has one (S3's answer on an unversioned bucket).
+	// ErrInvalidVersionID answers a malformed version ID: neither
+	// "null" nor one of cairn's (cairn.ValidVersion).
 	ErrInvalidVersionID = &Error{"InvalidArgument", http.StatusBadRequest, "Invalid version id specified"}
 	// ErrEmptyVersionID answers versionId= (empty), as S3.
 	ErrEmptyVersionID = &Error{"InvalidArgument", http.StatusBadRequest, "Version id cannot be the empty string"}
@@ -252,95 +247,3 @@ var (
 	// key-marker, as S3.
 	ErrEmptyVersionMarker = &Error{"InvalidArgument", http.StatusBadRequest, "A version-id marker cannot be empty."}
 )
-
-// checkVersionID accepts an absent versionId or "null", the version of
-// every object of a never versioned bucket.
-func checkVersionID(query url.Values) error {
-	if !query.Has("versionId") {
-		return nil
-	}
-	switch v := query.Get("versionId"); v {
-	case nullVersion:
-		return nil
-	case "":
-		return ErrEmptyVersionID
-	default:
-		return fmt.Errorf("%w: versionId %q", ErrInvalidVersionID, v)
-	}
-}
-
-type versionEntry struct {
-	Key          string `xml:"Key"`
-	VersionID    string `xml:"VersionId"`
-	IsLatest     bool   `xml:"IsLatest"`
-	LastModified string `xml:"LastModified"`
-	ETag         string `xml:"ETag"`
-	Size         int64  `xml:"Size"`
-	StorageClass string `xml:"StorageClass"`
-	Owner        owner  `xml:"Owner"`
-}
-
-// listVersionsResult is the response of ListObjectVersions.
-type listVersionsResult struct {
-	XMLName             xml.Name       `xml:"ListVersionsResult"`
-	NS                  string         `xml:"xmlns,attr"`
-	Name                string         `xml:"Name"`
-	Prefix              string         `xml:"Prefix"`
-	KeyMarker           string         `xml:"KeyMarker"`
-	VersionIDMarker     string         `xml:"VersionIdMarker"`
-	NextKeyMarker       string         `xml:"NextKeyMarker,omitempty"`
-	NextVersionIDMarker string         `xml:"NextVersionIdMarker,omitempty"`
-	MaxKeys             int            `xml:"MaxKeys"`
-	Delimiter           string         `xml:"Delimiter,omitempty"`
-	EncodingType        string         `xml:"EncodingType,omitempty"`
-	IsTruncated         bool           `xml:"IsTruncated"`
-	Versions            []versionEntry `xml:"Version"`
-	CommonPrefixes      []commonPrefix `xml:"CommonPrefixes"`
-}
-
-// listVersions serves ListObjectVersions. No bucket is ever versioned, so
-// each object is its only version, "null" and latest, and the listing is
-// the same paged walk as ListObjects with S3's version markers: after
-// key-marker, whether version-id-marker is empty or "null" (the key's
-// only version), since both leave nothing of that key to list.
-func (h *Handler) listVersions(q *request) error {
-	l, err := h.parseList(q)
-	if err != nil {
-		return err
-	}
-	query, encode := q.r.URL.Query(), l.encode
-	// S3 wants a key-marker parameter with a version-id-marker, but
-	// ignores the version marker after an empty key-marker (the listing
-	// starts at the beginning).
-	keyMarker, versionMarker := query.Get("key-marker"), query.Get("version-id-marker")
-	switch {
-	case !query.Has("version-id-marker"):
-	case !query.Has("key-marker"):
-		return ErrVersionMarkerWithoutKey
-	case versionMarker == "":
-		return ErrEmptyVersionMarker
-	case keyMarker != "" && versionMarker != nullVersion:
-		return fmt.Errorf("%w: version-id-marker %q", ErrInvalidVersionID, versionMarker)
-	}
-	p, err := h.page(q, l, keyMarker)
-	if err != nil {
-		return err
-	}
-	out := listVersionsResult{NS: s3NS, Name: q.bucket, Prefix: encode(l.prefix), KeyMarker: encode(keyMarker), VersionIDMarker: versionMarker,
-		MaxKeys: l.maxKeys, Delimiter: encode(l.delim), EncodingType: l.enc, IsTruncated: p.truncated, CommonPrefixes: l.commonPrefixes(p)}
-	own := owner{ID: q.auth.id.Name, DisplayName: q.auth.id.Name}
-	out.Versions = make([]versionEntry, 0, len(p.objects))
-	for _, m := range p.objects {
-		out.Versions = append(out.Versions, versionEntry{Key: encode(m.Key), VersionID: nullVersion, IsLatest: true, LastModified: isoTime(m.Created),
-			ETag: `"` + m.ETag + `"`, Size: m.Size, StorageClass: h.storageClass(m.Policy), Owner: own})
-	}
-	if p.truncated {
-		out.NextKeyMarker = encode(p.next)
-		// A page that ended on a key ended on its version; one that ended
-		// on a common prefix has no version to resume after, as S3.
-		if n := len(p.objects); n > 0 && p.objects[n-1].Key == p.next {
-			out.NextVersionIDMarker = nullVersion
-		}
-	}
-	return h.writeXML(q, http.StatusOK, out)
-}

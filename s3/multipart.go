@@ -72,7 +72,7 @@ func (h *Handler) createUpload(q *request) error {
 	if err != nil {
 		return err
 	}
-	alg, err := uploadChecksum(q.r.Header)
+	alg, typ, err := uploadChecksum(q.r.Header)
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func (h *Handler) createUpload(q *request) error {
 	}
 	u, err := h.cfg.Objects.CreateUpload(q.r.Context(), q.bucket, q.key, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now, SSE: sse,
-		Tags: tags, ChecksumAlgorithm: alg,
+		Tags: tags, ChecksumAlgorithm: alg, ChecksumType: typ,
 	})
 	if err != nil {
 		return h.uploadErr(q, err)
@@ -93,7 +93,7 @@ func (h *Handler) createUpload(q *request) error {
 	setSSEHeaders(q.w, u.Encryption, ck)
 	if alg != "" {
 		q.w.Header().Set("X-Amz-Checksum-Algorithm", alg)
-		q.w.Header().Set("X-Amz-Checksum-Type", cairn.ChecksumComposite)
+		q.w.Header().Set("X-Amz-Checksum-Type", typ)
 	}
 	return h.writeXML(q, http.StatusOK, initiateResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: u.ID})
 }
@@ -153,6 +153,7 @@ type completeRequest struct {
 	Parts   []struct {
 		Number int    `xml:"PartNumber"`
 		ETag   string `xml:"ETag"`
+		checksumXML
 	} `xml:"Part"`
 }
 
@@ -169,6 +170,7 @@ type completeResult struct {
 
 func (h *Handler) completeUpload(q *request, id string) error {
 	var req completeRequest
+	objectSum := takeChecksumHeader(q.r.Header) // the object's, not the XML body's
 	if err := h.readXML(q, &req); err != nil {
 		return err
 	}
@@ -185,7 +187,7 @@ func (h *Handler) completeUpload(q *request, id string) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.complete(q, id, req, ck, cond)
+	m, err := h.complete(q, id, req, ck, cond, objectSum)
 	if errors.Is(err, client.ErrNoSuchUpload) {
 		m, err = h.completedBy(q, id, ck, err)
 	}
@@ -193,6 +195,7 @@ func (h *Handler) completeUpload(q *request, id string) error {
 		return h.uploadErr(q, conditionErr(err))
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
+	setWrittenVersion(q.w, m)
 	res := completeResult{NS: s3NS, Location: objectURL(q.r, q.bucket, q.key),
 		Bucket: q.bucket, Key: q.key, ETag: etag(m), checksumXML: xmlChecksum(m.Checksum)}
 	if m.Checksum != nil {
@@ -204,7 +207,7 @@ func (h *Handler) completeUpload(q *request, id string) error {
 // complete completes upload id with the parts of req, checking the SSE-C
 // key ck (if sent) against the upload's, if the object it replaces meets
 // cond.
-func (h *Handler) complete(q *request, id string, req completeRequest, ck *customerKey, cond client.Condition) (*cairn.Manifest, error) {
+func (h *Handler) complete(q *request, id string, req completeRequest, ck *customerKey, cond client.Condition, objectSum http.Header) (*cairn.Manifest, error) {
 	if ck != nil {
 		u, err := h.cfg.Objects.Upload(q.r.Context(), q.bucket, q.key, id)
 		if err != nil {
@@ -213,6 +216,9 @@ func (h *Handler) complete(q *request, id string, req completeRequest, ck *custo
 		if err := checkUploadKey(u, ck); err != nil {
 			return nil, err
 		}
+	}
+	if err := h.checkCompleteChecksums(q, id, req, objectSum); err != nil {
+		return nil, err
 	}
 	parts := make([]client.CompletePart, len(req.Parts))
 	for i, p := range req.Parts {
@@ -313,15 +319,15 @@ func (h *Handler) listParts(q *request, id string) error {
 	if err != nil {
 		return err
 	}
-	u, parts, err := h.cfg.Objects.ListParts(q.r.Context(), q.bucket, q.key, id)
+	// One page of the store's, of max-parts (at least one, to learn
+	// whether any part follows a max-parts of 0).
+	u, parts, more, err := h.cfg.Objects.ListPartsPage(q.r.Context(), q.bucket, q.key, id, marker, max(maxParts, 1))
 	if err != nil {
 		return h.uploadErr(q, err)
 	}
 	out := listPartsResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id, PartNumberMarker: marker, MaxParts: maxParts,
-		StorageClass: h.storageClass(u.Policy)}
-	page, more := pageParts(parts, marker, maxParts)
-	out.IsTruncated = more
-	for _, p := range page {
+		StorageClass: h.storageClass(u.Policy), IsTruncated: more || len(parts) > maxParts}
+	for _, p := range parts[:min(len(parts), maxParts)] {
 		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: partSize(u, p),
 			checksumXML: xmlChecksum(p.Checksum)})
 		out.NextPartNumberMarker = p.Number
@@ -329,18 +335,38 @@ func (h *Handler) listParts(q *request, id string) error {
 	return h.writeXML(q, http.StatusOK, out)
 }
 
+// allParts reads every part of an upload (up to cairn.MaxParts), a page
+// of 1000 at a time.
+func (h *Handler) allParts(q *request, id string) (cairn.Upload, []cairn.Part, error) {
+	var u cairn.Upload
+	var all []cairn.Part
+	for after := 0; ; {
+		up, parts, more, err := h.cfg.Objects.ListPartsPage(q.r.Context(), q.bucket, q.key, id, after, 1000)
+		if err != nil {
+			return up, nil, err
+		}
+		u, all = up, append(all, parts...)
+		if !more || len(parts) == 0 {
+			return u, all, nil
+		}
+		after = parts[len(parts)-1].Number
+	}
+}
+
 type listUploadsResult struct {
-	XMLName            xml.Name      `xml:"ListMultipartUploadsResult"`
-	NS                 string        `xml:"xmlns,attr"`
-	Bucket             string        `xml:"Bucket"`
-	KeyMarker          string        `xml:"KeyMarker"`
-	UploadIDMarker     string        `xml:"UploadIdMarker"`
-	NextKeyMarker      string        `xml:"NextKeyMarker,omitempty"`
-	NextUploadIDMarker string        `xml:"NextUploadIdMarker,omitempty"`
-	Prefix             string        `xml:"Prefix"`
-	MaxUploads         int           `xml:"MaxUploads"`
-	IsTruncated        bool          `xml:"IsTruncated"`
-	Uploads            []uploadEntry `xml:"Upload"`
+	XMLName            xml.Name       `xml:"ListMultipartUploadsResult"`
+	NS                 string         `xml:"xmlns,attr"`
+	Bucket             string         `xml:"Bucket"`
+	KeyMarker          string         `xml:"KeyMarker"`
+	UploadIDMarker     string         `xml:"UploadIdMarker"`
+	NextKeyMarker      string         `xml:"NextKeyMarker,omitempty"`
+	NextUploadIDMarker string         `xml:"NextUploadIdMarker,omitempty"`
+	Prefix             string         `xml:"Prefix"`
+	Delimiter          string         `xml:"Delimiter,omitempty"`
+	MaxUploads         int            `xml:"MaxUploads"`
+	IsTruncated        bool           `xml:"IsTruncated"`
+	Uploads            []uploadEntry  `xml:"Upload"`
+	CommonPrefixes     []commonPrefix `xml:"CommonPrefixes"`
 }
 
 type uploadEntry struct {
@@ -350,16 +376,15 @@ type uploadEntry struct {
 	StorageClass string `xml:"StorageClass"`
 }
 
-// listUploads serves ListMultipartUploads: prefix, key-marker,
-// upload-id-marker and max-uploads (a delimiter is not supported).
+// listUploads serves ListMultipartUploads: prefix, delimiter (keys
+// rolled into common prefixes, as ListObjects), key-marker,
+// upload-id-marker and max-uploads.
 func (h *Handler) listUploads(q *request) error {
 	if _, err := h.bucket(q, q.bucket); err != nil {
 		return err
 	}
 	query := q.r.URL.Query()
-	if query.Get("delimiter") != "" {
-		return fmt.Errorf("%w: delimiter in ListMultipartUploads", ErrNotImplemented)
-	}
+	delim := query.Get("delimiter")
 	maxUploads, err := intParam(q, "max-uploads", 1000)
 	if err != nil {
 		return err
@@ -370,10 +395,25 @@ func (h *Handler) listUploads(q *request) error {
 	if err != nil {
 		return err
 	}
-	out := listUploadsResult{NS: s3NS, Bucket: q.bucket, KeyMarker: keyMarker, UploadIDMarker: idMarker, Prefix: prefix, MaxUploads: maxUploads}
+	out := listUploadsResult{NS: s3NS, Bucket: q.bucket, KeyMarker: keyMarker, UploadIDMarker: idMarker, Prefix: prefix,
+		Delimiter: delim, MaxUploads: maxUploads}
 	passed := idMarker == "" // past the upload-id-marker within key-marker
 	for _, u := range us {
 		if !strings.HasPrefix(u.Key, prefix) || u.Key < keyMarker {
+			continue
+		}
+		if cp, ok := rollUp(u.Key, prefix, delim); ok {
+			// Every upload under a common prefix is rolled into it, listed
+			// once (and skipped after a key-marker that is that prefix).
+			if cp == keyMarker || (len(out.CommonPrefixes) > 0 && out.CommonPrefixes[len(out.CommonPrefixes)-1].Prefix == cp) {
+				continue
+			}
+			if len(out.Uploads)+len(out.CommonPrefixes) == maxUploads {
+				out.IsTruncated = true
+				break
+			}
+			out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: cp})
+			out.NextKeyMarker, out.NextUploadIDMarker = cp, ""
 			continue
 		}
 		if u.Key == keyMarker {
@@ -385,7 +425,7 @@ func (h *Handler) listUploads(q *request) error {
 				continue
 			}
 		}
-		if len(out.Uploads) == maxUploads {
+		if len(out.Uploads)+len(out.CommonPrefixes) == maxUploads {
 			out.IsTruncated = true
 			break
 		}
@@ -408,4 +448,18 @@ func partSize(u cairn.Upload, p cairn.Part) int64 {
 		}
 	}
 	return p.Size
+}
+
+// rollUp returns the common prefix key rolls into under prefix and
+// delimiter delim: prefix and the rest of key up to and including the
+// first delim after prefix (false if delim is "" or not there).
+func rollUp(key, prefix, delim string) (string, bool) {
+	if delim == "" {
+		return "", false
+	}
+	i := strings.Index(key[len(prefix):], delim)
+	if i < 0 {
+		return "", false
+	}
+	return key[:len(prefix)+i+len(delim)], true
 }

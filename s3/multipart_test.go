@@ -285,3 +285,90 @@ func completeUpload(c *s3.Client, b, k, id *string, parts []types.CompletedPart,
 	in.Bucket, in.Key, in.UploadId, in.MultipartUpload = b, k, id, &types.CompletedMultipartUpload{Parts: parts}
 	return c.CompleteMultipartUpload(context.Background(), &in)
 }
+
+// ListParts and ListMultipartUploads past a page (1,000): every part and
+// every upload is listed once, in order, page by page with the markers,
+// as the SDK's paginators follow them; a max-parts of 0 lists none and
+// says more follow.
+func TestListPartsAndUploadsPastAPage(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	c := e.root()
+	b, k := aws.String("bkt"), aws.String("many/parts")
+	cr, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1100
+	for i := 1; i <= n; i++ {
+		if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: b, Key: k, UploadId: cr.UploadId, PartNumber: aws.Int32(int32(i)),
+			Body: strings.NewReader(fmt.Sprint("part ", i))}); err != nil {
+			t.Fatalf("part %d: %v", i, err)
+		}
+	}
+	for _, maxParts := range []int32{0, 400, 1000} { // 0: the default, 1000
+		in := &s3.ListPartsInput{Bucket: b, Key: k, UploadId: cr.UploadId}
+		if maxParts > 0 {
+			in.MaxParts = aws.Int32(maxParts)
+		}
+		var got []int32
+		pages := 0
+		for p := s3.NewListPartsPaginator(c, in); p.HasMorePages(); pages++ {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := maxParts; want > 0 && len(out.Parts) > int(want) || len(out.Parts) > 1000 {
+				t.Fatalf("max-parts %d: a page of %d parts", maxParts, len(out.Parts))
+			}
+			for _, part := range out.Parts {
+				got = append(got, *part.PartNumber)
+			}
+		}
+		if len(got) != n || got[0] != 1 || got[n-1] != n {
+			t.Fatalf("max-parts %d: %d parts listed in %d pages, want 1..%d", maxParts, len(got), pages, n)
+		}
+		for i, num := range got {
+			if num != int32(i+1) {
+				t.Fatalf("max-parts %d: part %d listed at %d", maxParts, num, i)
+			}
+		}
+		t.Logf("max-parts %d: %d parts in %d pages", maxParts, n, pages)
+	}
+	zero, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: b, Key: k, UploadId: cr.UploadId, MaxParts: aws.Int32(0)})
+	if err != nil || len(zero.Parts) != 0 || !*zero.IsTruncated {
+		t.Fatalf("max-parts 0: %d parts, truncated %v, %v", len(zero.Parts), zero.IsTruncated, err)
+	}
+	// More uploads than a page.
+	for i := range n {
+		if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: b, Key: aws.String(fmt.Sprintf("up/%05d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	last := ""
+	in := &s3.ListMultipartUploadsInput{Bucket: b, Prefix: aws.String("up/")}
+	for {
+		out, err := c.ListMultipartUploads(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Uploads) > 1000 {
+			t.Fatalf("a page of %d uploads", len(out.Uploads))
+		}
+		for _, u := range out.Uploads {
+			if key := *u.Key; seen[key] || key <= last {
+				t.Fatalf("upload of %s listed twice or out of order (after %s)", key, last)
+			}
+			seen[*u.Key], last = true, *u.Key
+		}
+		if !*out.IsTruncated {
+			break
+		}
+		in.KeyMarker, in.UploadIdMarker = out.NextKeyMarker, out.NextUploadIdMarker
+	}
+	if len(seen) != n {
+		t.Fatalf("%d uploads listed, want %d", len(seen), n)
+	}
+}

@@ -238,10 +238,19 @@ func (h *Handler) putObject(q *request) error {
 		return h.writeErr(ctx, q.bucket, conditionErr(err))
 	}
 	setSSEHeaders(q.w, m.Encryption, ck)
+	setWrittenVersion(q.w, m)
 	setChecksumHeaders(q.w, m.Checksum)
 	q.w.Header().Set("ETag", etag(m))
 	q.w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// setWrittenVersion sets x-amz-version-id for a version a write made in
+// a bucket whose versioning is Enabled (a null version's is not sent).
+func setWrittenVersion(w http.ResponseWriter, m *cairn.Manifest) {
+	if m.Versioned {
+		w.Header().Set("X-Amz-Version-Id", m.Version)
+	}
 }
 
 // bodySize is the announced size of a data body (-1 if unknown):
@@ -459,13 +468,17 @@ func (h *Handler) getObject(q *request, head bool) error {
 	if err != nil {
 		return err
 	}
+	vid := q.r.URL.Query().Get("versionId")
 	for attempt := 0; ; attempt++ {
-		m, err := h.cfg.Objects.Stat(ctx, q.bucket, q.key)
+		m, err := h.statVersion(ctx, q.w, q.bucket, q.key, vid)
 		if err != nil {
-			return h.objectErr(ctx, q.bucket, err)
+			return err
 		}
 		if err := checkObjectKey(m, ck); err != nil {
 			return err
+		}
+		if m.Versioned || vid != "" {
+			q.w.Header().Set("X-Amz-Version-Id", m.VersionID())
 		}
 		size := m.ContentSize()
 		if err := preconditions(q.r.Header, m, getConditions, ErrNotModified); err != nil {
@@ -497,7 +510,7 @@ func (h *Handler) getObject(q *request, head bool) error {
 		}
 		var body io.Reader
 		if !head {
-			gm, rc, err := h.cfg.Objects.GetWith(ctx, q.bucket, q.key, off, n, client.GetOptions{CustomerKey: ck.keyOf()})
+			gm, rc, err := h.openVersion(ctx, m, vid, off, n, client.GetOptions{CustomerKey: ck.keyOf()})
 			if err != nil {
 				return h.objectErr(ctx, q.bucket, err)
 			}
@@ -555,12 +568,16 @@ func (h *Handler) getObject(q *request, head bool) error {
 
 func (h *Handler) deleteObject(q *request) error {
 	ctx := q.r.Context()
-	if err := h.checkBucket(q, q.bucket); err != nil {
+	b, err := h.bucket(q, q.bucket)
+	if err != nil {
 		return err
 	}
-	err := h.objectErr(ctx, q.bucket, h.cfg.Objects.Delete(ctx, q.bucket, q.key))
-	if err != nil && !errors.Is(err, ErrNoSuchKey) { // deleting a missing key succeeds
+	v, ok, err := h.deleteVersioned(ctx, b, q.key, q.r.URL.Query().Get("versionId"))
+	if err != nil {
 		return err
+	}
+	if ok {
+		setVersionHeaders(q.w, v)
 	}
 	q.w.WriteHeader(http.StatusNoContent)
 	return nil
@@ -583,13 +600,17 @@ type deleteResult struct {
 }
 
 type deletedObject struct {
-	Key string `xml:"Key"`
+	Key                   string `xml:"Key"`
+	VersionID             string `xml:"VersionId,omitempty"`
+	DeleteMarker          bool   `xml:"DeleteMarker,omitempty"`
+	DeleteMarkerVersionID string `xml:"DeleteMarkerVersionId,omitempty"`
 }
 
 type deleteError struct {
-	Key     string `xml:"Key"`
-	Code    string `xml:"Code"`
-	Message string `xml:"Message"`
+	Key       string `xml:"Key"`
+	VersionID string `xml:"VersionId,omitempty"`
+	Code      string `xml:"Code"`
+	Message   string `xml:"Message"`
 }
 
 // maxDeleteObjects is the most keys one DeleteObjects may name, as S3.
@@ -612,7 +633,8 @@ func parseDeleteRequest(b []byte) (*deleteRequest, error) {
 
 func (h *Handler) deleteObjects(q *request) error {
 	ctx := q.r.Context()
-	if _, err := h.bucket(q, q.bucket); err != nil {
+	bk, err := h.bucket(q, q.bucket)
+	if err != nil {
 		return err
 	}
 	b, err := h.readSmallBody(q)
@@ -626,6 +648,7 @@ func (h *Handler) deleteObjects(q *request) error {
 	// Delete in parallel (each delete waits for its shard files), report
 	// in request order.
 	errs := make([]error, len(d.Objects))
+	done := make([]deletedObject, len(d.Objects))
 	var g errgroup.Group // not WithContext: each key reports its own result
 	g.SetLimit(deleteParallelism)
 	for i, o := range d.Objects {
@@ -633,14 +656,20 @@ func (h *Handler) deleteObjects(q *request) error {
 			errs[i] = err
 			continue
 		}
-		if o.VersionID != "" && o.VersionID != "null" {
-			errs[i] = fmt.Errorf("%w: versionId", ErrNotImplemented)
-			continue
+		if o.VersionID != "" {
+			if err := validVersionID(o.VersionID); err != nil {
+				errs[i] = err
+				continue
+			}
 		}
 		g.Go(func() error {
-			err := h.objectErr(ctx, q.bucket, h.cfg.Objects.Delete(ctx, q.bucket, o.Key))
-			if !errors.Is(err, ErrNoSuchKey) { // deleting a missing key succeeds
-				errs[i] = err
+			v, ok, err := h.deleteVersioned(ctx, bk, o.Key, o.VersionID)
+			errs[i], done[i] = err, deletedObject{Key: o.Key, VersionID: o.VersionID}
+			if ok && v.Marker {
+				done[i].DeleteMarker = true
+				if o.VersionID == "" {
+					done[i].DeleteMarkerVersionID = v.ID()
+				}
 			}
 			return nil
 		})
@@ -650,9 +679,9 @@ func (h *Handler) deleteObjects(q *request) error {
 	for i, o := range d.Objects {
 		if err := errs[i]; err != nil {
 			e := apiError(err)
-			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: e.Code, Message: e.Message})
+			out.Errors = append(out.Errors, deleteError{Key: o.Key, VersionID: o.VersionID, Code: e.Code, Message: e.Message})
 		} else if !d.Quiet {
-			out.Deleted = append(out.Deleted, deletedObject{Key: o.Key})
+			out.Deleted = append(out.Deleted, done[i])
 		}
 	}
 	return h.writeXML(q, http.StatusOK, out)
@@ -669,33 +698,37 @@ var copyConditions = [4]string{"X-Amz-Copy-Source-If-Match", "X-Amz-Copy-Source-
 
 // parseCopySource parses x-amz-copy-source: "[/]bucket/key[?versionId=…]",
 // URL-encoded.
-func parseCopySource(v string) (bucket, key string, err error) {
+func parseCopySource(v string) (bucket, key, version string, err error) {
 	path, query, _ := strings.Cut(v, "?")
 	if query != "" {
-		if vs, _ := url.ParseQuery(query); vs.Get("versionId") != "" && vs.Get("versionId") != "null" {
-			return "", "", fmt.Errorf("%w: copying a version", ErrNotImplemented)
+		vs, _ := url.ParseQuery(query)
+		if vs.Has("versionId") {
+			version = vs.Get("versionId")
+			if err := validVersionID(version); err != nil {
+				return "", "", "", err
+			}
 		}
 	}
 	dec, err := url.PathUnescape(path)
 	if err != nil {
-		return "", "", ErrInvalidCopySource
+		return "", "", "", ErrInvalidCopySource
 	}
 	bucket, key, ok := strings.Cut(strings.TrimPrefix(dec, "/"), "/")
 	if !ok || bucket == "" || key == "" {
-		return "", "", ErrInvalidCopySource
+		return "", "", "", ErrInvalidCopySource
 	}
 	if err := cairn.ValidateBucketName(bucket); err != nil {
-		return "", "", fmt.Errorf("%w: %v", ErrInvalidBucketName, err)
+		return "", "", "", fmt.Errorf("%w: %v", ErrInvalidBucketName, err)
 	}
 	if err := checkKey(key); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
-	return bucket, key, nil
+	return bucket, key, version, nil
 }
 
 func (h *Handler) copyObject(q *request) error {
 	ctx := q.r.Context()
-	sb, sk, err := parseCopySource(q.r.Header.Get("X-Amz-Copy-Source"))
+	sb, sk, sv, err := parseCopySource(q.r.Header.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return err
 	}
@@ -728,65 +761,44 @@ func (h *Handler) copyObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	if sb == q.bucket && sk == q.key && directive != "REPLACE" && policy == "" && sse == nil {
+	if sb == q.bucket && sk == q.key && sv == "" && directive != "REPLACE" && policy == "" && sse == nil {
 		return ErrInvalidCopyRequest
 	}
-	// Drain the (normally empty) body so a signed payload is checked.
-	body, err := h.body(q)
+	if err := h.drainBody(q); err != nil {
+		return err
+	}
+	m, rc, err := h.openCopySource(q, sb, sk, sv, srcKey, nil)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(io.Discard, body); err != nil {
+	defer rc.Close()
+	opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse}
+	if opts.Tags, err = copyTags(q.r.Header, m); err != nil {
 		return err
 	}
-	for attempt := 0; ; attempt++ {
-		m, err := h.cfg.Objects.Stat(ctx, sb, sk)
-		if err != nil {
-			return h.objectErr(ctx, sb, err)
-		}
-		if err := checkObjectKey(m, srcKey); err != nil {
-			return err
-		}
-		if err := preconditions(q.r.Header, m, copyConditions, ErrPreconditionFailed); err != nil {
-			return err
-		}
-		opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse}
-		if opts.Tags, err = copyTags(q.r.Header, m); err != nil {
-			return err
-		}
-		if m.Checksum != nil && m.Checksum.Type == cairn.ChecksumFullObject {
-			opts.Checksum = func() *cairn.Checksum { return m.Checksum } // the same content
-		}
-		if directive == "REPLACE" {
-			if opts.UserMeta, err = requestMeta(q.r.Header); err != nil {
-				return err
-			}
-			opts.ContentType = q.r.Header.Get("Content-Type")
-		}
-		gm, rc, err := h.cfg.Objects.GetWith(ctx, sb, sk, 0, -1, client.GetOptions{CustomerKey: srcKey.keyOf()})
-		if err != nil {
-			return h.objectErr(ctx, sb, err)
-		}
-		if gm.Version != m.Version {
-			rc.Close()
-			if attempt < 3 {
-				continue
-			}
-			return ErrOperationAborted
-		}
-		var src io.Reader = rc
-		if alg != "" {
-			if src, opts.Checksum, err = hashed(rc, alg); err != nil {
-				rc.Close()
-				return err
-			}
-		}
-		nm, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, src, opts)
-		rc.Close()
-		if err != nil {
-			return h.writeErr(ctx, q.bucket, err)
-		}
-		setSSEHeaders(q.w, nm.Encryption, ck)
-		return h.writeXML(q, http.StatusOK, copyObjectResult{NS: s3NS, LastModified: isoTime(nm.Created), ETag: etag(nm)})
+	if m.Checksum != nil && m.Checksum.Type == cairn.ChecksumFullObject {
+		opts.Checksum = func() *cairn.Checksum { return m.Checksum } // the same content
 	}
+	if directive == "REPLACE" {
+		if opts.UserMeta, err = requestMeta(q.r.Header); err != nil {
+			return err
+		}
+		opts.ContentType = q.r.Header.Get("Content-Type")
+	}
+	var src io.Reader = rc
+	if alg != "" {
+		if src, opts.Checksum, err = hashed(rc, alg); err != nil {
+			return err
+		}
+	}
+	nm, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, src, opts)
+	if err != nil {
+		return h.writeErr(ctx, q.bucket, err)
+	}
+	setSSEHeaders(q.w, nm.Encryption, ck)
+	setWrittenVersion(q.w, nm)
+	if sv != "" {
+		q.w.Header().Set("X-Amz-Copy-Source-Version-Id", sv)
+	}
+	return h.writeXML(q, http.StatusOK, copyObjectResult{NS: s3NS, LastModified: isoTime(nm.Created), ETag: etag(nm)})
 }

@@ -127,8 +127,6 @@ func TestObjectErrors(t *testing.T) {
 	// What is not built says so.
 	_, err = c.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String("bkt"), Key: aws.String("md5")})
 	wantCode(t, err, "NotImplemented")
-	_, err = c.GetBucketVersioning(ctx, &s3.GetBucketVersioningInput{Bucket: aws.String("bkt")})
-	wantCode(t, err, "NotImplemented")
 	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("md5"), Body: strings.NewReader("x"), IfNoneMatch: aws.String(`"0123"`)})
 	wantCode(t, err, "NotImplemented")
 	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("sse"), Body: strings.NewReader("x"), ServerSideEncryption: types.ServerSideEncryptionAwsKms})

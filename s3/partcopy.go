@@ -53,7 +53,7 @@ func parseCopyRange(v string, size int64) (off, n int64, err error) {
 
 func (h *Handler) uploadPartCopy(q *request, id string, n int) error {
 	ctx := q.r.Context()
-	sb, sk, err := parseCopySource(q.r.Header.Get("X-Amz-Copy-Source"))
+	sb, sk, sv, err := parseCopySource(q.r.Header.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return err
 	}
@@ -75,64 +75,97 @@ func (h *Handler) uploadPartCopy(q *request, id string, n int) error {
 	if err := checkUploadKey(u, ck); err != nil {
 		return err
 	}
-	// Drain the (normally empty) body so a signed payload is checked.
+	if err := h.drainBody(q); err != nil {
+		return err
+	}
+	var size int64
+	_, rc, err := h.openCopySource(q, sb, sk, sv, srcKey, func(total int64) (off, n int64, err error) {
+		off, n, err = parseCopyRange(q.r.Header.Get("X-Amz-Copy-Source-Range"), total)
+		if err == nil && n > maxPartSize {
+			err = fmt.Errorf("%w: a copied part holds at most %d bytes", ErrEntityTooLarge, int64(maxPartSize))
+		}
+		size = n
+		return off, n, err
+	})
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	opts := client.PutOptions{Size: size, Now: h.cfg.Now, Upload: &u}
+	if ck != nil {
+		opts.SSE = &client.SSE{Scheme: cairn.SSEC, CustomerKey: ck.key}
+	}
+	var src io.Reader = rc
+	if alg := u.ChecksumAlgorithm; alg != "" {
+		if src, opts.Checksum, err = hashed(rc, alg); err != nil {
+			return err
+		}
+	}
+	p, err := h.cfg.Objects.UploadPart(ctx, q.bucket, q.key, id, n, src, opts)
+	if errors.Is(err, cairn.ErrConflict) {
+		return h.writeErr(ctx, q.bucket, err)
+	}
+	if err != nil {
+		return h.uploadErr(q, err)
+	}
+	setSSEHeaders(q.w, u.Encryption, ck)
+	if sv != "" {
+		q.w.Header().Set("X-Amz-Copy-Source-Version-Id", sv)
+	}
+	return h.writeXML(q, http.StatusOK, copyPartResult{NS: s3NS, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`,
+		checksumXML: xmlChecksum(p.Checksum)})
+}
+
+// drainBody reads the (normally empty) body of a copy so that a signed
+// payload is checked.
+func (h *Handler) drainBody(q *request) error {
 	body, err := h.body(q)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(io.Discard, body); err != nil {
-		return err
-	}
+	_, err = io.Copy(io.Discard, body)
+	return err
+}
+
+// openCopySource opens the copy source sb/sk — its version sv, or the
+// current one if sv is "" — once it meets the request's
+// x-amz-copy-source-if-* conditions and the source's SSE-C key is
+// srcKey: the bytes rng picks of its content size (nil: all of them).
+// A current source overwritten between the stat that checked it and the
+// open is checked and opened again (three times at most, then
+// OperationAborted). A source version that is a delete marker is an
+// InvalidRequest, as S3. The caller closes rc.
+func (h *Handler) openCopySource(q *request, sb, sk, sv string, srcKey *customerKey, rng func(size int64) (off, n int64, err error)) (*cairn.Manifest, io.ReadCloser, error) {
+	ctx := q.r.Context()
 	for attempt := 0; ; attempt++ {
-		m, err := h.cfg.Objects.Stat(ctx, sb, sk)
-		if err != nil {
-			return h.objectErr(ctx, sb, err)
+		m, err := h.statVersion(ctx, nil, sb, sk, sv)
+		if errors.Is(err, ErrDeleteMarker) {
+			return nil, nil, fmt.Errorf("%w: the source version is a delete marker", ErrInvalidCopySourceVersion)
+		} else if err != nil {
+			return nil, nil, err
 		}
 		if err := checkObjectKey(m, srcKey); err != nil {
-			return err
+			return nil, nil, err
 		}
 		if err := preconditions(q.r.Header, m, copyConditions, ErrPreconditionFailed); err != nil {
-			return err
+			return nil, nil, err
 		}
-		off, size, err := parseCopyRange(q.r.Header.Get("X-Amz-Copy-Source-Range"), m.ContentSize())
-		if err != nil {
-			return err
-		}
-		if size > maxPartSize {
-			return fmt.Errorf("%w: a copied part holds at most %d bytes", ErrEntityTooLarge, int64(maxPartSize))
-		}
-		gm, rc, err := h.cfg.Objects.GetWith(ctx, sb, sk, off, size, client.GetOptions{CustomerKey: srcKey.keyOf()})
-		if err != nil {
-			return h.objectErr(ctx, sb, err)
-		}
-		if gm.Version != m.Version { // overwritten between Stat and Get: start over
-			rc.Close()
-			if attempt < 3 {
-				continue
-			}
-			return ErrOperationAborted
-		}
-		opts := client.PutOptions{Size: size, Now: h.cfg.Now, Upload: &u}
-		if ck != nil {
-			opts.SSE = &client.SSE{Scheme: cairn.SSEC, CustomerKey: ck.key}
-		}
-		var src io.Reader = rc
-		if alg := u.ChecksumAlgorithm; alg != "" {
-			if src, opts.Checksum, err = hashed(rc, alg); err != nil {
-				rc.Close()
-				return err
+		off, n := int64(0), int64(-1)
+		if rng != nil {
+			if off, n, err = rng(m.ContentSize()); err != nil {
+				return nil, nil, err
 			}
 		}
-		p, err := h.cfg.Objects.UploadPart(ctx, q.bucket, q.key, id, n, src, opts)
-		rc.Close()
-		if errors.Is(err, cairn.ErrConflict) {
-			return h.writeErr(ctx, q.bucket, err)
-		}
+		gm, rc, err := h.openVersion(ctx, m, sv, off, n, client.GetOptions{CustomerKey: srcKey.keyOf()})
 		if err != nil {
-			return h.uploadErr(q, err)
+			return nil, nil, h.objectErr(ctx, sb, err)
 		}
-		setSSEHeaders(q.w, u.Encryption, ck)
-		return h.writeXML(q, http.StatusOK, copyPartResult{NS: s3NS, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`,
-			checksumXML: xmlChecksum(p.Checksum)})
+		if gm.Version == m.Version {
+			return m, rc, nil
+		}
+		rc.Close() // overwritten between Stat and Get: start over
+		if attempt >= 3 {
+			return nil, nil, ErrOperationAborted
+		}
 	}
 }

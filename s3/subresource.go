@@ -25,10 +25,15 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 	return nil
 }
 
-// keyChecked runs serve once the request's key passed checkKey.
+// keyChecked runs serve once the request's key passed checkKey and its
+// versionId (if any) names the one version an object has (checkVersionID):
+// tagging and attributes serve the current version.
 func keyChecked(serve func(*request) error) func(*request) error {
 	return func(q *request) error {
 		if err := checkKey(q.key); err != nil {
+			return err
+		}
+		if err := checkVersionID(q.r.URL.Query()); err != nil {
 			return err
 		}
 		return serve(q)

@@ -104,6 +104,12 @@ func TestObjectTagging(t *testing.T) {
 			t.Fatalf("%s: refused PUT stored an object", key)
 		}
 	}
+	// versionId: null names the object; another is refused, not ignored.
+	if _, err := c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: b, Key: k, VersionId: aws.String("null")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: b, Key: k, VersionId: aws.String("0123"), Tagging: &types.Tagging{TagSet: sdkTags(1)}})
+	wantCode(t, err, "InvalidArgument")
 	_, err = c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: b, Key: aws.String("missing")})
 	wantCode(t, err, "NoSuchKey")
 	_, err = c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: b, Key: aws.String("missing"), Tagging: &types.Tagging{TagSet: sdkTags(1)}})

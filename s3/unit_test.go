@@ -29,6 +29,9 @@ func (nopObjects) Stat(context.Context, string, string) (*cairn.Manifest, error)
 	return nil, cairn.ErrNotFound
 }
 func (nopObjects) Delete(context.Context, string, string) error { return cairn.ErrNotFound }
+func (nopObjects) OpenWith(context.Context, *cairn.Manifest, int64, int64, client.GetOptions) (*cairn.Manifest, io.ReadCloser, error) {
+	return nil, nil, cairn.ErrNotFound
+}
 func (nopObjects) CreateUpload(context.Context, string, string, client.PutOptions) (cairn.Upload, error) {
 	return cairn.Upload{}, cairn.ErrNotFound
 }
@@ -44,12 +47,26 @@ func (nopObjects) Upload(context.Context, string, string, string) (cairn.Upload,
 func (nopObjects) AbortUpload(context.Context, string, string, string) error {
 	return client.ErrNoSuchUpload
 }
-func (nopObjects) ListParts(context.Context, string, string, string) (cairn.Upload, []cairn.Part, error) {
-	return cairn.Upload{}, nil, client.ErrNoSuchUpload
+func (nopObjects) ListPartsPage(context.Context, string, string, string, int, int) (cairn.Upload, []cairn.Part, bool, error) {
+	return cairn.Upload{}, nil, false, client.ErrNoSuchUpload
 }
 func (nopObjects) ListUploads(context.Context, string) ([]cairn.Upload, error) { return nil, nil }
 
 type nopMeta struct{}
+
+func (nopMeta) SetBucketVersioning(context.Context, string, string) error { return cairn.ErrNotFound }
+func (nopMeta) ObjectVersion(context.Context, string, string, string) (cairn.ObjectVersion, error) {
+	return cairn.ObjectVersion{}, cairn.ErrNotFound
+}
+func (nopMeta) PutDeleteMarker(context.Context, string, string, cairn.DeleteMarker) (cairn.ObjectVersion, error) {
+	return cairn.ObjectVersion{}, cairn.ErrNotFound
+}
+func (nopMeta) DeleteVersion(context.Context, string, string, string) (cairn.ObjectVersion, error) {
+	return cairn.ObjectVersion{}, cairn.ErrNotFound
+}
+func (nopMeta) ListVersions(context.Context, string, string, string, string, int) ([]cairn.ObjectVersion, bool, error) {
+	return nil, false, cairn.ErrNotFound
+}
 
 func (nopMeta) CreateBucket(context.Context, cairn.Bucket) error { return cairn.ErrUnavailable }
 func (nopMeta) Bucket(context.Context, string) (cairn.Bucket, error) {

@@ -34,6 +34,9 @@ type NodeRun struct {
 	Budget     int // the repairer's weight budget
 	Batch      int // objects per export batch (per group)
 	Log        func(format string, a ...any)
+	// Progress, if not nil, is called with the codes measured and their
+	// total: (0, total) first, then after each.
+	Progress func(done, total int)
 }
 
 // Lost is the position in NodeRun.Disks of the disk the experiment loses.
@@ -59,6 +62,11 @@ type NodeRow struct {
 
 // Run measures each code (clay-K-M-D, rs-K-M, lrc-K-L-R, …).
 func (nr NodeRun) Run(ctx context.Context, codes []string) ([]NodeRow, error) {
+	progress := nr.Progress
+	if progress == nil {
+		progress = func(int, int) {}
+	}
+	progress(0, len(codes))
 	var rows []NodeRow
 	for _, code := range codes {
 		r, err := nr.one(ctx, code)
@@ -66,6 +74,7 @@ func (nr NodeRun) Run(ctx context.Context, codes []string) ([]NodeRow, error) {
 			return nil, fmt.Errorf("%s: %w", code, err)
 		}
 		rows = append(rows, r)
+		progress(len(rows), len(codes))
 	}
 	return rows, nil
 }

@@ -30,9 +30,14 @@ func TestNodeRun(t *testing.T) {
 		Nodes: nodes.Client,
 		Log:   t.Logf,
 	}
+	var steps [][2]int
+	nr.Progress = func(done, total int) { steps = append(steps, [2]int{done, total}) }
 	rows, err := nr.Run(context.Background(), []string{"clay-4-2-5", "rs-4-2", "lrc-4-2-2"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := [][2]int{{0, 3}, {1, 3}, {2, 3}, {3, 3}}; fmt.Sprint(steps) != fmt.Sprint(want) {
+		t.Errorf("progress: %v, want %v", steps, want)
 	}
 	for _, r := range rows {
 		if r.Reads == 0 || r.RebuiltBytes == 0 || r.RecoveryBps <= 0 || r.NormalRead <= 0 || r.DegradedRead <= 0 {

@@ -54,6 +54,9 @@ type Config struct {
 	Trials      int // (c) Monte-Carlo trials per point
 	Seed        uint64
 	Log         func(format string, args ...any)
+	// Progress, if not nil, is called with the points measured and their
+	// total: (0, total) first, then after each.
+	Progress func(done, total int)
 }
 
 // Env is the cluster the experiment drives.
@@ -106,6 +109,15 @@ func Run(ctx context.Context, cfg Config, env Env) ([]Row, error) {
 		return nil, fmt.Errorf("grid: bad config: %d reps, bucket %q", cfg.Reps, cfg.Bucket)
 	}
 	x := &experiment{cfg: cfg, env: env, rng: mrand.New(mrand.NewPCG(cfg.Seed, 0x67726964))}
+	if cfg.Progress == nil {
+		cfg.Progress = func(int, int) {}
+	}
+	done, total := 0, len(cfg.Sizes)+len(cfg.Packets)+2 // the 2: availability of each policy
+	if cfg.CompareSize > 0 {
+		total += 4
+	}
+	step := func() { done++; cfg.Progress(done, total) }
+	cfg.Progress(0, total)
 	var rows []Row
 	for _, size := range cfg.Sizes {
 		rs, err := x.point(ctx, PartTransfer, Global, Striped, size, 0)
@@ -113,6 +125,7 @@ func Run(ctx context.Context, cfg Config, env Env) ([]Row, error) {
 			return rows, err
 		}
 		rows = append(rows, rs...)
+		step()
 	}
 	for _, bs := range cfg.Packets {
 		rs, err := x.point(ctx, PartPacket, Global, Striped, cfg.PacketSize, bs)
@@ -127,6 +140,7 @@ func Run(ctx context.Context, cfg Config, env Env) ([]Row, error) {
 		rows = append(rows, cr...)
 		cfg.Log("codec %s, packet %s: encode %.0f MB/s, worst-case decode %.0f MB/s", Striped, packetName(bs),
 			float64(cr[0].Size)/cr[0].Seconds/1e6, float64(cr[1].Size)/cr[1].Seconds/1e6)
+		step()
 	}
 	if cfg.CompareSize > 0 {
 		for _, cs := range []string{Global, Near} {
@@ -136,6 +150,7 @@ func Run(ctx context.Context, cfg Config, env Env) ([]Row, error) {
 					return rows, err
 				}
 				rows = append(rows, rs...)
+				step()
 			}
 		}
 	}
@@ -145,6 +160,7 @@ func Run(ctx context.Context, cfg Config, env Env) ([]Row, error) {
 			return rows, err
 		}
 		rows = append(rows, rs...)
+		step()
 	}
 	return rows, nil
 }

@@ -58,9 +58,17 @@ func TestRun(t *testing.T) {
 	env := NewEnv(store, resolve, "s", links)
 	cfg := Config{Bucket: "grid", Sizes: []int64{100 << 10, 300 << 10}, PacketSize: 200 << 10, Packets: []int{20000, 0},
 		CompareSize: 250 << 10, Near: Link{Site: "near", Rate: 256 << 20}, Reps: 2, Down: []float64{0.1, 0.3}, Trials: 5000, Seed: 4, Log: t.Logf}
+	var steps [][2]int
+	cfg.Progress = func(done, total int) { steps = append(steps, [2]int{done, total}) }
 	rows, err := Run(ctx, cfg, env)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// 2 sizes, 2 packets, 4 comparisons, 2 availability estimates.
+	for i, s := range steps {
+		if s != [2]int{i, 10} || len(steps) != 11 {
+			t.Fatalf("progress: %v, want 0/10 … 10/10", steps)
+		}
 	}
 	count := map[string]int{}
 	for _, r := range rows {

@@ -82,6 +82,9 @@ type Config struct {
 	Concurrency int
 	Seed        uint64
 	Log         func(format string, args ...any)
+	// Progress, if not nil, is called with the measurements done and
+	// their total: (0, total) first, then after each.
+	Progress func(done, total int)
 }
 
 // Row is one measurement.
@@ -108,6 +111,11 @@ func Run(ctx context.Context, cfg Config, nodes []Node, nc Nodes, cores int) ([]
 	if cfg.Log == nil {
 		cfg.Log = func(string, ...any) {}
 	}
+	if cfg.Progress == nil {
+		cfg.Progress = func(int, int) {}
+	}
+	total := len(cfg.Points) * len(cfg.Schemes)
+	cfg.Progress(0, total)
 	var rows []Row
 	for _, pt := range cfg.Points {
 		need := pt.K + pt.R + pt.F
@@ -127,6 +135,7 @@ func Run(ctx context.Context, cfg Config, nodes []Node, nc Nodes, cores int) ([]
 			cfg.Log("k=%d r=%d f=%d unit=%s %-8s %6.2f s (model %6.2f s, paper %6.2f s, error %4.1f%%, cpu %3.0f%%)",
 				pt.K, pt.R, pt.F, sizeString(pt.Unit), s, row.Seconds, row.Model, row.Paper, 100*row.ModelError, 100*row.CPUUtil)
 			rows = append(rows, row)
+			cfg.Progress(len(rows), total)
 		}
 		lay.cleanup(ctx, nc)
 	}

@@ -46,12 +46,24 @@ func TestRunRebuildsEveryScheme(t *testing.T) {
 		Points:   []Point{{K: 6, R: 3, F: 1, Unit: 16 << 10}, {K: 6, R: 3, F: 2, Unit: 20000}},
 		NodeData: 256 << 10, ShardSize: 64 << 10, LinkRate: 1e6, Seed: 3,
 	}
+	var steps []int
+	cfg.Progress = func(done, total int) {
+		if total != 2*len(plan.Schemes) {
+			t.Errorf("progress: total %d, want %d", total, 2*len(plan.Schemes))
+		}
+		steps = append(steps, done)
+	}
 	rows, err := Run(context.Background(), cfg, nodes, nc, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 2*len(plan.Schemes) {
 		t.Fatalf("%d rows", len(rows))
+	}
+	for i, d := range steps {
+		if d != i || len(steps) != len(rows)+1 {
+			t.Fatalf("progress: %v, want 0 … %d", steps, len(rows))
+		}
 	}
 	for _, r := range rows {
 		if r.Seconds <= 0 || r.Model <= 0 || r.Stripes%(r.K+r.R-r.F) != 0 {

@@ -79,6 +79,9 @@ type Config struct {
 	CPU   func() time.Duration
 	Cores int
 	Log   func(format string, args ...any)
+	// Progress, if not nil, is called with the schemes and redundancies
+	// measured and their total: (0, total) first, then after each.
+	Progress func(done, total int)
 }
 
 // Row is one scheme at one redundancy, for one operation.
@@ -103,6 +106,11 @@ func Run(ctx context.Context, cfg Config, nc client.Shards) ([]Row, error) {
 	}
 	cfg = x.cfg
 	var rows []Row
+	done, total := 0, 1+2*len(cfg.Redundancies)
+	if cfg.Progress == nil {
+		cfg.Progress = func(int, int) {}
+	}
+	cfg.Progress(0, total)
 	add := func(scheme string, red int) error {
 		got, err := x.measure(ctx, scheme, red)
 		if err != nil {
@@ -114,6 +122,8 @@ func Run(ctx context.Context, cfg Config, nc client.Shards) ([]Row, error) {
 				w.Scheme, red, w.Bandwidth/1e6, w.Std, 100*w.IOOverhead, r.Bandwidth/1e6, r.Std, 100*r.IOOverhead, 100*max(w.CPUUtil, r.CPUUtil))
 		}
 		rows = append(rows, got...)
+		done++
+		cfg.Progress(done, total)
 		return nil
 	}
 	if err := add(RAID0, 0); err != nil {

@@ -23,9 +23,15 @@ func TestRunAllSchemes(t *testing.T) {
 	mem.Slow[disks[5]] = 20 * time.Millisecond
 	mem.SlowPut[disks[5]] = 20 * time.Millisecond
 	cfg := Config{Disks: disks, ObjectSize: 256 * 1024, SourceBlocks: 64, Redundancies: []int{100, 300}, Reps: 2, Depth: 2, Seed: 3}
+	var steps [][2]int
+	cfg.Progress = func(done, total int) { steps = append(steps, [2]int{done, total}) }
 	rows, err := Run(context.Background(), cfg, mem)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// RAID-0, then RRAID-S and cairn at each of the 2 redundancies.
+	if want := [][2]int{{0, 5}, {1, 5}, {2, 5}, {3, 5}, {4, 5}, {5, 5}}; fmt.Sprint(steps) != fmt.Sprint(want) {
+		t.Errorf("progress: %v, want %v", steps, want)
 	}
 	want := map[string]int{RAID0: 2, RRAIDS: 4, RRAIDA: 4, Cairn: 4}
 	for _, r := range rows {

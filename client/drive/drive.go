@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"cairn/client/engine"
@@ -187,6 +188,39 @@ type Options struct {
 	Failed func(a engine.Action, err error)
 	// Inbox, if set, brings the machine events from other goroutines.
 	Inbox *Inbox
+	// Counts, if set, is added to as Run goes (for metrics); several
+	// Runs may share one.
+	Counts *Counts
+}
+
+// Counts are what Runs did with their requests. The fields are atomic: a
+// Counts may be shared by concurrent Runs and read while they go.
+type Counts struct {
+	Started   atomic.Int64 // requests started on their disk
+	Succeeded atomic.Int64 // requests that ended without error
+	Failed    atomic.Int64 // requests that failed, not counting those cancelled
+	// Cancelled counts the requests the machine cancelled, queued or
+	// running, and those still running when Run ended: stragglers and
+	// the losers of a k-of-n race.
+	Cancelled atomic.Int64
+	// Hedged counts the Sends a machine issued on a Tick or a stream's
+	// progress report, because a request was too slow: hedges for
+	// stragglers (for a write, a spare row's stream).
+	Hedged atomic.Int64
+	// Replaced counts the Sends a machine issued when a request failed:
+	// replacements.
+	Replaced atomic.Int64
+}
+
+// sends is the number of Send actions in acts.
+func sends(acts []engine.Action) int64 {
+	var n int64
+	for _, a := range acts {
+		if a.Kind == engine.Send {
+			n++
+		}
+	}
+	return n
 }
 
 // Run runs m to its end: Send actions queue on their disk, which serves
@@ -240,7 +274,11 @@ func (d *driver) run() (time.Duration, error) {
 		case <-d.ctx.Done():
 			d.end(d.ctx.Err())
 		case <-ticker.C:
-			d.apply(d.m.Tick(d.since()))
+			acts := d.m.Tick(d.since())
+			if c := d.o.Counts; c != nil {
+				c.Hedged.Add(sends(acts))
+			}
+			d.apply(acts)
 		case fn := <-posts:
 			d.apply(fn(d.since()))
 		case ev := <-d.events:
@@ -253,6 +291,9 @@ func (d *driver) run() (time.Duration, error) {
 	// The machine cancelled what it no longer needs (or the caller gave
 	// up); stop that disk work and wait for it.
 	for _, r := range d.running {
+		if c := d.o.Counts; c != nil && !r.cancelled {
+			c.Cancelled.Add(1) // a loser: the operation ended without it
+		}
 		r.cancel()
 	}
 	for len(d.running) > 0 {
@@ -277,11 +318,17 @@ func (d *driver) apply(acts []engine.Action) {
 			d.queues[a.Disk] = append(d.queues[a.Disk], a)
 			d.pump(a.Disk)
 		case engine.Cancel:
+			var cancelled bool
 			if r, ok := d.running[a.Req]; ok {
-				r.cancelled = true
+				r.cancelled, cancelled = true, !r.cancelled
 				r.cancel()
 			} else {
+				n := len(d.queues[a.Disk])
 				d.queues[a.Disk] = slices.DeleteFunc(d.queues[a.Disk], func(q engine.Action) bool { return q.Req == a.Req })
+				cancelled = len(d.queues[a.Disk]) < n
+			}
+			if c := d.o.Counts; c != nil && cancelled {
+				c.Cancelled.Add(1)
 			}
 		case engine.Done, engine.Fail:
 			d.end(a.Err)
@@ -298,6 +345,9 @@ func (d *driver) pump(disk int) {
 		r := &Request{Action: a, ctx: ctx, cancel: cancel, events: d.events, progress: d.stream != nil}
 		d.running[a.Req] = r
 		d.busy[disk]++
+		if c := d.o.Counts; c != nil {
+			c.Started.Add(1)
+		}
 		if d.o.Start != nil {
 			d.o.Start(ctx, a)
 		}
@@ -316,7 +366,11 @@ func (d *driver) handle(ev event) {
 		return // a late progress report of a request that ended
 	}
 	if ev.progress {
-		d.apply(d.stream.Progress(r.Req, d.since()))
+		acts := d.stream.Progress(r.Req, d.since())
+		if c := d.o.Counts; c != nil {
+			c.Hedged.Add(sends(acts))
+		}
+		d.apply(acts)
 		return
 	}
 	delete(d.running, r.Req)
@@ -333,5 +387,15 @@ func (d *driver) handle(ev event) {
 	if !ok && !r.cancelled && d.o.Failed != nil {
 		d.o.Failed(r.Action, ev.err)
 	}
-	d.apply(d.m.Finished(r.Req, ok, d.since()))
+	acts := d.m.Finished(r.Req, ok, d.since())
+	if c := d.o.Counts; c != nil {
+		switch {
+		case ok:
+			c.Succeeded.Add(1)
+		case !r.cancelled:
+			c.Failed.Add(1)
+			c.Replaced.Add(sends(acts))
+		}
+	}
+	d.apply(acts)
 }

@@ -60,7 +60,8 @@ func TestCancelRunningAndQueued(t *testing.T) {
 		var started [3]atomic.Bool
 		var slowEnded atomic.Bool
 		var failed []engine.Action
-		_, err = Run(t.Context(), ReadMachine{Read: rd}, Options{Depth: 1,
+		var counts Counts
+		_, err = Run(t.Context(), ReadMachine{Read: rd}, Options{Depth: 1, Counts: &counts,
 			Do: func(ctx context.Context, a *Request) ([]byte, error) {
 				started[a.Block].Store(true)
 				if a.Disk == 1 {
@@ -86,6 +87,12 @@ func TestCancelRunningAndQueued(t *testing.T) {
 		if len(failed) > 0 {
 			t.Fatalf("Failed saw cancelled requests: %v", failed)
 		}
+		// Two started, one succeeded; the slow one and the one queued
+		// behind it were cancelled, and neither counts as failed.
+		got := [...]int64{counts.Started.Load(), counts.Succeeded.Load(), counts.Failed.Load(), counts.Cancelled.Load()}
+		if got != [...]int64{2, 1, 0, 2} {
+			t.Fatalf("counts started, succeeded, failed, cancelled = %v, want [2 1 0 2]", got)
+		}
 	})
 }
 
@@ -93,7 +100,8 @@ func TestCancelRunningAndQueued(t *testing.T) {
 func TestFailure(t *testing.T) {
 	boom := errors.New("disk on fire")
 	var seen error
-	_, err := Run(context.Background(), &Fixed{Locs: []engine.Loc{{Block: 0, Disk: 0}, {Block: 1, Disk: 1}}}, Options{
+	var counts Counts
+	_, err := Run(context.Background(), &Fixed{Locs: []engine.Loc{{Block: 0, Disk: 0}, {Block: 1, Disk: 1}}}, Options{Counts: &counts,
 		Do: func(ctx context.Context, a *Request) ([]byte, error) {
 			if a.Disk == 1 {
 				return nil, boom
@@ -104,6 +112,9 @@ func TestFailure(t *testing.T) {
 	})
 	if !errors.Is(err, engine.ErrUnavailable) || !errors.Is(seen, boom) {
 		t.Fatalf("Run: %v; Failed saw %v", err, seen)
+	}
+	if counts.Started.Load() != 2 || counts.Failed.Load() != 1 || counts.Replaced.Load() != 0 {
+		t.Fatalf("counts: %d started, %d failed, %d replaced; want 2, 1, 0", counts.Started.Load(), counts.Failed.Load(), counts.Replaced.Load())
 	}
 }
 
@@ -140,7 +151,8 @@ func TestStreamProgress(t *testing.T) {
 			t.Fatal(err)
 		}
 		var slowCancelled atomic.Bool
-		_, err = Run(t.Context(), WriteMachine{Write: w}, Options{Tick: 5 * time.Millisecond,
+		var counts Counts
+		_, err = Run(t.Context(), WriteMachine{Write: w}, Options{Tick: 5 * time.Millisecond, Counts: &counts,
 			Do: func(ctx context.Context, r *Request) ([]byte, error) {
 				per := time.Millisecond
 				if r.Disk == 1 {
@@ -168,6 +180,11 @@ func TestStreamProgress(t *testing.T) {
 		slices.Sort(disks)
 		if !slices.Equal(disks, []int{0, 2, 3}) || !slowCancelled.Load() {
 			t.Fatalf("durable on disks %v (want 0, 2, 3); the slow stream cancelled: %v", disks, slowCancelled.Load())
+		}
+		// The spare's stream is the one hedge; the slow stream the one
+		// cancelled.
+		if h, c := counts.Hedged.Load(), counts.Cancelled.Load(); h != 1 || c != 1 || counts.Started.Load() != 4 {
+			t.Fatalf("counts: %d started, %d hedged, %d cancelled; want 4, 1, 1", counts.Started.Load(), h, c)
 		}
 	})
 }

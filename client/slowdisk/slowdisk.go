@@ -122,6 +122,7 @@ type Tracker struct {
 	cfg   Config
 	mu    sync.Mutex
 	disks map[cairn.DiskID]*disk
+	marks int64 // times a disk was marked slow; guarded by mu
 }
 
 // New returns a Tracker; cfg must be valid (Validate).
@@ -202,6 +203,7 @@ func (t *Tracker) observeLocked(now time.Time, id cairn.DiskID, r float64) bool 
 }
 
 func (t *Tracker) markLocked(now time.Time, d *disk) {
+	t.marks++
 	d.state, d.since, d.until = Slow, now, now.Add(d.hold)
 	d.hold = min(2*d.hold, t.cfg.MaxHold)
 }
@@ -226,6 +228,27 @@ func (t *Tracker) Avoid(now time.Time, id cairn.DiskID) bool {
 	}
 	t.refreshLocked(now, d)
 	return d.state == Slow
+}
+
+// Marks returns how many times a disk was marked slow (a counter).
+func (t *Tracker) Marks() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.marks
+}
+
+// Slow returns how many disks are held slow at time now.
+func (t *Tracker) Slow(now time.Time) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, d := range t.disks {
+		t.refreshLocked(now, d)
+		if d.state == Slow {
+			n++
+		}
+	}
+	return n
 }
 
 // Status is one disk's verdict, for status pages and logs.

@@ -165,9 +165,39 @@ function renderCluster(st) {
   drawGraph($("queue-graph"), [{ data: state.queue, color: "#b00020" }]);
 }
 
+// engineRows are the engine's counters the panel shows, in order.
+const engineRows = [
+  ["GET shard requests hedged (others were slow)", "reads_hedged"],
+  ["GET shard requests cancelled (stragglers, or enough arrived)", "reads_cancelled"],
+  ["GET shard requests replacing a failed one", "reads_replaced"],
+  ["PUT streams on a spare parity row", "spare_rows"],
+  ["PUT streams cancelled (replaced by a spare)", "writes_cancelled"],
+  ["PUT streams replacing a failed one", "writes_replaced"],
+  ["GET windows decoded around missing shards", "decodes"],
+  ["disks marked slow", "slow_marks"],
+];
+
+function renderEngine(e, last, dt) {
+  $("engine-none").hidden = !!e;
+  const body = $("engine").tBodies[0];
+  body.replaceChildren();
+  const slow = $("slow-disks").tBodies[0];
+  slow.replaceChildren();
+  if (!e) return;
+  for (const [label, k] of engineRows) {
+    const rate = last && last.engine && dt > 0 ? ((e[k] - last.engine[k]) / dt).toFixed(1) : "–";
+    row(body, [label, rate, e[k]]).dataset.counter = k;
+  }
+  for (const d of e.slow_disks || []) {
+    const tr = row(slow, [d.disk, d.state, d.score.toFixed(1) + "×", when(new Date(d.since_ms).toISOString()), d.until_ms ? when(new Date(d.until_ms).toISOString()) : "–"]);
+    tr.dataset.disk = d.disk;
+  }
+}
+
 function renderThroughput(tp) {
   const last = state.last;
   state.last = tp;
+  renderEngine(tp.engine, last, last ? (tp.time_ms - last.time_ms) / 1000 : 0);
   if (!last || tp.time_ms <= last.time_ms) return;
   const dt = (tp.time_ms - last.time_ms) / 1000;
   const r = { in: (tp.bytes_in - last.bytes_in) / dt, out: (tp.bytes_out - last.bytes_out) / dt, req: (tp.requests - last.requests) / dt };

@@ -112,11 +112,9 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *objects > 0 {
 		w.Count = *objects
 	}
-	say := func(f string, a ...any) {
-		if !*asJSON {
-			fmt.Fprintf(stdout, f+"\n", a...)
-		}
-	}
+	bar, step := stepsBar(stderr, "bench gp")
+	defer bar.Done()
+	say := sayer(stdout, bar, *asJSON)
 	dir, err := outDir(*out, "cairn-bench-gp-")
 	if err != nil {
 		return err
@@ -169,7 +167,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if *nodeObjects > 0 {
 			n = *nodeObjects
 		}
-		nrows, err := runGPNodes(ctx, *scale, geo, gpbench.Workload{Count: n, Min: 1 << 20, Max: maxObj, Seed: *seed}, say)
+		nrows, err := runGPNodes(ctx, *scale, geo, gpbench.Workload{Count: n, Min: 1 << 20, Max: maxObj, Seed: *seed}, say, step)
 		if err != nil {
 			return err
 		}
@@ -189,8 +187,8 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 const repairBudget = 64
 
 // runGPNodes starts etcd and 16 node processes with throttled disks and
-// runs the measured part of the experiment.
-func runGPNodes(ctx context.Context, scale float64, geo gp.Geometry, wl gpbench.Workload, say func(string, ...any)) ([]gpbench.NodeRow, error) {
+// runs the measured part of the experiment, telling step its progress.
+func runGPNodes(ctx context.Context, scale float64, geo gp.Geometry, wl gpbench.Workload, say func(string, ...any), step func(done, total int)) ([]gpbench.NodeRow, error) {
 	work, err := os.MkdirTemp("", "cairn-gp-cluster-")
 	if err != nil {
 		return nil, err
@@ -214,7 +212,7 @@ func runGPNodes(ctx context.Context, scale float64, geo gp.Geometry, wl gpbench.
 		disks = append(disks, p.Disks[0])
 	}
 	nr := gpbench.NodeRun{Disks: disks[:15], Spare: disks[15], Nodes: nc, Geo: geo, Sizes: wl.Sizes(),
-		ClientLink: 125e6 / scale, Budget: repairBudget, Batch: 8, Log: say}
+		ClientLink: 125e6 / scale, Budget: repairBudget, Batch: 8, Log: say, Progress: step}
 	return nr.Run(ctx, []string{"clay-10-4-13", "rs-10-4", "lrc-10-2-2"})
 }
 

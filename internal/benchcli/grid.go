@@ -101,14 +101,12 @@ func runGrid(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *reps < 0 || *trials < 1 {
 		return fmt.Errorf("%w: --reps must not be negative and --trials must be positive", cmdline.ErrUsage)
 	}
-	say := func(f string, a ...any) {
-		if !*asJSON {
-			fmt.Fprintf(stdout, f+"\n", a...)
-		}
-	}
+	bar, step := stepsBar(stderr, "bench grid")
+	defer bar.Done()
+	say := sayer(stdout, bar, *asJSON)
 	cfg := grid.Config{Bucket: "grid", Sizes: []int64{10 << 20, 100 << 20, 1000 << 20}, PacketSize: 100 << 20,
 		Packets: []int{10_000, 20_000, 50_000, 0}, CompareSize: 100 << 20, Near: gridNear, Reps: 2,
-		Down: []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5}, Trials: *trials, Seed: *seed, Log: func(f string, a ...any) { say(f, a...) }}
+		Down: []float64{0.05, 0.1, 0.2, 0.3, 0.4, 0.5}, Trials: *trials, Seed: *seed, Log: func(f string, a ...any) { say(f, a...) }, Progress: step}
 	if *quick {
 		cfg.Sizes, cfg.PacketSize, cfg.CompareSize, cfg.Reps = []int64{10 << 20, 100 << 20}, 16<<20, 16<<20, 1
 	}

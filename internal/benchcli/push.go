@@ -139,11 +139,9 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if disk == 0 {
 		*seek = 0
 	}
-	say := func(f string, a ...any) {
-		if !*asJSON {
-			fmt.Fprintf(stdout, f+"\n", a...)
-		}
-	}
+	bar, step := stepsBar(stderr, "bench push")
+	defer bar.Done()
+	say := sayer(stdout, bar, *asJSON)
 	points := only
 	if len(points) > 0 {
 	} else if *quick {
@@ -192,7 +190,7 @@ func runPush(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer cl.stop()
 
 	cfg := pushbench.Config{Points: points, Schemes: plan.Schemes, NodeData: data, ShardSize: shardSize,
-		LinkRate: float64(linkRate), DiskRate: float64(disk), Seek: *seek, Seed: 1, Concurrency: *conc, Log: func(f string, a ...any) { say(f, a...) }}
+		LinkRate: float64(linkRate), DiskRate: float64(disk), Seek: *seek, Seed: 1, Concurrency: *conc, Log: func(f string, a ...any) { say(f, a...) }, Progress: step}
 	rows, err := pushbench.Run(ctx, cfg, cl.nodes, cl.client, runtime.NumCPU())
 	if err != nil {
 		return err

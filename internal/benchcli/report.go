@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"cairn/internal/progress"
 )
 
 // outDir returns the --out directory, made if missing, or (out == "") a
@@ -46,4 +48,26 @@ func report[R any](stdout io.Writer, say func(string, ...any), dir, csvName stri
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", b)
 	return err
+}
+
+// stepsBar returns the progress bar of an experiment on stderr (drawn on a
+// terminal only) and the function that feeds it the experiment's Progress:
+// points done and their total.
+func stepsBar(stderr io.Writer, what string) (*progress.Bar, func(done, total int)) {
+	bar := progress.New(stderr, what, -1, progress.Steps)
+	return bar, func(done, total int) {
+		bar.SetTotal(int64(total))
+		bar.Set(int64(done))
+	}
+}
+
+// sayer returns an experiment's say: a line of text to stdout, unless the
+// output is only JSON; the bar is cleared first.
+func sayer(stdout io.Writer, bar *progress.Bar, asJSON bool) func(string, ...any) {
+	return func(f string, a ...any) {
+		if !asJSON {
+			bar.Clear()
+			fmt.Fprintf(stdout, f+"\n", a...)
+		}
+	}
 }

@@ -119,11 +119,9 @@ func runRobustore(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *scale < 0 || *depth < 1 {
 		return fmt.Errorf("%w: --scale must not be negative and --depth must be positive", cmdline.ErrUsage)
 	}
-	say := func(f string, a ...any) {
-		if !*asJSON {
-			fmt.Fprintf(stdout, f+"\n", a...)
-		}
-	}
+	bar, step := stepsBar(stderr, "bench robustore")
+	defer bar.Done()
+	say := sayer(stdout, bar, *asJSON)
 	if *cpuProfile != "" {
 		pf, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -141,7 +139,7 @@ func runRobustore(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	const nodes, perNode = 8, 8
 	cfg := robustore.Config{ObjectSize: size, SourceBlocks: k, Redundancies: red, Reps: nreps, Depth: *depth, Seed: *seed,
-		Cores: runtime.NumCPU(), Log: func(f string, a ...any) { say(f, a...) }}
+		Cores: runtime.NumCPU(), Log: func(f string, a ...any) { say(f, a...) }, Progress: step}
 
 	// Find the scale factor: the smallest of 8, 16, 32, 64 at which a
 	// warm-up cairn write and read at the highest redundancy use at most

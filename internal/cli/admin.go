@@ -33,6 +33,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "gc", Summary: "orphan shard files (no manifest names them) found and removed: status", Run: runAdminGC},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 		{Name: "keys", Summary: "rotate the SSE-S3 master keys and re-seal data keys", Run: runAdminKeys},
+		{Name: "node-key", Summary: "a client config holding one role's node key instead of the cluster secret", Run: runAdminNodeKey},
 		{Name: "user", Summary: "S3 users and keys, shared by every gateway: add, rm, list, set-policy, rotate, import", Run: runAdminUser},
 		{Name: "backup", Summary: "write a consistent snapshot of the metadata store to a file", Run: runAdminBackup},
 		{Name: "meta", Summary: "add or remove a member of the metadata cluster", Run: runAdminMeta},

@@ -18,6 +18,7 @@ import (
 	"cairn/codec"
 	"cairn/codec/all"
 	"cairn/internal/cmdline"
+	"cairn/internal/progress"
 	"cairn/internal/units"
 )
 
@@ -107,27 +108,38 @@ func runBenchCodec(ctx context.Context, args []string, stdout, stderr io.Writer)
 		tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "code\top\tthreads\tshard\tthroughput\tvs memcpy\textra\t")
 	}
-	for _, c := range policies {
+	// The ops of each code (they make their stripes only when measured),
+	// counted first for the progress bar.
+	sizes, opsOf, measurements := make([]int, len(policies)), make([][]codecbench.Op, len(policies)), 0
+	for i, c := range policies {
 		p := c.Params()
-		size := int(shard)
-		if m := max(p.ShardMultiple, 1); size%m != 0 {
-			size = (size + m - 1) / m * m
+		sizes[i] = int(shard)
+		if m := max(p.ShardMultiple, 1); sizes[i]%m != 0 {
+			sizes[i] = (sizes[i] + m - 1) / m * m
 		}
-		ops, err := codecbench.Ops(c, size, *seed)
+		ops, err := codecbench.Ops(c, sizes[i], *seed)
 		if err != nil {
 			return err
 		}
+		ops = slices.DeleteFunc(ops, func(op codecbench.Op) bool {
+			return only != nil && !slices.Contains(only, op.Name) && op.Name != "memcpy"
+		})
+		opsOf[i], measurements = ops, measurements+len(ops)*len(threadSet)
+	}
+	bar := progress.New(stderr, "bench codec", int64(measurements), progress.Steps)
+	defer bar.Done()
+	for i, c := range policies {
+		size, ops := sizes[i], opsOf[i]
 		for _, t := range threadSet {
 			results := make([]codecbench.Result, 0, len(ops))
 			var memcpy float64
 			for _, op := range ops {
-				if only != nil && !slices.Contains(only, op.Name) && op.Name != "memcpy" {
-					continue
-				}
 				if err := ctx.Err(); err != nil {
 					return err
 				}
+				bar.Describe(fmt.Sprintf("bench codec %s %s ×%d", c.Policy(), op.Name, t))
 				r, err := codecbench.Measure(op, t, *dur)
+				bar.Add(1)
 				if err != nil {
 					return fmt.Errorf("%s: %w", c.Policy(), err)
 				}
@@ -137,6 +149,7 @@ func runBenchCodec(ctx context.Context, args []string, stdout, stderr io.Writer)
 				}
 				results = append(results, r)
 			}
+			bar.Clear() // JSON lines go out now, on the terminal the bar may share
 			for _, r := range results {
 				if *jsonOut {
 					if err := writeJSON(stdout, r, memcpy); err != nil {
@@ -149,6 +162,7 @@ func runBenchCodec(ctx context.Context, args []string, stdout, stderr io.Writer)
 			}
 		}
 	}
+	bar.Done()
 	if tw != nil {
 		return tw.Flush()
 	}

@@ -18,6 +18,7 @@ import (
 	"cairn/client"
 	"cairn/codec/all"
 	"cairn/crypt"
+	"cairn/internal/progress"
 	"cairn/internal/units"
 )
 
@@ -136,8 +137,21 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 		}
 		res := benchIOResult{Op: op, Policy: *policy, Size: size, PartSize: partSize, Runs: *runs, Expansion: expansion, Disks: len(dirs)}
 		rawBytes := int64(float64(size) * expansion)
+		modes := []bool{false}
+		if *sse {
+			modes = []bool{false, true}
+		}
+		// The bar counts the bytes of every PUT or GET, untimed ones
+		// included: for get, the objects are written first.
+		barTotal := size * int64(len(modes)) * int64(*warmup+*runs)
+		if op == "get" {
+			barTotal += size * int64(len(modes))
+		}
+		bar := progress.New(stderr, "bench "+op, barTotal, progress.Bytes)
+		defer bar.Done()
 		say := func(f string, a ...any) {
 			if !*asJSON {
+				bar.Clear()
 				fmt.Fprintf(stdout, f, a...)
 			}
 		}
@@ -145,11 +159,11 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 		// sseKey names the encrypted object of a run (--sse).
 		sseKey := func(k string) string { return k + "-sse" }
 		if op == "get" {
-			if err := benchPut(ctx, cl.data, *bucket, key, *policy, size, partSize, false); err != nil {
+			if err := benchPut(ctx, cl.data, *bucket, key, *policy, size, partSize, false, bar); err != nil {
 				return err
 			}
 			if *sse {
-				if err := benchPut(ctx, cl.data, *bucket, sseKey(key), *policy, size, partSize, true); err != nil {
+				if err := benchPut(ctx, cl.data, *bucket, sseKey(key), *policy, size, partSize, true, bar); err != nil {
 					return err
 				}
 			}
@@ -169,7 +183,7 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 				if encrypted {
 					k = sseKey(k)
 				}
-				err := benchPut(ctx, cl.data, *bucket, k, *policy, size, partSize, encrypted)
+				err := benchPut(ctx, cl.data, *bucket, k, *policy, size, partSize, encrypted, bar)
 				if err == nil {
 					written = append(written, k)
 				}
@@ -184,7 +198,7 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 				return err
 			}
 			defer rc.Close()
-			n, err := io.Copy(io.Discard, rc)
+			n, err := io.Copy(io.Discard, barReader{rc, bar})
 			if err != nil {
 				return err
 			}
@@ -192,10 +206,6 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 				return fmt.Errorf("read %d bytes of %d", n, size)
 			}
 			return nil
-		}
-		modes := []bool{false}
-		if *sse {
-			modes = []bool{false, true}
 		}
 		for r := range *warmup {
 			for _, enc := range modes {
@@ -241,6 +251,7 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 				}
 			}
 		}
+		bar.Done()
 		raw, err := rawBandwidth(ctx, dirs, rawBytes, op == "get", *warmup, *runs)
 		if err != nil {
 			return fmt.Errorf("measuring the disk directories (run this on the server's machine): %w", err)
@@ -260,14 +271,14 @@ func runBenchIO(ctx context.Context, op string, args []string, stdout, stderr io
 
 // benchPut stores size pattern bytes as bucket/key: one PUT, or with
 // partSize > 0 a multipart upload of parts of partSize bytes, one after
-// the other; encrypted with SSE-S3 if sse.
-func benchPut(ctx context.Context, c *client.Client, bucket, key, policy string, size, partSize int64, sse bool) error {
+// the other; encrypted with SSE-S3 if sse. The bytes read go to bar.
+func benchPut(ctx context.Context, c *client.Client, bucket, key, policy string, size, partSize int64, sse bool, bar *progress.Bar) error {
 	var enc *client.SSE
 	if sse {
 		enc = &client.SSE{Scheme: cairn.SSES3}
 	}
 	if partSize <= 0 {
-		_, err := c.Put(ctx, bucket, key, newPatternReader(size), client.PutOptions{Policy: policy, Size: size, SSE: enc})
+		_, err := c.Put(ctx, bucket, key, barReader{newPatternReader(size), bar}, client.PutOptions{Policy: policy, Size: size, SSE: enc})
 		return err
 	}
 	u, err := c.CreateUpload(ctx, bucket, key, client.PutOptions{Policy: policy, SSE: enc})
@@ -277,7 +288,7 @@ func benchPut(ctx context.Context, c *client.Client, bucket, key, policy string,
 	var list []client.CompletePart
 	for n, off := 1, int64(0); off < size; n, off = n+1, off+partSize {
 		ps := min(partSize, size-off)
-		p, err := c.UploadPart(ctx, bucket, key, u.ID, n, newPatternReader(ps), client.PutOptions{Size: ps})
+		p, err := c.UploadPart(ctx, bucket, key, u.ID, n, barReader{newPatternReader(ps), bar}, client.PutOptions{Size: ps})
 		if err != nil {
 			_ = c.AbortUpload(context.WithoutCancel(ctx), bucket, key, u.ID)
 			return err
@@ -395,4 +406,16 @@ func (p *patternReader) Read(b []byte) (int, error) {
 	}
 	p.left -= int64(n)
 	return n, nil
+}
+
+// barReader is r adding the bytes read to bar.
+type barReader struct {
+	r   io.Reader
+	bar *progress.Bar
+}
+
+func (b barReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.bar.Add(int64(n))
+	return n, err
 }

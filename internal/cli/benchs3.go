@@ -29,6 +29,7 @@ import (
 
 	"cairn/internal/cmdline"
 	"cairn/internal/proc"
+	"cairn/internal/progress"
 	"cairn/internal/units"
 )
 
@@ -70,6 +71,7 @@ type benchS3Config struct {
 	size                     int64
 	clients                  int
 	dur                      time.Duration
+	bar                      *progress.Bar // counts the phases run
 }
 
 // benchS3Phase is the result of one phase (put or get) of a run.
@@ -93,6 +95,39 @@ type benchS3Run struct {
 	// CPUPerMiB is the server's CPU milliseconds per MiB moved (PUT and
 	// GET together), when this command started the server.
 	CPUPerMiB float64 `json:"server_cpu_ms_per_mib,omitempty"`
+	// SlowMarks is how often the server's data path marked a disk slow
+	// (its cairn_client_slow_disk_marks_total), when this command started
+	// it; -1 if it could not be read.
+	SlowMarks float64 `json:"slow_disk_marks,omitempty"`
+}
+
+// scrapeCounter reads one unlabelled series of a Prometheus page at addr
+// (HOST:PORT); -1 if it cannot.
+func scrapeCounter(ctx context.Context, addr, name string) float64 {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil || addr == "" {
+		return -1
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, name+" "); ok {
+			var f float64
+			if _, err := fmt.Sscan(v, &f); err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }
 
 func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -139,8 +174,15 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("%w: --ca: %w", ErrUsage, err)
 		}
 	}
+	phases := 2 // put and get
+	if *slow != "" {
+		phases *= 3 * *rounds
+	}
+	cfg.bar = progress.New(stderr, "bench s3", int64(phases), progress.Steps)
+	defer cfg.bar.Done()
 	say := func(format string, a ...any) {
 		if !*asJSON {
+			cfg.bar.Clear()
 			fmt.Fprintf(stdout, format+"\n", a...)
 		}
 	}
@@ -180,6 +222,7 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			runs = append(runs, medianRun(rs))
 		}
 	}
+	cfg.bar.Done()
 	return benchS3Report(stdout, runs, *asJSON)
 }
 
@@ -197,7 +240,8 @@ func benchS3Server(ctx context.Context, cfg benchS3Config, disks int, spec strin
 	}
 	defer os.RemoveAll(dir)
 	cfg.access, cfg.secret = "bench", "bench-secret-key"
-	args := append([]string{"server", "--data", dir, "--port-base", "0", "--access-key", cfg.access, "--secret-key", cfg.secret}, extra...)
+	args := append([]string{"server", "--data", dir, "--port-base", "0", "--access-key", cfg.access, "--secret-key", cfg.secret,
+		"--metrics-addr", "127.0.0.1:0"}, extra...)
 	for i := 1; i <= disks; i++ {
 		d := filepath.Join(dir, fmt.Sprintf("disk%d", i))
 		if i == 1 && spec != "" {
@@ -226,6 +270,7 @@ func benchS3Server(ctx context.Context, cfg benchS3Config, disks int, spec strin
 	if mib := float64(cfg.size) * float64(r.Put.Requests+r.Get.Requests) / (1 << 20); mib > 0 {
 		r.CPUPerMiB = float64((p.CPU() - cpu0).Milliseconds()) / mib
 	}
+	r.SlowMarks = scrapeCounter(ctx, p.Addr(proc.Metrics), "cairn_client_slow_disk_marks_total")
 	return r, nil
 }
 
@@ -255,6 +300,7 @@ func benchS3Workload(ctx context.Context, cfg benchS3Config, say func(string, ..
 		keys []string
 	)
 	say("put: %d clients, %s objects, %v", cfg.clients, units.FormatSize(cfg.size), cfg.dur)
+	cfg.bar.Describe("bench s3 put")
 	put, err := runS3Phase(ctx, cfg, func(ctx context.Context, c, i int) error {
 		key := fmt.Sprintf("c%d/o%d", c, i)
 		_, err := cl.PutObject(ctx, &s3.PutObjectInput{Bucket: &cfg.bucket, Key: &key, Body: bytes.NewReader(body), ContentLength: aws.Int64(cfg.size)})
@@ -268,10 +314,12 @@ func benchS3Workload(ctx context.Context, cfg benchS3Config, say func(string, ..
 	if err != nil {
 		return benchS3Run{}, err
 	}
+	cfg.bar.Add(1)
 	if len(keys) == 0 {
 		return benchS3Run{}, errors.New("no PUT succeeded: nothing to get")
 	}
 	say("get: %d clients, random objects of the %d put, %v", cfg.clients, len(keys), cfg.dur)
+	cfg.bar.Describe("bench s3 get")
 	get, err := runS3Phase(ctx, cfg, func(ctx context.Context, c, i int) error {
 		key := keys[rand.IntN(len(keys))]
 		out, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: &cfg.bucket, Key: &key})
@@ -285,6 +333,7 @@ func benchS3Workload(ctx context.Context, cfg benchS3Config, say func(string, ..
 		}
 		return err
 	})
+	cfg.bar.Add(1)
 	return benchS3Run{Put: put, Get: get}, err
 }
 
@@ -392,7 +441,8 @@ func medianRun(rs []benchS3Run) benchS3Run {
 	return benchS3Run{Name: rs[0].Name, Rounds: len(rs),
 		Put:       phase(func(r benchS3Run) benchS3Phase { return r.Put }),
 		Get:       phase(func(r benchS3Run) benchS3Phase { return r.Get }),
-		CPUPerMiB: med(func(r benchS3Run) float64 { return r.CPUPerMiB })}
+		CPUPerMiB: med(func(r benchS3Run) float64 { return r.CPUPerMiB }),
+		SlowMarks: med(func(r benchS3Run) float64 { return r.SlowMarks })}
 }
 
 func benchS3Report(stdout io.Writer, runs []benchS3Run, asJSON bool) error {
@@ -417,10 +467,10 @@ func benchS3Report(stdout io.Writer, runs []benchS3Run, asJSON bool) error {
 	}
 	if !asJSON {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprint(tw, "run\tput MiB/s\tput p50 ms\tput p99 ms\tget MiB/s\tget p50 ms\tget p99 ms\terrors\tserver CPU ms/MiB\n")
+		fmt.Fprint(tw, "run\tput MiB/s\tput p50 ms\tput p99 ms\tget MiB/s\tget p50 ms\tget p99 ms\terrors\tserver CPU ms/MiB\tslow marks\n")
 		for _, r := range runs {
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\n", r.Name, r.Put.MiBPerS, r.Put.P50Millis, r.Put.P99Millis,
-				r.Get.MiBPerS, r.Get.P50Millis, r.Get.P99Millis, r.Put.Errors+r.Get.Errors, r.CPUPerMiB)
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.0f\n", r.Name, r.Put.MiBPerS, r.Put.P50Millis, r.Put.P99Millis,
+				r.Get.MiBPerS, r.Get.P50Millis, r.Get.P99Millis, r.Put.Errors+r.Get.Errors, r.CPUPerMiB, r.SlowMarks)
 		}
 		for _, r := range runs[min(1, len(runs)):] {
 			rt := ratios[r.Name]

@@ -19,6 +19,9 @@ func TestBenchS3(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s%s", err, out, errs)
 	}
+	if errs != "" {
+		t.Errorf("bench s3 wrote to stderr, which is not a terminal (no progress bar there):\n%q", errs)
+	}
 	var sum struct {
 		Runs []benchS3Run `json:"runs"`
 	}

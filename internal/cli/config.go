@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	etcdmeta "cairn/meta/etcd"
+	"cairn/node"
 )
 
 // ClientConfig is what a CLI or gateway needs to reach a cluster. `cairn
@@ -21,9 +22,15 @@ type ClientConfig struct {
 	// Meta lists the metadata (etcd) client endpoints, e.g.
 	// "http://127.0.0.1:9379".
 	Meta []string `json:"meta"`
-	// Secret is the cluster secret that authenticates node-protocol
-	// requests.
-	Secret string `json:"secret"`
+	// Secret is the cluster secret: node-protocol keys are derived from
+	// it, and it seals the S3 users' secret keys. A CLI user's config may
+	// instead hold only NodeKey.
+	Secret string `json:"secret,omitempty"`
+	// NodeKey, instead of Secret, is one derived node-protocol key
+	// (node.Key.String, made by `cairn admin node-key`): the config can
+	// make only that key's role's node requests (docs/design/node-protocol.md,
+	// "Keys and roles") and none of what needs the secret.
+	NodeKey string `json:"node_key,omitempty"`
 	// NodeTLS, if set, makes the node-protocol calls over mutual TLS: the
 	// nodes of a cluster started with cairn server --tls take only
 	// clients with a certificate of its CA.
@@ -55,8 +62,17 @@ func (c *ClientConfig) Validate() error {
 	if len(c.Meta) == 0 {
 		return errors.New("config has no metadata endpoints (\"meta\")")
 	}
-	if c.Secret == "" {
-		return errors.New("config has no cluster secret (\"secret\")")
+	switch {
+	case c.Secret == "" && c.NodeKey == "":
+		return errors.New("config has no cluster secret (\"secret\") and no node key (\"node_key\")")
+	case c.Secret != "" && c.NodeKey != "":
+		return errors.New("config has both a cluster secret (\"secret\") and a node key (\"node_key\"): give one")
+	case c.NodeKey != "" && c.MetaUser != "":
+		return fmt.Errorf("config has a node key (\"node_key\") and the etcd user %q (\"meta_user\"), whose password is derived from the cluster secret, which it does not hold", c.MetaUser)
+	case c.NodeKey != "":
+		if _, err := node.ParseKey(c.NodeKey); err != nil {
+			return fmt.Errorf("\"node_key\": %w", err)
+		}
 	}
 	for _, ep := range c.Meta {
 		if strings.HasPrefix(ep, "https://") && c.MetaTLS == nil {

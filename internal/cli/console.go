@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"cairn/client"
 	"cairn/console"
 	"cairn/s3"
 )
@@ -59,12 +60,28 @@ func (s consoleStatus) Status(ctx context.Context) (any, error) {
 	return clusterStatus(ctx, s.cl)
 }
 
+// engineStatus is the console's view of c's speculative engine.
+func engineStatus(c *client.Client, now time.Time) console.EngineStatus {
+	st := c.Stats()
+	e := console.EngineStatus{ReadsHedged: st.Reads.Hedged, ReadsCancelled: st.Reads.Cancelled, ReadsReplaced: st.Reads.Replaced,
+		WritesCancelled: st.Writes.Cancelled, WritesReplaced: st.Writes.Replaced, SpareRows: st.SpareRows, Decodes: st.Decodes,
+		SlowMarks: st.SlowMarks, SlowDisks: []console.SlowDisk{}}
+	for _, d := range c.SlowDisks(now) {
+		s := console.SlowDisk{Disk: string(d.Disk), State: d.State.String(), Score: d.Score, Since: d.Since.UnixMilli()}
+		if !d.Until.IsZero() {
+			s.Until = d.Until.UnixMilli()
+		}
+		e.SlowDisks = append(e.SlowDisks, s)
+	}
+	return e
+}
+
 // startConsole serves the web console of cl on addr until stop: it acts
 // through s3h (the gateway's handler, counted by counters) as the users of
 // creds. With tlsc it serves HTTPS only. It returns the console's URL.
 func startConsole(ctx context.Context, cl *cluster, addr string, s3h http.Handler, creds s3.Credentials, counters *console.Counters, tlsc *tls.Config, log *slog.Logger) (string, func(), error) {
 	c, err := console.New(console.Config{S3: s3h, Credentials: creds, Objects: cl.data, Meta: cl.meta,
-		Cluster: consoleStatus{cl}, Counters: counters, Logger: log})
+		Cluster: consoleStatus{cl}, Counters: counters, Engine: func() console.EngineStatus { return engineStatus(cl.data, time.Now()) }, Logger: log})
 	if err != nil {
 		return "", nil, err
 	}

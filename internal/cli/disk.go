@@ -108,6 +108,7 @@ type diskStore interface {
 	Alive(ctx context.Context) ([]string, error)
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
+	ListVersionManifests(ctx context.Context, bucket, afterKey, afterVersion string, limit int) ([]*cairn.Manifest, bool, error)
 	ChangeDisk(ctx context.Context, id cairn.DiskID, c cairn.DiskChange) (cairn.Disk, error)
 }
 

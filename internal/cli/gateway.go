@@ -95,7 +95,11 @@ func startS3(ctx context.Context, cl *cluster, addr, consoleAddr string, creds s
 	}
 	live := &liveCreds{}
 	live.set(ids)
-	seal, err := crypt.UserSealKey(cl.secret)
+	secret, err := cl.clusterSecret("the S3 gateway")
+	if err != nil {
+		return "", "", nil, err
+	}
+	seal, err := crypt.UserSealKey(secret)
 	if err != nil {
 		return "", "", nil, err
 	}
@@ -146,7 +150,8 @@ func startS3(ctx context.Context, cl *cluster, addr, consoleAddr string, creds s
 	if lim.tls != nil {
 		ln = tls.NewListener(ln, lim.tls)
 	}
-	stopServer := serveHTTP(ctx, ln, s3h, "S3", log)
+	lim.metrics.client(cl.data)
+	stopServer := serveHTTP(ctx, ln, lim.metrics.s3Handler(s3h), "S3", log)
 	unwatch := make(chan struct{})
 	if users != "" {
 		watchUsers(live, users, creds, log, unwatch)
@@ -165,16 +170,21 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	addr := fs.String("s3-addr", "127.0.0.1:9000", "S3 listen address (port 0: one the kernel picks)")
 	consoleAddr := fs.String("console-addr", "", gatewayConsoleHelp)
 	users := fs.String("users", "", usersHelp)
-	verbose := fs.Bool("v", false, "log more")
+	logf := addLogFlags(fs)
 	creds := credFlags(fs)
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, false)
+	mf := addMetricsFlags(fs, true)
 	cmdline.Usage(fs, "cairn gateway --config GATEWAY.CONF | --config CLIENT.CONF [--s3-addr ADDR] [--access-key K --secret-key S]",
 		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe users are those of the metadata store ('cairn admin user add'), shared by every gateway and\nre-read every --users-refresh; root credentials may also come from the flags, the config or\n$CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY, and more users from --users FILE.\n"+
 			"--config is a client.conf, or a gateway config written by `cairn init`: a client.conf plus\nthis command's flags by name (s3-addr, access-key, secret-key, ...); flags given here win.\n"+
 			"Every metadata and node call has a deadline, and requests and their memory are bounded: a request that\n"+
 			"cannot be served in time gets 503 (ServiceUnavailable or SlowDown) with Retry-After.")
 	var lim serveLimits
+	var log *slog.Logger
+	var metricsAt string
+	stopMetrics := func() {}
+	defer func() { stopMetrics() }()
 	opts := func() (clusterOptions, error) {
 		// A gateway's config (cairn init's DIR/HOST/gatewayN.conf) is a
 		// client config plus the gateway's flags.
@@ -184,11 +194,21 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			}
 		}
 		var err error
-		if lim, err = serve.limits(logger(stderr, *verbose)); err != nil {
+		if log, err = logf.logger(stderr); err != nil {
+			return lim.cluster, err
+		}
+		if lim, err = serve.limits(log); err != nil {
 			return lim.cluster, err
 		}
 		lim.cluster.recordSecret = true
-		lim.tls, err = tlsf.config("", "")
+		lim.cluster.key = gatewayKey()
+		if lim.tls, err = tlsf.config("", ""); err != nil {
+			return lim.cluster, err
+		}
+		// The metrics start before the cluster opens: they count its
+		// metadata calls.
+		lim.metrics, metricsAt, stopMetrics, err = mf.start(ctx, log)
+		lim.cluster.metrics = lim.metrics
 		return lim.cluster, err
 	}
 	return withClusterOpts(ctx, fs, args, stdout, stderr, 0, 0, opts, func(ctx context.Context, cl *cluster, _ []string) error {
@@ -197,7 +217,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		if !ok {
-			logger(stderr, *verbose).Info("no root S3 credentials given: serving the users of the metadata store ('cairn admin user')")
+			log.Info("no root S3 credentials given: serving the users of the metadata store ('cairn admin user')")
 		}
 		consoleSet := false
 		fs.Visit(func(f *flag.Flag) { consoleSet = consoleSet || f.Name == "console-addr" })
@@ -206,13 +226,13 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				return err
 			}
 		}
-		where, consoleAt, stop, err := startS3(ctx, cl, *addr, *consoleAddr, c, *users, lim, logger(stderr, *verbose))
+		where, consoleAt, stop, err := startS3(ctx, cl, *addr, *consoleAddr, c, *users, lim, log)
 		if err != nil {
 			return listenError(err, []listenAddr{{"S3", *addr, "s3-addr"}, {"web console", *consoleAddr, "console-addr"}}, "")
 		}
 		defer stop()
 		if lim.keys != nil {
-			lim.keys.watch(ctx, logger(stderr, *verbose))
+			lim.keys.watch(ctx, log)
 		}
 		fmt.Fprintf(stdout, "cairn gateway serving S3 on %s\n", s3URL(where, lim.tls))
 		ready := map[string]string{proc.S3: s3URL(where, lim.tls)}
@@ -223,7 +243,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if lim.tls == nil {
 			fmt.Fprint(stdout, plainWarning(where))
 		}
-		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: ready})
+		fmt.Fprintln(stdout, proc.Ready{Role: "gateway", Addrs: readyAddrs(ready, metricsAt)})
 		<-ctx.Done()
 		return nil
 	})

@@ -76,10 +76,13 @@ func runKeysReseal(ctx context.Context, args []string, stdout, stderr io.Writer)
 type manifestLister interface {
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
+	ListVersionManifests(ctx context.Context, bucket, afterKey, afterVersion string, limit int) ([]*cairn.Manifest, bool, error)
 }
 
 // eachManifest calls fn with every object's manifest, bucket by bucket in
-// key order, a page at a time; fn's error stops the walk and is returned.
+// key order, a page at a time, and then with the bucket's noncurrent
+// versions (docs/design/versioning.md); fn's error stops the walk and is
+// returned.
 func eachManifest(ctx context.Context, st manifestLister, fn func(m *cairn.Manifest) error) error {
 	buckets, err := st.Buckets(ctx)
 	if err != nil {
@@ -94,6 +97,25 @@ func eachManifest(ctx context.Context, st manifestLister, fn func(m *cairn.Manif
 			}
 			for _, m := range ms {
 				after = m.Key
+				if err := fn(m); err != nil {
+					return err
+				}
+			}
+			if !more || len(ms) == 0 {
+				break
+			}
+		}
+		if b.Versioning == "" {
+			continue
+		}
+		afterKey, afterVersion := "", ""
+		for {
+			ms, more, err := st.ListVersionManifests(ctx, b.Name, afterKey, afterVersion, 1000)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				afterKey, afterVersion = m.Key, m.Version
 				if err := fn(m); err != nil {
 					return err
 				}

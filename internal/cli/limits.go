@@ -80,6 +80,9 @@ type serveLimits struct {
 	usersRefresh time.Duration
 	// tls, if not nil, makes the S3 listener serve HTTPS only (tlsFlags).
 	tls *tls.Config
+	// metrics, if not nil, counts the S3 requests (and with --s3-metrics
+	// serves the metrics on the S3 port).
+	metrics *procMetrics
 }
 
 func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
@@ -149,15 +152,19 @@ func (f *cleanupFlags) validate() error {
 
 // duty returns the director's cleanup duty over the cluster's nodes (the
 // flags passed validate).
-func (f *cleanupFlags) duty(cl *cluster, log *slog.Logger) director.Duty {
+func (f *cleanupFlags) duty(cl *cluster, log *slog.Logger, pm *procMetrics) director.Duty {
 	grace := *f.grace
 	if grace == 0 {
 		grace = -1 // cleanup.Config: none
 	}
 	w := cleanup.New(cl.meta, cl.nodes, cleanup.Config{Grace: grace, Rate: *f.rate, Logger: log})
+	count := pm.cleanup()
 	return director.Duty{Name: "delete dropped shard files", Every: *f.every, Background: true,
 		Run: func(ctx context.Context, now time.Time) error {
 			st, err := w.Run(ctx, now)
+			if count != nil {
+				count(st)
+			}
 			if st != (cleanup.Stats{}) {
 				log.Info("cleanup: shard files deleted", "files", st.Deleted, "records", st.Done,
 					"requeued", st.Requeued, "dropped", st.Dropped)

@@ -135,3 +135,41 @@ func TestResolver(t *testing.T) {
 		}
 	})
 }
+
+// TestResolverForgetsUnreachable: a node that restarted on another
+// address is found at the next call after one could not connect to the
+// old one, not after resolverMaxAge; a dead node (the map still names the
+// address) costs at most one read of the map per resolverRecheck.
+func TestResolverForgetsUnreachable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		st := &countingStore{Store: mem.New(), hold: make(chan struct{})}
+		close(st.hold)
+		if err := st.PutNode(ctx, cairn.Node{ID: "n1", Addr: "host1:1"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.PutDisk(ctx, cairn.Disk{ID: "n1/d1", Node: "n1"}); err != nil {
+			t.Fatal(err)
+		}
+		r := &resolver{store: st}
+		if a, _ := r.resolve(ctx, "n1/d1"); a != "host1:1" {
+			t.Fatalf("first resolve: %q", a)
+		}
+		if err := st.PutNode(ctx, cairn.Node{ID: "n1", Addr: "host1:2"}); err != nil { // restarted elsewhere
+			t.Fatal(err)
+		}
+		r.unreachable("n1/d1", "host1:1") // too soon after the read: ignored
+		if a, _ := r.resolve(ctx, "n1/d1"); a != "host1:1" || st.reads.Load() != 1 {
+			t.Fatalf("within resolverRecheck: %q after %d reads, want the cached address", a, st.reads.Load())
+		}
+		time.Sleep(resolverRecheck + time.Millisecond) // the bubble's clock
+		r.unreachable("n1/d1", "host1:9")              // an address the map does not give: ignored
+		if a, _ := r.resolve(ctx, "n1/d1"); a != "host1:1" {
+			t.Fatalf("after a failure at another address: %q", a)
+		}
+		r.unreachable("n1/d1", "host1:1")
+		if a, _ := r.resolve(ctx, "n1/d1"); a != "host1:2" || st.reads.Load() != 2 {
+			t.Fatalf("after the cached address could not connect: %q after %d reads, want host1:2 from a second read", a, st.reads.Load())
+		}
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"cairn/client"
 	"cairn/codec/all"
 	"cairn/internal/cmdline"
+	"cairn/internal/progress"
 	"cairn/internal/units"
 	"cairn/meta"
 )
@@ -134,13 +135,13 @@ func runPut(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			r = f
 		}
-		bar := newProgress(stderr, "put "+args[1], size)
-		opts := client.PutOptions{Policy: *policy, ContentType: *ctype, Size: size, Progress: bar.set}
+		bar := progress.New(stderr, "put "+args[1], size, progress.Bytes)
+		opts := client.PutOptions{Policy: *policy, ContentType: *ctype, Size: size, Progress: bar.Set}
 		if *encrypt {
 			opts.SSE = &client.SSE{Scheme: cairn.SSES3}
 		}
 		m, err := cl.data.Put(ctx, bucket, key, r, opts)
-		bar.done()
+		bar.Done()
 		if err != nil {
 			return fmt.Errorf("put %s: %w", args[1], err)
 		}
@@ -179,9 +180,9 @@ func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			defer f.Close()
 			w = f
 		}
-		bar := newProgress(stderr, "get "+args[0], m.ContentSize())
-		n, err := io.Copy(w, &countingReader{r: rc, fn: bar.set})
-		bar.done()
+		bar := progress.New(stderr, "get "+args[0], m.ContentSize(), progress.Bytes)
+		n, err := io.Copy(w, &countingReader{r: rc, fn: bar.Set})
+		bar.Done()
 		if err != nil {
 			return fmt.Errorf("get %s: %w", args[0], err)
 		}
@@ -353,46 +354,4 @@ func (c *countingReader) Read(b []byte) (int, error) {
 	c.n += int64(n)
 	c.fn(c.n)
 	return n, err
-}
-
-// progress draws a one-line progress bar on a terminal; elsewhere it is
-// silent.
-type progress struct {
-	w     io.Writer
-	label string
-	total int64
-	on    bool
-	last  time.Time
-	start time.Time
-}
-
-func newProgress(w io.Writer, label string, total int64) *progress {
-	p := &progress{w: w, label: label, total: total, start: time.Now()}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.on = true
-		}
-	}
-	return p
-}
-
-func (p *progress) set(n int64) {
-	if !p.on || time.Since(p.last) < 100*time.Millisecond {
-		return
-	}
-	p.last = time.Now()
-	rate := float64(n) / max(time.Since(p.start).Seconds(), 1e-3)
-	if p.total > 0 {
-		width := 30
-		fill := int(int64(width) * n / p.total)
-		fmt.Fprintf(p.w, "\r%s [%s%s] %3d%% %s", p.label, strings.Repeat("#", fill), strings.Repeat(" ", width-fill), 100*n/p.total, units.FormatRate(rate))
-	} else {
-		fmt.Fprintf(p.w, "\r%s %s %s", p.label, units.FormatSize(n), units.FormatRate(rate))
-	}
-}
-
-func (p *progress) done() {
-	if p.on && !p.last.IsZero() {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

@@ -51,77 +51,90 @@ func runRepairStatus(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := flag.NewFlagSet("cairn admin repair status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON (with the whole queue)")
 	show := fs.Int("show", 10, "tasks to list, riskiest first")
-	cmdline.Usage(fs, "cairn admin repair status [--json] [--show N]",
+	watch := addWatchFlags(fs, "cairn admin repair status")
+	cmdline.Usage(fs, "cairn admin repair status [--json] [--show N] [--watch [--interval D] [--count N]]",
 		`Shows the repair queue the director works through: how many stripes (objects
 or parts) have lost shards, how many bytes are left to rebuild, how close the
 riskiest stripes are to data loss ("risk 0": one more lost shard loses data),
 and the tasks that failed with their last error (they are retried with a
-backoff). The director logs each repaired stripe.`)
+backoff). The director logs each repaired stripe. With --watch the status
+refreshes every --interval, e.g. to follow a repair to the end.`)
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
-		ts, err := meta.AllRepairTasks(ctx, cl.meta)
-		if err != nil {
+		if err := watch.validate(); err != nil {
 			return err
 		}
-		q, err := judgeQueue(ctx, cl.meta, ts)
-		if err != nil {
-			return err
-		}
-		st := RepairStatus{Tasks: len(ts), Bytes: q.Bytes, ByRisk: map[int]int{}, Failing: q.Failing,
-			Ready: q.Ready, Waiting: q.Waiting, Why: q.Why, Checked: q.Checked}
-		for _, t := range ts {
-			st.ByRisk[t.Risk]++
-		}
-		if p, err := cl.meta.RepairProgress(ctx); err == nil {
-			st.Progress = &p
-		}
-		if q.Ready > 0 {
-			st.ETA = q.eta(st.Progress, time.Now())
-		}
-		if *asJSON {
-			st.Queue = ts
-			return printJSON(stdout, st)
-		}
-		if p := st.Progress; p != nil {
-			fmt.Fprintf(stdout, "director %s has rebuilt %d shards (%s), %d failed attempts; rate %s (as of %s)\n",
-				p.Director, p.Shards, fmtBytes(p.Bytes), p.Failed, units.FormatRate(p.Rate), p.Updated.Format(time.RFC3339))
-		}
-		if len(ts) == 0 {
-			fmt.Fprintln(stdout, "repair queue: empty (every stripe has its full redundancy, as far as the director knows)")
-			return nil
-		}
-		fmt.Fprintf(stdout, "repair queue: %s, %s to rebuild, %d with failed attempts\n", plural(st.Tasks, "stripe"), fmtBytes(st.Bytes), st.Failing)
-		if st.Ready > 0 {
-			fmt.Fprintf(stdout, "  can be rebuilt now: %s, %s\n", fmtBytes(st.Ready), st.ETA)
-		}
-		for _, g := range st.Waiting {
-			fmt.Fprintf(stdout, "  waiting: %s, %s: %s\n", plural(g.Stripes, "stripe"), fmtBytes(g.Bytes), g.Reason)
-		}
-		if st.Checked < st.Tasks {
-			fmt.Fprintf(stdout, "  (the first %d stripes judged; the other %d are counted as rebuildable)\n", st.Checked, st.Tasks-st.Checked)
-		}
-		for r := range 8 {
-			if n := st.ByRisk[r]; n > 0 {
-				fmt.Fprintf(stdout, "  risk %d (can lose %d more shards): %d stripes\n", r, r, n)
-			}
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "OBJECT\tPART\tPOLICY\tLOST\tRISK\tBYTES\tNOW\tATTEMPTS\tLAST ERROR")
-		for i, t := range ts {
-			if i == *show {
-				break
-			}
-			now := "rebuild"
-			switch {
-			case i >= st.Checked:
-				now = "?"
-			case st.Why[t.ID] != "":
-				now = "wait"
-			}
-			fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%v\t%d\t%s\t%s\t%d\t%s\n", t.Bucket, t.Key, t.Part, t.Policy, t.Lost, t.Risk,
-				fmtBytes(t.Bytes), now, t.Attempts, t.LastError)
-		}
-		return tw.Flush()
+		return watch.run(ctx, stdout, *asJSON, func(ctx context.Context, stdout io.Writer) error {
+			return printRepairStatus(ctx, cl, stdout, *asJSON, *show)
+		})
 	})
+}
+
+// printRepairStatus writes the repair queue's status to stdout: JSON (with
+// the whole queue) if asJSON, else text listing the show riskiest tasks.
+func printRepairStatus(ctx context.Context, cl *cluster, stdout io.Writer, asJSON bool, show int) error {
+	ts, err := meta.AllRepairTasks(ctx, cl.meta)
+	if err != nil {
+		return err
+	}
+	q, err := judgeQueue(ctx, cl.meta, ts)
+	if err != nil {
+		return err
+	}
+	st := RepairStatus{Tasks: len(ts), Bytes: q.Bytes, ByRisk: map[int]int{}, Failing: q.Failing,
+		Ready: q.Ready, Waiting: q.Waiting, Why: q.Why, Checked: q.Checked}
+	for _, t := range ts {
+		st.ByRisk[t.Risk]++
+	}
+	if p, err := cl.meta.RepairProgress(ctx); err == nil {
+		st.Progress = &p
+	}
+	if q.Ready > 0 {
+		st.ETA = q.eta(st.Progress, time.Now())
+	}
+	if asJSON {
+		st.Queue = ts
+		return printJSON(stdout, st)
+	}
+	if p := st.Progress; p != nil {
+		fmt.Fprintf(stdout, "director %s has rebuilt %d shards (%s), %d failed attempts; rate %s (as of %s)\n",
+			p.Director, p.Shards, fmtBytes(p.Bytes), p.Failed, units.FormatRate(p.Rate), p.Updated.Format(time.RFC3339))
+	}
+	if len(ts) == 0 {
+		fmt.Fprintln(stdout, "repair queue: empty (every stripe has its full redundancy, as far as the director knows)")
+		return nil
+	}
+	fmt.Fprintf(stdout, "repair queue: %s, %s to rebuild, %d with failed attempts\n", plural(st.Tasks, "stripe"), fmtBytes(st.Bytes), st.Failing)
+	if st.Ready > 0 {
+		fmt.Fprintf(stdout, "  can be rebuilt now: %s, %s\n", fmtBytes(st.Ready), st.ETA)
+	}
+	for _, g := range st.Waiting {
+		fmt.Fprintf(stdout, "  waiting: %s, %s: %s\n", plural(g.Stripes, "stripe"), fmtBytes(g.Bytes), g.Reason)
+	}
+	if st.Checked < st.Tasks {
+		fmt.Fprintf(stdout, "  (the first %d stripes judged; the other %d are counted as rebuildable)\n", st.Checked, st.Tasks-st.Checked)
+	}
+	for r := range 8 {
+		if n := st.ByRisk[r]; n > 0 {
+			fmt.Fprintf(stdout, "  risk %d (can lose %d more shards): %d stripes\n", r, r, n)
+		}
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "OBJECT\tPART\tPOLICY\tLOST\tRISK\tBYTES\tNOW\tATTEMPTS\tLAST ERROR")
+	for i, t := range ts {
+		if i == show {
+			break
+		}
+		now := "rebuild"
+		switch {
+		case i >= st.Checked:
+			now = "?"
+		case st.Why[t.ID] != "":
+			now = "wait"
+		}
+		fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%v\t%d\t%s\t%s\t%d\t%s\n", t.Bucket, t.Key, t.Part, t.Policy, t.Lost, t.Risk,
+			fmtBytes(t.Bytes), now, t.Attempts, t.LastError)
+	}
+	return tw.Flush()
 }
 
 func runRepairPlan(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -351,7 +364,7 @@ func (o *repairOptions) validate() error {
 // reports its progress (for the ETA in cairn admin repair status): at
 // every change, and every 30 s without one, then with rate 0; and the
 // census the scan takes, for the director's disk life cycle.
-func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger) ([]director.Duty, func() director.Census) {
+func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log *slog.Logger, pm *procMetrics) ([]director.Duty, func() director.Census) {
 	r := repair.New(store, nc, repair.Config{Scheme: o.parsed, Rates: o.auto, Unit: o.bytes, Parallel: *o.parallel,
 		MoveRate: o.moveBytes, MinSpread: o.minSpread, Logger: log})
 	census := func() director.Census {
@@ -426,5 +439,6 @@ func (o *repairOptions) duties(store meta.Store, nc *node.Client, id string, log
 			return err
 		}},
 	}
+	duties = append(duties, pm.repair(r, store)...)
 	return duties, census
 }

@@ -43,64 +43,77 @@ const scrubStatusMaxDamage = 10000
 func runScrubStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn admin scrub status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON (with the pending damage records)")
-	cmdline.Usage(fs, "cairn admin scrub status [--json]",
+	watch := addWatchFlags(fs, "cairn admin scrub status")
+	cmdline.Usage(fs, "cairn admin scrub status [--json] [--watch [--interval D] [--count N]]",
 		`Shows, for every disk, how far its node's scrubber is in the pass in progress,
 when its last full pass ended and what the passes found damaged; then the
 damaged shards not healed yet and how many were healed. The director queues a
-repair for every damaged shard (also those reads found), like for a lost disk.`)
+repair for every damaged shard (also those reads found), like for a lost disk.
+With --watch the status refreshes every --interval.`)
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
-		ctl, err := cl.meta.ScrubControl(ctx)
-		if err != nil {
+		if err := watch.validate(); err != nil {
 			return err
 		}
-		ps, err := cl.meta.ScrubProgress(ctx)
-		if err != nil {
-			return err
-		}
-		disks, err := cl.meta.Disks(ctx)
-		if err != nil {
-			return err
-		}
-		use, err := cl.meta.Usage(ctx)
-		if err != nil {
-			return err
-		}
-		st := ScrubStatus{Paused: ctl.Paused}
-		byDisk := map[cairn.DiskID]cairn.ScrubProgress{}
-		for _, p := range ps {
-			byDisk[p.Disk] = p
-		}
-		for _, d := range disks {
-			p, ok := byDisk[d.ID]
-			if !ok {
-				p = cairn.ScrubProgress{Disk: d.ID}
-			}
-			st.Disks = append(st.Disks, ScrubDisk{ScrubProgress: p, Shards: use.Disks[d.ID].Files})
-		}
-		after := ""
-		for len(st.Damage) < scrubStatusMaxDamage {
-			ds, more, err := cl.meta.Damages(ctx, after, 1000)
-			if err != nil {
-				return err
-			}
-			for _, d := range ds {
-				after = cairn.DamageKey(d.Disk, d.Shard)
-				st.Damage = append(st.Damage, d)
-			}
-			if !more {
-				break
-			}
-		}
-		st.Pending = len(st.Damage)
-		if p, err := cl.meta.RepairProgress(ctx); err == nil {
-			st.Repair, st.Queued, st.Healed = &p, p.DamageQueued, p.DamageHealed
-		}
-		if *asJSON {
-			return printJSON(stdout, st)
-		}
-		printScrubStatus(stdout, st, time.Now())
-		return nil
+		return watch.run(ctx, stdout, *asJSON, func(ctx context.Context, stdout io.Writer) error {
+			return showScrubStatus(ctx, cl, stdout, *asJSON)
+		})
 	})
+}
+
+// showScrubStatus writes the scrub status to stdout: JSON (with the
+// pending damage records) if asJSON, else text.
+func showScrubStatus(ctx context.Context, cl *cluster, stdout io.Writer, asJSON bool) error {
+	ctl, err := cl.meta.ScrubControl(ctx)
+	if err != nil {
+		return err
+	}
+	ps, err := cl.meta.ScrubProgress(ctx)
+	if err != nil {
+		return err
+	}
+	disks, err := cl.meta.Disks(ctx)
+	if err != nil {
+		return err
+	}
+	use, err := cl.meta.Usage(ctx)
+	if err != nil {
+		return err
+	}
+	st := ScrubStatus{Paused: ctl.Paused}
+	byDisk := map[cairn.DiskID]cairn.ScrubProgress{}
+	for _, p := range ps {
+		byDisk[p.Disk] = p
+	}
+	for _, d := range disks {
+		p, ok := byDisk[d.ID]
+		if !ok {
+			p = cairn.ScrubProgress{Disk: d.ID}
+		}
+		st.Disks = append(st.Disks, ScrubDisk{ScrubProgress: p, Shards: use.Disks[d.ID].Files})
+	}
+	after := ""
+	for len(st.Damage) < scrubStatusMaxDamage {
+		ds, more, err := cl.meta.Damages(ctx, after, 1000)
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			after = cairn.DamageKey(d.Disk, d.Shard)
+			st.Damage = append(st.Damage, d)
+		}
+		if !more {
+			break
+		}
+	}
+	st.Pending = len(st.Damage)
+	if p, err := cl.meta.RepairProgress(ctx); err == nil {
+		st.Repair, st.Queued, st.Healed = &p, p.DamageQueued, p.DamageHealed
+	}
+	if asJSON {
+		return printJSON(stdout, st)
+	}
+	printScrubStatus(stdout, st, time.Now())
+	return nil
 }
 
 func printScrubStatus(w io.Writer, st ScrubStatus, now time.Time) {

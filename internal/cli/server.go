@@ -112,10 +112,12 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
 	rep := repairFlags(fs)
 	scr := scrubFlags(fs)
+	auth := addAuthFlags(fs)
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
-	verbose := fs.Bool("v", false, "log more")
+	mf := addMetricsFlags(fs, true)
+	logf := addLogFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
 		fs.PrintDefaults()
@@ -145,7 +147,10 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return listenError(err, las, "or move every port with --port-base")
 	}
-	log := logger(stderr, *verbose)
+	log, err := logf.logger(stderr)
+	if err != nil {
+		return err
+	}
 	lim, err := serve.limits(log)
 	if err != nil {
 		return err
@@ -156,6 +161,15 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := scr.validate(); err != nil {
 		return err
 	}
+	if err := auth.validate(); err != nil {
+		return err
+	}
+	pm, metricsAt, stopMetrics, err := mf.start(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	lim.metrics, lim.cluster.metrics = pm, pm
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		return err
 	}
@@ -216,7 +230,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
-		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls, metrics: pm,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -247,7 +261,8 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		lim.cluster.keys = lim.keys
 	}
 	lim.keys.watch(ctx, log)
-	lim.cluster.log = logger(stderr, false)
+	lim.cluster.log = log
+	lim.cluster.key = gatewayKey()
 	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {
 		return err
@@ -282,7 +297,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if consoleAt != "" {
 		ready[proc.Console] = consoleAt
 	}
-	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: ready})
+	fmt.Fprintln(stdout, proc.Ready{Role: "server", Addrs: readyAddrs(ready, metricsAt)})
 	select {
 	case <-ctx.Done():
 		fmt.Fprintln(stdout, "cairn server stopping")
@@ -307,8 +322,10 @@ type nodeOptions struct {
 	repair   *repairOptions
 	scrub    *scrubOptions
 	cleanup  *cleanupFlags // the director's cleanup duty
+	auth     *authFlags    // the node's signature window and replay cache
 	tls      *nodeTLS      // nil: plain HTTP
 	log      *slog.Logger
+	metrics  *procMetrics // nil: none
 }
 
 // startNode opens the metadata store, starts a storage node (and a director
@@ -321,8 +338,11 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	if err := o.repair.validate(); err != nil {
 		return "", nil, err
 	}
+	if err := o.auth.validate(); err != nil {
+		return "", nil, err
+	}
 	mo := o.metaOpts
-	mo.Logger = o.log
+	mo.Logger, mo.ObserveCall = o.log, o.metrics.metaCalls()
 	store, err := etcdmeta.Open(ctx, o.meta, mo)
 	if err != nil {
 		return "", nil, metaOpenError(err, o.meta, mo, o.from)
@@ -342,6 +362,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		if throttle.Enabled() {
 			dc.FS = vfs.Throttle(vfs.Default, throttle)
 		}
+		dc.FS = o.metrics.diskFS(dc.ID, dc.FS)
 		dcs = append(dcs, dc)
 	}
 	var serverTLS, clientTLS *tls.Config
@@ -354,6 +375,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
 		Listen: o.addr, Registry: store, Logger: o.log, LinkRate: o.linkRate, RepairRate: o.repair.rateBytes,
 		Scrub: o.scrub.cfg, NoScrub: *o.scrub.off, TLS: serverTLS, HTTPClient: hc,
+		Skew: o.auth.skewOr0(), ReplayEntries: o.auth.replayOr0(),
 	})
 	if err != nil {
 		store.Close()
@@ -363,10 +385,17 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		store.Close()
 		return "", nil, fmt.Errorf("starting node %s: %w", o.id, err)
 	}
+	o.metrics.node(srv)
 	var dir *director.Director
 	var cl *cluster // the director's data path
 	if o.director {
-		cl = newCluster(store, o.secret, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
+		key, err := node.DeriveKey(o.secret, node.KeyID{Role: node.RoleDirector, Name: node.KeyName(o.id)})
+		if err != nil {
+			srv.Close()
+			store.Close()
+			return "", nil, err
+		}
+		cl = newCluster(store, o.secret, key, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
 		data := cl.data
 		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,
@@ -378,9 +407,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 				return err
 			},
 		}}
-		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log)
+		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log, o.metrics)
 		duties = append(duties, repairs...)
-		duties = append(duties, o.cleanup.duty(cl, o.log))
+		duties = append(duties, o.cleanup.duty(cl, o.log, o.metrics))
 		// The placement-group tables follow the cluster as nodes and disks
 		// join or leave (docs/design/rebalance.md).
 		duties = append(duties, director.PlacementDuty(store, placementEvery, o.log))
@@ -412,8 +441,10 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	linkRate := fs.String("link-rate", "", "limit this node's network traffic to SIZE per second in each direction (for experiments, e.g. 10MiB; default unlimited)")
 	rep := repairFlags(fs)
 	scr := scrubFlags(fs)
+	auth := addAuthFlags(fs)
 	clean := addCleanupFlags(fs)
-	verbose := fs.Bool("v", false, "log more")
+	mf := addMetricsFlags(fs, false)
+	logf := addLogFlags(fs)
 	var nt NodeTLSFiles
 	fs.StringVar(&nt.CA, "tls-ca", "", "serve the node protocol over mutual TLS: the cluster CA (PEM) whose certificates clients must present; needs --tls-cert and --tls-key (default: the config's node_tls)")
 	fs.StringVar(&nt.Cert, "tls-cert", "", "the node's certificate (PEM, signed by --tls-ca, for server and client use): it serves the node and is presented to other nodes")
@@ -465,6 +496,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := scr.validate(); err != nil {
 		return err
 	}
+	if err := auth.validate(); err != nil {
+		return err
+	}
 	if *secretFile != "" {
 		from = *secretFile
 		b, err := os.ReadFile(*secretFile)
@@ -503,15 +537,24 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return fmt.Errorf("%w: --link-rate: want a positive size per second", ErrUsage)
 		}
 	}
-	log := logger(stderr, *verbose)
+	log, err := logf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	pm, metricsAt, stopMetrics, err := mf.start(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, log: log, tls: ntls})
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls,
+		metrics: pm})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}
 	defer stop()
 	fmt.Fprintf(stdout, "cairn node %s serving %d disks on %s\n", *id, len(disks), at)
-	fmt.Fprintln(stdout, proc.Ready{Role: "node", Addrs: map[string]string{proc.Node: at}})
+	fmt.Fprintln(stdout, proc.Ready{Role: "node", Addrs: readyAddrs(map[string]string{proc.Node: at}, metricsAt)})
 	<-ctx.Done()
 	return nil
 }
@@ -525,7 +568,8 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	initial := fs.String("initial-cluster", "", "all members as name=http://peer-addr (or name=unix://NAME:PORT), comma-separated (default: just this one)")
 	state := fs.String("initial-cluster-state", "new", "new, or existing when joining a running cluster")
 	check := fs.String("secret-check", "", "the cluster secret's check value, as cairn init writes it in each member's config: recorded in the metadata at start, so that a node, gateway or CLI command with another secret is refused from the first (docs/design/meta.md, \"Secret check\")")
-	verbose := fs.Bool("v", false, "log more")
+	mf := addMetricsFlags(fs, false)
+	logf := addLogFlags(fs)
 	var mt etcdmeta.TLSFiles
 	fs.StringVar(&mt.CA, "tls-ca", "", "serve clients and peers over TLS only: the cluster CA (PEM) whose certificates clients and peers must present; needs --tls-cert and --tls-key")
 	fs.StringVar(&mt.Cert, "tls-cert", "", "the member's certificate (PEM, signed by --tls-ca, for server and client use, naming the hosts of --client-addr and --peer-addr)")
@@ -553,9 +597,18 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *check != "" && !validSecretCheck(*check) {
 		return fmt.Errorf("%w: --secret-check %q: want hmac-sha256: and 64 hex digits, as cairn init writes it", ErrUsage, *check)
 	}
+	log, err := logf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	_, metricsAt, stopMetrics, err := mf.start(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	ecfg := etcdmeta.EmbedConfig{Name: *name, Dir: *data,
 		ClientURL: "http://" + *clientAddr, PeerURL: peerURL(*peerAddr),
-		InitialCluster: *initial, InitialClusterState: *state, Logger: logger(stderr, *verbose)}
+		InitialCluster: *initial, InitialClusterState: *state, Logger: log}
 	var metaCfg ClientConfig // this member's own client: the secret check and authentication
 	var password string
 	if mt != (etcdmeta.TLSFiles{}) {
@@ -602,8 +655,8 @@ func runMeta(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	fmt.Fprintf(stdout, "cairn meta %s serving clients on %s\n", *name, strings.Join(srv.Endpoints(), ","))
-	fmt.Fprintln(stdout, proc.Ready{Role: "meta", Addrs: map[string]string{
-		proc.Meta: strings.Join(srv.Endpoints(), ","), proc.Peer: strings.Join(srv.PeerURLs(), ",")}})
+	fmt.Fprintln(stdout, proc.Ready{Role: "meta", Addrs: readyAddrs(map[string]string{
+		proc.Meta: strings.Join(srv.Endpoints(), ","), proc.Peer: strings.Join(srv.PeerURLs(), ",")}, metricsAt)})
 	select {
 	case <-ctx.Done():
 		return nil
@@ -668,14 +721,6 @@ func newSecret() (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(r[:]), nil
-}
-
-func logger(w io.Writer, verbose bool) *slog.Logger {
-	level := slog.LevelWarn
-	if verbose {
-		level = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
 // diskSpecHelp documents PATH[,options] of --disk.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,7 +93,7 @@ func TestServerPortTaken(t *testing.T) {
 	}
 	defer ln.Close()
 	taken := ln.Addr().String()
-	for _, flag := range []string{"s3-addr", "meta-peer-addr"} {
+	for _, flag := range []string{"s3-addr", "console-addr", "meta-peer-addr"} {
 		t.Run(flag, func(t *testing.T) {
 			_, _, err := run(t, "server", "--data", t.TempDir(), "--port-base", "0", "--"+flag, taken)
 			if err == nil {
@@ -123,7 +124,12 @@ type testServer struct {
 // line.
 func startServer(t *testing.T, args ...string) *testServer {
 	t.Helper()
-	dir := t.TempDir()
+	return startServerIn(t, t.TempDir(), args...)
+}
+
+// startServerIn is startServer on the data directory dir.
+func startServerIn(t *testing.T, dir string, args ...string) *testServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &testServer{Data: dir, Conf: filepath.Join(dir, "client.conf"), stop: cancel, done: make(chan error, 1), stderr: proc.NewOutput()}
 	stdout := proc.NewOutput()
@@ -200,6 +206,30 @@ func TestConsoleDefault(t *testing.T) {
 		}
 		if err != nil || got != tc.want {
 			t.Errorf("%s: %q, %v; want %s", tc.s3, got, err, tc.want)
+		}
+	}
+}
+
+// The server's console is on by default, in its ready line, and refuses
+// a caller without a session; --console-addr off (or "") turns it off.
+func TestServerConsoleOnAndOff(t *testing.T) {
+	s := startServer(t)
+	con := s.Ready.Addrs[proc.Console]
+	if con == "" {
+		t.Fatalf("ready line %v names no console", s.Ready)
+	}
+	resp, err := http.Get(con + "/api/buckets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET /api/buckets without a session: %s, want 401", resp.Status)
+	}
+	s.Stop(t)
+	for _, off := range []string{"off", ""} {
+		if s := startServer(t, "--console-addr", off); s.Ready.Addrs[proc.Console] != "" {
+			t.Fatalf("--console-addr %q: the ready line %v names a console", off, s.Ready)
 		}
 	}
 }

@@ -531,7 +531,11 @@ func runUserOp(ctx context.Context, fs *flag.FlagSet, args []string, stdout, std
 // newUserAdmin is the userAdmin of a cluster: its store and its secret's
 // sealing key.
 func newUserAdmin(cl *cluster, out io.Writer) (userAdmin, error) {
-	seal, err := crypt.UserSealKey(cl.secret)
+	secret, err := cl.clusterSecret("cairn admin user")
+	if err != nil {
+		return userAdmin{}, err
+	}
+	seal, err := crypt.UserSealKey(secret)
 	if err != nil {
 		return userAdmin{}, err
 	}

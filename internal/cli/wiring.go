@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -27,7 +28,16 @@ type cluster struct {
 	data   *client.Client
 	nodes  *node.Client
 	damage *damageReporter // records what reads found damaged
-	secret string          // the cluster secret (client.conf): seals the S3 users' secret keys
+	secret string          // the cluster secret (client.conf): seals the S3 users' secret keys; "" if the config holds only a node key
+}
+
+// clusterSecret is the cluster secret, or an error saying that what needs
+// it cannot run from a config that holds only a node key.
+func (c *cluster) clusterSecret(what string) (string, error) {
+	if c.secret == "" {
+		return "", fmt.Errorf("%w: %s needs the cluster secret; this config holds only the node key %s", ErrUsage, what, c.nodes.Key())
+	}
+	return c.secret, nil
 }
 
 // Close writes the damage reports still queued and closes the store.
@@ -43,12 +53,26 @@ type clusterOptions struct {
 	node        node.Timeouts     // bound the node calls
 	memory      *client.Budget    // bounds the data path's buffers (nil: unbounded)
 	log         *slog.Logger      // warnings (shards decoded around); required
+	metrics     *procMetrics      // counts the metadata calls (nil: none)
 	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
 	keepSlow    bool              // client.Config.KeepSlowDisks (--keep-slow-disks)
 	// recordSecret records the secret's check value in a store without
 	// one (checkSecret); a gateway does, CLI commands only compare.
 	recordSecret bool
+	// key is the principal whose key, derived from the config's secret,
+	// signs the node calls (zero: cliKey). A config with a node key signs
+	// with that key instead.
+	key node.KeyID
 }
+
+// gatewayKey is the principal of a gateway's node calls: gateway/HOST.
+func gatewayKey() node.KeyID {
+	host, _ := os.Hostname() // "" names the key "unnamed"
+	return node.KeyID{Role: node.RoleGateway, Name: node.KeyName(host)}
+}
+
+// cliKey is the principal of CLI commands run with the cluster secret.
+var cliKey = node.KeyID{Role: node.RoleAdmin, Name: "cli"}
 
 // openCluster connects to the metadata endpoints of cfg.
 func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*cluster, error) {
@@ -56,7 +80,7 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	if err != nil {
 		return nil, err
 	}
-	mo.CallTimeout = o.metaTimeout
+	mo.CallTimeout, mo.ObserveCall = o.metaTimeout, o.metrics.metaCalls()
 	from := cfg.path
 	if from == "" {
 		from = "the cluster config"
@@ -65,7 +89,8 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	if err != nil {
 		return nil, metaOpenError(err, cfg.Meta, mo, from)
 	}
-	if err := checkSecret(ctx, store, cfg.Secret, from, o.recordSecret); err != nil {
+	key, err := clusterKey(ctx, store, cfg, from, o)
+	if err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -76,16 +101,41 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
 	}
-	return newCluster(store, cfg.Secret, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow}, o.node, tc), nil
+	return newCluster(store, cfg.Secret, key, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow}, o.node, tc), nil
+}
+
+// clusterKey is the key that signs the node calls of a connection with
+// cfg: o.key's derived from the secret (checked against the store's check
+// value), or the config's node key (which only the nodes can check).
+func clusterKey(ctx context.Context, store *etcdmeta.Store, cfg ClientConfig, from string, o clusterOptions) (node.Key, error) {
+	if cfg.Secret == "" {
+		if o.recordSecret {
+			return node.Key{}, fmt.Errorf("%w: %s holds only a node key: a gateway needs the cluster secret (\"secret\")", ErrUsage, from)
+		}
+		k, err := node.ParseKey(cfg.NodeKey)
+		if err != nil {
+			return node.Key{}, fmt.Errorf("%s: %w", from, err)
+		}
+		return k, nil
+	}
+	if err := checkSecret(ctx, store, cfg.Secret, from, o.recordSecret); err != nil {
+		return node.Key{}, err
+	}
+	id := o.key
+	if id == (node.KeyID{}) {
+		id = cliKey
+	}
+	return node.DeriveKey(cfg.Secret, id)
 }
 
 // newCluster wires the data path over store and the nodes. Every shard a
 // read finds damaged is recorded for repair (damageReporter) unless ccfg
 // has an OnDamage of its own. tc, if not nil, is the TLS client
-// configuration of the node calls (mutual TLS).
-func newCluster(store meta.Store, secret string, ccfg client.Config, t node.Timeouts, tc *tls.Config) *cluster {
+// configuration of the node calls (mutual TLS). key signs the node calls;
+// secret ("" if unknown) is kept for what else needs it.
+func newCluster(store meta.Store, secret string, key node.Key, ccfg client.Config, t node.Timeouts, tc *tls.Config) *cluster {
 	r := &resolver{store: store}
-	nc := node.NewClient(secret, r.resolve, nodeHTTPClient(t, tc)).WithTimeouts(t)
+	nc := node.NewKeyClient(key, r.resolve, nodeHTTPClient(t, tc)).WithTimeouts(t).WithUnreachable(r.unreachable)
 	log := ccfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -163,6 +213,24 @@ func (r *resolver) resolve(ctx context.Context, d cairn.DiskID) (string, error) 
 			return a, nil
 		}
 		return "", fmt.Errorf("disk %s: %w in the cluster map", d, cairn.ErrNotFound)
+	}
+}
+
+// resolverRecheck is how old the map must be before a call that cannot
+// connect makes the resolver read it again: a dead node costs at most one
+// read of the map this often.
+const resolverRecheck = time.Second
+
+// unreachable hears that a call could not connect to addr for disk
+// (node.Client.WithUnreachable): if the map still gives that address and
+// is older than resolverRecheck, the next resolve reads it again — a node
+// that restarted on another address is found at once, not after
+// resolverMaxAge.
+func (r *resolver) unreachable(d cairn.DiskID, addr string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.addr[d] == addr && time.Since(r.read) > resolverRecheck {
+		r.read = time.Time{}
 	}
 }
 

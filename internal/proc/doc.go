@@ -12,8 +12,9 @@
 //     ROLE is server, meta, node or gateway; the keys are sorted, and a
 //     value has no spaces. Keys: s3 (the S3 API, http://HOST:PORT), meta
 //     (metadata client URLs, comma-separated), peer (metadata peer URLs,
-//     comma-separated), node (the node protocol, HOST:PORT) and console
-//     (the web console, http://HOST:PORT, when it is on). Ready
+//     comma-separated), node (the node protocol, HOST:PORT), console
+//     (the web console, http://HOST:PORT, when it is on) and metrics
+//     (with --metrics-addr: HOST:PORT serving /metrics). Ready
 //     formats it (internal/cli prints it) and ParseReady reads it.
 //
 //   - Port 0: every address flag of those commands accepts port 0; the

@@ -14,6 +14,9 @@ const (
 	Node = "node" // the node protocol, HOST:PORT
 	// Console is the web console, http(s)://HOST:PORT.
 	Console = "console"
+	// Metrics is the Prometheus metrics endpoint, HOST:PORT (serving
+	// /metrics), of a process started with --metrics-addr.
+	Metrics = "metrics"
 )
 
 // Ready is what a ready line says: the process's role and its bound

@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"cairn"
@@ -64,6 +67,9 @@ type page struct {
 	t   *testing.T
 	ctx context.Context
 	out string // testOut
+
+	mu         sync.Mutex
+	exceptions []string // the page's uncaught JavaScript exceptions; guarded by mu
 }
 
 // newPage starts headless Chromium for the test; it ends with the test
@@ -80,9 +86,30 @@ func newPage(t *testing.T, limit time.Duration) *page {
 	t.Cleanup(cancel)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	t.Cleanup(cancelAlloc)
-	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
+	p := &page{t: t, out: testOut(t)}
+	// Every uncaught exception of the page's JavaScript fails the test.
+	listen := func(ev any) {
+		if e, ok := ev.(*runtime.EventExceptionThrown); ok && e.ExceptionDetails != nil {
+			d := e.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				msg += " " + d.Exception.Description
+			}
+			p.mu.Lock()
+			p.exceptions = append(p.exceptions, msg)
+			p.mu.Unlock()
+		}
+	}
+	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf), chromedp.WithListener(listen))
+	t.Cleanup(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, e := range p.exceptions {
+			t.Errorf("the page threw: %s", e)
+		}
+	})
 	t.Cleanup(cancelBrowser)
-	p := &page{t: t, ctx: bctx, out: testOut(t)}
+	p.ctx = bctx
 	p.run(chromedp.Navigate("about:blank")) // starts the browser
 	return p
 }
@@ -184,8 +211,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	p := newPage(t, 8*time.Minute)
 
+	p.run(chromedp.Navigate(con), chromedp.WaitVisible(chromedp.CSS("#login-form")))
+	p.probeExceptions()
+
 	// A wrong secret: an error on the page, no session, no cookie.
-	p.run(chromedp.Navigate(con), chromedp.WaitVisible(chromedp.CSS("#login-form")),
+	p.run(
 		chromedp.SendKeys(chromedp.CSS("#access-key"), s.AccessKey),
 		chromedp.SendKeys(chromedp.CSS("#secret-key"), s.SecretKey+"x"),
 		chromedp.Click(chromedp.CSS("#login-btn")))
@@ -212,6 +242,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#view-cluster")))
 	p.waitJS(20*time.Second, "8 disks up in the cluster view",
 		`document.querySelectorAll('#disks tbody td.state-up').length === 8`)
+	// The speculative engine's panel: its counters, from the server's data path.
+	p.waitJS(20*time.Second, "the speculative engine's panel",
+		`document.querySelectorAll('#engine tbody tr[data-counter]').length === 8 && document.getElementById('engine-none').hidden`)
 	if who := p.text("#whoami"); !strings.Contains(who, "root") {
 		t.Fatalf("logged in as %q", who)
 	}
@@ -360,6 +393,31 @@ func TestConsoleInBrowser(t *testing.T) {
 	})()`, &got)
 	if got.Hex != hex.EncodeToString(sum[:]) {
 		t.Fatal("after the repair the download differs")
+	}
+}
+
+// probeExceptions throws an exception in the page and checks that the
+// listener saw it, so that a page without exceptions means something.
+func (p *page) probeExceptions() {
+	p.t.Helper()
+	var n int
+	p.eval(`setTimeout(() => { throw new Error("cairn-probe") }, 0), 1`, &n)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		i := slices.IndexFunc(p.exceptions, func(e string) bool { return strings.Contains(e, "cairn-probe") })
+		if i >= 0 {
+			p.exceptions = slices.Delete(p.exceptions, i, i+1)
+		}
+		p.mu.Unlock()
+		if i >= 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatal("the page's exception listener saw no exception thrown to probe it")
+		}
+		// real time: the browser reports the exception asynchronously; polled.
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

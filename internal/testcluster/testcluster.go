@@ -74,6 +74,8 @@ type Config struct {
 	Grace time.Duration
 	// NodeArgs are more flags for every `cairn node` (e.g. repair settings).
 	NodeArgs []string
+	// MetaArgs are more flags for every `cairn meta` (e.g. --metrics-addr).
+	MetaArgs []string
 }
 
 // Cluster is a running multi-process cluster.
@@ -113,6 +115,7 @@ func Start(t testing.TB, cfg Config) *Cluster {
 	for i, name := range names {
 		args := []string{"meta", "--name", name, "--data", filepath.Join(c.Dir, name),
 			"--client-addr", "127.0.0.1:0", "--peer-addr", metaPeerURL(name), "--initial-cluster", strings.Join(initial, ",")}
+		args = append(args, cfg.MetaArgs...)
 		wg.Go(func() {
 			procs[i], errs[i] = proc.Start(t.Context(), proc.Config{Name: name, Bin: bin, Args: args, Dir: c.Dir})
 		})

@@ -110,7 +110,7 @@ func TestZapToSlog(t *testing.T) {
 	if strings.Contains(out, "chatty") || strings.Contains(out, "warned") {
 		t.Errorf("records below error level passed: %s", out)
 	}
-	for _, want := range []string{"level=ERROR", `msg=failed`, "logger=raft", "member=m1", "term=3", "error=boom"} {
+	for _, want := range []string{"level=ERROR", `msg=failed`, "logger=raft", "member=m1", "term=3", "err=boom"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in %s", want, out)
 		}

@@ -216,12 +216,16 @@ func (s *Store) UpdatePart(ctx context.Context, bucket, key, version string, p, 
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	ok, pk := s.k.object(bucket, key), s.k.mpart(bucket, version, p.Number)
+	ok, pk, vk := s.k.object(bucket, key), s.k.mpart(bucket, version, p.Number), s.k.version(bucket, key, version)
 	d := meta.NewDelta()
 	d.Parts([]cairn.Part{p}, 1)
 	d.Parts([]cairn.Part{prev}, -1)
-	return s.counted(ctx, op, version, []string{ok, pk}, nil, d, func(r reads) planned {
+	return s.counted(ctx, op, version, []string{ok, pk, vk}, nil, d, func(r reads) planned {
+		hk := ok
 		head := r.kv[ok]
+		if nc := r.kv[vk]; nc != nil && (head == nil || storedVersion(head.Value) != version) {
+			head, hk = nc, vk // a noncurrent version's (docs/design/versioning.md)
+		}
 		if head == nil {
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
 		}
@@ -250,7 +254,7 @@ func (s *Store) UpdatePart(ctx context.Context, bucket, key, version string, p, 
 		}
 		files := cairn.Superseded(m.PartManifest(prev), m.PartManifest(p))
 		if split > 0 {
-			return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpPut(pk, string(pv)), clientv3.OpPut(ok, "", clientv3.WithIgnoreValue())}, delta: d},
+			return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpPut(pk, string(pv)), clientv3.OpPut(hk, "", clientv3.WithIgnoreValue())}, delta: d},
 				cairn.CleanupRepair, bucket, key, files)
 		}
 		old := *m
@@ -259,6 +263,9 @@ func (s *Store) UpdatePart(ctx context.Context, bucket, key, version string, p, 
 		e, err := encodeObject(m)
 		if err != nil {
 			return planned{done: true, err: err}
+		}
+		if hk == vk {
+			return planned{done: true, err: fmt.Errorf("%s: %w: a noncurrent version with its parts inline", op, cairn.ErrConflict)}
 		}
 		return s.withDiscard(planned{ops: s.replaceObject(m, e, &old), delta: d}, cairn.CleanupRepair, bucket, key, files)
 	})

@@ -47,6 +47,11 @@ type Options struct {
 	TLS      *tls.Config
 	Username string
 	Password string
+	// ObserveCall, if set, is told of every unary etcd call the store
+	// makes when it ends: the call's name (the gRPC method's last element:
+	// Range, Txn, Put, LeaseGrant, ...), how long it took and its error
+	// (for metrics). It runs on the caller's goroutine and must not block.
+	ObserveCall func(op string, took time.Duration, err error)
 }
 
 // Store is a meta.Store on etcd. See the package documentation.
@@ -110,6 +115,7 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 		Logger:               zapLogger(opts.Logger, nil),
 		MaxCallSendMsgSize:   MaxRequestBytes + 64<<10,
 		MaxCallRecvMsgSize:   MaxRequestBytes + 64<<10,
+		DialOptions:          observeCalls(opts.ObserveCall),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open etcd store at %v: %w", endpoints, err)
@@ -376,6 +382,34 @@ func list[T any](ctx context.Context, s *Store, what, prefix string) ([]T, error
 	return out, nil
 }
 
+// page reads one page of records, up to limit of the keys in [from,
+// end), decoded as T: a paged listing's reply. An empty range (from ≥
+// end) is an empty page.
+func page[T any](ctx context.Context, s *Store, op, from, end string, limit int) ([]T, bool, error) {
+	if err := meta.CheckPageLimit(op, limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.live(); err != nil {
+		return nil, false, err
+	}
+	if from >= end {
+		return nil, false, nil
+	}
+	resp, err := s.cli.Get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(int64(limit)))
+	if err != nil {
+		return nil, false, s.wrap(op, err)
+	}
+	out := make([]T, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var v T
+		if err := json.Unmarshal(kv.Value, &v); err != nil {
+			return nil, false, fmt.Errorf("%s: decoding %q: %w", op, kv.Key, err)
+		}
+		out = append(out, v)
+	}
+	return out, resp.More, nil
+}
+
 // pages calls f for every key in [from, end), in key order, until it
 // returns false, reading pages of meta.MaxPage keys at revision rev (0:
 // the first page's). It returns etcd's errors.
@@ -538,6 +572,15 @@ func (s *Store) Buckets(ctx context.Context) ([]cairn.Bucket, error) {
 	return bs, err
 }
 
+// BucketPage implements meta.Store.
+func (s *Store) BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error) {
+	from := s.k.buckets()
+	if after != "" {
+		from = s.k.bucket(after) + "\x00"
+	}
+	return page[cairn.Bucket](ctx, s, "buckets", from, clientv3.GetPrefixRangeEnd(s.k.buckets()), limit)
+}
+
 // DeleteBucket implements meta.Store.
 //
 // Race-freedom against CommitManifest: the delete is one Txn whose compares
@@ -568,11 +611,12 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if strings.Contains(name, "/") {
 		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	bk, objs, ups := s.k.bucket(name), s.k.objects(name), s.k.uploads(name)
+	bk, objs, ups, vers := s.k.bucket(name), s.k.objects(name), s.k.uploads(name), s.k.versions(name)
 	probe := []clientv3.Op{
 		clientv3.OpGet(bk, clientv3.WithCountOnly()),
 		clientv3.OpGet(objs, clientv3.WithPrefix(), clientv3.WithLimit(1), clientv3.WithKeysOnly()),
 		clientv3.OpGet(ups, clientv3.WithPrefix(), clientv3.WithLimit(1), clientv3.WithKeysOnly()),
+		clientv3.OpGet(vers, clientv3.WithPrefix(), clientv3.WithLimit(1), clientv3.WithKeysOnly()),
 	}
 	resp, err := s.cli.Txn(ctx).Then(probe...).Commit()
 	for {
@@ -595,6 +639,7 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 				clientv3.Compare(clientv3.CreateRevision(bk), ">", 0),
 				clientv3.Compare(clientv3.CreateRevision(objs), "=", 0).WithPrefix(),
 				clientv3.Compare(clientv3.CreateRevision(ups), "=", 0).WithPrefix(),
+				clientv3.Compare(clientv3.CreateRevision(vers), "=", 0).WithPrefix(),
 			).
 			Then(clientv3.OpDelete(bk)).
 			Else(probe...).
@@ -630,6 +675,9 @@ func bucketEmpty(op string, resp *clientv3.TxnResponse) error {
 	if objs := resp.Responses[1].GetResponseRange(); objs.Count > 0 {
 		return fmt.Errorf("%s: %w (%d objects)", op, cairn.ErrBucketNotEmpty, objs.Count)
 	}
+	if vers := resp.Responses[3].GetResponseRange(); vers.Count > 0 {
+		return fmt.Errorf("%s: %w (%d object versions or delete markers)", op, cairn.ErrBucketNotEmpty, vers.Count)
+	}
 	return nil
 }
 
@@ -655,19 +703,15 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 	if err != nil {
 		return err
 	}
-	bk, ok := s.k.bucket(m.Bucket), s.k.object(m.Bucket, m.Key)
+	bk, ok, nk := s.k.bucket(m.Bucket), s.k.object(m.Bucket, m.Key), s.k.nullv(m.Bucket, m.Key)
 	guess := meta.NewDelta()
 	guess.Object(m, 1) // a new object's counters; an overwrite's also the old version's
-	return s.counted(ctx, op, m.Version, []string{bk, ok}, nil, guess, func(r reads) planned {
+	return s.counted(ctx, op, m.Version, []string{bk, ok, nk}, nil, guess, func(r reads) planned {
 		old, done, err := s.replaced(ctx, op, m, prevVersion, r.kv[bk] != nil, r.kv[ok], r.rev)
 		if done || err != nil {
 			return planned{done: true, err: err}
 		}
-		d := meta.NewDelta()
-		d.Object(m, 1)
-		d.Object(old, -1)
-		return s.withDiscard(planned{ops: s.replaceObject(m, v, old), delta: d},
-			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
+		return s.commitPlan(ctx, r, bk, m, v, old, r.kv[ok], nil)
 	})
 }
 
@@ -744,9 +788,9 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 	if strings.Contains(bucket, "/") {
 		return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	ok := s.k.object(bucket, key)
+	ok, bk := s.k.object(bucket, key), s.k.bucket(bucket)
 	var deleted *cairn.Manifest
-	err := s.counted(ctx, op, bucket+"/"+key, []string{ok}, nil, nil, func(r reads) planned {
+	err := s.counted(ctx, op, bucket+"/"+key, []string{ok, bk}, nil, nil, func(r reads) planned {
 		rec := r.kv[ok]
 		if rec == nil {
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
@@ -761,8 +805,25 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 		deleted = m
 		d := meta.NewDelta()
 		d.Object(m, -1)
-		return s.withDiscard(planned{ops: s.deleteObject(m), delta: d},
-			cairn.CleanupDelete, bucket, key, m.Files())
+		// In a versioned bucket the next version becomes current
+		// (docs/design/versioning.md, "Writes").
+		var next *mvccpb.KeyValue
+		if bucketVersioning(r.kv[bk]) != "" {
+			if next, err = s.nextObject(ctx, bucket, key, r.rev); err != nil {
+				return planned{done: true, err: s.wrap(op, err)}
+			}
+		}
+		p := planned{ops: s.deleteObject(m), delta: d}
+		if next != nil {
+			p.ops = nil
+			if len(m.Parts) > 0 {
+				p.ops = append(p.ops, clientv3.OpDelete(s.k.mparts(bucket, m.Version), clientv3.WithPrefix()))
+			}
+			if p = s.promote(ctx, op, p, r.rev, bucket, key, next); p.done {
+				return p
+			}
+		}
+		return s.withDiscard(p, cairn.CleanupDelete, bucket, key, m.Files())
 	})
 	if err != nil {
 		return nil, err

@@ -84,6 +84,25 @@ func (s *Store) Uploads(ctx context.Context, bucket string) ([]cairn.Upload, err
 	return us, err
 }
 
+// UploadPage implements meta.Store: the records' keys,
+// <p>uploads/<bucket>/<id>, are in the byte order of the uploads'
+// positions.
+func (s *Store) UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error) {
+	all := s.k.p + "uploads/"
+	lo := all
+	if bucket != "" {
+		if strings.Contains(bucket, "/") {
+			return nil, false, meta.CheckPageLimit("uploads", limit)
+		}
+		lo = s.k.uploads(bucket)
+	}
+	from := lo
+	if after != "" {
+		from = max(lo, all+after+"\x00")
+	}
+	return page[cairn.Upload](ctx, s, "uploads", from, clientv3.GetPrefixRangeEnd(lo), limit)
+}
+
 // UpdateUploadEncryption implements meta.Store: it reads the record and
 // puts it back with e in a Txn that compares the record's mod revision
 // with what was read (the put changes it: the stamp). A PutPart in between
@@ -243,6 +262,40 @@ func (s *Store) Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int
 	return ps, resp.Kvs[0].ModRevision, err
 }
 
+// PartPage implements meta.Store: the upload's record, then a range of
+// its parts' records at the same revision.
+func (s *Store) PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error) {
+	op := fmt.Sprintf("parts of upload %s/%s", bucket, id)
+	if err := meta.CheckPageLimit(op, limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.live(); err != nil {
+		return nil, false, err
+	}
+	if badName(bucket, id) {
+		return nil, false, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	resp, err := s.cli.Get(ctx, s.k.upload(bucket, id))
+	if err != nil {
+		return nil, false, s.wrap(op, err)
+	}
+	if len(resp.Kvs) == 0 {
+		return nil, false, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	pp := s.k.parts(bucket, id)
+	from := pp
+	if after > 0 {
+		from = s.k.part(bucket, id, after) + "\x00"
+	}
+	pr, err := s.cli.Get(ctx, from, clientv3.WithRange(clientv3.GetPrefixRangeEnd(pp)), clientv3.WithLimit(int64(limit)),
+		clientv3.WithRev(resp.Header.Revision))
+	if err != nil {
+		return nil, false, s.wrap(op, err)
+	}
+	ps, err := decodeParts(op, pr.Kvs)
+	return ps, pr.More, err
+}
+
 // DeleteUpload implements meta.Store: it reads the upload record and its
 // parts, and deletes them and moves the usage counters in one Txn that
 // compares the record with what was read (every PutPart rewrites it, so
@@ -298,11 +351,12 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		return nil, err
 	}
 	bk, ok, uk, pp := s.k.bucket(m.Bucket), s.k.object(m.Bucket, m.Key), s.k.upload(m.Bucket, id), s.k.parts(m.Bucket, id)
+	nk := s.k.nullv(m.Bucket, m.Key)
 	conflict := fmt.Errorf("%s over version %q: %w (parts or object changed)", op, prevVersion, cairn.ErrConflict)
 	var parts []cairn.Part
 	guess := meta.NewDelta()
 	guess.Object(m, 1)
-	err = s.counted(ctx, op, m.Version, []string{bk, ok, uk}, []string{pp}, guess, func(r reads) planned {
+	err = s.counted(ctx, op, m.Version, []string{bk, ok, uk, nk}, []string{pp}, guess, func(r reads) planned {
 		switch {
 		case r.kv[bk] == nil || r.kv[uk] == nil:
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
@@ -316,12 +370,11 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		if parts, err = decodeParts(op, r.prefix[pp]); err != nil {
 			return planned{done: true, err: err}
 		}
-		d := meta.NewDelta()
-		d.Object(m, 1)
-		d.Object(old, -1)
-		d.Parts(parts, -1)
-		pl := s.withDiscard(planned{ops: append(s.replaceObject(m, v, old), clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())), delta: d},
-			cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
+		pl := s.commitPlan(ctx, r, bk, m, v, old, r.kv[ok], []clientv3.Op{clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())})
+		if pl.done {
+			return pl
+		}
+		pl.delta.Parts(parts, -1)
 		return s.withDiscard(pl, cairn.CleanupUnchosen, m.Bucket, m.Key, meta.Unchosen(parts, m))
 	})
 	if err != nil {

@@ -131,6 +131,9 @@ type planned struct {
 	err   error
 	ops   []clientv3.Op
 	delta *meta.Delta
+	// cmps are compares beyond the watched keys': records plan read
+	// at reads.rev that the write depends on (versions.go).
+	cmps []clientv3.Cmp
 }
 
 // counted runs a write that moves usage counters, in rounds: read the
@@ -188,6 +191,7 @@ func (s *Store) counted(ctx context.Context, op, seed string, watch, prefixes []
 		for _, k := range watch {
 			cmps = append(cmps, unchanged(k, r.kv[k]))
 		}
+		cmps = append(cmps, pl.cmps...)
 		ops := pl.ops
 		if pl.delta != nil && !pl.delta.Prune() {
 			cs := s.counterOps(pl.delta, shard)

@@ -1,6 +1,7 @@
 package etcdmeta
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -80,6 +81,9 @@ func stopErr(fs []zapcore.Field) bool {
 	return false
 }
 
+// zapKeys maps etcd's zap keys to cairn's log keys where they differ.
+var zapKeys = map[string]string{"error": "err"}
+
 func slogLevel(l zapcore.Level) slog.Level {
 	switch {
 	case l < zapcore.InfoLevel:
@@ -94,6 +98,7 @@ func slogLevel(l zapcore.Level) slog.Level {
 }
 
 // attrs converts zap fields through zap's map encoder, sorted by key.
+// zap's error key ("error") becomes cairn's ("err").
 func attrs(fs []zapcore.Field) []slog.Attr {
 	enc := zapcore.NewMapObjectEncoder()
 	for _, f := range fs {
@@ -101,7 +106,7 @@ func attrs(fs []zapcore.Field) []slog.Attr {
 	}
 	out := make([]slog.Attr, 0, len(enc.Fields))
 	for _, k := range slices.Sorted(maps.Keys(enc.Fields)) {
-		out = append(out, slog.Any(k, enc.Fields[k]))
+		out = append(out, slog.Any(cmp.Or(zapKeys[k], k), enc.Fields[k]))
 	}
 	return out
 }

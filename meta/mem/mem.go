@@ -53,6 +53,11 @@ type Store struct {
 type bucket struct {
 	b       cairn.Bucket
 	objects *btree.BTreeG[*cairn.Manifest]
+	// versions holds the noncurrent versions and delete markers, nulls
+	// the version of each key's noncurrent null version
+	// (docs/design/versioning.md).
+	versions *btree.BTreeG[verRec]
+	nulls    map[string]string
 }
 
 // upload is a multipart upload and its parts.
@@ -284,6 +289,8 @@ func (s *Store) CreateBucket(ctx context.Context, b cairn.Bucket) error {
 		objects: btree.NewG(16, func(a, b *cairn.Manifest) bool {
 			return a.Key < b.Key
 		}),
+		versions: newVersionTree(),
+		nulls:    map[string]string{},
 	}
 	return nil
 }
@@ -330,6 +337,28 @@ func (s *Store) Buckets(ctx context.Context) ([]cairn.Bucket, error) {
 	return out, nil
 }
 
+// BucketPage implements meta.Store.
+func (s *Store) BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error) {
+	if err := meta.CheckPageLimit("buckets", limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	var out []cairn.Bucket
+	for _, name := range slices.Sorted(maps.Keys(s.buckets)) {
+		if name <= after {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, s.buckets[name].b)
+	}
+	return out, false, nil
+}
+
 // DeleteBucket implements meta.Store.
 func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if err := s.lockLive(ctx); err != nil {
@@ -340,8 +369,8 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("delete %w", err)
 	}
-	if b.objects.Len() > 0 {
-		return fmt.Errorf("delete bucket %s: %w (%d objects)", name, cairn.ErrBucketNotEmpty, b.objects.Len())
+	if n := b.objects.Len() + b.versions.Len(); n > 0 {
+		return fmt.Errorf("delete bucket %s: %w (%d objects and versions)", name, cairn.ErrBucketNotEmpty, n)
 	}
 	// Its uploads in progress go with it (as DeleteUpload drops them), so
 	// that nothing of this owner's is left to the bucket name's next one.
@@ -384,14 +413,10 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 		return fmt.Errorf("commit %s/%s over version %q: %w (object does not exist)",
 			m.Bucket, m.Key, prevVersion, cairn.ErrConflict)
 	}
-	d := meta.NewDelta()
-	d.Object(m, 1)
-	if ok {
-		d.Object(cur, -1)
-		s.discardLocked(cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(cur, m))
+	if !ok {
+		cur = nil
 	}
-	d.AddTo(&s.usage)
-	b.objects.ReplaceOrInsert(cloneManifest(m))
+	s.replaceCurrentLocked(b, m, cur)
 	return nil
 }
 
@@ -435,7 +460,8 @@ func (s *Store) DeleteManifest(ctx context.Context, bucketName, key, version str
 	d.Object(m, -1)
 	d.AddTo(&s.usage)
 	s.discardLocked(cairn.CleanupDelete, bucketName, key, m.Files())
-	return m, nil // removed from the tree: no longer shared
+	promoteLocked(b, key) // in a versioned bucket the next version becomes current
+	return m, nil         // removed from the tree: no longer shared
 }
 
 // ListManifests implements meta.Store.
@@ -448,30 +474,38 @@ func (s *Store) ListManifests(ctx context.Context, bucketName, prefix, startAfte
 	if err != nil {
 		return nil, false, fmt.Errorf("list %w", err)
 	}
-	var (
-		out   []*cairn.Manifest
-		more  bool
-		bytes int
-	)
-	s.ascendLocked(b, prefix, startAfter, func(m *cairn.Manifest) bool {
-		if limit < 1 {
-			out = append(out, cloneManifest(m))
-			return true
-		}
-		// Pages as the etcd store's: by count and by the manifests' size.
-		n := 0
-		if enc, err := json.Marshal(m); err == nil {
-			n = len(enc)
-		}
-		if len(out) == min(limit, meta.MaxPage) || len(out) > 0 && bytes+n > meta.ManifestPageBytes {
-			more = true
-			return false
-		}
-		out = append(out, cloneManifest(m))
-		bytes += n
+	pg := manifestPage{limit: limit}
+	s.ascendLocked(b, prefix, startAfter, pg.add)
+	return pg.out, pg.more, nil
+}
+
+// manifestPage collects a page of manifests as ListManifests pages them
+// (as the etcd store's: by count and by the manifests' size; limit < 1:
+// no limit).
+type manifestPage struct {
+	limit, bytes int
+	out          []*cairn.Manifest
+	more         bool
+}
+
+// add adds a copy of m to the page and reports whether it has room for
+// more; if m does not fit, more is set.
+func (p *manifestPage) add(m *cairn.Manifest) bool {
+	if p.limit < 1 {
+		p.out = append(p.out, cloneManifest(m))
 		return true
-	})
-	return out, more, nil
+	}
+	n := 0
+	if enc, err := json.Marshal(m); err == nil {
+		n = len(enc)
+	}
+	if len(p.out) == min(p.limit, meta.MaxPage) || len(p.out) > 0 && p.bytes+n > meta.ManifestPageBytes {
+		p.more = true
+		return false
+	}
+	p.out = append(p.out, cloneManifest(m))
+	p.bytes += n
+	return true
 }
 
 // ListObjects implements meta.Store.

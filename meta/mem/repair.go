@@ -25,7 +25,7 @@ func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 	if err != nil {
 		return fmt.Errorf("update %s/%s: %w", m.Bucket, m.Key, err)
 	}
-	cur, ok := b.objects.Get(&cairn.Manifest{Key: m.Key})
+	cur, store, ok := manifestAtLocked(b, m.Key, m.Version)
 	if !ok {
 		return fmt.Errorf("update %s/%s: %w", m.Bucket, m.Key, cairn.ErrNotFound)
 	}
@@ -43,8 +43,22 @@ func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 	d.Object(cur, -1)
 	d.AddTo(&s.usage)
 	s.discardLocked(cairn.CleanupRepair, m.Bucket, m.Key, cairn.Superseded(cur, m))
-	b.objects.ReplaceOrInsert(cloneManifest(m))
+	store(cloneManifest(m))
 	return nil
+}
+
+// manifestAtLocked finds the object version of key whose version is
+// version: the current one, else a noncurrent one; or, if neither, the
+// current one (whose version differs). store puts a new manifest of that
+// version where it was found.
+func manifestAtLocked(b *bucket, key, version string) (cur *cairn.Manifest, store func(*cairn.Manifest), ok bool) {
+	cur, ok = b.objects.Get(&cairn.Manifest{Key: key})
+	if !ok || cur.Version != version {
+		if r, found := b.versions.Get(verRec{key: key, version: version}); found && r.m != nil {
+			return r.m, func(m *cairn.Manifest) { r.m = m; b.versions.ReplaceOrInsert(r) }, true
+		}
+	}
+	return cur, func(m *cairn.Manifest) { b.objects.ReplaceOrInsert(m) }, ok
 }
 
 // PutRepairTask implements meta.Store.
@@ -153,7 +167,7 @@ func (s *Store) UpdatePart(ctx context.Context, bucketName, key, version string,
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	cur, ok := b.objects.Get(&cairn.Manifest{Key: key})
+	cur, store, ok := manifestAtLocked(b, key, version)
 	if !ok {
 		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
@@ -180,7 +194,7 @@ func (s *Store) UpdatePart(ctx context.Context, bucketName, key, version string,
 	s.discardLocked(cairn.CleanupRepair, bucketName, key, cairn.Superseded(cur.PartManifest(cur.Parts[i]), cur.PartManifest(p)))
 	next := cloneManifest(cur)
 	next.Parts[i] = clonePart(p)
-	b.objects.ReplaceOrInsert(next)
+	store(next)
 	return nil
 }
 

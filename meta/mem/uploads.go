@@ -74,6 +74,30 @@ func (s *Store) Uploads(ctx context.Context, bucket string) ([]cairn.Upload, err
 	return out, nil
 }
 
+// UploadPage implements meta.Store.
+func (s *Store) UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error) {
+	if err := meta.CheckPageLimit("uploads", limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	var keys []string // meta.UploadPosition, as the map's keys are
+	for k, up := range s.uploads {
+		if k > after && (bucket == "" || up.u.Bucket == bucket) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	more := len(keys) > limit
+	out := make([]cairn.Upload, 0, min(len(keys), limit))
+	for _, k := range keys[:min(len(keys), limit)] {
+		out = append(out, cloneUpload(s.uploads[k].u))
+	}
+	return out, more, nil
+}
+
 // UpdateUploadEncryption implements meta.Store.
 func (s *Store) UpdateUploadEncryption(ctx context.Context, bucket, id string, e, prev *cairn.Encryption) error {
 	if err := meta.CheckUploadEncryption(e, prev); err != nil {
@@ -153,6 +177,32 @@ func (s *Store) Parts(ctx context.Context, bucket, id string) ([]cairn.Part, int
 	return sortedParts(up), up.stamp, nil
 }
 
+// PartPage implements meta.Store.
+func (s *Store) PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error) {
+	if err := meta.CheckPageLimit("parts", limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	up, err := s.uploadLocked(bucket, id)
+	if err != nil {
+		return nil, false, err
+	}
+	var out []cairn.Part
+	for _, n := range slices.Sorted(maps.Keys(up.parts)) {
+		if n <= after {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, clonePart(up.parts[n]))
+	}
+	return out, false, nil
+}
+
 // DeleteUpload implements meta.Store.
 func (s *Store) DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Part, error) {
 	if err := s.lockLive(ctx); err != nil {
@@ -199,16 +249,14 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		return nil, fmt.Errorf("complete %s/%s over version %q: %w", m.Bucket, m.Key, prevVersion, cairn.ErrConflict)
 	}
 	parts := sortedParts(up)
-	d := meta.NewDelta()
-	d.Object(m, 1)
-	if ok {
-		d.Object(cur, -1)
-		s.discardLocked(cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(cur, m))
+	if !ok {
+		cur = nil
 	}
+	d := meta.NewDelta()
 	d.Parts(parts, -1)
 	d.AddTo(&s.usage)
 	s.discardLocked(cairn.CleanupUnchosen, m.Bucket, m.Key, meta.Unchosen(parts, m))
-	b.objects.ReplaceOrInsert(cloneManifest(m))
+	s.replaceCurrentLocked(b, m, cur)
 	delete(s.uploads, m.Bucket+"/"+id)
 	return parts, nil
 }

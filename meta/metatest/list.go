@@ -2,6 +2,7 @@ package metatest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -29,6 +30,7 @@ func bigManifest(bucket, key, version string, n int) *cairn.Manifest {
 	m.Size = 0
 	for i := 1; i <= n; i++ {
 		p := part(i, fmt.Sprintf("%s%05x", version, i), "node1/disk1", "node2/disk1", "node3/disk2")
+		p.Checksum = &cairn.Checksum{Algorithm: "CRC32", Value: fmt.Sprintf("AAAA%03d=", i%1000), Type: cairn.ChecksumFullObject}
 		m.Size += p.Size
 		m.Parts = append(m.Parts, p)
 	}
@@ -344,6 +346,106 @@ func testManyRecords(t *testing.T, s meta.Store) {
 	for i, p := range ps {
 		if p.Number != i+1 {
 			t.Fatalf("Parts[%d] is part %d", i, p.Number)
+		}
+	}
+	testPages(t, s, n, id)
+}
+
+// testPages: the paged listings (BucketPage, UploadPage, PartPage) of
+// testManyRecords' records return them all, once each, in order, in
+// pages no larger than asked, with more set exactly when records follow;
+// and they check their arguments.
+func testPages(t *testing.T, s meta.Store, n int, id func(int) string) {
+	ctx := t.Context()
+	noErr(t, "CreateUpload", s.CreateUpload(ctx, cairn.Upload{Bucket: "b00001", ID: id(7), Key: "other", Policy: "rs-2-1"}))
+	// pageAll pages with limit and returns every record's position.
+	pageAll := func(what string, limit int, next func(after string) ([]string, bool, error)) []string {
+		t.Helper()
+		var all []string
+		after := ""
+		for {
+			got, more, err := next(after)
+			noErr(t, what, err)
+			if len(got) > limit {
+				t.Fatalf("%s: a page of %d, limit %d", what, len(got), limit)
+			}
+			all = append(all, got...)
+			if !more {
+				return all
+			}
+			if len(got) == 0 {
+				t.Fatalf("%s: an empty page says more follow", what)
+			}
+			after = got[len(got)-1]
+		}
+	}
+	sortedOnce := func(what string, got []string, want int) {
+		t.Helper()
+		if len(got) != want || !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != want {
+			t.Fatalf("%s: %d records (sorted: %v), want %d, each once, sorted", what, len(got), slices.IsSorted(got), want)
+		}
+	}
+	buckets := pageAll("BucketPage", 400, func(after string) ([]string, bool, error) {
+		bs, more, err := s.BucketPage(ctx, after, 400)
+		var out []string
+		for _, b := range bs {
+			out = append(out, b.Name)
+		}
+		return out, more, err
+	})
+	sortedOnce("BucketPage", buckets, n+1)
+	uploads := func(bucket string, limit int) []string {
+		return pageAll("UploadPage", limit, func(after string) ([]string, bool, error) {
+			us, more, err := s.UploadPage(ctx, bucket, after, limit)
+			var out []string
+			for _, u := range us {
+				if bucket != "" && u.Bucket != bucket {
+					t.Fatalf("UploadPage of %s returned an upload of %s", bucket, u.Bucket)
+				}
+				out = append(out, meta.UploadPosition(u))
+			}
+			return out, more, err
+		})
+	}
+	sortedOnce("UploadPage of one bucket", uploads("many", 333), n+1)
+	sortedOnce("UploadPage of all buckets", uploads("", 1000), n+2)
+	if got := uploads("b00001", 1); len(got) != 1 || got[0] != "b00001/"+id(7) {
+		t.Fatalf("UploadPage of b00001: %v", got)
+	}
+	// A page starting in another bucket's positions starts at this one's.
+	if us, _, err := s.UploadPage(ctx, "many", "b00001/"+id(7), 2); err != nil || len(us) != 2 || us[0].ID != id(0) {
+		t.Fatalf("UploadPage of many after a position in b00001: %v, %v", us, err)
+	}
+	var numbers []int
+	after := 0
+	for {
+		ps, more, err := s.PartPage(ctx, "many", id(0), after, 250)
+		noErr(t, "PartPage", err)
+		for _, p := range ps {
+			numbers = append(numbers, p.Number)
+		}
+		if !more {
+			break
+		}
+		after = ps[len(ps)-1].Number
+	}
+	if len(numbers) != n || !slices.IsSorted(numbers) || numbers[0] != 1 || numbers[n-1] != n {
+		t.Fatalf("PartPage: %d parts, want 1..%d", len(numbers), n)
+	}
+	if ps, more, err := s.PartPage(ctx, "many", id(0), n-2, meta.MaxPage); err != nil || more || len(ps) != 2 || ps[0].Number != n-1 {
+		t.Fatalf("PartPage after part %d: %d parts (more %v), %v; want parts %d and %d", n-2, len(ps), more, err, n-1, n)
+	}
+	if _, _, err := s.PartPage(ctx, "many", id(99999), 0, 10); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("PartPage of a missing upload: %v, want ErrNotFound", err)
+	}
+	for _, limit := range []int{0, meta.MaxPage + 1} {
+		_, _, e1 := s.BucketPage(ctx, "", limit)
+		_, _, e2 := s.UploadPage(ctx, "", "", limit)
+		_, _, e3 := s.PartPage(ctx, "many", id(0), 0, limit)
+		for _, err := range []error{e1, e2, e3} {
+			if !errors.Is(err, cairn.ErrInvalid) {
+				t.Fatalf("a page limit of %d: %v, want ErrInvalid", limit, err)
+			}
 		}
 	}
 }

@@ -58,6 +58,9 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"CleanupWrites", testCleanupWrites},
 		{"Leases", testLeases},
 		{"Campaign", testCampaign},
+		{"Versions", testVersions},
+		{"VersionsRace", testVersionsRace},
+		{"VersionsNUL", testVersionsNUL},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
@@ -109,6 +112,8 @@ func manifest(bucket, key, version string) *cairn.Manifest {
 		UserMeta:    map[string]string{"color": "blue", "x-ünï": "çödé"},
 		Created:     time.Date(2025, 6, 7, 8, 9, 10, 123456789, time.UTC),
 		Policy:      "rs-2-1",
+		Tags:        map[string]string{"team": "blue", "ünï": "çödé"},
+		Checksum:    &cairn.Checksum{Algorithm: "CRC32", Value: "AAAAAA==", Type: cairn.ChecksumFullObject},
 		Layout: cairn.Layout{
 			BlockSize: 4096,
 			PG:        7,
@@ -1177,7 +1182,8 @@ func testUploads(t *testing.T, s meta.Store) {
 	ctx := context.Background()
 	mkBucket(t, s, "upb")
 	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	u := cairn.Upload{Bucket: "upb", Key: "k", ID: "00aa", Created: t0, Policy: "rs-4-2", UserMeta: map[string]string{"a": "b"}}
+	u := cairn.Upload{Bucket: "upb", Key: "k", ID: "00aa", Created: t0, Policy: "rs-4-2", UserMeta: map[string]string{"a": "b"},
+		Tags: map[string]string{"t": "v"}, ChecksumAlgorithm: "SHA256", ChecksumType: cairn.ChecksumComposite}
 	wantErr(t, "create upload, no bucket", s.CreateUpload(ctx, cairn.Upload{Bucket: "nob", Key: "k", ID: "1"}), cairn.ErrNotFound)
 	wantErr(t, "create upload, bad id", s.CreateUpload(ctx, cairn.Upload{Bucket: "upb", Key: "k", ID: "a/b"}), cairn.ErrInvalid)
 	noErr(t, "create upload", s.CreateUpload(ctx, u))

@@ -26,6 +26,11 @@ type Store interface {
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	ManifestPart(ctx context.Context, bucket, key string, n int) (*cairn.Manifest, error)
 	Parts(ctx context.Context, bucket, id string) (parts []cairn.Part, stamp int64, err error)
+	// ObjectVersion and ListVersions find the noncurrent versions of a
+	// versioned bucket, whose shards are named, not orphans
+	// (docs/design/versioning.md).
+	ObjectVersion(ctx context.Context, bucket, key, id string) (cairn.ObjectVersion, error)
+	ListVersions(ctx context.Context, bucket, prefix, keyMarker, afterVersion string, limit int) ([]cairn.ObjectVersion, bool, error)
 	PutScrubProgress(ctx context.Context, p cairn.ScrubProgress) error
 	ScrubProgress(ctx context.Context) ([]cairn.ScrubProgress, error)
 	ScrubControl(ctx context.Context) (cairn.ScrubControl, error)
@@ -488,27 +493,87 @@ func (s *Scrubber) reference(ctx context.Context, v verified) (cairn.Reference, 
 			}
 		}
 		m, err := s.cfg.Store.ManifestPart(cctx, id.Bucket, id.Key, id.Part)
+		if err != nil && !errors.Is(err, cairn.ErrNotFound) {
+			return cairn.Unnamed, "", err
+		}
+		if err == nil {
+			if ref, detail := partRefers(m, id, disk, v); ref != cairn.Unnamed {
+				return ref, detail, nil
+			}
+		}
+		return s.noncurrentPart(cctx, id, disk, v)
+	}
+	m, err := s.cfg.Store.Manifest(cctx, id.Bucket, id.Key)
+	if err != nil && !errors.Is(err, cairn.ErrNotFound) {
+		return cairn.Unnamed, "", err
+	}
+	objVersion := id.Version // the object version of the shard
+	if id.Object != "" {
+		objVersion = id.Object // a coded block's: id.Version is its stripe's
+	}
+	if err == nil && m.Version == objVersion {
+		ref, detail := m.Layout.Refers(m.Version, id, disk, v.size, v.crc)
+		return ref, detail, nil
+	}
+	// A version that is not current may be a noncurrent one.
+	if !cairn.ValidVersion(objVersion) {
+		return cairn.Unnamed, "", nil
+	}
+	ov, err := s.cfg.Store.ObjectVersion(cctx, id.Bucket, id.Key, objVersion)
+	if errors.Is(err, cairn.ErrNotFound) || err == nil && ov.Manifest == nil {
+		return cairn.Unnamed, "", nil
+	} else if err != nil {
+		return cairn.Unnamed, "", err
+	}
+	ref, detail := ov.Manifest.Layout.Refers(ov.Manifest.Version, id, disk, v.size, v.crc)
+	return ref, detail, nil
+}
+
+// partRefers is Refers of the part id.Part of m.
+func partRefers(m *cairn.Manifest, id cairn.ShardIdentity, disk cairn.DiskID, v verified) (cairn.Reference, string) {
+	for _, p := range m.Parts {
+		if p.Number == id.Part {
+			return p.Layout.Refers(p.Version, id, disk, v.size, v.crc)
+		}
+	}
+	return cairn.Unnamed, ""
+}
+
+// noncurrentPart looks for the part shard of v among the key's
+// noncurrent multipart versions (a part's identity names its upload, not
+// the object version), a page of versions at a time.
+func (s *Scrubber) noncurrentPart(ctx context.Context, id cairn.ShardIdentity, disk cairn.DiskID, v verified) (cairn.Reference, string, error) {
+	keyMarker, after := "", ""
+	for {
+		vs, more, err := s.cfg.Store.ListVersions(ctx, id.Bucket, id.Key, keyMarker, after, 100)
 		if errors.Is(err, cairn.ErrNotFound) {
 			return cairn.Unnamed, "", nil
 		} else if err != nil {
 			return cairn.Unnamed, "", err
 		}
-		for _, p := range m.Parts {
-			if p.Number == id.Part {
-				ref, detail := p.Layout.Refers(p.Version, id, disk, v.size, v.crc)
+		for _, ov := range vs {
+			keyMarker, after = ov.Key, ov.Version
+			if ov.Key != id.Key {
+				return cairn.Unnamed, "", nil // past the key's versions
+			}
+			if ov.Marker || ov.Latest || ov.Info.Parts == 0 {
+				continue
+			}
+			full, err := s.cfg.Store.ObjectVersion(ctx, id.Bucket, id.Key, ov.Version)
+			if errors.Is(err, cairn.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return cairn.Unnamed, "", err
+			}
+			if full.Manifest != nil && full.Manifest.Upload == id.Upload {
+				ref, detail := partRefers(full.Manifest, id, disk, v)
 				return ref, detail, nil
 			}
 		}
-		return cairn.Unnamed, "", nil
+		if !more || len(vs) == 0 {
+			return cairn.Unnamed, "", nil
+		}
 	}
-	m, err := s.cfg.Store.Manifest(cctx, id.Bucket, id.Key)
-	if errors.Is(err, cairn.ErrNotFound) {
-		return cairn.Unnamed, "", nil
-	} else if err != nil {
-		return cairn.Unnamed, "", err
-	}
-	ref, detail := m.Layout.Refers(m.Version, id, disk, v.size, v.crc)
-	return ref, detail, nil
 }
 
 // damaged counts and records a damaged shard (up to MaxDamage records per

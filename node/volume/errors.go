@@ -53,6 +53,7 @@ func (v *Volume) err(op, shard string, err error) error {
 }
 
 func (v *Volume) corrupt(op, shard string, block int64, format string, args ...any) error {
+	v.corrupts.Add(1)
 	return &Error{Disk: v.id, Op: op, Shard: shard, Block: block,
 		Err: fmt.Errorf("%w: %s", cairn.ErrCorrupt, fmt.Sprintf(format, args...))}
 }

@@ -74,15 +74,16 @@ type Usage struct {
 // for concurrent use; concurrent Puts of one name leave one complete
 // version of it (the last rename wins).
 type Volume struct {
-	fs      vfs.FS
-	dir     string
-	id      cairn.DiskID
-	volID   string // the identity's VolumeID
-	log     *slog.Logger
-	maxSize int64
-	minFree int64
-	nonce   string       // distinguishes this Open's tmp files
-	seq     atomic.Int64 // numbers tmp files
+	fs       vfs.FS
+	dir      string
+	id       cairn.DiskID
+	volID    string // the identity's VolumeID
+	log      *slog.Logger
+	maxSize  int64
+	minFree  int64
+	nonce    string       // distinguishes this Open's tmp files
+	seq      atomic.Int64 // numbers tmp files
+	corrupts atomic.Int64 // corruption found (v.corrupt): Corruptions
 
 	lock io.Closer // the disk's lock, held while open (nil if the dir was missing)
 
@@ -823,6 +824,11 @@ func validFanout(s string) bool {
 	}
 	return true
 }
+
+// Corruptions counts the corruption found since Open: each error wrapping
+// cairn.ErrCorrupt for a shard that a read, check or verify met (a block or
+// content CRC, a footer or identity that does not parse). For metrics.
+func (v *Volume) Corruptions() int64 { return v.corrupts.Load() }
 
 // Usage reports the capacity and free space of the volume's file system.
 func (v *Volume) Usage() (Usage, error) {

@@ -171,6 +171,9 @@ func TestCorruptBlockIsDetected(t *testing.T) {
 	if got, err := readRange(v, name, 0, 2*BlockSize); err != nil || !bytes.Equal(got, data[:2*BlockSize]) {
 		t.Fatalf("good blocks: %v", err)
 	}
+	if n := v.Corruptions(); n != 0 {
+		t.Fatalf("%d corruptions counted before reading the bad block", n)
+	}
 	// A range touching it fails after returning the good bytes.
 	r, err := v.NewReader(context.Background(), name, BlockSize, 2*BlockSize)
 	if err != nil {
@@ -184,6 +187,9 @@ func TestCorruptBlockIsDetected(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "block 2") {
 		t.Fatalf("error does not name shard and block: %v", err)
+	}
+	if n := v.Corruptions(); n != 1 {
+		t.Fatalf("%d corruptions counted after one bad block, want 1 (metrics' CRC failures)", n)
 	}
 	if !bytes.Equal(got, data[BlockSize:2*BlockSize]) {
 		t.Fatalf("got %d good bytes before the error, want %d", len(got), BlockSize)

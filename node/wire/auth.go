@@ -2,10 +2,10 @@ package wire
 
 // Request signing (docs/design/node-protocol.md, "Authentication"). Every
 // request carries these headers and "Authorization: CAIRN-HMAC-SHA256
-// Signature=<64 hex>", an HMAC-SHA256 under a key derived from the cluster
-// secret over the request's method, escaped path, query, HeaderDate,
-// HeaderNonce, HeaderContentSHA256 and the values of HeaderIdentity and
-// HeaderRepair.
+// Credential=ROLE/NAME, Signature=<64 hex>", an HMAC-SHA256 under the key
+// derived from the cluster secret for ROLE/NAME over that key id, the
+// request's method, host, escaped path, query, HeaderDate, HeaderNonce,
+// HeaderContentSHA256 and the values of HeaderIdentity and HeaderRepair.
 const (
 	// AuthScheme names the signature in the Authorization header.
 	AuthScheme = "CAIRN-HMAC-SHA256"

@@ -73,7 +73,13 @@ var codeAliases = map[string]error{
 	"range":     cairn.ErrInvalid,  // 416: range outside the shard
 	"no_route":  cairn.ErrInvalid,  // 404: no such endpoint or method
 	"no_disk":   cairn.ErrNotFound, // 404: the node does not serve the disk
+	// 403: the request's key is valid but its role may not make it
+	CodeForbidden: cairn.ErrAuth,
 }
+
+// CodeForbidden is the code of a request whose key was verified but
+// whose role may not make it (403): a reader key asking to PUT, say.
+const CodeForbidden = "forbidden"
 
 // CodeInternal is the code of an error that matches no sentinel (500): a
 // node's I/O error, say.
