@@ -519,7 +519,7 @@ func writeHostCert(dir, host string, ca *x509.Certificate, caKey *ecdsa.PrivateK
 
 // initAddHost writes DIR/HOST for a host added to the cluster of DIR
 // later: its client.conf and, if the cluster has TLS, its certificate
-// from the cluster CA.
+// from the cluster CA and the etcd password file.
 func initAddHost(dir, host string, stdout io.Writer) error {
 	if _, err := parseHostList("add-host", host, 0); err != nil || strings.Contains(host, ":") && net.ParseIP(host) == nil {
 		return fmt.Errorf("%w: --add-host %q: want a host name or address", ErrUsage, host)
@@ -548,6 +548,11 @@ func initAddHost(dir, host string, stdout io.Writer) error {
 		}
 		f := NodeTLSFiles{CA: initCACert, Cert: initHostCert, Key: initHostKey}
 		hc.NodeTLS, hc.MetaTLS = &f, &f
+		// For a metadata member added on the host (cairn admin meta add);
+		// whoever holds the secret of client.conf can derive it anyway.
+		if err := os.WriteFile(filepath.Join(hd, initPasswordFile), []byte(metaPassword(cc.Secret)+"\n"), 0o600); err != nil {
+			return err
+		}
 	} else if err := os.Mkdir(hd, 0o700); err != nil {
 		return err
 	}

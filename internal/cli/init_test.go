@@ -180,6 +180,9 @@ func TestInitWritesAndRefusesAnExistingCluster(t *testing.T) {
 	} else if hc, err := readCert(c.MetaTLS.Cert); err != nil || hc.VerifyHostname("h9") != nil || hc.CheckSignatureFrom(ca) != nil {
 		t.Fatalf("h9's certificate: %v", err)
 	}
+	if pw, err := os.ReadFile(filepath.Join(dir, "h9", "meta-password")); err != nil || strings.TrimSpace(string(pw)) != metaPassword(cc.Secret) {
+		t.Fatalf("h9/meta-password %q, %v", pw, err)
+	}
 	if _, _, err := run(t, "init", dir, "--add-host", "h9"); !errors.Is(err, ErrUsage) {
 		t.Fatalf("init --add-host h9 again: %v, want refused", err)
 	}

@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	etcdmeta "cairn/meta/etcd"
 )
@@ -31,5 +35,22 @@ func TestMetaOptions(t *testing.T) {
 	c.MetaTLS = &NodeTLSFiles{CA: "missing.pem", Cert: "c.pem", Key: "k.pem"}
 	if _, err := c.metaOptions(); err == nil || !strings.Contains(err.Error(), "meta_tls") {
 		t.Fatalf("unreadable meta_tls: %v, want an error naming meta_tls", err)
+	}
+}
+
+// A refused password is a wrong secret; a refusal of a client without a
+// user says the config lacks one.
+func TestMetaOpenError(t *testing.T) {
+	eps := []string{"https://h1:9379"}
+	err := metaOpenError(fmt.Errorf("open: %w", rpctypes.ErrAuthFailed), eps, etcdmeta.Options{Username: etcdmeta.User}, "x.conf")
+	if !errors.Is(err, ErrWrongSecret) || !strings.Contains(err.Error(), "x.conf") {
+		t.Fatalf("refused password: %v, want ErrWrongSecret naming x.conf", err)
+	}
+	err = metaOpenError(rpctypes.ErrUserEmpty, eps, etcdmeta.Options{}, "x.conf")
+	if errors.Is(err, ErrWrongSecret) || !strings.Contains(err.Error(), "meta_user") || !errors.Is(err, rpctypes.ErrUserEmpty) {
+		t.Fatalf("no user: %v, want an error naming meta_user", err)
+	}
+	if err := metaOpenError(errors.New("dial"), eps, etcdmeta.Options{}, "x.conf"); !strings.Contains(err.Error(), "connecting to the metadata store") {
+		t.Fatalf("other: %v", err)
 	}
 }

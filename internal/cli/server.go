@@ -69,7 +69,9 @@ certificate for the S3 host) or --tls: then it serves HTTPS only. --tls
 (for development) makes a self-signed CA and a certificate for the S3
 host under DIR/tls, reused on restart, and turns on mutual TLS for the
 node protocol (a node certificate from the same CA, named in
-DIR/client.conf for the CLI and gateways); clients trust DIR/tls/ca.pem:
+DIR/client.conf for the CLI and gateways) and for etcd, which also turns
+its authentication on (user cairn, with a password derived from the
+cluster secret: docs/design/meta.md); clients trust DIR/tls/ca.pem:
 
   AWS_CA_BUNDLE=DIR/tls/ca.pem aws --endpoint-url https://127.0.0.1:9000 s3 ls
 
@@ -343,7 +345,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	mo.Logger, mo.ObserveCall = o.log, o.metrics.metaCalls()
 	store, err := etcdmeta.Open(ctx, o.meta, mo)
 	if err != nil {
-		return "", nil, fmt.Errorf("connecting to the metadata store %v: %w", o.meta, err)
+		return "", nil, metaOpenError(err, o.meta, mo, o.from)
 	}
 	if err := checkSecret(ctx, store, o.secret, o.from, true); err != nil {
 		store.Close()

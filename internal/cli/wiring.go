@@ -3,12 +3,15 @@ package cli
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
 	"sync"
 	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"cairn"
 	"cairn/client"
@@ -78,13 +81,13 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 		return nil, err
 	}
 	mo.CallTimeout, mo.ObserveCall = o.metaTimeout, o.metrics.metaCalls()
-	store, err := etcdmeta.Open(ctx, cfg.Meta, mo)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to the metadata store %v: %w", cfg.Meta, err)
-	}
 	from := cfg.path
 	if from == "" {
 		from = "the cluster config"
+	}
+	store, err := etcdmeta.Open(ctx, cfg.Meta, mo)
+	if err != nil {
+		return nil, metaOpenError(err, cfg.Meta, mo, from)
 	}
 	key, err := clusterKey(ctx, store, cfg, from, o)
 	if err != nil {
@@ -259,3 +262,20 @@ var (
 	_ repair.Executor = (*node.Client)(nil)
 	_ node.Resolver   = (*resolver)(nil).resolve
 )
+
+// metaOpenError is the error of a failed etcdmeta.Open at endpoints with
+// opts: a password etcd refuses is a wrong cluster secret (the password
+// is derived from the secret from from); a refusal without a user says
+// the config lacks one.
+func metaOpenError(err error, endpoints []string, opts etcdmeta.Options, from string) error {
+	if opts.Username != "" && errors.Is(err, rpctypes.ErrAuthFailed) {
+		return fmt.Errorf("%w: the metadata store %v refuses etcd user %s's password, which is derived from the secret from %s: "+
+			"the secret is not this cluster's; use the secret of the cluster's client.conf, as written by cairn init or cairn server",
+			ErrWrongSecret, endpoints, opts.Username, from)
+	}
+	if opts.Username == "" && (errors.Is(err, rpctypes.ErrUserEmpty) || errors.Is(err, rpctypes.ErrPermissionDenied)) {
+		return fmt.Errorf("connecting to the metadata store %v: it requires etcd authentication (a cluster set up by cairn init or cairn server --tls), "+
+			"and %s gives no meta_user and meta_tls: use the client.conf cairn init or cairn server wrote: %w", endpoints, from, err)
+	}
+	return fmt.Errorf("connecting to the metadata store %v: %w", endpoints, err)
+}

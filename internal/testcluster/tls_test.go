@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -188,6 +189,19 @@ func TestServerTLS(t *testing.T) {
 	// the handshake, one with the certificate but no password or a wrong
 	// one by etcd.
 	metaRefusals(t, srv.Addr(proc.Meta), pool, nodeCert)
+	// A wrong secret is a wrong etcd password: refused, and said so.
+	var conf map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, srv.Conf)), &conf); err != nil {
+		t.Fatal(err)
+	}
+	conf["secret"] = strings.Repeat("0", 64)
+	bad := filepath.Join(t.TempDir(), "bad.conf")
+	if b, err := json.Marshal(conf); err != nil || os.WriteFile(bad, b, 0o600) != nil {
+		t.Fatal(err)
+	}
+	if out, err := testcluster.RunCLI(ctx, bad, "ls", "secure/"); err == nil || !strings.Contains(out, "wrong cluster secret") {
+		t.Fatalf("cairn ls with another secret: %v\n%s\nwant refused as a wrong cluster secret", err, out)
+	}
 
 	// A restart reuses the CA: the same client trust still works.
 	srv.Restart(t)

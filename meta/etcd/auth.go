@@ -38,7 +38,8 @@ var ErrAuthMismatch = errors.New("etcd authentication is on, but the cairn user'
 // if it is not on yet: it adds RootUser (without a password) and User
 // (with password), grants both etcd's root role and enables
 // authentication. It then checks that User authenticates with password.
-// tc is the client TLS configuration (nil: plain). Every member of a
+// tc is the client TLS configuration (nil: plain); each call has timeout
+// (5 s if zero). Every member of a
 // new cluster may call it at once: the steps are idempotent, and a call
 // that finds authentication turned on meanwhile only checks the
 // password. Until it returns, the cluster serves any client that
@@ -55,13 +56,11 @@ func EnableAuth(ctx context.Context, endpoints []string, tc *tls.Config, passwor
 		return fmt.Errorf("etcd authentication: %w", err)
 	}
 	defer cli.Close()
-	tctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	// Once authentication is on, AuthStatus needs the root role: an
 	// error is a cluster with authentication, checked below.
-	if st, err := cli.AuthStatus(tctx); err == nil && !st.Enabled {
-		if err := bootstrapAuth(tctx, cli, password); err != nil {
-			if st, serr := cli.AuthStatus(tctx); serr == nil && !st.Enabled {
+	if st, err := authStatus(ctx, cli, timeout); err == nil && !st.Enabled {
+		if err := bootstrapAuth(ctx, cli, password, timeout); err != nil {
+			if st, serr := authStatus(ctx, cli, timeout); serr == nil && !st.Enabled {
 				return fmt.Errorf("etcd authentication: %w", err)
 			}
 			// Another member turned it on meanwhile.
@@ -69,25 +68,62 @@ func EnableAuth(ctx context.Context, endpoints []string, tc *tls.Config, passwor
 	} else if err != nil && !IsAuthError(err) {
 		return fmt.Errorf("etcd authentication: %w", err)
 	}
-	return checkAuth(tctx, endpoints, tc, password, timeout)
+	return checkAuth(ctx, endpoints, tc, password, timeout)
+}
+
+// authStatus is cli.AuthStatus within timeout.
+func authStatus(ctx context.Context, cli *clientv3.Client, timeout time.Duration) (*clientv3.AuthStatusResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return cli.AuthStatus(ctx)
 }
 
 // bootstrapAuth adds the users and turns authentication on; a user that
-// exists already is kept.
-func bootstrapAuth(ctx context.Context, cli *clientv3.Client, password string) error {
-	if _, err := cli.UserAddWithOptions(ctx, RootUser, "", &clientv3.UserAddOptions{NoPassword: true}); err != nil && !errors.Is(err, rpctypes.ErrUserAlreadyExist) {
-		return fmt.Errorf("adding user %s: %w", RootUser, err)
-	}
-	if _, err := cli.UserAdd(ctx, User, password); err != nil && !errors.Is(err, rpctypes.ErrUserAlreadyExist) {
-		return fmt.Errorf("adding user %s: %w", User, err)
-	}
-	for _, u := range []string{RootUser, User} {
-		if _, err := cli.UserGrantRole(ctx, u, "root"); err != nil {
-			return fmt.Errorf("granting user %s the root role: %w", u, err)
+// exists already is kept. Each step has timeout.
+func bootstrapAuth(ctx context.Context, cli *clientv3.Client, password string, timeout time.Duration) error {
+	step := func(what string, f func(ctx context.Context) error) error {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if err := f(ctx); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
+		return nil
 	}
-	if _, err := cli.AuthEnable(ctx); err != nil {
-		return fmt.Errorf("enabling authentication: %w", err)
+	exists := func(err error) error {
+		if errors.Is(err, rpctypes.ErrUserAlreadyExist) {
+			return nil
+		}
+		return err
+	}
+	steps := []struct {
+		what string
+		f    func(ctx context.Context) error
+	}{
+		{"adding user " + RootUser, func(ctx context.Context) error {
+			_, err := cli.UserAddWithOptions(ctx, RootUser, "", &clientv3.UserAddOptions{NoPassword: true})
+			return exists(err)
+		}},
+		{"adding user " + User, func(ctx context.Context) error {
+			_, err := cli.UserAdd(ctx, User, password)
+			return exists(err)
+		}},
+		{"granting user " + RootUser + " the root role", func(ctx context.Context) error {
+			_, err := cli.UserGrantRole(ctx, RootUser, "root")
+			return err
+		}},
+		{"granting user " + User + " the root role", func(ctx context.Context) error {
+			_, err := cli.UserGrantRole(ctx, User, "root")
+			return err
+		}},
+		{"enabling authentication", func(ctx context.Context) error {
+			_, err := cli.AuthEnable(ctx)
+			return err
+		}},
+	}
+	for _, s := range steps {
+		if err := step(s.what, s.f); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -104,7 +140,7 @@ func checkAuth(ctx context.Context, endpoints []string, tc *tls.Config, password
 		return fmt.Errorf("etcd authentication: %w", err)
 	}
 	defer cli.Close()
-	st, err := cli.AuthStatus(ctx)
+	st, err := authStatus(ctx, cli, timeout)
 	switch {
 	case err != nil:
 		return fmt.Errorf("etcd authentication: checking it is on: %w", err)

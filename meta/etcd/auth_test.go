@@ -107,7 +107,8 @@ func tlsClient(t *testing.T, f etcdmeta.TLSFiles) *tls.Config {
 // An embedded member with TLS serves only clients with a certificate of
 // its CA; with authentication on (EnableAuth), only those that also give
 // the cairn user's password. A certificate whose CommonName is not a
-// user (every certificate cairn makes) grants nothing by itself.
+// user (every certificate cairn makes) grants nothing by itself; one
+// named after a user is that user.
 // EnableAuth is idempotent, survives a restart and tells a wrong password.
 func TestTLSAndAuth(t *testing.T) {
 	dir := t.TempDir()
@@ -179,6 +180,17 @@ func TestTLSAndAuth(t *testing.T) {
 	refused("a valid certificate, root without a password", tlsClient(t, client), etcdmeta.RootUser, "")
 	if err := etcdmeta.EnableAuth(ctx, ep, tlsClient(t, client), "wrong", 0); !errors.Is(err, etcdmeta.ErrAuthMismatch) {
 		t.Fatalf("EnableAuth with another password: %v, want ErrAuthMismatch", err)
+	}
+
+	// etcd takes a request's client certificate's CommonName as its user
+	// when it carries no token: a certificate of the CA named "cairn"
+	// needs no password. This is why no certificate cairn makes has a
+	// user's CommonName.
+	named := ca.issue("named-cairn", etcdmeta.User)
+	if s, err := openWith(tlsClient(t, named), "", ""); err != nil {
+		t.Fatalf("a certificate with CommonName %q, no password: %v; etcd used to take it as the user (the CommonName rule rests on it)", etcdmeta.User, err)
+	} else {
+		s.Close()
 	}
 
 	s, err = openWith(tlsClient(t, client), etcdmeta.User, password)

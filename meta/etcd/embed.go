@@ -221,6 +221,12 @@ func StartEmbedded(ctx context.Context, c EmbedConfig) (*Server, error) {
 		info := transport.TLSInfo{CertFile: t.Cert, KeyFile: t.Key, TrustedCAFile: t.CA, ClientCertAuth: true}
 		cfg.ClientTLSInfo, cfg.PeerTLSInfo = info, info
 	}
+	// etcd keeps passwords bcrypt-hashed and checks one per
+	// authentication. bcrypt's cost slows the guessing of a weak
+	// password; cairn's is 256 bits of HMAC output (docs/design/meta.md,
+	// "Transport security and authentication"), beyond guessing at any
+	// cost, so the minimum cost spares each connection ~50 ms of CPU.
+	cfg.BcryptCost = 4 // bcrypt.MinCost
 	stopping := new(atomic.Bool)
 	// Client streams (watches, lease keep-alives) never end by themselves,
 	// and etcd's Close waits for them for its request timeout (7 s) per
