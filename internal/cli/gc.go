@@ -54,15 +54,7 @@ removed. An orphan younger than the node's --gc-grace is counted, not removed:
 the next pass removes it. Files written before shard identities (format 1)
 are never collected.`)
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
-		ctl, err := cl.meta.ScrubControl(ctx)
-		if err != nil {
-			return err
-		}
-		ps, err := cl.meta.ScrubProgress(ctx)
-		if err != nil {
-			return err
-		}
-		disks, err := cl.meta.Disks(ctx)
+		ctl, ps, disks, err := scrubState(ctx, cl)
 		if err != nil {
 			return err
 		}

@@ -60,18 +60,25 @@ With --watch the status refreshes every --interval.`)
 	})
 }
 
-// showScrubStatus writes the scrub status to stdout: JSON (with the
-// pending damage records) if asJSON, else text.
-func showScrubStatus(ctx context.Context, cl *cluster, stdout io.Writer, asJSON bool) error {
+// scrubState reads what scrub status and gc status both show: the
+// scrub's control record, every disk's progress, and the disks.
+func scrubState(ctx context.Context, cl *cluster) (cairn.ScrubControl, []cairn.ScrubProgress, []cairn.Disk, error) {
 	ctl, err := cl.meta.ScrubControl(ctx)
 	if err != nil {
-		return err
+		return ctl, nil, nil, err
 	}
 	ps, err := cl.meta.ScrubProgress(ctx)
 	if err != nil {
-		return err
+		return ctl, nil, nil, err
 	}
 	disks, err := cl.meta.Disks(ctx)
+	return ctl, ps, disks, err
+}
+
+// showScrubStatus writes the scrub status to stdout: JSON (with the
+// pending damage records) if asJSON, else text.
+func showScrubStatus(ctx context.Context, cl *cluster, stdout io.Writer, asJSON bool) error {
+	ctl, ps, disks, err := scrubState(ctx, cl)
 	if err != nil {
 		return err
 	}
