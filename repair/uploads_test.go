@@ -442,3 +442,58 @@ func (e *env) checkCleanup(t *testing.T, key, version string) {
 	}
 	t.Fatalf("no cleanup of the rebuilt files of version %s: %+v", version, qs)
 }
+
+// TestDamageOfUploadPartHealed: scrub (or a read) records a corrupt shard
+// of a part of an upload in progress; the scan turns the record into a
+// task of that part (before, no stripe matched it and the record was
+// dropped unhealed), the repair rebuilds the shard elsewhere, the next
+// walk finds it healed, and the upload completes into an object that
+// reads back byte-exact.
+func TestDamageOfUploadPartHealed(t *testing.T) {
+	forStores(t, func(t *testing.T, store meta.Store) {
+		ctx := context.Background()
+		e := newEnvStore(t, store, 8, 1, "rs-4-2", 0)
+		up := e.startUpload(t, "big", 3)
+		u, err := e.meta.Upload(ctx, "bkt", up.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := e.parts(t, up)
+		snap := e.snapshot()
+		p := before[1]
+		f := cairn.ShardFile{Disk: p.Shards[3].Disk, Name: cairn.ShardName(p.Version, 3)}
+		e.files.Mu.Lock()
+		b := e.files.Files[string(f.Disk)+"/"+f.Name]
+		b[len(b)/2] ^= 0x10
+		e.files.Mu.Unlock()
+		now := time.Unix(1000, 0)
+		if err := e.meta.PutDamage(ctx, cairn.Damage{Disk: f.Disk, Shard: f.Name, Kind: cairn.DamageCorrupt,
+			Source: cairn.DamageScrub, Found: now}); err != nil {
+			t.Fatal(err)
+		}
+		r := New(e.meta, e.exec, Config{Unit: 4096})
+		if n, err := r.Scan(ctx, now); err != nil || n != 1 {
+			t.Fatalf("scan: %d tasks, %v", n, err)
+		}
+		ts, _ := meta.AllRepairTasks(ctx, e.meta)
+		if len(ts) != 1 || ts[0].Upload != up.id || ts[0].Part != 2 || fmt.Sprint(ts[0].Bad) != "[3]" {
+			t.Fatalf("tasks: %+v", ts)
+		}
+		if _, err := r.Work(ctx, now); err != nil {
+			t.Fatal(err)
+		}
+		if moved := e.checkMoved(t, u, before, e.parts(t, up), snap, "none"); moved != 1 {
+			t.Fatalf("%d shards moved, want the damaged one", moved)
+		}
+		if _, err := r.Scan(ctx, now.Add(rescanEvery)); err != nil {
+			t.Fatal(err)
+		}
+		if ds, _, _ := e.meta.Damages(ctx, "", 100); len(ds) != 0 {
+			t.Fatalf("records left after healing: %+v", ds)
+		}
+		if st := r.Stats(); st.DamageQueued != 1 || st.DamageHealed != 1 || st.Repaired != 1 {
+			t.Fatalf("stats: %+v", st)
+		}
+		e.readBack(t, "big", e.complete(t, up))
+	})
+}
