@@ -280,16 +280,7 @@ func (e *env) check(t *testing.T) {
 			}
 		}
 		e.files.Set(func() { e.files.FailGet = fail })
-		_, rc, err := e.c.Get(ctx, "bkt", key, 0, -1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		_, err = buf.ReadFrom(rc)
-		rc.Close()
-		if err != nil || !bytes.Equal(buf.Bytes(), want) {
-			t.Fatalf("%s: read back %d bytes (%v), differing", key, buf.Len(), err)
-		}
+		e.readBack(t, key, want)
 	}
 }
 

@@ -45,16 +45,21 @@ func forStores(t *testing.T, f func(t *testing.T, store meta.Store)) {
 }
 
 // openUpload is an upload in progress a test made, with its parts'
-// contents by number.
+// contents by number, and as it was once its parts were uploaded: its
+// record, its parts, and a copy of every shard file (env.snapshot).
 type openUpload struct {
-	key   string
-	id    string
-	parts map[int][]byte
-	etags map[int]string
+	key    string
+	id     string
+	parts  map[int][]byte
+	etags  map[int]string
+	u      cairn.Upload
+	before []cairn.Part
+	snap   map[string][]byte
 }
 
 // startUpload starts an upload of key and uploads parts 1..n, each of
-// about 20 KB (several stripes of the env's 4 KiB blocks).
+// about 20 KB (several stripes of the env's 4 KiB blocks), and notes the
+// upload as it is then.
 func (e *env) startUpload(t *testing.T, key string, n int) *openUpload {
 	t.Helper()
 	ctx := context.Background()
@@ -63,10 +68,11 @@ func (e *env) startUpload(t *testing.T, key string, n int) *openUpload {
 	if err != nil {
 		t.Fatal(err)
 	}
-	up := &openUpload{key: key, id: u.ID, parts: map[int][]byte{}, etags: map[int]string{}}
+	up := &openUpload{key: key, id: u.ID, parts: map[int][]byte{}, etags: map[int]string{}, u: u}
 	for i := 1; i <= n; i++ {
 		e.uploadPart(t, up, i, randBytes(uint64(7*i), 20000+i))
 	}
+	up.before, up.snap = e.parts(t, up), e.snapshot()
 	return up
 }
 
@@ -192,12 +198,7 @@ func TestRepairUploadParts(t *testing.T) {
 		ctx := context.Background()
 		e := newEnvStore(t, store, 7, 2, "rs-4-2", 3)
 		up := e.startUpload(t, "big", 6)
-		u, err := e.meta.Upload(ctx, "bkt", up.id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before := e.parts(t, up)
-		snap := e.snapshot()
+		u, before, snap := up.u, up.before, up.snap
 		e.loseNode(t, "n4")
 		want := onNode(before, "n4/")
 		if want == 0 {
@@ -263,12 +264,7 @@ func TestDrainMovesUploadParts(t *testing.T) {
 		ctx := context.Background()
 		e := newEnvStore(t, store, 7, 2, "rs-4-2", 0)
 		up := e.startUpload(t, "big", 4)
-		u, err := e.meta.Upload(ctx, "bkt", up.id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before := e.parts(t, up)
-		snap := e.snapshot()
+		u, before, snap := up.u, up.before, up.snap
 		disk := before[0].Shards[2].Disk
 		e.setState(t, string(disk), cairn.DiskDraining)
 		r := New(e.meta, e.exec, Config{Unit: 4096})
@@ -304,12 +300,7 @@ func TestUploadRepairRaces(t *testing.T) {
 				key := "race-" + race
 				e := newEnvStore(t, store, 7, 2, "rs-4-2", 0)
 				up := e.startUpload(t, key, 1)
-				u, err := e.meta.Upload(ctx, "bkt", up.id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				before := e.parts(t, up)
-				snap := e.snapshot()
+				u, before, snap := up.u, up.before, up.snap
 				lost := string(before[0].Shards[1].Disk)
 				node, _, _ := strings.Cut(lost, "/")
 				e.loseNode(t, node)
@@ -454,12 +445,7 @@ func TestDamageOfUploadPartHealed(t *testing.T) {
 		ctx := context.Background()
 		e := newEnvStore(t, store, 8, 1, "rs-4-2", 0)
 		up := e.startUpload(t, "big", 3)
-		u, err := e.meta.Upload(ctx, "bkt", up.id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		before := e.parts(t, up)
-		snap := e.snapshot()
+		u, before, snap := up.u, up.before, up.snap
 		p := before[1]
 		f := cairn.ShardFile{Disk: p.Shards[3].Disk, Name: cairn.ShardName(p.Version, 3)}
 		e.files.Mu.Lock()

@@ -2,7 +2,6 @@ package mem
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"cairn"
@@ -27,14 +26,8 @@ func (s *Store) UpdateUploadPart(ctx context.Context, bucket, id string, p, prev
 	if !ok {
 		return fmt.Errorf("%s: %w (no such part)", op, cairn.ErrNotFound)
 	}
-	a, err1 := json.Marshal(cur)
-	pv, err2 := json.Marshal(prev)
-	n, err3 := json.Marshal(p)
-	if err1 == nil && err3 == nil && string(a) == string(n) {
-		return nil // this very update is stored: a retried update
-	}
-	if err1 != nil || err2 != nil || string(a) != string(pv) {
-		return fmt.Errorf("%s: %w (the part changed)", op, cairn.ErrConflict)
+	if stored, err := meta.SwapPart(op, cur, p, prev); stored || err != nil {
+		return err // stored: this very update, retried
 	}
 	d := meta.NewDelta()
 	d.Parts([]cairn.Part{p}, 1)
