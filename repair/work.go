@@ -262,7 +262,7 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 // stale.
 func (r *Repairer) manifest(ctx context.Context, t *cairn.RepairTask) (*cairn.Manifest, error) {
 	if t.Upload != "" {
-		return r.openPart(ctx, t)
+		return OpenPart(ctx, r.store, t)
 	}
 	var m *cairn.Manifest
 	var err error
@@ -295,19 +295,28 @@ func (r *Repairer) manifest(ctx context.Context, t *cairn.RepairTask) (*cairn.Ma
 // progress (aborted or completed).
 var errUploadGone = fmt.Errorf("upload ended: %w", cairn.ErrNotFound)
 
-// openPart reads what the task of a part of an upload in progress decides
-// on: the part, as cairn.Upload.OpenPart shows it, read alone
-// (meta.Store.PartPage of one part). errUploadGone if the upload or the
-// part is gone.
-func (r *Repairer) openPart(ctx context.Context, t *cairn.RepairTask) (*cairn.Manifest, error) {
-	u, err := r.store.Upload(ctx, t.Bucket, t.Upload)
+// UploadPartReader is the part of the metadata store OpenPart reads;
+// meta.Store satisfies it.
+type UploadPartReader interface {
+	Upload(ctx context.Context, bucket, id string) (cairn.Upload, error)
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
+}
+
+// OpenPart reads what the task t of a part of an upload in progress
+// (t.Upload set) decides on: the part, as cairn.Upload.OpenPart shows it,
+// read alone (PartPage of one part), whatever its version (a part
+// uploaded again is not t's stripe: compare its version with t.Stripe).
+// An error wrapping cairn.ErrNotFound if the upload (or the part) is gone:
+// aborted or completed.
+func OpenPart(ctx context.Context, s UploadPartReader, t *cairn.RepairTask) (*cairn.Manifest, error) {
+	u, err := s.Upload(ctx, t.Bucket, t.Upload)
 	if errors.Is(err, cairn.ErrNotFound) || err == nil && u.Key != t.Key {
 		return nil, errUploadGone
 	}
 	if err != nil {
 		return nil, err
 	}
-	ps, _, err := r.store.PartPage(ctx, t.Bucket, t.Upload, t.Part-1, 1)
+	ps, _, err := s.PartPage(ctx, t.Bucket, t.Upload, t.Part-1, 1)
 	if errors.Is(err, cairn.ErrNotFound) || err == nil && (len(ps) == 0 || ps[0].Number != t.Part) {
 		return nil, errUploadGone
 	}
