@@ -141,6 +141,20 @@ type Store interface {
 	// version and size. The files of prev that p does not name are queued
 	// for cleanup (cairn.CleanupRepair).
 	UpdatePart(ctx context.Context, bucket, key, version string, p, prev cairn.Part) error
+	// UpdateUploadPart replaces part p.Number of the upload id in
+	// progress with p if the stored part is exactly prev
+	// (compare-and-swap on the part: a repair of the stripe of an
+	// upload's part, docs/design/repair.md), and changes the upload's
+	// stamp (see Parts), so that a CompleteUpload that read the parts
+	// before conflicts instead of committing the shards' old places.
+	// Storing what is already stored succeeds (a retried update).
+	// ErrNotFound if the upload or its part p.Number does not exist
+	// (aborted, completed), ErrConflict if the part is not prev (uploaded
+	// again, or moved by another repair), ErrInvalid unless p passes
+	// (*cairn.Part).Validate and has prev's number, version and size. The
+	// files of prev that p does not name are queued for cleanup
+	// (cairn.CleanupRepair).
+	UpdateUploadPart(ctx context.Context, bucket, id string, p, prev cairn.Part) error
 	// ListManifests returns up to limit manifests of a bucket whose keys
 	// start with prefix and sort strictly after startAfter, in key order
 	// (byte-wise), and whether more follow. A page holds at most MaxPage

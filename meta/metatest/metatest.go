@@ -45,6 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"ManyRecords", testManyRecords},
 		{"Uploads", testUploads},
 		{"UploadEncryption", testUploadEncryption},
+		{"UploadPartRepair", testUploadPartRepair},
 		{"UpdateManifest", testUpdateManifest},
 		{"UpdateManifestRace", testUpdateManifestRace},
 		{"Usage", testUsage},
