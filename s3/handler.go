@@ -54,7 +54,6 @@ type Objects interface {
 	Upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error)
 	AbortUpload(ctx context.Context, bucket, key, id string) error
 	ListPartsPage(ctx context.Context, bucket, key, id string, after, limit int) (cairn.Upload, []cairn.Part, bool, error)
-	ListUploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
 }
 
 var _ Objects = (*client.Client)(nil)
@@ -75,6 +74,9 @@ type Meta interface {
 	// ListObjects pages the listing records of a bucket (limit 1 to
 	// meta.MaxPage): listings never read manifests.
 	ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]cairn.ObjectInfo, bool, error)
+	// UploadKeyPage pages the uploads in progress of a bucket by key
+	// (ListMultipartUploads; limit 1 to meta.MaxPage).
+	UploadKeyPage(ctx context.Context, bucket, prefix, keyMarker, idMarker string, limit int) ([]cairn.Upload, bool, error)
 	Versions
 }
 
