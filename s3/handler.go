@@ -63,7 +63,8 @@ var _ Objects = (*client.Client)(nil)
 type Meta interface {
 	CreateBucket(ctx context.Context, b cairn.Bucket) error
 	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
-	Buckets(ctx context.Context) ([]cairn.Bucket, error)
+	// BucketPage pages the buckets (limit 1 to meta.MaxPage): ListBuckets.
+	BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error)
 	DeleteBucket(ctx context.Context, name string) error
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
 	SetBucketTags(ctx context.Context, name string, tags map[string]string) error

@@ -71,8 +71,10 @@ func (nopMeta) CreateBucket(context.Context, cairn.Bucket) error { return cairn.
 func (nopMeta) Bucket(context.Context, string) (cairn.Bucket, error) {
 	return cairn.Bucket{}, cairn.ErrNotFound
 }
-func (nopMeta) Buckets(context.Context) ([]cairn.Bucket, error) { return nil, nil }
-func (nopMeta) DeleteBucket(context.Context, string) error      { return cairn.ErrNotFound }
+func (nopMeta) BucketPage(context.Context, string, int) ([]cairn.Bucket, bool, error) {
+	return nil, false, nil
+}
+func (nopMeta) DeleteBucket(context.Context, string) error { return cairn.ErrNotFound }
 func (nopMeta) SetBucketEncryption(context.Context, string, string) error {
 	return cairn.ErrNotFound
 }
