@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"cairn"
 )
@@ -211,5 +213,38 @@ func TestListUploadsReadsAPage(t *testing.T) {
 	}
 	if _, err := listUploadsPage(ctx, cm, "nosuch", "", "", "", "", 10); !errors.Is(err, cairn.ErrNotFound) {
 		t.Fatalf("a missing bucket: %v", err)
+	}
+}
+
+// encoding-type=url: ListMultipartUploads percent-encodes keys, prefixes
+// and markers, as ListObjects does; another encoding is refused.
+func TestListUploadsEncoding(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.mkBucket(t, "bkt")
+	c := e.root()
+	for _, k := range []string{"a b+c%d/ü", "a b/x", "z"} {
+		if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("bkt"), Key: aws.String(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String("bkt"), Prefix: aws.String("a b"),
+		EncodingType: types.EncodingTypeUrl, MaxUploads: aws.Int32(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Uploads) != 1 || aws.ToString(out.Uploads[0].Key) != "a%20b%2Bc%25d/%C3%BC" || aws.ToString(out.Prefix) != "a%20b" ||
+		aws.ToString(out.NextKeyMarker) != "a%20b%2Bc%25d/%C3%BC" || out.EncodingType != types.EncodingTypeUrl {
+		t.Fatalf("url encoding: %+v", out)
+	}
+	out, err = c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String("bkt"), Delimiter: aws.String(" "), EncodingType: types.EncodingTypeUrl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.CommonPrefixes) != 1 || aws.ToString(out.CommonPrefixes[0].Prefix) != "a%20" || aws.ToString(out.Delimiter) != "%20" {
+		t.Fatalf("url encoding of common prefixes: %+v", out)
+	}
+	if status, body := do(t, e.signed(t, http.MethodGet, "/bkt?uploads&encoding-type=base64", nil, "", nil)); status != http.StatusBadRequest {
+		t.Fatalf("encoding-type=base64: %d %s", status, body)
 	}
 }

@@ -364,6 +364,7 @@ type listUploadsResult struct {
 	NextUploadIDMarker string         `xml:"NextUploadIdMarker,omitempty"`
 	Prefix             string         `xml:"Prefix"`
 	Delimiter          string         `xml:"Delimiter,omitempty"`
+	EncodingType       string         `xml:"EncodingType,omitempty"`
 	MaxUploads         int            `xml:"MaxUploads"`
 	IsTruncated        bool           `xml:"IsTruncated"`
 	Uploads            []uploadEntry  `xml:"Upload"`
@@ -382,7 +383,7 @@ type uploadEntry struct {
 
 // listUploads serves ListMultipartUploads: prefix, delimiter (keys
 // rolled into common prefixes, as ListObjects), key-marker,
-// upload-id-marker and max-uploads, in key order and, within a key, by
+// upload-id-marker, max-uploads and encoding-type, in key order and, within a key, by
 // initiation time. It reads the store's key-ordered index a page at a time
 // (meta.Store.UploadKeyPage), never every upload of the bucket.
 func (h *Handler) listUploads(q *request) error {
@@ -397,8 +398,12 @@ func (h *Handler) listUploads(q *request) error {
 	}
 	maxUploads = min(maxUploads, maxListKeys)
 	prefix, keyMarker, idMarker := query.Get("prefix"), query.Get("key-marker"), query.Get("upload-id-marker")
-	out := listUploadsResult{NS: s3NS, Bucket: q.bucket, KeyMarker: keyMarker, UploadIDMarker: idMarker, Prefix: prefix,
-		Delimiter: delim, MaxUploads: maxUploads}
+	l := listQuery{enc: query.Get("encoding-type")}
+	if l.enc != "" && l.enc != "url" {
+		return fmt.Errorf("%w: encoding-type %q", ErrInvalidArgument, l.enc)
+	}
+	out := listUploadsResult{NS: s3NS, Bucket: q.bucket, KeyMarker: l.encode(keyMarker), UploadIDMarker: idMarker, Prefix: l.encode(prefix),
+		Delimiter: l.encode(delim), MaxUploads: maxUploads, EncodingType: l.enc}
 	p, err := listUploadsPage(q.r.Context(), h.cfg.Meta, q.bucket, prefix, delim, keyMarker, idMarker, maxUploads)
 	if errors.Is(err, cairn.ErrNotFound) {
 		return withCause(ErrNoSuchBucket, err)
@@ -407,14 +412,14 @@ func (h *Handler) listUploads(q *request) error {
 		return err
 	}
 	for _, u := range p.uploads {
-		out.Uploads = append(out.Uploads, uploadEntry{Key: u.Key, UploadID: u.ID, Initiated: isoTime(u.Created),
+		out.Uploads = append(out.Uploads, uploadEntry{Key: l.encode(u.Key), UploadID: u.ID, Initiated: isoTime(u.Created),
 			StorageClass: h.storageClass(u.Policy), ChecksumAlgorithm: u.ChecksumAlgorithm, ChecksumType: uploadChecksumType(u)})
 	}
 	for _, cp := range p.prefixes {
-		out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: cp})
+		out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: l.encode(cp)})
 	}
 	if out.IsTruncated = p.truncated; p.truncated {
-		out.NextKeyMarker, out.NextUploadIDMarker = p.nextKey, p.nextID
+		out.NextKeyMarker, out.NextUploadIDMarker = l.encode(p.nextKey), p.nextID
 	}
 	return h.writeXML(q, http.StatusOK, out)
 }
