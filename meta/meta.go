@@ -206,6 +206,21 @@ type Store interface {
 	// upload of the previous page; "" starts at the first.
 	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
 	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
+	// UploadKeyPage returns up to limit uploads in progress of a bucket
+	// whose keys start with prefix, in key order (byte-wise) and, within a
+	// key, by creation time then ID (CompareUploads), that come after the
+	// position (keyMarker, idMarker), and whether more follow: S3
+	// ListMultipartUploads in bounded replies, read from a key-ordered
+	// index (docs/design/meta.md, "Uploads by key"). With idMarker "" the
+	// page starts with the uploads of the first key after keyMarker ("":
+	// from the first key); else with the upload of keyMarker after upload
+	// idMarker — or, if that upload no longer exists or is of another key,
+	// with keyMarker's first upload (a page may repeat an upload, it never
+	// skips one). The uploads carry only their fields that never change:
+	// Bucket, Key, ID, Created, Policy, ChecksumAlgorithm and ChecksumType
+	// (Upload reads the rest). ErrNotFound if the bucket does not exist,
+	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	UploadKeyPage(ctx context.Context, bucket, prefix, keyMarker, idMarker string, limit int) ([]cairn.Upload, bool, error)
 	// UpdateUploadEncryption replaces the encryption record of an upload
 	// in progress with e if the stored one is exactly prev
 	// (compare-and-swap: the reseal of its data key under another master

@@ -44,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Parts", testParts},
 		{"ManyRecords", testManyRecords},
 		{"Uploads", testUploads},
+		{"UploadsByKey", testUploadsByKey},
 		{"UploadEncryption", testUploadEncryption},
 		{"UploadPartRepair", testUploadPartRepair},
 		{"UpdateManifest", testUpdateManifest},
