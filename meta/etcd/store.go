@@ -550,7 +550,7 @@ func (s *Store) SetBucketEncryption(ctx context.Context, name, scheme string) er
 	if err := meta.CheckBucketEncryption(scheme); err != nil {
 		return err
 	}
-	return s.updateBucket(ctx, "set encryption of bucket "+name, name, func(b *cairn.Bucket) { b.Encryption = scheme })
+	return s.updateBucket(ctx, "set encryption of bucket "+name, name, func(b *cairn.Bucket) error { b.Encryption = scheme; return nil })
 }
 
 // Bucket implements meta.Store.
@@ -801,6 +801,9 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 		m, err := s.loadManifest(ctx, bucket, key, rec, r.rev)
 		if err != nil {
 			return planned{done: true, err: s.wrap(op, err)}
+		}
+		if err := m.CheckDelete(s.now(), false); err != nil {
+			return planned{done: true, err: fmt.Errorf("%s: %w", op, err)}
 		}
 		deleted = m
 		d := meta.NewDelta()
