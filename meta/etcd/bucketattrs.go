@@ -17,7 +17,7 @@ func (s *Store) SetBucketTags(ctx context.Context, name string, tags map[string]
 	if len(tags) == 0 {
 		tags = nil
 	}
-	return s.updateBucket(ctx, "set tags of bucket "+name, name, func(b *cairn.Bucket) error { b.Tags = tags; return nil })
+	return s.updateBucket(ctx, "set tags of bucket "+name, name, func(b *cairn.Bucket) { b.Tags = tags })
 }
 
 // SetBucketCORS implements meta.Store: a compare-and-swap on the bucket
@@ -26,13 +26,19 @@ func (s *Store) SetBucketCORS(ctx context.Context, name string, rules []cairn.CO
 	if len(rules) == 0 {
 		rules = nil
 	}
-	return s.updateBucket(ctx, "set CORS of bucket "+name, name, func(b *cairn.Bucket) error { b.CORS = rules; return nil })
+	return s.updateBucket(ctx, "set CORS of bucket "+name, name, func(b *cairn.Bucket) { b.CORS = rules })
 }
 
 // updateBucket applies set to the stored bucket record in a
 // compare-and-swap on its revision, retried while other writers win
-// (ErrConflict after 16 tries); an error of set's is returned as it is.
-func (s *Store) updateBucket(ctx context.Context, op, name string, set func(*cairn.Bucket) error) error {
+// (ErrConflict after 16 tries).
+func (s *Store) updateBucket(ctx context.Context, op, name string, set func(*cairn.Bucket)) error {
+	return s.updateBucketErr(ctx, op, name, func(b *cairn.Bucket) error { set(b); return nil })
+}
+
+// updateBucketErr is updateBucket with a set that may refuse: its error
+// ends the update, nothing written.
+func (s *Store) updateBucketErr(ctx context.Context, op, name string, set func(*cairn.Bucket) error) error {
 	if err := s.live(); err != nil {
 		return err
 	}

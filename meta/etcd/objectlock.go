@@ -19,7 +19,7 @@ import (
 // SetBucketObjectLock implements meta.Store: a compare-and-swap on the
 // bucket record, whose versioning it checks.
 func (s *Store) SetBucketObjectLock(ctx context.Context, name string, l cairn.ObjectLock) error {
-	return s.updateBucket(ctx, "set object lock of bucket "+name, name, func(b *cairn.Bucket) error {
+	return s.updateBucketErr(ctx, "set object lock of bucket "+name, name, func(b *cairn.Bucket) error {
 		if err := meta.CheckObjectLock(name, l, b.Versioning); err != nil {
 			return err
 		}

@@ -550,7 +550,7 @@ func (s *Store) SetBucketEncryption(ctx context.Context, name, scheme string) er
 	if err := meta.CheckBucketEncryption(scheme); err != nil {
 		return err
 	}
-	return s.updateBucket(ctx, "set encryption of bucket "+name, name, func(b *cairn.Bucket) error { b.Encryption = scheme; return nil })
+	return s.updateBucket(ctx, "set encryption of bucket "+name, name, func(b *cairn.Bucket) { b.Encryption = scheme })
 }
 
 // Bucket implements meta.Store.
