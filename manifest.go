@@ -60,6 +60,12 @@ type Manifest struct {
 	// versioning was Enabled: its S3 version ID is Version. False: it is
 	// the key's null version (docs/design/versioning.md).
 	Versioned bool `json:"versioned,omitempty"`
+	// Retention and LegalHold are the version's Object Lock
+	// (docs/design/objectlock.md): set by the write that made it (or the
+	// bucket's default retention), changed only by
+	// meta.Store.SetObjectLock; CheckDelete says what they forbid.
+	Retention *Retention `json:"retention,omitempty"`
+	LegalHold bool       `json:"legal_hold,omitempty"`
 }
 
 // Layout says where the bytes of one object (or one part) of Size bytes
@@ -159,6 +165,10 @@ type Upload struct {
 	// (CompositeChecksum) or ChecksumFullObject (FullObjectChecksum, CRCs
 	// only). "" with an algorithm: composite (uploads recorded before).
 	ChecksumType string `json:"checksum_type,omitempty"`
+	// Retention and LegalHold are the Object Lock the completed object
+	// gets (x-amz-object-lock-* on CreateMultipartUpload).
+	Retention *Retention `json:"retention,omitempty"`
+	LegalHold bool       `json:"legal_hold,omitempty"`
 }
 
 // PartManifest returns the manifest that describes part p of a multipart
