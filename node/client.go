@@ -324,6 +324,11 @@ func (c *Client) PutShardIdentified(ctx context.Context, disk cairn.DiskID, name
 	if err := cairn.ValidateShardName(name); err != nil {
 		return wire.ShardInfo{}, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: err}
 	}
+	if c.local != nil {
+		if info, ok, err := c.local.localPut(ctx, disk, name, ident, r); ok {
+			return info, err
+		}
+	}
 	addr, err := c.resolveDisk(ctx, "put", disk, name)
 	if err != nil {
 		return wire.ShardInfo{}, err

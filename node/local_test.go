@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -115,16 +114,7 @@ func TestLocalReadCorrupt(t *testing.T) {
 	name := shardName(8, 1)
 	data := randBytes(8, 4*volume.BlockSize)
 	mustPutShard(t, n.client, d.id, name, data)
-	p := filepath.Join("/d1", volume.ShardsDir, name[:2], name)
-	f, _ := mem.Open(p)
-	fi, _ := f.Stat()
-	raw := make([]byte, fi.Size())
-	f.ReadAt(raw, 0)
-	f.Close()
-	raw[2*(volume.BlockSize+4)+9] ^= 0x80
-	w, _ := mem.Create(p)
-	w.Write(raw)
-	w.Close()
+	flipBlockBit(t, mem, "/d1", name, 2)
 
 	local := n.client.WithLocal(n.h)
 	r, err := local.GetShard(context.Background(), d.id, name, 0, -1)
@@ -141,6 +131,67 @@ func TestLocalReadCorrupt(t *testing.T) {
 	}
 	if got, err := readAll(t, local, d.id, name, 3*volume.BlockSize, -1); err != nil || !bytes.Equal(got, data[3*volume.BlockSize:]) {
 		t.Fatalf("good range: %v", err)
+	}
+	if err := n.client.DeleteShard(context.Background(), d.id, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLocalWrites: a client WithLocal stores shards of the handler's
+// disks in process — durable and readable over the node protocol, no
+// request on the wire — under the node's size limit.
+func TestLocalWrites(t *testing.T) {
+	mem := vfs.NewMem()
+	d := openDisk(t, "node1/disk1", mem, "/d1")
+	n := newTestNode(t, d)
+	local := n.client.WithLocal(n.h)
+	name := shardName(5, 0)
+	data := randBytes(5, 2*volume.BlockSize+11)
+	ident := identOf(t, name)
+	info, err := local.PutShardIdentified(context.Background(), d.id, name, ident, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size != int64(len(data)) || info.Ident != len(ident) {
+		t.Fatalf("local put answered %+v for %d bytes and a %d-byte identity", info, len(data), len(ident))
+	}
+	select {
+	case req := <-n.done:
+		t.Fatalf("a local write went over the wire: %s", req)
+	default:
+	}
+	if n.h.Busy() {
+		t.Fatal("the handler is still busy after the local write")
+	}
+	got, err := readAll(t, n.client, d.id, name, 0, -1)
+	<-n.done
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back over the protocol: %d bytes, %v", len(got), err)
+	}
+	rc, err := n.client.GetShard(context.Background(), d.id, name, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, crc, _ := rc.(interface {
+		Footer() (int64, uint32, bool)
+	}).Footer()
+	rc.Close()
+	<-n.done
+	if crc != info.CRC {
+		t.Fatalf("local put answered CRC %08x, the file's footer says %08x", info.CRC, crc)
+	}
+
+	// The node's size limit holds in process too, declared or not.
+	h, err := NewHandler(HandlerConfig{Node: "node1", Secret: testSecret, Volumes: []*volume.Volume{d.v}, MaxShardSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := n.client.WithLocal(h)
+	if _, err := small.PutShard(context.Background(), d.id, shardName(6, 0), bytes.NewReader(make([]byte, 101))); !errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), "larger than 100") {
+		t.Fatalf("declared oversize shard: %v", err)
+	}
+	if _, err := small.PutShard(context.Background(), d.id, shardName(6, 0), io.MultiReader(bytes.NewReader(make([]byte, 101)))); !errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), "longer than 100") {
+		t.Fatalf("undeclared oversize shard: %v", err)
 	}
 	if err := n.client.DeleteShard(context.Background(), d.id, name); err != nil {
 		t.Fatal(err)

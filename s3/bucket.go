@@ -161,7 +161,15 @@ func (h *Handler) createBucket(q *request) error {
 			return fmt.Errorf("%w: %q", ErrInvalidLocation, l)
 		}
 	}
-	err := h.cfg.Meta.CreateBucket(q.r.Context(), cairn.Bucket{Name: q.bucket, Policy: policy, Owner: q.auth.id.Name, Created: h.cfg.Now().UTC()})
+	nb := cairn.Bucket{Name: q.bucket, Policy: policy, Owner: q.auth.id.Name, Created: h.cfg.Now().UTC()}
+	switch v := strings.ToLower(strings.TrimSpace(q.r.Header.Get(lockEnabledHeader))); v {
+	case "", "false":
+	case "true": // Object Lock turns versioning on for good
+		nb.ObjectLock, nb.Versioning = &cairn.ObjectLock{}, cairn.VersioningEnabled
+	default:
+		return fmt.Errorf("%w: x-amz-bucket-object-lock-enabled %q", ErrInvalidArgument, v)
+	}
+	err := h.cfg.Meta.CreateBucket(q.r.Context(), nb)
 	if errors.Is(err, cairn.ErrExists) {
 		if b, berr := h.cfg.Meta.Bucket(q.r.Context(), q.bucket); berr == nil && b.Owner != q.auth.id.Name && !q.auth.id.Root {
 			return ErrBucketAlreadyExists

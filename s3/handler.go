@@ -79,6 +79,7 @@ type Meta interface {
 	// (ListMultipartUploads; limit 1 to meta.MaxPage).
 	UploadKeyPage(ctx context.Context, bucket, prefix, keyMarker, idMarker string, limit int) ([]cairn.Upload, bool, error)
 	Versions
+	Locks
 }
 
 // Config configures a Handler. Validate fills the defaults.
@@ -242,9 +243,9 @@ func New(cfg Config) (*Handler, error) {
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
 	"accelerate", "acl", "analytics", "intelligent-tiering",
-	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
+	"inventory", "lifecycle", "logging", "metrics", "notification",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
-	"requestPayment", "restore", "retention", "select", "torrent", "website",
+	"requestPayment", "restore", "select", "torrent", "website",
 }
 
 // request is one authenticated request being served.

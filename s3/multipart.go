@@ -81,12 +81,16 @@ func (h *Handler) createUpload(q *request) error {
 	if err != nil {
 		return err
 	}
+	lock, err := h.putLock(q, false)
+	if err != nil {
+		return err
+	}
 	if _, err := h.readSmallBody(q); err != nil { // normally empty; checks the signature's payload hash
 		return err
 	}
 	u, err := h.cfg.Objects.CreateUpload(q.r.Context(), q.bucket, q.key, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now, SSE: sse,
-		Tags: tags, ChecksumAlgorithm: alg, ChecksumType: typ,
+		Tags: tags, ChecksumAlgorithm: alg, ChecksumType: typ, Retention: lock.retention, LegalHold: lock.hold,
 	})
 	if err != nil {
 		return h.uploadErr(q, err)

@@ -56,6 +56,7 @@ cleanup() {
 	rm -rf "$work/cairn" "$work/minio"
 }
 trap cleanup EXIT
+trap "exit 1" INT TERM
 
 (cd "$repo" && go build -o "$work/cairn-bin" ./cmd/cairn)
 access=peerbench secret=peerbench-secret-key

@@ -35,7 +35,7 @@ import (
 
 const benchS3Help = `Usage: cairn bench s3 --endpoint URL [--pid PID] [flags]
        cairn bench s3 --slow-disk SPEC [flags]
-       cairn bench s3 --local-reads [flags]
+       cairn bench s3 --local-io [flags]
 
 Measures S3 throughput and latency the way S3 traffic comes: CLIENTS
 clients, each putting objects of SIZE bytes one after the other for
@@ -59,10 +59,10 @@ bw=10MiB,lat=20ms; "slow"), and the same with --keep-slow-disks, which
 turns off the avoidance of slow disks ("slow-kept": what one slow disk
 costs without it) — the question "does one slow disk set the pace?".
 
-With --local-reads: a server whose gateway reads the node's shards over
-the node protocol (--no-local-reads: "node-protocol", as a gateway in
-another process does) and one that reads them in process ("in-process",
-the default) — what the loopback hop costs a GET.
+With --local-io: a server whose gateway reads and writes the node's
+shards over the node protocol (--no-local-io: "node-protocol", as a
+gateway in another process does) and one that does it in process
+("in-process", the default) — what the loopback hop costs.
 
 --policy picks the bucket's policy (it must fit on --disks disks).
 
@@ -158,9 +158,9 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	dur := fs.Duration("duration", 10*time.Second, "how long each phase (put, then get) runs")
 	slow := fs.String("slow-disk", "", "start three servers, healthy, with the first disk slowed by these 'cairn server --disk' options (e.g. bw=10MiB,lat=20ms), and that with --keep-slow-disks, and compare them")
 	disks := fs.Int("disks", 8, "with --slow-disk: disk directories of each server")
-	local := fs.Bool("local-reads", false, "start two servers, one whose gateway reads the node's shards over the node protocol (--no-local-reads) and one that reads them in process (the default), and compare them")
+	local := fs.Bool("local-io", false, "start two servers, one whose gateway reaches the node's shards over the node protocol (--no-local-io) and one that does it in process (the default), and compare them")
 	pid := fs.Int("pid", 0, "with --endpoint: the server's process ID on this machine, to report its CPU time per MiB of each phase")
-	rounds := fs.Int("rounds", 1, "with --slow-disk or --local-reads: run the servers' workloads this many times in turn and report each number's median (a busy machine's noise spreads over all of them)")
+	rounds := fs.Int("rounds", 1, "with --slow-disk or --local-io: run the servers' workloads this many times in turn and report each number's median (a busy machine's noise spreads over all of them)")
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchS3Help)
@@ -178,7 +178,7 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case *dur <= 0:
 		return fmt.Errorf("%w: --duration: want a positive duration", ErrUsage)
 	case btoi(*endpoint != "")+btoi(*slow != "")+btoi(*local) != 1:
-		return fmt.Errorf("%w: give one of --endpoint (a running server), --slow-disk or --local-reads (start servers)", ErrUsage)
+		return fmt.Errorf("%w: give one of --endpoint (a running server), --slow-disk or --local-io (start servers)", ErrUsage)
 	case *pid != 0 && *endpoint == "":
 		return fmt.Errorf("%w: --pid goes with --endpoint (the servers this command starts are measured anyway)", ErrUsage)
 	case *pid < 0:
@@ -207,7 +207,7 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		variants = []variant{{"healthy", "", nil}, {"slow", *slow, nil}, {"slow-kept", *slow, []string{"--keep-slow-disks"}}}
 	case *local:
-		variants = []variant{{"node-protocol", "", []string{"--no-local-reads"}}, {"in-process", "", nil}}
+		variants = []variant{{"node-protocol", "", []string{"--no-local-io"}}, {"in-process", "", nil}}
 	}
 	if *pid != 0 {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", *pid)); err != nil {

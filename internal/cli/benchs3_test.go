@@ -49,8 +49,8 @@ func TestBenchS3Usage(t *testing.T) {
 	}{
 		{[]string{"bench", "s3"}, "--endpoint"},
 		{[]string{"bench", "s3", "--endpoint", "http://x", "--slow-disk", "bw=1MiB"}, "give one of"},
-		{[]string{"bench", "s3", "--local-reads", "--slow-disk", "bw=1MiB"}, "give one of"},
-		{[]string{"bench", "s3", "--local-reads", "--pid", "1"}, "--pid goes with --endpoint"},
+		{[]string{"bench", "s3", "--local-io", "--slow-disk", "bw=1MiB"}, "give one of"},
+		{[]string{"bench", "s3", "--local-io", "--pid", "1"}, "--pid goes with --endpoint"},
 		{[]string{"bench", "s3", "--endpoint", "http://x", "--pid", "999999999"}, "no such process"},
 		{[]string{"bench", "s3", "--slow-disk", "bw=lots"}, "--slow-disk"},
 		{[]string{"bench", "s3", "--endpoint", "http://x", "--size", "0"}, "--size"},

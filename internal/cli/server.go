@@ -108,7 +108,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeID := fs.String("node-id", "node1", "this node's ID")
 	users := fs.String("users", "", usersHelp)
-	noLocal := fs.Bool("no-local-reads", false, "the S3 gateway reads this node's shards over the node protocol, as a gateway in another process does, rather than straight from the disks in process (for comparisons: cairn bench s3 --local-reads)")
+	noLocal := fs.Bool("no-local-io", false, "the S3 gateway reads and writes this node's shards over the node protocol, as a gateway in another process does, rather than through its volumes in process (for comparisons: cairn bench s3 --local-io)")
 	creds := credFlags(fs)
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
 	rep := repairFlags(fs)
@@ -265,7 +265,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	lim.cluster.log = log
 	lim.cluster.key = gatewayKey()
 	if !*noLocal {
-		lim.cluster.local = nodeHandler // the gateway reads the node's shards in process
+		lim.cluster.local = nodeHandler // the gateway reads and writes the node's shards in process
 	}
 	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {

@@ -64,7 +64,7 @@ type clusterOptions struct {
 	// with that key instead.
 	key node.KeyID
 	// local, if set, is the node handler of this process: the data path
-	// reads its disks' shards in process (node.Client.WithLocal).
+	// reads and writes its disks' shards in process (node.Client.WithLocal).
 	local *node.Handler
 }
 
@@ -136,7 +136,8 @@ func clusterKey(ctx context.Context, store *etcdmeta.Store, cfg ClientConfig, fr
 // has an OnDamage of its own. tc, if not nil, is the TLS client
 // configuration of the node calls (mutual TLS). key signs the node calls;
 // secret ("" if unknown) is kept for what else needs it. local, if not
-// nil, is this process's node: shards of its disks are read in process.
+// nil, is this process's node: shards of its disks are read and written in
+// process.
 func newCluster(store meta.Store, secret string, key node.Key, ccfg client.Config, t node.Timeouts, tc *tls.Config, local *node.Handler) *cluster {
 	r := &resolver{store: store}
 	nc := node.NewKeyClient(key, r.resolve, nodeHTTPClient(t, tc)).WithTimeouts(t).WithUnreachable(r.unreachable)

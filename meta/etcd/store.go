@@ -819,6 +819,9 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 		if err != nil {
 			return planned{done: true, err: s.wrap(op, err)}
 		}
+		if err := m.CheckDelete(s.now(), false); err != nil {
+			return planned{done: true, err: fmt.Errorf("%s: %w", op, err)}
+		}
 		deleted = m
 		d := meta.NewDelta()
 		d.Object(m, -1)

@@ -293,6 +293,9 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 	if !ok {
 		cur = nil
 	}
+	if err := s.checkReplaceLocked(b, m, cur); err != nil {
+		return nil, fmt.Errorf("complete %s/%s: %w", m.Bucket, m.Key, err)
+	}
 	d := meta.NewDelta()
 	d.Parts(parts, -1)
 	d.AddTo(&s.usage)

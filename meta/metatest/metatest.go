@@ -46,6 +46,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Uploads", testUploads},
 		{"UploadsByKey", testUploadsByKey},
 		{"UploadEncryption", testUploadEncryption},
+		{"UploadPartRepair", testUploadPartRepair},
 		{"UpdateManifest", testUpdateManifest},
 		{"UpdateManifestRace", testUpdateManifestRace},
 		{"Usage", testUsage},
@@ -62,6 +63,8 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Versions", testVersions},
 		{"VersionsRace", testVersionsRace},
 		{"VersionsNUL", testVersionsNUL},
+		{"ObjectLock", testObjectLock},
+		{"ObjectLockNull", testObjectLockNull},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
