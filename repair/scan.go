@@ -87,6 +87,11 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	added := 0
 	err = r.walk(ctx, refs, func(m *cairn.Manifest, st decide.Stripe) error {
 		id := cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.Part)
+		if l := decide.CodedLayout(m, st.Part); l != nil {
+			n, err := r.scanCoded(ctx, m, st.Part, l, id, have, damage, view, now) // lt.go
+			added += n
+			return err
+		}
 		_, queued := have[id]
 		bad := damage.match(st, id, queued)
 		if t, ok := have[id]; ok {
@@ -145,8 +150,8 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 // walk calls f for every stripe of every committed manifest, and counts
 // into refs the shards each disk holds for them and for the parts of
 // multipart uploads in progress. A stripe's shard counts for the disk the
-// manifest places it on. Coded blocks (lt objects) are not counted:
-// nothing rebuilds them, and a read tolerates a missing one.
+// manifest places it on; so does a coded block (lt objects) for the disk
+// that holds it.
 func (r *Repairer) walk(ctx context.Context, refs map[cairn.DiskID]int, f func(*cairn.Manifest, decide.Stripe) error) error {
 	err := meta.EachBucket(ctx, r.store, func(b cairn.Bucket) error {
 		after := ""
@@ -208,6 +213,13 @@ func walkStripes(m *cairn.Manifest, refs map[cairn.DiskID]int, f func(*cairn.Man
 	for _, st := range decide.Stripes(m) {
 		for _, s := range st.Shards {
 			refs[s.Disk]++
+		}
+		if l := decide.CodedLayout(m, st.Part); l != nil {
+			for _, cs := range l.Coded {
+				for _, b := range cs.Blocks {
+					refs[b.Disk]++
+				}
+			}
 		}
 		if err := f(m, st); err != nil {
 			return err
