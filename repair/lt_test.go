@@ -2,6 +2,7 @@ package repair
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -79,6 +80,18 @@ func (e *env) checkCoded(t *testing.T, k, n int) {
 				}
 				if b.ID >= cs.Next {
 					t.Fatalf("%s stripe %d: block %d at or above Next %d", key, s, b.ID, cs.Next)
+				}
+				// Its file records the identity a PUT would have written,
+				// which the collector and scrub find named (Layout.Refers).
+				e.files.Mu.Lock()
+				raw := e.files.Idents[string(b.Disk)+"/"+cairn.ShardName(cs.Version, b.ID)]
+				e.files.Mu.Unlock()
+				id, err := cairn.DecodeIdentity(raw)
+				if err != nil || len(raw) != b.Ident {
+					t.Fatalf("%s stripe %d: block %d's identity %q (%d bytes in the manifest): %v", key, s, b.ID, raw, b.Ident, err)
+				}
+				if ref, detail := m.Refers(m.Version, id, b.Disk, int64(cmp.Or(cs.BlockSize, m.BlockSize)), b.CRC); ref != cairn.Named {
+					t.Fatalf("%s stripe %d: block %d's file is %v by its manifest (%s); identity %+v", key, s, b.ID, ref, detail, id)
 				}
 			}
 			for d, c := range onDisk {
