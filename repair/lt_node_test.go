@@ -136,4 +136,3 @@ func TestLTRepairOnNodes(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
-
