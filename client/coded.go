@@ -203,7 +203,7 @@ func (c *Client) ReadCodedStripe(ctx context.Context, policy string, st cairn.Co
 	if err != nil {
 		return nil, err
 	}
-	return c.readCodedStripe(ctx, code, st, blockSize, func(cairn.DiskID) bool { return true }, "stripe "+st.Version)
+	return c.readCodedStripe(ctx, code, st, blockSize, func(cairn.DiskID) bool { return true }, "stripe "+st.Version, nil)
 }
 
 func (c *Client) ratelessCode(policy string) (rateless, error) {
@@ -383,7 +383,7 @@ func (g *getter) produceCoded(ctx context.Context, off, end int64, out chan<- wi
 	for s := off / sd; s <= (end-1)/sd; s++ { // Get checked that every stripe is there (ValidateStored)
 		bs := int(g.m.StripeBlock(g.m.Size, k, s))
 		data, err := g.c.readCodedStripe(ctx, code, g.m.Coded[s], bs, func(d cairn.DiskID) bool { return g.readable[d] },
-			fmt.Sprintf("%s/%s", g.m.Bucket, g.m.Key))
+			fmt.Sprintf("%s/%s", g.m.Bucket, g.m.Key), g.damageBlock)
 		if err != nil {
 			return sendErr(ctx, out, err)
 		}
@@ -404,11 +404,22 @@ func sendErr(ctx context.Context, out chan<- window, err error) bool {
 	return false
 }
 
+// damageBlock reports a block of stripe st that a read found unreadable
+// (Config.OnDamage), so that its repair is queued.
+func (g *getter) damageBlock(st cairn.CodedStripe, b cairn.BlockLoc, err error) {
+	if f := g.c.cfg.OnDamage; f != nil {
+		f(Damage{Bucket: g.m.Bucket, Key: g.m.Key, Version: g.m.Version, Shard: b.ID, Disk: b.Disk,
+			Name: cairn.ShardName(st.Version, b.ID), Err: err})
+	}
+}
+
 // readCodedStripe asks every readable disk of the stripe for every block
 // it holds (source blocks first), decodes from the first that arrive and
 // cancels the rest. Blocks whose CRC does not match are erasures. what
-// names the object in errors and logs.
-func (c *Client) readCodedStripe(ctx context.Context, code rateless, st cairn.CodedStripe, bs int, readable func(cairn.DiskID) bool, what string) ([]byte, error) {
+// names the object in errors and logs; damage, if set, is told of every
+// block that failed (the getter's damageBlock).
+func (c *Client) readCodedStripe(ctx context.Context, code rateless, st cairn.CodedStripe, bs int, readable func(cairn.DiskID) bool, what string,
+	damage func(cairn.CodedStripe, cairn.BlockLoc, error)) ([]byte, error) {
 	k := code.SourceBlocks()
 	var locs []engine.Loc
 	for i, b := range st.Blocks {
@@ -465,6 +476,9 @@ func (c *Client) readCodedStripe(ctx context.Context, code rateless, st cairn.Co
 				b := st.Blocks[a.Block]
 				c.cfg.Logger.Warn("block unreadable; decoding around it", "object", what,
 					"stripe", st.Version, "block", b.ID, "disk", b.Disk, "err", err)
+				if damage != nil {
+					damage(st, b, err)
+				}
 			}
 		},
 	})

@@ -242,3 +242,38 @@ func TestCodedWriteBoundsNodes(t *testing.T) {
 		}
 	}
 }
+
+// A GET that meets a corrupt block reports it (Config.OnDamage, which the
+// gateway turns into a damage record, so the block's repair is queued),
+// and reads around it.
+func TestCodedReadReportsDamage(t *testing.T) {
+	e := newEnv(t, 6, 2, "lt-16-3", Config{BlockSize: 4096})
+	ctx := context.Background()
+	data := randBytes(11, 16*4096)
+	m, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := m.Coded[0]
+	corrupt := map[string]bool{} // every source block: the ones a read asks for first
+	e.shards.Set(func() {
+		for _, b := range st.Blocks {
+			if b.ID < 16 {
+				name := cairn.ShardName(st.Version, b.ID)
+				e.shards.Files[string(b.Disk)+"/"+name][0] ^= 1
+				corrupt[name] = true
+			}
+		}
+	})
+	if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
+		t.Fatal("read back around corrupt blocks differs")
+	}
+	if len(e.damage) == 0 {
+		t.Fatal("no damage reported")
+	}
+	for _, d := range e.damage {
+		if !corrupt[d.Name] || !errors.Is(d.Err, cairn.ErrCorrupt) || d.Bucket != "bkt" || d.Key != "k" || d.Version != m.Version {
+			t.Fatalf("damage %+v: want a corrupt source block of %s", d, m.Version)
+		}
+	}
+}

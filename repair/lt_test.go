@@ -322,3 +322,41 @@ func TestPlanCodedKeepsDrainingBlocksWithoutRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A draining disk is emptied of lt blocks too: they are read (the disk
+// still serves them), replaced by fresh blocks elsewhere, and the census
+// that ends the drain counts them until they are gone.
+func TestLTDrain(t *testing.T) {
+	e := newEnvDisks(t, 6, 2, "lt-16-3", 3)
+	ctx := context.Background()
+	victim := e.orig["obj-000"].Coded[0].Blocks[0].Disk
+	r := New(e.meta, e.exec, Config{})
+	e.setState(t, string(victim), cairn.DiskDraining)
+	drain(t, r, e.meta)
+	for key := range e.data {
+		m, _ := e.meta.Manifest(ctx, "bkt", key)
+		for _, cs := range m.Coded {
+			for _, b := range cs.Blocks {
+				if b.Disk == victim {
+					t.Fatalf("%s: block %d still on the drained disk", key, b.ID)
+				}
+			}
+		}
+	}
+	if _, err := r.Scan(ctx, time.Unix(1<<20, 0)); err != nil {
+		t.Fatal(err)
+	}
+	census := r.Census().Refs
+	if n := census[victim]; n != 0 {
+		t.Fatalf("the census counts %d blocks on the drained disk", n)
+	}
+	total := 0
+	for _, n := range census {
+		total += n
+	}
+	if total != 3*48 {
+		t.Fatalf("the census counts %d blocks, want the 3×48 of the objects", total)
+	}
+	e.setState(t, string(victim), cairn.DiskUp) // checkCoded's bounds are over the up disks
+	e.checkCoded(t, 16, 48)
+}
