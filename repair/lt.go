@@ -148,15 +148,15 @@ func (r *Repairer) runCoded(ctx context.Context, t *cairn.RepairTask, now time.T
 	for replans := 0; replans < 8; {
 		m, err := r.manifest(ctx, t)
 		if errors.Is(err, cairn.ErrNotFound) || err == nil && m.Version != t.Version {
-			res.dropped = true
+			res.dropped = true // overwritten, deleted, or the upload ended
 			return res, nil
 		}
 		if err != nil {
 			return res, err
 		}
 		l := decide.CodedLayout(m, t.Part)
-		if l == nil {
-			res.dropped = true // the part is gone
+		if l == nil || t.Upload != "" && m.Parts[0].Version != t.Stripe {
+			res.dropped = true // the part is gone, or was uploaded again
 			return res, nil
 		}
 		code, err := r.code(m.LayoutCode())
@@ -455,7 +455,8 @@ func (r *Repairer) discardBlocks(ctx context.Context, t *cairn.RepairTask, versi
 
 // updateLayout replaces the layout of part (0: the object) of m with l by
 // a compare-and-swap on m (a part alone, as Repairer.manifest reads it,
-// through Store.UpdatePart). changed reports that m is not current any
+// through Store.UpdatePart; a part of an upload in progress through
+// Store.UpdateUploadPart). changed reports that m is not current any
 // more (changed or deleted): nothing was written. It returns the manifest
 // stored.
 func (r *Repairer) updateLayout(ctx context.Context, m *cairn.Manifest, part int, l cairn.Layout) (changed bool, next *cairn.Manifest, err error) {
@@ -470,9 +471,12 @@ func (r *Repairer) updateLayout(ctx context.Context, m *cairn.Manifest, part int
 			}
 		}
 	}
-	if part > 0 && len(m.Parts) == 1 {
+	switch {
+	case m.IsOpenPart(): // a part of an upload in progress (OpenPart)
+		err = r.store.UpdateUploadPart(ctx, m.Bucket, m.Upload, nm.Parts[0], m.Parts[0])
+	case part > 0 && len(m.Parts) == 1:
 		err = r.store.UpdatePart(ctx, m.Bucket, m.Key, m.Version, nm.Parts[0], m.Parts[0])
-	} else {
+	default:
 		err = r.store.UpdateManifest(ctx, &nm, m)
 	}
 	if errors.Is(err, cairn.ErrConflict) || errors.Is(err, cairn.ErrNotFound) {

@@ -96,6 +96,9 @@ func CodedTask(m *cairn.Manifest, part int, l *cairn.Layout, code codec.Code, v 
 	}
 	t := stripeTask(m, Stripe{Part: part, Version: ver}, now)
 	t.Stripe, t.Lost, t.BadBlocks = "", work, slices.Clone(bad)
+	if m.IsOpenPart() {
+		t.Stripe = ver // the part's version: a part uploaded again is another stripe
+	}
 	t.Risk = -1
 	for _, s := range work {
 		cs := &l.Coded[s]
