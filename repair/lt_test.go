@@ -360,3 +360,31 @@ func TestLTDrain(t *testing.T) {
 	e.setState(t, string(victim), cairn.DiskUp) // checkCoded's bounds are over the up disks
 	e.checkCoded(t, 16, 48)
 }
+
+// The lt parts of an upload in progress are repaired too (their task
+// names the upload; the part is updated in the upload), and the object
+// the upload completes into reads back byte-exact.
+func TestLTRepairUploadParts(t *testing.T) {
+	e := newEnvDisks(t, 6, 2, "lt-16-3", 0)
+	up := e.startUpload(t, "mp", 2)
+	lost := strings.Split(string(up.before[0].Coded[0].Blocks[0].Disk), "/")[0]
+	e.loseNode(t, lost)
+	r := New(e.meta, e.exec, Config{})
+	drain(t, r, e.meta)
+	for _, p := range e.parts(t, up) {
+		for _, cs := range p.Coded {
+			if len(cs.Blocks) != 48 {
+				t.Fatalf("part %d: %d blocks, want 48", p.Number, len(cs.Blocks))
+			}
+			for _, b := range cs.Blocks {
+				if strings.HasPrefix(string(b.Disk), lost+"/") {
+					t.Fatalf("part %d: block %d still on %s", p.Number, b.ID, b.Disk)
+				}
+			}
+		}
+	}
+	if st := r.Stats(); st.Schemes["lt"] == 0 {
+		t.Fatalf("no lt repair: %+v", st)
+	}
+	e.readBack(t, "mp", e.complete(t, up))
+}
