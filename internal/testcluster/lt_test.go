@@ -62,13 +62,7 @@ func TestLTRepairRealProcesses(t *testing.T) {
 			}
 		}
 	}
-	victim := -1
-	for i := range c.Nodes {
-		id := cairn.NodeID(fmt.Sprintf("node%d", i+1))
-		if string(id) != leader && (victim < 0 || count[id] > count[cairn.NodeID(fmt.Sprintf("node%d", victim+1))]) {
-			victim = i
-		}
-	}
+	victim := busiest(c, leader, count)
 	victimID := cairn.NodeID(fmt.Sprintf("node%d", victim+1))
 	t.Logf("killing %s (%d blocks); director is %s", victimID, count[victimID], leader)
 	c.Nodes[victim].Kill()
