@@ -182,6 +182,11 @@ func TestCodedFailures(t *testing.T) {
 // blocks, unless it spans too few disks for that; with the disks' nodes
 // known, so does the per-node bound (placement.CodedBounds).
 func TestCodedBounds(t *testing.T) {
+	// A stripe written before CodedStripe.Next takes repair IDs above
+	// N + cairn.CodedSlack: what a write can hand out beyond N.
+	if codedDepth*codedMaxWidth != cairn.CodedSlack {
+		t.Fatalf("a write hands out up to %d IDs beyond N; cairn.CodedSlack says %d", codedDepth*codedMaxWidth, cairn.CodedSlack)
+	}
 	for _, c := range []struct {
 		k, n, disks, nodes      int // nodes 0: unknown
 		perDisk, group, perNode int

@@ -20,12 +20,16 @@ package repair
 //     object overwritten or deleted meanwhile makes either swap fail: the
 //     new blocks are queued for deletion and nothing is resurrected.
 //
-// Memory: one stripe per running task. The decoder holds the blocks it
-// was given (K·block size, plus the few beyond K it may need), the
-// decoded source as much again, and codedReads blocks are read at once,
-// plus one encoded block being written: about 2·K·block size + 9 blocks,
-// at most ≈ 130 MiB for the largest stripe (64 MiB of data, the client's
-// bound), times Config.Parallel tasks.
+// Memory: one stripe per running task. While decoding, the decoder
+// holds the blocks it was given (K·block size, plus the few beyond K it
+// may need) and codedReads more are being read, and the decoded source
+// takes K blocks; the decoder and its blocks are dropped before the
+// encoder is made, which holds the L = K+S+H intermediate symbols (a few
+// % over K) besides the source, plus one encoded block being written. So
+// about 2·K·block size + 9 blocks at any time (≈ 130 MiB for the largest
+// stripe, 64 MiB of data, the client's bound), times Config.Parallel
+// tasks; BenchmarkLTRepair allocates 4.5–6.4× the stripe's data per
+// repair in all (garbage the collector reclaims between the phases).
 
 import (
 	"bytes"

@@ -132,7 +132,9 @@ func TestLTRepairOnNodes(t *testing.T) {
 		}
 		readBack(fmt.Sprintf("round %d, repaired", round))
 	}
-	if st := r.Stats(); st.Schemes["lt"] == 0 || st.Failed != 0 {
+	st := r.Stats()
+	if st.Schemes["lt"] == 0 || st.Failed != 0 {
 		t.Fatalf("stats %+v", st)
 	}
+	t.Logf("lt repair: %d new blocks, %d bytes, busy %v", st.Shards, st.Bytes, st.Busy)
 }
