@@ -159,17 +159,13 @@ func TestLTRepairDamage(t *testing.T) {
 	key := "obj-000"
 	m := e.orig[key]
 	cs := m.Coded[0]
-	// Damage source block 0's file (a repair reads source blocks first)
-	// and record damage for another block, as scrub would.
-	var b0 cairn.BlockLoc
-	for _, b := range cs.Blocks {
-		if b.ID == 0 {
-			b0 = b
-		}
-	}
-	b1 := cs.Blocks[len(cs.Blocks)-1] // a repair block
+	// Damage the file of the lowest block (a repair reads blocks in ID
+	// order: it is among the first read) and record damage for the
+	// highest, as scrub would. Which IDs the PUT kept depends on timing.
+	byID := func(a, b cairn.BlockLoc) int { return a.ID - b.ID }
+	b0, b1 := slices.MinFunc(cs.Blocks, byID), slices.MaxFunc(cs.Blocks, byID)
 	e.files.Mu.Lock()
-	f := e.files.Files[string(b0.Disk)+"/"+cairn.ShardName(cs.Version, 0)]
+	f := e.files.Files[string(b0.Disk)+"/"+cairn.ShardName(cs.Version, b0.ID)]
 	f[0] ^= 0xff
 	e.files.Mu.Unlock()
 	if err := e.meta.PutDamage(ctx, cairn.Damage{Disk: b1.Disk, Shard: cairn.ShardName(cs.Version, b1.ID), Kind: cairn.DamageCorrupt,
