@@ -110,6 +110,35 @@ type CodedStripe struct {
 	Version   string     `json:"version"`              // 32 hex digits, unique per stripe
 	BlockSize int        `json:"block_size,omitempty"` // 0: the layout's
 	Blocks    []BlockLoc `json:"blocks"`               // in the order they became durable
+	// Next is the first block ID no writer of the stripe has handed out:
+	// IDs below it may name files written and discarded (cancelled
+	// blocks of the PUT, blocks of a repair that lost its race), queued
+	// for deletion, so a new block must take an ID ≥ Next — a repair
+	// raises it in the manifest before it writes (docs/design/lt.md,
+	// "Repair"). 0: not recorded (stripes written before), see
+	// CodedStripe.FreshID.
+	Next int `json:"next,omitempty"`
+}
+
+// CodedSlack is how far beyond its N blocks a fountain-coded PUT may hand
+// out block IDs (the requests in flight when it stops: two on each of up
+// to 64 disks). CodedStripe.FreshID relies on it for stripes written
+// before Next was recorded.
+const CodedSlack = 128
+
+// FreshID returns the first block ID a new block of the stripe may take,
+// for a code of n blocks per stripe: Next, and never an ID at or below a
+// listed block's; for a stripe without Next, above the n + CodedSlack IDs
+// its PUT may have handed out.
+func (s *CodedStripe) FreshID(n int) int {
+	next := s.Next
+	if next == 0 {
+		next = n + CodedSlack
+	}
+	for _, b := range s.Blocks {
+		next = max(next, b.ID+1)
+	}
+	return next
 }
 
 // BlockLoc is one stored coded block.

@@ -29,10 +29,11 @@ const (
 	// RoleAdmin is an operator's CLI: every request.
 	RoleAdmin Role = "admin"
 	// RoleDirector coordinates repair, cleanup, GC and rebalancing:
-	// push, pull, list, stat, put (an empty rebuilt shard), delete; it
-	// does not GET shards itself (least privilege, not a confidentiality
-	// boundary: a push or pull sends rebuilt data to the addresses its
-	// spec names).
+	// push, pull, list, stat, put (an empty rebuilt shard, the fresh
+	// blocks of an lt repair), delete, and get: an lt repair reads the
+	// blocks it decodes (docs/design/lt.md, "Repair"). It was never a
+	// confidentiality boundary: a push or pull sends rebuilt data to the
+	// addresses its spec names.
 	RoleDirector Role = "director"
 	// RoleGateway is the S3 data path: put, get, delete shards, stat.
 	RoleGateway Role = "gateway"
@@ -64,7 +65,7 @@ const (
 // roleOps is what each role may do. Every role may ask for health.
 var roleOps = map[Role][]op{
 	RoleAdmin:    {opGet, opPut, opDelete, opList, opStat, opHealth, opPush, opPull},
-	RoleDirector: {opPut, opDelete, opList, opStat, opHealth, opPush, opPull},
+	RoleDirector: {opGet, opPut, opDelete, opList, opStat, opHealth, opPush, opPull},
 	RoleGateway:  {opGet, opPut, opDelete, opStat, opHealth},
 	RoleNode:     {opGet, opPut, opDelete, opHealth, opPush},
 	RoleReader:   {opGet, opList, opStat, opHealth},
