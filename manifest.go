@@ -180,6 +180,21 @@ func (m *Manifest) PartManifest(p Part) *Manifest {
 		Version: p.Version, Size: p.Size, ETag: p.ETag, Created: p.Created, Layout: p.Layout}
 }
 
+// OpenPart returns the manifest through which repair sees part p of the
+// upload in progress u (docs/design/repair.md, "Parts of uploads in
+// progress"): u's bucket, key, policy and ID (Upload), no version (no
+// object is committed yet), p's size and p as its only part. Its
+// IdentityOf(p.Number, row) is the identity UploadPart recorded in the
+// part's shard files.
+func (u *Upload) OpenPart(p Part) *Manifest {
+	return &Manifest{Bucket: u.Bucket, Key: u.Key, Policy: u.Policy, Upload: u.ID, Size: p.Size,
+		Created: u.Created, Parts: []Part{p}}
+}
+
+// IsOpenPart reports whether m is an upload's part in progress as
+// Upload.OpenPart returns it: no version, one part, an upload.
+func (m *Manifest) IsOpenPart() bool { return m.Version == "" && m.Upload != "" && len(m.Parts) == 1 }
+
 // ShardLoc says where one shard file of an object lives and how to check it.
 type ShardLoc struct {
 	Disk DiskID `json:"disk"`

@@ -143,6 +143,20 @@ type Store interface {
 	// version and size. The files of prev that p does not name are queued
 	// for cleanup (cairn.CleanupRepair).
 	UpdatePart(ctx context.Context, bucket, key, version string, p, prev cairn.Part) error
+	// UpdateUploadPart replaces part p.Number of the upload id in
+	// progress with p if the stored part is exactly prev
+	// (compare-and-swap on the part: a repair of the stripe of an
+	// upload's part, docs/design/repair.md), and changes the upload's
+	// stamp (see Parts), so that a CompleteUpload that read the parts
+	// before conflicts instead of committing the shards' old places.
+	// Storing what is already stored succeeds (a retried update).
+	// ErrNotFound if the upload or its part p.Number does not exist
+	// (aborted, completed), ErrConflict if the part is not prev (uploaded
+	// again, or moved by another repair), ErrInvalid unless p passes
+	// (*cairn.Part).Validate and has prev's number, version and size. The
+	// files of prev that p does not name are queued for cleanup
+	// (cairn.CleanupRepair).
+	UpdateUploadPart(ctx context.Context, bucket, id string, p, prev cairn.Part) error
 	// ListManifests returns up to limit manifests of a bucket whose keys
 	// start with prefix and sort strictly after startAfter, in key order
 	// (byte-wise), and whether more follow. A page holds at most MaxPage
@@ -194,6 +208,21 @@ type Store interface {
 	// upload of the previous page; "" starts at the first.
 	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
 	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
+	// UploadKeyPage returns up to limit uploads in progress of a bucket
+	// whose keys start with prefix, in key order (byte-wise) and, within a
+	// key, by creation time then ID (CompareUploads), that come after the
+	// position (keyMarker, idMarker), and whether more follow: S3
+	// ListMultipartUploads in bounded replies, read from a key-ordered
+	// index (docs/design/meta.md, "Uploads by key"). With idMarker "" the
+	// page starts with the uploads of the first key after keyMarker ("":
+	// from the first key); else with the upload of keyMarker after upload
+	// idMarker — or, if that upload no longer exists or is of another key,
+	// with keyMarker's first upload (a page may repeat an upload, it never
+	// skips one). The uploads carry only their fields that never change:
+	// Bucket, Key, ID, Created, Policy, ChecksumAlgorithm and ChecksumType
+	// (Upload reads the rest). ErrNotFound if the bucket does not exist,
+	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	UploadKeyPage(ctx context.Context, bucket, prefix, keyMarker, idMarker string, limit int) ([]cairn.Upload, bool, error)
 	// UpdateUploadEncryption replaces the encryption record of an upload
 	// in progress with e if the stored one is exactly prev
 	// (compare-and-swap: the reseal of its data key under another master
