@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -41,11 +40,7 @@ func TestLockedVersionsSurvive(t *testing.T) {
 			t.Logf("status:\n%s", out)
 		}
 	})
-	c := s3.New(s3.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(s.S3), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
-		Retryer:     aws.NopRetryer{},
-	})
+	c := sseClient(s) // the server's root, path style, no retries
 	d := serverDirect(t, s)
 	ctx := context.Background()
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("worm"), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
