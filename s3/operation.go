@@ -36,6 +36,9 @@ func Operation(r *http.Request) string {
 		return byMethod(r.Method, "ObjectAttributes")
 	case bucket != "" && key == "" && query.Has("object-lock"):
 		return byMethod(r.Method, "ObjectLockConfiguration")
+	case bucket != "" && key == "" && (query.Has("retention") || query.Has("legal-hold")),
+		bucket != "" && key != "" && query.Has("object-lock"):
+		return "Unsupported" // misplaced
 	case bucket != "" && key != "" && query.Has("retention"):
 		return byMethod(r.Method, "ObjectRetention")
 	case bucket != "" && key != "" && query.Has("legal-hold"):

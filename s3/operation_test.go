@@ -56,6 +56,8 @@ func TestOperation(t *testing.T) {
 		{"PUT", "/b/k?retention", "", "PutObjectRetention"},
 		{"GET", "/b/k?legal-hold", "", "GetObjectLegalHold"},
 		{"PUT", "/b/k?legal-hold", "", "PutObjectLegalHold"},
+		{"GET", "/b?retention", "", "Unsupported"},
+		{"PUT", "/b/k?object-lock", "", "Unsupported"},
 		{"GET", "/b?website", "", "Unsupported"},
 		{"PUT", "/b?lifecycle", "", "Unsupported"},
 	}

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"fmt"
 	"net/url"
 )
 
@@ -16,6 +17,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 			return h.bucketCORS
 		case query.Has("object-lock"):
 			return h.bucketObjectLock
+		case query.Has("retention") || query.Has("legal-hold"):
+			return misplaced
 		}
 		return nil
 	}
@@ -28,8 +31,17 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 		return keyChecked(h.objectRetention)
 	case query.Has("legal-hold"):
 		return keyChecked(h.objectLegalHold)
+	case query.Has("object-lock"):
+		return misplaced
 	}
 	return nil
+}
+
+// misplaced serves a subresource of objects asked of a bucket or the
+// reverse (?retention of a bucket, ?object-lock of a key): NotImplemented,
+// rather than a plain GET or PUT it would be mistaken for.
+func misplaced(q *request) error {
+	return fmt.Errorf("%w: this subresource on this resource", ErrNotImplemented)
 }
 
 // keyChecked runs serve once the request's key passed checkKey and its

@@ -65,6 +65,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"VersionsNUL", testVersionsNUL},
 		{"ObjectLock", testObjectLock},
 		{"ObjectLockNull", testObjectLockNull},
+		{"ObjectLockRace", testObjectLockRace},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
