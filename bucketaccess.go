@@ -1,0 +1,47 @@
+package cairn
+
+// BucketAccess is a bucket's access control beyond its owner
+// (docs/design/s3.md, "Access control"): its bucket policy, its ACL and
+// its Block Public Access settings. The zero value (and a nil
+// *BucketAccess) is private: only the owner and root get in.
+type BucketAccess struct {
+	// Policy is the bucket policy as the owner sent it (IAM JSON, at
+	// most 20 KB, validated by package access); "" for none.
+	Policy string `json:"policy,omitempty"`
+	// ACL is the bucket's ACL beyond the owner's implicit FULL_CONTROL;
+	// nil: private.
+	ACL []Grant `json:"acl,omitempty"`
+	// PublicAccessBlock is the bucket's Block Public Access
+	// configuration; nil: none (nothing blocked).
+	PublicAccessBlock *PublicAccessBlock `json:"public_access_block,omitempty"`
+}
+
+// IsZero reports whether a holds nothing (a private bucket).
+func (a *BucketAccess) IsZero() bool {
+	return a == nil || a.Policy == "" && len(a.ACL) == 0 && a.PublicAccessBlock == nil
+}
+
+// Grant is one grant of an S3 access control list: Permission to a user
+// (by name, which is its canonical ID) or to a group.
+type Grant struct {
+	User  string `json:"user,omitempty"`
+	Group string `json:"group,omitempty"` // GroupAllUsers, GroupAuthenticatedUsers, GroupLogDelivery
+	// Permission is READ, WRITE, READ_ACP, WRITE_ACP or FULL_CONTROL.
+	Permission string `json:"permission"`
+}
+
+// The groups an ACL grant may name (S3's predefined groups).
+const (
+	GroupAllUsers           = "AllUsers"           // everyone, anonymous requests included
+	GroupAuthenticatedUsers = "AuthenticatedUsers" // every signed request
+	GroupLogDelivery        = "LogDelivery"        // S3's log delivery: grants nothing in cairn
+)
+
+// PublicAccessBlock is S3's Block Public Access configuration of a
+// bucket (PutPublicAccessBlock).
+type PublicAccessBlock struct {
+	BlockPublicAcls       bool `json:"block_public_acls,omitempty"`
+	IgnorePublicAcls      bool `json:"ignore_public_acls,omitempty"`
+	BlockPublicPolicy     bool `json:"block_public_policy,omitempty"`
+	RestrictPublicBuckets bool `json:"restrict_public_buckets,omitempty"`
+}
