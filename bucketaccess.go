@@ -1,5 +1,7 @@
 package cairn
 
+import "slices"
+
 // BucketAccess is a bucket's access control beyond its owner
 // (docs/design/s3.md, "Access control"): its bucket policy, its ACL and
 // its Block Public Access settings. The zero value (and a nil
@@ -19,6 +21,20 @@ type BucketAccess struct {
 // IsZero reports whether a holds nothing (a private bucket).
 func (a *BucketAccess) IsZero() bool {
 	return a == nil || a.Policy == "" && len(a.ACL) == 0 && a.PublicAccessBlock == nil
+}
+
+// Clone returns a deep copy of a (nil stays nil).
+func (a *BucketAccess) Clone() *BucketAccess {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	c.ACL = slices.Clone(a.ACL)
+	if a.PublicAccessBlock != nil {
+		pab := *a.PublicAccessBlock
+		c.PublicAccessBlock = &pab
+	}
+	return &c
 }
 
 // Grant is one grant of an S3 access control list: Permission to a user

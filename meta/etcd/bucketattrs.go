@@ -29,10 +29,32 @@ func (s *Store) SetBucketCORS(ctx context.Context, name string, rules []cairn.CO
 	return s.updateBucket(ctx, "set CORS of bucket "+name, name, func(b *cairn.Bucket) { b.CORS = rules })
 }
 
+// UpdateBucketAccess implements meta.Store: a compare-and-swap on the
+// bucket record, as SetBucketEncryption.
+func (s *Store) UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error {
+	return s.updateBucketErr(ctx, "set access of bucket "+name, name, func(b *cairn.Bucket) error {
+		a, err := update(b.Access.Clone())
+		if err != nil {
+			return err
+		}
+		if a.IsZero() {
+			a = nil
+		}
+		b.Access = a
+		return nil
+	})
+}
+
 // updateBucket applies set to the stored bucket record in a
 // compare-and-swap on its revision, retried while other writers win
 // (ErrConflict after 16 tries).
 func (s *Store) updateBucket(ctx context.Context, op, name string, set func(*cairn.Bucket)) error {
+	return s.updateBucketErr(ctx, op, name, func(b *cairn.Bucket) error { set(b); return nil })
+}
+
+// updateBucketErr is updateBucket with a set that may refuse: its error
+// ends the update, nothing written.
+func (s *Store) updateBucketErr(ctx context.Context, op, name string, set func(*cairn.Bucket) error) error {
 	if err := s.live(); err != nil {
 		return err
 	}
@@ -52,7 +74,9 @@ func (s *Store) updateBucket(ctx context.Context, op, name string, set func(*cai
 		if err := json.Unmarshal(resp.Kvs[0].Value, &b); err != nil {
 			return fmt.Errorf("%s: %w: %v", op, cairn.ErrCorrupt, err)
 		}
-		set(&b)
+		if err := set(&b); err != nil {
+			return err
+		}
 		v, err := json.Marshal(b)
 		if err != nil {
 			return fmt.Errorf("%s: %w", op, err)
