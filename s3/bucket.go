@@ -71,6 +71,14 @@ func (h *Handler) createBucket(q *request) error {
 		}
 		policy = p
 	}
+	grants, _, err := headerACL(q.r.Header, q.auth.id.Name)
+	if err != nil {
+		return err
+	}
+	var acc *cairn.BucketAccess
+	if len(grants) > 0 {
+		acc = &cairn.BucketAccess{ACL: grants}
+	}
 	if q.r.ContentLength != 0 || q.isStreaming() {
 		var cfg createBucketConfiguration
 		if err := h.readXML(q, &cfg); err != nil {
@@ -80,7 +88,7 @@ func (h *Handler) createBucket(q *request) error {
 			return fmt.Errorf("%w: %q", ErrInvalidLocation, l)
 		}
 	}
-	err := h.cfg.Meta.CreateBucket(q.r.Context(), cairn.Bucket{Name: q.bucket, Policy: policy, Owner: q.auth.id.Name, Created: h.cfg.Now().UTC()})
+	err = h.cfg.Meta.CreateBucket(q.r.Context(), cairn.Bucket{Name: q.bucket, Policy: policy, Owner: q.auth.id.Name, Created: h.cfg.Now().UTC(), Access: acc})
 	if errors.Is(err, cairn.ErrExists) {
 		if b, berr := h.cfg.Meta.Bucket(q.r.Context(), q.bucket); berr == nil && b.Owner != q.auth.id.Name && !q.auth.id.Root {
 			return ErrBucketAlreadyExists

@@ -69,6 +69,9 @@ type Meta interface {
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
 	SetBucketTags(ctx context.Context, name string, tags map[string]string) error
 	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
+	// UpdateBucketAccess changes a bucket's policy, ACL and public access
+	// block in a compare-and-swap (authz.go, bucketpolicy.go, acl.go).
+	UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error
 	// UpdateManifest replaces the object's manifest m's previous state
 	// prev (compare-and-swap): PutObjectTagging.
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
@@ -238,9 +241,9 @@ func New(cfg Config) (*Handler, error) {
 // Subresources the gateway does not implement yet: a request naming one
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
-	"accelerate", "acl", "analytics", "intelligent-tiering",
+	"accelerate", "analytics", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
-	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
+	"ownershipControls", "replication",
 	"requestPayment", "restore", "retention", "select", "torrent", "website",
 }
 
@@ -253,6 +256,11 @@ type request struct {
 	bucket string
 	key    string
 	sum    *bodySum // the body's x-amz-checksum-*, set by body (checksum.go)
+	// access is the request's bucket as authorize found it (nil: root,
+	// or no bucket), and granted whether a policy or ACL let a requester
+	// that does not own the bucket in (authz.go).
+	access  *bucketAccess
+	granted bool
 }
 
 // ServeHTTP implements http.Handler. Every response, success or error,
@@ -288,6 +296,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, err := h.authenticate(r)
 	if err == nil {
 		req.auth = a
+		err = h.authorize(req)
+	}
+	if err == nil {
 		err = h.route(req)
 	}
 	if err != nil {
@@ -395,8 +406,12 @@ func checkKey(key string) error {
 }
 
 // bucket returns a bucket the requester may use: NoSuchBucket, or
-// AccessDenied when a non-root identity does not own it.
+// AccessDenied when a non-root identity does not own it and no policy or
+// ACL granted the request (authorize).
 func (h *Handler) bucket(q *request, name string) (cairn.Bucket, error) {
+	if q.access != nil && q.access.b.Name == name && (q.access.owner || q.granted) {
+		return q.access.b, nil
+	}
 	b, err := h.cfg.Meta.Bucket(q.r.Context(), name)
 	if errors.Is(err, cairn.ErrNotFound) {
 		return b, withCause(ErrNoSuchBucket, err)
@@ -404,7 +419,7 @@ func (h *Handler) bucket(q *request, name string) (cairn.Bucket, error) {
 	if err != nil {
 		return b, err
 	}
-	if !q.auth.id.Root && b.Owner != q.auth.id.Name {
+	if !q.auth.id.Root && (b.Owner != q.auth.id.Name || q.auth.anonymous) {
 		return b, ErrAccessDenied
 	}
 	return b, nil

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"cairn"
+	"cairn/access"
 	"cairn/client"
 )
 
@@ -81,8 +82,8 @@ func requestMeta(hd http.Header) (map[string]string, error) {
 
 // unsupportedPutHeaders ask for behaviour the gateway does not have yet;
 // silently ignoring them would break the client's expectations (lost
-// tags, an unlocked object), so they get NotImplemented. Headers that only
-// relax access (x-amz-acl) are ignored.
+// tags, an unlocked object), so they get NotImplemented. x-amz-acl and
+// x-amz-grant-* set the object's ACL (acl.go).
 var unsupportedPutHeaders = []string{
 	"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
 }
@@ -222,6 +223,10 @@ func (h *Handler) putObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	acl, err := h.writeACL(q)
+	if err != nil {
+		return err
+	}
 	sse, ck, err := h.requestSSE(q)
 	if err != nil {
 		return err
@@ -232,7 +237,7 @@ func (h *Handler) putObject(q *request) error {
 	}
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, body, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Size: size,
-		Now: h.cfg.Now, SSE: sse, If: cond, Tags: tags, Checksum: q.checksumFunc(),
+		Now: h.cfg.Now, SSE: sse, If: cond, Tags: tags, ACL: acl, Checksum: q.checksumFunc(),
 	})
 	if err != nil {
 		return h.writeErr(ctx, q.bucket, conditionErr(err))
@@ -662,6 +667,16 @@ func (h *Handler) deleteObjects(q *request) error {
 				continue
 			}
 		}
+		if q.access != nil && !q.access.owner {
+			action := "s3:DeleteObject"
+			if o.VersionID != "" {
+				action = access.VersionAction(action)
+			}
+			if err := h.may(q, q.access, action, o.Key); err != nil {
+				errs[i] = err
+				continue
+			}
+		}
 		g.Go(func() error {
 			v, ok, err := h.deleteVersioned(ctx, bk, o.Key, o.VersionID)
 			errs[i], done[i] = err, deletedObject{Key: o.Key, VersionID: o.VersionID}
@@ -735,7 +750,7 @@ func (h *Handler) copyObject(q *request) error {
 	if err := h.checkBucket(q, q.bucket); err != nil {
 		return err
 	}
-	if err := h.checkBucket(q, sb); err != nil {
+	if err := h.checkSource(q, sb, sk, sv); err != nil {
 		return err
 	}
 	if err := checkPutHeaders(q.r.Header, false); err != nil {
@@ -774,6 +789,9 @@ func (h *Handler) copyObject(q *request) error {
 	defer rc.Close()
 	opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse}
 	if opts.Tags, err = copyTags(q.r.Header, m); err != nil {
+		return err
+	}
+	if opts.ACL, err = h.writeACL(q); err != nil { // a copy's ACL is its own: private unless asked
 		return err
 	}
 	if m.Checksum != nil && m.Checksum.Type == cairn.ChecksumFullObject {

@@ -50,6 +50,11 @@ func TestOperation(t *testing.T) {
 		{"PUT", "/b/k?uploadId=u&partNumber=2", "b/src", "UploadPartCopy"},
 		{"GET", "/b?versioning", "", "GetBucketVersioning"},
 		{"PUT", "/b?versioning", "", "PutBucketVersioning"},
+		{"PUT", "/b?policy", "", "PutBucketPolicy"},
+		{"GET", "/b?policyStatus", "", "GetBucketPolicyStatus"},
+		{"DELETE", "/b?publicAccessBlock", "", "DeletePublicAccessBlock"},
+		{"GET", "/b?acl", "", "GetBucketAcl"},
+		{"PUT", "/b/k?acl", "", "PutObjectAcl"},
 		{"GET", "/b?website", "", "Unsupported"},
 		{"PUT", "/b?lifecycle", "", "Unsupported"},
 	}

@@ -5,7 +5,8 @@ import (
 )
 
 // subresource returns the handler of a request for a subresource served
-// outside the main routes (tagging, object attributes, CORS), or nil.
+// outside the main routes (tagging, object attributes, CORS, bucket
+// policies, ACLs, public access blocks), or nil.
 func (h *Handler) subresource(q *request, query url.Values) func(*request) error {
 	if q.key == "" {
 		switch {
@@ -13,6 +14,14 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 			return h.bucketTagging
 		case query.Has("cors"):
 			return h.bucketCORS
+		case query.Has("policy"):
+			return h.bucketPolicy
+		case query.Has("policyStatus"):
+			return h.bucketPolicyStatus
+		case query.Has("publicAccessBlock"):
+			return h.publicAccessBlock
+		case query.Has("acl"):
+			return h.bucketACL
 		}
 		return nil
 	}
@@ -21,6 +30,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 		return keyChecked(h.objectTagging)
 	case query.Has("attributes"):
 		return keyChecked(h.objectAttributes)
+	case query.Has("acl"):
+		return keyChecked(h.objectACL)
 	}
 	return nil
 }

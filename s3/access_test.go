@@ -1,0 +1,491 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"cairn"
+	"cairn/access"
+)
+
+func (nopMeta) UpdateBucketAccess(context.Context, string, func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error {
+	return cairn.ErrNotFound
+}
+
+// accessEnv is a gateway with root and three users: alice owns the
+// buckets of these tests, bob and carol are other users of the store.
+type accessEnv struct {
+	*env
+	alice, bob, carol *s3.Client
+}
+
+func newAccessEnv(t *testing.T) accessEnv {
+	t.Helper()
+	creds := StaticCredentials{
+		testAccess:  {Name: "root", AccessKey: testAccess, SecretKey: testSecret, Root: true},
+		"AKIAALICE": {Name: "alice", AccessKey: "AKIAALICE", SecretKey: "alice-secret"},
+		"AKIABOB":   {Name: "bob", AccessKey: "AKIABOB", SecretKey: "bob-secret"},
+		"AKIACAROL": {Name: "carol", AccessKey: "AKIACAROL", SecretKey: "carol-secret"},
+	}
+	e := newEnvWith(t, creds)
+	return accessEnv{env: e, alice: e.aws("AKIAALICE", "alice-secret"), bob: e.aws("AKIABOB", "bob-secret"), carol: e.aws("AKIACAROL", "carol-secret")}
+}
+
+// anon sends an unsigned request, as curl or a browser would.
+func (e *env) anon(t *testing.T, method, path string, body []byte) s3Response {
+	t.Helper()
+	r, err := http.NewRequest(method, e.srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return send(t, r)
+}
+
+// put stores key in bucket with c.
+func put(t *testing.T, c *s3.Client, bucket, key, body string, acl types.ObjectCannedACL) {
+	t.Helper()
+	if _, err := c.PutObject(context.Background(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key),
+		Body: strings.NewReader(body), ACL: acl}); err != nil {
+		t.Fatalf("PutObject %s/%s: %v", bucket, key, err)
+	}
+}
+
+func wantAnon(t *testing.T, got s3Response, status int, body string) {
+	t.Helper()
+	if got.status != status || (status == http.StatusOK && got.body != body) || (status == http.StatusForbidden && got.code != "AccessDenied") {
+		t.Fatalf("anonymous request: %d %s %q, want %d %q", got.status, got.code, got.body, status, body)
+	}
+}
+
+// TestPolicyAnonymousRead is issue #16's acceptance: a bucket policy
+// granting anonymous s3:GetObject on public/* lets an unsigned GET read
+// public/x and refuses private/x; a presigned URL of another user reads
+// public/x too; removing the policy closes the bucket again.
+func TestPolicyAnonymousRead(t *testing.T) {
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("site")}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e.alice, "site", "public/x", "hello world", "")
+	put(t, e.alice, "site", "private/x", "secret", "")
+
+	wantAnon(t, e.anon(t, "GET", "/site/public/x", nil), http.StatusForbidden, "")
+	_, err := e.alice.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String("site")})
+	wantCode(t, err, "NoSuchBucketPolicy")
+	_, err = e.alice.GetBucketPolicyStatus(ctx, &s3.GetBucketPolicyStatusInput{Bucket: aws.String("site")})
+	wantCode(t, err, "NoSuchBucketPolicy")
+
+	const policy = `{"Version":"2012-10-17","Statement":[{"Sid":"PublicRead","Effect":"Allow","Principal":"*",` +
+		`"Action":"s3:GetObject","Resource":"arn:aws:s3:::site/public/*"}]}`
+	if _, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("site"), Policy: aws.String(policy)}); err != nil {
+		t.Fatal(err)
+	}
+	wantAnon(t, e.anon(t, "GET", "/site/public/x", nil), http.StatusOK, "hello world")
+	wantAnon(t, e.anon(t, "HEAD", "/site/public/x", nil), http.StatusOK, "")
+	wantAnon(t, e.anon(t, "GET", "/site/private/x", nil), http.StatusForbidden, "")
+	wantAnon(t, e.anon(t, "GET", "/site", nil), http.StatusForbidden, "")                  // no ListBucket
+	wantAnon(t, e.anon(t, "PUT", "/site/public/y", []byte("z")), http.StatusForbidden, "") // no PutObject
+	wantAnon(t, e.anon(t, "DELETE", "/site/public/x", nil), http.StatusForbidden, "")
+	wantAnon(t, e.anon(t, "GET", "/", nil), http.StatusForbidden, "") // no anonymous ListBuckets
+	if got := e.anon(t, "GET", "/nosuch/public/x", nil); got.code != "NoSuchBucket" {
+		t.Fatalf("anonymous GET of a missing bucket: %d %s", got.status, got.code)
+	}
+
+	// Another user reads through the same grant to "*", here by a
+	// presigned URL, and nothing else.
+	pre, err := s3.NewPresignClient(e.bob).PresignGetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("site"), Key: aws.String("public/x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(pre.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(b) != "hello world" {
+		t.Fatalf("bob's presigned GET: %d %q", resp.StatusCode, b)
+	}
+	_, err = e.bob.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("site"), Key: aws.String("private/x")})
+	wantCode(t, err, "AccessDenied")
+
+	got, err := e.alice.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String("site")})
+	if err != nil || aws.ToString(got.Policy) != policy {
+		t.Fatalf("GetBucketPolicy: %v %q", err, aws.ToString(got.Policy))
+	}
+	st, err := e.alice.GetBucketPolicyStatus(ctx, &s3.GetBucketPolicyStatusInput{Bucket: aws.String("site")})
+	if err != nil || !aws.ToBool(st.PolicyStatus.IsPublic) {
+		t.Fatalf("GetBucketPolicyStatus: %v %+v", err, st)
+	}
+
+	// Only the owner manages the policy.
+	_, err = e.bob.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("site"), Policy: aws.String(policy)})
+	wantCode(t, err, "AccessDenied")
+	_, err = e.bob.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String("site")})
+	wantCode(t, err, "AccessDenied")
+	_, err = e.bob.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String("site")})
+	wantCode(t, err, "AccessDenied")
+
+	if _, err := e.alice.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String("site")}); err != nil {
+		t.Fatal(err)
+	}
+	wantAnon(t, e.anon(t, "GET", "/site/public/x", nil), http.StatusForbidden, "")
+	_, err = e.alice.GetBucketPolicy(ctx, &s3.GetBucketPolicyInput{Bucket: aws.String("site")})
+	wantCode(t, err, "NoSuchBucketPolicy")
+}
+
+func TestPolicyMalformed(t *testing.T) {
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bkt")}); err != nil {
+		t.Fatal(err)
+	}
+	for doc, reason := range map[string]string{
+		`not json`: "Policies must be valid JSON and the first byte must be '{'",
+		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::other/*"}]}`: "Policy has invalid resource",
+		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bkt"}]}`:     "Action does not apply to any resource(s) in statement",
+		`{"Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:Fly","Resource":"arn:aws:s3:::bkt/*"}]}`:         "Policy has invalid action",
+		`{"Id":"` + strings.Repeat("x", 20<<10) + `"}`:                                                                 "Policy exceeds the maximum allowed document size.",
+	} {
+		_, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bkt"), Policy: aws.String(doc)})
+		wantCode(t, err, "MalformedPolicy")
+		if !strings.Contains(err.Error(), reason) {
+			t.Errorf("PutBucketPolicy(%.40s): %v, want reason %q", doc, err, reason)
+		}
+	}
+	_, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("nosuch"), Policy: aws.String(`{}`)})
+	wantCode(t, err, "NoSuchBucket")
+}
+
+// TestPolicyCrossUser: a policy naming bob lets bob in where it says and
+// nowhere else; carol stays out; an explicit Deny binds even the owner,
+// who keeps the right to change the policy.
+func TestPolicyCrossUser(t *testing.T) {
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("team")}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e.alice, "team", "shared/a", "A", "")
+	put(t, e.alice, "team", "keep/b", "B", "")
+	policy := `{"Version":"2012-10-17","Statement":[
+	  {"Effect":"Allow","Principal":{"AWS":"arn:aws:iam:::user/bob"},"Action":"s3:ListBucket","Resource":"arn:aws:s3:::team",
+	   "Condition":{"StringLike":{"s3:prefix":"shared/*"}}},
+	  {"Effect":"Allow","Principal":{"AWS":["arn:aws:iam:::user/bob"]},"Action":["s3:GetObject","s3:PutObject","s3:DeleteObject"],"Resource":"arn:aws:s3:::team/shared/*"},
+	  {"Effect":"Deny","Principal":"*","Action":"s3:DeleteObject","Resource":"arn:aws:s3:::team/keep/*"}
+	]}`
+	if _, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("team"), Policy: aws.String(policy)}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.bob.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("team"), Prefix: aws.String("shared/")})
+	if err != nil || len(l.Contents) != 1 || aws.ToString(l.Contents[0].Key) != "shared/a" {
+		t.Fatalf("bob lists shared/: %v %+v", err, l)
+	}
+	_, err = e.bob.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("team")})
+	wantCode(t, err, "AccessDenied")
+	put(t, e.bob, "team", "shared/from-bob", "hi", "")
+	_, err = e.bob.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("team"), Key: aws.String("keep/c"), Body: strings.NewReader("x")})
+	wantCode(t, err, "AccessDenied")
+	if _, err := e.bob.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("team"), Key: aws.String("shared/a")}); err != nil {
+		t.Fatal(err)
+	}
+	// A copy needs s3:GetObject on its source: bob may copy shared/a to
+	// shared/, not keep/b.
+	if _, err := e.bob.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("team"), Key: aws.String("shared/copy"), CopySource: aws.String("team/shared/a")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.bob.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("team"), Key: aws.String("shared/copy2"), CopySource: aws.String("team/keep/b")})
+	wantCode(t, err, "AccessDenied")
+	// Multi-delete is checked key by key.
+	out, err := e.bob.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("team"), Delete: &types.Delete{Objects: []types.ObjectIdentifier{
+		{Key: aws.String("shared/copy")}, {Key: aws.String("keep/b")}}}})
+	if err != nil || len(out.Deleted) != 1 || len(out.Errors) != 1 || aws.ToString(out.Errors[0].Code) != "AccessDenied" {
+		t.Fatalf("bob's DeleteObjects: %v %+v", err, out)
+	}
+	// Carol is named nowhere; bob cannot reach alice's bucket's settings.
+	_, err = e.carol.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("team"), Key: aws.String("shared/a")})
+	wantCode(t, err, "AccessDenied")
+	_, err = e.bob.GetBucketTagging(ctx, &s3.GetBucketTaggingInput{Bucket: aws.String("team")})
+	wantCode(t, err, "AccessDenied")
+	_, err = e.bob.DeleteBucket(ctx, &s3.DeleteBucketInput{Bucket: aws.String("team")})
+	wantCode(t, err, "AccessDenied")
+	if bs, err := e.bob.ListBuckets(ctx, &s3.ListBucketsInput{}); err != nil || len(bs.Buckets) != 0 {
+		t.Fatalf("bob's ListBuckets: %v %+v", err, bs)
+	}
+
+	// The Deny binds the owner too; the owner can still lift it.
+	_, err = e.alice.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("team"), Key: aws.String("keep/b")})
+	wantCode(t, err, "AccessDenied")
+	if _, err := e.alice.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String("team")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.alice.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("team"), Key: aws.String("keep/b")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.bob.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("team"), Key: aws.String("shared/a")})
+	wantCode(t, err, "AccessDenied")
+}
+
+// TestPolicyConditions: conditions see the request: an anonymous listing
+// allowed only for a prefix, and writes refused over plain HTTP.
+func TestPolicyConditions(t *testing.T) {
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("cond")}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e.alice, "cond", "pub/a", "A", "")
+	policy := `{"Version":"2012-10-17","Statement":[
+	  {"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::cond",
+	   "Condition":{"StringEquals":{"s3:prefix":"pub/"},"NumericLessThanEquals":{"s3:max-keys":"100"},"IpAddress":{"aws:SourceIp":["127.0.0.0/8","::1/128"]}}},
+	  {"Effect":"Allow","Principal":{"AWS":"arn:aws:iam:::user/bob"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::cond/*"},
+	  {"Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::cond/*","Condition":{"Bool":{"aws:SecureTransport":"false"}}}
+	]}`
+	if _, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("cond"), Policy: aws.String(policy)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.anon(t, "GET", "/cond?list-type=2&prefix=pub/&max-keys=10", nil); got.status != http.StatusOK || !strings.Contains(got.body, "<Key>pub/a</Key>") {
+		t.Fatalf("anonymous listing of pub/: %d %s", got.status, got.body)
+	}
+	wantAnon(t, e.anon(t, "GET", "/cond?list-type=2&prefix=pub/&max-keys=1000", nil), http.StatusForbidden, "")
+	wantAnon(t, e.anon(t, "GET", "/cond?list-type=2&prefix=other/", nil), http.StatusForbidden, "")
+	wantAnon(t, e.anon(t, "GET", "/cond?list-type=2", nil), http.StatusForbidden, "")
+	// The gateway here serves plain HTTP: the Deny on insecure writes
+	// stops bob and the owner alike.
+	_, err := e.bob.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cond"), Key: aws.String("x"), Body: strings.NewReader("x")})
+	wantCode(t, err, "AccessDenied")
+	_, err = e.alice.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cond"), Key: aws.String("x"), Body: strings.NewReader("x")})
+	wantCode(t, err, "AccessDenied")
+}
+
+// TestCannedACLs: x-amz-acl on CreateBucket and PutObject, the ACL
+// operations in canned, grant-header and XML form, and what each grants.
+func TestCannedACLs(t *testing.T) {
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("pub"), ACL: types.BucketCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e.alice, "pub", "open", "open data", types.ObjectCannedACLPublicRead)
+	put(t, e.alice, "pub", "closed", "closed data", "")
+	put(t, e.alice, "pub", "members", "members data", types.ObjectCannedACLAuthenticatedRead)
+
+	// A public-read bucket lists to anyone; its objects read as their own ACL says.
+	if got := e.anon(t, "GET", "/pub", nil); got.status != http.StatusOK || !strings.Contains(got.body, "<Key>closed</Key>") {
+		t.Fatalf("anonymous listing of a public-read bucket: %d %s", got.status, got.body)
+	}
+	wantAnon(t, e.anon(t, "GET", "/pub/open", nil), http.StatusOK, "open data")
+	wantAnon(t, e.anon(t, "GET", "/pub/closed", nil), http.StatusForbidden, "")
+	wantAnon(t, e.anon(t, "GET", "/pub/members", nil), http.StatusForbidden, "")
+	wantAnon(t, e.anon(t, "PUT", "/pub/new", []byte("x")), http.StatusForbidden, "")
+	if _, err := e.bob.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("pub"), Key: aws.String("members")}); err != nil {
+		t.Fatalf("bob reads an authenticated-read object: %v", err)
+	}
+
+	acl, err := e.alice.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String("pub"), Key: aws.String("open")})
+	if err != nil || aws.ToString(acl.Owner.ID) != "alice" || len(acl.Grants) != 2 ||
+		acl.Grants[0].Permission != types.PermissionFullControl || aws.ToString(acl.Grants[0].Grantee.ID) != "alice" ||
+		acl.Grants[1].Grantee.Type != types.TypeGroup || aws.ToString(acl.Grants[1].Grantee.URI) != allUsersURI || acl.Grants[1].Permission != types.PermissionRead {
+		t.Fatalf("GetObjectAcl of a public-read object: %v %+v", err, acl)
+	}
+	if _, err := e.alice.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: aws.String("pub"), Key: aws.String("open"), ACL: types.ObjectCannedACLPrivate}); err != nil {
+		t.Fatal(err)
+	}
+	wantAnon(t, e.anon(t, "GET", "/pub/open", nil), http.StatusForbidden, "")
+	_, err = e.bob.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: aws.String("pub"), Key: aws.String("open"), ACL: types.ObjectCannedACLPublicRead})
+	wantCode(t, err, "AccessDenied")
+
+	// The XML form: a grant to bob by canonical ID, on a private bucket.
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("priv")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.bob.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("priv")})
+	wantCode(t, err, "AccessDenied")
+	_, err = e.alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("priv"), AccessControlPolicy: &types.AccessControlPolicy{
+		Owner: &types.Owner{ID: aws.String("alice")},
+		Grants: []types.Grant{
+			{Grantee: &types.Grantee{Type: types.TypeCanonicalUser, ID: aws.String("alice")}, Permission: types.PermissionFullControl},
+			{Grantee: &types.Grantee{Type: types.TypeCanonicalUser, ID: aws.String("bob")}, Permission: types.PermissionRead},
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.bob.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("priv")}); err != nil {
+		t.Fatalf("bob lists with a READ grant: %v", err)
+	}
+	_, err = e.carol.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("priv")})
+	wantCode(t, err, "AccessDenied")
+	bacl, err := e.alice.GetBucketAcl(ctx, &s3.GetBucketAclInput{Bucket: aws.String("priv")})
+	if err != nil || len(bacl.Grants) != 2 || aws.ToString(bacl.Grants[1].Grantee.ID) != "bob" || bacl.Grants[1].Grantee.Type != types.TypeCanonicalUser {
+		t.Fatalf("GetBucketAcl: %v %+v", err, bacl)
+	}
+	// Grant headers; a public-read-write bucket takes anonymous writes.
+	if _, err := e.alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("priv"), GrantWrite: aws.String(`uri="` + allUsersURI + `"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.anon(t, "PUT", "/priv/drop", []byte("dropped")); got.status != http.StatusOK {
+		t.Fatalf("anonymous PUT to a bucket granting WRITE to AllUsers: %d %s", got.status, got.body)
+	}
+	if r, err := e.alice.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("priv"), Key: aws.String("drop")}); err != nil {
+		t.Fatal(err)
+	} else if b, _ := io.ReadAll(r.Body); string(b) != "dropped" {
+		t.Fatalf("the anonymous upload holds %q", b)
+	}
+	_, err = e.bob.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("priv")})
+	wantCode(t, err, "AccessDenied") // the new ACL replaced bob's READ
+
+	// Errors.
+	_, err = e.alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("priv"), ACL: "everyone-welcome"})
+	wantCode(t, err, "InvalidArgument")
+	_, err = e.alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("priv"), ACL: types.BucketCannedACLPrivate, GrantRead: aws.String(`id="bob"`)})
+	wantCode(t, err, "InvalidRequest")
+	_, err = e.alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("priv"), AccessControlPolicy: &types.AccessControlPolicy{
+		Grants: []types.Grant{{Grantee: &types.Grantee{Type: types.TypeGroup, URI: aws.String("http://example.com/everyone")}, Permission: types.PermissionRead}}}})
+	wantCode(t, err, "InvalidArgument")
+}
+
+// TestBlockPublicAccess: each of the four settings, with S3's errors.
+func TestBlockPublicAccess(t *testing.T) {
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("bpa")}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e.alice, "bpa", "open", "open data", types.ObjectCannedACLPublicRead)
+	_, err := e.alice.GetPublicAccessBlock(ctx, &s3.GetPublicAccessBlockInput{Bucket: aws.String("bpa")})
+	wantCode(t, err, "NoSuchPublicAccessBlockConfiguration")
+	setPAB := func(c types.PublicAccessBlockConfiguration) {
+		t.Helper()
+		if _, err := e.alice.PutPublicAccessBlock(ctx, &s3.PutPublicAccessBlockInput{Bucket: aws.String("bpa"), PublicAccessBlockConfiguration: &c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const public = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::bpa/*"}]}`
+	const forBob = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"arn:aws:iam:::user/bob"},"Action":"s3:GetObject","Resource":"arn:aws:s3:::bpa/*"}]}`
+
+	// BlockPublicPolicy refuses a public policy, not a private one.
+	setPAB(types.PublicAccessBlockConfiguration{BlockPublicPolicy: aws.Bool(true)})
+	got, err := e.alice.GetPublicAccessBlock(ctx, &s3.GetPublicAccessBlockInput{Bucket: aws.String("bpa")})
+	if err != nil || !aws.ToBool(got.PublicAccessBlockConfiguration.BlockPublicPolicy) || aws.ToBool(got.PublicAccessBlockConfiguration.BlockPublicAcls) {
+		t.Fatalf("GetPublicAccessBlock: %v %+v", err, got)
+	}
+	_, err = e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bpa"), Policy: aws.String(public)})
+	wantCode(t, err, "AccessDenied")
+	if _, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bpa"), Policy: aws.String(forBob)}); err != nil {
+		t.Fatal(err)
+	}
+
+	// BlockPublicAcls refuses public ACLs on writes and on PUT ?acl.
+	setPAB(types.PublicAccessBlockConfiguration{BlockPublicAcls: aws.Bool(true)})
+	_, err = e.alice.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bpa"), Key: aws.String("k"), Body: strings.NewReader("x"), ACL: types.ObjectCannedACLPublicRead})
+	wantCode(t, err, "AccessDenied")
+	_, err = e.alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("bpa"), ACL: types.BucketCannedACLPublicRead})
+	wantCode(t, err, "AccessDenied")
+	_, err = e.alice.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: aws.String("bpa"), Key: aws.String("open"), ACL: types.ObjectCannedACLAuthenticatedRead})
+	wantCode(t, err, "AccessDenied")
+	put(t, e.alice, "bpa", "k", "x", types.ObjectCannedACLPrivate)
+	wantAnon(t, e.anon(t, "GET", "/bpa/open", nil), http.StatusOK, "open data") // an existing public ACL still works
+
+	// IgnorePublicAcls makes it count for nothing.
+	setPAB(types.PublicAccessBlockConfiguration{IgnorePublicAcls: aws.Bool(true)})
+	wantAnon(t, e.anon(t, "GET", "/bpa/open", nil), http.StatusForbidden, "")
+
+	// RestrictPublicBuckets: a public policy no longer lets anonymous
+	// requests in.
+	if _, err := e.alice.DeletePublicAccessBlock(ctx, &s3.DeletePublicAccessBlockInput{Bucket: aws.String("bpa")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("bpa"), Policy: aws.String(public)}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e.alice, "bpa", "open", "open data", "") // private: only the policy grants it
+	wantAnon(t, e.anon(t, "GET", "/bpa/open", nil), http.StatusOK, "open data")
+	setPAB(types.PublicAccessBlockConfiguration{RestrictPublicBuckets: aws.Bool(true)})
+	wantAnon(t, e.anon(t, "GET", "/bpa/open", nil), http.StatusForbidden, "")
+
+	// Only the owner manages it.
+	_, err = e.bob.PutPublicAccessBlock(ctx, &s3.PutPublicAccessBlockInput{Bucket: aws.String("bpa"),
+		PublicAccessBlockConfiguration: &types.PublicAccessBlockConfiguration{}})
+	wantCode(t, err, "AccessDenied")
+	_, err = e.bob.GetPublicAccessBlock(ctx, &s3.GetPublicAccessBlockInput{Bucket: aws.String("bpa")})
+	wantCode(t, err, "AccessDenied")
+	if _, err := e.alice.DeletePublicAccessBlock(ctx, &s3.DeletePublicAccessBlockInput{Bucket: aws.String("bpa")}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.alice.GetPublicAccessBlock(ctx, &s3.GetPublicAccessBlockInput{Bucket: aws.String("bpa")})
+	wantCode(t, err, "NoSuchPublicAccessBlockConfiguration")
+}
+
+// TestMayBypassGovernance: the hook object lock asks before honouring
+// x-amz-bypass-governance-retention.
+func TestMayBypassGovernance(t *testing.T) {
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("locked")}); err != nil {
+		t.Fatal(err)
+	}
+	policy := `{"Version":"2012-10-17","Statement":[
+	  {"Effect":"Allow","Principal":{"AWS":"arn:aws:iam:::user/bob"},"Action":"s3:BypassGovernanceRetention","Resource":"arn:aws:s3:::locked/tmp/*"},
+	  {"Effect":"Deny","Principal":{"AWS":"arn:aws:iam:::user/alice"},"Action":"s3:BypassGovernanceRetention","Resource":"arn:aws:s3:::locked/audit/*"}
+	]}`
+	if _, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("locked"), Policy: aws.String(policy)}); err != nil {
+		t.Fatal(err)
+	}
+	ident := map[string]*authResult{
+		"root": {id: Identity{Name: "root", Root: true}}, "alice": {id: Identity{Name: "alice"}},
+		"bob": {id: Identity{Name: "bob"}}, "carol": {id: Identity{Name: "carol"}}, "anonymous": {anonymous: true},
+	}
+	for _, tt := range []struct {
+		who, key string
+		want     bool
+	}{
+		{"root", "audit/x", true}, {"alice", "tmp/x", true}, {"alice", "audit/x", false},
+		{"bob", "tmp/x", true}, {"bob", "audit/x", false}, {"carol", "tmp/x", false}, {"anonymous", "tmp/x", false},
+	} {
+		r, _ := http.NewRequest("DELETE", e.srv.URL+"/locked/"+tt.key, nil)
+		q := &request{r: r, auth: ident[tt.who], bucket: "locked", key: tt.key}
+		if got := e.h.mayBypassGovernance(q, tt.key); got != tt.want {
+			t.Errorf("%s bypasses governance on %s: %v, want %v", tt.who, tt.key, got, tt.want)
+		}
+	}
+}
+
+// TestEveryOperationHasAnAction: each operation the gateway serves has
+// its action in access.Operations, the table authorize checks, so no
+// operation falls to "owner only" by omission.
+func TestEveryOperationHasAnAction(t *testing.T) {
+	reqs := []struct{ method, target, copy string }{
+		{"GET", "/b", ""}, {"GET", "/b?list-type=2", ""}, {"GET", "/b?versions", ""}, {"GET", "/b?uploads", ""},
+		{"GET", "/b?location", ""}, {"HEAD", "/b", ""}, {"PUT", "/b", ""}, {"DELETE", "/b", ""}, {"POST", "/b?delete", ""},
+		{"GET", "/b?versioning", ""}, {"PUT", "/b?versioning", ""}, {"GET", "/b?tagging", ""}, {"PUT", "/b?tagging", ""},
+		{"DELETE", "/b?tagging", ""}, {"GET", "/b?cors", ""}, {"PUT", "/b?cors", ""}, {"DELETE", "/b?cors", ""},
+		{"GET", "/b?encryption", ""}, {"PUT", "/b?encryption", ""}, {"DELETE", "/b?encryption", ""},
+		{"GET", "/b?policy", ""}, {"PUT", "/b?policy", ""}, {"DELETE", "/b?policy", ""}, {"GET", "/b?policyStatus", ""},
+		{"GET", "/b?acl", ""}, {"PUT", "/b?acl", ""}, {"GET", "/b?publicAccessBlock", ""}, {"PUT", "/b?publicAccessBlock", ""},
+		{"DELETE", "/b?publicAccessBlock", ""},
+		{"GET", "/b/k", ""}, {"HEAD", "/b/k", ""}, {"PUT", "/b/k", ""}, {"PUT", "/b/k", "b/src"}, {"DELETE", "/b/k", ""},
+		{"POST", "/b/k?uploads", ""}, {"PUT", "/b/k?uploadId=u&partNumber=1", ""}, {"PUT", "/b/k?uploadId=u&partNumber=1", "b/src"},
+		{"POST", "/b/k?uploadId=u", ""}, {"DELETE", "/b/k?uploadId=u", ""}, {"GET", "/b/k?uploadId=u", ""},
+		{"GET", "/b/k?tagging", ""}, {"PUT", "/b/k?tagging", ""}, {"DELETE", "/b/k?tagging", ""}, {"GET", "/b/k?attributes", ""},
+		{"GET", "/b/k?acl", ""}, {"PUT", "/b/k?acl", ""},
+	}
+	for _, rq := range reqs {
+		r, _ := http.NewRequest(rq.method, "http://gw"+rq.target, nil)
+		if rq.copy != "" {
+			r.Header.Set("X-Amz-Copy-Source", rq.copy)
+		}
+		op := Operation(r)
+		if _, ok := access.Operations[op]; !ok {
+			t.Errorf("%s %s: operation %s has no action in access.Operations", rq.method, rq.target, op)
+		}
+	}
+}

@@ -1,0 +1,262 @@
+package s3
+
+import (
+	"errors"
+	"net"
+
+	"cairn"
+	"cairn/access"
+)
+
+// Authorization (docs/design/s3.md, "Access control"): once a request is
+// authenticated (or found unsigned: anonymous), authorize decides whether
+// its principal may do the operation to the bucket or object it names.
+// Root may do anything; a bucket's owner anything its bucket policy does
+// not explicitly deny (the policy, ACL and public access block of its
+// own bucket always); anyone else, anonymous included, only what the
+// bucket policy or an ACL (the bucket's, or for reads the object's)
+// grants and the policy does not deny, within the bucket's Block Public
+// Access settings.
+
+// bucketAccess is what authorize found about the request's bucket.
+type bucketAccess struct {
+	b      cairn.Bucket
+	owner  bool           // the requester owns the bucket
+	policy *access.Policy // nil: none
+	pab    cairn.PublicAccessBlock
+}
+
+// ownerOnly are the operations only the bucket owner (or root) may
+// perform whatever a policy says: managing the policy and the public
+// access block, and deleting the bucket.
+var ownerOnly = map[string]bool{
+	"GetBucketPolicy": true, "PutBucketPolicy": true, "DeleteBucketPolicy": true, "GetBucketPolicyStatus": true,
+	"GetPublicAccessBlock": true, "PutPublicAccessBlock": true, "DeletePublicAccessBlock": true,
+	"DeleteBucket": true,
+}
+
+// ownerKeeps are the operations an explicit Deny of the bucket's policy
+// does not take from its owner, so that no policy locks the owner out
+// of changing it.
+var ownerKeeps = map[string]bool{
+	"GetBucketPolicy": true, "PutBucketPolicy": true, "DeleteBucketPolicy": true,
+	"GetPublicAccessBlock": true, "PutPublicAccessBlock": true, "DeletePublicAccessBlock": true,
+	"GetBucketAcl": true, "PutBucketAcl": true,
+}
+
+// principal is the request's principal as package access sees it.
+func (q *request) principal() access.Principal {
+	if q.auth.anonymous {
+		return access.Principal{Anonymous: true}
+	}
+	return access.Principal{User: q.auth.id.Name, Root: q.auth.id.Root}
+}
+
+// authorize decides the request before it is routed: nil lets it
+// through (the handler may still refuse it), ErrAccessDenied stops it.
+// A request on a bucket that does not exist passes: its handler answers
+// NoSuchBucket, as S3 does for anyone.
+func (h *Handler) authorize(q *request) error {
+	if q.auth.id.Root {
+		return nil
+	}
+	op := Operation(q.r)
+	switch {
+	case q.bucket == "" || op == "CreateBucket":
+		if q.auth.anonymous {
+			return ErrAccessDenied
+		}
+		return nil // ListBuckets lists the requester's own; admin checks root itself
+	case op == "Unsupported" || op == "Other" || op == "Preflight":
+		return nil
+	case cairn.ValidateBucketName(q.bucket) != nil:
+		return nil // route answers InvalidBucketName
+	}
+	ba, err := h.loadAccess(q, q.bucket)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	q.access = ba
+	if op == "DeleteObjects" {
+		// Checked key by key (may); the owner's own bucket check here.
+		if ba.owner {
+			return nil
+		}
+		q.granted = true
+		return nil
+	}
+	action, ok := access.Operations[op]
+	if !ok {
+		if ba.owner {
+			return nil
+		}
+		return ErrAccessDenied
+	}
+	key := q.key
+	if q.r.URL.Query().Has("versionId") && key != "" {
+		action = access.VersionAction(action)
+	}
+	if ownerOnly[op] && !ba.owner {
+		return ErrAccessDenied
+	}
+	if err := h.may(q, ba, action, key); err != nil {
+		return err
+	}
+	q.granted = true
+	return nil
+}
+
+// loadAccess reads bucket name's record and parses its policy.
+func (h *Handler) loadAccess(q *request, name string) (*bucketAccess, error) {
+	b, err := h.cfg.Meta.Bucket(q.r.Context(), name)
+	if err != nil {
+		return nil, err
+	}
+	ba := &bucketAccess{b: b, owner: !q.auth.anonymous && b.Owner == q.auth.id.Name}
+	if a := b.Access; a != nil {
+		if a.Policy != "" {
+			// A stored policy was validated when it was put; one that no
+			// longer parses (a stricter gateway) is a corrupt record.
+			p, err := access.Parse([]byte(a.Policy), b.Name)
+			if err != nil {
+				return nil, withCause(ErrInternal, err)
+			}
+			ba.policy = p
+		}
+		if a.PublicAccessBlock != nil {
+			ba.pab = *a.PublicAccessBlock
+		}
+	}
+	return ba, nil
+}
+
+// may decides whether the request's principal may do action to key of
+// the bucket ba describes ("" for a bucket action): nil or
+// ErrAccessDenied. Root may do anything; the owner anything the policy
+// does not deny (ownerKeeps excepted); anyone else what the policy or an
+// ACL grants and the policy does not deny.
+//
+// Other handlers use it for a second action of one request: the source
+// of a copy (s3:GetObject), each key of DeleteObjects (s3:DeleteObject),
+// a bypass of governance retention (s3:BypassGovernanceRetention).
+func (h *Handler) may(q *request, ba *bucketAccess, action, key string) error {
+	if q.auth.id.Root {
+		return nil
+	}
+	op := Operation(q.r)
+	who := q.principal()
+	req := access.Request{Principal: who, Action: action, Bucket: ba.b.Name, Key: key, Context: h.conditionContext(q)}
+	d := ba.policy.Evaluate(req)
+	if d == access.Denied && !(ba.owner && ownerKeeps[op]) {
+		return ErrAccessDenied
+	}
+	if ba.owner {
+		return nil
+	}
+	if d == access.Allowed && !(ba.pab.RestrictPublicBuckets && who.Anonymous && ba.policy.IsPublic()) {
+		return nil
+	}
+	var grants []cairn.Grant
+	if ba.b.Access != nil {
+		grants = ba.b.Access.ACL
+	}
+	if access.ACLAllows(grants, access.KindBucket, who, action, ba.pab.IgnorePublicAcls) {
+		return nil
+	}
+	if kind, _ := access.KnownAction(action); kind == access.KindObject && key != "" && objectACLAction(action) {
+		m, err := h.cfg.Objects.Stat(q.r.Context(), ba.b.Name, key)
+		if err == nil && access.ACLAllows(m.ACL, access.KindObject, who, action, ba.pab.IgnorePublicAcls) {
+			return nil
+		}
+	}
+	return ErrAccessDenied
+}
+
+// objectACLAction reports whether an object's ACL can grant action.
+func objectACLAction(action string) bool {
+	switch action {
+	case "s3:GetObject", "s3:GetObjectVersion", "s3:GetObjectAcl", "s3:GetObjectVersionAcl", "s3:PutObjectAcl", "s3:PutObjectVersionAcl":
+		return true
+	}
+	return false
+}
+
+// conditionContext builds the policy condition keys of the request.
+func (h *Handler) conditionContext(q *request) map[string][]string {
+	r := q.r
+	ip := r.RemoteAddr
+	if host, _, err := net.SplitHostPort(ip); err == nil {
+		ip = host
+	}
+	now := h.cfg.Now().UTC()
+	authType, sigVersion := "REST-HEADER", "AWS4-HMAC-SHA256"
+	query := r.URL.Query()
+	switch {
+	case q.auth.anonymous:
+		authType, sigVersion = "", ""
+	case query.Has("X-Amz-Signature") || query.Has("Signature"):
+		authType = "REST-QUERY-STRING"
+	}
+	if !q.auth.anonymous && q.auth.signed == nil {
+		sigVersion = "AWS"
+	}
+	ctx := access.Context(q.principal(), ip, r.TLS != nil, now.Format("2006-01-02T15:04:05Z"), now.Unix(), authType)
+	access.Set(ctx, "s3:signatureversion", sigVersion, false)
+	for _, p := range []string{"prefix", "delimiter", "max-keys"} {
+		if query.Has(p) {
+			access.Set(ctx, "s3:"+p, query.Get(p), true)
+		}
+	}
+	if query.Has("versionId") {
+		access.Set(ctx, "s3:versionid", query.Get("versionId"), true)
+	}
+	for _, hd := range []string{"x-amz-acl", "x-amz-copy-source", "x-amz-metadata-directive", "x-amz-server-side-encryption",
+		"x-amz-storage-class", "x-amz-content-sha256", "x-amz-grant-read", "x-amz-grant-write", "x-amz-grant-read-acp",
+		"x-amz-grant-write-acp", "x-amz-grant-full-control"} {
+		if v := r.Header.Get(hd); v != "" {
+			access.Set(ctx, "s3:"+hd, v, true)
+		}
+	}
+	return ctx
+}
+
+// checkSource checks that the requester may read the source of a copy:
+// s3:GetObject (s3:GetObjectVersion with a version) on bucket/key.
+func (h *Handler) checkSource(q *request, bucket, key, version string) error {
+	if q.auth.id.Root {
+		return nil
+	}
+	ba, err := h.loadAccess(q, bucket)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return withCause(ErrNoSuchBucket, err)
+	}
+	if err != nil {
+		return err
+	}
+	action := "s3:GetObject"
+	if version != "" {
+		action = access.VersionAction(action)
+	}
+	return h.may(q, ba, action, key)
+}
+
+// mayBypassGovernance reports whether the request may bypass governance
+// retention (s3:BypassGovernanceRetention on the object), for object
+// lock: the owner unless the policy denies it, root, or whom the policy
+// grants it.
+func (h *Handler) mayBypassGovernance(q *request, key string) bool {
+	if q.auth.id.Root {
+		return true
+	}
+	ba := q.access
+	if ba == nil || ba.b.Name != q.bucket {
+		var err error
+		if ba, err = h.loadAccess(q, q.bucket); err != nil {
+			return false
+		}
+	}
+	return h.may(q, ba, "s3:BypassGovernanceRetention", key) == nil
+}
