@@ -85,7 +85,7 @@ type Meta interface {
 type Config struct {
 	Objects     Objects     // required: the data path (a *client.Client)
 	Meta        Meta        // required: the metadata store (a meta.Store)
-	Credentials Credentials // required: who may sign requests; no anonymous access
+	Credentials Credentials // required: who may sign requests (an unsigned request is anonymous: authz.go)
 	// DefaultPolicy is the policy of buckets created without an
 	// x-cairn-policy header (default "rs-4-2").
 	DefaultPolicy string
