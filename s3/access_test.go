@@ -225,6 +225,10 @@ func TestPolicyCrossUser(t *testing.T) {
 	// The Deny binds the owner too; the owner can still lift it.
 	_, err = e.alice.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String("team"), Key: aws.String("keep/b")})
 	wantCode(t, err, "AccessDenied")
+	out, err = e.alice.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("team"), Delete: &types.Delete{Objects: []types.ObjectIdentifier{{Key: aws.String("keep/b")}}}})
+	if err != nil || len(out.Errors) != 1 || aws.ToString(out.Errors[0].Code) != "AccessDenied" {
+		t.Fatalf("alice's DeleteObjects of a denied key: %v %+v", err, out)
+	}
 	if _, err := e.alice.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String("team")}); err != nil {
 		t.Fatal(err)
 	}

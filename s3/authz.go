@@ -67,9 +67,7 @@ func (h *Handler) authorize(q *request) error {
 			return ErrAccessDenied
 		}
 		return nil // ListBuckets lists the requester's own; admin checks root itself
-	case op == "Unsupported" || op == "Other" || op == "Preflight":
-		return nil
-	case cairn.ValidateBucketName(q.bucket) != nil:
+	case op == "Preflight" || cairn.ValidateBucketName(q.bucket) != nil:
 		return nil // route answers InvalidBucketName
 	}
 	ba, err := h.loadAccess(q, q.bucket)
@@ -80,6 +78,11 @@ func (h *Handler) authorize(q *request) error {
 		return err
 	}
 	q.access = ba
+	if op == "Unsupported" || op == "Other" {
+		// Not granted: a handler for such a request checks its own
+		// action (allowed), or h.bucket refuses whoever is not the owner.
+		return nil
+	}
 	if op == "DeleteObjects" {
 		// Checked key by key (may); the owner's own bucket check here.
 		if ba.owner {
@@ -243,20 +246,32 @@ func (h *Handler) checkSource(q *request, bucket, key, version string) error {
 	return h.may(q, ba, action, key)
 }
 
+// allowed decides one more action of the request on key of its own
+// bucket ("" for a bucket action), as may: nil or ErrAccessDenied (or the
+// metadata store's error; NoSuchBucket). For handlers whose operation is
+// not in access.Operations, or that need a second action: a browser POST
+// upload (s3:PutObject), a bypass of governance retention
+// (mayBypassGovernance).
+func (h *Handler) allowed(q *request, action, key string) error {
+	if q.auth.id.Root {
+		return nil
+	}
+	ba := q.access
+	if ba == nil || ba.b.Name != q.bucket {
+		var err error
+		if ba, err = h.loadAccess(q, q.bucket); errors.Is(err, cairn.ErrNotFound) {
+			return withCause(ErrNoSuchBucket, err)
+		} else if err != nil {
+			return err
+		}
+	}
+	return h.may(q, ba, action, key)
+}
+
 // mayBypassGovernance reports whether the request may bypass governance
 // retention (s3:BypassGovernanceRetention on the object), for object
 // lock: the owner unless the policy denies it, root, or whom the policy
 // grants it.
 func (h *Handler) mayBypassGovernance(q *request, key string) bool {
-	if q.auth.id.Root {
-		return true
-	}
-	ba := q.access
-	if ba == nil || ba.b.Name != q.bucket {
-		var err error
-		if ba, err = h.loadAccess(q, q.bucket); err != nil {
-			return false
-		}
-	}
-	return h.may(q, ba, "s3:BypassGovernanceRetention", key) == nil
+	return h.allowed(q, "s3:BypassGovernanceRetention", key) == nil
 }

@@ -667,7 +667,7 @@ func (h *Handler) deleteObjects(q *request) error {
 				continue
 			}
 		}
-		if q.access != nil && !q.access.owner {
+		if q.access != nil { // not root: an explicit Deny binds the owner too
 			action := "s3:DeleteObject"
 			if o.VersionID != "" {
 				action = access.VersionAction(action)
