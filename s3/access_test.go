@@ -92,6 +92,7 @@ func TestPolicyAnonymousRead(t *testing.T) {
 	wantAnon(t, e.anon(t, "GET", "/site/public/x", nil), http.StatusOK, "hello world")
 	wantAnon(t, e.anon(t, "HEAD", "/site/public/x", nil), http.StatusOK, "")
 	wantAnon(t, e.anon(t, "GET", "/site/private/x", nil), http.StatusForbidden, "")
+	wantAnon(t, e.anon(t, "GET", "/site/public/missing", nil), http.StatusForbidden, "") // no ListBucket: a missing key is not told
 	wantAnon(t, e.anon(t, "GET", "/site", nil), http.StatusForbidden, "")                  // no ListBucket
 	wantAnon(t, e.anon(t, "PUT", "/site/public/y", []byte("z")), http.StatusForbidden, "") // no PutObject
 	wantAnon(t, e.anon(t, "DELETE", "/site/public/x", nil), http.StatusForbidden, "")
@@ -134,6 +135,15 @@ func TestPolicyAnonymousRead(t *testing.T) {
 	wantCode(t, err, "AccessDenied")
 	_, err = e.bob.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String("site")})
 	wantCode(t, err, "AccessDenied")
+
+	// Whoever may list the bucket learns that a key is missing.
+	listable := strings.Replace(policy, `]}`, `,{"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::site"}]}`, 1)
+	if _, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("site"), Policy: aws.String(listable)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.anon(t, "GET", "/site/public/missing", nil); got.code != "NoSuchKey" {
+		t.Fatalf("anonymous GET of a missing key, with ListBucket: %d %s", got.status, got.code)
+	}
 
 	if _, err := e.alice.DeleteBucketPolicy(ctx, &s3.DeleteBucketPolicyInput{Bucket: aws.String("site")}); err != nil {
 		t.Fatal(err)
@@ -186,6 +196,8 @@ func TestPolicyCrossUser(t *testing.T) {
 	if _, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("team"), Policy: aws.String(policy)}); err != nil {
 		t.Fatal(err)
 	}
+	_, err := e.bob.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("team"), Key: aws.String("shared/missing")})
+	wantCode(t, err, "AccessDenied") // bob may list only with a prefix
 	l, err := e.bob.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("team"), Prefix: aws.String("shared/")})
 	if err != nil || len(l.Contents) != 1 || aws.ToString(l.Contents[0].Key) != "shared/a" {
 		t.Fatalf("bob lists shared/: %v %+v", err, l)
@@ -198,6 +210,8 @@ func TestPolicyCrossUser(t *testing.T) {
 	if _, err := e.bob.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("team"), Key: aws.String("shared/a")}); err != nil {
 		t.Fatal(err)
 	}
+	_, err = e.carol.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("team")})
+	wantCode(t, err, "AccessDenied")
 	// A copy needs s3:GetObject on its source: bob may copy shared/a to
 	// shared/, not keep/b.
 	if _, err := e.bob.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String("team"), Key: aws.String("shared/copy"), CopySource: aws.String("team/shared/a")}); err != nil {
@@ -290,6 +304,7 @@ func TestCannedACLs(t *testing.T) {
 	wantAnon(t, e.anon(t, "GET", "/pub/open", nil), http.StatusOK, "open data")
 	wantAnon(t, e.anon(t, "GET", "/pub/closed", nil), http.StatusForbidden, "")
 	wantAnon(t, e.anon(t, "GET", "/pub/members", nil), http.StatusForbidden, "")
+
 	wantAnon(t, e.anon(t, "PUT", "/pub/new", []byte("x")), http.StatusForbidden, "")
 	if _, err := e.bob.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("pub"), Key: aws.String("members")}); err != nil {
 		t.Fatalf("bob reads an authenticated-read object: %v", err)

@@ -226,6 +226,20 @@ func (h *Handler) conditionContext(q *request) map[string][]string {
 	return ctx
 }
 
+// hideMissing turns NoSuchKey into AccessDenied for a requester that is
+// neither root nor the owner and may not list the bucket (s3:ListBucket),
+// as S3 does: whoever may not list a bucket must not learn which keys it
+// lacks.
+func (h *Handler) hideMissing(q *request, err error) error {
+	if err == nil || q.access == nil || q.access.owner || apiError(err) != ErrNoSuchKey {
+		return err
+	}
+	if h.may(q, q.access, "s3:ListBucket", "") != nil {
+		return ErrAccessDenied
+	}
+	return err
+}
+
 // checkSource checks that the requester may read the source of a copy:
 // s3:GetObject (s3:GetObjectVersion with a version) on bucket/key.
 func (h *Handler) checkSource(q *request, bucket, key, version string) error {

@@ -299,7 +299,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = h.authorize(req)
 	}
 	if err == nil {
-		err = h.route(req)
+		err = h.hideMissing(req, h.route(req))
 	}
 	if err != nil {
 		h.writeError(req, err)
