@@ -92,7 +92,7 @@ func TestPolicyAnonymousRead(t *testing.T) {
 	wantAnon(t, e.anon(t, "GET", "/site/public/x", nil), http.StatusOK, "hello world")
 	wantAnon(t, e.anon(t, "HEAD", "/site/public/x", nil), http.StatusOK, "")
 	wantAnon(t, e.anon(t, "GET", "/site/private/x", nil), http.StatusForbidden, "")
-	wantAnon(t, e.anon(t, "GET", "/site/public/missing", nil), http.StatusForbidden, "") // no ListBucket: a missing key is not told
+	wantAnon(t, e.anon(t, "GET", "/site/public/missing", nil), http.StatusForbidden, "")   // no ListBucket: a missing key is not told
 	wantAnon(t, e.anon(t, "GET", "/site", nil), http.StatusForbidden, "")                  // no ListBucket
 	wantAnon(t, e.anon(t, "PUT", "/site/public/y", []byte("z")), http.StatusForbidden, "") // no PutObject
 	wantAnon(t, e.anon(t, "DELETE", "/site/public/x", nil), http.StatusForbidden, "")
