@@ -247,21 +247,13 @@ func (h *Handler) bucketACL(q *request) error {
 		if err != nil {
 			return err
 		}
-		err = h.cfg.Meta.UpdateBucketAccess(q.r.Context(), q.bucket, func(a *cairn.BucketAccess) (*cairn.BucketAccess, error) {
-			if a == nil {
-				a = &cairn.BucketAccess{}
-			}
+		return h.setAccess(q, http.StatusOK, func(a *cairn.BucketAccess) error {
 			if err := checkPublicACL(cairn.Bucket{Access: a}, grants); err != nil {
-				return nil, err
+				return err
 			}
 			a.ACL = grants
-			return a, nil
+			return nil
 		})
-		if err != nil {
-			return h.bucketErr(err)
-		}
-		q.w.WriteHeader(http.StatusOK)
-		return nil
 	}
 	return ErrMethodNotAllowed
 }

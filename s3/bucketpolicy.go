@@ -38,7 +38,6 @@ func malformedPolicy(err error) error {
 
 // bucketPolicy serves GET, PUT and DELETE ?policy of a bucket.
 func (h *Handler) bucketPolicy(q *request) error {
-	ctx := q.r.Context()
 	b, err := h.bucket(q, q.bucket)
 	if err != nil {
 		return err
@@ -62,33 +61,15 @@ func (h *Handler) bucketPolicy(q *request) error {
 		if err != nil {
 			return malformedPolicy(err)
 		}
-		err = h.cfg.Meta.UpdateBucketAccess(ctx, q.bucket, func(a *cairn.BucketAccess) (*cairn.BucketAccess, error) {
-			if a == nil {
-				a = &cairn.BucketAccess{}
-			}
+		return h.setAccess(q, http.StatusNoContent, func(a *cairn.BucketAccess) error {
 			if a.PublicAccessBlock != nil && a.PublicAccessBlock.BlockPublicPolicy && p.IsPublic() {
-				return nil, ErrPublicPolicyBlocked
+				return ErrPublicPolicyBlocked
 			}
 			a.Policy = string(doc)
-			return a, nil
+			return nil
 		})
-		if err != nil {
-			return h.bucketErr(err)
-		}
-		q.w.WriteHeader(http.StatusNoContent)
-		return nil
 	case http.MethodDelete:
-		err := h.cfg.Meta.UpdateBucketAccess(ctx, q.bucket, func(a *cairn.BucketAccess) (*cairn.BucketAccess, error) {
-			if a != nil {
-				a.Policy = ""
-			}
-			return a, nil
-		})
-		if err != nil {
-			return h.bucketErr(err)
-		}
-		q.w.WriteHeader(http.StatusNoContent)
-		return nil
+		return h.setAccess(q, http.StatusNoContent, func(a *cairn.BucketAccess) error { a.Policy = ""; return nil })
 	}
 	return ErrMethodNotAllowed
 }
@@ -134,7 +115,6 @@ type publicAccessBlockConfiguration struct {
 // publicAccessBlock serves GET, PUT and DELETE ?publicAccessBlock of a
 // bucket. A setting left out of a PUT is false, as in S3.
 func (h *Handler) publicAccessBlock(q *request) error {
-	ctx := q.r.Context()
 	b, err := h.bucket(q, q.bucket)
 	if err != nil {
 		return err
@@ -157,32 +137,28 @@ func (h *Handler) publicAccessBlock(q *request) error {
 		}
 		pab := &cairn.PublicAccessBlock{BlockPublicAcls: deref(c.BlockPublicAcls), IgnorePublicAcls: deref(c.IgnorePublicAcls),
 			BlockPublicPolicy: deref(c.BlockPublicPolicy), RestrictPublicBuckets: deref(c.RestrictPublicBuckets)}
-		err := h.cfg.Meta.UpdateBucketAccess(ctx, q.bucket, func(a *cairn.BucketAccess) (*cairn.BucketAccess, error) {
-			if a == nil {
-				a = &cairn.BucketAccess{}
-			}
-			a.PublicAccessBlock = pab
-			return a, nil
-		})
-		if err != nil {
-			return h.bucketErr(err)
-		}
-		q.w.WriteHeader(http.StatusOK)
-		return nil
+		return h.setAccess(q, http.StatusOK, func(a *cairn.BucketAccess) error { a.PublicAccessBlock = pab; return nil })
 	case http.MethodDelete:
-		err := h.cfg.Meta.UpdateBucketAccess(ctx, q.bucket, func(a *cairn.BucketAccess) (*cairn.BucketAccess, error) {
-			if a != nil {
-				a.PublicAccessBlock = nil
-			}
-			return a, nil
-		})
-		if err != nil {
-			return h.bucketErr(err)
-		}
-		q.w.WriteHeader(http.StatusNoContent)
-		return nil
+		return h.setAccess(q, http.StatusNoContent, func(a *cairn.BucketAccess) error { a.PublicAccessBlock = nil; return nil })
 	}
 	return ErrMethodNotAllowed
+}
+
+// setAccess changes the bucket's access control with change (on a copy,
+// never nil; its error ends the update, nothing changed) in the store's
+// compare-and-swap, then answers status.
+func (h *Handler) setAccess(q *request, status int, change func(*cairn.BucketAccess) error) error {
+	err := h.cfg.Meta.UpdateBucketAccess(q.r.Context(), q.bucket, func(a *cairn.BucketAccess) (*cairn.BucketAccess, error) {
+		if a == nil {
+			a = &cairn.BucketAccess{}
+		}
+		return a, change(a)
+	})
+	if err != nil {
+		return h.bucketErr(err)
+	}
+	q.w.WriteHeader(status)
+	return nil
 }
 
 func deref(b *bool) bool { return b != nil && *b }

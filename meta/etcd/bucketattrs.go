@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"cairn"
+	"cairn/meta"
 )
 
 // SetBucketTags implements meta.Store: a compare-and-swap on the bucket
@@ -33,15 +34,7 @@ func (s *Store) SetBucketCORS(ctx context.Context, name string, rules []cairn.CO
 // bucket record, as SetBucketEncryption.
 func (s *Store) UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error {
 	return s.updateBucketErr(ctx, "set access of bucket "+name, name, func(b *cairn.Bucket) error {
-		a, err := update(b.Access.Clone())
-		if err != nil {
-			return err
-		}
-		if a.IsZero() {
-			a = nil
-		}
-		b.Access = a
-		return nil
+		return meta.UpdateAccess(b, update)
 	})
 }
 

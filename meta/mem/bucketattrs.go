@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"cairn"
+	"cairn/meta"
 )
 
 // SetBucketTags implements meta.Store. The tags are copied: the stored
@@ -31,15 +32,7 @@ func (s *Store) SetBucketCORS(ctx context.Context, name string, rules []cairn.CO
 // the stored value is replaced, never changed, as SetBucketTags.
 func (s *Store) UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error {
 	return s.updateBucketErr(ctx, "set access of bucket "+name, name, func(b *cairn.Bucket) error {
-		a, err := update(b.Access.Clone())
-		if err != nil {
-			return err
-		}
-		if a.IsZero() {
-			a = nil
-		}
-		b.Access = a.Clone()
-		return nil
+		return meta.UpdateAccess(b, update)
 	})
 }
 
