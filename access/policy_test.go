@@ -106,8 +106,9 @@ func ctx(user, ip string, secure bool) map[string][]string {
 	return Context(who, ip, secure, "2026-11-27T12:00:00Z", 1795780800, "REST-HEADER")
 }
 
-func TestEvaluate(t *testing.T) {
-	public := mustParse(t, `{"Version":"2012-10-17","Statement":[
+// testPolicy is a policy of the kinds of statements real deployments
+// write: public reads of a prefix, per-user homes, IP and TLS conditions.
+const testPolicy = `{"Version":"2012-10-17","Statement":[
 	  {"Sid":"read public","Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::photos/public/*"},
 	  {"Sid":"alice lists","Effect":"Allow","Principal":{"AWS":"arn:aws:iam:::user/alice"},"Action":"s3:ListBucket","Resource":"arn:aws:s3:::photos",
 	   "Condition":{"StringLike":{"s3:prefix":["home/alice/*","public/*"]}}},
@@ -120,7 +121,10 @@ func TestEvaluate(t *testing.T) {
 	   "Condition":{"NumericLessThanEquals":{"s3:max-keys":"10"}}},
 	  {"Sid":"no acl","Effect":"Deny","Principal":"*","Action":"s3:PutObject","Resource":"arn:aws:s3:::photos/*",
 	   "Condition":{"StringEquals":{"s3:x-amz-acl":["public-read","public-read-write"]}}}
-	]}`)
+	]}`
+
+func TestEvaluate(t *testing.T) {
+	public := mustParse(t, testPolicy)
 	with := func(c map[string][]string, kv ...string) map[string][]string {
 		for i := 0; i < len(kv); i += 2 {
 			Set(c, kv[i], kv[i+1], true)

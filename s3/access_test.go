@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/minio/minio-go/v7"
 
 	"cairn"
 	"cairn/access"
@@ -505,6 +506,102 @@ func TestEveryOperationHasAnAction(t *testing.T) {
 		op := Operation(r)
 		if _, ok := access.Operations[op]; !ok {
 			t.Errorf("%s %s: operation %s has no action in access.Operations", rq.method, rq.target, op)
+		}
+	}
+}
+
+// TestPolicyMinio: minio-go's SetBucketPolicy and GetBucketPolicy, and its
+// anonymous client (no credentials: unsigned requests) reading and
+// listing what the policy grants.
+func TestPolicyMinio(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	mc := e.minio(t)
+	if err := mc.MakeBucket(ctx, "mini", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"pub/a", "priv/b"} {
+		if _, err := mc.PutObject(ctx, "mini", k, strings.NewReader(k), int64(len(k)), minio.PutObjectOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	policy := `{"Version":"2012-10-17","Statement":[` +
+		`{"Effect":"Allow","Principal":{"AWS":["*"]},"Action":["s3:GetObject"],"Resource":["arn:aws:s3:::mini/pub/*"]},` +
+		`{"Effect":"Allow","Principal":{"AWS":["*"]},"Action":["s3:ListBucket"],"Resource":["arn:aws:s3:::mini"],"Condition":{"StringEquals":{"s3:prefix":["pub/"]}}}]}`
+	if err := mc.SetBucketPolicy(ctx, "mini", policy); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := mc.GetBucketPolicy(ctx, "mini"); err != nil || got != policy {
+		t.Fatalf("GetBucketPolicy: %v %q", err, got)
+	}
+	anon, err := minio.New(strings.TrimPrefix(e.srv.URL, "http://"), &minio.Options{Region: testRegion, BucketLookup: minio.BucketLookupPath, MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := anon.GetObject(ctx, "mini", "pub/a", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := io.ReadAll(obj); err != nil || string(b) != "pub/a" {
+		t.Fatalf("anonymous minio-go GET of pub/a: %q %v", b, err)
+	}
+	obj, err = anon.GetObject(ctx, "mini", "priv/b", minio.GetObjectOptions{})
+	if err == nil {
+		_, err = io.ReadAll(obj)
+	}
+	if minio.ToErrorResponse(err).Code != "AccessDenied" {
+		t.Fatalf("anonymous minio-go GET of priv/b: %v, want AccessDenied", err)
+	}
+	var keys []string
+	for o := range anon.ListObjects(ctx, "mini", minio.ListObjectsOptions{Prefix: "pub/"}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		keys = append(keys, o.Key)
+	}
+	if len(keys) != 1 || keys[0] != "pub/a" {
+		t.Fatalf("anonymous minio-go listing of pub/: %v", keys)
+	}
+	for o := range anon.ListObjects(ctx, "mini", minio.ListObjectsOptions{Prefix: "priv/"}) {
+		if minio.ToErrorResponse(o.Err).Code != "AccessDenied" {
+			t.Fatalf("anonymous minio-go listing of priv/: %+v", o)
+		}
+	}
+	if err := mc.SetBucketPolicy(ctx, "mini", ""); err != nil { // minio-go's way to delete it
+		t.Fatal(err)
+	}
+	if _, err := anon.StatObject(ctx, "mini", "pub/a", minio.StatObjectOptions{}); minio.ToErrorResponse(err).StatusCode != http.StatusForbidden {
+		t.Fatalf("anonymous stat after the policy was deleted: %v", err)
+	}
+}
+
+// TestPolicyCache: a policy is parsed once per bucket and text, a new
+// text is parsed anew, a bad one is not kept, and the cache stays
+// bounded.
+func TestPolicyCache(t *testing.T) {
+	var c policyCache
+	doc := func(i int) string {
+		return `{"Id":"` + strings.Repeat("x", i) + `","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::b/*"}]}`
+	}
+	p1, err := c.parse("b", doc(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2, _ := c.parse("b", doc(1)); p2 != p1 {
+		t.Fatal("the same policy was parsed again")
+	}
+	if p3, _ := c.parse("b", doc(2)); p3 == p1 {
+		t.Fatal("a changed policy came from the cache")
+	}
+	if _, err := c.parse("other", doc(1)); err == nil {
+		t.Fatal("a policy of bucket b was accepted for bucket other")
+	}
+	for i := range 2 * maxPolicies {
+		if _, err := c.parse("b", doc(i)); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.m) > maxPolicies {
+			t.Fatalf("%d cached policies, more than %d", len(c.m), maxPolicies)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package s3
 
 import (
 	"errors"
+	"sync"
 	"net"
 
 	"cairn"
@@ -123,7 +124,7 @@ func (h *Handler) loadAccess(q *request, name string) (*bucketAccess, error) {
 		if a.Policy != "" {
 			// A stored policy was validated when it was put; one that no
 			// longer parses (a stricter gateway) is a corrupt record.
-			p, err := access.Parse([]byte(a.Policy), b.Name)
+			p, err := h.policies.parse(b.Name, a.Policy)
 			if err != nil {
 				return nil, withCause(ErrInternal, err)
 			}
@@ -134,6 +135,39 @@ func (h *Handler) loadAccess(q *request, name string) (*bucketAccess, error) {
 		}
 	}
 	return ba, nil
+}
+
+// policyCache holds parsed bucket policies, keyed by bucket and policy
+// text, so that a request does not parse its bucket's policy again
+// (BenchmarkParse: ~0.2 ms for a policy of 8 statements). A parsed
+// Policy is never changed, so requests share it. A changed policy is a
+// new key; the cache forgets everything when it reaches maxPolicies.
+type policyCache struct {
+	mu sync.Mutex
+	m  map[string]*access.Policy // guarded by mu
+}
+
+const maxPolicies = 256
+
+func (c *policyCache) parse(bucket, doc string) (*access.Policy, error) {
+	k := bucket + "\x00" + doc
+	c.mu.Lock()
+	p, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := access.Parse([]byte(doc), bucket)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxPolicies {
+		c.m = make(map[string]*access.Policy)
+	}
+	c.m[k] = p
+	return p, nil
 }
 
 // may decides whether the request's principal may do action to key of

@@ -94,7 +94,7 @@ func (h *Handler) bucketPolicyStatus(q *request) error {
 	if b.Access == nil || b.Access.Policy == "" {
 		return ErrNoSuchBucketPolicy
 	}
-	p, err := access.Parse([]byte(b.Access.Policy), b.Name)
+	p, err := h.policies.parse(b.Name, b.Access.Policy)
 	if err != nil {
 		return withCause(ErrInternal, err)
 	}

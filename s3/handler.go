@@ -220,6 +220,8 @@ type Handler struct {
 	reqID  atomic.Uint64
 	boot   int64  // start time, unique-ish prefix of request IDs
 	hostID string // x-amz-id-2: names this gateway without naming its host
+	// policies caches parsed bucket policies (authz.go).
+	policies policyCache
 }
 
 // New returns a Handler for cfg (see Config.Validate).
