@@ -2,8 +2,8 @@ package s3
 
 import (
 	"errors"
-	"sync"
 	"net"
+	"sync"
 
 	"cairn"
 	"cairn/access"
