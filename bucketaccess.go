@@ -16,11 +16,29 @@ type BucketAccess struct {
 	// PublicAccessBlock is the bucket's Block Public Access
 	// configuration; nil: none (nothing blocked).
 	PublicAccessBlock *PublicAccessBlock `json:"public_access_block,omitempty"`
+	// Ownership is the bucket's object ownership setting
+	// (PutBucketOwnershipControls): OwnershipEnforced disables ACLs;
+	// OwnershipPreferred and OwnershipObjectWriter keep them, as does ""
+	// (none set). cairn's objects are always the bucket owner's.
+	Ownership string `json:"ownership,omitempty"`
+}
+
+// Object ownership settings (S3's ObjectOwnership).
+const (
+	OwnershipEnforced     = "BucketOwnerEnforced"
+	OwnershipPreferred    = "BucketOwnerPreferred"
+	OwnershipObjectWriter = "ObjectWriter"
+)
+
+// ACLsDisabled reports whether the bucket's ACLs are disabled
+// (OwnershipEnforced): they are neither set nor honoured.
+func (a *BucketAccess) ACLsDisabled() bool {
+	return a != nil && a.Ownership == OwnershipEnforced
 }
 
 // IsZero reports whether a holds nothing (a private bucket).
 func (a *BucketAccess) IsZero() bool {
-	return a == nil || a.Policy == "" && len(a.ACL) == 0 && a.PublicAccessBlock == nil
+	return a == nil || a.Policy == "" && len(a.ACL) == 0 && a.PublicAccessBlock == nil && a.Ownership == ""
 }
 
 // Clone returns a deep copy of a (nil stays nil).

@@ -491,7 +491,8 @@ func TestEveryOperationHasAnAction(t *testing.T) {
 		{"GET", "/b?encryption", ""}, {"PUT", "/b?encryption", ""}, {"DELETE", "/b?encryption", ""},
 		{"GET", "/b?policy", ""}, {"PUT", "/b?policy", ""}, {"DELETE", "/b?policy", ""}, {"GET", "/b?policyStatus", ""},
 		{"GET", "/b?acl", ""}, {"PUT", "/b?acl", ""}, {"GET", "/b?publicAccessBlock", ""}, {"PUT", "/b?publicAccessBlock", ""},
-		{"DELETE", "/b?publicAccessBlock", ""},
+		{"DELETE", "/b?publicAccessBlock", ""}, {"GET", "/b?ownershipControls", ""}, {"PUT", "/b?ownershipControls", ""},
+		{"DELETE", "/b?ownershipControls", ""},
 		{"GET", "/b/k", ""}, {"HEAD", "/b/k", ""}, {"PUT", "/b/k", ""}, {"PUT", "/b/k", "b/src"}, {"DELETE", "/b/k", ""},
 		{"POST", "/b/k?uploads", ""}, {"PUT", "/b/k?uploadId=u&partNumber=1", ""}, {"PUT", "/b/k?uploadId=u&partNumber=1", "b/src"},
 		{"POST", "/b/k?uploadId=u", ""}, {"DELETE", "/b/k?uploadId=u", ""}, {"GET", "/b/k?uploadId=u", ""},
@@ -604,4 +605,55 @@ func TestPolicyCache(t *testing.T) {
 			t.Fatalf("%d cached policies, more than %d", len(c.m), maxPolicies)
 		}
 	}
+}
+
+// TestOwnershipControls: BucketOwnerEnforced disables ACLs (setting one
+// fails with AccessControlListNotSupported, stored grants count for
+// nothing), and cannot be set over a bucket ACL.
+func TestOwnershipControls(t *testing.T) {
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	_, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("own"), ACL: types.BucketCannedACLPublicRead,
+		ObjectOwnership: types.ObjectOwnershipBucketOwnerEnforced})
+	wantCode(t, err, "InvalidBucketAclWithObjectOwnership")
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("own"), ACL: types.BucketCannedACLPublicRead}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, e.alice, "own", "open", "open data", types.ObjectCannedACLPublicRead)
+	_, err = e.alice.GetBucketOwnershipControls(ctx, &s3.GetBucketOwnershipControlsInput{Bucket: aws.String("own")})
+	wantCode(t, err, "OwnershipControlsNotFoundError")
+	enforce := &s3.PutBucketOwnershipControlsInput{Bucket: aws.String("own"), OwnershipControls: &types.OwnershipControls{
+		Rules: []types.OwnershipControlsRule{{ObjectOwnership: types.ObjectOwnershipBucketOwnerEnforced}}}}
+	_, err = e.alice.PutBucketOwnershipControls(ctx, enforce)
+	wantCode(t, err, "InvalidBucketAclWithObjectOwnership")
+	if _, err := e.alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("own"), ACL: types.BucketCannedACLPrivate}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.alice.PutBucketOwnershipControls(ctx, enforce); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.alice.GetBucketOwnershipControls(ctx, &s3.GetBucketOwnershipControlsInput{Bucket: aws.String("own")})
+	if err != nil || len(got.OwnershipControls.Rules) != 1 || got.OwnershipControls.Rules[0].ObjectOwnership != types.ObjectOwnershipBucketOwnerEnforced {
+		t.Fatalf("GetBucketOwnershipControls: %v %+v", err, got)
+	}
+	wantAnon(t, e.anon(t, "GET", "/own/open", nil), http.StatusForbidden, "") // the object's public-read counts for nothing
+	acl, err := e.alice.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String("own"), Key: aws.String("open")})
+	if err != nil || len(acl.Grants) != 1 {
+		t.Fatalf("GetObjectAcl under BucketOwnerEnforced: %v %+v", err, acl)
+	}
+	_, err = e.alice.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("own"), Key: aws.String("k"), Body: strings.NewReader("x"), ACL: types.ObjectCannedACLPublicRead})
+	wantCode(t, err, "AccessControlListNotSupported")
+	_, err = e.alice.PutBucketAcl(ctx, &s3.PutBucketAclInput{Bucket: aws.String("own"), GrantRead: aws.String(`id="bob"`)})
+	wantCode(t, err, "AccessControlListNotSupported")
+	put(t, e.alice, "own", "k", "x", types.ObjectCannedACLBucketOwnerFullControl)
+	_, err = e.bob.PutBucketOwnershipControls(ctx, enforce)
+	wantCode(t, err, "AccessDenied")
+
+	// Back to ACLs: the stored public-read grant works again.
+	if _, err := e.alice.DeleteBucketOwnershipControls(ctx, &s3.DeleteBucketOwnershipControlsInput{Bucket: aws.String("own")}); err != nil {
+		t.Fatal(err)
+	}
+	wantAnon(t, e.anon(t, "GET", "/own/open", nil), http.StatusOK, "open data")
+	_, err = e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("own2"), ObjectOwnership: "Everyone"})
+	wantCode(t, err, "InvalidArgument")
 }

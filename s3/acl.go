@@ -223,6 +223,9 @@ func (h *Handler) writeACL(q *request) ([]cairn.Grant, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkACLAllowed(b.Access, grants); err != nil {
+		return nil, err
+	}
 	if err := checkPublicACL(b, grants); err != nil {
 		return nil, err
 	}
@@ -238,7 +241,7 @@ func (h *Handler) bucketACL(q *request) error {
 	switch q.r.Method {
 	case http.MethodGet:
 		var grants []cairn.Grant
-		if b.Access != nil {
+		if b.Access != nil && !b.Access.ACLsDisabled() {
 			grants = b.Access.ACL
 		}
 		return h.writeXML(q, http.StatusOK, aclDocument(b.Owner, grants))
@@ -248,6 +251,9 @@ func (h *Handler) bucketACL(q *request) error {
 			return err
 		}
 		return h.setAccess(q, http.StatusOK, func(a *cairn.BucketAccess) error {
+			if err := checkACLAllowed(a, grants); err != nil {
+				return err
+			}
 			if err := checkPublicACL(cairn.Bucket{Access: a}, grants); err != nil {
 				return err
 			}
@@ -271,10 +277,17 @@ func (h *Handler) objectACL(q *request) error {
 		if err != nil {
 			return h.objectErr(ctx, q.bucket, err)
 		}
-		return h.writeXML(q, http.StatusOK, aclDocument(b.Owner, m.ACL))
+		grants := m.ACL
+		if b.Access.ACLsDisabled() {
+			grants = nil
+		}
+		return h.writeXML(q, http.StatusOK, aclDocument(b.Owner, grants))
 	case http.MethodPut:
 		grants, err := h.requestACL(q, b.Owner)
 		if err != nil {
+			return err
+		}
+		if err := checkACLAllowed(b.Access, grants); err != nil {
 			return err
 		}
 		if err := checkPublicACL(b, grants); err != nil {

@@ -33,6 +33,7 @@ type bucketAccess struct {
 var ownerOnly = map[string]bool{
 	"GetBucketPolicy": true, "PutBucketPolicy": true, "DeleteBucketPolicy": true, "GetBucketPolicyStatus": true,
 	"GetPublicAccessBlock": true, "PutPublicAccessBlock": true, "DeletePublicAccessBlock": true,
+	"GetBucketOwnershipControls": true, "PutBucketOwnershipControls": true, "DeleteBucketOwnershipControls": true,
 	"DeleteBucket": true,
 }
 
@@ -195,6 +196,9 @@ func (h *Handler) may(q *request, ba *bucketAccess, action, key string) error {
 	}
 	if d == access.Allowed && !(ba.pab.RestrictPublicBuckets && who.Anonymous && ba.policy.IsPublic()) {
 		return nil
+	}
+	if ba.b.Access.ACLsDisabled() {
+		return ErrAccessDenied
 	}
 	var grants []cairn.Grant
 	if ba.b.Access != nil {

@@ -75,9 +75,18 @@ func (h *Handler) createBucket(q *request) error {
 	if err != nil {
 		return err
 	}
-	var acc *cairn.BucketAccess
-	if len(grants) > 0 {
-		acc = &cairn.BucketAccess{ACL: grants}
+	acc := &cairn.BucketAccess{ACL: grants}
+	if o := q.r.Header.Get("X-Amz-Object-Ownership"); o != "" {
+		if !validOwnership(o) {
+			return errInvalidObjectOwnership
+		}
+		acc.Ownership = o
+	}
+	if acc.ACLsDisabled() && len(grants) > 0 {
+		return ErrACLWithOwnership
+	}
+	if acc.IsZero() {
+		acc = nil
 	}
 	if q.r.ContentLength != 0 || q.isStreaming() {
 		var cfg createBucketConfiguration

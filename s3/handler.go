@@ -245,7 +245,7 @@ func New(cfg Config) (*Handler, error) {
 var unsupportedSubresources = []string{
 	"accelerate", "analytics", "intelligent-tiering",
 	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
-	"ownershipControls", "replication",
+	"replication",
 	"requestPayment", "restore", "retention", "select", "torrent", "website",
 }
 

@@ -38,6 +38,8 @@ func Operation(r *http.Request) string {
 		return byMethod(r.Method, "PublicAccessBlock")
 	case bucket != "" && key == "" && query.Has("acl"):
 		return byMethod(r.Method, "BucketAcl")
+	case bucket != "" && key == "" && query.Has("ownershipControls"):
+		return byMethod(r.Method, "BucketOwnershipControls")
 	case bucket != "" && key != "" && query.Has("acl"):
 		return byMethod(r.Method, "ObjectAcl")
 	case bucket != "" && key != "" && query.Has("tagging"):

@@ -22,6 +22,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 			return h.publicAccessBlock
 		case query.Has("acl"):
 			return h.bucketACL
+		case query.Has("ownershipControls"):
+			return h.bucketOwnershipControls
 		}
 		return nil
 	}

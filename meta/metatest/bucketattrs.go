@@ -47,7 +47,7 @@ func bucketAccess(t *testing.T, s meta.Store, b cairn.Bucket) {
 	t.Helper()
 	ctx := context.Background()
 	want := &cairn.BucketAccess{Policy: `{"Statement":[]}`, ACL: []cairn.Grant{{Group: cairn.GroupAllUsers, Permission: "READ"}},
-		PublicAccessBlock: &cairn.PublicAccessBlock{IgnorePublicAcls: true}}
+		PublicAccessBlock: &cairn.PublicAccessBlock{IgnorePublicAcls: true}, Ownership: cairn.OwnershipPreferred}
 	noErr(t, "UpdateBucketAccess", s.UpdateBucketAccess(ctx, b.Name, func(a *cairn.BucketAccess) (*cairn.BucketAccess, error) {
 		if a != nil {
 			t.Fatalf("a new bucket has access %+v", a)
