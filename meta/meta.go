@@ -89,9 +89,9 @@ type Store interface {
 	// (cairn.Bucket.Access) in a compare-and-swap: update gets a copy of
 	// the current value (nil: none) and returns the new one (nil or
 	// zero: none), or an error that leaves the bucket as it was and is
-	// returned. update may run more than once (when another writer
-	// wins) and must not call the store. ErrNotFound if the bucket does
-	// not exist (meta.UpdateAccess applies update for implementations). The gateway
+	// returned. update may run more than once (when another writer wins)
+	// and must not call the store; implementations apply it with
+	// UpdateAccess. ErrNotFound if the bucket does not exist. The gateway
 	// validates the policy and grants; the store keeps what it is given.
 	UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error
 	// DeleteBucket deletes an empty bucket: ErrNotFound, or

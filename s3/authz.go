@@ -186,8 +186,10 @@ func (h *Handler) may(q *request, ba *bucketAccess, action, key string) error {
 	}
 	op := Operation(q.r)
 	who := q.principal()
-	req := access.Request{Principal: who, Action: action, Bucket: ba.b.Name, Key: key, Context: h.conditionContext(q)}
-	d := ba.policy.Evaluate(req)
+	d := access.NoDecision
+	if ba.policy != nil {
+		d = ba.policy.Evaluate(access.Request{Principal: who, Action: action, Bucket: ba.b.Name, Key: key, Context: h.conditionContext(q)})
+	}
 	if d == access.Denied && !(ba.owner && ownerKeeps[op]) {
 		return ErrAccessDenied
 	}
