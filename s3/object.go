@@ -80,28 +80,21 @@ func requestMeta(hd http.Header) (map[string]string, error) {
 	return m, nil
 }
 
-// unsupportedPutHeaders ask for behaviour the gateway does not have yet;
-// silently ignoring them would break the client's expectations (lost
-// tags, an unlocked object), so they get NotImplemented. x-amz-acl and
-// x-amz-grant-* set the object's ACL (acl.go).
-var unsupportedPutHeaders = []string{
-	"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
-}
-
 // conditionHeaders are the conditional-write headers: honoured on
 // PutObject and CompleteMultipartUpload (writeCondition), refused where
 // the gateway does not check them (CopyObject's destination,
 // CreateMultipartUpload) rather than ignored.
 var conditionHeaders = []string{"If-Match", "If-None-Match"}
 
-// checkPutHeaders refuses the headers a write cannot honour; conditional
-// says whether this write honours conditionHeaders.
+// checkPutHeaders refuses the headers a write cannot honour (rather
+// than ignoring them, which would break the client's expectations);
+// conditional says whether this write honours conditionHeaders. Headers
+// that only relax access (x-amz-acl) are ignored.
 func checkPutHeaders(hd http.Header, conditional bool) error {
-	names := unsupportedPutHeaders
-	if !conditional {
-		names = append(slices.Clip(names), conditionHeaders...)
+	if conditional {
+		return nil
 	}
-	for _, name := range names {
+	for _, name := range conditionHeaders {
 		if hd.Get(name) != "" {
 			return fmt.Errorf("%w: header %s", ErrNotImplemented, name)
 		}
@@ -231,6 +224,10 @@ func (h *Handler) putObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	lock, err := h.putLock(q, true)
+	if err != nil {
+		return err
+	}
 	body, err := h.dataBody(q, size, h.cfg.MaxObjectSize)
 	if err != nil {
 		return err
@@ -238,6 +235,7 @@ func (h *Handler) putObject(q *request) error {
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, body, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Size: size,
 		Now: h.cfg.Now, SSE: sse, If: cond, Tags: tags, ACL: acl, Checksum: q.checksumFunc(),
+		Retention: lock.retention, LegalHold: lock.hold,
 	})
 	if err != nil {
 		return h.writeErr(ctx, q.bucket, conditionErr(err))
@@ -545,6 +543,7 @@ func (h *Handler) getObject(q *request, head bool) error {
 		setObjectHeaders(q.w, m, q.r.URL.Query())
 		setSSEHeaders(q.w, m.Encryption, ck)
 		setTagCount(q.w, m)
+		setLockHeaders(q.w, m)
 		if checksumMode(q.r.Header) {
 			setChecksumHeaders(q.w, servedChecksum(m, pn, partial))
 		}
@@ -577,7 +576,11 @@ func (h *Handler) deleteObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	v, ok, err := h.deleteVersioned(ctx, b, q.key, q.r.URL.Query().Get("versionId"))
+	bypass, err := h.bypassGovernance(q, q.key)
+	if err != nil {
+		return err
+	}
+	v, ok, err := h.deleteVersioned(ctx, b, q.key, q.r.URL.Query().Get("versionId"), bypass)
 	if err != nil {
 		return err
 	}
@@ -650,6 +653,10 @@ func (h *Handler) deleteObjects(q *request) error {
 	if err != nil {
 		return err
 	}
+	bypass, err := bypassRequested(q) // allowed or not key by key
+	if err != nil {
+		return err
+	}
 	// Delete in parallel (each delete waits for its shard files), report
 	// in request order.
 	errs := make([]error, len(d.Objects))
@@ -677,8 +684,12 @@ func (h *Handler) deleteObjects(q *request) error {
 				continue
 			}
 		}
+		if bypass && !h.mayBypassGovernance(q, o.Key) {
+			errs[i] = ErrAccessDenied
+			continue
+		}
 		g.Go(func() error {
-			v, ok, err := h.deleteVersioned(ctx, bk, o.Key, o.VersionID)
+			v, ok, err := h.deleteVersioned(ctx, bk, o.Key, o.VersionID, bypass)
 			errs[i], done[i] = err, deletedObject{Key: o.Key, VersionID: o.VersionID}
 			if ok && v.Marker {
 				done[i].DeleteMarker = true
@@ -776,6 +787,10 @@ func (h *Handler) copyObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	lock, err := h.putLock(q, false)
+	if err != nil {
+		return err
+	}
 	if sb == q.bucket && sk == q.key && sv == "" && directive != "REPLACE" && policy == "" && sse == nil {
 		return ErrInvalidCopyRequest
 	}
@@ -787,7 +802,10 @@ func (h *Handler) copyObject(q *request) error {
 		return err
 	}
 	defer rc.Close()
-	opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse}
+	// The copy's Object Lock is the request's (or the bucket's default),
+	// never the source's, as S3.
+	opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse,
+		Retention: lock.retention, LegalHold: lock.hold}
 	if opts.Tags, err = copyTags(q.r.Header, m); err != nil {
 		return err
 	}

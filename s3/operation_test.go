@@ -55,6 +55,12 @@ func TestOperation(t *testing.T) {
 		{"DELETE", "/b?publicAccessBlock", "", "DeletePublicAccessBlock"},
 		{"GET", "/b?acl", "", "GetBucketAcl"},
 		{"PUT", "/b/k?acl", "", "PutObjectAcl"},
+		{"GET", "/b?object-lock", "", "GetObjectLockConfiguration"},
+		{"PUT", "/b?object-lock", "", "PutObjectLockConfiguration"},
+		{"GET", "/b/k?retention&versionId=null", "", "GetObjectRetention"},
+		{"PUT", "/b/k?retention", "", "PutObjectRetention"},
+		{"GET", "/b/k?legal-hold", "", "GetObjectLegalHold"},
+		{"PUT", "/b/k?legal-hold", "", "PutObjectLegalHold"},
 		{"GET", "/b?website", "", "Unsupported"},
 		{"PUT", "/b?lifecycle", "", "Unsupported"},
 	}

@@ -6,7 +6,8 @@ import (
 
 // subresource returns the handler of a request for a subresource served
 // outside the main routes (tagging, object attributes, CORS, bucket
-// policies, ACLs, public access blocks), or nil.
+// policies, ACLs, public access blocks, ownership controls, Object Lock),
+// or nil.
 func (h *Handler) subresource(q *request, query url.Values) func(*request) error {
 	if q.key == "" {
 		switch {
@@ -24,6 +25,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 			return h.bucketACL
 		case query.Has("ownershipControls"):
 			return h.bucketOwnershipControls
+		case query.Has("object-lock"):
+			return h.bucketObjectLock
 		}
 		return nil
 	}
@@ -34,6 +37,10 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 		return keyChecked(h.objectAttributes)
 	case query.Has("acl"):
 		return keyChecked(h.objectACL)
+	case query.Has("retention"):
+		return keyChecked(h.objectRetention)
+	case query.Has("legal-hold"):
+		return keyChecked(h.objectLegalHold)
 	}
 	return nil
 }
