@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -657,4 +658,40 @@ func TestOwnershipControls(t *testing.T) {
 	wantAnon(t, e.anon(t, "GET", "/own/open", nil), http.StatusOK, "open data")
 	_, err = e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("own2"), ObjectOwnership: "Everyone"})
 	wantCode(t, err, "InvalidArgument")
+}
+
+// TestPolicyGovernanceBypass: bob, whom alice's bucket policy grants
+// s3:DeleteObjectVersion and s3:BypassGovernanceRetention on tmp/*,
+// deletes a GOVERNANCE-locked version there with the bypass header, and
+// not under keep/ (DeleteObject and DeleteObjects alike); alice, denied
+// the bypass on keep/ by her own policy, cannot bypass there either.
+func TestPolicyGovernanceBypass(t *testing.T) {
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("gov"), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(24 * time.Hour)
+	tmp := putLocked(t, e.alice, "gov", "tmp/a", types.ObjectLockModeGovernance, until, false)
+	keep := putLocked(t, e.alice, "gov", "keep/a", types.ObjectLockModeGovernance, until, false)
+	policy := `{"Version":"2012-10-17","Statement":[
+	  {"Effect":"Allow","Principal":{"AWS":"arn:aws:iam:::user/bob"},"Action":["s3:DeleteObjectVersion","s3:BypassGovernanceRetention"],"Resource":"arn:aws:s3:::gov/tmp/*"},
+	  {"Effect":"Allow","Principal":{"AWS":"arn:aws:iam:::user/bob"},"Action":"s3:DeleteObjectVersion","Resource":"arn:aws:s3:::gov/keep/*"},
+	  {"Effect":"Deny","Principal":"*","Action":"s3:BypassGovernanceRetention","Resource":"arn:aws:s3:::gov/keep/*"}
+	]}`
+	if _, err := e.alice.PutBucketPolicy(ctx, &s3.PutBucketPolicyInput{Bucket: aws.String("gov"), Policy: aws.String(policy)}); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, deleteVersion(e.bob, "gov", "keep/a", keep, true), "AccessDenied")
+	wantCode(t, deleteVersion(e.alice, "gov", "keep/a", keep, true), "AccessDenied")
+	wantCode(t, deleteVersion(e.bob, "gov", "tmp/a", tmp, false), "AccessDenied") // locked: the bypass is needed
+	out, err := e.bob.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: aws.String("gov"), BypassGovernanceRetention: aws.Bool(true),
+		Delete: &types.Delete{Objects: []types.ObjectIdentifier{{Key: aws.String("keep/a"), VersionId: aws.String(keep)}, {Key: aws.String("tmp/a"), VersionId: aws.String(tmp)}}}})
+	if err != nil || len(out.Deleted) != 1 || aws.ToString(out.Deleted[0].Key) != "tmp/a" || len(out.Errors) != 1 || aws.ToString(out.Errors[0].Code) != "AccessDenied" {
+		t.Fatalf("bob's DeleteObjects with the bypass: %v %+v", err, out)
+	}
+	// Root bypasses anywhere.
+	if err := deleteVersion(e.root(), "gov", "keep/a", keep, true); err != nil {
+		t.Fatal(err)
+	}
 }
