@@ -80,9 +80,12 @@ func (h *Handler) authorize(q *request) error {
 		return err
 	}
 	q.access = ba
-	if op == "Unsupported" || op == "Other" {
-		// Not granted: a handler for such a request checks its own
-		// action (allowed), or h.bucket refuses whoever is not the owner.
+	action, ok := access.Operations[op]
+	if !ok {
+		// Unsupported, Other, or an operation whose key is not the
+		// path's (a browser POST upload names it in its form): not
+		// granted here. Its handler decides its action with allowed, or
+		// h.bucket refuses whoever is not the owner.
 		return nil
 	}
 	if op == "DeleteObjects" {
@@ -92,13 +95,6 @@ func (h *Handler) authorize(q *request) error {
 		}
 		q.granted = true
 		return nil
-	}
-	action, ok := access.Operations[op]
-	if !ok {
-		if ba.owner {
-			return nil
-		}
-		return ErrAccessDenied
 	}
 	key := q.key
 	if q.r.URL.Query().Has("versionId") && key != "" {
