@@ -264,19 +264,25 @@ func (h *Handler) bucketACL(q *request) error {
 	return ErrMethodNotAllowed
 }
 
-// objectACL serves GET and PUT ?acl of an object (its current version).
+// objectACL serves GET and PUT ?acl of an object: of the version
+// ?versionId= names, else the current one. PUT changes the current
+// version only (a versionId naming another → NotImplemented).
 func (h *Handler) objectACL(q *request) error {
 	b, err := h.bucket(q, q.bucket)
 	if err != nil {
 		return err
 	}
 	ctx := q.r.Context()
+	vid := q.r.URL.Query().Get("versionId")
+	m, err := h.statVersion(ctx, q.w, q.bucket, q.key, vid)
+	if err != nil {
+		return err
+	}
+	if vid != "" {
+		q.w.Header().Set("X-Amz-Version-Id", m.VersionID())
+	}
 	switch q.r.Method {
 	case http.MethodGet:
-		m, err := h.cfg.Objects.Stat(ctx, q.bucket, q.key)
-		if err != nil {
-			return h.objectErr(ctx, q.bucket, err)
-		}
 		grants := m.ACL
 		if b.Access.ACLsDisabled() {
 			grants = nil
@@ -292,6 +298,11 @@ func (h *Handler) objectACL(q *request) error {
 		}
 		if err := checkPublicACL(b, grants); err != nil {
 			return err
+		}
+		if vid != "" {
+			if cur, err := h.cfg.Objects.Stat(ctx, q.bucket, q.key); err != nil || cur.Version != m.Version {
+				return fmt.Errorf("%w: PutObjectAcl of a version that is not the current one", ErrNotImplemented)
+			}
 		}
 		err = h.updateCurrent(q, func(m *cairn.Manifest) bool {
 			if slices.Equal(m.ACL, grants) {

@@ -206,7 +206,11 @@ func (h *Handler) may(q *request, ba *bucketAccess, action, key string) error {
 		return nil
 	}
 	if kind, _ := access.KnownAction(action); kind == access.KindObject && key != "" && objectACLAction(action) {
-		m, err := h.cfg.Objects.Stat(q.r.Context(), ba.b.Name, key)
+		vid := "" // the version the request names, if key is its key
+		if key == q.key && ba.b.Name == q.bucket {
+			vid = q.r.URL.Query().Get("versionId")
+		}
+		m, err := h.statVersion(q.r.Context(), nil, ba.b.Name, key, vid)
 		if err == nil && access.ACLAllows(m.ACL, access.KindObject, who, action, ba.pab.IgnorePublicAcls) {
 			return nil
 		}
