@@ -728,3 +728,36 @@ func TestObjectACLVersions(t *testing.T) {
 	_, err = e.alice.PutObjectAcl(ctx, &s3.PutObjectAclInput{Bucket: aws.String("ver"), Key: aws.String("k"), VersionId: aws.String(id), ACL: types.ObjectCannedACLPrivate})
 	wantCode(t, err, "NotImplemented")
 }
+
+// TestACLErrors: the refusals of PUT ?acl, with S3's codes.
+func TestACLErrors(t *testing.T) {
+	e := newAccessEnv(t)
+	ctx := context.Background()
+	if _, err := e.alice.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("acls")}); err != nil {
+		t.Fatal(err)
+	}
+	put := func(body string, hdr http.Header) s3Response { // signed by root
+		return send(t, e.signed(t, "PUT", "/acls?acl", []byte(body), "", hdr))
+	}
+	grant := func(grantee, perm string) string {
+		return `<AccessControlPolicy><AccessControlList><Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="CanonicalUser">` +
+			grantee + `</Grantee><Permission>` + perm + `</Permission></Grant></AccessControlList></AccessControlPolicy>`
+	}
+	for _, tt := range []struct {
+		name, body string
+		hdr        http.Header
+		code       string
+	}{
+		{"nothing", "", http.Header{}, "MissingSecurityHeader"},
+		{"both", grant("<ID>bob</ID>", "READ"), http.Header{"X-Amz-Acl": {"private"}}, "UnexpectedContent"},
+		{"bad permission", grant("<ID>bob</ID>", "EVERYTHING"), http.Header{}, "MalformedACLError"},
+		{"bad id", grant("<ID>bob/../x</ID>", "READ"), http.Header{}, "InvalidArgument"},
+		{"e-mail", grant("<EmailAddress>bob@example.com</EmailAddress>", "READ"), http.Header{}, "NotImplemented"},
+		{"not XML", "<AccessControlPolicy>", http.Header{}, "MalformedACLError"},
+		{"bad grant header", "", http.Header{"X-Amz-Grant-Read": {`name="bob"`}}, "InvalidArgument"},
+	} {
+		if got := put(tt.body, tt.hdr); got.code != tt.code {
+			t.Errorf("%s: %d %s, want %s", tt.name, got.status, got.code, tt.code)
+		}
+	}
+}

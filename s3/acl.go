@@ -94,11 +94,13 @@ func grantOf(id, uri, email, perm string) (cairn.Grant, error) {
 		}
 		g = cairn.Grant{Group: name, Permission: perm}
 	}
+	switch perm {
+	case access.PermRead, access.PermWrite, access.PermReadACP, access.PermWriteACP, access.PermFullControl:
+	default:
+		return g, fmt.Errorf("%w: permission %q", ErrMalformedACL, perm)
+	}
 	if err := access.CheckGrant(g); err != nil {
-		if g.User != "" && !strings.Contains(err.Error(), "permission") {
-			return g, fmt.Errorf("%w: Invalid id", ErrInvalidArgument)
-		}
-		return g, fmt.Errorf("%w: %v", ErrMalformedACL, err)
+		return g, fmt.Errorf("%w: Invalid id: %v", ErrInvalidArgument, err)
 	}
 	return g, nil
 }
