@@ -267,7 +267,10 @@ func TestPolicyConditions(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(t, e.alice, "cond", "pub/a", "A", "")
+	put(t, e.alice, "cond", "site/logo.png", "logo", "")
 	policy := `{"Version":"2012-10-17","Statement":[
+	  {"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::cond/site/*",
+	   "Condition":{"StringLike":{"aws:Referer":["https://www.example.com/*"]}}},
 	  {"Effect":"Allow","Principal":"*","Action":"s3:ListBucket","Resource":"arn:aws:s3:::cond",
 	   "Condition":{"StringEquals":{"s3:prefix":"pub/"},"NumericLessThanEquals":{"s3:max-keys":"100"},"IpAddress":{"aws:SourceIp":["127.0.0.0/8","::1/128"]}}},
 	  {"Effect":"Allow","Principal":{"AWS":"arn:aws:iam:::user/bob"},"Action":"s3:PutObject","Resource":"arn:aws:s3:::cond/*"},
@@ -282,6 +285,11 @@ func TestPolicyConditions(t *testing.T) {
 	wantAnon(t, e.anon(t, "GET", "/cond?list-type=2&prefix=pub/&max-keys=1000", nil), http.StatusForbidden, "")
 	wantAnon(t, e.anon(t, "GET", "/cond?list-type=2&prefix=other/", nil), http.StatusForbidden, "")
 	wantAnon(t, e.anon(t, "GET", "/cond?list-type=2", nil), http.StatusForbidden, "")
+	// The hotlink guard of a static site: only pages of the site may embed.
+	wantAnon(t, e.anon(t, "GET", "/cond/site/logo.png", nil), http.StatusForbidden, "")
+	r, _ := http.NewRequest("GET", e.srv.URL+"/cond/site/logo.png", nil)
+	r.Header.Set("Referer", "https://www.example.com/index.html")
+	wantAnon(t, send(t, r), http.StatusOK, "logo")
 	// The gateway here serves plain HTTP: the Deny on insecure writes
 	// stops bob and the owner alike.
 	_, err := e.bob.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("cond"), Key: aws.String("x"), Body: strings.NewReader("x")})

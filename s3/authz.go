@@ -256,6 +256,8 @@ func (h *Handler) conditionContext(q *request) map[string][]string {
 	if query.Has("versionId") {
 		access.Set(ctx, "s3:versionid", query.Get("versionId"), true)
 	}
+	access.Set(ctx, "aws:Referer", r.Header.Get("Referer"), false)
+	access.Set(ctx, "aws:UserAgent", r.Header.Get("User-Agent"), false)
 	for _, hd := range []string{"x-amz-acl", "x-amz-copy-source", "x-amz-metadata-directive", "x-amz-server-side-encryption",
 		"x-amz-storage-class", "x-amz-content-sha256", "x-amz-grant-read", "x-amz-grant-write", "x-amz-grant-read-acp",
 		"x-amz-grant-write-acp", "x-amz-grant-full-control"} {
