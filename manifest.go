@@ -52,6 +52,11 @@ type Manifest struct {
 	// "Tagging"): at most 10, set by the write that made this
 	// version or by PutObjectTagging, gone with the version.
 	Tags map[string]string `json:"tags,omitempty"`
+	// ACL is the object's ACL beyond its owner's FULL_CONTROL (the
+	// bucket owner owns every object; docs/design/s3.md, "Access
+	// control"): set by x-amz-acl on the write that made this version or
+	// by PutObjectAcl; nil: private.
+	ACL []Grant `json:"acl,omitempty"`
 	// Checksum is the x-amz-checksum-* value of the content that the
 	// gateway verified as the body arrived, or the composite checksum of a
 	// multipart object's parts (nil: the writer sent none).
@@ -185,6 +190,9 @@ type Upload struct {
 	// Tags are the tags the completed object gets (x-amz-tagging on
 	// CreateMultipartUpload).
 	Tags map[string]string `json:"tags,omitempty"`
+	// ACL is the ACL the completed object gets (x-amz-acl on
+	// CreateMultipartUpload).
+	ACL []Grant `json:"acl,omitempty"`
 	// ChecksumAlgorithm is the x-amz-checksum-algorithm of
 	// CreateMultipartUpload (CRC32, ...; "" = none): every part must carry
 	// a checksum of it, and Complete stores the object's, of

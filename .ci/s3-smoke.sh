@@ -122,6 +122,26 @@ fi
 s3api get-object --bucket smoke-lock --key k --version-id "$lv" "$work/lock.back" >/dev/null
 cmp "$work/v1" "$work/lock.back"
 
+echo "== aws s3api put-bucket-policy: anonymous curl reads public/, not private/"
+s3 mb s3://smoke-public
+echo public >"$work/pub"
+s3api put-object --bucket smoke-public --key public/x --body "$work/pub" >/dev/null
+s3api put-object --bucket smoke-public --key private/x --body "$work/pub" >/dev/null
+if curl -fsS -o /dev/null "$ep/smoke-public/public/x" 2>/dev/null; then
+  echo "an anonymous GET read an object before any grant"; exit 1
+fi
+s3api put-bucket-policy --bucket smoke-public --policy '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::smoke-public/public/*"}]}'
+grep -q '"IsPublic": true' <<<"$(s3api get-bucket-policy-status --bucket smoke-public)"
+curl -fsS -o "$work/pub.back" "$ep/smoke-public/public/x"
+cmp "$work/pub" "$work/pub.back"
+[ "$(curl -sS -o /dev/null -w '%{http_code}' "$ep/smoke-public/private/x")" = 403 ] || { echo "anonymous GET of private/x was not refused"; exit 1; }
+s3api put-object-acl --bucket smoke-public --key private/x --acl public-read
+curl -fsS -o /dev/null "$ep/smoke-public/private/x"
+grep -q 'AllUsers' <<<"$(s3api get-object-acl --bucket smoke-public --key private/x)"
+s3api put-public-access-block --bucket smoke-public --public-access-block-configuration IgnorePublicAcls=true,RestrictPublicBuckets=true
+[ "$(curl -sS -o /dev/null -w '%{http_code}' "$ep/smoke-public/public/x")" = 403 ] || { echo "RestrictPublicBuckets did not close the bucket"; exit 1; }
+s3api delete-bucket-policy --bucket smoke-public
+
 echo "== aws s3 presign (Signature V2 in the aws CLI v1), fetched with curl"
 url=$(s3 presign s3://smoke/dir/big --expires-in 300)
 case "$url" in

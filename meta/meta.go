@@ -85,6 +85,15 @@ type Store interface {
 	// SetBucketCORS replaces a bucket's CORS rules (cairn.Bucket.CORS;
 	// nil or empty: none). ErrNotFound if the bucket does not exist.
 	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
+	// UpdateBucketAccess changes a bucket's access control
+	// (cairn.Bucket.Access) in a compare-and-swap: update gets a copy of
+	// the current value (nil: none) and returns the new one (nil or
+	// zero: none), or an error that leaves the bucket as it was and is
+	// returned. update may run more than once (when another writer wins)
+	// and must not call the store; implementations apply it with
+	// UpdateAccess. ErrNotFound if the bucket does not exist. The gateway
+	// validates the policy and grants; the store keeps what it is given.
+	UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error
 	// DeleteBucket deletes an empty bucket: ErrNotFound, or
 	// ErrBucketNotEmpty if it has objects (checked atomically with the
 	// delete). Its uploads in progress are deleted with it, as S3 does:

@@ -6,8 +6,9 @@ import (
 )
 
 // subresource returns the handler of a request for a subresource served
-// outside the main routes (tagging, object attributes, CORS, Object
-// Lock), or nil.
+// outside the main routes (tagging, object attributes, CORS, bucket
+// policies, ACLs, public access blocks, ownership controls, Object Lock),
+// or nil.
 func (h *Handler) subresource(q *request, query url.Values) func(*request) error {
 	if q.key == "" {
 		switch {
@@ -15,6 +16,16 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 			return h.bucketTagging
 		case query.Has("cors"):
 			return h.bucketCORS
+		case query.Has("policy"):
+			return h.bucketPolicy
+		case query.Has("policyStatus"):
+			return h.bucketPolicyStatus
+		case query.Has("publicAccessBlock"):
+			return h.publicAccessBlock
+		case query.Has("acl"):
+			return h.bucketACL
+		case query.Has("ownershipControls"):
+			return h.bucketOwnershipControls
 		case query.Has("object-lock"):
 			return h.bucketObjectLock
 		case query.Has("retention") || query.Has("legal-hold"):
@@ -27,6 +38,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 		return keyChecked(h.objectTagging)
 	case query.Has("attributes"):
 		return keyChecked(h.objectAttributes)
+	case query.Has("acl"):
+		return keyChecked(h.objectACL)
 	case query.Has("retention"):
 		return keyChecked(h.objectRetention)
 	case query.Has("legal-hold"):
