@@ -60,6 +60,9 @@ type Manifest struct {
 	// versioning was Enabled: its S3 version ID is Version. False: it is
 	// the key's null version (docs/design/versioning.md).
 	Versioned bool `json:"versioned,omitempty"`
+	// RAIDP, set exactly when Policy is RAIDPPolicy, is where a raidp
+	// object's bytes are (its Layout is then zero; single-part only).
+	RAIDP *RAIDPLayout `json:"raidp,omitempty"`
 }
 
 // Layout says where the bytes of one object (or one part) of Size bytes

@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Versions", testVersions},
 		{"VersionsRace", testVersionsRace},
 		{"VersionsNUL", testVersionsNUL},
+		{"RAIDP", testRAIDP},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
