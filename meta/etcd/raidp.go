@@ -45,4 +45,3 @@ func (s *Store) UpdateRAIDP(ctx context.Context, name string, f func(old []byte)
 		return json.RawMessage(b), nil
 	})
 }
-
