@@ -23,13 +23,18 @@ type RAIDPLayout struct {
 // Disks[0] slot Slots[0] and Disks[1] slot Slots[1], byte o of the span
 // being byte Offset+o of both slots.
 type RAIDPSpan struct {
-	Superchunk int       `json:"superchunk"`
-	Offset     int64     `json:"offset"`
-	Length     int64     `json:"length"`
-	CRC        uint32    `json:"crc32c"` // CRC-32C of the span's bytes
-	Disks      [2]DiskID `json:"disks"`
-	Slots      [2]int    `json:"slots"`
+	Superchunk int   `json:"superchunk"`
+	Offset     int64 `json:"offset"`
+	Length     int64 `json:"length"`
+	// CRCs are the CRC-32C of each RAIDPBlock bytes of the span, the last
+	// of what is left: a read checks every block it reads.
+	CRCs  []uint32  `json:"crc32c"`
+	Disks [2]DiskID `json:"disks"`
+	Slots [2]int    `json:"slots"`
 }
+
+// RAIDPBlock is the unit of a RAIDP span's checksums (RAIDPSpan.CRCs).
+const RAIDPBlock = 1 << 20
 
 // raidpProblem returns the first rule a raidp object's manifest breaks
 // ("" if none): the policy is RAIDPPolicy exactly when a RAIDP layout is
@@ -59,6 +64,8 @@ func (m *Manifest) raidpProblem() string {
 			return fmt.Sprintf("RAIDP span %d: replicas on disks %q and %q", i, s.Disks[0], s.Disks[1])
 		case s.Slots[0] < 0 || s.Slots[1] < 0:
 			return fmt.Sprintf("RAIDP span %d: slots %d and %d", i, s.Slots[0], s.Slots[1])
+		case int64(len(s.CRCs)) != (s.Length+RAIDPBlock-1)/RAIDPBlock:
+			return fmt.Sprintf("RAIDP span %d: %d CRCs for %d bytes in blocks of %d", i, len(s.CRCs), s.Length, RAIDPBlock)
 		}
 		sum += s.Length
 	}

@@ -10,8 +10,8 @@ func TestRAIDPManifestValidate(t *testing.T) {
 	good := func() *Manifest {
 		return &Manifest{Bucket: "b", Key: "k", Version: strings.Repeat("a", 32), Size: 30, Policy: RAIDPPolicy,
 			RAIDP: &RAIDPLayout{Group: "g1", Generation: 1, Spans: []RAIDPSpan{
-				{Superchunk: 3, Offset: 100, Length: 10, Disks: [2]DiskID{"n1/d1", "n2/d1"}, Slots: [2]int{0, 1}},
-				{Superchunk: 4, Offset: 0, Length: 20, Disks: [2]DiskID{"n2/d1", "n3/d1"}, Slots: [2]int{2, 2}},
+				{Superchunk: 3, Offset: 100, Length: 10, CRCs: []uint32{1}, Disks: [2]DiskID{"n1/d1", "n2/d1"}, Slots: [2]int{0, 1}},
+				{Superchunk: 4, Offset: 0, Length: 20, CRCs: []uint32{2}, Disks: [2]DiskID{"n2/d1", "n3/d1"}, Slots: [2]int{2, 2}},
 			}}}
 	}
 	if err := good().Validate(); err != nil {
@@ -33,6 +33,7 @@ func TestRAIDPManifestValidate(t *testing.T) {
 		"no disk":         {func(m *Manifest) { m.RAIDP.Spans[0].Disks[0] = "" }, "replicas on disks"},
 		"negative slot":   {func(m *Manifest) { m.RAIDP.Spans[1].Slots[0] = -1 }, "slots -1"},
 		"no spans":        {func(m *Manifest) { m.RAIDP.Spans = nil }, "without spans"},
+		"CRCs":            {func(m *Manifest) { m.RAIDP.Spans[0].CRCs = nil }, "0 CRCs for 10 bytes"},
 	} {
 		m := good()
 		c.mut(m)

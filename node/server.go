@@ -434,6 +434,9 @@ func (s *Server) putDisk(ctx context.Context, d *servedDisk, now time.Time) erro
 	}
 	rec := cairn.Disk{ID: v.ID(), Node: s.cfg.Node, Path: v.Dir(), Capacity: u.Capacity, Free: u.Free, FS: u.FS,
 		State: cairn.DiskUp, Since: now, Volume: v.VolumeID(), Check: check}
+	if d.cfg.Lstor != "" {
+		rec.RAIDPSize, rec.RAIDPSlots = s.cfg.RAIDPSize, s.cfg.RAIDPSlots
+	}
 	if herr := v.Health(); herr != nil {
 		rec.Fault = herr.Error()
 		s.log.Warn("disk fault reported to the director", "disk", string(v.ID()), "err", herr)

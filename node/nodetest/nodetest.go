@@ -41,8 +41,25 @@ func New() *Nodes {
 func (n *Nodes) Start(t testing.TB, id string) cairn.DiskID {
 	t.Helper()
 	disk := cairn.DiskID(id + "/disk1")
-	srv, err := node.NewServer(node.Config{Node: cairn.NodeID(id), Secret: Secret,
+	return n.start(t, node.Config{Node: cairn.NodeID(id), Secret: Secret,
 		Disks: []node.DiskConfig{{ID: disk, Path: "/" + id, FS: vfs.NewMem()}}})
+}
+
+// StartRAIDP is Start with the disk served with an Lstor (in memory too)
+// of RAIDP superchunks of size bytes in slots slots. It returns the disk.
+func (n *Nodes) StartRAIDP(t testing.TB, id string, size int64, slots int) cairn.DiskID {
+	t.Helper()
+	disk := cairn.DiskID(id + "/disk1")
+	fsys := vfs.NewMem()
+	return n.start(t, node.Config{Node: cairn.NodeID(id), Secret: Secret, RAIDPSize: size, RAIDPSlots: slots,
+		Disks: []node.DiskConfig{{ID: disk, Path: "/" + id, FS: fsys, Lstor: "/lstor-" + id, LstorFS: fsys}}})
+}
+
+// start starts a node of one disk and returns the disk.
+func (n *Nodes) start(t testing.TB, cfg node.Config) cairn.DiskID {
+	t.Helper()
+	disk := cfg.Disks[0].ID
+	srv, err := node.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,234 @@
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"cairn"
+	"cairn/client"
+	"cairn/meta/mem"
+	"cairn/node/nodetest"
+)
+
+// raidpCluster starts n real nodes with one disk each, served with an
+// Lstor of 4 superchunks of size bytes, registered in an in-memory
+// metadata store with a bucket "warm" of policy raidp.
+func raidpCluster(t *testing.T, n int, size int64) (*mem.Store, *nodetest.Nodes, []cairn.DiskID) {
+	t.Helper()
+	ctx := context.Background()
+	meta, nodes := mem.New(), nodetest.New()
+	var disks []cairn.DiskID
+	for i := 1; i <= n; i++ {
+		id := fmt.Sprintf("node%d", i)
+		disk := nodes.StartRAIDP(t, id, size, 4)
+		disks = append(disks, disk)
+		if err := meta.PutNode(ctx, cairn.Node{ID: cairn.NodeID(id), Addr: "nodetest"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := meta.PutDisk(ctx, cairn.Disk{ID: disk, Node: cairn.NodeID(id), Capacity: 1 << 40, State: cairn.DiskUp,
+			RAIDPSize: size, RAIDPSlots: 4}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := meta.CreateBucket(ctx, cairn.Bucket{Name: "warm", Policy: cairn.RAIDPPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	return meta, nodes, disks
+}
+
+func randomBytes(n int, seed uint64) []byte {
+	p := make([]byte, n)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	for i := range p {
+		p[i] = byte(rng.Uint32())
+	}
+	return p
+}
+
+// TestRAIDPPutGet stores raidp objects on real nodes — empty, small, one
+// spanning superchunks, one of unknown size — reads them back whole and
+// in ranges, checks that every disk's Lstor is the XOR of its slots, then
+// stops a node: every object still reads byte-exact from the mirrors, and
+// a PUT that needs the stopped disk fails and leaves its other replica
+// zeroed.
+func TestRAIDPPutGet(t *testing.T) {
+	ctx := context.Background()
+	const size = 2 << 20
+	meta, nodes, disks := raidpCluster(t, 5, size)
+	c := client.New(meta, nodes.Client, client.Config{})
+
+	objects := map[string][]byte{
+		"empty": {},
+		"small": randomBytes(1000, 1),
+		"block": randomBytes(cairn.RAIDPBlock+17, 2),
+		"large": randomBytes(size+size/2+5, 3), // spans two or three superchunks
+	}
+	for _, key := range []string{"empty", "small", "block", "large"} {
+		m, err := c.Put(ctx, "warm", key, bytes.NewReader(objects[key]), client.PutOptions{Size: int64(len(objects[key]))})
+		if err != nil {
+			t.Fatalf("put %s: %v", key, err)
+		}
+		if m.Policy != cairn.RAIDPPolicy || m.RAIDP == nil || m.RAIDP.Group != client.DefaultRAIDPGroup {
+			t.Fatalf("put %s: manifest %+v", key, m)
+		}
+	}
+	unknown := randomBytes(300_000, 4)
+	if _, err := c.Put(ctx, "warm", "unknown", bytes.NewReader(unknown), client.PutOptions{Size: -1}); err != nil {
+		t.Fatal(err)
+	}
+	objects["unknown"] = unknown
+	if m, _ := c.Stat(ctx, "warm", "large"); len(m.RAIDP.Spans) < 2 {
+		t.Errorf("an object larger than a superchunk has %d spans", len(m.RAIDP.Spans))
+	}
+
+	g, err := c.RAIDPGroup(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Disks) != 5 || g.Disks[0].Domain != "node1" || g.Size != size {
+		t.Errorf("group %+v", g)
+	}
+
+	check := func(when string) {
+		t.Helper()
+		for key, want := range objects {
+			_, rc, err := c.Get(ctx, "warm", key, 0, -1)
+			if err != nil {
+				t.Fatalf("%s: get %s: %v", when, key, err)
+			}
+			got, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s: get %s: %d bytes, %v; want %d bytes", when, key, len(got), err, len(want))
+			}
+			if len(want) < 10 {
+				continue
+			}
+			for _, r := range [][2]int64{{1, 5}, {int64(len(want)) - 3, 3}, {int64(len(want)) / 3, int64(len(want)) / 2}} {
+				_, rc, err := c.Get(ctx, "warm", key, r[0], r[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := io.ReadAll(rc)
+				rc.Close()
+				if err != nil || !bytes.Equal(got, want[r[0]:r[0]+r[1]]) {
+					t.Fatalf("%s: get %s [%d, +%d): %v", when, key, r[0], r[1], err)
+				}
+			}
+		}
+	}
+	check("all disks up")
+
+	// Every disk's parity is the XOR of its slots.
+	for _, d := range disks {
+		xor := make([]byte, size)
+		slot := make([]byte, size)
+		for s := range 4 {
+			for o := int64(0); o < size; o += 1 << 20 {
+				if err := nodes.Client.ReadRAIDP(ctx, d, s, slot[o:o+1<<20], o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range xor {
+				xor[i] ^= slot[i]
+			}
+		}
+		par := make([]byte, size)
+		for o := int64(0); o < size; o += 1 << 20 {
+			if err := nodes.Client.ReadLstor(ctx, d, par[o:o+1<<20], o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(par, xor) {
+			t.Errorf("disk %s: the Lstor is not the XOR of its slots", d)
+		}
+	}
+
+	// One node down: everything reads from the mirrors.
+	large, _ := c.Stat(ctx, "warm", "large")
+	down := large.RAIDP.Spans[0].Disks[0]
+	nodes.Stop(down)
+	check(fmt.Sprintf("disk %s down", down))
+
+	// A PUT into a superchunk on the stopped disk fails, and its chunk on
+	// the live replica is zeroed again (the replicas agree).
+	alloc := func() client.RAIDPAlloc {
+		t.Helper()
+		b, err := meta.RAIDP(ctx, "alloc/"+g.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a client.RAIDPAlloc
+		if err := json.Unmarshal(b, &a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	// Fill the superchunks before the first with room on the stopped disk
+	// (packing goes in superchunk order), then put into that one.
+	a := alloc()
+	var before int64
+	var target *cairn.RAIDPSpan
+	for _, s := range g.Layout.Superchunks {
+		d0, d1 := cairn.DiskID(g.Disks[s.Replicas[0].Disk].ID), cairn.DiskID(g.Disks[s.Replicas[1].Disk].ID)
+		free := size - a.End[s.ID]
+		if free > 0 && (d0 == down || d1 == down) {
+			live, slot := d1, s.Replicas[1].Slot
+			if d1 == down {
+				live, slot = d0, s.Replicas[0].Slot
+			}
+			target = &cairn.RAIDPSpan{Superchunk: s.ID, Offset: a.End[s.ID], Length: min(free, 5000), Disks: [2]cairn.DiskID{live}, Slots: [2]int{slot}}
+			break
+		}
+		before += free
+	}
+	if target == nil {
+		t.Fatal("no superchunk with room on the stopped disk")
+	}
+	if before > 0 {
+		if _, err := c.Put(ctx, "warm", "filler", bytes.NewReader(randomBytes(int(before), 8)), client.PutOptions{Size: before}); err != nil {
+			t.Fatalf("a put away from the stopped disk: %v", err)
+		}
+	}
+	if _, err := c.Put(ctx, "warm", "doomed", bytes.NewReader(randomBytes(int(target.Length), 9)), client.PutOptions{Size: target.Length}); !errors.Is(err, cairn.ErrUnavailable) {
+		t.Fatalf("a put to a stopped disk: %v, want ErrUnavailable", err)
+	}
+	if a := alloc(); a.End[target.Superchunk] != target.Offset+target.Length {
+		t.Fatalf("the failed put did not go to superchunk %d at %d: ends %v", target.Superchunk, target.Offset, a.End)
+	}
+	failed := target
+	got := make([]byte, failed.Length)
+	if err := nodes.Client.ReadRAIDP(ctx, failed.Disks[0], failed.Slots[0], got, failed.Offset); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, make([]byte, len(got))) {
+		t.Errorf("the live replica of a failed put's chunk (superchunk %d at %d on %s) was not zeroed", failed.Superchunk, failed.Offset, failed.Disks[0])
+	}
+	if _, err := c.Stat(ctx, "warm", "doomed"); !errors.Is(err, cairn.ErrNotFound) {
+		t.Errorf("a failed put is visible: %v", err)
+	}
+
+	// The failed put's bytes are dead, and so are a deleted object's.
+	dead := func() (n int64) {
+		for _, d := range alloc().Dead {
+			n += d
+		}
+		return n
+	}
+	d0 := dead()
+	if d0 != target.Length {
+		t.Errorf("dead bytes after a failed put of %d: %d", target.Length, d0)
+	}
+	if err := c.Delete(ctx, "warm", "small"); err != nil {
+		t.Fatal(err)
+	}
+	if d := dead(); d != d0+1000 {
+		t.Errorf("dead bytes after deleting 1000 more: %d, want %d", d, d0+1000)
+	}
+}
