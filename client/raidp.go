@@ -44,6 +44,8 @@ type RAIDPDisks interface {
 	ReadRAIDP(ctx context.Context, disk cairn.DiskID, slot int, p []byte, off int64) error
 	// ZeroRAIDP zeroes n bytes at off of slot on disk (data and parity).
 	ZeroRAIDP(ctx context.Context, disk cairn.DiskID, slot int, off, n int64) error
+	// ReadLstor fills p from off of disk's Lstor parity (recovery).
+	ReadLstor(ctx context.Context, disk cairn.DiskID, p []byte, off int64) error
 }
 
 // DefaultRAIDPGroup is the group raidp objects go to (Config.RAIDPGroup).
@@ -64,6 +66,9 @@ const raidpMaxBuffered = 64 << 20
 type RAIDPAlloc struct {
 	End  map[int]int64 `json:"end"`
 	Dead map[int]int64 `json:"dead,omitempty"`
+	// Divert lists the superchunks no PUT may write to: those of the
+	// disks a recovery is running for (RecoverRAIDP).
+	Divert []int `json:"divert,omitempty"`
 }
 
 func (c *Client) raidp() (RAIDPMeta, RAIDPDisks, error) {
@@ -129,8 +134,11 @@ func decodeGroup(b []byte) (raidp.Group, error) {
 // Lstor, of their most common geometry: one disk per node (the failure
 // domain) when at least 3 nodes have such disks, else every such disk,
 // each its own domain (a one-node cluster, where a disk is all a domain
-// can be). Rows leave at least one free slot per disk and two disks that
-// share nothing, for re-mirroring: min(N−2, slots−1), at least 1.
+// can be). Rows leave room to recover from two lost disks: the N·rows/2
+// superchunks must fit twice in the slots of N−2 disks and, by 1-sharing,
+// number at most (N−2)(N−3)/2 (the paper, §3.3): rows ≤ slots·(N−2)/N and
+// rows ≤ (N−2)(N−3)/N, at least 1 (a group too small for that survives
+// one loss).
 func NewRAIDPGroup(name string, disks []cairn.Disk) (raidp.Group, error) {
 	type geo struct {
 		size  int64
@@ -175,7 +183,8 @@ func NewRAIDPGroup(name string, disks []cairn.Disk) (raidp.Group, error) {
 	if len(gd) < 3 {
 		return raidp.Group{}, fmt.Errorf("%w: a RAIDP group needs 3 disks with an Lstor, the cluster has %d", cairn.ErrUnavailable, len(gd))
 	}
-	rows := max(1, min(len(gd)-2, best.slots-1))
+	n := len(gd)
+	rows := max(1, min(best.slots*(n-2)/n, (n-2)*(n-3)/n))
 	return raidp.NewGroup(name, gd, best.size, best.slots, rows)
 }
 
@@ -184,7 +193,7 @@ func NewRAIDPGroup(name string, disks []cairn.Disk) (raidp.Group, error) {
 // in the allocation record a, returning the extents and the new record.
 // ErrNoSpace when the group has fewer than n free bytes.
 func allocate(g raidp.Group, a RAIDPAlloc, n int64) ([]raidp.Extent, RAIDPAlloc, error) {
-	next := RAIDPAlloc{End: maps.Clone(a.End), Dead: a.Dead}
+	next := RAIDPAlloc{End: maps.Clone(a.End), Dead: a.Dead, Divert: a.Divert}
 	if next.End == nil {
 		next.End = map[int]int64{}
 	}
@@ -195,7 +204,7 @@ func allocate(g raidp.Group, a RAIDPAlloc, n int64) ([]raidp.Extent, RAIDPAlloc,
 		}
 		end := next.End[s.ID]
 		free := g.Size - end
-		if free <= 0 {
+		if free <= 0 || slices.Contains(a.Divert, s.ID) {
 			continue
 		}
 		k := min(free, n)

@@ -38,7 +38,7 @@ func TestRAIDPWarm(t *testing.T) {
 	}
 	objects := map[string][]byte{}
 	rng := rand.New(rand.NewPCG(17, 1))
-	for i, n := range []int{0, 1, 5000, 300_000, 1<<20 + 12_345} { // the last spans superchunks
+	for i, n := range []int{0, 1, 5000, 300_000, 1<<20 + 12_345} { // the last spans both superchunks
 		p := make([]byte, n)
 		for j := range p {
 			p[j] = byte(rng.Uint32())
@@ -90,7 +90,7 @@ func TestRAIDPWarm(t *testing.T) {
 	for _, n := range c.Nodes {
 		n.Kill()
 	}
-	args := []string{"admin", "raidp", "verify", "--size", "1MiB", "--slots", "4", "--rows", "2"}
+	args := []string{"admin", "raidp", "verify", "--size", "1MiB", "--slots", "4", "--rows", "1"}
 	for i := 1; i <= nodes; i++ {
 		args = append(args, c.NodeDir(i, 1)+",lstor="+c.LstorDir(i, 1))
 	}
@@ -99,7 +99,7 @@ func TestRAIDPWarm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cairn admin raidp verify: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "4 superchunks: both replicas agree") || strings.Count(string(out), ": ok (") != nodes {
+	if !strings.Contains(string(out), "2 superchunks: both replicas agree") || strings.Count(string(out), ": ok (") != nodes {
 		t.Errorf("cairn admin raidp verify:\n%s", out)
 	}
 }

@@ -22,12 +22,13 @@ type Nodes struct {
 	mu      sync.Mutex
 	servers map[cairn.DiskID]*node.Server // guarded by mu
 	addrs   map[cairn.DiskID]string       // guarded by mu
+	cfgs    map[cairn.DiskID]node.Config  // guarded by mu: each node's, for Replace
 }
 
 // New returns an empty set whose Client resolves the disks of the nodes
 // Start adds.
 func New() *Nodes {
-	n := &Nodes{servers: map[cairn.DiskID]*node.Server{}, addrs: map[cairn.DiskID]string{}}
+	n := &Nodes{servers: map[cairn.DiskID]*node.Server{}, addrs: map[cairn.DiskID]string{}, cfgs: map[cairn.DiskID]node.Config{}}
 	n.Client = node.NewClient(Secret, func(_ context.Context, d cairn.DiskID) (string, error) {
 		n.mu.Lock()
 		defer n.mu.Unlock()
@@ -68,9 +69,24 @@ func (n *Nodes) start(t testing.TB, cfg node.Config) cairn.DiskID {
 	}
 	t.Cleanup(func() { srv.Close() })
 	n.mu.Lock()
-	n.servers[disk], n.addrs[disk] = srv, srv.Addr()
+	n.servers[disk], n.addrs[disk], n.cfgs[disk] = srv, srv.Addr(), cfg
 	n.mu.Unlock()
 	return disk
+}
+
+// Replace stops the node serving disk, deletes the disk's directory (its
+// Lstor, elsewhere, stays) and starts the node again on an empty disk: a
+// disk lost and replaced.
+func (n *Nodes) Replace(t testing.TB, disk cairn.DiskID) {
+	t.Helper()
+	n.Stop(disk)
+	n.mu.Lock()
+	cfg := n.cfgs[disk]
+	n.mu.Unlock()
+	if err := vfs.RemoveAll(cfg.Disks[0].FS, cfg.Disks[0].Path); err != nil {
+		t.Fatal(err)
+	}
+	n.start(t, cfg)
 }
 
 // Stop stops the node serving disk, as a failed disk or node would.
