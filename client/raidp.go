@@ -89,25 +89,22 @@ func (c *Client) RAIDPGroup(ctx context.Context) (raidp.Group, error) {
 		return raidp.Group{}, err
 	}
 	name := cmp.Or(c.cfg.RAIDPGroup, DefaultRAIDPGroup)
-	b, err := rm.RAIDP(ctx, "groups/"+name)
-	if err == nil {
-		return decodeGroup(b)
-	}
+	g, err := c.storedGroup(ctx, rm)
 	if !errors.Is(err, cairn.ErrNotFound) {
-		return raidp.Group{}, err
+		return g, err
 	}
 	disks, err := c.meta.Disks(ctx)
 	if err != nil {
 		return raidp.Group{}, err
 	}
-	g, err := NewRAIDPGroup(name, disks)
-	if err != nil {
+	if g, err = NewRAIDPGroup(name, disks); err != nil {
 		return raidp.Group{}, err
 	}
 	nb, err := json.Marshal(g)
 	if err != nil {
 		return raidp.Group{}, err
 	}
+	var b []byte
 	err = rm.UpdateRAIDP(ctx, "groups/"+name, func(old []byte) ([]byte, error) {
 		if old != nil {
 			b = old // another client made it first: keep that one
@@ -116,6 +113,15 @@ func (c *Client) RAIDPGroup(ctx context.Context) (raidp.Group, error) {
 		b = nb
 		return nb, nil
 	})
+	if err != nil {
+		return raidp.Group{}, err
+	}
+	return decodeGroup(b)
+}
+
+// storedGroup reads the group record (cairn.ErrNotFound: none yet).
+func (c *Client) storedGroup(ctx context.Context, rm RAIDPMeta) (raidp.Group, error) {
+	b, err := rm.RAIDP(ctx, "groups/"+cmp.Or(c.cfg.RAIDPGroup, DefaultRAIDPGroup))
 	if err != nil {
 		return raidp.Group{}, err
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -113,4 +114,53 @@ func (c *Client) setDivert(ctx context.Context, rm RAIDPMeta, group string, ids 
 		}
 		return json.Marshal(a)
 	})
+}
+
+// FailedRAIDPDisks returns the disks of g, not out of it yet, that the
+// cluster map holds down or out (or no longer lists): the ones a
+// recovery must replace.
+func FailedRAIDPDisks(g raidp.Group, disks []cairn.Disk) []cairn.DiskID {
+	state := map[cairn.DiskID]cairn.DiskState{}
+	for _, d := range disks {
+		state[d.ID] = d.State
+	}
+	var out []cairn.DiskID
+	for i, d := range g.Disks {
+		if slices.Contains(g.Out, i) {
+			continue
+		}
+		if st, ok := state[cairn.DiskID(d.ID)]; !ok || st == cairn.DiskDown || st == cairn.DiskOut {
+			out = append(out, cairn.DiskID(d.ID))
+		}
+	}
+	return out
+}
+
+// RecoverFailedRAIDP recovers the raidp group, if there is one, from its
+// disks the cluster map holds failed (FailedRAIDPDisks): the director's
+// duty. It returns the disks it recovered from (none: nothing to do).
+func (c *Client) RecoverFailedRAIDP(ctx context.Context) ([]cairn.DiskID, error) {
+	rm, _, err := c.raidp()
+	if err != nil {
+		return nil, nil // a client without RAIDP support has no group to look after
+	}
+	g, err := c.storedGroup(ctx, rm)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	disks, err := c.meta.Disks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	failed := FailedRAIDPDisks(g, disks)
+	if len(failed) == 0 {
+		return nil, nil
+	}
+	if _, err := c.RecoverRAIDP(ctx, failed); err != nil {
+		return nil, err
+	}
+	return failed, nil
 }

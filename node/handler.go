@@ -202,9 +202,9 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	route("GET "+wire.Prefix+"/disks/{disk}", opStat, h.stat)
 	route("GET "+wire.Prefix+"/health", opHealth, h.health)
 	route("PUT "+wire.Prefix+"/disks/{disk}/raidp/{slot}", opPut, h.raidpWrite)
-	route("GET "+wire.Prefix+"/disks/{disk}/raidp/{slot}", opGet, h.raidpRead)
+	route("GET "+wire.Prefix+"/disks/{disk}/raidp/{slot}", opRAIDPRead, h.raidpRead)
 	route("POST "+wire.Prefix+"/disks/{disk}/raidp/{slot}/zero", opDelete, h.raidpZero)
-	route("GET "+wire.Prefix+"/disks/{disk}/lstor", opGet, h.lstorRead)
+	route("GET "+wire.Prefix+"/disks/{disk}/lstor", opRAIDPRead, h.lstorRead)
 	route("POST "+wire.PushPath, opPush, h.push)
 	route("POST "+wire.PullPath, opPull, h.pull)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -422,6 +422,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log, o.metrics)
 		duties = append(duties, repairs...)
 		duties = append(duties, o.cleanup.duty(cl, o.log, o.metrics))
+		duties = append(duties, raidpDuty(data, o.log))
 		// The placement-group tables follow the cluster as nodes and disks
 		// join or leave (docs/design/rebalance.md).
 		duties = append(duties, director.PlacementDuty(store, placementEvery, o.log))

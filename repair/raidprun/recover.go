@@ -64,7 +64,7 @@ func Recover(ctx context.Context, g raidp.Group, failed []int, lstorOK map[int]b
 	case 0:
 		return raidp.Group{}, ErrNothing
 	case 1:
-		plan, err := raidp.Remirror(g.Layout, failed, nil)
+		plan, err := raidp.Remirror(g.Layout, failed, nil, g.Out...)
 		if err != nil {
 			return raidp.Group{}, fmt.Errorf("plan re-mirroring disk %d of %s: %w", failed[0], g.Name, err)
 		}
@@ -74,7 +74,7 @@ func Recover(ctx context.Context, g raidp.Group, failed []int, lstorOK map[int]b
 		after = plan.After
 	case 2:
 		a, b := failed[0], failed[1]
-		plan, err := raidp.Dual(g.Layout, a, b, g.Size, [2]bool{lstorOK[a], lstorOK[b]}, nil)
+		plan, err := raidp.Dual(g.Layout, a, b, g.Size, [2]bool{lstorOK[a], lstorOK[b]}, nil, g.Out...)
 		if err != nil {
 			return raidp.Group{}, fmt.Errorf("plan the recovery of disks %d and %d of %s: %w", a, b, g.Name, err)
 		}
