@@ -43,6 +43,23 @@ func raidpCluster(t *testing.T, n int, size int64) (*mem.Store, *nodetest.Nodes,
 	return meta, nodes, disks
 }
 
+// getAll reads every object of bucket warm whole and fails the test
+// unless each is byte-exact.
+func getAll(t *testing.T, c *client.Client, objects map[string][]byte, when string) {
+	t.Helper()
+	for key, want := range objects {
+		_, rc, err := c.Get(context.Background(), "warm", key, 0, -1)
+		if err != nil {
+			t.Fatalf("%s: get %s: %v", when, key, err)
+		}
+		got, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: get %s: %d bytes, %v; want %d bytes", when, key, len(got), err, len(want))
+		}
+	}
+}
+
 func randomBytes(n int, seed uint64) []byte {
 	p := make([]byte, n)
 	rng := rand.New(rand.NewPCG(seed, 7))
@@ -98,16 +115,8 @@ func TestRAIDPPutGet(t *testing.T) {
 
 	check := func(when string) {
 		t.Helper()
+		getAll(t, c, objects, when)
 		for key, want := range objects {
-			_, rc, err := c.Get(ctx, "warm", key, 0, -1)
-			if err != nil {
-				t.Fatalf("%s: get %s: %v", when, key, err)
-			}
-			got, err := io.ReadAll(rc)
-			rc.Close()
-			if err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("%s: get %s: %d bytes, %v; want %d bytes", when, key, len(got), err, len(want))
-			}
 			if len(want) < 10 {
 				continue
 			}
@@ -261,17 +270,7 @@ func TestRAIDPRecover(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		for key, want := range objects {
-			_, rc, err := c.Get(ctx, "warm", key, 0, -1)
-			if err != nil {
-				t.Fatalf("%s: get %s: %v", when, key, err)
-			}
-			got, err := io.ReadAll(rc)
-			rc.Close()
-			if err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("%s: get %s: %d bytes, %v; want %d bytes", when, key, len(got), err, len(want))
-			}
-		}
+		getAll(t, c, objects, when)
 	}
 	check("before")
 	g, err := c.RAIDPGroup(ctx)
@@ -348,17 +347,7 @@ func TestRAIDPRecoverOne(t *testing.T) {
 	if i := slicesIndex(after.Disks, lost); !slicesContains(after.Out, i) || len(after.Layout.OnDisk(i)) != 0 {
 		t.Fatalf("group after re-mirroring %s: out %v", lost, after.Out)
 	}
-	for key, want := range objects {
-		_, rc, err := c.Get(ctx, "warm", key, 0, -1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := io.ReadAll(rc)
-		rc.Close()
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("get %s after re-mirroring: %v", key, err)
-		}
-	}
+	getAll(t, c, objects, "after re-mirroring")
 }
 
 func slicesIndex(ds []raidp.GroupDisk, id cairn.DiskID) int {
