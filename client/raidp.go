@@ -279,6 +279,9 @@ func (c *Client) putRAIDP(ctx context.Context, bucket, key string, b cairn.Bucke
 	if err := c.checkCurrent(ctx, bucket, key, opts.If); err != nil {
 		return nil, err
 	}
+	if _, err := lockOf(b, opts, time.Time{}); err != nil {
+		return nil, err
+	}
 	size := opts.Size
 	if size < 0 {
 		// The space is reserved before the first byte is written: read
@@ -332,8 +335,12 @@ func (c *Client) putRAIDP(ctx context.Context, bucket, key string, b cairn.Bucke
 		ETag: hex.EncodeToString(md.Sum(nil)), ContentType: opts.ContentType,
 		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
 		Policy: cairn.RAIDPPolicy, Tags: maps.Clone(opts.Tags),
-		Versioned: b.Versioning == cairn.VersioningEnabled,
-		RAIDP:     &cairn.RAIDPLayout{Group: g.Name, Generation: g.Generation, Spans: spans},
+		Versioned: b.Versioning == cairn.VersioningEnabled, LegalHold: opts.LegalHold,
+		RAIDP: &cairn.RAIDPLayout{Group: g.Name, Generation: g.Generation, Spans: spans},
+	}
+	if m.Retention, err = lockOf(b, opts, m.Created); err != nil {
+		c.countDead(rm, g.Name, spans)
+		return nil, err
 	}
 	if opts.Checksum != nil {
 		m.Checksum = opts.Checksum()

@@ -101,6 +101,15 @@ func TestRAIDPPutGet(t *testing.T) {
 		t.Fatal(err)
 	}
 	objects["unknown"] = unknown
+	// A bucket with Object Lock: the raidp object gets its default
+	// retention, as any object does.
+	if err := meta.CreateBucket(ctx, cairn.Bucket{Name: "locked", Policy: cairn.RAIDPPolicy, Versioning: cairn.VersioningEnabled,
+		ObjectLock: &cairn.ObjectLock{Mode: cairn.LockGovernance, Days: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.Put(ctx, "locked", "k", bytes.NewReader([]byte("kept")), client.PutOptions{Size: 4}); err != nil || m.Retention == nil || m.Retention.Mode != cairn.LockGovernance {
+		t.Errorf("a raidp put into a bucket with Object Lock: %v, retention %+v", err, m)
+	}
 	if m, _ := c.Stat(ctx, "warm", "large"); len(m.RAIDP.Spans) < 2 {
 		t.Errorf("an object larger than a superchunk has %d spans", len(m.RAIDP.Spans))
 	}
