@@ -1,8 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
+
+	"cairn"
+	"cairn/director"
 )
 
 func TestSplitLstor(t *testing.T) {
@@ -22,5 +29,26 @@ func TestSplitLstor(t *testing.T) {
 		if _, _, err := splitLstor(bad); !errors.Is(err, ErrUsage) {
 			t.Errorf("splitLstor(%q): %v, want ErrUsage", bad, err)
 		}
+	}
+}
+
+// A raidp object (no shards) does not stop taking a disk out: disk
+// commands count shards, and raidp objects are the RAIDP group's.
+func TestDiskOutSkipsRAIDPObjects(t *testing.T) {
+	ctx := context.Background()
+	st, _ := diskCluster(t)
+	m := &cairn.Manifest{Bucket: "bkt", Key: "warm", Version: strings.Repeat("b", 32), Size: 3, Policy: cairn.RAIDPPolicy,
+		RAIDP: &cairn.RAIDPLayout{Group: "warm", Generation: 1, Spans: []cairn.RAIDPSpan{
+			{Superchunk: 0, Length: 3, CRCs: []uint32{7}, Disks: [2]cairn.DiskID{"a", "b"}}}}}
+	if err := st.CommitManifest(ctx, m, ""); err != nil {
+		t.Fatal(err)
+	}
+	disks, err := st.Disks(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := diskCommand(ctx, st, director.OpOut, string(disks[0].ID), now, &bytes.Buffer{}); err != nil {
+		t.Fatalf("disk out with a raidp object in the cluster: %v", err)
 	}
 }
