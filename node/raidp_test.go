@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"cairn"
+	"cairn/internal/vfs"
 	"cairn/node/lstor"
 )
 
@@ -37,6 +38,7 @@ func TestRAIDPCalls(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s, disks := startRAIDPServer(t, dir)
+	fsckCleanup(t, vfs.Default, disks[0].Path, disks[0].ID) // raidp.data beside the volume is no stray
 	defer func() { s.Close() }()
 	addr := s.Addr()
 	c := NewClient(testSecret, func(context.Context, cairn.DiskID) (string, error) { return addr, nil }, nil)
