@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +174,42 @@ func TestRAIDPDirectorRecovers(t *testing.T) {
 	}
 	if !strings.Contains(c.CLI(t, "admin", "raidp", "group"), "out") {
 		t.Error("cairn admin raidp group shows no disk out")
+	}
+}
+
+// TestRAIDPServerWarm: `cairn server` with its default disks serves the
+// raidp policy out of the box — each disk with its Lstor in
+// DIR/lstor/diskN — so a PUT with storage class WARM is stored in a RAIDP
+// group of the server's disks and reads back byte-exact.
+func TestRAIDPServerWarm(t *testing.T) {
+	ctx := context.Background()
+	s := testcluster.StartServer(t, "", "--disks", "4", "--raidp-size", "1MiB", "--raidp-slots", "4")
+	cl := testcluster.S3Client(s.S3)
+	if _, err := cl.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("warm-bucket")}); err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("warm tier "), 50_000)
+	if _, err := cl.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("warm-bucket"), Key: aws.String("k"), Body: bytes.NewReader(body),
+		ContentLength: aws.Int64(int64(len(body))), StorageClass: types.StorageClass("WARM")}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cl.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("warm-bucket"), Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(out.Body)
+	out.Body.Close()
+	if err != nil || !bytes.Equal(got, body) || out.StorageClass != "WARM" {
+		t.Fatalf("get: %d bytes, %v, class %q", len(got), err, out.StorageClass)
+	}
+	if st := s.CLI(t, "stat", "warm-bucket/k"); !strings.Contains(st, "policy   raidp") {
+		t.Fatalf("cairn stat:\n%s", st)
+	}
+	// One node: the group is every disk, each its own domain.
+	if g := s.CLI(t, "admin", "raidp", "group"); !strings.Contains(g, "node1/disk4  node1/disk4") {
+		t.Errorf("cairn admin raidp group:\n%s", g)
+	}
+	if _, err := os.Stat(filepath.Join(s.Data, "lstor", "disk4", "LSTOR")); err != nil {
+		t.Errorf("the server's default Lstor of disk4: %v", err)
 	}
 }
