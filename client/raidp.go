@@ -198,7 +198,10 @@ func NewRAIDPGroup(name string, disks []cairn.Disk) (raidp.Group, error) {
 // order, an object continuing in the next superchunk when one is full)
 // in the allocation record a, returning the extents and the new record.
 // ErrNoSpace when the group has fewer than n free bytes.
-func allocate(g raidp.Group, a RAIDPAlloc, n int64) ([]raidp.Extent, RAIDPAlloc, error) {
+//
+// Superchunks with a replica on an avoided disk (layout index) are
+// skipped: a disk the cluster map holds unwritable would fail the PUT.
+func allocate(g raidp.Group, a RAIDPAlloc, n int64, avoid map[int]bool) ([]raidp.Extent, RAIDPAlloc, error) {
 	next := RAIDPAlloc{End: maps.Clone(a.End), Dead: a.Dead, Divert: a.Divert}
 	if next.End == nil {
 		next.End = map[int]int64{}
@@ -210,7 +213,7 @@ func allocate(g raidp.Group, a RAIDPAlloc, n int64) ([]raidp.Extent, RAIDPAlloc,
 		}
 		end := next.End[s.ID]
 		free := g.Size - end
-		if free <= 0 || slices.Contains(a.Divert, s.ID) {
+		if free <= 0 || slices.Contains(a.Divert, s.ID) || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
 			continue
 		}
 		k := min(free, n)
@@ -227,15 +230,29 @@ func allocate(g raidp.Group, a RAIDPAlloc, n int64) ([]raidp.Extent, RAIDPAlloc,
 // reserve allocates n bytes of g by a compare-and-swap of its allocation
 // record.
 func (c *Client) reserve(ctx context.Context, rm RAIDPMeta, g raidp.Group, n int64) ([]raidp.Extent, error) {
+	disks, err := c.meta.Disks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	writable := map[cairn.DiskID]bool{}
+	for _, d := range disks {
+		writable[d.ID] = d.State.Writable()
+	}
+	avoid := map[int]bool{}
+	for i, d := range g.Disks {
+		if !writable[cairn.DiskID(d.ID)] {
+			avoid[i] = true
+		}
+	}
 	var out []raidp.Extent
-	err := rm.UpdateRAIDP(ctx, "alloc/"+g.Name, func(old []byte) ([]byte, error) {
+	err = rm.UpdateRAIDP(ctx, "alloc/"+g.Name, func(old []byte) ([]byte, error) {
 		var a RAIDPAlloc
 		if old != nil {
 			if err := json.Unmarshal(old, &a); err != nil {
 				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, g.Name, err)
 			}
 		}
-		es, next, err := allocate(g, a, n)
+		es, next, err := allocate(g, a, n, avoid)
 		if err != nil {
 			return nil, err
 		}

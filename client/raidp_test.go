@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/client"
@@ -174,6 +175,26 @@ func TestRAIDPPutGet(t *testing.T) {
 	down := large.RAIDP.Spans[0].Disks[0]
 	nodes.Stop(down)
 	check(fmt.Sprintf("disk %s down", down))
+
+	// Once the cluster map holds the disk down, PUTs keep off its
+	// superchunks and succeed.
+	if err := meta.SetDiskState(ctx, down, cairn.DiskDown, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		m, err := c.Put(ctx, "warm", fmt.Sprintf("while-down-%d", i), bytes.NewReader(randomBytes(70_000, 20)), client.PutOptions{Size: 70_000})
+		if err != nil {
+			t.Fatalf("a put with a disk marked down: %v", err)
+		}
+		for _, sp := range m.RAIDP.Spans {
+			if sp.Disks[0] == down || sp.Disks[1] == down {
+				t.Errorf("a put wrote to disk %s, marked down: %+v", down, sp)
+			}
+		}
+	}
+	if err := meta.SetDiskState(ctx, down, cairn.DiskUp, time.Now()); err != nil { // as before the director noticed
+		t.Fatal(err)
+	}
 
 	// A PUT into a superchunk on the stopped disk fails, and its chunk on
 	// the live replica is zeroed again (the replicas agree).

@@ -3,6 +3,7 @@ package client
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"cairn"
@@ -15,9 +16,10 @@ func TestRAIDPAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	var a RAIDPAlloc
+	var avoid map[int]bool
 	step := func(n int64, want string) {
 		t.Helper()
-		es, next, err := allocate(g, a, n)
+		es, next, err := allocate(g, a, n, avoid)
 		got := fmt.Sprint(es)
 		if err != nil {
 			got = err.Error()
@@ -34,8 +36,21 @@ func TestRAIDPAllocate(t *testing.T) {
 	step(201, "no space left: RAIDP group g has not enough free space (1 bytes more needed)")
 	step(150, "[{2 0 100} {3 0 50}]")
 	step(50, "[{3 50 50}]")
-	if _, _, err := allocate(g, a, 1); !errors.Is(err, cairn.ErrNoSpace) {
+	if _, _, err := allocate(g, a, 1, nil); !errors.Is(err, cairn.ErrNoSpace) {
 		t.Errorf("a full group: %v, want ErrNoSpace", err)
+	}
+	// Diverted superchunks and those on avoided disks are skipped.
+	a = RAIDPAlloc{Divert: []int{0}}
+	avoid = map[int]bool{g.Layout.Superchunks[1].Replicas[1].Disk: true}
+	var skip []int
+	for _, s := range g.Layout.Superchunks {
+		if s.ID == 0 || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
+			skip = append(skip, s.ID)
+		}
+	}
+	es, _, err := allocate(g, a, 10, avoid)
+	if err != nil || len(es) != 1 || slices.Contains(skip, es[0].Superchunk) {
+		t.Errorf("allocate avoiding superchunks %v: %v %v", skip, es, err)
 	}
 }
 
