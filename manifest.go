@@ -65,6 +65,9 @@ type Manifest struct {
 	// versioning was Enabled: its S3 version ID is Version. False: it is
 	// the key's null version (docs/design/versioning.md).
 	Versioned bool `json:"versioned,omitempty"`
+	// RAIDP, set exactly when Policy is RAIDPPolicy, is where a raidp
+	// object's bytes are (its Layout is then zero; single-part only).
+	RAIDP *RAIDPLayout `json:"raidp,omitempty"`
 	// Retention and LegalHold are the version's Object Lock
 	// (docs/design/objectlock.md): set by the write that made it (or the
 	// bucket's default retention), changed only by

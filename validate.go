@@ -128,6 +128,9 @@ func (m *Manifest) problem(code *codeShape) string {
 	if m.Upload != "" && len(m.Parts) == 0 {
 		return "a single-part object names an upload"
 	}
+	if m.Policy == RAIDPPolicy || m.RAIDP != nil {
+		return m.raidpProblem()
+	}
 	if len(m.Parts) == 0 {
 		if why := m.Layout.problem(); why != "" {
 			return why

@@ -204,6 +204,9 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if policy == "" {
 		policy = b.Policy
 	}
+	if policy == cairn.RAIDPPolicy {
+		return c.putRAIDP(ctx, bucket, key, b, r, opts)
+	}
 	if opts.SSE == nil && b.Encryption == cairn.SSES3 {
 		opts.SSE = &SSE{Scheme: cairn.SSES3} // the bucket's default encryption
 	}

@@ -340,6 +340,10 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 			fmt.Fprintf(w, "%s  %d  %s  %d blocks on %d disks: %s\n", indent, i, st.Version, len(st.Blocks), len(disks), strings.Join(parts, " "))
 		}
 	}
+	if m.RAIDP != nil {
+		printRAIDP(w, m.RAIDP)
+		return
+	}
 	if len(m.Parts) == 0 {
 		printLayout("", m.Layout)
 		return

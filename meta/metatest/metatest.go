@@ -63,6 +63,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Versions", testVersions},
 		{"VersionsRace", testVersionsRace},
 		{"VersionsNUL", testVersionsNUL},
+		{"RAIDP", testRAIDP},
 		{"ObjectLock", testObjectLock},
 		{"ObjectLockNull", testObjectLockNull},
 		{"ObjectLockRace", testObjectLockRace},
