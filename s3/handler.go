@@ -19,7 +19,7 @@ import (
 
 	"cairn"
 	"cairn/client"
-	"cairn/codec/all"
+	"cairn/layout/gp"
 )
 
 // Objects is the data path the gateway stores and reads objects through.
@@ -152,7 +152,7 @@ func (c *Config) Validate() error {
 		c.Now = time.Now
 	}
 	if c.CheckPolicy == nil {
-		c.CheckPolicy = func(p string) error { _, err := all.New(p); return err }
+		c.CheckPolicy = gp.Check // codes and cold-tier policies
 	}
 	if c.DefaultPolicy == "" {
 		c.DefaultPolicy = "rs-4-2"

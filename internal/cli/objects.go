@@ -15,10 +15,10 @@ import (
 
 	"cairn"
 	"cairn/client"
-	"cairn/codec/all"
 	"cairn/internal/cmdline"
 	"cairn/internal/progress"
 	"cairn/internal/units"
+	"cairn/layout/gp"
 	"cairn/meta"
 )
 
@@ -96,7 +96,7 @@ func runMb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := cairn.ValidateBucketName(args[0]); err != nil {
 			return fmt.Errorf("%w: %v", ErrUsage, err)
 		}
-		if _, err := all.New(*policy); err != nil {
+		if err := gp.Check(*policy); err != nil {
 			return fmt.Errorf("%w: --policy: %v", ErrUsage, err)
 		}
 		if err := cl.meta.CreateBucket(ctx, cairn.Bucket{Name: args[0], Policy: *policy, Created: time.Now().UTC()}); err != nil {

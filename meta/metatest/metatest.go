@@ -61,6 +61,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Versions", testVersions},
 		{"VersionsRace", testVersionsRace},
 		{"VersionsNUL", testVersionsNUL},
+		{"Cold", testCold},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
