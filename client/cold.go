@@ -212,3 +212,23 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// ColdGroupDisks returns the disks for cold group n of policy p: the
+// placement group n (mod the table's size) of the width K+M table, in the
+// order the client would put a stripe of clay-K-M-D on it (so that the
+// group survives as many node losses as the table allows). The export job
+// calls it once per group, when the group is first used.
+func (c *Client) ColdGroupDisks(ctx context.Context, p gp.Policy, n int) ([]cairn.DiskID, error) {
+	code, err := c.code(p.Code.String())
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.table(ctx, code.Params().N())
+	if err != nil {
+		return nil, err
+	}
+	if len(t.PGs) == 0 {
+		return nil, fmt.Errorf("%w: no placement groups of width %d", cairn.ErrUnavailable, t.Width)
+	}
+	return c.arrange(ctx, p.Code.String(), code, t.PGs[n%len(t.PGs)])
+}

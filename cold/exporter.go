@@ -77,6 +77,7 @@ type ExportProgress struct {
 	Dropped   int64     `json:"dropped"`   // stale queue records removed
 	Recovered int64     `json:"recovered"` // intents of interrupted exports resolved
 	Released  int64     `json:"released"`  // deleted or overwritten cold objects whose slots were freed
+	Blocked   int64     `json:"blocked"`   // objects left staged in the last pass: their group has a disk that is not writable
 	Staged    int64     `json:"staged"`    // queue records seen in the last pass
 	Last      time.Time `json:"last"`      // end of the last pass
 	LastError string    `json:"last_error,omitempty"`
@@ -84,7 +85,7 @@ type ExportProgress struct {
 
 // ReadProgress returns the export job's progress (its zero value if it
 // never ran).
-func ReadProgress(ctx context.Context, m Meta) (ExportProgress, error) {
+func ReadProgress(ctx context.Context, m StateReader) (ExportProgress, error) {
 	var p ExportProgress
 	b, err := m.ColdGet(ctx, progressKey)
 	if errors.Is(err, cairn.ErrNotFound) {
@@ -298,6 +299,31 @@ func (e *Exporter) state(ctx context.Context, n int) (*State, error) {
 	return NewState(id, e.cfg.Policy, disks, e.cfg.Nodes)
 }
 
+// healthy reports whether every disk of group s is writable (up, no
+// fault reported) in the cluster map. An export or a recovery reads the
+// slots of a row that exist and takes a missing one for a never-written
+// slot (zeros): on a disk that lost its data that would compute parity
+// from zeros in place of lost chunks, so a group with a disk that is not
+// healthy is left alone until it is (its objects stay staged, its intent
+// pending).
+func (e *Exporter) healthy(ctx context.Context, s *State) (bool, error) {
+	disks, err := e.cfg.Meta.Disks(ctx)
+	if err != nil {
+		return false, err
+	}
+	ok := map[cairn.DiskID]bool{}
+	for _, d := range disks {
+		ok[d.ID] = d.Writable()
+	}
+	for _, d := range s.Disks {
+		if !ok[d] {
+			e.cfg.Log.Warn("cold export: group left alone while a disk is not writable", "group", s.ID, "disk", d)
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // exportBatch exports items (all of group n): it reads their warm
 // copies, stores the allocation with an intent, writes the slots and
 // parity, commits each object's cold manifest against its staged one,
@@ -305,6 +331,10 @@ func (e *Exporter) state(ctx context.Context, n int) (*State, error) {
 func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *ExportProgress) error {
 	s, err := e.state(ctx, n)
 	if err != nil {
+		return err
+	}
+	if ok, err := e.healthy(ctx, s); !ok || err != nil {
+		st.Blocked += int64(len(items))
 		return err
 	}
 	datas := make([][]byte, len(items))
@@ -500,10 +530,13 @@ func (e *Exporter) recoverAll(ctx context.Context, st *ExportProgress) error {
 		}
 		for _, r := range page {
 			after = r.Key
-			if err := e.recoverGroup(ctx, r); err != nil {
+			done, err := e.recoverGroup(ctx, r)
+			if err != nil {
 				return err
 			}
-			st.Recovered++
+			if done {
+				st.Recovered++
+			}
 		}
 		if !more || len(page) == 0 {
 			return nil
@@ -516,16 +549,20 @@ func (e *Exporter) recoverAll(ctx context.Context, st *ExportProgress) error {
 // crash left in them), so every row decodes again; an object is kept if
 // its cold manifest names this group and the intent's slots (the commit
 // happened), and released otherwise — it is still staged, or was
-// overwritten or deleted, and its queue record brings it back.
-func (e *Exporter) recoverGroup(ctx context.Context, r meta.ColdRecord) error {
+// overwritten or deleted, and its queue record brings it back. It reports
+// false (and does nothing) while a disk of the group is not healthy.
+func (e *Exporter) recoverGroup(ctx context.Context, r meta.ColdRecord) (bool, error) {
 	id := r.Key[len(intentPrefix):]
 	s, err := LoadState(ctx, e.cfg.Meta, id, e.cfg.Nodes)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var in intent
 	if err := json.Unmarshal(r.Value, &in); err != nil {
-		return fmt.Errorf("%w: intent of cold group %s: %v", cairn.ErrCorrupt, id, err)
+		return false, fmt.Errorf("%w: intent of cold group %s: %v", cairn.ErrCorrupt, id, err)
+	}
+	if ok, err := e.healthy(ctx, s); !ok || err != nil {
+		return false, err
 	}
 	e.cfg.Log.Info("cold export: recovering an interrupted export", "group", id, "objects", len(in.Objects), "rows", len(in.Rows))
 	eg, ectx := s.group(ctx)
@@ -538,15 +575,15 @@ func (e *Exporter) recoverGroup(ctx context.Context, r meta.ColdRecord) error {
 		eg.Go(func() error { return s.encodeSmallPage(ectx, p) })
 	}
 	if err := eg.Wait(); err != nil {
-		return fmt.Errorf("recovering cold group %s: %w", id, err)
+		return false, fmt.Errorf("recovering cold group %s: %w", id, err)
 	}
 	keep := make([]bool, len(in.Objects))
 	for i, o := range in.Objects {
 		if keep[i], err = e.live(ctx, s, o); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return e.resolve(ctx, s, in, r.Value, keep)
+	return true, e.resolve(ctx, s, in, r.Value, keep)
 }
 
 // saveProgress adds a pass's counts to the stored progress.
@@ -563,6 +600,7 @@ func (e *Exporter) saveProgress(ctx context.Context, st ExportProgress, runErr e
 	p.Recovered += st.Recovered
 	p.Released += st.Released
 	p.Staged = st.Staged
+	p.Blocked = st.Blocked
 	p.Last = e.cfg.Now().UTC()
 	p.LastError = ""
 	if runErr != nil {

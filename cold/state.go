@@ -26,6 +26,7 @@ type Meta interface {
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	ObjectVersion(ctx context.Context, bucket, key, id string) (cairn.ObjectVersion, error)
+	Disks(ctx context.Context) ([]cairn.Disk, error)
 }
 
 // FreeChunk is the number of slots one free-slot bitmap record covers

@@ -271,6 +271,9 @@ func runStat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return printJSON(stdout, m)
 		}
 		printManifest(stdout, m)
+		if m.Cold != nil {
+			return printCold(ctx, stdout, cl, m)
+		}
 		return nil
 	})
 }
@@ -285,7 +288,10 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 		}
 		fmt.Fprintln(w)
 	}
-	if m.Code != "" {
+	switch {
+	case m.Code != "" && cairn.IsColdPolicy(m.Policy):
+		fmt.Fprintf(w, "stored   as %s, staged for the cold tier (the export job moves it)\n", m.Code)
+	case m.Code != "":
 		fmt.Fprintf(w, "stored   as %s (a small object: copies that survive what %s survives)\n", m.Code, m.Policy)
 	}
 	if m.ContentType != "" {

@@ -118,6 +118,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	clean := addCleanupFlags(fs)
 	mf := addMetricsFlags(fs, true)
 	logf := addLogFlags(fs)
+	coldf := addColdFlags(fs, "auto")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
 		fs.PrintDefaults()
@@ -228,9 +229,14 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i)))
 		}
 	}
+	coldPolicy, err := coldf.resolve(len(diskPaths))
+	if err != nil {
+		return err
+	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
 		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls, metrics: pm,
+		coldPolicy: coldPolicy, coldEvery: *coldf.every, coldGroups: *coldf.groups,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -263,6 +269,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	lim.keys.watch(ctx, log)
 	lim.cluster.log = log
 	lim.cluster.key = gatewayKey()
+	lim.s3.StorageClasses = coldClasses(coldPolicy)
 	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {
 		return err
@@ -326,6 +333,11 @@ type nodeOptions struct {
 	tls      *nodeTLS      // nil: plain HTTP
 	log      *slog.Logger
 	metrics  *procMetrics // nil: none
+	// coldPolicy, if set, makes the director run the cold export job
+	// (cold.go) every coldEvery over coldGroups groups.
+	coldPolicy string
+	coldEvery  time.Duration
+	coldGroups int
 }
 
 // startNode opens the metadata store, starts a storage node (and a director
@@ -387,7 +399,8 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	}
 	o.metrics.node(srv)
 	var dir *director.Director
-	var cl *cluster // the director's data path
+	var cl *cluster  // the director's data path
+	var exp *cluster // the cold export job's (a gateway's key)
 	if o.director {
 		key, err := node.DeriveKey(o.secret, node.KeyID{Role: node.RoleDirector, Name: node.KeyName(o.id)})
 		if err != nil {
@@ -413,6 +426,24 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		// The placement-group tables follow the cluster as nodes and disks
 		// join or leave (docs/design/rebalance.md).
 		duties = append(duties, director.PlacementDuty(store, placementEvery, o.log))
+		if o.coldPolicy != "" {
+			// The export job reads and writes shards as a gateway does:
+			// the director's own key GETs no shard.
+			gwKey, err := node.DeriveKey(o.secret, node.KeyID{Role: node.RoleGateway, Name: node.KeyName("cold-export-" + o.id)})
+			if err != nil {
+				srv.Close()
+				store.Close()
+				return "", nil, err
+			}
+			exp = newCluster(store, o.secret, gwKey, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
+			d, err := coldDuty(exp, o.coldPolicy, o.coldEvery, o.coldGroups, o.log)
+			if err != nil {
+				srv.Close()
+				store.Close()
+				return "", nil, err
+			}
+			duties = append(duties, d)
+		}
 		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties, Census: census})
 	}
 	return srv.Addr(), func() {
@@ -421,6 +452,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		}
 		if cl != nil {
 			cl.damage.Close()
+		}
+		if exp != nil {
+			exp.damage.Close()
 		}
 		srv.Close()
 		store.Close()
@@ -443,6 +477,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	scr := scrubFlags(fs)
 	auth := addAuthFlags(fs)
 	clean := addCleanupFlags(fs)
+	coldf := addColdFlags(fs, "")
 	mf := addMetricsFlags(fs, false)
 	logf := addLogFlags(fs)
 	var nt NodeTLSFiles
@@ -546,9 +581,13 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer stopMetrics()
+	coldPolicy, err := coldf.resolve(0) // "" unless given
+	if err != nil {
+		return err
+	}
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
 		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls,
-		metrics: pm})
+		metrics: pm, coldPolicy: coldPolicy, coldEvery: *coldf.every, coldGroups: *coldf.groups})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}
