@@ -50,6 +50,12 @@ func TestOperation(t *testing.T) {
 		{"PUT", "/b/k?uploadId=u&partNumber=2", "b/src", "UploadPartCopy"},
 		{"GET", "/b?versioning", "", "GetBucketVersioning"},
 		{"PUT", "/b?versioning", "", "PutBucketVersioning"},
+		{"GET", "/b?object-lock", "", "GetObjectLockConfiguration"},
+		{"PUT", "/b?object-lock", "", "PutObjectLockConfiguration"},
+		{"GET", "/b/k?retention&versionId=null", "", "GetObjectRetention"},
+		{"PUT", "/b/k?retention", "", "PutObjectRetention"},
+		{"GET", "/b/k?legal-hold", "", "GetObjectLegalHold"},
+		{"PUT", "/b/k?legal-hold", "", "PutObjectLegalHold"},
 		{"GET", "/b?website", "", "Unsupported"},
 		{"PUT", "/b?lifecycle", "", "Unsupported"},
 	}

@@ -5,7 +5,8 @@ import (
 )
 
 // subresource returns the handler of a request for a subresource served
-// outside the main routes (tagging, object attributes, CORS), or nil.
+// outside the main routes (tagging, object attributes, CORS, Object
+// Lock), or nil.
 func (h *Handler) subresource(q *request, query url.Values) func(*request) error {
 	if q.key == "" {
 		switch {
@@ -13,6 +14,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 			return h.bucketTagging
 		case query.Has("cors"):
 			return h.bucketCORS
+		case query.Has("object-lock"):
+			return h.bucketObjectLock
 		}
 		return nil
 	}
@@ -21,6 +24,10 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 		return keyChecked(h.objectTagging)
 	case query.Has("attributes"):
 		return keyChecked(h.objectAttributes)
+	case query.Has("retention"):
+		return keyChecked(h.objectRetention)
+	case query.Has("legal-hold"):
+		return keyChecked(h.objectLegalHold)
 	}
 	return nil
 }

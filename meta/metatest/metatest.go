@@ -44,7 +44,9 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Parts", testParts},
 		{"ManyRecords", testManyRecords},
 		{"Uploads", testUploads},
+		{"UploadsByKey", testUploadsByKey},
 		{"UploadEncryption", testUploadEncryption},
+		{"UploadPartRepair", testUploadPartRepair},
 		{"UpdateManifest", testUpdateManifest},
 		{"UpdateManifestRace", testUpdateManifestRace},
 		{"Usage", testUsage},
@@ -62,6 +64,8 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"VersionsRace", testVersionsRace},
 		{"VersionsNUL", testVersionsNUL},
 		{"Cold", testCold},
+		{"ObjectLock", testObjectLock},
+		{"ObjectLockNull", testObjectLockNull},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
