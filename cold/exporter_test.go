@@ -334,7 +334,11 @@ func TestExportCrash(t *testing.T) {
 	e := newEnv(t)
 	objs := map[string][]byte{}
 	next := 0
-	for round := range 12 {
+	rounds := 24
+	if testing.Short() {
+		rounds = 8
+	}
+	for round := range rounds {
 		for range 3 {
 			key := fmt.Sprintf("k%d", next)
 			next++
