@@ -78,6 +78,7 @@ type ExportProgress struct {
 	Recovered int64     `json:"recovered"` // intents of interrupted exports resolved
 	Released  int64     `json:"released"`  // deleted or overwritten cold objects whose slots were freed
 	Blocked   int64     `json:"blocked"`   // objects left staged in the last pass: their group has a disk that is not writable
+	Unread    int64     `json:"unread"`    // objects left staged in the last pass: their warm copy could not be read
 	Staged    int64     `json:"staged"`    // queue records seen in the last pass
 	Last      time.Time `json:"last"`      // end of the last pass
 	LastError string    `json:"last_error,omitempty"`
@@ -204,6 +205,7 @@ func (e *Exporter) run(ctx context.Context, st *ExportProgress) error {
 		}
 	}
 	after := ""
+	var failed error // of batches that failed: the pass goes on without them
 	for {
 		page, more, err := e.cfg.Meta.ColdPage(ctx, stagedPrefix, after, 64)
 		if err != nil {
@@ -231,13 +233,19 @@ func (e *Exporter) run(ctx context.Context, st *ExportProgress) error {
 					k++
 				}
 				if err := e.exportBatch(ctx, n, items[:k], st); err != nil {
-					return err
+					// The other groups go on; this batch's objects stay
+					// staged (and an intent it left is recovered next pass).
+					e.cfg.Log.Warn("cold export: a batch failed", "group", GroupID(e.cfg.Policy, n), "objects", k, "err", err)
+					failed = errors.Join(failed, err)
+					if ctx.Err() != nil {
+						return failed
+					}
 				}
 				items = items[k:]
 			}
 		}
 		if !more || len(page) == 0 {
-			return nil
+			return failed
 		}
 	}
 }
@@ -337,17 +345,29 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 		st.Blocked += int64(len(items))
 		return err
 	}
-	datas := make([][]byte, len(items))
-	for i := range items {
+	// Read the warm copies; an object that cannot be read stays staged
+	// (a later pass tries again) and does not hold up the others.
+	var datas [][]byte
+	var ok []item
+	for _, it := range items {
 		var buf bytes.Buffer
-		buf.Grow(int(items[i].m.Size))
-		if err := e.cfg.Fetch(ctx, items[i].m, &buf); err != nil {
-			return fmt.Errorf("reading staged %s/%s: %w", items[i].m.Bucket, items[i].m.Key, err)
+		buf.Grow(int(it.m.Size))
+		err := e.cfg.Fetch(ctx, it.m, &buf)
+		if err == nil && int64(buf.Len()) != it.m.Size {
+			err = fmt.Errorf("%w: %d bytes read, its manifest says %d", cairn.ErrCorrupt, buf.Len(), it.m.Size)
 		}
-		if int64(buf.Len()) != items[i].m.Size {
-			return fmt.Errorf("%w: staged %s/%s read %d bytes, its manifest says %d", cairn.ErrCorrupt, items[i].m.Bucket, items[i].m.Key, buf.Len(), items[i].m.Size)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			e.cfg.Log.Warn("cold export: a staged object cannot be read; it stays staged", "bucket", it.m.Bucket, "key", it.m.Key, "err", err)
+			st.Unread++
+			continue
 		}
-		datas[i] = buf.Bytes()
+		datas, ok = append(datas, buf.Bytes()), append(ok, it)
+	}
+	if items = ok; len(items) == 0 {
+		return nil
 	}
 	var in intent
 	var inRaw []byte
@@ -600,7 +620,7 @@ func (e *Exporter) saveProgress(ctx context.Context, st ExportProgress, runErr e
 	p.Recovered += st.Recovered
 	p.Released += st.Released
 	p.Staged = st.Staged
-	p.Blocked = st.Blocked
+	p.Blocked, p.Unread = st.Blocked, st.Unread
 	p.Last = e.cfg.Now().UTC()
 	p.LastError = ""
 	if runErr != nil {
