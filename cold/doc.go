@@ -29,8 +29,8 @@
 //
 // # Caveats
 //
-//   - A group's disks are fixed when it is created; rebuilding a lost disk
-//     of a group (Group.Rebuild) is not scheduled by anyone yet.
+//   - A group's disks are fixed when it is created and change only when the
+//     export job rebuilds a lost one onto a spare (Exporter, repairGroups).
 //   - Calls on one Group must not overlap: Export, Read and Rebuild share
 //     the group's state without a lock. Run one Exporter at a time.
 package cold

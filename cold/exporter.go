@@ -79,6 +79,7 @@ type ExportProgress struct {
 	Released  int64     `json:"released"`  // deleted or overwritten cold objects whose slots were freed
 	Blocked   int64     `json:"blocked"`   // objects left staged in the last pass: their group has a disk that is not writable
 	Unread    int64     `json:"unread"`    // objects left staged in the last pass: their warm copy could not be read
+	Rebuilt   int64     `json:"rebuilt"`   // lost disks of groups rebuilt onto spares
 	Staged    int64     `json:"staged"`    // queue records seen in the last pass
 	Last      time.Time `json:"last"`      // end of the last pass
 	LastError string    `json:"last_error,omitempty"`
@@ -182,8 +183,9 @@ type item struct {
 	m      *cairn.Manifest
 }
 
-// Run makes one pass: it resolves the intents of interrupted exports,
-// then pages through the staging queue and exports its objects in
+// Run makes one pass: it rebuilds the lost disks of groups onto spares,
+// resolves the intents of interrupted exports, sweeps the groups' freed
+// objects, then pages through the staging queue and exports its objects in
 // batches per group. It returns the pass's counts (also added to the
 // stored ExportProgress).
 func (e *Exporter) Run(ctx context.Context) (ExportProgress, error) {
@@ -196,6 +198,11 @@ func (e *Exporter) Run(ctx context.Context) (ExportProgress, error) {
 }
 
 func (e *Exporter) run(ctx context.Context, st *ExportProgress) error {
+	// A group whose rebuild fails stays blocked; the others go on.
+	failed := e.repairGroups(ctx, st)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	if err := e.recoverAll(ctx, st); err != nil {
 		return err
 	}
@@ -205,8 +212,7 @@ func (e *Exporter) run(ctx context.Context, st *ExportProgress) error {
 		}
 	}
 	after := ""
-	var failed error // of batches that failed: the pass goes on without them
-	for {
+	for { // failed collects the batches that failed: the pass goes on without them
 		page, more, err := e.cfg.Meta.ColdPage(ctx, stagedPrefix, after, 64)
 		if err != nil {
 			return err
@@ -619,6 +625,7 @@ func (e *Exporter) saveProgress(ctx context.Context, st ExportProgress, runErr e
 	p.Dropped += st.Dropped
 	p.Recovered += st.Recovered
 	p.Released += st.Released
+	p.Rebuilt += st.Rebuilt
 	p.Staged = st.Staged
 	p.Blocked, p.Unread = st.Blocked, st.Unread
 	p.Last = e.cfg.Now().UTC()

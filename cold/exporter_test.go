@@ -403,3 +403,62 @@ func TestExportCrash(t *testing.T) {
 		e.read(t, rng, key, data)
 	}
 }
+
+// TestRebuildLostDisk: when the cluster map holds a disk of a group lost,
+// the export job rebuilds it onto a spare disk outside the group and puts
+// the spare in its place; every object then reads normally, and with
+// another disk of the group gone too; exports go on into the group.
+func TestRebuildLostDisk(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 5))
+	e := newEnv(t)
+	objs := map[string][]byte{}
+	put := func(n int) {
+		for range n {
+			key := fmt.Sprintf("k%d", len(objs))
+			objs[key] = randBytes(rng, rng.IntN(700<<10))
+			e.put(t, key, objs[key])
+		}
+	}
+	put(10)
+	ex := e.exporter(e.store, e.nodes.Client)
+	if _, err := ex.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Disk 2 of the group is lost; a seventh node joins.
+	lost := e.disks[2]
+	e.nodes.Stop(lost)
+	if err := e.store.SetDiskState(ctx, lost, cairn.DiskDown, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	spare := e.nodes.Start(t, "n7")
+	if err := e.store.PutNode(ctx, cairn.Node{ID: "n7", Addr: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.PutDisk(ctx, cairn.Disk{ID: spare, Node: "n7", Capacity: 1 << 40, State: cairn.DiskUp}); err != nil {
+		t.Fatal(err)
+	}
+	put(3) // staged while the group is being rebuilt
+	st, err := ex.Run(ctx)
+	if err != nil || st.Rebuilt != 1 {
+		t.Fatalf("pass with a lost disk: %+v, %v", st, err)
+	}
+	g, err := cold.LoadState(ctx, e.store, cold.GroupID(e.pol, 0), e.nodes.Client)
+	if err != nil || g.Disks[2] != spare {
+		t.Fatalf("group disks %v after the rebuild (want %s at 2), %v", g.Disks, spare, err)
+	}
+	e.checkGroup(t, objs, true)
+	// A fresh client (no cached group) reads everything, then with disk 0
+	// gone too.
+	e.cl = client.New(e.store, e.nodes.Client, client.Config{BlockSize: 64 << 10})
+	for key, data := range objs {
+		if m, err := e.store.Manifest(ctx, "bkt", key); err != nil || m.Cold == nil {
+			t.Fatalf("%s not exported after the rebuild: %v", key, err)
+		}
+		e.read(t, rng, key, data)
+	}
+	e.nodes.Stop(e.disks[0])
+	for key, data := range objs {
+		e.read(t, rng, key, data)
+	}
+}

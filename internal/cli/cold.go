@@ -118,8 +118,8 @@ func coldSummary(ctx context.Context, st cold.StateReader, now time.Time) string
 	case p.Passes == 0:
 		return "no export has run"
 	}
-	s := fmt.Sprintf("%d objects (%s) exported, %d staged in the last pass %s ago; %d copies lost to newer writes, %d freed, %d interrupted exports recovered",
-		p.Exported, fmtBytes(p.Bytes), p.Staged, now.Sub(p.Last).Round(time.Second), p.Lost, p.Released, p.Recovered)
+	s := fmt.Sprintf("%d objects (%s) exported, %d staged in the last pass %s ago; %d copies lost to newer writes, %d freed, %d interrupted exports recovered, %d lost disks rebuilt",
+		p.Exported, fmtBytes(p.Bytes), p.Staged, now.Sub(p.Last).Round(time.Second), p.Lost, p.Released, p.Recovered, p.Rebuilt)
 	if p.Blocked > 0 {
 		s += fmt.Sprintf("; %d objects wait for a group whose disk is not writable", p.Blocked)
 	}
