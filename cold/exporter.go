@@ -399,6 +399,7 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 		return fmt.Errorf("cold export into group %s: %w", s.ID, err)
 	}
 	keep := make([]bool, len(items))
+	retry := make([]bool, len(items)) // changed but still staged: export again later
 	for i, it := range items {
 		rec, err := recs[i].AppendBinary(nil, s.PG.Geo)
 		if err != nil {
@@ -414,6 +415,10 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 			st.Bytes += it.m.Size
 		case errors.Is(err, cairn.ErrConflict) || errors.Is(err, cairn.ErrNotFound):
 			st.Lost++ // overwritten or deleted meanwhile: that write wins
+			// The same version updated in place (tags, a repair that moved
+			// a warm shard) is still staged: its queue record stays.
+			cur, err := e.cfg.Meta.Manifest(ctx, it.m.Bucket, it.m.Key)
+			retry[i] = err == nil && cur.Version == it.m.Version && cur.Cold == nil
 		default:
 			return fmt.Errorf("committing cold %s/%s: %w", it.m.Bucket, it.m.Key, err)
 		}
@@ -421,7 +426,10 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 	if err := e.resolve(ctx, s, in, inRaw, keep); err != nil {
 		return err
 	}
-	for _, it := range items {
+	for i, it := range items {
+		if retry[i] {
+			continue
+		}
 		if err := e.dropQueued(ctx, it.queued, nil); err != nil {
 			return err
 		}
