@@ -232,13 +232,19 @@ func (e *Exporter) run(ctx context.Context, st *ExportProgress) error {
 		}
 		for _, n := range slices.Sorted(maps.Keys(byGroup)) {
 			items := byGroup[n]
+			limit := e.cfg.MaxBatch
 			for len(items) > 0 {
 				k, bytes := 0, int64(0)
-				for k < len(items) && k < e.cfg.MaxBatch && (k == 0 || bytes+items[k].m.Size <= e.cfg.MaxBatchBytes) {
+				for k < len(items) && k < limit && (k == 0 || bytes+items[k].m.Size <= e.cfg.MaxBatchBytes) {
 					bytes += items[k].m.Size
 					k++
 				}
-				if err := e.exportBatch(ctx, n, items[:k], st); err != nil {
+				err := e.exportBatch(ctx, n, items[:k], st)
+				if errors.Is(err, errSplit) && k > 1 {
+					limit = k / 2 // nothing was written: try half the batch
+					continue
+				}
+				if err != nil {
 					// The other groups go on; this batch's objects stay
 					// staged (and an intent it left is recovered next pass).
 					e.cfg.Log.Warn("cold export: a batch failed", "group", GroupID(e.cfg.Policy, n), "objects", k, "err", err)
@@ -338,6 +344,10 @@ func (e *Exporter) healthy(ctx context.Context, s *State) (bool, error) {
 	return true, nil
 }
 
+// errSplit: a batch's allocation needs more records than one metadata
+// transaction holds; nothing was stored, and half the batch may fit.
+var errSplit = errors.New("cold: batch too big for one transaction")
+
 // exportBatch exports items (all of group n): it reads their warm
 // copies, stores the allocation with an intent, writes the slots and
 // parity, commits each object's cold manifest against its staged one,
@@ -394,6 +404,10 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 		}
 		return s.Save(ctx, e.cfg.Meta, ops...)
 	})
+	if errors.Is(err, ErrTooManyChanges) {
+		// The allocation did not fit one transaction; nothing is stored.
+		return fmt.Errorf("%w: cold export into group %s: %w", errSplit, s.ID, err)
+	}
 	if err != nil {
 		// The allocation and intent may be stored: the next pass recovers.
 		return fmt.Errorf("cold export into group %s: %w", s.ID, err)

@@ -28,9 +28,10 @@ type ColdOp struct {
 
 // Limits of cold records.
 const (
-	// MaxColdOps is the most writes one ColdUpdate holds (etcd allows 128
-	// operations per transaction; each op may need a compare and a put).
-	MaxColdOps = 48
+	// MaxColdOps is the most writes one ColdUpdate holds: etcd's default
+	// limit of operations per transaction (--max-txn-ops), which bounds
+	// the compares and the puts of a transaction each.
+	MaxColdOps = 128
 	// MaxColdValue is the largest value of a cold record.
 	MaxColdValue = 64 << 10
 	// MaxColdKey is the longest key of a cold record.
