@@ -319,6 +319,9 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 		tw.Flush()
 	}
 	printLayout := func(indent string, l cairn.Layout) {
+		if m.Cold != nil {
+			return // an exported cold object: runStat prints its group (printCold)
+		}
 		if len(l.Coded) == 0 {
 			printShards(indent, l)
 			return

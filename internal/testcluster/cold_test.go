@@ -116,6 +116,7 @@ func TestColdClass(t *testing.T) {
 			t.Logf("admin status:\n%s\nserver output (tail):\n%s", st, out[max(0, len(out)-6000):])
 		}
 	})
+	start := time.Now()
 	waitFor(t, 2*time.Minute, "the export of every object", func() bool {
 		for key := range objs {
 			if !exported(t, s, "frozen", key) {
@@ -124,8 +125,10 @@ func TestColdClass(t *testing.T) {
 		}
 		return true
 	})
+	t.Logf("exported %d objects (27 MiB) within %v of their PUTs (export every 500ms)", len(objs), time.Since(start).Round(100*time.Millisecond))
 	checkCold(t, c, "frozen", rng, objs)
 	stat := s.CLI(t, "stat", "frozen/obj3")
+	t.Logf("cairn stat frozen/obj3:\n%s", stat)
 	m := regexp.MustCompile(`on data disk \d+ \(node1/(disk\d+)\)`).FindStringSubmatch(stat)
 	if !strings.Contains(stat, "cold     group") || m == nil {
 		t.Fatalf("stat of a cold object:\n%s", stat)
