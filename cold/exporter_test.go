@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -104,8 +105,12 @@ func (e *env) put(t *testing.T, key string, data []byte) *cairn.Manifest {
 // read checks that key reads back as data, whole and in a range.
 func (e *env) read(t *testing.T, rng *rand.Rand, key string, data []byte) {
 	t.Helper()
+	var opts client.GetOptions
+	if strings.HasPrefix(key, "enc") {
+		opts.CustomerKey = customerKey
+	}
 	get := func(off, n int64) []byte {
-		_, rc, err := e.cl.Get(context.Background(), "bkt", key, off, n)
+		_, rc, err := e.cl.GetWith(context.Background(), "bkt", key, off, n, opts)
 		if err != nil {
 			t.Fatalf("get %s [%d, +%d): %v", key, off, n, err)
 		}
@@ -219,6 +224,12 @@ func TestExportJob(t *testing.T) {
 			t.Fatalf("%s staged as policy %s code %s cold %v", key, m.Policy, m.Code, m.Cold)
 		}
 	}
+	// An SSE-C object: its ciphertext is exported, and reads decrypt it.
+	objs["enc"] = randBytes(rng, 300<<10)
+	if _, err := e.cl.Put(ctx, "bkt", "enc", bytes.NewReader(objs["enc"]), client.PutOptions{Size: -1,
+		SSE: &client.SSE{Scheme: cairn.SSEC, CustomerKey: customerKey}}); err != nil {
+		t.Fatal(err)
+	}
 	e.read(t, rng, "k3", objs["k3"]) // staged: read from the warm copy
 	// While the job reads its first batch, k1 is overwritten, k2
 	// deleted and k3's tags change.
@@ -302,6 +313,10 @@ func TestExportJob(t *testing.T) {
 		e.read(t, rng, key, data)
 	}
 }
+
+// customerKey is the SSE-C key of the tests' encrypted objects (keys
+// "enc…").
+var customerKey = bytes.Repeat([]byte{0x5a}, 32)
 
 // failingNodes fails every PutShard after the first n, as a crash in the
 // middle of an export would stop its writes.
