@@ -128,9 +128,24 @@ func (c *Client) openCold(ctx context.Context, m *cairn.Manifest, off, end int64
 	if rec.Size != m.Size {
 		return nil, fmt.Errorf("%w: %s/%s: a cold record of %d bytes for a %d-byte object", cairn.ErrCorrupt, m.Bucket, m.Key, rec.Size, m.Size)
 	}
+	// The read holds up to three pieces at once (one rebuilt or read,
+	// one waiting, one being written): under the GET memory budget.
+	locs, err := st.PG.Pieces(rec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s/%s: %v", cairn.ErrCorrupt, m.Bucket, m.Key, err)
+	}
+	var largest int64
+	for _, l := range locs {
+		largest = max(largest, l.Length)
+	}
+	release, err := c.cfg.Memory.take(ctx, min(3*largest, m.Size))
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	pr, pw := io.Pipe()
 	go func() {
+		defer release()
 		pw.CloseWithError(c.readCold(ctx, st, rec, off, end-off, pw))
 	}()
 	return &coldReader{PipeReader: pr, cancel: cancel}, nil
