@@ -166,6 +166,11 @@ func TestValidateRefuses(t *testing.T) {
 		{"cold of a warm policy", coldObject, func(m *cairn.Manifest) { m.Policy = "rs-4-2" }, "a cold object of policy rs-4-2"},
 		{"staged without warm code", rsObject, func(m *cairn.Manifest) { m.Policy = "clay-4-2-5/gp=32KiB:2" }, "a staged cold object must be single-part"},
 		{"staged multipart", multipartObject, func(m *cairn.Manifest) { m.Policy = "clay-4-2-5/gp=32KiB:2" }, "a staged cold object must be single-part"},
+		{"cold and raidp", coldObject, func(m *cairn.Manifest) { m.RAIDP = &cairn.RAIDPLayout{Group: "g1", Generation: 1} }, "both in a RAIDP group and in the cold tier"},
+		{"staged with a raidp layout", rsObject, func(m *cairn.Manifest) {
+			m.Policy, m.Code, m.Layout = "clay-4-2-5/gp=32KiB:2", "", cairn.Layout{}
+			m.RAIDP = &cairn.RAIDPLayout{Group: "g1", Generation: 1}
+		}, "a RAIDP layout with policy clay-4-2-5/gp=32KiB:2"},
 
 		// One form.
 		{"no layout", rsObject, func(m *cairn.Manifest) { m.Layout = cairn.Layout{} }, "neither shards nor coded stripes"},

@@ -55,6 +55,10 @@ func (c *Client) openAvoiding(ctx context.Context, m *cairn.Manifest, off, lengt
 		rc, err := c.openCold(ctx, m, off, end)
 		return m, rc, err
 	}
+	if m.Policy == cairn.RAIDPPolicy {
+		rc, err := c.openRAIDP(ctx, m, off, end)
+		return m, rc, err
+	}
 	code, err := c.code(m.LayoutCode())
 	if err != nil {
 		return m, nil, err

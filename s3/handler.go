@@ -69,6 +69,9 @@ type Meta interface {
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
 	SetBucketTags(ctx context.Context, name string, tags map[string]string) error
 	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
+	// UpdateBucketAccess changes a bucket's policy, ACL and public access
+	// block in a compare-and-swap (authz.go, bucketpolicy.go, acl.go).
+	UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error
 	// UpdateManifest replaces the object's manifest m's previous state
 	// prev (compare-and-swap): PutObjectTagging.
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
@@ -86,7 +89,7 @@ type Meta interface {
 type Config struct {
 	Objects     Objects     // required: the data path (a *client.Client)
 	Meta        Meta        // required: the metadata store (a meta.Store)
-	Credentials Credentials // required: who may sign requests; no anonymous access
+	Credentials Credentials // required: who may sign requests (an unsigned request is anonymous: authz.go)
 	// DefaultPolicy is the policy of buckets created without an
 	// x-cairn-policy header (default "rs-4-2").
 	DefaultPolicy string
@@ -109,8 +112,8 @@ type Config struct {
 	// DefaultPolicy alone. The policies of StorageClasses are chosen by
 	// class and need no place here.
 	AllowedPolicies []string
-	// CheckPolicy validates an x-cairn-policy value (default: the codec
-	// registry, codec/all.New).
+	// CheckPolicy validates an x-cairn-policy value (default: gp.Check,
+	// the codec registry and cold-tier policies).
 	CheckPolicy func(policy string) error
 	// MaxXMLBody bounds request bodies that are parsed as XML (default 2 MiB).
 	MaxXMLBody int64
@@ -221,6 +224,8 @@ type Handler struct {
 	reqID  atomic.Uint64
 	boot   int64  // start time, unique-ish prefix of request IDs
 	hostID string // x-amz-id-2: names this gateway without naming its host
+	// policies caches parsed bucket policies (authz.go).
+	policies policyCache
 }
 
 // New returns a Handler for cfg (see Config.Validate).
@@ -242,9 +247,9 @@ func New(cfg Config) (*Handler, error) {
 // Subresources the gateway does not implement yet: a request naming one
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
-	"accelerate", "acl", "analytics", "intelligent-tiering",
+	"accelerate", "analytics", "intelligent-tiering",
 	"inventory", "lifecycle", "logging", "metrics", "notification",
-	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
+	"replication",
 	"requestPayment", "restore", "select", "torrent", "website",
 }
 
@@ -257,6 +262,11 @@ type request struct {
 	bucket string
 	key    string
 	sum    *bodySum // the body's x-amz-checksum-*, set by body (checksum.go)
+	// access is the request's bucket as authorize found it (nil: root,
+	// or no bucket), and granted whether a policy or ACL let a requester
+	// that does not own the bucket in (authz.go).
+	access  *bucketAccess
+	granted bool
 }
 
 // ServeHTTP implements http.Handler. Every response, success or error,
@@ -292,7 +302,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, err := h.authenticate(r)
 	if err == nil {
 		req.auth = a
-		err = h.route(req)
+		err = h.authorize(req)
+	}
+	if err == nil {
+		err = h.hideMissing(req, h.route(req))
 	}
 	if err != nil {
 		h.writeError(req, err)
@@ -399,8 +412,12 @@ func checkKey(key string) error {
 }
 
 // bucket returns a bucket the requester may use: NoSuchBucket, or
-// AccessDenied when a non-root identity does not own it.
+// AccessDenied when a non-root identity does not own it and no policy or
+// ACL granted the request (authorize).
 func (h *Handler) bucket(q *request, name string) (cairn.Bucket, error) {
+	if q.access != nil && q.access.b.Name == name && (q.access.owner || q.granted) {
+		return q.access.b, nil
+	}
 	b, err := h.cfg.Meta.Bucket(q.r.Context(), name)
 	if errors.Is(err, cairn.ErrNotFound) {
 		return b, withCause(ErrNoSuchBucket, err)
@@ -408,7 +425,7 @@ func (h *Handler) bucket(q *request, name string) (cairn.Bucket, error) {
 	if err != nil {
 		return b, err
 	}
-	if !q.auth.id.Root && b.Owner != q.auth.id.Name {
+	if !q.auth.id.Root && (b.Owner != q.auth.id.Name || q.auth.anonymous) {
 		return b, ErrAccessDenied
 	}
 	return b, nil

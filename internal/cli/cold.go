@@ -68,10 +68,10 @@ func (f *coldFlags) resolve(disks int) (string, error) {
 	return pol.String(), nil
 }
 
-// coldClasses returns the gateway's storage classes: S3's defaults, and
-// COLD if policy is set.
+// coldClasses returns the gateway's storage classes: storageClasses (S3's
+// defaults and WARM), and COLD if policy is set.
 func coldClasses(policy string) map[string]string {
-	c := map[string]string{"STANDARD": "", "REDUCED_REDUNDANCY": "rs-4-1"}
+	c := storageClasses()
 	if policy != "" {
 		c[ColdClass] = policy
 	}

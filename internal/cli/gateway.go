@@ -118,6 +118,7 @@ func startS3(ctx context.Context, cl *cluster, addr, consoleAddr string, creds s
 		DefaultPolicy:   DefaultPolicy,
 		AllowedPolicies: lim.s3.AllowedPolicies,
 		StorageClasses:  lim.s3.StorageClasses,
+		CheckPolicy:     checkPolicy,
 		Admin: userAdminHandler{admin: userAdmin{st: cl.meta, seal: seal, now: time.Now, rand: rand.Reader},
 			changed: stored.load},
 		Logger:          log,

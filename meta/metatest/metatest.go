@@ -64,8 +64,10 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"VersionsRace", testVersionsRace},
 		{"VersionsNUL", testVersionsNUL},
 		{"Cold", testCold},
+		{"RAIDP", testRAIDP},
 		{"ObjectLock", testObjectLock},
 		{"ObjectLockNull", testObjectLockNull},
+		{"ObjectLockRace", testObjectLockRace},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {
