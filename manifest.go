@@ -2,6 +2,7 @@ package cairn
 
 import (
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -65,6 +66,12 @@ type Manifest struct {
 	// versioning was Enabled: its S3 version ID is Version. False: it is
 	// the key's null version (docs/design/versioning.md).
 	Versioned bool `json:"versioned,omitempty"`
+	// Cold, if set, makes this an object exported to the cold tier
+	// (docs/design/cold.md): its bytes are in a cold group's slots, where
+	// Cold's record finds them, and its Layout is zero. A manifest whose
+	// Policy is a cold one (CODE/gp=S0:Q) without Cold is staged: stored
+	// in the warm tier with Layout.Code, waiting for the export.
+	Cold *ColdRef `json:"cold,omitempty"`
 	// RAIDP, set exactly when Policy is RAIDPPolicy, is where a raidp
 	// object's bytes are (its Layout is then zero; single-part only).
 	RAIDP *RAIDPLayout `json:"raidp,omitempty"`
@@ -75,6 +82,20 @@ type Manifest struct {
 	Retention *Retention `json:"retention,omitempty"`
 	LegalHold bool       `json:"legal_hold,omitempty"`
 }
+
+// ColdRef is where an exported cold object lives: its placement group
+// and its index record there (layout/gp's Record encoding, about 50
+// bytes), kept in the manifest so that the object's one record commits
+// with it.
+type ColdRef struct {
+	Group  string `json:"group"`
+	Record []byte `json:"record"` // gp.Record.AppendBinary; JSON base64
+}
+
+// IsColdPolicy reports whether policy names the cold tier's layout
+// (CODE/gp=S0:Q[:MAX], docs/design/cold.md "Policy"), without checking
+// it (layout/gp.ParsePolicy does).
+func IsColdPolicy(policy string) bool { return strings.Contains(policy, "/gp=") }
 
 // Layout says where the bytes of one object (or one part) of Size bytes
 // live and how to check them, in one of two forms: erasure-coded Shards

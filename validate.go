@@ -128,8 +128,25 @@ func (m *Manifest) problem(code *codeShape) string {
 	if m.Upload != "" && len(m.Parts) == 0 {
 		return "a single-part object names an upload"
 	}
+	if m.Cold != nil && m.RAIDP != nil {
+		return "an object both in a RAIDP group and in the cold tier"
+	}
+	if m.Cold != nil {
+		switch {
+		case len(m.Parts) > 0 || !m.Layout.zero():
+			return "a cold object with a layout or parts of its own"
+		case m.Cold.Group == "" || len(m.Cold.Record) == 0:
+			return "a cold object without its group or record"
+		case !IsColdPolicy(m.Policy):
+			return fmt.Sprintf("a cold object of policy %s", m.Policy)
+		}
+		return ""
+	}
 	if m.Policy == RAIDPPolicy || m.RAIDP != nil {
 		return m.raidpProblem()
+	}
+	if IsColdPolicy(m.Policy) && (len(m.Parts) > 0 || m.Code == "") {
+		return "a staged cold object must be single-part with its warm code (Layout.Code)"
 	}
 	if len(m.Parts) == 0 {
 		if why := m.Layout.problem(); why != "" {

@@ -89,12 +89,16 @@ func TestValidateAcceptsEveryForm(t *testing.T) {
 	codedParts := ltObject()
 	codedParts.Parts = []cairn.Part{{Number: 3, Version: "p3", Size: 2000, Layout: codedParts.Layout}}
 	codedParts.Layout = cairn.Layout{}
+	staged := rsObject()
+	staged.Policy, staged.Code = "clay-4-2-5/gp=32KiB:2", "rs-4-2"
 	tests := []struct {
 		name string
 		m    *cairn.Manifest
 		k, n int
 	}{
 		{"rs", rsObject(), rsK, rsN},
+		{"staged for cold", staged, rsK, rsN},
+		{"cold", coldObject(), rsK, rsN},
 		{"rs sized to the data", trimmed, rsK, rsN},
 		{"lt sized to the data", trimmedLT, ltK, ltN},
 		{"small object replicated", small, 1, 3},
@@ -153,6 +157,20 @@ func TestValidateRefuses(t *testing.T) {
 			m.Size = 6000 + m.Parts[1].Size
 		}, "part 2: 65553 bytes are no encrypted part's size"},
 		{"parts' plaintext off", encryptedMultipart, func(m *cairn.Manifest) { m.Encryption.Size++ }, "parts hold 7202 plaintext bytes, the object 7203"},
+
+		// The cold tier.
+		{"cold with shards", coldObject, func(m *cairn.Manifest) { m.Layout = rsObject().Layout }, "a cold object with a layout or parts"},
+		{"cold with parts", coldObject, func(m *cairn.Manifest) { m.Parts = multipartObject().Parts }, "a cold object with a layout or parts"},
+		{"cold without record", coldObject, func(m *cairn.Manifest) { m.Cold.Record = nil }, "without its group or record"},
+		{"cold without group", coldObject, func(m *cairn.Manifest) { m.Cold.Group = "" }, "without its group or record"},
+		{"cold of a warm policy", coldObject, func(m *cairn.Manifest) { m.Policy = "rs-4-2" }, "a cold object of policy rs-4-2"},
+		{"staged without warm code", rsObject, func(m *cairn.Manifest) { m.Policy = "clay-4-2-5/gp=32KiB:2" }, "a staged cold object must be single-part"},
+		{"staged multipart", multipartObject, func(m *cairn.Manifest) { m.Policy = "clay-4-2-5/gp=32KiB:2" }, "a staged cold object must be single-part"},
+		{"cold and raidp", coldObject, func(m *cairn.Manifest) { m.RAIDP = &cairn.RAIDPLayout{Group: "g1", Generation: 1} }, "both in a RAIDP group and in the cold tier"},
+		{"staged with a raidp layout", rsObject, func(m *cairn.Manifest) {
+			m.Policy, m.Code, m.Layout = "clay-4-2-5/gp=32KiB:2", "", cairn.Layout{}
+			m.RAIDP = &cairn.RAIDPLayout{Group: "g1", Generation: 1}
+		}, "a RAIDP layout with policy clay-4-2-5/gp=32KiB:2"},
 
 		// One form.
 		{"no layout", rsObject, func(m *cairn.Manifest) { m.Layout = cairn.Layout{} }, "neither shards nor coded stripes"},
@@ -344,4 +362,14 @@ func TestStripeBlock(t *testing.T) {
 	if small.LayoutCode() != "rep-3" {
 		t.Errorf("LayoutCode with a code: %s", small.LayoutCode())
 	}
+}
+
+// coldObject is an object exported to the cold tier: no layout, a group
+// and a record.
+func coldObject() *cairn.Manifest {
+	m := rsObject()
+	m.Layout = cairn.Layout{}
+	m.Policy = "clay-4-2-5/gp=32KiB:2"
+	m.Cold = &cairn.ColdRef{Group: "g1", Record: []byte{1, 0, 0}}
+	return m
 }

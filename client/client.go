@@ -178,6 +178,10 @@ type Config struct {
 	// KeepSlowDisks turns the avoidance off: stripes keep their disks
 	// however slow (a slow stream is still replaced by a spare row).
 	KeepSlowDisks bool
+	// ColdStaging is the warm policy a PUT of a cold policy
+	// (CODE/gp=S0:Q) stores the object with until the export job moves it
+	// to the cold tier (cold.go; default "rep-3").
+	ColdStaging string
 }
 
 func (c *Config) validate() {
@@ -223,6 +227,9 @@ func (c *Config) validate() {
 	if c.Codes == nil {
 		c.Codes = all.New
 	}
+	if c.ColdStaging == "" {
+		c.ColdStaging = "rep-3"
+	}
 }
 
 // Client is safe for concurrent use.
@@ -231,6 +238,7 @@ type Client struct {
 	direct  Meta // the store as given, for commit, which retries itself
 	commits retry.Policy
 	shards  Shards
+	cold    coldGroups // the cold groups read through (cold.go)
 	cfg     Config
 	stats   stats // what the data path did (Stats)
 

@@ -48,6 +48,13 @@ func (c *Client) openAvoiding(ctx context.Context, m *cairn.Manifest, off, lengt
 	if length >= 0 && off+length < end {
 		end = off + length
 	}
+	if m.Cold != nil {
+		if err := m.Validate(); err != nil {
+			return m, nil, fmt.Errorf("%w: stored manifest: %v", cairn.ErrCorrupt, err)
+		}
+		rc, err := c.openCold(ctx, m, off, end)
+		return m, rc, err
+	}
 	if m.Policy == cairn.RAIDPPolicy {
 		rc, err := c.openRAIDP(ctx, m, off, end)
 		return m, rc, err

@@ -47,6 +47,10 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	if policy == "" {
 		policy = b.Policy
 	}
+	// A multipart object of a cold class stays in the warm tier.
+	if _, policy, err = c.staging(policy); err != nil {
+		return cairn.Upload{}, err
+	}
 	if _, err := c.code(policy); err != nil {
 		return cairn.Upload{}, err
 	}

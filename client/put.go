@@ -207,6 +207,10 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if policy == cairn.RAIDPPolicy {
 		return c.putRAIDP(ctx, bucket, key, b, r, opts)
 	}
+	coldPolicy, policy, err := c.staging(policy)
+	if err != nil {
+		return nil, err
+	}
 	if opts.SSE == nil && b.Encryption == cairn.SSES3 {
 		opts.SSE = &SSE{Scheme: cairn.SSES3} // the bucket's default encryption
 	}
@@ -248,6 +252,10 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	}
 	if seal != nil {
 		enc.Size, m.ETag, m.Encryption = seal.read(), seal.etag(), enc
+	}
+	if err := c.stage(ctx, m, coldPolicy, now()); err != nil {
+		c.discard(ctx, bucket, key, d.files())
+		return nil, err
 	}
 	if err := c.commit(ctx, m, opts.If); err != nil {
 		if sentinel(err) {

@@ -2,9 +2,8 @@
 // it exports batches of objects into a placement group's slots and codes
 // their rows, reads objects back (pipelining the repair of pieces on a lost
 // disk with sending the ones before), and rebuilds a lost disk of a group
-// under a repair-weight budget. It is internal: no storage class uses it
-// yet, and the group's state and index records live in the caller's memory
-// (docs/design/cold.md says what the tier still needs).
+// under a repair-weight budget. The export job (Exporter) and the group
+// state it persists make it the COLD storage class's tier.
 //
 // # Vocabulary
 //
@@ -21,12 +20,17 @@
 // SmallPage bytes (zero-padded shards); an export rewrites the pages its
 // fronts touch and re-encodes those pages' RS parity.
 //
+// State. A group as stored in the metadata store (docs/design/cold.md,
+// "Persistence"): a header and free-slot bitmaps, saved by compare-and-swap
+// (State.Save). Staged object. One stored in the warm tier with a cold
+// policy, queued (StageOp, Stage) for the Exporter, the director's job
+// that moves staged objects into groups, commits their cold manifests and
+// recovers interrupted exports from their intents.
+//
 // # Caveats
 //
-//   - Group state (slot allocation) and records are returned to the caller,
-//     not persisted; a crash between an export's writes and its parity
-//     updates is not recovered here (docs/design/cold.md, "Export batches
-//     and row updates").
+//   - A group's disks are fixed when it is created and change only when the
+//     export job rebuilds a lost one onto a spare (Exporter, repairGroups).
 //   - Calls on one Group must not overlap: Export, Read and Rebuild share
-//     the group's state without a lock.
+//     the group's state without a lock. Run one Exporter at a time.
 package cold

@@ -22,9 +22,18 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // rolled back; shards already written are left for a later batch to
 // overwrite.
 func (g *Group) Export(ctx context.Context, objs [][]byte) ([]gp.Record, error) {
+	return g.ExportWith(ctx, objs, nil)
+}
+
+// ExportWith is Export calling before, if set, once the batch is placed
+// and before anything is written, with the records (no checksums yet) and
+// the row updates: the export job stores the new allocation and its
+// intent there (docs/design/cold.md, "Persistence"). An error from before
+// ends the export with nothing written.
+func (g *Group) ExportWith(ctx context.Context, objs [][]byte, before func([]gp.Record, []gp.RowUpdate) error) ([]gp.Record, error) {
 	pg := g.PG
 	snapshot := pg.Clone()
-	recs, err := g.export(ctx, objs)
+	recs, err := g.export(ctx, objs, before)
 	if err != nil {
 		*pg = *snapshot
 		return nil, err
@@ -32,7 +41,7 @@ func (g *Group) Export(ctx context.Context, objs [][]byte) ([]gp.Record, error) 
 	return recs, nil
 }
 
-func (g *Group) export(ctx context.Context, objs [][]byte) ([]gp.Record, error) {
+func (g *Group) export(ctx context.Context, objs [][]byte, before func([]gp.Record, []gp.RowUpdate) error) ([]gp.Record, error) {
 	pg := g.PG
 	parts := make([]gp.Partition, len(objs))
 	for i, o := range objs {
@@ -45,6 +54,11 @@ func (g *Group) export(ctx context.Context, objs [][]byte) ([]gp.Record, error) 
 	recs, updates, err := pg.PlaceBatch(parts)
 	if err != nil {
 		return nil, err
+	}
+	if before != nil {
+		if err := before(recs, updates); err != nil {
+			return nil, err
+		}
 	}
 	// Delta rows: what the reused slots and the parity held, before the
 	// writes below overwrite it.

@@ -424,6 +424,20 @@ type Store interface {
 	// runs) if it was never set.
 	ScrubControl(ctx context.Context) (cairn.ScrubControl, error)
 
+	// ColdGet returns the value of the cold tier's record key
+	// (docs/design/cold.md, "Persistence"), or ErrNotFound. ErrInvalid for
+	// a key CheckColdKey refuses.
+	ColdGet(ctx context.Context, key string) ([]byte, error)
+	// ColdPage returns up to limit cold records whose keys start with
+	// prefix and sort strictly after after ("" = from the first), in key
+	// order, and whether more follow. ErrInvalid unless 1 ≤ limit ≤
+	// MaxPage.
+	ColdPage(ctx context.Context, prefix, after string, limit int) ([]ColdRecord, bool, error)
+	// ColdUpdate applies ops all at once or not at all: ErrConflict if the
+	// stored value of an op with Check is not its Prev. ErrInvalid if
+	// CheckColdOps refuses them.
+	ColdUpdate(ctx context.Context, ops []ColdOp) error
+
 	// CreateUser stores a new S3 user (cairn.User; docs/design/meta.md,
 	// "Users"). ErrInvalid if u fails its Check, ErrExists if a user of
 	// that name or with that access key exists (checked atomically with

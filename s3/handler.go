@@ -19,7 +19,7 @@ import (
 
 	"cairn"
 	"cairn/client"
-	"cairn/codec/all"
+	"cairn/layout/gp"
 )
 
 // Objects is the data path the gateway stores and reads objects through.
@@ -112,8 +112,8 @@ type Config struct {
 	// DefaultPolicy alone. The policies of StorageClasses are chosen by
 	// class and need no place here.
 	AllowedPolicies []string
-	// CheckPolicy validates an x-cairn-policy value (default: the codec
-	// registry, codec/all.New).
+	// CheckPolicy validates an x-cairn-policy value (default: gp.Check,
+	// the codec registry and cold-tier policies).
 	CheckPolicy func(policy string) error
 	// MaxXMLBody bounds request bodies that are parsed as XML (default 2 MiB).
 	MaxXMLBody int64
@@ -159,7 +159,7 @@ func (c *Config) Validate() error {
 		c.Now = time.Now
 	}
 	if c.CheckPolicy == nil {
-		c.CheckPolicy = func(p string) error { _, err := all.New(p); return err }
+		c.CheckPolicy = gp.Check // codes and cold-tier policies
 	}
 	if c.DefaultPolicy == "" {
 		c.DefaultPolicy = "rs-4-2"

@@ -55,6 +55,7 @@ type Status struct {
 	Repair   string         `json:"repair"`        // one line: the repair queue and its ETA
 	Scrub    string         `json:"scrub"`         // one line: scrub's state and the damage pending (scrub.go)
 	Balance  string         `json:"rebalance"`     // one line: the rebalancer's last round (nodeops.go)
+	Cold     string         `json:"cold"`          // one line: the cold export job's progress (cold.go)
 	Queued   int            `json:"repair_queued"` // stripes in the repair queue
 	States   map[string]int `json:"disk_states"`
 	// FileSystems hold the readable disks, one per node and file system;
@@ -285,6 +286,7 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	}
 	st.Repair = "nothing to repair"
 	st.Balance = rebalanceSummary(ctx, cl.meta, time.Now())
+	st.Cold = coldSummary(ctx, cl.meta, time.Now())
 	ts, err := meta.AllRepairTasks(ctx, cl.meta)
 	if err != nil {
 		return nil, err
@@ -404,8 +406,8 @@ type membersReader interface {
 const metaStatusTimeout = 3 * time.Second
 
 func printStatus(w io.Writer, st *Status) {
-	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\nrebalance: %s\n\n", orNone(st.Director),
-		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub, st.Balance)
+	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\nrebalance: %s\ncold: %s\n\n", orNone(st.Director),
+		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub, st.Balance, st.Cold)
 	printMeta(w, st.Meta)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tSTATE\tDISKS")

@@ -117,7 +117,7 @@ func startS3(ctx context.Context, cl *cluster, addr, consoleAddr string, creds s
 		Credentials:     table,
 		DefaultPolicy:   DefaultPolicy,
 		AllowedPolicies: lim.s3.AllowedPolicies,
-		StorageClasses:  storageClasses(),
+		StorageClasses:  lim.s3.StorageClasses,
 		CheckPolicy:     checkPolicy,
 		Admin: userAdminHandler{admin: userAdmin{st: cl.meta, seal: seal, now: time.Now, rand: rand.Reader},
 			changed: stored.load},
@@ -177,6 +177,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, false)
 	mf := addMetricsFlags(fs, true)
+	coldf := addColdFlags(fs, "")
 	cmdline.Usage(fs, "cairn gateway --config GATEWAY.CONF | --config CLIENT.CONF [--s3-addr ADDR] [--access-key K --secret-key S]",
 		"Serves the S3 API for a cluster. Gateways are stateless: run as many as you like.\nThe users are those of the metadata store ('cairn admin user add'), shared by every gateway and\nre-read every --users-refresh; root credentials may also come from the flags, the config or\n$CAIRN_ACCESS_KEY / $CAIRN_SECRET_KEY, and more users from --users FILE.\n"+
 			"--config is a client.conf, or a gateway config written by `cairn init`: a client.conf plus\nthis command's flags by name (s3-addr, access-key, secret-key, ...); flags given here win.\n"+
@@ -204,6 +205,11 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		lim.cluster.recordSecret = true
 		lim.cluster.key = gatewayKey()
+		coldPolicy, err := coldf.resolve(0) // "auto" offers no class: the gateway does not know the disks
+		if err != nil {
+			return lim.cluster, err
+		}
+		lim.s3.StorageClasses = coldClasses(coldPolicy)
 		if lim.tls, err = tlsf.config("", ""); err != nil {
 			return lim.cluster, err
 		}

@@ -15,10 +15,10 @@ import (
 
 	"cairn"
 	"cairn/client"
-	"cairn/codec/all"
 	"cairn/internal/cmdline"
 	"cairn/internal/progress"
 	"cairn/internal/units"
+	"cairn/layout/gp"
 	"cairn/meta"
 )
 
@@ -97,7 +97,7 @@ func runMb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := cairn.ValidateBucketName(args[0]); err != nil {
 			return fmt.Errorf("%w: %v", ErrUsage, err)
 		}
-		if _, err := all.New(*policy); err != nil {
+		if err := gp.Check(*policy); err != nil {
 			return fmt.Errorf("%w: --policy: %v", ErrUsage, err)
 		}
 		b := cairn.Bucket{Name: args[0], Policy: *policy, Created: time.Now().UTC()}
@@ -279,6 +279,9 @@ func runStat(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return printJSON(stdout, m)
 		}
 		printManifest(stdout, m)
+		if m.Cold != nil {
+			return printCold(ctx, stdout, cl, m)
+		}
 		return nil
 	})
 }
@@ -293,7 +296,10 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 		}
 		fmt.Fprintln(w)
 	}
-	if m.Code != "" {
+	switch {
+	case m.Code != "" && cairn.IsColdPolicy(m.Policy):
+		fmt.Fprintf(w, "stored   as %s, staged for the cold tier (the export job moves it)\n", m.Code)
+	case m.Code != "":
 		fmt.Fprintf(w, "stored   as %s (a small object: copies that survive what %s survives)\n", m.Code, m.Policy)
 	}
 	if m.ContentType != "" {
@@ -321,6 +327,9 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 		tw.Flush()
 	}
 	printLayout := func(indent string, l cairn.Layout) {
+		if m.Cold != nil {
+			return // an exported cold object: runStat prints its group (printCold)
+		}
 		if len(l.Coded) == 0 {
 			printShards(indent, l)
 			return

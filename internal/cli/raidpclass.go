@@ -14,10 +14,10 @@ import (
 
 	"cairn"
 	"cairn/client"
-	"cairn/codec/all"
 	"cairn/director"
 	"cairn/internal/cmdline"
 	"cairn/internal/units"
+	"cairn/layout/gp"
 	"cairn/meta"
 	"cairn/node"
 	"cairn/raidp"
@@ -25,19 +25,18 @@ import (
 
 // storageClasses are the S3 storage classes a gateway maps to policies:
 // s3's defaults, and WARM for the raidp policy (docs/design/raidp.md, "In
-// the cluster").
+// the cluster"). coldClasses adds COLD.
 func storageClasses() map[string]string {
 	return map[string]string{"STANDARD": "", "REDUCED_REDUNDANCY": "rs-4-1", "WARM": cairn.RAIDPPolicy}
 }
 
-// checkPolicy accepts a code's policy (codec/all) or raidp, which is no
-// code.
+// checkPolicy accepts raidp, which is no code, and what gp.Check accepts:
+// a code's policy (codec/all) or a cold one (CODE/gp=S0:Q).
 func checkPolicy(p string) error {
 	if p == cairn.RAIDPPolicy {
 		return nil
 	}
-	_, err := all.New(p)
-	return err
+	return gp.Check(p)
 }
 
 // The raidp policy's data path runs over the node client and the

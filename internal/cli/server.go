@@ -121,6 +121,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	clean := addCleanupFlags(fs)
 	mf := addMetricsFlags(fs, true)
 	logf := addLogFlags(fs)
+	coldf := addColdFlags(fs, "auto")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: cairn server [flags]\n\n%s\n\nFlags:\n", serverHelp)
 		fs.PrintDefaults()
@@ -235,9 +236,14 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i))+",lstor="+filepath.Join(*data, "lstor", fmt.Sprintf("disk%d", i)))
 		}
 	}
+	coldPolicy, err := coldf.resolve(len(diskPaths))
+	if err != nil {
+		return err
+	}
 	nodeAt, nodeHandler, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
 		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls, metrics: pm, raidp: geo,
+		coldPolicy: coldPolicy, coldEvery: *coldf.every, coldGroups: *coldf.groups,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -270,6 +276,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	lim.keys.watch(ctx, log)
 	lim.cluster.log = log
 	lim.cluster.key = gatewayKey()
+	lim.s3.StorageClasses = coldClasses(coldPolicy)
 	if !*noLocal {
 		lim.cluster.local = nodeHandler // the gateway reads and writes the node's shards in process
 	}
@@ -337,6 +344,11 @@ type nodeOptions struct {
 	log      *slog.Logger
 	metrics  *procMetrics // nil: none
 	raidp    raidpGeometry
+	// coldPolicy, if set, makes the director run the cold export job
+	// (cold.go) every coldEvery over coldGroups groups.
+	coldPolicy string
+	coldEvery  time.Duration
+	coldGroups int
 }
 
 // startNode opens the metadata store, starts a storage node (and a director
@@ -403,7 +415,8 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, h *node.Handler
 	}
 	o.metrics.node(srv)
 	var dir *director.Director
-	var cl *cluster // the director's data path
+	var cl *cluster  // the director's data path
+	var exp *cluster // the cold export job's (a gateway's key)
 	if o.director {
 		key, err := node.DeriveKey(o.secret, node.KeyID{Role: node.RoleDirector, Name: node.KeyName(o.id)})
 		if err != nil {
@@ -430,6 +443,24 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, h *node.Handler
 		// The placement-group tables follow the cluster as nodes and disks
 		// join or leave (docs/design/rebalance.md).
 		duties = append(duties, director.PlacementDuty(store, placementEvery, o.log))
+		if o.coldPolicy != "" {
+			// The export job reads and writes shards as a gateway does:
+			// the director's own key GETs no shard.
+			gwKey, err := node.DeriveKey(o.secret, node.KeyID{Role: node.RoleGateway, Name: node.KeyName("cold-export-" + o.id)})
+			if err != nil {
+				srv.Close()
+				store.Close()
+				return "", nil, nil, err
+			}
+			exp = newCluster(store, o.secret, gwKey, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS, srv.Handler())
+			d, err := coldDuty(exp, o.coldPolicy, o.coldEvery, o.coldGroups, o.log)
+			if err != nil {
+				srv.Close()
+				store.Close()
+				return "", nil, nil, err
+			}
+			duties = append(duties, d)
+		}
 		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties, Census: census})
 	}
 	return srv.Addr(), srv.Handler(), func() {
@@ -438,6 +469,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, h *node.Handler
 		}
 		if cl != nil {
 			cl.damage.Close()
+		}
+		if exp != nil {
+			exp.damage.Close()
 		}
 		srv.Close()
 		store.Close()
@@ -460,6 +494,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	scr := scrubFlags(fs)
 	auth := addAuthFlags(fs)
 	clean := addCleanupFlags(fs)
+	coldf := addColdFlags(fs, "")
 	mf := addMetricsFlags(fs, false)
 	logf := addLogFlags(fs)
 	var nt NodeTLSFiles
@@ -568,9 +603,13 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer stopMetrics()
+	coldPolicy, err := coldf.resolve(0) // "" unless given
+	if err != nil {
+		return err
+	}
 	at, _, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
 		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls,
-		metrics: pm, raidp: geo})
+		metrics: pm, raidp: geo, coldPolicy: coldPolicy, coldEvery: *coldf.every, coldGroups: *coldf.groups})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}

@@ -22,9 +22,9 @@ import (
 	"time"
 
 	"cairn"
-	"cairn/codec/all"
 	"cairn/crypt"
 	"cairn/internal/cmdline"
+	"cairn/layout/gp"
 	"cairn/meta"
 	"cairn/s3"
 )
@@ -78,7 +78,7 @@ func parsePolicies(s string) ([]string, error) {
 	var out []string
 	for p := range strings.SplitSeq(s, ",") {
 		p = strings.TrimSpace(p)
-		if _, err := all.New(p); err != nil {
+		if err := gp.Check(p); err != nil {
 			return nil, fmt.Errorf("policy %q: %w", p, err)
 		}
 		if !slices.Contains(out, p) {

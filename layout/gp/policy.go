@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"cairn/codec"
+	"cairn/codec/all"
 	"cairn/codec/clay"
 	"cairn/internal/units"
 )
@@ -119,4 +120,17 @@ func (p Policy) String() string {
 		s += ":" + units.FormatSize(p.Max)
 	}
 	return s
+}
+
+// Check validates any policy string: a cold-tier one (CODE/gp=S0:Q[:MAX])
+// with ParsePolicy, any other with the codec registry (codec/all.New) —
+// the check of a bucket's default policy, a storage class or a per-object
+// policy.
+func Check(policy string) error {
+	if strings.Contains(policy, "/gp=") {
+		_, err := ParsePolicy(policy)
+		return err
+	}
+	_, err := all.New(policy)
+	return err
 }

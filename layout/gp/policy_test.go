@@ -59,3 +59,27 @@ func TestParsePolicyRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestCheck: Check accepts codes and cold-tier policies and refuses either
+// kind with the reason.
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		policy string
+		ok     bool
+	}{
+		{"rs-4-2", true},
+		{"rep-3", true},
+		{"clay-4-2-5/gp=32KiB:2", true},
+		{"clay-4-2-5/gp=1MiB:2:16MiB", true},
+		{"rs-4-0x", false},
+		{"clay-4-2-5/gp=48KiB:2", false}, // s0 not a multiple of the sub-chunk unit
+		{"clay-4-2-5/gp=32KiB:1", false}, // q < 2
+		{"rs-4-2/gp=32KiB:2", false},     // not a Clay code
+	}
+	for _, tt := range tests {
+		err := Check(tt.policy)
+		if (err == nil) != tt.ok {
+			t.Errorf("Check(%q) = %v, want ok %v", tt.policy, err, tt.ok)
+		}
+	}
+}

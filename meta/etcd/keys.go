@@ -52,6 +52,7 @@ const layoutVersion = "4"
 //	<p>damage/<disk id>/<shard>    cairn.Damage (JSON) (scrub.go)
 //	<p>scrub/disks/<disk id>       cairn.ScrubProgress (JSON)
 //	<p>scrub/control               cairn.ScrubControl (JSON)
+//	<p>cold/<key>                  the cold tier's records (cold.go)
 //	<p>alive/<holder>              holder, attached to the holder's lease
 //	<p>election/<role>/<lease id>  leader candidates (concurrency.Election);
 //	                               role path-escaped

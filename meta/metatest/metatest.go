@@ -63,6 +63,7 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Versions", testVersions},
 		{"VersionsRace", testVersionsRace},
 		{"VersionsNUL", testVersionsNUL},
+		{"Cold", testCold},
 		{"RAIDP", testRAIDP},
 		{"ObjectLock", testObjectLock},
 		{"ObjectLockNull", testObjectLockNull},

@@ -1,0 +1,249 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"cairn"
+	"cairn/cold"
+	"cairn/layout/gp"
+	"cairn/meta"
+)
+
+// The cold tier (docs/design/cold.md): a PUT of a cold policy stores the
+// object with Config.ColdStaging and commits it staged (its Policy the
+// cold one, its Layout.Code the warm one) after queueing it for the export
+// job; a GET of an exported object (Manifest.Cold) reads its group's
+// slots through package cold.
+
+// coldMeta is what the cold tier needs of the metadata store beyond Meta;
+// meta.Store has it.
+type coldMeta interface {
+	ColdGet(ctx context.Context, key string) ([]byte, error)
+	ColdPage(ctx context.Context, prefix, after string, limit int) ([]meta.ColdRecord, bool, error)
+	ColdUpdate(ctx context.Context, ops []meta.ColdOp) error
+}
+
+// staging splits a PUT's policy: a cold policy is checked and returned
+// as cold, with the warm policy to store the object with; any other comes
+// back as warm.
+func (c *Client) staging(policy string) (coldPolicy, warm string, err error) {
+	if !cairn.IsColdPolicy(policy) {
+		return "", policy, nil
+	}
+	p, err := gp.ParsePolicy(policy)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %v", cairn.ErrInvalid, err)
+	}
+	if _, ok := c.direct.(coldMeta); !ok {
+		return "", "", fmt.Errorf("%w: policy %s: the metadata store has no cold tier", cairn.ErrInvalid, policy)
+	}
+	return p.String(), c.cfg.ColdStaging, nil
+}
+
+// stage makes m, stored with its warm policy, a staged object of
+// coldPolicy ("" = not cold: nothing to do) and queues it for the export
+// job, before m commits: every committed staged object has its queue
+// record (a record whose commit fails is dropped by the job).
+func (c *Client) stage(ctx context.Context, m *cairn.Manifest, coldPolicy string, now time.Time) error {
+	if coldPolicy == "" {
+		return nil
+	}
+	cm := c.direct.(coldMeta) // staging checked it
+	m.Code, m.Policy = m.LayoutCode(), coldPolicy
+	op, err := cold.StageOp(m, now)
+	if err != nil {
+		return err
+	}
+	return cm.ColdUpdate(ctx, []meta.ColdOp{op})
+}
+
+// OpenStored reads bytes [off, off+length) (length < 0: to the end) of
+// the stored bytes of the object version m — the ciphertext of an
+// encrypted object, undecrypted: the export job copies a staged object's
+// warm bytes with it.
+func (c *Client) OpenStored(ctx context.Context, m *cairn.Manifest, off, length int64) (io.ReadCloser, error) {
+	_, rc, err := c.open(ctx, m, off, length)
+	return rc, err
+}
+
+// coldGroups caches the cold groups' states a client reads through
+// (their disks and geometry; the allocation is the export job's).
+type coldGroups struct {
+	mu sync.Mutex
+	m  map[string]coldGroup // guarded by mu
+}
+
+type coldGroup struct {
+	st *cold.State
+	at time.Time
+}
+
+// coldGroupMaxAge bounds how stale a cached group's disks may be (a
+// rebuild moves a disk of a group).
+const coldGroupMaxAge = 5 * time.Second
+
+// coldGroup returns the state of cold group id.
+func (c *Client) coldGroup(ctx context.Context, id string) (*cold.State, error) {
+	cm, ok := c.direct.(coldMeta)
+	if !ok {
+		return nil, fmt.Errorf("%w: a cold object, and the metadata store has no cold tier", cairn.ErrInvalid)
+	}
+	c.cold.mu.Lock()
+	g, ok := c.cold.m[id]
+	c.cold.mu.Unlock()
+	if ok && time.Since(g.at) < coldGroupMaxAge {
+		return g.st, nil
+	}
+	st, err := cold.LoadState(ctx, cm, id, c.shards)
+	if err != nil {
+		return nil, err
+	}
+	c.cold.mu.Lock()
+	if c.cold.m == nil {
+		c.cold.m = map[string]coldGroup{}
+	}
+	c.cold.m[id] = coldGroup{st: st, at: time.Now()}
+	c.cold.mu.Unlock()
+	return st, nil
+}
+
+// openCold reads bytes [off, end) of an exported object: from its disk,
+// or, when that fails for a reason other than bad data, by rebuilding
+// its pieces from the group's disks that answer (cold.Group.Read's
+// degraded read).
+func (c *Client) openCold(ctx context.Context, m *cairn.Manifest, off, end int64) (io.ReadCloser, error) {
+	st, err := c.coldGroup(ctx, m.Cold.Group)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := gp.DecodeRecord(m.Cold.Record, st.PG.Geo)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s/%s: %v", cairn.ErrCorrupt, m.Bucket, m.Key, err)
+	}
+	if rec.Size != m.Size {
+		return nil, fmt.Errorf("%w: %s/%s: a cold record of %d bytes for a %d-byte object", cairn.ErrCorrupt, m.Bucket, m.Key, rec.Size, m.Size)
+	}
+	// The read holds up to three pieces at once (one rebuilt or read,
+	// one waiting, one being written): under the GET memory budget.
+	locs, err := st.PG.Pieces(rec)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s/%s: %v", cairn.ErrCorrupt, m.Bucket, m.Key, err)
+	}
+	var largest int64
+	for _, l := range locs {
+		largest = max(largest, l.Length)
+	}
+	release, err := c.cfg.Memory.take(ctx, min(3*largest, m.Size))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	pr, pw := io.Pipe()
+	go func() {
+		defer release()
+		pw.CloseWithError(c.readCold(ctx, st, rec, off, end-off, pw))
+	}()
+	return &coldReader{PipeReader: pr, cancel: cancel}, nil
+}
+
+// coldReader is the reading end of a cold read; Close stops the read.
+type coldReader struct {
+	*io.PipeReader
+	cancel context.CancelFunc
+}
+
+func (r *coldReader) Close() error {
+	r.cancel()
+	return r.PipeReader.Close()
+}
+
+// readCold writes the range to w: normally, and if the object's disk
+// fails before the first byte, degraded with the disks that answer. A
+// failure after bytes were written ends the read (the caller's reader
+// reports it).
+func (c *Client) readCold(ctx context.Context, st *cold.State, rec gp.Record, off, n int64, w io.Writer) error {
+	avail := c.coldAvailable(ctx, st)
+	cw := &countWriter{w: w}
+	err := st.Read(ctx, rec, off, n, avail, cw)
+	if err == nil || cw.n > 0 || !avail[rec.Disk] || ctx.Err() != nil {
+		return err
+	}
+	// The disk did not serve the object: probe every disk and rebuild.
+	avail = c.probeCold(ctx, st)
+	avail[rec.Disk] = false
+	return st.Read(ctx, rec, off, n, avail, w)
+}
+
+// coldAvailable returns which disks of a group the cluster map holds
+// readable.
+func (c *Client) coldAvailable(ctx context.Context, st *cold.State) []bool {
+	avail := make([]bool, len(st.Disks))
+	readable := map[cairn.DiskID]bool{}
+	disks, err := c.meta.Disks(ctx)
+	for _, d := range disks {
+		readable[d.ID] = d.State.Readable()
+	}
+	for i, d := range st.Disks {
+		avail[i] = err != nil || readable[d]
+	}
+	return avail
+}
+
+// probeCold asks every disk of a group for a shard that does not exist:
+// the disks that answer "not found" are available.
+func (c *Client) probeCold(ctx context.Context, st *cold.State) []bool {
+	avail := make([]bool, len(st.Disks))
+	var wg sync.WaitGroup
+	for i, d := range st.Disks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			rc, err := c.shards.GetShard(pctx, d, cairn.ShardName("00000000000000000000000000000000", 0), 0, 1)
+			if err == nil {
+				rc.Close()
+			}
+			avail[i] = err == nil || errors.Is(err, cairn.ErrNotFound)
+		}()
+	}
+	wg.Wait()
+	return avail
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// ColdGroupDisks returns the disks for cold group n of policy p: the
+// placement group n (mod the table's size) of the width K+M table, in the
+// order the client would put a stripe of clay-K-M-D on it (so that the
+// group survives as many node losses as the table allows). The export job
+// calls it once per group, when the group is first used.
+func (c *Client) ColdGroupDisks(ctx context.Context, p gp.Policy, n int) ([]cairn.DiskID, error) {
+	code, err := c.code(p.Code.String())
+	if err != nil {
+		return nil, err
+	}
+	t, err := c.table(ctx, code.Params().N())
+	if err != nil {
+		return nil, err
+	}
+	if len(t.PGs) == 0 {
+		return nil, fmt.Errorf("%w: no placement groups of width %d", cairn.ErrUnavailable, t.Width)
+	}
+	return c.arrange(ctx, p.Code.String(), code, t.PGs[n%len(t.PGs)])
+}
