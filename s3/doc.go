@@ -9,7 +9,7 @@
 //   - identity: who signed a request (Identity), found by access key
 //     through Credentials. Root sees and touches every bucket; any other
 //     identity only the buckets it owns (Bucket.Owner). There is no
-//     anonymous access.
+//     anonymous access (an unsigned POST form upload is refused too).
 //   - Signature V4: the request's signature over its canonical form
 //     (method, path, sorted query, signed headers, payload hash), keyed by
 //     a key derived from the secret, the date, the region and "s3". It
@@ -61,6 +61,11 @@
 //     x-amz-checksum-mode: ENABLED; a multipart upload created with an
 //     algorithm gets the composite of its parts' or, for the CRCs, the
 //     full-object CRC combined from theirs (checksum.go).
+//   - POST upload (post.go, postpolicy.go): a browser form (POST /bucket,
+//     multipart/form-data) signed in its fields: the signature is over a
+//     base64 policy document whose conditions every field must meet; the
+//     file, the last field, streams into the data path checked against the
+//     policy's content-length-range.
 //   - CORS rules: a bucket's (cors.go); an OPTIONS preflight is answered
 //     from them before authentication, and an actual request with an
 //     Origin gets the matching rule's headers.

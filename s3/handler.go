@@ -285,6 +285,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.corsHeaders(req)
+	if isPostObject(r, bucket, key) { // signed in its form, not its headers (post.go)
+		if err := h.postObject(req); err != nil {
+			h.writeError(req, err)
+		}
+		return
+	}
 	a, err := h.authenticate(r)
 	if err == nil {
 		req.auth = a
@@ -455,14 +461,7 @@ func (h *Handler) writeErr(ctx context.Context, bucket string, err error) error 
 // against what the signature covers and against an x-amz-checksum-*
 // header or trailer (see body.go).
 func (h *Handler) body(q *request) (io.Reader, error) {
-	wb := &wireBody{r: q.r.Body}
-	if t := h.cfg.BodyIdleTimeout; t > 0 {
-		rc := http.NewResponseController(q.w)
-		// Deadlines are wall-clock instants on the socket, not request
-		// times: they use time.Now, not cfg.Now.
-		wb.extend = func() { _ = rc.SetReadDeadline(time.Now().Add(t)) }
-	}
-	var r io.Reader = wb
+	var r io.Reader = h.wireBody(q)
 	switch p := q.auth.payload; p {
 	case unsignedPayload:
 	case streamingPayload, streamingPayloadTrailer, streamingUnsignedTrailer:
@@ -491,6 +490,19 @@ func (h *Handler) body(q *request) (io.Reader, error) {
 		q.sum = newBodySum(name, sum)
 	}
 	return r, nil
+}
+
+// wireBody is the request body as it comes off the connection, failing
+// (RequestTimeout) once the client sends nothing for BodyIdleTimeout.
+func (h *Handler) wireBody(q *request) *wireBody {
+	wb := &wireBody{r: q.r.Body}
+	if t := h.cfg.BodyIdleTimeout; t > 0 {
+		rc := http.NewResponseController(q.w)
+		// Deadlines are wall-clock instants on the socket, not request
+		// times: they use time.Now, not cfg.Now.
+		wb.extend = func() { _ = rc.SetReadDeadline(time.Now().Add(t)) }
+	}
+	return wb
 }
 
 // isStreaming reports whether the body is aws-chunked.

@@ -25,6 +25,9 @@ func Operation(r *http.Request) string {
 		}
 	}
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if isPostObject(r, bucket, key) {
+		return "PostObject"
+	}
 	switch {
 	case bucket != "" && key == "" && query.Has("tagging"):
 		return byMethod(r.Method, "BucketTagging")

@@ -66,6 +66,21 @@ func TestOperation(t *testing.T) {
 	}
 }
 
+// TestOperationPostObject: a form upload (POST on a bucket with a
+// multipart/form-data body) is PostObject; without the form it is not.
+func TestOperationPostObject(t *testing.T) {
+	r := httptest.NewRequest("POST", "/b", nil)
+	r.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+	if got := Operation(r); got != "PostObject" {
+		t.Errorf("Operation = %q, want PostObject", got)
+	}
+	r = httptest.NewRequest("POST", "/b/k", nil)
+	r.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+	if got := Operation(r); got == "PostObject" {
+		t.Errorf("a POST on a key is %q", got)
+	}
+}
+
 // Every operation name is one of a few fixed strings: a request's bucket
 // or key never becomes one (they are metric label values).
 func TestOperationNamesNoData(t *testing.T) {
