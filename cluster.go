@@ -246,6 +246,10 @@ type Bucket struct {
 	// CORS is the bucket's CORS configuration (PutBucketCors): the rules
 	// a browser's cross-origin request is checked against, in order.
 	CORS []CORSRule `json:"cors,omitempty"`
+	// Lifecycle is the bucket's lifecycle configuration
+	// (PutBucketLifecycleConfiguration; nil: none). A stored value is
+	// replaced, never changed in place.
+	Lifecycle []LifecycleRule `json:"lifecycle,omitempty"`
 }
 
 // CORSRule is one rule of a bucket's CORS configuration, as S3's

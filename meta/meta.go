@@ -85,6 +85,10 @@ type Store interface {
 	// SetBucketCORS replaces a bucket's CORS rules (cairn.Bucket.CORS;
 	// nil or empty: none). ErrNotFound if the bucket does not exist.
 	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
+	// SetBucketLifecycle replaces a bucket's lifecycle rules
+	// (cairn.Bucket.Lifecycle; nil or empty: none). ErrNotFound if the
+	// bucket does not exist. The gateway validates the rules.
+	SetBucketLifecycle(ctx context.Context, name string, rules []cairn.LifecycleRule) error
 	// DeleteBucket deletes an empty bucket: ErrNotFound, or
 	// ErrBucketNotEmpty if it has objects (checked atomically with the
 	// delete). Its uploads in progress are deleted with it, as S3 does:
