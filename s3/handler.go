@@ -69,6 +69,7 @@ type Meta interface {
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
 	SetBucketTags(ctx context.Context, name string, tags map[string]string) error
 	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
+	SetBucketLifecycle(ctx context.Context, name string, rules []cairn.LifecycleRule) error
 	// UpdateManifest replaces the object's manifest m's previous state
 	// prev (compare-and-swap): PutObjectTagging.
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
@@ -239,7 +240,7 @@ func New(cfg Config) (*Handler, error) {
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
 	"accelerate", "acl", "analytics", "intelligent-tiering",
-	"inventory", "legal-hold", "lifecycle", "logging", "metrics", "notification", "object-lock",
+	"inventory", "legal-hold", "logging", "metrics", "notification", "object-lock",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
 	"requestPayment", "restore", "retention", "select", "torrent", "website",
 }

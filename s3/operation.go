@@ -33,6 +33,13 @@ func Operation(r *http.Request) string {
 		return byMethod(r.Method, "BucketTagging")
 	case bucket != "" && key == "" && query.Has("cors"):
 		return byMethod(r.Method, "BucketCors")
+	case bucket != "" && key == "" && query.Has("lifecycle"):
+		if r.Method == http.MethodDelete {
+			return "DeleteBucketLifecycle" // AWS's name
+		}
+		return byMethod(r.Method, "BucketLifecycleConfiguration")
+	case bucket != "" && query.Has("lifecycle"):
+		return "Unsupported"
 	case bucket != "" && key != "" && query.Has("tagging"):
 		return byMethod(r.Method, "ObjectTagging")
 	case bucket != "" && key != "" && query.Has("attributes"):

@@ -51,7 +51,10 @@ func TestOperation(t *testing.T) {
 		{"GET", "/b?versioning", "", "GetBucketVersioning"},
 		{"PUT", "/b?versioning", "", "PutBucketVersioning"},
 		{"GET", "/b?website", "", "Unsupported"},
-		{"PUT", "/b?lifecycle", "", "Unsupported"},
+		{"PUT", "/b?lifecycle", "", "PutBucketLifecycleConfiguration"},
+		{"GET", "/b?lifecycle", "", "GetBucketLifecycleConfiguration"},
+		{"DELETE", "/b?lifecycle", "", "DeleteBucketLifecycle"},
+		{"GET", "/b/k?lifecycle", "", "Unsupported"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {

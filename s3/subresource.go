@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"fmt"
 	"net/url"
 )
 
@@ -13,6 +14,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 			return h.bucketTagging
 		case query.Has("cors"):
 			return h.bucketCORS
+		case query.Has("lifecycle"):
+			return h.bucketLifecycle
 		}
 		return nil
 	}
@@ -21,6 +24,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 		return keyChecked(h.objectTagging)
 	case query.Has("attributes"):
 		return keyChecked(h.objectAttributes)
+	case query.Has("lifecycle"): // a bucket's subresource only
+		return func(*request) error { return fmt.Errorf("%w: ?lifecycle on an object", ErrNotImplemented) }
 	}
 	return nil
 }
