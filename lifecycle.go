@@ -65,3 +65,32 @@ type LifecycleTransition struct {
 	StorageClass            string    `json:"storage_class"`
 	NewerNoncurrentVersions int       `json:"newer_noncurrent_versions,omitempty"`
 }
+
+// LifecycleProgress is the lifecycle runner's record (docs/design/s3.md,
+// "Lifecycle"): where its pass over the buckets stands, so a new leader
+// resumes it, and what the current and the last complete pass did.
+type LifecycleProgress struct {
+	Passes   int64           `json:"passes"`            // complete passes
+	Started  time.Time       `json:"started,omitzero"`  // of the pass under way (zero: none)
+	Finished time.Time       `json:"finished,omitzero"` // of the last complete pass
+	Bucket   string          `json:"bucket,omitempty"`  // the pass's cursor: its bucket,
+	After    string          `json:"after,omitempty"`   // the last key whose versions are all done
+	Current  LifecycleCounts `json:"current"`           // of the pass under way
+	Last     LifecycleCounts `json:"last"`              // of the last complete pass
+}
+
+// LifecycleCounts count what a pass saw and did.
+type LifecycleCounts struct {
+	Buckets         int64 `json:"buckets"`          // buckets with rules visited
+	Versions        int64 `json:"versions"`         // versions and markers evaluated
+	Expired         int64 `json:"expired"`          // current versions expired (deleted or hidden by a marker)
+	DeletedVersions int64 `json:"deleted_versions"` // noncurrent versions deleted
+	DeletedMarkers  int64 `json:"deleted_markers"`  // delete markers removed
+	Aborted         int64 `json:"aborted"`          // multipart uploads aborted
+	Transitioned    int64 `json:"transitioned"`     // versions handed to the transition hook
+	// TransitionsPending are transitions due with no hook to run them.
+	TransitionsPending int64 `json:"transitions_pending"`
+	// Refused are actions the store refused (a locked version, a version
+	// replaced meanwhile): left as they are.
+	Refused int64 `json:"refused"`
+}

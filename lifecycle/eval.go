@@ -38,6 +38,7 @@ type Action struct {
 type Object struct {
 	Key     string
 	Version string // internal version
+	ID      string // S3 version ID: Version, or cairn.NullVersionID
 	Size    int64
 	Created time.Time
 	// Class is the version's storage class (ActTransition is not due
@@ -210,7 +211,7 @@ func (s *Scanner) Add(v cairn.ObjectVersion, class string) []Object {
 	if !v.Marker {
 		created = v.Info.Created
 	}
-	o := Object{Key: v.Key, Version: v.Version, Size: v.Info.Size, Created: created, Class: class, Marker: v.Marker, Latest: v.Latest}
+	o := Object{Key: v.Key, Version: v.Version, ID: v.ID(), Size: v.Info.Size, Created: created, Class: class, Marker: v.Marker, Latest: v.Latest}
 	if !v.Latest {
 		o.NoncurrentSince = s.prev
 		if o.NoncurrentSince.IsZero() { // the listing started inside the key: the best bound is its own creation
@@ -227,6 +228,9 @@ func (s *Scanner) Add(v cairn.ObjectVersion, class string) []Object {
 	}
 	return append(out, o)
 }
+
+// Key is the key of the last version added ("" before the first).
+func (s *Scanner) Key() string { return s.key }
 
 // Flush returns the Object held back (a current delete marker with no
 // version after it: alone). Call it after the listing's last page.

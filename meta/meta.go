@@ -344,6 +344,11 @@ type Store interface {
 	// ScrubProgress returns the scrub progress of every disk that reported
 	// one, sorted by disk.
 	ScrubProgress(ctx context.Context) ([]cairn.ScrubProgress, error)
+	// PutLifecycleProgress replaces the lifecycle runner's record.
+	PutLifecycleProgress(ctx context.Context, p cairn.LifecycleProgress) error
+	// LifecycleProgress returns the lifecycle runner's record (zero if
+	// it never ran).
+	LifecycleProgress(ctx context.Context) (cairn.LifecycleProgress, error)
 	// PutScrubControl replaces the operator's scrub switch.
 	PutScrubControl(ctx context.Context, c cairn.ScrubControl) error
 	// ScrubControl returns the scrub switch; its zero value (scrubbing

@@ -34,3 +34,22 @@ func cloneLifecycle(rules []cairn.LifecycleRule) []cairn.LifecycleRule {
 	}
 	return out
 }
+
+// PutLifecycleProgress implements meta.Store.
+func (s *Store) PutLifecycleProgress(ctx context.Context, p cairn.LifecycleProgress) error {
+	if err := s.lockLive(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.lcProg = p
+	return nil
+}
+
+// LifecycleProgress implements meta.Store.
+func (s *Store) LifecycleProgress(ctx context.Context) (cairn.LifecycleProgress, error) {
+	if err := s.lockLive(ctx); err != nil {
+		return cairn.LifecycleProgress{}, err
+	}
+	defer s.mu.Unlock()
+	return s.lcProg, nil
+}

@@ -35,7 +35,8 @@ type Store struct {
 	damage   map[string]cairn.Damage // by cairn.DamageKey
 	scrub    map[cairn.DiskID]cairn.ScrubProgress
 	control  cairn.ScrubControl
-	users    map[string]cairn.User // by name
+	lcProg   cairn.LifecycleProgress // PutLifecycleProgress
+	users    map[string]cairn.User   // by name
 	// usersStamp counts the changes of users (UsersStamp).
 	usersStamp   int64
 	userDefaults cairn.UserDefaults

@@ -42,6 +42,14 @@ func bucketAttrs(t *testing.T, s meta.Store, b cairn.Bucket) {
 	if got, err := s.Bucket(ctx, b.Name); err != nil || got.Lifecycle != nil {
 		t.Fatalf("after removing the lifecycle: %+v, %v", got, err)
 	}
+	if p, err := s.LifecycleProgress(ctx); err != nil || p.Passes != 0 {
+		t.Fatalf("lifecycle progress before any: %+v, %v", p, err)
+	}
+	prog := cairn.LifecycleProgress{Passes: 2, Bucket: b.Name, After: "k", Current: cairn.LifecycleCounts{Expired: 3}}
+	noErr(t, "PutLifecycleProgress", s.PutLifecycleProgress(ctx, prog))
+	if p, err := s.LifecycleProgress(ctx); err != nil || !reflect.DeepEqual(p, prog) {
+		t.Fatalf("lifecycle progress: %+v, %v", p, err)
+	}
 	noErr(t, "SetBucketTags none", s.SetBucketTags(ctx, b.Name, nil))
 	noErr(t, "SetBucketCORS none", s.SetBucketCORS(ctx, b.Name, []cairn.CORSRule{}))
 	if got, err := s.Bucket(ctx, b.Name); err != nil || got.Tags != nil || got.CORS != nil {
