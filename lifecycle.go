@@ -77,6 +77,20 @@ type LifecycleProgress struct {
 	After    string          `json:"after,omitempty"`   // the last key whose versions are all done
 	Current  LifecycleCounts `json:"current"`           // of the pass under way
 	Last     LifecycleCounts `json:"last"`              // of the last complete pass
+	Total    LifecycleCounts `json:"total"`             // of every complete pass
+}
+
+// Add adds o's counts to c's.
+func (c *LifecycleCounts) Add(o LifecycleCounts) {
+	c.Buckets += o.Buckets
+	c.Versions += o.Versions
+	c.Expired += o.Expired
+	c.DeletedVersions += o.DeletedVersions
+	c.DeletedMarkers += o.DeletedMarkers
+	c.Aborted += o.Aborted
+	c.Transitioned += o.Transitioned
+	c.TransitionsPending += o.TransitionsPending
+	c.Refused += o.Refused
 }
 
 // LifecycleCounts count what a pass saw and did.

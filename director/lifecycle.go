@@ -158,6 +158,7 @@ func (l *LifecycleRunner) Run(ctx context.Context, now time.Time) error {
 	}
 	p.Passes++
 	p.Finished, p.Started, p.Bucket, p.After = now, time.Time{}, "", ""
+	p.Total.Add(p.Current)
 	p.Last, p.Current = p.Current, cairn.LifecycleCounts{}
 	l.cfg.Logger.Info("lifecycle pass done", "expired", p.Last.Expired, "deleted_versions", p.Last.DeletedVersions,
 		"deleted_markers", p.Last.DeletedMarkers, "aborted", p.Last.Aborted, "transitioned", p.Last.Transitioned,

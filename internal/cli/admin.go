@@ -30,6 +30,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "node", Summary: "drain a node, remove it, or readmit it", Run: runAdminNode},
 		{Name: "scrub", Summary: "background verification of every shard: status, start, pause", Run: runAdminScrub},
 		{Name: "rebuild-meta", Summary: "disaster recovery: rebuild lost manifests from the shards' identities on the disks", Run: runAdminRebuildMeta},
+		{Name: "lifecycle", Summary: "the director's passes applying S3 lifecycle rules: status", Run: runAdminLifecycle},
 		{Name: "gc", Summary: "orphan shard files (no manifest names them) found and removed: status", Run: runAdminGC},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 		{Name: "keys", Summary: "rotate the SSE-S3 master keys and re-seal data keys", Run: runAdminKeys},

@@ -116,6 +116,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
+	lcf := addLifecycleFlags(fs)
 	mf := addMetricsFlags(fs, true)
 	logf := addLogFlags(fs)
 	fs.Usage = func() {
@@ -156,6 +157,9 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if err := clean.validate(); err != nil {
+		return err
+	}
+	if err := lcf.validate(); err != nil {
 		return err
 	}
 	if err := scr.validate(); err != nil {
@@ -230,7 +234,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
-		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls, metrics: pm,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, lifecycle: lcf, auth: auth, log: log, tls: ntls, metrics: pm,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -322,10 +326,12 @@ type nodeOptions struct {
 	repair   *repairOptions
 	scrub    *scrubOptions
 	cleanup  *cleanupFlags // the director's cleanup duty
-	auth     *authFlags    // the node's signature window and replay cache
-	tls      *nodeTLS      // nil: plain HTTP
-	log      *slog.Logger
-	metrics  *procMetrics // nil: none
+	// lifecycle configures the director's lifecycle runner (nil: defaults).
+	lifecycle *lifecycleFlags
+	auth      *authFlags // the node's signature window and replay cache
+	tls       *nodeTLS   // nil: plain HTTP
+	log       *slog.Logger
+	metrics   *procMetrics // nil: none
 }
 
 // startNode opens the metadata store, starts a storage node (and a director
@@ -410,6 +416,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log, o.metrics)
 		duties = append(duties, repairs...)
 		duties = append(duties, o.cleanup.duty(cl, o.log, o.metrics))
+		duties = append(duties, o.lifecycle.duty(store, o.log))
 		// The placement-group tables follow the cluster as nodes and disks
 		// join or leave (docs/design/rebalance.md).
 		duties = append(duties, director.PlacementDuty(store, placementEvery, o.log))
@@ -443,6 +450,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	scr := scrubFlags(fs)
 	auth := addAuthFlags(fs)
 	clean := addCleanupFlags(fs)
+	lcf := addLifecycleFlags(fs)
 	mf := addMetricsFlags(fs, false)
 	logf := addLogFlags(fs)
 	var nt NodeTLSFiles
@@ -491,6 +499,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%w: cairn node needs --id, --meta and at least one --disk (or a --config that gives them)", ErrUsage)
 	}
 	if err := clean.validate(); err != nil {
+		return err
+	}
+	if err := lcf.validate(); err != nil {
 		return err
 	}
 	if err := scr.validate(); err != nil {
@@ -547,7 +558,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer stopMetrics()
 	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls,
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, lifecycle: lcf, auth: auth, log: log, tls: ntls,
 		metrics: pm})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
