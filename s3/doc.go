@@ -66,6 +66,8 @@
 //     base64 policy document whose conditions every field must meet; the
 //     file, the last field, streams into the data path checked against the
 //     policy's content-length-range.
+//   - lifecycle rules (lifecycle.go): a bucket's, validated by package
+//     lifecycle and kept in its record; the director's runner applies them.
 //   - CORS rules: a bucket's (cors.go); an OPTIONS preflight is answered
 //     from them before authentication, and an actual request with an
 //     Origin gets the matching rule's headers.
@@ -108,11 +110,10 @@
 //     not behind http.ServeMux, which cleans paths ("a//b", "./") that are
 //     legal S3 keys.
 //   - Multipart upload is implemented (GET/HEAD ?partNumber= and
-//     UploadPartCopy included). Versioning, ACLs, lifecycle and the other
+//     UploadPartCopy included). Lifecycle rules are stored here and
+//     applied by the director (docs/design/s3.md, "Lifecycle"). The
 //     subresources docs/design/s3.md ("Operation status") lists as not
-//     supported answer NotImplemented. Since no bucket is versioned, ListObjectVersions
-//     lists each object as its only version, "null", and versionId=null
-//     names the object.
+//     supported answer NotImplemented.
 //   - A GET reads the manifest (Stat) for conditions and range, then opens
 //     the data; if the object was replaced in between it starts over (up
 //     to three times).
