@@ -241,6 +241,10 @@ type Bucket struct {
 	// versioned), VersioningEnabled or VersioningSuspended
 	// (docs/design/versioning.md).
 	Versioning string `json:"versioning,omitempty"`
+	// ObjectLock, once set, says Object Lock is enabled on the bucket
+	// (docs/design/objectlock.md), with its default retention; its
+	// versioning is then Enabled for good.
+	ObjectLock *ObjectLock `json:"object_lock,omitempty"`
 	// Tags are the bucket's tags (S3 bucket tagging; at most 50).
 	Tags map[string]string `json:"tags,omitempty"`
 	// CORS is the bucket's CORS configuration (PutBucketCors): the rules

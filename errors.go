@@ -38,15 +38,21 @@ var (
 	ErrNoSpace = errors.New("no space left")
 	// ErrAuth: the request's credentials were missing or wrong. Permanent.
 	ErrAuth = errors.New("not authorized")
+	// ErrLocked: the object version is protected by Object Lock (a
+	// retention in force or a legal hold, docs/design/objectlock.md): it
+	// cannot be deleted, or its retention not shortened. Permanent until
+	// the date passes or the hold is lifted.
+	ErrLocked = errors.New("object locked")
 )
 
 // permanent are the sentinels IsPermanent treats as permanent.
-var permanent = []error{ErrNotFound, ErrExists, ErrBucketNotEmpty, ErrInvalid, ErrCorrupt, ErrNoSpace, ErrAuth,
+var permanent = []error{ErrNotFound, ErrExists, ErrBucketNotEmpty, ErrInvalid, ErrCorrupt, ErrNoSpace, ErrAuth, ErrLocked,
 	context.Canceled, context.DeadlineExceeded}
 
 // IsPermanent reports whether retrying the call that returned err cannot
 // help: err's chain holds a permanent sentinel (ErrNotFound, ErrExists,
-// ErrBucketNotEmpty, ErrInvalid, ErrCorrupt, ErrNoSpace, ErrAuth) or a
+// ErrBucketNotEmpty, ErrInvalid, ErrCorrupt, ErrNoSpace, ErrAuth,
+// ErrLocked) or a
 // context's error (the caller gave up). The cause decides: an
 // ErrUnavailable that wraps ErrNoSpace (a write that found its disk full)
 // is permanent. Every other error is transient — ErrUnavailable,

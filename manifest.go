@@ -60,6 +60,12 @@ type Manifest struct {
 	// versioning was Enabled: its S3 version ID is Version. False: it is
 	// the key's null version (docs/design/versioning.md).
 	Versioned bool `json:"versioned,omitempty"`
+	// Retention and LegalHold are the version's Object Lock
+	// (docs/design/objectlock.md): set by the write that made it (or the
+	// bucket's default retention), changed only by
+	// meta.Store.SetObjectLock; CheckDelete says what they forbid.
+	Retention *Retention `json:"retention,omitempty"`
+	LegalHold bool       `json:"legal_hold,omitempty"`
 }
 
 // Layout says where the bytes of one object (or one part) of Size bytes
@@ -159,6 +165,10 @@ type Upload struct {
 	// (CompositeChecksum) or ChecksumFullObject (FullObjectChecksum, CRCs
 	// only). "" with an algorithm: composite (uploads recorded before).
 	ChecksumType string `json:"checksum_type,omitempty"`
+	// Retention and LegalHold are the Object Lock the completed object
+	// gets (x-amz-object-lock-* on CreateMultipartUpload).
+	Retention *Retention `json:"retention,omitempty"`
+	LegalHold bool       `json:"legal_hold,omitempty"`
 }
 
 // PartManifest returns the manifest that describes part p of a multipart
@@ -169,6 +179,21 @@ func (m *Manifest) PartManifest(p Part) *Manifest {
 	return &Manifest{Bucket: m.Bucket, Key: m.Key, Policy: m.Policy,
 		Version: p.Version, Size: p.Size, ETag: p.ETag, Created: p.Created, Layout: p.Layout}
 }
+
+// OpenPart returns the manifest through which repair sees part p of the
+// upload in progress u (docs/design/repair.md, "Parts of uploads in
+// progress"): u's bucket, key, policy and ID (Upload), no version (no
+// object is committed yet), p's size and p as its only part. Its
+// IdentityOf(p.Number, row) is the identity UploadPart recorded in the
+// part's shard files.
+func (u *Upload) OpenPart(p Part) *Manifest {
+	return &Manifest{Bucket: u.Bucket, Key: u.Key, Policy: u.Policy, Upload: u.ID, Size: p.Size,
+		Created: u.Created, Parts: []Part{p}}
+}
+
+// IsOpenPart reports whether m is an upload's part in progress as
+// Upload.OpenPart returns it: no version, one part, an upload.
+func (m *Manifest) IsOpenPart() bool { return m.Version == "" && m.Upload != "" && len(m.Parts) == 1 }
 
 // ShardLoc says where one shard file of an object lives and how to check it.
 type ShardLoc struct {

@@ -19,12 +19,18 @@ type RepairTask struct {
 	ID      string   `json:"id"`
 	Bucket  string   `json:"bucket"`
 	Key     string   `json:"key"`
-	Version string   `json:"version"`           // the object version the task was made for
+	Version string   `json:"version"`           // the object version the task was made for ("" for an upload's part)
 	Part    int      `json:"part"`              // 0: the object's shards; n ≥ 1: part n's
 	Stripe  string   `json:"stripe"`            // the version naming the shard files (the part's, for a part)
 	Policy  string   `json:"policy"`            // the code the stripe is stored with (Manifest.LayoutCode)
 	Lost    []int    `json:"lost"`              // shard indices to rebuild
 	Targets []DiskID `json:"targets,omitempty"` // Targets[j]: where Lost[j] goes
+	// Upload, if set, is the multipart upload in progress whose part Part
+	// the task repairs (docs/design/repair.md, "Parts of uploads in
+	// progress"): Key is the upload's key, Version is "", Stripe the
+	// part's version, and the part's record in the upload is what the
+	// repair updates (meta.Store.UpdateUploadPart).
+	Upload string `json:"upload,omitempty"`
 	// Bad are the shards a repair found missing or corrupt on a disk that
 	// is usable: lost whatever their disk's state. A shard of Lost that is
 	// not in Bad is lost only while its disk is (it may come back).
@@ -55,6 +61,15 @@ type RepairTask struct {
 // and part (keys may be long or odd; IDs are 32 hex digits).
 func RepairTaskID(bucket, key, version string, part int) string {
 	h := sha256.Sum256(fmt.Appendf(nil, "%s\x00%s\x00%s\x00%d", bucket, key, version, part))
+	return hex.EncodeToString(h[:16])
+}
+
+// UploadRepairTaskID names the task of part number part, of version
+// version (the part upload's: a part uploaded again is another stripe), of
+// the multipart upload id in progress in bucket: a hash, in the form of
+// RepairTaskID's, that no object's stripe shares.
+func UploadRepairTaskID(bucket, id string, part int, version string) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "upload\x00%s\x00%s\x00%d\x00%s", bucket, id, part, version))
 	return hex.EncodeToString(h[:16])
 }
 

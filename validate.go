@@ -18,7 +18,8 @@ import "fmt"
 //   - an encrypted object (Encryption set) names a known scheme and
 //     cipher, has a sealed data key (and a key ID for SSE-S3, the key's
 //     HMAC and salt for SSE-C), and its plaintext size encrypts to its
-//     size (every part's size being an encrypted stream's).
+//     size (every part's size being an encrypted stream's);
+//   - a retention, if any, passes Retention.Check.
 //
 // What depends on the code (how many shards, how many stripes) is
 // ValidateStored's. The error wraps ErrInvalid and says which rule m
@@ -26,6 +27,11 @@ import "fmt"
 func (m *Manifest) Validate() error {
 	if why := m.problem(nil); why != "" {
 		return m.errorf(ErrInvalid, why)
+	}
+	if m.Retention != nil {
+		if err := m.Retention.Check(); err != nil {
+			return fmt.Errorf("manifest %s/%s: %w", m.Bucket, m.Key, err)
+		}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -112,28 +113,52 @@ func (c *Client) openAvoiding(ctx context.Context, m *cairn.Manifest, off, lengt
 	}
 	// A multipart object: read the parts the range touches, in order, each
 	// like a single-part object (only the stripes the range touches).
+	first, last, base, _ := partSpan(m.Parts, func(p cairn.Part) (int64, error) { return p.Size, nil }, off, end)
 	go func() {
 		defer close(out)
-		var base int64
-		for _, p := range m.Parts {
+		for _, p := range m.Parts[first:last] {
 			pe := base + p.Size
-			if base < end && pe > off {
-				g, err := newGetter(m.PartManifest(p))
-				if err != nil {
-					select {
-					case out <- window{err: err}:
-					case <-gctx.Done():
-					}
-					return
+			g, err := newGetter(m.PartManifest(p))
+			if err != nil {
+				select {
+				case out <- window{err: err}:
+				case <-gctx.Done():
 				}
-				if !g.produce(gctx, max(off-base, 0), min(end, pe)-base, out) {
-					return
-				}
+				return
+			}
+			if !g.produce(gctx, max(off-base, 0), min(end, pe)-base, out) {
+				return
 			}
 			base = pe
 		}
 	}()
 	return m, &reader{ch: out, cancel: cancel, release: release}, nil
+}
+
+// partSpan returns the parts of a multipart object that hold bytes of the
+// range [off, end) of its content, parts[first:last], and the offset of
+// parts[first]; size gives a part's size in the content (its stored size,
+// or its plaintext's). The parts' offsets are summed (no I/O: the sizes
+// are in the manifest) and the first and last part found by binary
+// search, so a read opens only the parts the range touches. An empty
+// range touches no part. size's first error is returned.
+func partSpan(parts []cairn.Part, size func(cairn.Part) (int64, error), off, end int64) (first, last int, base int64, err error) {
+	offs := make([]int64, len(parts)+1) // offs[i]: where part i starts
+	for i, p := range parts {
+		n, err := size(p)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		offs[i+1] = offs[i] + n
+	}
+	if off >= end {
+		return 0, 0, 0, nil
+	}
+	// The first part that ends after off, and the first that starts at or
+	// after end.
+	first = sort.Search(len(parts), func(i int) bool { return offs[i+1] > off })
+	last = sort.Search(len(parts), func(i int) bool { return offs[i] >= end })
+	return first, max(first, last), offs[first], nil
 }
 
 // getMemory is what a GET of n bytes holds (Config.Memory): its

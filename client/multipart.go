@@ -66,7 +66,12 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	}
 	u := cairn.Upload{Bucket: bucket, Key: key, ID: id, Created: now().UTC(), Policy: policy,
 		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta), Encryption: enc,
-		Tags: maps.Clone(opts.Tags), ChecksumAlgorithm: opts.ChecksumAlgorithm, ChecksumType: opts.ChecksumType}
+		Tags: maps.Clone(opts.Tags), ChecksumAlgorithm: opts.ChecksumAlgorithm, ChecksumType: opts.ChecksumType,
+		LegalHold: opts.LegalHold}
+	if _, err := lockOf(b, opts, u.Created); err != nil {
+		return cairn.Upload{}, err
+	}
+	u.Retention = opts.Retention // the bucket's default is applied at Complete
 	if err := c.meta.CreateUpload(ctx, u); err != nil {
 		return cairn.Upload{}, err
 	}
@@ -280,6 +285,10 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 			return nil, fmt.Errorf("bucket %q: %w", bucket, err)
 		}
 		m.Versioned = b.Versioning == cairn.VersioningEnabled
+		m.LegalHold = u.LegalHold
+		if m.Retention, err = lockOf(b, PutOptions{Retention: u.Retention, LegalHold: u.LegalHold}, m.Created); err != nil {
+			return nil, err
+		}
 		if u.Encryption != nil {
 			e := *u.Encryption
 			e.Size = plain

@@ -60,6 +60,29 @@ type PutOptions struct {
 	// ChecksumType is cairn.ChecksumFullObject). "" = none.
 	ChecksumAlgorithm string
 	ChecksumType      string
+	// Retention and LegalHold are the Object Lock of the version written
+	// (docs/design/objectlock.md); for CreateUpload, of the object
+	// Complete commits. Retention nil: the bucket's default retention, if
+	// it has one. Either needs a bucket with Object Lock (cairn.ErrInvalid).
+	Retention *cairn.Retention
+	LegalHold bool
+}
+
+// lockOf returns the Object Lock a version created at created in bucket
+// b gets: opts' retention, else b's default (cairn.ErrInvalid if opts
+// ask for a lock in a bucket without Object Lock).
+func lockOf(b cairn.Bucket, opts PutOptions, created time.Time) (*cairn.Retention, error) {
+	if b.ObjectLock == nil {
+		if opts.Retention != nil || opts.LegalHold {
+			return nil, fmt.Errorf("%w: bucket %s has no Object Lock", cairn.ErrInvalid, b.Name)
+		}
+		return nil, nil
+	}
+	if opts.Retention != nil {
+		r := *opts.Retention
+		return &r, nil
+	}
+	return b.ObjectLock.DefaultRetention(created), nil
 }
 
 // Condition is a precondition on the object a write replaces, checked
@@ -192,6 +215,9 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if err := c.checkCurrent(ctx, bucket, key, opts.If); err != nil {
 		return nil, err
 	}
+	if _, err := lockOf(b, opts, time.Time{}); err != nil {
+		return nil, err
+	}
 	d, err := c.store(ctx, bucket, key, policy, partOf{}, r, opts, true, seal)
 	if err != nil {
 		return nil, err
@@ -205,7 +231,10 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		ETag: d.etag, ContentType: opts.ContentType,
 		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
 		Policy: policy, Layout: d.layout, Tags: maps.Clone(opts.Tags),
-		Versioned: b.Versioning == cairn.VersioningEnabled,
+		Versioned: b.Versioning == cairn.VersioningEnabled, LegalHold: opts.LegalHold,
+	}
+	if m.Retention, err = lockOf(b, opts, m.Created); err != nil {
+		return nil, err
 	}
 	if opts.Checksum != nil {
 		m.Checksum = opts.Checksum()

@@ -285,15 +285,20 @@ func (c *Client) OpenWith(ctx context.Context, m *cairn.Manifest, off, length in
 	if err != nil {
 		return m, nil, err
 	}
-	streams := []*cairn.Manifest{m}
+	streams, base := []*cairn.Manifest{m}, int64(0)
 	if len(m.Parts) > 0 {
-		streams = streams[:0]
-		for _, p := range m.Parts {
+		// Only the parts the range touches (partSpan), from the first.
+		first, last, b, err := partSpan(m.Parts, func(p cairn.Part) (int64, error) { return cairn.DecryptedSize(p.Size) }, off, end)
+		if err != nil {
+			return m, nil, fmt.Errorf("%w: stored part sizes of %s/%s: %v", cairn.ErrCorrupt, bucket, key, err)
+		}
+		streams, base = streams[:0], b
+		for _, p := range m.Parts[first:last] {
 			streams = append(streams, m.PartManifest(p))
 		}
 	}
 	gctx, cancel := context.WithCancel(ctx)
-	d := &decryptReader{ctx: gctx, c: c, dk: dk, bucket: bucket, key: key, streams: streams, off: off, end: end}
+	d := &decryptReader{ctx: gctx, c: c, dk: dk, bucket: bucket, key: key, streams: streams, base: base, off: off, end: end}
 	return m, newAheadReader(d, cancel), nil
 }
 

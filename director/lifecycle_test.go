@@ -216,3 +216,39 @@ func TestLifecycleDuty(t *testing.T) {
 		}
 	})
 }
+
+// TestLifecycleKeepsLockedVersions: a noncurrent version under a
+// COMPLIANCE retention is due by the rules, but the store refuses to
+// delete it; the runner counts the refusal, leaves the version and
+// finishes its pass (the unlocked one next to it is deleted).
+func TestLifecycleKeepsLockedVersions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		e := newLCEnv(t)
+		e.bucket(t, "locked", cairn.VersioningEnabled, cairn.LifecycleRule{ID: "nc", Enabled: true,
+			NoncurrentExpiration: &cairn.NoncurrentExpiration{NoncurrentDays: 1}})
+		if err := e.store.SetBucketObjectLock(ctx, "locked", cairn.ObjectLock{}); err != nil {
+			t.Fatal(err)
+		}
+		until := time.Now().Add(365 * 24 * time.Hour)
+		if _, err := e.data.Put(ctx, "locked", "a", strings.NewReader("kept"), client.PutOptions{Size: 4,
+			Retention: &cairn.Retention{Mode: cairn.LockCompliance, Until: until}}); err != nil {
+			t.Fatal(err)
+		}
+		e.put(t, "locked", "a")
+		e.put(t, "locked", "b")
+		e.put(t, "locked", "b")
+		time.Sleep(3 * 24 * time.Hour)
+		r := NewLifecycleRunner(e.store, LifecycleConfig{Rate: 1000})
+		if err := r.Run(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.versions(t, "locked"); got != "a latest, a, b latest" {
+			t.Fatalf("versions: %s", got)
+		}
+		p, _ := e.store.LifecycleProgress(ctx)
+		if p.Last.Refused != 1 || p.Last.DeletedVersions != 1 {
+			t.Fatalf("progress: %+v", p.Last)
+		}
+	})
+}

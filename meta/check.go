@@ -79,13 +79,17 @@ func CompareUploads(a, b cairn.Upload) int {
 }
 
 // CheckUpdate returns an error wrapping cairn.ErrInvalid unless m is a
-// valid manifest for the same object version as prev.
+// valid manifest for the same object version as prev, with its Object
+// Lock (cairn.SameLock).
 func CheckUpdate(m, prev *cairn.Manifest) error {
 	if err := CheckManifest(m); err != nil {
 		return err
 	}
 	if prev == nil || prev.Bucket != m.Bucket || prev.Key != m.Key || prev.Version != m.Version {
 		return fmt.Errorf("update %s/%s: %w: the previous manifest is of another object version", m.Bucket, m.Key, cairn.ErrInvalid)
+	}
+	if !cairn.SameLock(m, prev) {
+		return fmt.Errorf("update %s/%s: %w: an update cannot change the object lock (SetObjectLock does)", m.Bucket, m.Key, cairn.ErrInvalid)
 	}
 	return nil
 }

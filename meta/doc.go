@@ -30,7 +30,9 @@
 // reads its records a page at a time; EachRepairTask, AllRepairTasks and
 // RiskiestRepairTasks walk the repair queue. Listings of objects read
 // compact listing records (cairn.ObjectInfo, ListObjects), never
-// manifests; ManifestPart and UpdatePart read and update one part of a
+// manifests; UploadKeyPage pages uploads by key (S3
+// ListMultipartUploads) and returns their summaries (UploadSummary);
+// ManifestPart and UpdatePart read and update one part of a
 // multipart object.
 //
 // Versions (versions.go, docs/design/versioning.md): in a bucket whose

@@ -117,7 +117,8 @@ type Store interface {
 	// DeleteManifest deletes the object's manifest if its version is
 	// version ("" = whatever it is), queues its files for cleanup
 	// (cairn.CleanupDelete) and returns the deleted manifest; ErrNotFound
-	// if there is none, ErrConflict if the version differs. In a
+	// if there is none, ErrConflict if the version differs, ErrLocked if
+	// its Object Lock forbids the delete (as DeleteVersion). In a
 	// versioned bucket the next version, if an object, becomes current
 	// (as DeleteVersion of the current version).
 	DeleteManifest(ctx context.Context, bucket, key, version string) (*cairn.Manifest, error)
@@ -128,7 +129,8 @@ type Store interface {
 	// prev must name the same bucket, key and version, and m must pass
 	// (*cairn.Manifest).Validate (ErrInvalid). The files of prev that m
 	// does not name (cairn.Superseded) are queued for cleanup
-	// (cairn.CleanupRepair).
+	// (cairn.CleanupRepair). m must keep prev's Object Lock
+	// (cairn.SameLock; ErrInvalid): SetObjectLock changes it.
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
 	// ManifestPart returns the manifest of a multipart object with only
 	// part n in Parts (a partial manifest: every other field is the
@@ -145,6 +147,20 @@ type Store interface {
 	// version and size. The files of prev that p does not name are queued
 	// for cleanup (cairn.CleanupRepair).
 	UpdatePart(ctx context.Context, bucket, key, version string, p, prev cairn.Part) error
+	// UpdateUploadPart replaces part p.Number of the upload id in
+	// progress with p if the stored part is exactly prev
+	// (compare-and-swap on the part: a repair of the stripe of an
+	// upload's part, docs/design/repair.md), and changes the upload's
+	// stamp (see Parts), so that a CompleteUpload that read the parts
+	// before conflicts instead of committing the shards' old places.
+	// Storing what is already stored succeeds (a retried update).
+	// ErrNotFound if the upload or its part p.Number does not exist
+	// (aborted, completed), ErrConflict if the part is not prev (uploaded
+	// again, or moved by another repair), ErrInvalid unless p passes
+	// (*cairn.Part).Validate and has prev's number, version and size. The
+	// files of prev that p does not name are queued for cleanup
+	// (cairn.CleanupRepair).
+	UpdateUploadPart(ctx context.Context, bucket, id string, p, prev cairn.Part) error
 	// ListManifests returns up to limit manifests of a bucket whose keys
 	// start with prefix and sort strictly after startAfter, in key order
 	// (byte-wise), and whether more follow. A page holds at most MaxPage
@@ -196,6 +212,21 @@ type Store interface {
 	// upload of the previous page; "" starts at the first.
 	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
 	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
+	// UploadKeyPage returns up to limit uploads in progress of a bucket
+	// whose keys start with prefix, in key order (byte-wise) and, within a
+	// key, by creation time then ID (CompareUploads), that come after the
+	// position (keyMarker, idMarker), and whether more follow: S3
+	// ListMultipartUploads in bounded replies, read from a key-ordered
+	// index (docs/design/meta.md, "Uploads by key"). With idMarker "" the
+	// page starts with the uploads of the first key after keyMarker ("":
+	// from the first key); else with the upload of keyMarker after upload
+	// idMarker — or, if that upload no longer exists or is of another key,
+	// with keyMarker's first upload (a page may repeat an upload, it never
+	// skips one). The uploads carry only their fields that never change:
+	// Bucket, Key, ID, Created, Policy, ChecksumAlgorithm and ChecksumType
+	// (Upload reads the rest). ErrNotFound if the bucket does not exist,
+	// ErrInvalid unless 1 ≤ limit ≤ MaxPage.
+	UploadKeyPage(ctx context.Context, bucket, prefix, keyMarker, idMarker string, limit int) ([]cairn.Upload, bool, error)
 	// UpdateUploadEncryption replaces the encryption record of an upload
 	// in progress with e if the stored one is exactly prev
 	// (compare-and-swap: the reseal of its data key under another master
@@ -272,8 +303,34 @@ type Store interface {
 	// next version becomes latest: an object moves back to current. A
 	// bucket never versioned has only null versions: this is then
 	// DeleteManifest. ErrNotFound if there is no such version,
-	// ErrInvalid for a malformed id.
+	// ErrInvalid for a malformed id, ErrLocked if the version's Object
+	// Lock forbids its removal at the store's clock
+	// ((*cairn.Manifest).CheckDelete, checked atomically with the
+	// delete): no caller — gateway, lifecycle, repair, tools — removes a
+	// locked version.
 	DeleteVersion(ctx context.Context, bucket, key, id string) (cairn.ObjectVersion, error)
+	// SetBucketObjectLock enables Object Lock on a bucket, or replaces
+	// its default retention (cairn.Bucket.ObjectLock;
+	// docs/design/objectlock.md). ErrNotFound if the bucket does not
+	// exist, ErrInvalid if l fails its Check or the bucket's versioning is
+	// not Enabled (checked atomically with the write). Object Lock is
+	// never disabled: afterwards SetBucketVersioning refuses Suspended
+	// (ErrInvalid).
+	SetBucketObjectLock(ctx context.Context, name string, l cairn.ObjectLock) error
+	// SetObjectLock applies c (cairn.LockChange.Apply, judged at the
+	// store's clock) to the retention and legal hold of a version of key
+	// (id as ObjectVersion: "" the latest, the null version or an
+	// internal version), atomically with the version's record, and
+	// returns the version as stored afterwards (Manifest whole).
+	// ErrNotFound if there is no such version, ErrInvalid if the bucket
+	// has no Object Lock, the version is a delete marker, or c's
+	// retention is malformed, ErrLocked if the version's retention in
+	// force forbids the change.
+	SetObjectLock(ctx context.Context, bucket, key, id string, c cairn.LockChange) (cairn.ObjectVersion, error)
+	// DeleteVersionBypass is DeleteVersion for a requester who may bypass
+	// governance: a GOVERNANCE retention in force does not refuse it (a
+	// COMPLIANCE one and a legal hold do: ErrLocked).
+	DeleteVersionBypass(ctx context.Context, bucket, key, id string) (cairn.ObjectVersion, error)
 	// ListVersions returns up to limit versions (objects and delete
 	// markers) of the bucket's keys that start with prefix, in key order
 	// and newest first within a key (the current object first, then the

@@ -61,6 +61,13 @@ func EachUpload(ctx context.Context, s UploadPager, bucket string, f func(cairn.
 		UploadPosition, f)
 }
 
+// UploadSummary returns the fields of u that UploadKeyPage returns: those
+// that never change over the upload's life.
+func UploadSummary(u cairn.Upload) cairn.Upload {
+	return cairn.Upload{Bucket: u.Bucket, Key: u.Key, ID: u.ID, Created: u.Created, Policy: u.Policy,
+		ChecksumAlgorithm: u.ChecksumAlgorithm, ChecksumType: u.ChecksumType}
+}
+
 // PartPager is the part of a Store that pages an upload's parts.
 type PartPager interface {
 	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)

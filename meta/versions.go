@@ -2,6 +2,7 @@ package meta
 
 import (
 	"fmt"
+	"time"
 
 	"cairn"
 )
@@ -83,4 +84,46 @@ func VersionsAfter(key, v string, current bool, keyMarker, afterVersion, curAtMa
 		return false
 	}
 	return v > afterVersion
+}
+
+// CheckObjectLock checks a bucket's Object Lock configuration for
+// SetBucketObjectLock, given the bucket's versioning status: l must pass
+// its Check and versioning must be Enabled.
+func CheckObjectLock(name string, l cairn.ObjectLock, versioning string) error {
+	if err := l.Check(); err != nil {
+		return fmt.Errorf("object lock of bucket %s: %w", name, err)
+	}
+	if versioning != cairn.VersioningEnabled {
+		return fmt.Errorf("object lock of bucket %s: %w: versioning is %q, not Enabled", name, cairn.ErrInvalid, versioning)
+	}
+	return nil
+}
+
+// CheckVersioningChange checks SetBucketVersioning's status against the
+// bucket b it changes: a bucket with Object Lock stays Enabled.
+func CheckVersioningChange(b cairn.Bucket, status string) error {
+	if b.ObjectLock != nil && status != cairn.VersioningEnabled {
+		return fmt.Errorf("set versioning of bucket %s: %w: Object Lock is enabled, so versioning stays Enabled", b.Name, cairn.ErrInvalid)
+	}
+	return nil
+}
+
+// LockVersion applies c at now to the object version v (as found by
+// ObjectVersion, Manifest whole) of a bucket whose Object Lock is lock
+// (nil: none), and returns the manifest to store in its place: the
+// decision of SetObjectLock, for both stores.
+func LockVersion(op string, lock *cairn.ObjectLock, v cairn.ObjectVersion, c cairn.LockChange, now time.Time) (*cairn.Manifest, error) {
+	switch {
+	case lock == nil:
+		return nil, fmt.Errorf("%s: %w: the bucket has no Object Lock", op, cairn.ErrInvalid)
+	case v.Marker || v.Manifest == nil:
+		return nil, fmt.Errorf("%s: %w: a delete marker has no Object Lock", op, cairn.ErrInvalid)
+	}
+	r, hold, err := c.Apply(v.Manifest.Retention, v.Manifest.LegalHold, now)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	m := *v.Manifest
+	m.Retention, m.LegalHold = r, hold
+	return &m, nil
 }

@@ -40,6 +40,9 @@ type Client struct {
 	// unreachable, if set, hears of every call that could not connect
 	// to the address resolve gave (WithUnreachable).
 	unreachable func(disk cairn.DiskID, addr string)
+	// local, if set, serves reads of its disks in this process
+	// (WithLocal).
+	local *Handler
 }
 
 // Resolver finds the address of a disk's node: "host:port", or a base
@@ -321,6 +324,11 @@ func (c *Client) PutShardIdentified(ctx context.Context, disk cairn.DiskID, name
 	if err := cairn.ValidateShardName(name); err != nil {
 		return wire.ShardInfo{}, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: err}
 	}
+	if c.local != nil {
+		if info, ok, err := c.local.localPut(ctx, disk, name, ident, r); ok {
+			return info, err
+		}
+	}
 	addr, err := c.resolveDisk(ctx, "put", disk, name)
 	if err != nil {
 		return wire.ShardInfo{}, err
@@ -381,6 +389,11 @@ func (c *Client) putShardAt(ctx context.Context, addr string, disk cairn.DiskID,
 func (c *Client) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
 	if err := cairn.ValidateShardName(name); err != nil {
 		return nil, &wire.Error{Op: "get", Disk: disk, Shard: name, Err: err}
+	}
+	if c.local != nil && off >= 0 {
+		if rc, ok, err := c.local.localGet(ctx, disk, name, off, n); ok {
+			return rc, err
+		}
 	}
 	addr, err := c.resolveDisk(ctx, "get", disk, name)
 	if err != nil {

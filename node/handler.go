@@ -303,7 +303,9 @@ type bodyReader struct {
 func (r *bodyReader) Size() int64 { return r.size }
 
 func (r *bodyReader) Read(p []byte) (int, error) {
-	r.c.read()
+	if r.c.rc != nil { // nil: a write in process (localPut), no connection
+		r.c.read()
+	}
 	n, err := r.r.Read(p)
 	if r.left -= int64(n); r.left < 0 {
 		return n, fmt.Errorf("%w: %w: the body is longer than %d bytes", cairn.ErrInvalid, errTooLarge, r.max)

@@ -36,9 +36,12 @@ func (r *Repairer) commit(ctx context.Context, t *cairn.RepairTask, m *cairn.Man
 		idents[j] = infos[j].Ident
 	}
 	next := decide.WithShards(m, t.Part, shards, targets, idents)
-	if t.Part > 0 && len(m.Parts) == 1 { // a part alone (Repairer.manifest)
+	switch {
+	case m.IsOpenPart(): // a part of an upload in progress (OpenPart)
+		err = r.store.UpdateUploadPart(ctx, m.Bucket, m.Upload, next.Parts[0], m.Parts[0])
+	case t.Part > 0 && len(m.Parts) == 1: // a part alone (Repairer.manifest)
 		err = r.store.UpdatePart(ctx, m.Bucket, m.Key, m.Version, next.Parts[0], m.Parts[0])
-	} else {
+	default:
 		err = r.store.UpdateManifest(ctx, next, m)
 	}
 	if err != nil {

@@ -7,7 +7,9 @@
 // # Vocabulary
 //
 //   - stripe: the shard set of an object, or of one part of a multipart
-//     object. Shard i is one file (cairn.ShardName(version, i)) on one disk;
+//     object, or of one part of a multipart upload in progress (the task
+//     names the upload: RepairTask.Upload; docs/design/repair.md, "Parts
+//     of uploads in progress"). Shard i is one file (cairn.ShardName(version, i)) on one disk;
 //     the codes are bytewise linear, so a shard file is rebuilt as a whole
 //     from whole helper files, slice by slice.
 //   - lost shard: a shard whose disk is down or out (the director or the
@@ -61,8 +63,13 @@
 // A rebuilt shard is accepted only if its size and CRC-32C equal what the
 // manifest recorded when the object was written; only then is the
 // manifest updated, and only if it is still exactly the one the task
-// read (meta.Store.UpdateManifest). An object overwritten or deleted
-// meanwhile drops the task and queues the rebuilt files for deletion. A
+// read (meta.Store.UpdateManifest; for an upload's part,
+// meta.Store.UpdateUploadPart, which also changes the upload's stamp so a
+// completion reads the parts again). An object overwritten or deleted, or
+// a part uploaded again, meanwhile drops the task and queues the rebuilt
+// files for deletion; an upload aborted or completed drops it and leaves
+// them to the orphan collector (the completed object's own task may
+// rebuild the very same files). A
 // helper found missing or corrupt during a repair becomes lost too, and
 // the stripe is re-planned without it.
 //

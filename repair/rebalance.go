@@ -114,6 +114,13 @@ func (r *Repairer) Rebalance(ctx context.Context, now time.Time) (int, error) {
 		if b.Full() {
 			return errPlanned
 		}
+		if m.IsOpenPart() {
+			// An upload in progress is left where it is: moving its
+			// parts would only make its completion read them again
+			// (meta.Store.UpdateUploadPart changes its stamp), and it
+			// ends soon.
+			return nil
+		}
 		code, err := r.code(m.LayoutCode())
 		if err != nil {
 			return nil // an unknown policy: not moved

@@ -52,10 +52,15 @@ type Store interface {
 	// rebuilt files of a dropped task (UpdateManifest queues those a
 	// repair supersedes).
 	PutCleanup(ctx context.Context, c cairn.Cleanup) error
-	// UploadPage and PartPage: the census counts the shards of
-	// multipart uploads in progress too.
+	// UploadPage and PartPage: the parts of multipart uploads in
+	// progress are stripes to repair too, and the census counts their
+	// shards; Upload and PartPage read one task's part, and
+	// UpdateUploadPart moves its rebuilt shards into the part's record
+	// (docs/design/repair.md, "Parts of uploads in progress").
 	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
 	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
+	Upload(ctx context.Context, bucket, id string) (cairn.Upload, error)
+	UpdateUploadPart(ctx context.Context, bucket, id string, p, prev cairn.Part) error
 	// Damages, PutDamage and DeleteDamage: Scan turns the damage that
 	// scrub and reads found into tasks (docs/design/scrub.md).
 	Damages(ctx context.Context, after string, limit int) ([]cairn.Damage, bool, error)

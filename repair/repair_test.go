@@ -41,15 +41,21 @@ type fakeExec struct {
 	vanish  bool                  // the next target written to vanishes (guarded by mu)
 	gone    map[cairn.DiskID]bool // disks whose directory vanished: writes answer not_found (guarded by mu)
 	wrong   atomic.Bool           // rebuild wrong bytes (a node that computes badly)
+	onRun   func()                // called once by the next repair call, before it reads a helper (guarded by mu)
 }
 
 func (f *fakeExec) run(spec wire.RepairSpec) ([]wire.ShardInfo, error) {
 	f.mu.Lock()
 	err := f.fail
 	f.fail = nil
+	hook := f.onRun
+	f.onRun = nil
 	f.mu.Unlock()
 	if err != nil {
 		return nil, err
+	}
+	if hook != nil {
+		hook()
 	}
 	out := make([][]byte, len(spec.Store))
 	for j := range out {
@@ -127,7 +133,7 @@ func (f *fakeExec) DeleteShard(ctx context.Context, disk cairn.DiskID, name stri
 }
 
 type env struct {
-	meta  *mem.Store
+	meta  meta.Store
 	files *clienttest.MemShards
 	c     *client.Client
 	exec  *fakeExec
@@ -143,8 +149,14 @@ func newEnv(t *testing.T, nodes int, policy string, objects int) *env {
 // newEnvDisks is newEnv with disks disks on each node.
 func newEnvDisks(t *testing.T, nodes, disks int, policy string, objects int) *env {
 	t.Helper()
+	return newEnvStore(t, mem.New(), nodes, disks, policy, objects)
+}
+
+// newEnvStore is newEnvDisks on store (meta/mem or meta/etcd).
+func newEnvStore(t *testing.T, store meta.Store, nodes, disks int, policy string, objects int) *env {
+	t.Helper()
 	ctx := context.Background()
-	e := &env{meta: mem.New(), files: clienttest.NewMemShards(), data: map[string][]byte{}}
+	e := &env{meta: store, files: clienttest.NewMemShards(), data: map[string][]byte{}}
 	for n := 1; n <= nodes; n++ {
 		id := cairn.NodeID(fmt.Sprintf("n%d", n))
 		if err := e.meta.PutNode(ctx, cairn.Node{ID: id, Addr: "addr-" + string(id)}); err != nil {
@@ -268,20 +280,11 @@ func (e *env) check(t *testing.T) {
 			}
 		}
 		e.files.Set(func() { e.files.FailGet = fail })
-		_, rc, err := e.c.Get(ctx, "bkt", key, 0, -1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		_, err = buf.ReadFrom(rc)
-		rc.Close()
-		if err != nil || !bytes.Equal(buf.Bytes(), want) {
-			t.Fatalf("%s: read back %d bytes (%v), differing", key, buf.Len(), err)
-		}
+		e.readBack(t, key, want)
 	}
 }
 
-func drain(t *testing.T, r *Repairer, store *mem.Store) {
+func drain(t *testing.T, r *Repairer, store meta.Store) {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Unix(1000, 0)

@@ -86,7 +86,7 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	refs := map[cairn.DiskID]int{}
 	added := 0
 	err = r.walk(ctx, refs, func(m *cairn.Manifest, st decide.Stripe) error {
-		id := cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.Part)
+		id := decide.TaskID(m, st)
 		_, queued := have[id]
 		bad := damage.match(st, id, queued)
 		if t, ok := have[id]; ok {
@@ -142,13 +142,32 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	return added, nil
 }
 
-// walk calls f for every stripe of every committed manifest, and counts
-// into refs the shards each disk holds for them and for the parts of
-// multipart uploads in progress. A stripe's shard counts for the disk the
-// manifest places it on. Coded blocks (lt objects) are not counted:
-// nothing rebuilds them, and a read tolerates a missing one.
+// walk calls f for every stripe of every committed manifest and of every
+// part of the multipart uploads in progress (with the manifest
+// cairn.Upload.OpenPart makes of the part), and counts into refs the
+// shards each disk holds for them. A stripe's shard counts for the disk
+// the manifest or the part places it on. Coded blocks (lt objects) are
+// not counted: nothing rebuilds them, and a read tolerates a missing one.
+// Every listing is paged: the uploads and each upload's parts are read
+// meta.MaxPage at a time.
 func (r *Repairer) walk(ctx context.Context, refs map[cairn.DiskID]int, f func(*cairn.Manifest, decide.Stripe) error) error {
-	err := meta.EachBucket(ctx, r.store, func(b cairn.Bucket) error {
+	// The uploads first: CompleteUpload moves parts from an upload to its
+	// object atomically, so an upload completed after its parts were
+	// walked has its object walked too, and none completed before is
+	// missed — the census never misses a part that moves meanwhile.
+	err := meta.EachUpload(ctx, r.store, "", func(u cairn.Upload) error {
+		err := meta.EachPart(ctx, r.store, u.Bucket, u.ID, func(p cairn.Part) error {
+			return walkStripes(u.OpenPart(p), refs, f)
+		})
+		if errors.Is(err, cairn.ErrNotFound) {
+			return nil // completed or aborted meanwhile
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return meta.EachBucket(ctx, r.store, func(b cairn.Bucket) error {
 		after := ""
 		for {
 			ms, more, err := r.store.ListManifests(ctx, b.Name, "", after, 1000)
@@ -184,21 +203,6 @@ func (r *Repairer) walk(ctx context.Context, refs map[cairn.DiskID]int, f func(*
 				return nil
 			}
 		}
-	})
-	if err != nil {
-		return err
-	}
-	return meta.EachUpload(ctx, r.store, "", func(u cairn.Upload) error {
-		err := meta.EachPart(ctx, r.store, u.Bucket, u.ID, func(p cairn.Part) error {
-			for _, s := range p.Shards {
-				refs[s.Disk]++
-			}
-			return nil
-		})
-		if errors.Is(err, cairn.ErrNotFound) {
-			return nil // completed or aborted meanwhile
-		}
-		return err
 	})
 }
 

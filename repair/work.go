@@ -144,6 +144,17 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 	var res result
 	for range 4 { // re-plans after a bad helper, a bounded number of times
 		m, err := r.manifest(ctx, t)
+		if t.Upload != "" && errors.Is(err, errUploadGone) {
+			// Aborted, or completed: the rebuilt files are left to the
+			// orphan collector, for the object a completion committed
+			// may name the very same files once its own task rebuilds
+			// them (docs/design/repair.md, "Parts of uploads in
+			// progress").
+			res.dropped = true
+			r.cfg.Logger.Info("repair: upload ended meanwhile; task dropped", "task", t.ID, "bucket", t.Bucket, "key", t.Key,
+				"upload", t.Upload, "part", t.Part)
+			return res, nil
+		}
 		if errors.Is(err, cairn.ErrNotFound) || err == nil && m.Version != t.Version {
 			res.dropped = true
 			r.deleteTargets(ctx, t)
@@ -153,6 +164,14 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 			return res, err
 		}
 		st, ok := decide.FindStripe(m, t.Part)
+		if ok && t.Upload != "" && st.Version != t.Stripe {
+			// The part was uploaded again: the stripe the task was made
+			// for is gone for good (the upload's completion can name
+			// only the new one), and so are its rebuilt files.
+			res.dropped = true
+			r.deleteTargets(ctx, t)
+			return res, nil
+		}
 		if !ok {
 			res.dropped = true
 			return res, nil
@@ -242,6 +261,9 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 // the current manifest is returned, whose version tells the task it is
 // stale.
 func (r *Repairer) manifest(ctx context.Context, t *cairn.RepairTask) (*cairn.Manifest, error) {
+	if t.Upload != "" {
+		return OpenPart(ctx, r.store, t)
+	}
 	var m *cairn.Manifest
 	var err error
 	if t.Part == 0 {
@@ -267,6 +289,41 @@ func (r *Repairer) manifest(ctx context.Context, t *cairn.RepairTask) (*cairn.Ma
 		}
 	}
 	return m, err
+}
+
+// errUploadGone: the upload of a task's part in progress is no longer in
+// progress (aborted or completed).
+var errUploadGone = fmt.Errorf("upload ended: %w", cairn.ErrNotFound)
+
+// UploadPartReader is the part of the metadata store OpenPart reads;
+// meta.Store satisfies it.
+type UploadPartReader interface {
+	Upload(ctx context.Context, bucket, id string) (cairn.Upload, error)
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
+}
+
+// OpenPart reads what the task t of a part of an upload in progress
+// (t.Upload set) decides on: the part, as cairn.Upload.OpenPart shows it,
+// read alone (PartPage of one part), whatever its version (a part
+// uploaded again is not t's stripe: compare its version with t.Stripe).
+// An error wrapping cairn.ErrNotFound if the upload (or the part) is gone:
+// aborted or completed.
+func OpenPart(ctx context.Context, s UploadPartReader, t *cairn.RepairTask) (*cairn.Manifest, error) {
+	u, err := s.Upload(ctx, t.Bucket, t.Upload)
+	if errors.Is(err, cairn.ErrNotFound) || err == nil && u.Key != t.Key {
+		return nil, errUploadGone
+	}
+	if err != nil {
+		return nil, err
+	}
+	ps, _, err := s.PartPage(ctx, t.Bucket, t.Upload, t.Part-1, 1)
+	if errors.Is(err, cairn.ErrNotFound) || err == nil && (len(ps) == 0 || ps[0].Number != t.Part) {
+		return nil, errUploadGone
+	}
+	if err != nil {
+		return nil, err
+	}
+	return u.OpenPart(ps[0]), nil
 }
 
 // validStored checks the stored manifest m read for a task's stripe

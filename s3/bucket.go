@@ -1,10 +1,14 @@
 package s3
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/xml"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"cairn"
@@ -25,16 +29,25 @@ type owner struct {
 }
 
 type listAllMyBucketsResult struct {
-	XMLName xml.Name      `xml:"ListAllMyBucketsResult"`
-	NS      string        `xml:"xmlns,attr"`
-	Owner   owner         `xml:"Owner"`
-	Buckets []bucketEntry `xml:"Buckets>Bucket"`
+	XMLName           xml.Name      `xml:"ListAllMyBucketsResult"`
+	NS                string        `xml:"xmlns,attr"`
+	Owner             owner         `xml:"Owner"`
+	Buckets           []bucketEntry `xml:"Buckets>Bucket"`
+	ContinuationToken string        `xml:"ContinuationToken,omitempty"`
+	Prefix            string        `xml:"Prefix,omitempty"`
 }
 
 type bucketEntry struct {
 	Name         string `xml:"Name"`
 	CreationDate string `xml:"CreationDate"`
+	BucketRegion string `xml:"BucketRegion"`
 }
+
+// maxBuckets is the most buckets a ListBuckets page returns, its
+// max-buckets when the request sets none, and the most bucket records one
+// request reads (so a user who owns few of very many buckets gets pages
+// that may be short, each with a continuation token, as S3 allows).
+const maxBuckets = 10000
 
 type createBucketConfiguration struct {
 	XMLName            xml.Name `xml:"CreateBucketConfiguration"`
@@ -49,18 +62,86 @@ type locationConstraint struct {
 
 func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
+// listBuckets serves ListBuckets: the buckets the identity owns (root:
+// all), in name order, paged by max-buckets (1 to maxBuckets; default
+// maxBuckets) and continuation-token, under prefix; bucket-region
+// filters by the one region the gateway serves. It reads the store a page
+// at a time (bucketsPage), never the whole bucket list.
 func (h *Handler) listBuckets(q *request) error {
-	bs, err := h.cfg.Meta.Buckets(q.r.Context())
+	query := q.r.URL.Query()
+	limit := maxBuckets
+	if v := query.Get("max-buckets"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxBuckets {
+			return fmt.Errorf("%w: max-buckets %q (1 to %d)", ErrInvalidArgument, v, maxBuckets)
+		}
+		limit = n
+	}
+	prefix, after := query.Get("prefix"), ""
+	if tok := query.Get("continuation-token"); tok != "" {
+		b, err := base64.RawURLEncoding.DecodeString(tok)
+		if err != nil {
+			return fmt.Errorf("%w: continuation-token", ErrInvalidArgument)
+		}
+		after = string(b)
+	}
+	out := listAllMyBucketsResult{NS: s3NS, Owner: owner{ID: q.auth.id.Name, DisplayName: q.auth.id.Name}, Buckets: []bucketEntry{}, Prefix: prefix}
+	if r := query.Get("bucket-region"); r != "" && r != h.cfg.Region {
+		return h.writeXML(q, http.StatusOK, out) // every bucket is in the gateway's region
+	}
+	bs, next, err := bucketsPage(q.r.Context(), h.cfg.Meta, prefix, after, limit, func(b cairn.Bucket) bool {
+		return q.auth.id.Root || b.Owner == q.auth.id.Name
+	})
 	if err != nil {
 		return err
 	}
-	out := listAllMyBucketsResult{NS: s3NS, Owner: owner{ID: q.auth.id.Name, DisplayName: q.auth.id.Name}, Buckets: []bucketEntry{}}
 	for _, b := range bs {
-		if q.auth.id.Root || b.Owner == q.auth.id.Name {
-			out.Buckets = append(out.Buckets, bucketEntry{Name: b.Name, CreationDate: isoTime(b.Created)})
-		}
+		out.Buckets = append(out.Buckets, bucketEntry{Name: b.Name, CreationDate: isoTime(b.Created), BucketRegion: h.cfg.Region})
+	}
+	if next != "" {
+		out.ContinuationToken = base64.RawURLEncoding.EncodeToString([]byte(next))
 	}
 	return h.writeXML(q, http.StatusOK, out)
+}
+
+// bucketsPage returns up to limit buckets whose names start with prefix,
+// sort after after and that visible keeps, in name order, reading the
+// store a page (BucketPage) at a time and at most maxBuckets records, and
+// the name to continue after ("" if no bucket under prefix follows).
+// Bucket names hold no byte 0xff, so the names after prefix's predecessor
+// (its last byte lowered, then 0xff) are those from prefix on.
+func bucketsPage(ctx context.Context, m Meta, prefix, after string, limit int, visible func(cairn.Bucket) bool) ([]cairn.Bucket, string, error) {
+	if n := len(prefix); n > 0 && prefix[n-1] > 0 {
+		after = max(after, prefix[:n-1]+string(prefix[n-1]-1)+"\xff")
+	}
+	var out []cairn.Bucket
+	batch := min(limit+1, maxListKeys)
+	for read := 0; ; {
+		bs, more, err := m.BucketPage(ctx, after, batch)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, b := range bs {
+			if !strings.HasPrefix(b.Name, prefix) {
+				return out, "", nil // past the names under prefix
+			}
+			if visible(b) {
+				if len(out) == limit {
+					return out, after, nil
+				}
+				out = append(out, b)
+			}
+			after = b.Name
+		}
+		read += len(bs)
+		switch {
+		case !more || len(bs) == 0:
+			return out, "", nil
+		case read >= maxBuckets:
+			return out, after, nil // enough work for one request
+		}
+		batch = min(batch*4, maxListKeys)
+	}
 }
 
 func (h *Handler) createBucket(q *request) error {
@@ -80,7 +161,15 @@ func (h *Handler) createBucket(q *request) error {
 			return fmt.Errorf("%w: %q", ErrInvalidLocation, l)
 		}
 	}
-	err := h.cfg.Meta.CreateBucket(q.r.Context(), cairn.Bucket{Name: q.bucket, Policy: policy, Owner: q.auth.id.Name, Created: h.cfg.Now().UTC()})
+	nb := cairn.Bucket{Name: q.bucket, Policy: policy, Owner: q.auth.id.Name, Created: h.cfg.Now().UTC()}
+	switch v := strings.ToLower(strings.TrimSpace(q.r.Header.Get(lockEnabledHeader))); v {
+	case "", "false":
+	case "true": // Object Lock turns versioning on for good
+		nb.ObjectLock, nb.Versioning = &cairn.ObjectLock{}, cairn.VersioningEnabled
+	default:
+		return fmt.Errorf("%w: x-amz-bucket-object-lock-enabled %q", ErrInvalidArgument, v)
+	}
+	err := h.cfg.Meta.CreateBucket(q.r.Context(), nb)
 	if errors.Is(err, cairn.ErrExists) {
 		if b, berr := h.cfg.Meta.Bucket(q.r.Context(), q.bucket); berr == nil && b.Owner != q.auth.id.Name && !q.auth.id.Root {
 			return ErrBucketAlreadyExists

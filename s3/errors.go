@@ -137,6 +137,8 @@ func apiError(err error) *Error {
 		return ErrNoSuchKey
 	case errors.Is(err, cairn.ErrBucketNotEmpty):
 		return ErrBucketNotEmpty
+	case errors.Is(err, cairn.ErrLocked): // Object Lock, the store's refusal
+		return ErrObjectLocked
 	case errors.Is(err, cairn.ErrConflict):
 		return ErrOperationAborted
 	case errors.Is(err, cairn.ErrInvalid):

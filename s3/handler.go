@@ -54,7 +54,6 @@ type Objects interface {
 	Upload(ctx context.Context, bucket, key, id string) (cairn.Upload, error)
 	AbortUpload(ctx context.Context, bucket, key, id string) error
 	ListPartsPage(ctx context.Context, bucket, key, id string, after, limit int) (cairn.Upload, []cairn.Part, bool, error)
-	ListUploads(ctx context.Context, bucket string) ([]cairn.Upload, error)
 }
 
 var _ Objects = (*client.Client)(nil)
@@ -64,7 +63,8 @@ var _ Objects = (*client.Client)(nil)
 type Meta interface {
 	CreateBucket(ctx context.Context, b cairn.Bucket) error
 	Bucket(ctx context.Context, name string) (cairn.Bucket, error)
-	Buckets(ctx context.Context) ([]cairn.Bucket, error)
+	// BucketPage pages the buckets (limit 1 to meta.MaxPage): ListBuckets.
+	BucketPage(ctx context.Context, after string, limit int) ([]cairn.Bucket, bool, error)
 	DeleteBucket(ctx context.Context, name string) error
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
 	SetBucketTags(ctx context.Context, name string, tags map[string]string) error
@@ -76,7 +76,11 @@ type Meta interface {
 	// ListObjects pages the listing records of a bucket (limit 1 to
 	// meta.MaxPage): listings never read manifests.
 	ListObjects(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]cairn.ObjectInfo, bool, error)
+	// UploadKeyPage pages the uploads in progress of a bucket by key
+	// (ListMultipartUploads; limit 1 to meta.MaxPage).
+	UploadKeyPage(ctx context.Context, bucket, prefix, keyMarker, idMarker string, limit int) ([]cairn.Upload, bool, error)
 	Versions
+	Locks
 }
 
 // Config configures a Handler. Validate fills the defaults.
@@ -240,9 +244,9 @@ func New(cfg Config) (*Handler, error) {
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
 	"accelerate", "acl", "analytics", "intelligent-tiering",
-	"inventory", "legal-hold", "logging", "metrics", "notification", "object-lock",
+	"inventory", "logging", "metrics", "notification",
 	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
-	"requestPayment", "restore", "retention", "select", "torrent", "website",
+	"requestPayment", "restore", "select", "torrent", "website",
 }
 
 // request is one authenticated request being served.

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"context"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -80,12 +81,16 @@ func (h *Handler) createUpload(q *request) error {
 	if err != nil {
 		return err
 	}
+	lock, err := h.putLock(q, false)
+	if err != nil {
+		return err
+	}
 	if _, err := h.readSmallBody(q); err != nil { // normally empty; checks the signature's payload hash
 		return err
 	}
 	u, err := h.cfg.Objects.CreateUpload(q.r.Context(), q.bucket, q.key, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now, SSE: sse,
-		Tags: tags, ChecksumAlgorithm: alg, ChecksumType: typ,
+		Tags: tags, ChecksumAlgorithm: alg, ChecksumType: typ, Retention: lock.retention, LegalHold: lock.hold,
 	})
 	if err != nil {
 		return h.uploadErr(q, err)
@@ -363,6 +368,7 @@ type listUploadsResult struct {
 	NextUploadIDMarker string         `xml:"NextUploadIdMarker,omitempty"`
 	Prefix             string         `xml:"Prefix"`
 	Delimiter          string         `xml:"Delimiter,omitempty"`
+	EncodingType       string         `xml:"EncodingType,omitempty"`
 	MaxUploads         int            `xml:"MaxUploads"`
 	IsTruncated        bool           `xml:"IsTruncated"`
 	Uploads            []uploadEntry  `xml:"Upload"`
@@ -374,69 +380,128 @@ type uploadEntry struct {
 	UploadID     string `xml:"UploadId"`
 	Initiated    string `xml:"Initiated"`
 	StorageClass string `xml:"StorageClass"`
+	// ChecksumAlgorithm and ChecksumType: the upload's checksum, if any.
+	ChecksumAlgorithm string `xml:"ChecksumAlgorithm,omitempty"`
+	ChecksumType      string `xml:"ChecksumType,omitempty"`
 }
 
 // listUploads serves ListMultipartUploads: prefix, delimiter (keys
 // rolled into common prefixes, as ListObjects), key-marker,
-// upload-id-marker and max-uploads.
+// upload-id-marker, max-uploads and encoding-type, in key order and, within a key, by
+// initiation time. It reads the store's key-ordered index a page at a time
+// (meta.Store.UploadKeyPage), never every upload of the bucket.
 func (h *Handler) listUploads(q *request) error {
 	if _, err := h.bucket(q, q.bucket); err != nil {
 		return err
 	}
 	query := q.r.URL.Query()
 	delim := query.Get("delimiter")
-	maxUploads, err := intParam(q, "max-uploads", 1000)
+	maxUploads, err := intParam(q, "max-uploads", maxListKeys)
 	if err != nil {
 		return err
 	}
-	maxUploads = min(maxUploads, 1000)
+	maxUploads = min(maxUploads, maxListKeys)
 	prefix, keyMarker, idMarker := query.Get("prefix"), query.Get("key-marker"), query.Get("upload-id-marker")
-	us, err := h.cfg.Objects.ListUploads(q.r.Context(), q.bucket)
+	l := listQuery{enc: query.Get("encoding-type")}
+	if l.enc != "" && l.enc != "url" {
+		return fmt.Errorf("%w: encoding-type %q", ErrInvalidArgument, l.enc)
+	}
+	out := listUploadsResult{NS: s3NS, Bucket: q.bucket, KeyMarker: l.encode(keyMarker), UploadIDMarker: idMarker, Prefix: l.encode(prefix),
+		Delimiter: l.encode(delim), MaxUploads: maxUploads, EncodingType: l.enc}
+	p, err := listUploadsPage(q.r.Context(), h.cfg.Meta, q.bucket, prefix, delim, keyMarker, idMarker, maxUploads)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return withCause(ErrNoSuchBucket, err)
+	}
 	if err != nil {
 		return err
 	}
-	out := listUploadsResult{NS: s3NS, Bucket: q.bucket, KeyMarker: keyMarker, UploadIDMarker: idMarker, Prefix: prefix,
-		Delimiter: delim, MaxUploads: maxUploads}
-	passed := idMarker == "" // past the upload-id-marker within key-marker
-	for _, u := range us {
-		if !strings.HasPrefix(u.Key, prefix) || u.Key < keyMarker {
-			continue
-		}
-		if cp, ok := rollUp(u.Key, prefix, delim); ok {
-			// Every upload under a common prefix is rolled into it, listed
-			// once (and skipped after a key-marker that is that prefix).
-			if cp == keyMarker || (len(out.CommonPrefixes) > 0 && out.CommonPrefixes[len(out.CommonPrefixes)-1].Prefix == cp) {
-				continue
-			}
-			if len(out.Uploads)+len(out.CommonPrefixes) == maxUploads {
-				out.IsTruncated = true
-				break
-			}
-			out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: cp})
-			out.NextKeyMarker, out.NextUploadIDMarker = cp, ""
-			continue
-		}
-		if u.Key == keyMarker {
-			if idMarker == "" {
-				continue // key-marker alone: keys after it
-			}
-			if !passed {
-				passed = u.ID == idMarker
-				continue
-			}
-		}
-		if len(out.Uploads)+len(out.CommonPrefixes) == maxUploads {
-			out.IsTruncated = true
-			break
-		}
-		out.Uploads = append(out.Uploads, uploadEntry{Key: u.Key, UploadID: u.ID, Initiated: isoTime(u.Created),
-			StorageClass: h.storageClass(u.Policy)})
-		out.NextKeyMarker, out.NextUploadIDMarker = u.Key, u.ID
+	for _, u := range p.uploads {
+		out.Uploads = append(out.Uploads, uploadEntry{Key: l.encode(u.Key), UploadID: u.ID, Initiated: isoTime(u.Created),
+			StorageClass: h.storageClass(u.Policy), ChecksumAlgorithm: u.ChecksumAlgorithm, ChecksumType: uploadChecksumType(u)})
 	}
-	if !out.IsTruncated {
-		out.NextKeyMarker, out.NextUploadIDMarker = "", ""
+	for _, cp := range p.prefixes {
+		out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: l.encode(cp)})
+	}
+	if out.IsTruncated = p.truncated; p.truncated {
+		out.NextKeyMarker, out.NextUploadIDMarker = l.encode(p.nextKey), p.nextID
 	}
 	return h.writeXML(q, http.StatusOK, out)
+}
+
+// uploadChecksumType is the ChecksumType an upload lists: its own, or
+// COMPOSITE for an upload with an algorithm recorded before types were.
+func uploadChecksumType(u cairn.Upload) string {
+	if u.ChecksumAlgorithm != "" && u.ChecksumType == "" {
+		return cairn.ChecksumComposite
+	}
+	return u.ChecksumType
+}
+
+// uploadsPage is one page of ListMultipartUploads: uploads and common
+// prefixes (each in key order; together up to max-uploads), whether more
+// follow, and the position of the last entry.
+type uploadsPage struct {
+	uploads         []cairn.Upload
+	prefixes        []string
+	truncated       bool
+	nextKey, nextID string
+}
+
+// listUploadsPage lists up to max uploads and common prefixes of bucket
+// under prefix, rolled up at delim, after the position (keyMarker,
+// idMarker). A key-marker that is itself a common prefix (and no
+// upload-id-marker) skips every key under it: the previous page returned
+// that prefix. As list does, it reads small batches of the index while it
+// skips keys under a common prefix (cp+"\xff" sorts after all of them).
+func listUploadsPage(ctx context.Context, m Meta, bucket, prefix, delim, keyMarker, idMarker string, max int) (uploadsPage, error) {
+	var p uploadsPage
+	key, id := keyMarker, idMarker
+	if key == "" {
+		id = "" // S3 ignores upload-id-marker without key-marker
+	}
+	if cp, ok := rollUp(key, prefix, delim); ok && id == "" && cp == key {
+		key += "\xff"
+	}
+	batch := maxListKeys
+	if delim != "" {
+		batch = skipBatch
+	}
+	count, lastCP, skipping := 0, "", false
+	for {
+		us, more, err := m.UploadKeyPage(ctx, bucket, prefix, key, id, min(max-count+1, batch))
+		if err != nil {
+			return p, err
+		}
+		for _, u := range us {
+			skipping = false
+			cp, rolled := rollUp(u.Key, prefix, delim)
+			if rolled && cp == lastCP {
+				skipping = true
+				continue
+			}
+			if count == max {
+				p.truncated = true
+				return p, nil
+			}
+			count++
+			if rolled {
+				p.prefixes = append(p.prefixes, cp)
+				lastCP, p.nextKey, p.nextID, key, id = cp, cp, "", cp+"\xff", ""
+				skipping = true // its other uploads likely follow
+				continue
+			}
+			p.uploads = append(p.uploads, u)
+			p.nextKey, p.nextID, key, id = u.Key, u.ID, u.Key, u.ID
+		}
+		if !more || len(us) == 0 {
+			return p, nil
+		}
+		if skipping {
+			batch = skipBatch
+		} else {
+			batch = min(batch*4, maxListKeys)
+		}
+	}
 }
 
 // partSize is the content bytes of a part: its size, or the plaintext's
@@ -452,9 +517,10 @@ func partSize(u cairn.Upload, p cairn.Part) int64 {
 
 // rollUp returns the common prefix key rolls into under prefix and
 // delimiter delim: prefix and the rest of key up to and including the
-// first delim after prefix (false if delim is "" or not there).
+// first delim after prefix (false if delim is "", key does not start with
+// prefix or delim is not there).
 func rollUp(key, prefix, delim string) (string, bool) {
-	if delim == "" {
+	if delim == "" || !strings.HasPrefix(key, prefix) {
 		return "", false
 	}
 	i := strings.Index(key[len(prefix):], delim)

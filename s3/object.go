@@ -79,28 +79,21 @@ func requestMeta(hd http.Header) (map[string]string, error) {
 	return m, nil
 }
 
-// unsupportedPutHeaders ask for behaviour the gateway does not have yet;
-// silently ignoring them would break the client's expectations (lost
-// tags, an unlocked object), so they get NotImplemented. Headers that only
-// relax access (x-amz-acl) are ignored.
-var unsupportedPutHeaders = []string{
-	"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
-}
-
 // conditionHeaders are the conditional-write headers: honoured on
 // PutObject and CompleteMultipartUpload (writeCondition), refused where
 // the gateway does not check them (CopyObject's destination,
 // CreateMultipartUpload) rather than ignored.
 var conditionHeaders = []string{"If-Match", "If-None-Match"}
 
-// checkPutHeaders refuses the headers a write cannot honour; conditional
-// says whether this write honours conditionHeaders.
+// checkPutHeaders refuses the headers a write cannot honour (rather
+// than ignoring them, which would break the client's expectations);
+// conditional says whether this write honours conditionHeaders. Headers
+// that only relax access (x-amz-acl) are ignored.
 func checkPutHeaders(hd http.Header, conditional bool) error {
-	names := unsupportedPutHeaders
-	if !conditional {
-		names = append(slices.Clip(names), conditionHeaders...)
+	if conditional {
+		return nil
 	}
-	for _, name := range names {
+	for _, name := range conditionHeaders {
 		if hd.Get(name) != "" {
 			return fmt.Errorf("%w: header %s", ErrNotImplemented, name)
 		}
@@ -226,6 +219,10 @@ func (h *Handler) putObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	lock, err := h.putLock(q, true)
+	if err != nil {
+		return err
+	}
 	body, err := h.dataBody(q, size, h.cfg.MaxObjectSize)
 	if err != nil {
 		return err
@@ -233,6 +230,7 @@ func (h *Handler) putObject(q *request) error {
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, body, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Size: size,
 		Now: h.cfg.Now, SSE: sse, If: cond, Tags: tags, Checksum: q.checksumFunc(),
+		Retention: lock.retention, LegalHold: lock.hold,
 	})
 	if err != nil {
 		return h.writeErr(ctx, q.bucket, conditionErr(err))
@@ -540,6 +538,7 @@ func (h *Handler) getObject(q *request, head bool) error {
 		setObjectHeaders(q.w, m, q.r.URL.Query())
 		setSSEHeaders(q.w, m.Encryption, ck)
 		setTagCount(q.w, m)
+		setLockHeaders(q.w, m)
 		if checksumMode(q.r.Header) {
 			setChecksumHeaders(q.w, servedChecksum(m, pn, partial))
 		}
@@ -572,7 +571,11 @@ func (h *Handler) deleteObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	v, ok, err := h.deleteVersioned(ctx, b, q.key, q.r.URL.Query().Get("versionId"))
+	bypass, err := bypassGovernance(q, b)
+	if err != nil {
+		return err
+	}
+	v, ok, err := h.deleteVersioned(ctx, b, q.key, q.r.URL.Query().Get("versionId"), bypass)
 	if err != nil {
 		return err
 	}
@@ -645,6 +648,10 @@ func (h *Handler) deleteObjects(q *request) error {
 	if err != nil {
 		return err
 	}
+	bypass, err := bypassGovernance(q, bk)
+	if err != nil {
+		return err
+	}
 	// Delete in parallel (each delete waits for its shard files), report
 	// in request order.
 	errs := make([]error, len(d.Objects))
@@ -663,7 +670,7 @@ func (h *Handler) deleteObjects(q *request) error {
 			}
 		}
 		g.Go(func() error {
-			v, ok, err := h.deleteVersioned(ctx, bk, o.Key, o.VersionID)
+			v, ok, err := h.deleteVersioned(ctx, bk, o.Key, o.VersionID, bypass)
 			errs[i], done[i] = err, deletedObject{Key: o.Key, VersionID: o.VersionID}
 			if ok && v.Marker {
 				done[i].DeleteMarker = true
@@ -761,6 +768,10 @@ func (h *Handler) copyObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	lock, err := h.putLock(q, false)
+	if err != nil {
+		return err
+	}
 	if sb == q.bucket && sk == q.key && sv == "" && directive != "REPLACE" && policy == "" && sse == nil {
 		return ErrInvalidCopyRequest
 	}
@@ -772,7 +783,10 @@ func (h *Handler) copyObject(q *request) error {
 		return err
 	}
 	defer rc.Close()
-	opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse}
+	// The copy's Object Lock is the request's (or the bucket's default),
+	// never the source's, as S3.
+	opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse,
+		Retention: lock.retention, LegalHold: lock.hold}
 	if opts.Tags, err = copyTags(q.r.Header, m); err != nil {
 		return err
 	}

@@ -44,6 +44,12 @@ func Operation(r *http.Request) string {
 		return byMethod(r.Method, "ObjectTagging")
 	case bucket != "" && key != "" && query.Has("attributes"):
 		return byMethod(r.Method, "ObjectAttributes")
+	case bucket != "" && key == "" && query.Has("object-lock"):
+		return byMethod(r.Method, "ObjectLockConfiguration")
+	case bucket != "" && key != "" && query.Has("retention"):
+		return byMethod(r.Method, "ObjectRetention")
+	case bucket != "" && key != "" && query.Has("legal-hold"):
+		return byMethod(r.Method, "ObjectLegalHold")
 	case bucket == "" && query.Has(AdminQuery):
 		return "Admin"
 	case bucket == "" && r.Method == http.MethodGet:

@@ -291,6 +291,10 @@ func (h *Handler) postObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	lock, err := h.putLock(&fq, true)
+	if err != nil {
+		return err
+	}
 	lo, hi := pol.lengthRange()
 	if hi < 0 || hi > h.cfg.MaxObjectSize {
 		hi = h.cfg.MaxObjectSize
@@ -314,6 +318,7 @@ func (h *Handler) postObject(q *request) error {
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, key, body, client.PutOptions{
 		Policy: policy, ContentType: hd.Get("Content-Type"), UserMeta: um, Size: -1,
 		Now: h.cfg.Now, SSE: sse, Tags: tags, Checksum: fq.checksumFunc(),
+		Retention: lock.retention, LegalHold: lock.hold,
 	})
 	for _, e := range []*Error{ErrPostEntityTooLarge, ErrPostEntityTooSmall} {
 		if errors.Is(err, e) {

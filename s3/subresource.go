@@ -6,7 +6,8 @@ import (
 )
 
 // subresource returns the handler of a request for a subresource served
-// outside the main routes (tagging, object attributes, CORS), or nil.
+// outside the main routes (tagging, object attributes, CORS, Object
+// Lock), or nil.
 func (h *Handler) subresource(q *request, query url.Values) func(*request) error {
 	if q.key == "" {
 		switch {
@@ -16,6 +17,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 			return h.bucketCORS
 		case query.Has("lifecycle"):
 			return h.bucketLifecycle
+		case query.Has("object-lock"):
+			return h.bucketObjectLock
 		}
 		return nil
 	}
@@ -26,6 +29,10 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 		return keyChecked(h.objectAttributes)
 	case query.Has("lifecycle"): // a bucket's subresource only
 		return func(*request) error { return fmt.Errorf("%w: ?lifecycle on an object", ErrNotImplemented) }
+	case query.Has("retention"):
+		return keyChecked(h.objectRetention)
+	case query.Has("legal-hold"):
+		return keyChecked(h.objectLegalHold)
 	}
 	return nil
 }

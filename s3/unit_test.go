@@ -50,7 +50,6 @@ func (nopObjects) AbortUpload(context.Context, string, string, string) error {
 func (nopObjects) ListPartsPage(context.Context, string, string, string, int, int) (cairn.Upload, []cairn.Part, bool, error) {
 	return cairn.Upload{}, nil, false, client.ErrNoSuchUpload
 }
-func (nopObjects) ListUploads(context.Context, string) ([]cairn.Upload, error) { return nil, nil }
 
 type nopMeta struct{}
 
@@ -72,10 +71,15 @@ func (nopMeta) CreateBucket(context.Context, cairn.Bucket) error { return cairn.
 func (nopMeta) Bucket(context.Context, string) (cairn.Bucket, error) {
 	return cairn.Bucket{}, cairn.ErrNotFound
 }
-func (nopMeta) Buckets(context.Context) ([]cairn.Bucket, error) { return nil, nil }
-func (nopMeta) DeleteBucket(context.Context, string) error      { return cairn.ErrNotFound }
+func (nopMeta) BucketPage(context.Context, string, int) ([]cairn.Bucket, bool, error) {
+	return nil, false, nil
+}
+func (nopMeta) DeleteBucket(context.Context, string) error { return cairn.ErrNotFound }
 func (nopMeta) SetBucketEncryption(context.Context, string, string) error {
 	return cairn.ErrNotFound
+}
+func (nopMeta) UploadKeyPage(context.Context, string, string, string, string, int) ([]cairn.Upload, bool, error) {
+	return nil, false, cairn.ErrNotFound
 }
 func (nopMeta) ListObjects(context.Context, string, string, string, int) ([]cairn.ObjectInfo, bool, error) {
 	return nil, false, cairn.ErrNotFound

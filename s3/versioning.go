@@ -73,7 +73,13 @@ func (h *Handler) bucketVersioning(q *request) error {
 		if c.Status != cairn.VersioningEnabled && c.Status != cairn.VersioningSuspended {
 			return fmt.Errorf("%w: Status %q", ErrIllegalVersioning, c.Status)
 		}
+		if b.ObjectLock != nil && c.Status != cairn.VersioningEnabled {
+			return ErrLockedVersioning
+		}
 		if err := h.cfg.Meta.SetBucketVersioning(ctx, q.bucket, c.Status); err != nil {
+			if errors.Is(err, cairn.ErrInvalid) { // Object Lock enabled meanwhile
+				return withCause(ErrLockedVersioning, err)
+			}
 			return h.objectErr(ctx, q.bucket, err)
 		}
 		q.w.WriteHeader(http.StatusOK)
@@ -161,13 +167,18 @@ func (h *Handler) openVersion(ctx context.Context, m *cairn.Manifest, id string,
 
 // deleteVersioned deletes key of bucket b as DeleteObject and each
 // object of DeleteObjects do: version id if set (a missing version is no
-// error, as S3), else the object — by a delete marker in a bucket whose
-// versioning was ever set. It returns the version removed or the marker
-// made (ok false: none).
-func (h *Handler) deleteVersioned(ctx context.Context, b cairn.Bucket, key, id string) (v cairn.ObjectVersion, ok bool, err error) {
+// error, as S3; a locked one AccessDenied, unless bypass lets a
+// GOVERNANCE retention go), else the object — by a delete marker in a
+// bucket whose versioning was ever set. It returns the version removed
+// or the marker made (ok false: none).
+func (h *Handler) deleteVersioned(ctx context.Context, b cairn.Bucket, key, id string, bypass bool) (v cairn.ObjectVersion, ok bool, err error) {
 	switch {
 	case id != "":
-		v, err = h.cfg.Meta.DeleteVersion(ctx, b.Name, key, id)
+		if bypass {
+			v, err = h.cfg.Meta.DeleteVersionBypass(ctx, b.Name, key, id)
+		} else {
+			v, err = h.cfg.Meta.DeleteVersion(ctx, b.Name, key, id)
+		}
 		if errors.Is(err, cairn.ErrNotFound) {
 			return cairn.ObjectVersion{Key: key, Version: id, Versioned: id != cairn.NullVersionID}, true, nil
 		}

@@ -33,32 +33,42 @@ import (
 	"cairn/internal/units"
 )
 
-const benchS3Help = `Usage: cairn bench s3 --endpoint URL [flags]
+const benchS3Help = `Usage: cairn bench s3 --endpoint URL [--pid PID] [flags]
        cairn bench s3 --slow-disk SPEC [flags]
+       cairn bench s3 --local-io [flags]
 
 Measures S3 throughput and latency the way S3 traffic comes: CLIENTS
 clients, each putting objects of SIZE bytes one after the other for
 DURATION, then getting random ones of them for DURATION. It prints MiB/s,
-requests per second and the p50/p99 latency of each phase.
+the p50/p99 latency and the server's CPU milliseconds per MiB of each
+phase (the cost of a byte, which a busy machine's noise changes far less
+than the throughput).
 
-Against a running server (any S3 endpoint, cairn or a peer such as MinIO):
+Against a running server (any S3 endpoint, cairn or a peer such as MinIO;
+--pid names its process, for the CPU numbers):
 
-  cairn bench s3 --endpoint http://127.0.0.1:9000 --access-key K --secret-key S
+  cairn bench s3 --endpoint http://127.0.0.1:9000 --access-key K --secret-key S --pid 4242
 
-With --slow-disk SPEC it needs no server: it starts 'cairn server' three
-times (this binary, in a temporary directory, with --disks directories):
-with every disk healthy ("healthy"), with the first disk slowed by SPEC
-(the options of 'cairn server --disk', e.g. bw=10MiB,lat=20ms; "slow"),
-and the same with --keep-slow-disks, which turns off the avoidance of slow
-disks ("slow-kept": what one slow disk costs without it). It runs the same
-workload on each and prints each ÷ healthy — the question "does one slow
-disk set the pace?". --policy picks the bucket's policy
-(it must fit on --disks disks). The server's CPU time per MiB moved is
-reported too.
+The other modes need no server: they start 'cairn server' (this binary,
+in a temporary directory, with --disks directories) once per variant, run
+the same workload on each, and print each ÷ the first.
+
+With --slow-disk SPEC: every disk healthy ("healthy"), the first disk
+slowed by SPEC (the options of 'cairn server --disk', e.g.
+bw=10MiB,lat=20ms; "slow"), and the same with --keep-slow-disks, which
+turns off the avoidance of slow disks ("slow-kept": what one slow disk
+costs without it) — the question "does one slow disk set the pace?".
+
+With --local-io: a server whose gateway reads and writes the node's
+shards over the node protocol (--no-local-io: "node-protocol", as a
+gateway in another process does) and one that does it in process
+("in-process", the default) — what the loopback hop costs.
+
+--policy picks the bucket's policy (it must fit on --disks disks).
 
 The last line (with --json, the only line) is a JSON object with the
-numbers of each run ("runs") and, with --slow-disk, the ratios to the
-healthy run ("over_healthy").
+numbers of each run ("runs") and the ratios to the first run
+("over_healthy", "over_node-protocol").
 
 Flags:
 `
@@ -72,6 +82,9 @@ type benchS3Config struct {
 	clients                  int
 	dur                      time.Duration
 	bar                      *progress.Bar // counts the phases run
+	// cpu, if set, is the server's CPU time so far (user and system), so
+	// that each phase reports its CPU per MiB moved.
+	cpu func() time.Duration
 }
 
 // benchS3Phase is the result of one phase (put or get) of a run.
@@ -82,6 +95,11 @@ type benchS3Phase struct {
 	OpsPerS   float64 `json:"ops_per_s"`
 	P50Millis float64 `json:"p50_ms"`
 	P99Millis float64 `json:"p99_ms"`
+	// CPUPerMiB is the server's CPU milliseconds per MiB the phase moved,
+	// when its process is known (a server this command started, or
+	// --pid): the cost of a byte, which a busy machine's noise changes
+	// far less than the throughput.
+	CPUPerMiB float64 `json:"server_cpu_ms_per_mib,omitempty"`
 }
 
 // benchS3Run is one run of the workload against one endpoint.
@@ -92,9 +110,6 @@ type benchS3Run struct {
 	Rounds int          `json:"rounds,omitempty"`
 	Put    benchS3Phase `json:"put"`
 	Get    benchS3Phase `json:"get"`
-	// CPUPerMiB is the server's CPU milliseconds per MiB moved (PUT and
-	// GET together), when this command started the server.
-	CPUPerMiB float64 `json:"server_cpu_ms_per_mib,omitempty"`
 	// SlowMarks is how often the server's data path marked a disk slow
 	// (its cairn_client_slow_disk_marks_total), when this command started
 	// it; -1 if it could not be read.
@@ -143,7 +158,9 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	dur := fs.Duration("duration", 10*time.Second, "how long each phase (put, then get) runs")
 	slow := fs.String("slow-disk", "", "start three servers, healthy, with the first disk slowed by these 'cairn server --disk' options (e.g. bw=10MiB,lat=20ms), and that with --keep-slow-disks, and compare them")
 	disks := fs.Int("disks", 8, "with --slow-disk: disk directories of each server")
-	rounds := fs.Int("rounds", 1, "with --slow-disk: run the three servers' workloads this many times in turn and report each number's median (a busy machine's noise spreads over all three)")
+	local := fs.Bool("local-io", false, "start two servers, one whose gateway reaches the node's shards over the node protocol (--no-local-io) and one that does it in process (the default), and compare them")
+	pid := fs.Int("pid", 0, "with --endpoint: the server's process ID on this machine, to report its CPU time per MiB of each phase")
+	rounds := fs.Int("rounds", 1, "with --slow-disk or --local-io: run the servers' workloads this many times in turn and report each number's median (a busy machine's noise spreads over all of them)")
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), benchS3Help)
@@ -160,9 +177,13 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("%w: --clients: want at least 1", ErrUsage)
 	case *dur <= 0:
 		return fmt.Errorf("%w: --duration: want a positive duration", ErrUsage)
-	case (*endpoint == "") == (*slow == ""):
-		return fmt.Errorf("%w: give --endpoint (a running server) or --slow-disk (start servers), not both", ErrUsage)
-	case *slow != "" && *disks < 1:
+	case btoi(*endpoint != "")+btoi(*slow != "")+btoi(*local) != 1:
+		return fmt.Errorf("%w: give one of --endpoint (a running server), --slow-disk or --local-io (start servers)", ErrUsage)
+	case *pid != 0 && *endpoint == "":
+		return fmt.Errorf("%w: --pid goes with --endpoint (the servers this command starts are measured anyway)", ErrUsage)
+	case *pid < 0:
+		return fmt.Errorf("%w: --pid: want a process ID", ErrUsage)
+	case *endpoint == "" && *disks < 1:
 		return fmt.Errorf("%w: --disks: want at least 1", ErrUsage)
 	case *rounds < 1:
 		return fmt.Errorf("%w: --rounds: want at least 1", ErrUsage)
@@ -174,9 +195,29 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("%w: --ca: %w", ErrUsage, err)
 		}
 	}
+	type variant struct {
+		name, spec string
+		extra      []string
+	}
+	var variants []variant // the servers to start, the first the baseline
+	switch {
+	case *slow != "":
+		if _, _, err := parseDiskSpec("x," + *slow); err != nil {
+			return fmt.Errorf("%w: --slow-disk: %w", ErrUsage, err)
+		}
+		variants = []variant{{"healthy", "", nil}, {"slow", *slow, nil}, {"slow-kept", *slow, []string{"--keep-slow-disks"}}}
+	case *local:
+		variants = []variant{{"node-protocol", "", []string{"--no-local-io"}}, {"in-process", "", nil}}
+	}
+	if *pid != 0 {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", *pid)); err != nil {
+			return fmt.Errorf("%w: --pid %d: no such process to measure on this machine", ErrUsage, *pid)
+		}
+		cfg.cpu = func() time.Duration { return proc.CPUTime(*pid) }
+	}
 	phases := 2 // put and get
-	if *slow != "" {
-		phases *= 3 * *rounds
+	if len(variants) > 0 {
+		phases *= len(variants) * *rounds
 	}
 	cfg.bar = progress.New(stderr, "bench s3", int64(phases), progress.Steps)
 	defer cfg.bar.Done()
@@ -187,7 +228,7 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	var runs []benchS3Run
-	if *slow == "" {
+	if len(variants) == 0 {
 		if cfg.access == "" || cfg.secret == "" {
 			return fmt.Errorf("%w: --access-key and --secret-key (or $CAIRN_ACCESS_KEY and $CAIRN_SECRET_KEY) are needed", ErrUsage)
 		}
@@ -198,13 +239,6 @@ func runBenchS3(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		r.Name = cfg.endpoint
 		runs = append(runs, r)
 	} else {
-		if _, _, err := parseDiskSpec("x," + *slow); err != nil {
-			return fmt.Errorf("%w: --slow-disk: %w", ErrUsage, err)
-		}
-		variants := []struct {
-			name, spec string
-			extra      []string
-		}{{"healthy", "", nil}, {"slow", *slow, nil}, {"slow-kept", *slow, []string{"--keep-slow-disks"}}}
 		all := make([][]benchS3Run, len(variants))
 		for round := range *rounds {
 			for i, v := range variants {
@@ -262,13 +296,10 @@ func benchS3Server(ctx context.Context, cfg benchS3Config, disks int, spec strin
 		}
 	}()
 	cfg.endpoint = p.Addr(proc.S3)
-	cpu0 := p.CPU()
+	cfg.cpu = p.CPU
 	r, err := benchS3Workload(ctx, cfg, say)
 	if err != nil {
 		return r, err
-	}
-	if mib := float64(cfg.size) * float64(r.Put.Requests+r.Get.Requests) / (1 << 20); mib > 0 {
-		r.CPUPerMiB = float64((p.CPU() - cpu0).Milliseconds()) / mib
 	}
 	r.SlowMarks = scrapeCounter(ctx, p.Addr(proc.Metrics), "cairn_client_slow_disk_marks_total")
 	return r, nil
@@ -341,6 +372,10 @@ func benchS3Workload(ctx context.Context, cfg benchS3Config, say func(string, ..
 // request after another (i counts a client's requests), for cfg.dur.
 // A failed request is counted, not fatal, unless every one fails.
 func runS3Phase(ctx context.Context, cfg benchS3Config, op func(ctx context.Context, client, i int) error) (benchS3Phase, error) {
+	var cpu0 time.Duration
+	if cfg.cpu != nil {
+		cpu0 = cfg.cpu()
+	}
 	var (
 		mu        sync.Mutex
 		lat       []time.Duration
@@ -384,8 +419,13 @@ func runS3Phase(ctx context.Context, cfg benchS3Config, op func(ctx context.Cont
 	slices.Sort(lat)
 	q := func(p float64) float64 { return float64(lat[int(p*float64(len(lat)-1))]) / float64(time.Millisecond) }
 	n := len(lat)
-	return benchS3Phase{Requests: n, Errors: errs, MiBPerS: float64(n) * float64(cfg.size) / (1 << 20) / elapsed.Seconds(),
-		OpsPerS: float64(n) / elapsed.Seconds(), P50Millis: q(0.50), P99Millis: q(0.99)}, nil
+	mib := float64(n) * float64(cfg.size) / (1 << 20)
+	ph := benchS3Phase{Requests: n, Errors: errs, MiBPerS: mib / elapsed.Seconds(),
+		OpsPerS: float64(n) / elapsed.Seconds(), P50Millis: q(0.50), P99Millis: q(0.99)}
+	if cfg.cpu != nil {
+		ph.CPUPerMiB = float64((cfg.cpu() - cpu0).Microseconds()) / 1000 / mib
+	}
+	return ph, nil
 }
 
 func benchS3Client(cfg benchS3Config) (*s3.Client, error) {
@@ -431,6 +471,7 @@ func medianRun(rs []benchS3Run) benchS3Run {
 			OpsPerS:   med(func(r benchS3Run) float64 { return p(r).OpsPerS }),
 			P50Millis: med(func(r benchS3Run) float64 { return p(r).P50Millis }),
 			P99Millis: med(func(r benchS3Run) float64 { return p(r).P99Millis }),
+			CPUPerMiB: med(func(r benchS3Run) float64 { return p(r).CPUPerMiB }),
 		}
 		for _, r := range rs {
 			out.Requests += p(r).Requests
@@ -441,7 +482,6 @@ func medianRun(rs []benchS3Run) benchS3Run {
 	return benchS3Run{Name: rs[0].Name, Rounds: len(rs),
 		Put:       phase(func(r benchS3Run) benchS3Phase { return r.Put }),
 		Get:       phase(func(r benchS3Run) benchS3Phase { return r.Get }),
-		CPUPerMiB: med(func(r benchS3Run) float64 { return r.CPUPerMiB }),
 		SlowMarks: med(func(r benchS3Run) float64 { return r.SlowMarks })}
 }
 
@@ -460,21 +500,23 @@ func benchS3Report(stdout io.Writer, runs []benchS3Run, asJSON bool) error {
 		ratios[r.Name] = map[string]float64{
 			"put_mib_per_s": ratio(r.Put.MiBPerS, h.Put.MiBPerS), "put_p99": ratio(r.Put.P99Millis, h.Put.P99Millis),
 			"get_mib_per_s": ratio(r.Get.MiBPerS, h.Get.MiBPerS), "get_p99": ratio(r.Get.P99Millis, h.Get.P99Millis),
+			"put_cpu_per_mib": ratio(r.Put.CPUPerMiB, h.Put.CPUPerMiB), "get_cpu_per_mib": ratio(r.Get.CPUPerMiB, h.Get.CPUPerMiB),
 		}
 	}
 	if len(ratios) > 0 {
-		summary["over_healthy"] = ratios
+		summary["over_"+runs[0].Name] = ratios
 	}
 	if !asJSON {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprint(tw, "run\tput MiB/s\tput p50 ms\tput p99 ms\tget MiB/s\tget p50 ms\tget p99 ms\terrors\tserver CPU ms/MiB\tslow marks\n")
+		fmt.Fprint(tw, "run\tput MiB/s\tput p50 ms\tput p99 ms\tput CPU ms/MiB\tget MiB/s\tget p50 ms\tget p99 ms\tget CPU ms/MiB\terrors\tslow marks\n")
 		for _, r := range runs {
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.2f\t%.0f\n", r.Name, r.Put.MiBPerS, r.Put.P50Millis, r.Put.P99Millis,
-				r.Get.MiBPerS, r.Get.P50Millis, r.Get.P99Millis, r.Put.Errors+r.Get.Errors, r.CPUPerMiB, r.SlowMarks)
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.2f\t%.1f\t%.1f\t%.1f\t%.2f\t%d\t%.0f\n", r.Name, r.Put.MiBPerS, r.Put.P50Millis, r.Put.P99Millis, r.Put.CPUPerMiB,
+				r.Get.MiBPerS, r.Get.P50Millis, r.Get.P99Millis, r.Get.CPUPerMiB, r.Put.Errors+r.Get.Errors, r.SlowMarks)
 		}
 		for _, r := range runs[min(1, len(runs)):] {
 			rt := ratios[r.Name]
-			fmt.Fprintf(tw, "%s ÷ %s\t%.2f\t\t%.2f\t%.2f\t\t%.2f\t\t\n", r.Name, runs[0].Name, rt["put_mib_per_s"], rt["put_p99"], rt["get_mib_per_s"], rt["get_p99"])
+			fmt.Fprintf(tw, "%s ÷ %s\t%.2f\t\t%.2f\t%.2f\t%.2f\t\t%.2f\t%.2f\t\t\n", r.Name, runs[0].Name, rt["put_mib_per_s"], rt["put_p99"], rt["put_cpu_per_mib"],
+				rt["get_mib_per_s"], rt["get_p99"], rt["get_cpu_per_mib"])
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -486,4 +528,12 @@ func benchS3Report(stdout io.Writer, runs []benchS3Run, asJSON bool) error {
 	}
 	_, err = fmt.Fprintln(stdout, string(b))
 	return err
+}
+
+// btoi is 1 for true.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

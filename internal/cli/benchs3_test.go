@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,7 +17,8 @@ import (
 func TestBenchS3(t *testing.T) {
 	s := startServer(t, "--access-key", "bench", "--secret-key", "bench-secret-key")
 	out, errs, err := run(t, "bench", "s3", "--endpoint", s.Ready.Addrs[proc.S3], "--access-key", "bench", "--secret-key", "bench-secret-key",
-		"--size", "100KiB", "--clients", "2", "--duration", "500ms", "--policy", "rs-4-2", "--json")
+		"--size", "100KiB", "--clients", "2", "--duration", "500ms", "--policy", "rs-4-2", "--json",
+		"--pid", strconv.Itoa(os.Getpid())) // the server runs in this process
 	if err != nil {
 		t.Fatalf("%v\n%s%s", err, out, errs)
 	}
@@ -29,7 +32,8 @@ func TestBenchS3(t *testing.T) {
 		t.Fatalf("not one run of JSON: %v\n%s", err, out)
 	}
 	r := sum.Runs[0]
-	if r.Put.Requests == 0 || r.Get.Requests == 0 || r.Put.Errors+r.Get.Errors != 0 || r.Put.MiBPerS <= 0 || r.Get.P99Millis < r.Get.P50Millis {
+	if r.Put.Requests == 0 || r.Get.Requests == 0 || r.Put.Errors+r.Get.Errors != 0 || r.Put.MiBPerS <= 0 || r.Get.P99Millis < r.Get.P50Millis ||
+		r.Put.CPUPerMiB <= 0 || r.Get.CPUPerMiB <= 0 {
 		t.Fatalf("implausible run: %+v", r)
 	}
 	// The bucket was made with the policy asked for.
@@ -44,7 +48,10 @@ func TestBenchS3Usage(t *testing.T) {
 		mention string
 	}{
 		{[]string{"bench", "s3"}, "--endpoint"},
-		{[]string{"bench", "s3", "--endpoint", "http://x", "--slow-disk", "bw=1MiB"}, "not both"},
+		{[]string{"bench", "s3", "--endpoint", "http://x", "--slow-disk", "bw=1MiB"}, "give one of"},
+		{[]string{"bench", "s3", "--local-io", "--slow-disk", "bw=1MiB"}, "give one of"},
+		{[]string{"bench", "s3", "--local-io", "--pid", "1"}, "--pid goes with --endpoint"},
+		{[]string{"bench", "s3", "--endpoint", "http://x", "--pid", "999999999"}, "no such process"},
 		{[]string{"bench", "s3", "--slow-disk", "bw=lots"}, "--slow-disk"},
 		{[]string{"bench", "s3", "--endpoint", "http://x", "--size", "0"}, "--size"},
 		{[]string{"bench", "s3", "--endpoint", "http://x", "--clients", "0"}, "--clients"},

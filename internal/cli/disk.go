@@ -21,6 +21,7 @@ import (
 	"cairn/codec/all"
 	"cairn/director"
 	"cairn/internal/cmdline"
+	"cairn/meta"
 	"cairn/repair"
 	"cairn/repair/decide"
 )
@@ -109,6 +110,10 @@ type diskStore interface {
 	Buckets(ctx context.Context) ([]cairn.Bucket, error)
 	ListManifests(ctx context.Context, bucket, prefix, startAfter string, limit int) ([]*cairn.Manifest, bool, error)
 	ListVersionManifests(ctx context.Context, bucket, afterKey, afterVersion string, limit int) ([]*cairn.Manifest, bool, error)
+	// UploadPage and PartPage: the parts of uploads in progress are
+	// stripes repair rebuilds too (docs/design/repair.md).
+	UploadPage(ctx context.Context, bucket, after string, limit int) ([]cairn.Upload, bool, error)
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
 	ChangeDisk(ctx context.Context, id cairn.DiskID, c cairn.DiskChange) (cairn.Disk, error)
 }
 
@@ -169,7 +174,8 @@ func diskCommand(ctx context.Context, st diskStore, op director.Op, id string, n
 	return nil
 }
 
-// diskShards is what the manifests keep on one disk.
+// diskShards is what the manifests and the uploads in progress keep on
+// one disk.
 type diskShards struct {
 	shards  int    // shards of stripes (rebuilt by repair)
 	coded   int    // coded blocks of lt objects
@@ -177,9 +183,10 @@ type diskShards struct {
 	example string // one of them
 }
 
-// shardsOn walks every manifest and counts what it keeps on disk, and
-// the stripes that could not be rebuilt without it: fewer of their other
-// shards (blocks, for lt) on usable disks of v than the code needs.
+// shardsOn walks every manifest and every part of the uploads in progress
+// and counts what they keep on disk, and the stripes that could not be
+// rebuilt without it: fewer of their other shards (blocks, for lt) on
+// usable disks of v than the code needs.
 func shardsOn(ctx context.Context, st diskStore, v *decide.View, disk cairn.DiskID) (diskShards, error) {
 	return shardsOnAny(ctx, st, v, map[cairn.DiskID]bool{disk: true})
 }
@@ -189,7 +196,7 @@ func shardsOn(ctx context.Context, st diskStore, v *decide.View, disk cairn.Disk
 // rebuilt without all of them.
 func shardsOnAny(ctx context.Context, st diskStore, v *decide.View, disks map[cairn.DiskID]bool) (diskShards, error) {
 	var out diskShards
-	err := eachManifest(ctx, st, func(m *cairn.Manifest) error {
+	count := func(m *cairn.Manifest) error {
 		code, err := all.New(m.LayoutCode())
 		if err != nil {
 			return fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)
@@ -208,6 +215,9 @@ func shardsOnAny(ctx context.Context, st diskStore, v *decide.View, disks map[ca
 			if !canRebuildWithout(code, s, v, disks) {
 				out.lost++
 				out.example = fmt.Sprintf("%s/%s part %d (%s)", m.Bucket, m.Key, s.Part, m.LayoutCode())
+				if m.IsOpenPart() {
+					out.example = fmt.Sprintf("%s/%s part %d of upload %s in progress (%s)", m.Bucket, m.Key, s.Part, m.Upload, m.LayoutCode())
+				}
 			}
 		}
 		for _, cs := range codedStripes(m) {
@@ -227,8 +237,20 @@ func shardsOnAny(ctx context.Context, st diskStore, v *decide.View, disks map[ca
 			}
 		}
 		return nil
+	}
+	// The uploads first, as repair's census: a completion moves parts to
+	// the object atomically, so none is missed meanwhile.
+	err := meta.EachUpload(ctx, st, "", func(u cairn.Upload) error {
+		err := meta.EachPart(ctx, st, u.Bucket, u.ID, func(p cairn.Part) error { return count(u.OpenPart(p)) })
+		if errors.Is(err, cairn.ErrNotFound) {
+			return nil // completed or aborted meanwhile
+		}
+		return err
 	})
-	return out, err
+	if err != nil {
+		return out, err
+	}
+	return out, eachManifest(ctx, st, count)
 }
 
 // canRebuildWithout reports whether stripe s of code decodes from its

@@ -144,6 +144,77 @@ func TestDiskCommands(t *testing.T) {
 	}
 }
 
+// TestDiskOutCountsOpenUploads: the parts of an upload in progress are
+// stripes repair rebuilds too, so taking a disk out that one of them
+// cannot lose is refused, naming the upload, and a drain counts their
+// shards.
+func TestDiskOutCountsOpenUploads(t *testing.T) {
+	ctx := context.Background()
+	st, _ := diskCluster(t)
+	c := client.New(st, clienttest.NewMemShards(), client.Config{BlockSize: 4096, MinPartSize: 1})
+	u, err := c.CreateUpload(ctx, "bkt", "open", client.PutOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.UploadPart(ctx, "bkt", "open", u.ID, 1, bytes.NewReader(make([]byte, 3000)), client.PutOptions{Size: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	victim := p.Shards[0].Disk
+	drained := func() int {
+		t.Helper()
+		var out bytes.Buffer
+		if err := diskCommand(ctx, st, director.OpDrain, string(victim), now, &out); err != nil {
+			t.Fatal(err)
+		}
+		if err := diskCommand(ctx, st, director.OpIn, string(victim), now, &bytes.Buffer{}); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		fmt.Sscanf(out.String()[strings.Index(out.String(), "\n")+1:], "%d shards", &n)
+		return n
+	}
+	// With two of the part's other disks down, taking the victim out
+	// loses the part's stripe (and perhaps objects').
+	lost := func() int {
+		t.Helper()
+		for _, s := range p.Shards[1:3] {
+			if err := st.SetDiskState(ctx, s.Disk, cairn.DiskDown, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := diskCommand(ctx, st, director.OpOut, string(victim), now, &bytes.Buffer{})
+		for _, s := range p.Shards[1:3] {
+			if err := st.SetDiskState(ctx, s.Disk, cairn.DiskUp, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err == nil {
+			if err := diskCommand(ctx, st, director.OpIn, string(victim), now, &bytes.Buffer{}); err != nil {
+				t.Fatal(err)
+			}
+			return 0
+		}
+		n := 0
+		if i := strings.Index(err.Error(), "would lose data: "); i < 0 || !errors.Is(err, cairn.ErrInvalid) {
+			t.Fatalf("out: %v", err)
+		} else {
+			fmt.Sscanf(err.Error()[i+len("would lose data: "):], "%d stripe", &n)
+		}
+		return n
+	}
+	withShards, withLost := drained(), lost()
+	if _, err := st.DeleteUpload(ctx, "bkt", u.ID); err != nil {
+		t.Fatal(err)
+	}
+	withoutShards, withoutLost := drained(), lost()
+	if withShards != withoutShards+1 || withLost != withoutLost+1 {
+		t.Fatalf("with the open part: a drain moves %d shards and out loses %d stripes; without: %d and %d",
+			withShards, withLost, withoutShards, withoutLost)
+	}
+}
+
 // The disk table shows each disk's state, since when and why; the
 // warnings too.
 func TestStatusShowsStateReasonSince(t *testing.T) {

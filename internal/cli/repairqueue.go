@@ -11,6 +11,7 @@ import (
 	"cairn"
 	"cairn/codec/all"
 	"cairn/meta"
+	"cairn/repair"
 	"cairn/repair/decide"
 	"cairn/repair/plan"
 )
@@ -37,7 +38,7 @@ func judgeTask(t *cairn.RepairTask, m *cairn.Manifest, v *decide.View) taskJudge
 		return taskJudgement{} // the director drops it
 	}
 	st, ok := decide.FindStripe(m, t.Part)
-	if !ok {
+	if !ok || st.Version != t.Stripe && t.Upload != "" { // a part uploaded again: dropped too
 		return taskJudgement{}
 	}
 	code, err := all.New(m.LayoutCode())
@@ -145,7 +146,12 @@ func judgeQueue(ctx context.Context, store meta.Store, ts []cairn.RepairTask) (q
 			r.Ready += t.Bytes
 			continue
 		}
-		m, err := store.Manifest(ctx, t.Bucket, t.Key)
+		var m *cairn.Manifest
+		if t.Upload != "" { // a part of an upload in progress
+			m, err = repair.OpenPart(ctx, store, t)
+		} else {
+			m, err = store.Manifest(ctx, t.Bucket, t.Key)
+		}
 		if err != nil && !errors.Is(err, cairn.ErrNotFound) {
 			return r, err
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/meta/mem"
 	"cairn/repair/decide"
 )
 
@@ -99,4 +100,59 @@ func TestQueueSummary(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJudgeUploadTask: a task of a part of an upload in progress is judged
+// against that part (repair.OpenPart), not the key's object; once the part
+// is uploaded again or the upload ends, the director drops it.
+func TestJudgeUploadTask(t *testing.T) {
+	ctx := t.Context()
+	store := mem.New()
+	if err := store.PutNode(ctx, cairn.Node{ID: "n1", Addr: "127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 8; i++ {
+		d := cairn.Disk{ID: cairn.DiskID(fmt.Sprintf("n1/d%d", i)), Node: "n1", State: cairn.DiskUp, Capacity: 1 << 30}
+		if i == 2 {
+			d.State = cairn.DiskDown
+		}
+		if err := store.PutDisk(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.CreateBucket(ctx, cairn.Bucket{Name: "bkt", Policy: "rs-4-2"}); err != nil {
+		t.Fatal(err)
+	}
+	u := cairn.Upload{Bucket: "bkt", Key: "k", ID: "00aa", Created: time.Unix(1, 0).UTC(), Policy: "rs-4-2"}
+	if err := store.CreateUpload(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	part := func(version string) cairn.Part {
+		p := cairn.Part{Number: 1, Version: version, Size: 4000, ETag: "e", Created: u.Created, Layout: cairn.Layout{BlockSize: 1000}}
+		for i := 1; i <= 6; i++ {
+			p.Shards = append(p.Shards, cairn.ShardLoc{Disk: cairn.DiskID(fmt.Sprintf("n1/d%d", i)), Size: 1000})
+		}
+		return p
+	}
+	if _, err := store.PutPart(ctx, "bkt", u.ID, part("p1")); err != nil {
+		t.Fatal(err)
+	}
+	task := cairn.RepairTask{ID: cairn.UploadRepairTaskID("bkt", u.ID, 1, "p1"), Bucket: "bkt", Key: "k", Upload: u.ID, Part: 1,
+		Stripe: "p1", Policy: "rs-4-2", Lost: []int{1}, Bytes: 1000}
+	judge := func(when string, want int64) {
+		t.Helper()
+		r, err := judgeQueue(ctx, store, []cairn.RepairTask{task})
+		if err != nil || r.Ready != want || len(r.Waiting) != 0 {
+			t.Fatalf("%s: %+v, %v; want %d bytes ready, none waiting", when, r, err, want)
+		}
+	}
+	judge("open upload", 1000)
+	if _, err := store.PutPart(ctx, "bkt", u.ID, part("p2")); err != nil {
+		t.Fatal(err)
+	}
+	judge("part uploaded again", 0)
+	if _, err := store.DeleteUpload(ctx, "bkt", u.ID); err != nil {
+		t.Fatal(err)
+	}
+	judge("upload aborted", 0)
 }

@@ -108,6 +108,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeID := fs.String("node-id", "node1", "this node's ID")
 	users := fs.String("users", "", usersHelp)
+	noLocal := fs.Bool("no-local-io", false, "the S3 gateway reads and writes this node's shards over the node protocol, as a gateway in another process does, rather than through its volumes in process (for comparisons: cairn bench s3 --local-io)")
 	creds := credFlags(fs)
 	grace := fs.Duration("grace", 30*time.Second, "how long a disk is suspect before it is marked down")
 	rep := repairFlags(fs)
@@ -232,7 +233,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i)))
 		}
 	}
-	nodeAt, stop, err := startNode(ctx, nodeOptions{
+	nodeAt, nodeHandler, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
 		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, lifecycle: lcf, auth: auth, log: log, tls: ntls, metrics: pm,
 	})
@@ -267,6 +268,9 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	lim.keys.watch(ctx, log)
 	lim.cluster.log = log
 	lim.cluster.key = gatewayKey()
+	if !*noLocal {
+		lim.cluster.local = nodeHandler // the gateway reads and writes the node's shards in process
+	}
 	cl, err := openCluster(ctx, ccfg, lim.cluster)
 	if err != nil {
 		return err
@@ -337,32 +341,32 @@ type nodeOptions struct {
 // startNode opens the metadata store, starts a storage node (and a director
 // candidate) and returns the node's bound address and the function that
 // stops them.
-func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), err error) {
+func startNode(ctx context.Context, o nodeOptions) (addr string, h *node.Handler, stop func(), err error) {
 	if err := o.scrub.validate(); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if err := o.repair.validate(); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if err := o.auth.validate(); err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	mo := o.metaOpts
 	mo.Logger, mo.ObserveCall = o.log, o.metrics.metaCalls()
 	store, err := etcdmeta.Open(ctx, o.meta, mo)
 	if err != nil {
-		return "", nil, metaOpenError(err, o.meta, mo, o.from)
+		return "", nil, nil, metaOpenError(err, o.meta, mo, o.from)
 	}
 	if err := checkSecret(ctx, store, o.secret, o.from, true); err != nil {
 		store.Close()
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	var dcs []node.DiskConfig
 	for i, spec := range o.disks {
 		p, throttle, err := parseDiskSpec(spec)
 		if err != nil {
 			store.Close()
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		dc := node.DiskConfig{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), Path: p, NoFormat: o.noFormat}
 		if throttle.Enabled() {
@@ -385,11 +389,11 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 	})
 	if err != nil {
 		store.Close()
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	if err := srv.Start(ctx); err != nil {
 		store.Close()
-		return "", nil, fmt.Errorf("starting node %s: %w", o.id, err)
+		return "", nil, nil, fmt.Errorf("starting node %s: %w", o.id, err)
 	}
 	o.metrics.node(srv)
 	var dir *director.Director
@@ -399,9 +403,9 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		if err != nil {
 			srv.Close()
 			store.Close()
-			return "", nil, err
+			return "", nil, nil, err
 		}
-		cl = newCluster(store, o.secret, key, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS)
+		cl = newCluster(store, o.secret, key, client.Config{Logger: o.log}, node.Timeouts{}, clientTLS, srv.Handler())
 		data := cl.data
 		duties := []director.Duty{{
 			Name: "sweep abandoned multipart uploads", Every: time.Hour,
@@ -422,7 +426,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, stop func(), er
 		duties = append(duties, director.PlacementDuty(store, placementEvery, o.log))
 		dir = director.Start(store, director.Config{ID: o.id, Grace: o.grace, Logger: o.log, Duties: duties, Census: census})
 	}
-	return srv.Addr(), func() {
+	return srv.Addr(), srv.Handler(), func() {
 		if dir != nil {
 			dir.Close()
 		}
@@ -557,7 +561,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer stopMetrics()
-	at, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
+	at, _, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
 		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, lifecycle: lcf, auth: auth, log: log, tls: ntls,
 		metrics: pm})
 	if err != nil {

@@ -63,6 +63,9 @@ type clusterOptions struct {
 	// signs the node calls (zero: cliKey). A config with a node key signs
 	// with that key instead.
 	key node.KeyID
+	// local, if set, is the node handler of this process: the data path
+	// reads and writes its disks' shards in process (node.Client.WithLocal).
+	local *node.Handler
 }
 
 // gatewayKey is the principal of a gateway's node calls: gateway/HOST.
@@ -101,7 +104,7 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
 	}
-	return newCluster(store, cfg.Secret, key, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow}, o.node, tc), nil
+	return newCluster(store, cfg.Secret, key, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow}, o.node, tc, o.local), nil
 }
 
 // clusterKey is the key that signs the node calls of a connection with
@@ -132,10 +135,15 @@ func clusterKey(ctx context.Context, store *etcdmeta.Store, cfg ClientConfig, fr
 // read finds damaged is recorded for repair (damageReporter) unless ccfg
 // has an OnDamage of its own. tc, if not nil, is the TLS client
 // configuration of the node calls (mutual TLS). key signs the node calls;
-// secret ("" if unknown) is kept for what else needs it.
-func newCluster(store meta.Store, secret string, key node.Key, ccfg client.Config, t node.Timeouts, tc *tls.Config) *cluster {
+// secret ("" if unknown) is kept for what else needs it. local, if not
+// nil, is this process's node: shards of its disks are read and written in
+// process.
+func newCluster(store meta.Store, secret string, key node.Key, ccfg client.Config, t node.Timeouts, tc *tls.Config, local *node.Handler) *cluster {
 	r := &resolver{store: store}
 	nc := node.NewKeyClient(key, r.resolve, nodeHTTPClient(t, tc)).WithTimeouts(t).WithUnreachable(r.unreachable)
+	if local != nil {
+		nc = nc.WithLocal(local)
+	}
 	log := ccfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -33,6 +33,12 @@ func (s *Store) SetBucketCORS(ctx context.Context, name string, rules []cairn.CO
 // compare-and-swap on its revision, retried while other writers win
 // (ErrConflict after 16 tries).
 func (s *Store) updateBucket(ctx context.Context, op, name string, set func(*cairn.Bucket)) error {
+	return s.updateBucketErr(ctx, op, name, func(b *cairn.Bucket) error { set(b); return nil })
+}
+
+// updateBucketErr is updateBucket with a set that may refuse: its error
+// ends the update, nothing written.
+func (s *Store) updateBucketErr(ctx context.Context, op, name string, set func(*cairn.Bucket) error) error {
 	if err := s.live(); err != nil {
 		return err
 	}
@@ -52,7 +58,9 @@ func (s *Store) updateBucket(ctx context.Context, op, name string, set func(*cai
 		if err := json.Unmarshal(resp.Kvs[0].Value, &b); err != nil {
 			return fmt.Errorf("%s: %w: %v", op, cairn.ErrCorrupt, err)
 		}
-		set(&b)
+		if err := set(&b); err != nil {
+			return err
+		}
 		v, err := json.Marshal(b)
 		if err != nil {
 			return fmt.Errorf("%s: %w", op, err)

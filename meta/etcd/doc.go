@@ -82,7 +82,8 @@
 //     meta.MaxManifestBytes; its database quota (2 GiB by default,
 //     EmbedConfig.QuotaBackendBytes) bounds the object count. A multipart
 //     object's parts are records of their own (mparts.go), and every
-//     object has a listing record beside its manifest (listing.go);
+//     object has a listing record beside its manifest (listing.go), and
+//     every upload an index record by key beside its record (upkeys.go);
 //     every listing reads pages of at most meta.MaxPage keys
 //     (docs/design/meta.md, "Paging and limits"). History is compacted hourly by the embedded
 //     server; nothing defragments the database.

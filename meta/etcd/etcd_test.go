@@ -144,7 +144,7 @@ func TestUpgradeLayout1(t *testing.T) {
 	s = open(t, srv.Endpoints(), "/up/")
 	defer s.Close()
 	cli = s.Client()
-	if resp, err := cli.Get(ctx, "/up/layout"); err != nil || string(resp.Kvs[0].Value) != "3" {
+	if resp, err := cli.Get(ctx, "/up/layout"); err != nil || string(resp.Kvs[0].Value) != "4" {
 		t.Fatalf("layout after the upgrade: %v %v", resp, err)
 	}
 	if os, more, err := s.ListObjects(ctx, "old", "", "k1199", 10); err != nil || len(os) != 0 || more {
@@ -171,7 +171,7 @@ func TestUpgradeLayout1(t *testing.T) {
 	if bt, err := s.BucketUsage(ctx, "old"); err != nil || bt.Objects != 1199 || bt.Logical != want.Logical-1 {
 		t.Fatalf("after a delete: %+v, %v", bt, err)
 	}
-	open(t, srv.Endpoints(), "/up/").Close() // layout 3 now: nothing to do
+	open(t, srv.Endpoints(), "/up/").Close() // layout 4 now: nothing to do
 }
 
 // TestUpgradeLayout2: a store of key layout 2 (manifests without listing
@@ -228,7 +228,7 @@ func TestUpgradeLayout2(t *testing.T) {
 
 	s = open(t, srv.Endpoints(), "/up2/")
 	defer s.Close()
-	if resp, err := s.Client().Get(ctx, "/up2/layout"); err != nil || string(resp.Kvs[0].Value) != "3" {
+	if resp, err := s.Client().Get(ctx, "/up2/layout"); err != nil || string(resp.Kvs[0].Value) != "4" {
 		t.Fatalf("layout after the upgrade: %v %v", resp, err)
 	}
 	var got []cairn.ObjectInfo
@@ -281,7 +281,7 @@ func TestUpgradeLayout2(t *testing.T) {
 	if m, err := s.Manifest(ctx, "two", "mp1"); err != nil || len(m.Parts) != 1000 || m.Parts[499].Shards[0].Disk != "node7/disk7" {
 		t.Fatalf("Manifest after UpdatePart of an inline record: %v", err)
 	}
-	open(t, srv.Endpoints(), "/up2/").Close() // layout 3 now: nothing to do
+	open(t, srv.Endpoints(), "/up2/").Close() // layout 4 now: nothing to do
 }
 
 // TestSessionLoss: when a leader's session lease is lost (here revoked
@@ -720,3 +720,64 @@ func startThree(t *testing.T, name string, dirs []string) []*etcdmeta.Server {
 
 // threePeer is the peer URL of member i of startThree's cluster NAME.
 func threePeer(name string, i int) string { return fmt.Sprintf("unix://%s%d:2380", name, i) }
+
+// TestUpgradeLayout3: a store of key layout 3 (uploads without index
+// records) is upgraded by the first Open: every upload — more than a page
+// of records — gets its index record, so ListMultipartUploads by key
+// finds them all, in order.
+func TestUpgradeLayout3(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	ctx := t.Context()
+	s := open(t, srv.Endpoints(), "/up3/")
+	if err := s.CreateBucket(ctx, cairn.Bucket{Name: "bkt", Policy: "rep-1"}); err != nil {
+		t.Fatal(err)
+	}
+	const n = meta.MaxPage + 20
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		u := cairn.Upload{Bucket: "bkt", Key: fmt.Sprintf("k%d", i%7), ID: fmt.Sprintf("%05d", i), Created: t0.Add(-time.Duration(i) * time.Second), Policy: "rep-1"}
+		if err := s.CreateUpload(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What a build of layout 3 leaves: no index records.
+	cli := s.Client()
+	if _, err := cli.Delete(ctx, "/up3/upkeys/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, "/up3/layout", "3"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s = open(t, srv.Endpoints(), "/up3/")
+	defer s.Close()
+	if resp, err := s.Client().Get(ctx, "/up3/layout"); err != nil || string(resp.Kvs[0].Value) != "4" {
+		t.Fatalf("layout after the upgrade: %v %v", resp, err)
+	}
+	want, err := s.Uploads(ctx, "bkt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []cairn.Upload
+	key, id := "", ""
+	for {
+		page, more, err := s.UploadKeyPage(ctx, "bkt", "", key, id, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, page...)
+		if !more {
+			break
+		}
+		key, id = page[len(page)-1].Key, page[len(page)-1].ID
+	}
+	if len(got) != n || len(want) != n {
+		t.Fatalf("after the upgrade: %d uploads by key, %d records, want %d", len(got), len(want), n)
+	}
+	for i := range got {
+		if got[i].Key != want[i].Key || got[i].ID != want[i].ID {
+			t.Fatalf("upload %d by key is %s/%s, want %s/%s", i, got[i].Key, got[i].ID, want[i].Key, want[i].ID)
+		}
+	}
+}

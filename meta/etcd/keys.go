@@ -16,13 +16,13 @@ import (
 const DefaultPrefix = "/cairn/"
 
 // layoutVersion is stored at <prefix>layout; Open upgrades "1" (a store
-// without usage counters) and "2" (without listing records) and refuses
-// other values.
-const layoutVersion = "3"
+// without usage counters), "2" (without listing records) and "3" (uploads
+// without index records, upkeys.go) and refuses other values.
+const layoutVersion = "4"
 
 // keys builds the etcd keys of one store. The layout (docs/design/meta.md):
 //
-//	<p>layout                      "3"
+//	<p>layout                      "4"
 //	<p>nodes/<node id>             cairn.Node (JSON)
 //	<p>disks/<disk id>             cairn.Disk (JSON)
 //	<p>pgs/<width>                 cairn.PGTable (JSON), width in decimal
@@ -35,6 +35,10 @@ const layoutVersion = "3"
 //	<p>list/<bucket>/<key>         listRecord (JSON): the object's listing
 //	                               record, written with its manifest
 //	<p>uploads/<bucket>/<id>       cairn.Upload (JSON); id is hex
+//	<p>upkeys/<bucket>/<k>\x00\x00<t><id>
+//	                               meta.UploadSummary (JSON): the upload's
+//	                               index record by key k (NUL escaped) and
+//	                               creation time t (upkeys.go)
 //	<p>parts/<bucket>/<id>/<n>     cairn.Part (JSON); n is the part number
 //	                               in 5 decimal digits (key order = number order)
 //	<p>repairs/<task id>           cairn.RepairTask (JSON)

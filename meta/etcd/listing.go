@@ -205,7 +205,7 @@ func (s *Store) ListManifests(ctx context.Context, bucket, prefix, startAfter st
 const upgradeBatch = 64
 
 // upgradeLayout2 brings a store of layout 2 (no listing records, no
-// repair queue index) to this layout: it indexes the repair queue
+// repair queue index) to layout 3: it indexes the repair queue
 // (indexRepairTasks) and walks every object key (keys only, a page at a time), reads
 // the manifests one by one (a manifest may be megabytes), writes each
 // object's listing record in batches, each Txn requiring the batch's
@@ -241,20 +241,15 @@ func (s *Store) upgradeLayout2(ctx context.Context) error {
 	k := s.k.layout()
 	resp, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.Value(k), "=", "2")).
-		Then(clientv3.OpPut(k, layoutVersion)).
-		Else(clientv3.OpGet(k)).
+		Then(clientv3.OpPut(k, "3")).
 		Commit()
 	if err != nil {
 		return err
 	}
-	if !resp.Succeeded {
-		if v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v != layoutVersion {
-			return fmt.Errorf("key layout %q under %q, this build understands %q", v, s.k.p, layoutVersion)
-		}
-		return nil // another process upgraded it
+	if resp.Succeeded {
+		s.log.Info("upgraded the metadata key layout from 2 to 3: listing records written", "objects", objects)
 	}
-	s.log.Info("upgraded the metadata key layout from 2 to "+layoutVersion+": listing records written", "objects", objects)
-	return nil
+	return nil // else another process upgraded it
 }
 
 // writeListings writes the listing records of the objects whose keys (under

@@ -22,6 +22,12 @@ func (s *Store) UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 	if err := meta.CheckUpdate(m, prev); err != nil {
 		return err
 	}
+	return s.updateManifest(ctx, m, prev)
+}
+
+// updateManifest is UpdateManifest of a checked m: a compare-and-swap on
+// prev's whole record, wherever the version lives.
+func (s *Store) updateManifest(ctx context.Context, m, prev *cairn.Manifest) error {
 	if err := s.live(); err != nil {
 		return err
 	}

@@ -141,9 +141,11 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 	return s, nil
 }
 
-// checkLayout writes the layout version if the prefix is new, or checks it.
-// An upgrade runs under ctx alone (each of its calls under the call
-// deadline): it reads every object.
+// checkLayout writes the layout version if the prefix is new, or checks it
+// and upgrades an older layout one step at a time (each step sets the
+// next version, or finds that another process did). An upgrade runs under
+// ctx alone (each of its calls under the call deadline): it reads every
+// object or upload.
 func (s *Store) checkLayout(ctx context.Context, timeout time.Duration) error {
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -156,21 +158,36 @@ func (s *Store) checkLayout(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	if !resp.Succeeded {
-		switch v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v {
+	if resp.Succeeded {
+		return nil
+	}
+	v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value)
+	for range 4 {
+		switch v {
 		case layoutVersion:
+			return nil
 		case "1":
-			if err := s.upgradeLayout1(ctx); err != nil {
-				return err
-			}
-			return s.upgradeLayout2(ctx)
+			err = s.upgradeLayout1(ctx)
 		case "2":
-			return s.upgradeLayout2(ctx)
+			err = s.upgradeLayout2(ctx)
+		case "3":
+			err = s.upgradeLayout3(ctx)
 		default:
 			return fmt.Errorf("key layout %q under %q, this build understands %q", v, s.k.p, layoutVersion)
 		}
+		if err != nil {
+			return err
+		}
+		gr, err := s.cli.Get(ctx, k)
+		if err != nil {
+			return err
+		}
+		if len(gr.Kvs) == 0 {
+			return fmt.Errorf("key layout under %q vanished during an upgrade", s.k.p)
+		}
+		v = string(gr.Kvs[0].Value)
 	}
-	return nil
+	return fmt.Errorf("key layout %q under %q after every upgrade, want %q", v, s.k.p, layoutVersion)
 }
 
 // Client returns the underlying etcd client (for tools and tests; the
@@ -655,14 +672,14 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 // abortUploads deletes the uploads in progress of bucket, as DeleteUpload
 // does; an upload deleted meanwhile (aborted or completed) is no error.
 func (s *Store) abortUploads(ctx context.Context, op, bucket string) error {
-	us, err := s.Uploads(ctx, bucket)
+	err := meta.EachUpload(ctx, s, bucket, func(u cairn.Upload) error {
+		if _, err := s.DeleteUpload(ctx, bucket, u.ID); err != nil && !errors.Is(err, cairn.ErrNotFound) {
+			return err
+		}
+		return nil
+	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
-	}
-	for _, u := range us {
-		if _, err := s.DeleteUpload(ctx, bucket, u.ID); err != nil && !errors.Is(err, cairn.ErrNotFound) {
-			return fmt.Errorf("%s: %w", op, err)
-		}
 	}
 	return nil
 }
@@ -801,6 +818,9 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 		m, err := s.loadManifest(ctx, bucket, key, rec, r.rev)
 		if err != nil {
 			return planned{done: true, err: s.wrap(op, err)}
+		}
+		if err := m.CheckDelete(s.now(), false); err != nil {
+			return planned{done: true, err: fmt.Errorf("%s: %w", op, err)}
 		}
 		deleted = m
 		d := meta.NewDelta()

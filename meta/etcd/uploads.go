@@ -15,7 +15,8 @@ import (
 )
 
 // Uploads: the record lives at <p>uploads/<bucket>/<id>, each part at
-// <p>parts/<bucket>/<id>/<n>. Every PutPart also rewrites the record with
+// <p>parts/<bucket>/<id>/<n>, its index record by key at
+// <p>upkeys/<bucket>/... (upkeys.go), put and deleted with the record. Every PutPart also rewrites the record with
 // its own value (WithIgnoreValue), so the record's ModRevision is the
 // upload's stamp: CompleteUpload compares it to know no part changed since
 // the caller read them.
@@ -43,7 +44,7 @@ func (s *Store) CreateUpload(ctx context.Context, u cairn.Upload) error {
 	bk, uk := s.k.bucket(u.Bucket), s.k.upload(u.Bucket, u.ID)
 	resp, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(bk), ">", 0), clientv3.Compare(clientv3.CreateRevision(uk), "=", 0)).
-		Then(clientv3.OpPut(uk, string(v))).
+		Then(clientv3.OpPut(uk, string(v)), clientv3.OpPut(s.k.upkey(u), encodeUpkey(u))).
 		Else(clientv3.OpGet(bk, clientv3.WithCountOnly())).
 		Commit()
 	if err != nil {
@@ -318,9 +319,13 @@ func (s *Store) DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Pa
 		if parts, err = decodeParts(op, r.prefix[pp]); err != nil {
 			return planned{done: true, err: err}
 		}
+		ik, err := s.upkeyOf(op, r.kv[uk])
+		if err != nil {
+			return planned{done: true, err: err}
+		}
 		d := meta.NewDelta()
 		d.Parts(parts, -1)
-		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())}, delta: d},
+		return s.withDiscard(planned{ops: []clientv3.Op{clientv3.OpDelete(uk), clientv3.OpDelete(ik), clientv3.OpDelete(pp, clientv3.WithPrefix())}, delta: d},
 			cairn.CleanupAbort, bucket, upKey(r.kv[uk]), cairn.PartFiles(parts))
 	})
 	if err != nil {
@@ -370,7 +375,11 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 		if parts, err = decodeParts(op, r.prefix[pp]); err != nil {
 			return planned{done: true, err: err}
 		}
-		pl := s.commitPlan(ctx, r, bk, m, v, old, r.kv[ok], []clientv3.Op{clientv3.OpDelete(uk), clientv3.OpDelete(pp, clientv3.WithPrefix())})
+		ik, err := s.upkeyOf(op, r.kv[uk])
+		if err != nil {
+			return planned{done: true, err: err}
+		}
+		pl := s.commitPlan(ctx, r, bk, m, v, old, r.kv[ok], []clientv3.Op{clientv3.OpDelete(uk), clientv3.OpDelete(ik), clientv3.OpDelete(pp, clientv3.WithPrefix())})
 		if pl.done {
 			return pl
 		}

@@ -413,7 +413,7 @@ func (s *Store) countAll(ctx context.Context) (cairn.Usage, int64, error) {
 }
 
 // upgradeLayout1 brings a store of layout 1 (no usage counters) to
-// layout 2 (upgradeLayout2 follows): it counts every manifest and part and stores the counts as the
+// layout 2 (checkLayout goes on with upgradeLayout2): it counts every manifest and part and stores the counts as the
 // usage base together with the new layout version, unless another
 // process upgraded the store meanwhile. Writes by processes still running
 // a build of layout 1 while it counts are not counted: upgrade every
@@ -431,16 +431,12 @@ func (s *Store) upgradeLayout1(ctx context.Context) error {
 	resp, err := s.cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.Value(k), "=", "1")).
 		Then(clientv3.OpPut(s.k.usageBase(), string(b)), clientv3.OpPut(k, "2")).
-		Else(clientv3.OpGet(k)).
 		Commit()
 	if err != nil {
 		return err
 	}
 	if !resp.Succeeded {
-		if v := string(resp.Responses[0].GetResponseRange().Kvs[0].Value); v != "2" && v != layoutVersion {
-			return fmt.Errorf("key layout %q under %q, this build understands %q", v, s.k.p, layoutVersion)
-		}
-		return nil // another process upgraded it (and upgradeLayout2 finds it done, or does it)
+		return nil // another process upgraded it (checkLayout reads the version again)
 	}
 	s.log.Info("upgraded the metadata key layout from 1 to 2: usage counted", "revision", rev,
 		"buckets", len(base.Buckets), "disks", len(base.Disks))

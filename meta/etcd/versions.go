@@ -136,11 +136,18 @@ func (s *Store) getAt(ctx context.Context, key string, rev int64) (*mvccpb.KeyVa
 
 // dropVersion adds to p the removal of version record kv of key (read at
 // rev): the record, an object's split parts, its files (queued) and
-// counters; and its null pointer unless keepNull.
-func (s *Store) dropVersion(ctx context.Context, p planned, bucket, key string, kv *mvccpb.KeyValue, rev int64, keepNull bool) (planned, cairn.ObjectVersion) {
+// counters; and its null pointer unless keepNull. A version whose Object
+// Lock forbids it (bypass: bypassing governance) is not dropped: the
+// plan fails with ErrLocked.
+func (s *Store) dropVersion(ctx context.Context, p planned, bucket, key string, kv *mvccpb.KeyValue, rev int64, keepNull, bypass bool) (planned, cairn.ObjectVersion) {
 	v, err := s.versionOf(ctx, bucket, key, kv, rev, true)
 	if err != nil {
 		return planned{done: true, err: err}, v
+	}
+	if v.Manifest != nil {
+		if err := v.Manifest.CheckDelete(s.now(), bypass); err != nil {
+			return planned{done: true, err: err}, v
+		}
 	}
 	p.ops = append(p.ops, clientv3.OpDelete(string(kv.Key)))
 	p.cmps = append(p.cmps, unchanged(string(kv.Key), kv))
@@ -175,7 +182,7 @@ func (s *Store) dropNull(ctx context.Context, p planned, r reads, bucket, key st
 		}
 		return p
 	}
-	p, _ = s.dropVersion(ctx, p, bucket, key, kv, r.rev, keepNull)
+	p, _ = s.dropVersion(ctx, p, bucket, key, kv, r.rev, keepNull, false)
 	return p
 }
 
@@ -201,6 +208,11 @@ func (s *Store) commitPlan(ctx context.Context, r reads, bk string, m *cairn.Man
 		}
 		return p
 	}
+	if old != nil && old.Version != m.Version {
+		if err := old.CheckDelete(s.now(), false); err != nil {
+			return planned{done: true, err: fmt.Errorf("commit %s/%s: %w", m.Bucket, m.Key, err)}
+		}
+	}
 	d.Object(old, -1)
 	p.ops = append(p.ops, s.replaceObject(m, e, old)...)
 	return s.withDiscard(p, cairn.CleanupOverwrite, m.Bucket, m.Key, cairn.Superseded(old, m))
@@ -224,6 +236,9 @@ func (s *Store) SetBucketVersioning(ctx context.Context, name, status string) er
 		}
 		var b cairn.Bucket
 		if err := json.Unmarshal(old, &b); err != nil {
+			return nil, err
+		}
+		if err := meta.CheckVersioningChange(b, status); err != nil {
 			return nil, err
 		}
 		b.Versioning = status
@@ -351,6 +366,9 @@ func (s *Store) PutDeleteMarker(ctx context.Context, bucket, key string, d cairn
 					first = cur.Version
 				}
 			} else {
+				if err := cur.CheckDelete(s.now(), false); err != nil {
+					return planned{done: true, err: fmt.Errorf("%s: %w", op, err)}
+				}
 				p.ops = append(p.ops, s.deleteObject(cur)...)
 				p.delta.Object(cur, -1)
 				if p = s.withDiscard(p, cairn.CleanupDelete, bucket, key, cur.Files()); p.done {
@@ -382,6 +400,18 @@ func (s *Store) PutDeleteMarker(ctx context.Context, bucket, key string, d cairn
 
 // DeleteVersion implements meta.Store.
 func (s *Store) DeleteVersion(ctx context.Context, bucket, key, id string) (cairn.ObjectVersion, error) {
+	return s.deleteVersion(ctx, bucket, key, id, false)
+}
+
+// DeleteVersionBypass implements meta.Store.
+func (s *Store) DeleteVersionBypass(ctx context.Context, bucket, key, id string) (cairn.ObjectVersion, error) {
+	return s.deleteVersion(ctx, bucket, key, id, true)
+}
+
+// deleteVersion is DeleteVersion, bypassing governance if bypass. The
+// Object Lock check reads the version's record in the plan whose
+// transaction compares it, so no change slips in between.
+func (s *Store) deleteVersion(ctx context.Context, bucket, key, id string, bypass bool) (cairn.ObjectVersion, error) {
 	op := fmt.Sprintf("delete version %q of %s/%s", id, bucket, key)
 	if err := meta.CheckVersionID(op, id, false); err != nil {
 		return cairn.ObjectVersion{}, err
@@ -450,6 +480,9 @@ func (s *Store) DeleteVersion(ctx context.Context, bucket, key, id string) (cair
 			if err != nil {
 				return planned{done: true, err: s.wrap(op, err)}
 			}
+			if err := m.CheckDelete(s.now(), bypass); err != nil {
+				return planned{done: true, err: fmt.Errorf("%s: %w", op, err)}
+			}
 			out = meta.ManifestVersionOf(m)
 			p.delta.Object(m, -1)
 			if next == nil {
@@ -463,7 +496,10 @@ func (s *Store) DeleteVersion(ctx context.Context, bucket, key, id string) (cair
 		} else {
 			// The null pointer goes with the null version, unless the
 			// promoted next version is the null one (it cannot be both).
-			if p, out = s.dropVersion(ctx, p, bucket, key, target, r.rev, false); p.done {
+			if p, out = s.dropVersion(ctx, p, bucket, key, target, r.rev, false, bypass); p.done {
+				if p.err != nil {
+					p.err = fmt.Errorf("%s: %w", op, p.err)
+				}
 				return p
 			}
 		}

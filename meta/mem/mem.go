@@ -417,6 +417,9 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 	if !ok {
 		cur = nil
 	}
+	if err := s.checkReplaceLocked(b, m, cur); err != nil {
+		return fmt.Errorf("commit %s/%s: %w", m.Bucket, m.Key, err)
+	}
 	s.replaceCurrentLocked(b, m, cur)
 	return nil
 }
@@ -455,6 +458,9 @@ func (s *Store) DeleteManifest(ctx context.Context, bucketName, key, version str
 	case version != "" && m.Version != version:
 		return nil, fmt.Errorf("delete object %s/%s version %s: %w (current version %s)",
 			bucketName, key, version, cairn.ErrConflict, m.Version)
+	}
+	if err := m.CheckDelete(s.now(), false); err != nil {
+		return nil, fmt.Errorf("delete object %s/%s: %w", bucketName, key, err)
 	}
 	b.objects.Delete(m)
 	d := meta.NewDelta()
@@ -623,6 +629,10 @@ func cloneManifest(m *cairn.Manifest) *cairn.Manifest {
 	c := *m
 	c.UserMeta = maps.Clone(m.UserMeta)
 	c.Shards = slices.Clone(m.Shards)
+	if m.Retention != nil {
+		r := *m.Retention
+		c.Retention = &r
+	}
 	if m.Parts != nil {
 		c.Parts = make([]cairn.Part, len(m.Parts))
 		for i, p := range m.Parts {

@@ -178,14 +178,8 @@ func (s *Store) UpdatePart(ctx context.Context, bucketName, key, version string,
 	if i < 0 {
 		return fmt.Errorf("%s: %w (no such part)", op, cairn.ErrNotFound)
 	}
-	a, err1 := json.Marshal(cur.Parts[i])
-	pv, err2 := json.Marshal(prev)
-	n, err3 := json.Marshal(p)
-	if err1 == nil && err3 == nil && string(a) == string(n) {
-		return nil // this very update is stored: a retried update
-	}
-	if err1 != nil || err2 != nil || string(a) != string(pv) {
-		return fmt.Errorf("%s: %w (the part changed)", op, cairn.ErrConflict)
+	if stored, err := meta.SwapPart(op, cur.Parts[i], p, prev); stored || err != nil {
+		return err // stored: this very update, retried
 	}
 	d := meta.NewDelta()
 	d.Parts([]cairn.Part{p}, 1)

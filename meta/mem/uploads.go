@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"cairn"
 	"cairn/meta"
@@ -96,6 +97,46 @@ func (s *Store) UploadPage(ctx context.Context, bucket, after string, limit int)
 		out = append(out, cloneUpload(s.uploads[k].u))
 	}
 	return out, more, nil
+}
+
+// UploadKeyPage implements meta.Store: it sorts the bucket's uploads
+// (the etcd store reads its key-ordered index instead).
+func (s *Store) UploadKeyPage(ctx context.Context, bucket, prefix, keyMarker, idMarker string, limit int) ([]cairn.Upload, bool, error) {
+	if err := meta.CheckPageLimit("uploads by key", limit); err != nil {
+		return nil, false, err
+	}
+	if err := s.lockLive(ctx); err != nil {
+		return nil, false, err
+	}
+	defer s.mu.Unlock()
+	if _, err := s.bucketLocked(bucket); err != nil {
+		return nil, false, fmt.Errorf("uploads by key: %w", err)
+	}
+	if keyMarker == "" {
+		idMarker = "" // S3 ignores upload-id-marker without key-marker
+	}
+	var after *cairn.Upload // the position of upload idMarker
+	if up, ok := s.uploads[bucket+"/"+idMarker]; ok && idMarker != "" && up.u.Key == keyMarker {
+		after = &up.u
+	}
+	var out []cairn.Upload
+	for _, up := range s.uploads {
+		u := up.u
+		switch {
+		case u.Bucket != bucket || !strings.HasPrefix(u.Key, prefix):
+			continue
+		case after != nil && meta.CompareUploads(u, *after) <= 0,
+			after == nil && idMarker != "" && u.Key < keyMarker,
+			idMarker == "" && u.Key <= keyMarker:
+			continue
+		}
+		out = append(out, meta.UploadSummary(u))
+	}
+	slices.SortFunc(out, meta.CompareUploads)
+	if len(out) > limit {
+		return out[:limit], true, nil
+	}
+	return out, false, nil
 }
 
 // UpdateUploadEncryption implements meta.Store.
@@ -251,6 +292,9 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 	parts := sortedParts(up)
 	if !ok {
 		cur = nil
+	}
+	if err := s.checkReplaceLocked(b, m, cur); err != nil {
+		return nil, fmt.Errorf("complete %s/%s: %w", m.Bucket, m.Key, err)
 	}
 	d := meta.NewDelta()
 	d.Parts(parts, -1)

@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -97,7 +98,7 @@ func (s *Store) replaceCurrentLocked(b *bucket, m, cur *cairn.Manifest) {
 	}
 	switch {
 	case cur == nil:
-	case b.b.Versioning != "" && (cur.Versioned || m.Versioned) && cur.Version != m.Version:
+	case keepsReplaced(b, m, cur):
 		noncurrentLocked(b, verRec{key: cur.Key, version: cur.Version, m: cur})
 	default:
 		d.Object(cur, -1)
@@ -105,6 +106,38 @@ func (s *Store) replaceCurrentLocked(b *bucket, m, cur *cairn.Manifest) {
 	}
 	d.AddTo(&s.usage)
 	b.objects.ReplaceOrInsert(cloneManifest(m))
+}
+
+// keepsReplaced reports whether the commit of m over the current version
+// cur keeps cur as a noncurrent version (else cur is replaced for good).
+func keepsReplaced(b *bucket, m, cur *cairn.Manifest) bool {
+	return b.b.Versioning != "" && (cur.Versioned || m.Versioned) && cur.Version != m.Version
+}
+
+// checkReplaceLocked refuses (cairn.ErrLocked) a commit of m over cur
+// (nil: none) that would remove a locked version for good: the key's
+// noncurrent null version, or cur, replaced by a null version.
+func (s *Store) checkReplaceLocked(b *bucket, m, cur *cairn.Manifest) error {
+	if b.b.Versioning != "" && !m.Versioned {
+		if err := s.checkNullLocked(b, m.Key); err != nil {
+			return err
+		}
+	}
+	if cur != nil && !keepsReplaced(b, m, cur) && cur.Version != m.Version {
+		return cur.CheckDelete(s.now(), false)
+	}
+	return nil
+}
+
+// checkNullLocked refuses (cairn.ErrLocked) the removal of key's
+// noncurrent null version if its Object Lock forbids it.
+func (s *Store) checkNullLocked(b *bucket, key string) error {
+	if v, ok := b.nulls[key]; ok {
+		if r, ok := b.versions.Get(verRec{key: key, version: v}); ok && r.m != nil {
+			return r.m.CheckDelete(s.now(), false)
+		}
+	}
+	return nil
 }
 
 // SetBucketVersioning implements meta.Store.
@@ -119,6 +152,9 @@ func (s *Store) SetBucketVersioning(ctx context.Context, name, status string) er
 	b, err := s.bucketLocked(name)
 	if err != nil {
 		return fmt.Errorf("set versioning of bucket %s: %w", name, err)
+	}
+	if err := meta.CheckVersioningChange(b.b, status); err != nil {
+		return err
 	}
 	b.b.Versioning = status
 	return nil
@@ -198,10 +234,19 @@ func (s *Store) PutDeleteMarker(ctx context.Context, bucketName, key string, d c
 	if b.b.Versioning == "" {
 		return cairn.ObjectVersion{}, fmt.Errorf("%s: %w: bucket was never versioned", op, cairn.ErrInvalid)
 	}
+	cur, hasCur := b.objects.Get(&cairn.Manifest{Key: key})
 	if !d.Versioned {
+		if err := s.checkNullLocked(b, key); err != nil {
+			return cairn.ObjectVersion{}, fmt.Errorf("%s: %w", op, err)
+		}
+		if hasCur && !cur.Versioned {
+			if err := cur.CheckDelete(s.now(), false); err != nil {
+				return cairn.ObjectVersion{}, fmt.Errorf("%s: %w", op, err)
+			}
+		}
 		s.removeNullLocked(b, key)
 	}
-	if cur, ok := b.objects.Get(&cairn.Manifest{Key: key}); ok {
+	if hasCur {
 		b.objects.Delete(cur)
 		if cur.Versioned || d.Versioned {
 			noncurrentLocked(b, verRec{key: key, version: cur.Version, m: cur})
@@ -225,6 +270,16 @@ func (s *Store) PutDeleteMarker(ctx context.Context, bucketName, key string, d c
 
 // DeleteVersion implements meta.Store.
 func (s *Store) DeleteVersion(ctx context.Context, bucketName, key, id string) (cairn.ObjectVersion, error) {
+	return s.deleteVersion(ctx, bucketName, key, id, false)
+}
+
+// DeleteVersionBypass implements meta.Store.
+func (s *Store) DeleteVersionBypass(ctx context.Context, bucketName, key, id string) (cairn.ObjectVersion, error) {
+	return s.deleteVersion(ctx, bucketName, key, id, true)
+}
+
+// deleteVersion is DeleteVersion, bypassing governance if bypass.
+func (s *Store) deleteVersion(ctx context.Context, bucketName, key, id string, bypass bool) (cairn.ObjectVersion, error) {
 	op := fmt.Sprintf("delete version %q of %s/%s", id, bucketName, key)
 	if err := meta.CheckVersionID(op, id, false); err != nil {
 		return cairn.ObjectVersion{}, err
@@ -240,6 +295,11 @@ func (s *Store) DeleteVersion(ctx context.Context, bucketName, key, id string) (
 	cur, r, ok := versionLocked(b, key, id)
 	if !ok {
 		return cairn.ObjectVersion{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	if m := cmp.Or(cur, r.m); m != nil {
+		if err := m.CheckDelete(s.now(), bypass); err != nil {
+			return cairn.ObjectVersion{}, fmt.Errorf("%s: %w", op, err)
+		}
 	}
 	var v cairn.ObjectVersion
 	if cur != nil {

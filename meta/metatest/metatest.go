@@ -44,7 +44,9 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Parts", testParts},
 		{"ManyRecords", testManyRecords},
 		{"Uploads", testUploads},
+		{"UploadsByKey", testUploadsByKey},
 		{"UploadEncryption", testUploadEncryption},
+		{"UploadPartRepair", testUploadPartRepair},
 		{"UpdateManifest", testUpdateManifest},
 		{"UpdateManifestRace", testUpdateManifestRace},
 		{"Usage", testUsage},
@@ -61,6 +63,8 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Versions", testVersions},
 		{"VersionsRace", testVersionsRace},
 		{"VersionsNUL", testVersionsNUL},
+		{"ObjectLock", testObjectLock},
+		{"ObjectLockNull", testObjectLockNull},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {

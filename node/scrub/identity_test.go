@@ -71,7 +71,8 @@ func (f *identFixture) exists(name string) bool {
 
 // TestScrubMatchesIdentities: a shard whose identity a manifest names on
 // its disk with its CRC is left alone; one named with another CRC is
-// damage; one named by an upload in progress is left alone; one no
+// damage; one named by an upload in progress is left alone, and damage if
+// its part names it with another CRC; one no
 // manifest or upload names is an orphan, removed once older than the
 // grace period (the young one on the next pass); a file without an
 // identity (format 1) is never matched nor removed.
@@ -116,6 +117,16 @@ func TestScrubMatchesIdentities(t *testing.T) {
 			ETag: "x", Created: time.Now(), Layout: layout(body, crc)}); err != nil {
 			t.Fatal(err)
 		}
+		// A part of the same upload in progress whose record names its
+		// file with another CRC: damage (scrub verifies the shards of
+		// open uploads against their part records; repair heals them).
+		partWrong := id("mp")
+		partWrong.Part, partWrong.Upload = 3, part.Upload
+		f.put(partWrong, body)
+		if _, err := store.PutPart(ctx, "bkt", part.Upload, cairn.Part{Number: 3, Version: partWrong.Version, Size: int64(len(body)),
+			ETag: "x", Created: time.Now(), Layout: layout(body, crc^1)}); err != nil {
+			t.Fatal(err)
+		}
 		overwritten := id("named") // an older version of "named": its manifest names another version
 		old := f.put(overwritten, body)
 		gone := f.put(id("deleted"), body)
@@ -130,14 +141,18 @@ func TestScrubMatchesIdentities(t *testing.T) {
 		defer stop()
 		time.Sleep(time.Minute)
 		p := s.Progress()
-		if p.LastPass.IsZero() || p.LastShards != 7 || p.LastDamage != 1 || p.LastOrphans != 3 || p.Collected != 2 {
+		if p.LastPass.IsZero() || p.LastShards != 8 || p.LastDamage != 2 || p.LastOrphans != 3 || p.Collected != 2 {
 			t.Fatalf("after the first pass: %+v", p)
 		}
 		ds, _, err := store.Damages(ctx, "", 100)
-		if err != nil || len(ds) != 1 || ds[0].Shard != wrong.Name() || ds[0].Kind != cairn.DamageCorrupt {
-			t.Fatalf("damage records %+v %v, want one for %s", ds, err, wrong.Name())
+		damaged := map[string]bool{}
+		for _, d := range ds {
+			damaged[d.Shard] = d.Kind == cairn.DamageCorrupt
 		}
-		for name, want := range map[string]bool{named.Name(): true, wrong.Name(): true, part.Name(): true,
+		if err != nil || len(ds) != 2 || !damaged[wrong.Name()] || !damaged[partWrong.Name()] {
+			t.Fatalf("damage records %+v %v, want one for %s and one for %s", ds, err, wrong.Name(), partWrong.Name())
+		}
+		for name, want := range map[string]bool{named.Name(): true, wrong.Name(): true, part.Name(): true, partWrong.Name(): true,
 			old: false, gone: false, young: true, v1: true} {
 			if f.exists(name) != want {
 				t.Errorf("after the first pass, %s exists: %v, want %v", name, !want, want)

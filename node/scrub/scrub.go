@@ -25,7 +25,10 @@ type Store interface {
 	PutDamage(ctx context.Context, d cairn.Damage) error
 	Manifest(ctx context.Context, bucket, key string) (*cairn.Manifest, error)
 	ManifestPart(ctx context.Context, bucket, key string, n int) (*cairn.Manifest, error)
-	Parts(ctx context.Context, bucket, id string) (parts []cairn.Part, stamp int64, err error)
+	// PartPage reads the one part record of an upload in progress that
+	// a part's shard names (after its number − 1, limit 1): an upload
+	// may have up to cairn.MaxParts parts.
+	PartPage(ctx context.Context, bucket, id string, after, limit int) ([]cairn.Part, bool, error)
 	// ObjectVersion and ListVersions find the noncurrent versions of a
 	// versioned bucket, whose shards are named, not orphans
 	// (docs/design/versioning.md).
@@ -481,7 +484,7 @@ func (s *Scrubber) reference(ctx context.Context, v verified) (cairn.Reference, 
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.SaveEvery)
 	defer cancel()
 	if id.Part > 0 {
-		parts, _, err := s.cfg.Store.Parts(cctx, id.Bucket, id.Upload)
+		parts, _, err := s.cfg.Store.PartPage(cctx, id.Bucket, id.Upload, id.Part-1, 1)
 		if err != nil && !errors.Is(err, cairn.ErrNotFound) {
 			return cairn.Unnamed, "", err
 		}

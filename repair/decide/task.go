@@ -52,11 +52,23 @@ func DamagedTask(m *cairn.Manifest, st Stripe, code codec.Code, v *View, now tim
 	return t, true
 }
 
+// TaskID returns the ID of the task of stripe st of m: of a committed
+// object's stripe (cairn.RepairTaskID), or of the part of an upload in
+// progress when m is one (cairn.Manifest.IsOpenPart;
+// cairn.UploadRepairTaskID).
+func TaskID(m *cairn.Manifest, st Stripe) string {
+	if m.IsOpenPart() {
+		return cairn.UploadRepairTaskID(m.Bucket, m.Upload, st.Part, st.Version)
+	}
+	return cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.Part)
+}
+
 // stripeTask is the task of stripe st of m, made at now, with nothing to
-// do yet.
+// do yet. For the part of an upload in progress (cairn.Upload.OpenPart)
+// it names the upload, and no object version.
 func stripeTask(m *cairn.Manifest, st Stripe, now time.Time) cairn.RepairTask {
-	return cairn.RepairTask{
-		ID:        cairn.RepairTaskID(m.Bucket, m.Key, m.Version, st.Part),
+	t := cairn.RepairTask{
+		ID:        TaskID(m, st),
 		Bucket:    m.Bucket,
 		Key:       m.Key,
 		Version:   m.Version,
@@ -66,6 +78,10 @@ func stripeTask(m *cairn.Manifest, st Stripe, now time.Time) cairn.RepairTask {
 		SpareRows: st.SpareRows(),
 		Created:   now,
 	}
+	if m.IsOpenPart() {
+		t.Upload = m.Upload
+	}
+	return t
 }
 
 // AddBad records the shards bad of a queued task's stripe as found

@@ -1,0 +1,209 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"cairn"
+	"cairn/internal/vfs"
+	"cairn/node/volume"
+)
+
+// TestLocalReads: a client WithLocal reads the handler's disks in process
+// — the same bytes and footer as over the node protocol, no request on the
+// wire, the handler busy while a read is open — and other disks over the
+// network.
+func TestLocalReads(t *testing.T) {
+	mem := vfs.NewMem()
+	d := openDisk(t, "node1/disk1", mem, "/d1")
+	n := newTestNode(t, d)
+	other := newTestNode(t, openDisk(t, "node2/disk1", mem, "/d2"))
+	name := shardName(3, 2)
+	data := randBytes(3, 3*volume.BlockSize+77)
+	mustPutShard(t, n.client, d.id, name, data)
+	mustPutShard(t, other.client, "node2/disk1", name, data)
+	<-n.done // the PUT
+	<-other.done
+
+	local := n.client.WithLocal(n.h)
+	for _, r := range []struct{ off, n int64 }{{0, -1}, {0, int64(len(data))}, {volume.BlockSize - 3, 10}, {2*volume.BlockSize + 5, -1}, {int64(len(data)), 0}} {
+		got, err := readAll(t, local, d.id, name, r.off, r.n)
+		end := int64(len(data))
+		if r.n >= 0 {
+			end = r.off + r.n
+		}
+		if err != nil || !bytes.Equal(got, data[r.off:end]) {
+			t.Fatalf("local read [%d, +%d): %d bytes, %v", r.off, r.n, len(got), err)
+		}
+	}
+	select {
+	case req := <-n.done:
+		t.Fatalf("a local read went over the wire: %s", req)
+	default:
+	}
+
+	rc, err := local.GetShard(context.Background(), d.id, name, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := rc.(interface {
+		Footer() (int64, uint32, bool)
+	})
+	if !ok {
+		t.Fatal("a local reader has no footer")
+	}
+	remote, err := n.client.GetShard(context.Background(), d.id, name, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, wc, _ := remote.(interface {
+		Footer() (int64, uint32, bool)
+	}).Footer()
+	remote.Close()
+	<-n.done
+	if size, crc, ok := f.Footer(); !ok || size != ws || crc != wc {
+		t.Fatalf("local footer %d %08x %v, the node's %d %08x", size, crc, ok, ws, wc)
+	}
+	if !n.h.Busy() {
+		t.Fatal("the handler is not busy while a local read is open: scrub would not yield to it")
+	}
+	rc.Close()
+	rc.Close() // idempotent: the count goes down once
+	if n.h.Busy() {
+		t.Fatal("the handler is still busy after the local read closed")
+	}
+
+	// A disk the handler does not serve is read over the node protocol.
+	local2 := other.client.WithLocal(n.h)
+	if got, err := readAll(t, local2, "node2/disk1", name, 0, -1); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read of another node's disk: %d bytes, %v", len(got), err)
+	}
+	if req := <-other.done; !strings.HasPrefix(req, "GET ") {
+		t.Fatalf("the other node saw %q, want its GET", req)
+	}
+
+	// Missing shard and bad range: the sentinels the data path tells apart.
+	if _, err := readAll(t, local, d.id, shardName(4, 2), 0, -1); !errors.Is(err, cairn.ErrNotFound) || !strings.Contains(err.Error(), string(d.id)) {
+		t.Fatalf("missing shard: %v", err)
+	}
+	if _, err := readAll(t, local, d.id, name, int64(len(data)), 5); !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("range past the end: %v", err)
+	}
+	if n.h.Busy() {
+		t.Fatal("a failed local open left the handler busy")
+	}
+	if err := n.client.DeleteShard(context.Background(), d.id, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.client.DeleteShard(context.Background(), "node2/disk1", name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLocalReadCorrupt: a block that fails its CRC on a local read is
+// cairn.ErrCorrupt naming the disk, the shard and the block, after the
+// good blocks before it, as over the node protocol.
+func TestLocalReadCorrupt(t *testing.T) {
+	mem := vfs.NewMem()
+	d := openDisk(t, "node1/disk1", mem, "/d1")
+	n := newTestNode(t, d)
+	name := shardName(8, 1)
+	data := randBytes(8, 4*volume.BlockSize)
+	mustPutShard(t, n.client, d.id, name, data)
+	p := filepath.Join("/d1", volume.ShardsDir, name[:2], name)
+	f, _ := mem.Open(p)
+	fi, _ := f.Stat()
+	raw := make([]byte, fi.Size())
+	f.ReadAt(raw, 0)
+	f.Close()
+	raw[2*(volume.BlockSize+4)+9] ^= 0x80
+	w, _ := mem.Create(p)
+	w.Write(raw)
+	w.Close()
+
+	local := n.client.WithLocal(n.h)
+	r, err := local.GetShard(context.Background(), d.id, name, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if !errors.Is(err, cairn.ErrCorrupt) || !contains(err.Error(), name, "block 2", string(d.id)) {
+		t.Fatalf("mid-stream corruption: %v", err)
+	}
+	if !bytes.Equal(got, data[:2*volume.BlockSize]) {
+		t.Fatalf("got %d good bytes, want %d", len(got), 2*volume.BlockSize)
+	}
+	if got, err := readAll(t, local, d.id, name, 3*volume.BlockSize, -1); err != nil || !bytes.Equal(got, data[3*volume.BlockSize:]) {
+		t.Fatalf("good range: %v", err)
+	}
+	if err := n.client.DeleteShard(context.Background(), d.id, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLocalWrites: a client WithLocal stores shards of the handler's
+// disks in process — durable and readable over the node protocol, no
+// request on the wire — under the node's size limit.
+func TestLocalWrites(t *testing.T) {
+	mem := vfs.NewMem()
+	d := openDisk(t, "node1/disk1", mem, "/d1")
+	n := newTestNode(t, d)
+	local := n.client.WithLocal(n.h)
+	name := shardName(5, 0)
+	data := randBytes(5, 2*volume.BlockSize+11)
+	ident := identOf(t, name)
+	info, err := local.PutShardIdentified(context.Background(), d.id, name, ident, bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size != int64(len(data)) || info.Ident != len(ident) {
+		t.Fatalf("local put answered %+v for %d bytes and a %d-byte identity", info, len(data), len(ident))
+	}
+	select {
+	case req := <-n.done:
+		t.Fatalf("a local write went over the wire: %s", req)
+	default:
+	}
+	if n.h.Busy() {
+		t.Fatal("the handler is still busy after the local write")
+	}
+	got, err := readAll(t, n.client, d.id, name, 0, -1)
+	<-n.done
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back over the protocol: %d bytes, %v", len(got), err)
+	}
+	rc, err := n.client.GetShard(context.Background(), d.id, name, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, crc, _ := rc.(interface {
+		Footer() (int64, uint32, bool)
+	}).Footer()
+	rc.Close()
+	<-n.done
+	if crc != info.CRC {
+		t.Fatalf("local put answered CRC %08x, the file's footer says %08x", info.CRC, crc)
+	}
+
+	// The node's size limit holds in process too, declared or not.
+	h, err := NewHandler(HandlerConfig{Node: "node1", Secret: testSecret, Volumes: []*volume.Volume{d.v}, MaxShardSize: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := n.client.WithLocal(h)
+	if _, err := small.PutShard(context.Background(), d.id, shardName(6, 0), bytes.NewReader(make([]byte, 101))); !errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), "larger than 100") {
+		t.Fatalf("declared oversize shard: %v", err)
+	}
+	if _, err := small.PutShard(context.Background(), d.id, shardName(6, 0), io.MultiReader(bytes.NewReader(make([]byte, 101)))); !errors.Is(err, cairn.ErrInvalid) || !strings.Contains(err.Error(), "longer than 100") {
+		t.Fatalf("undeclared oversize shard: %v", err)
+	}
+	if err := n.client.DeleteShard(context.Background(), d.id, name); err != nil {
+		t.Fatal(err)
+	}
+}
