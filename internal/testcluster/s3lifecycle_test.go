@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
@@ -23,11 +22,7 @@ import (
 // reports what the passes did.
 func TestServerLifecycleExpires(t *testing.T) {
 	s := testcluster.StartServer(t, "", "--lifecycle-every", "1s", "--lifecycle-day-length", "2s")
-	c := s3.New(s3.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(s.S3), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
-		Retryer:     aws.NopRetryer{},
-	})
+	c := testcluster.S3Client(s.S3)
 	ctx := context.Background()
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("life")}); err != nil {
 		t.Fatal(err)
