@@ -140,6 +140,18 @@ cmp "$work/tree/c/hello.txt" "$work/form.back"
 mapfile -d '' -t fields < <(form tampered)
 [ "$(curl -sS -o /dev/null -w '%{http_code}' "${fields[@]}" -F "file=@$work/tree/c/hello.txt" "$ep/smoke")" = 403 ]
 
+echo "== lifecycle rules with the aws CLI: put, get, delete"
+cat >"$work/lifecycle.json" <<'JSON'
+{"Rules": [{"ID": "tmp", "Status": "Enabled", "Filter": {"Prefix": "tmp/"}, "Expiration": {"Days": 7},
+  "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 2}}]}
+JSON
+s3api put-bucket-lifecycle-configuration --bucket smoke --lifecycle-configuration "file://$work/lifecycle.json"
+grep -q '"Days": 7' <<<"$(s3api get-bucket-lifecycle-configuration --bucket smoke)"
+s3api delete-bucket-lifecycle --bucket smoke
+if s3api get-bucket-lifecycle-configuration --bucket smoke >/dev/null 2>&1; then
+  echo "a deleted lifecycle configuration is still there"; exit 1
+fi
+
 echo "== s3cmd with Signature V2: mb, put (and multipart), ls, get, del"
 cat >"$work/s3cmd.conf" <<CONF
 [default]
