@@ -212,7 +212,7 @@ func (l *LifecycleRunner) bucket(ctx context.Context, b cairn.Bucket, p *cairn.L
 // object evaluates and applies the rules for one version.
 func (l *LifecycleRunner) object(ctx context.Context, b cairn.Bucket, o lifecycle.Object, tags bool, p *cairn.LifecycleProgress, now time.Time) error {
 	p.Current.Versions++
-	if tags && !o.Marker {
+	if tags && !o.Marker && lifecycle.NeedsTagsFor(b.Lifecycle, o.Key) {
 		v, err := l.store.ObjectVersion(ctx, b.Name, o.Key, o.ID)
 		switch {
 		case errors.Is(err, cairn.ErrNotFound):

@@ -252,3 +252,27 @@ func TestLifecycleKeepsLockedVersions(t *testing.T) {
 		}
 	})
 }
+
+// TestLifecycleTagFilter: a rule with a tag filter reads the versions'
+// tags (from their manifests) and expires only the tagged object.
+func TestLifecycleTagFilter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		e := newLCEnv(t)
+		e.bucket(t, "tags", "", cairn.LifecycleRule{ID: "tmp", Enabled: true,
+			Filter:     cairn.LifecycleFilter{Prefix: "d/", Tags: map[string]string{"tmp": "yes"}},
+			Expiration: &cairn.LifecycleExpiration{Days: 1}})
+		for key, tags := range map[string]map[string]string{"d/tagged": {"tmp": "yes", "x": "1"}, "d/other": {"tmp": "no"}, "d/none": nil, "e/tagged": {"tmp": "yes"}} {
+			if _, err := e.data.Put(ctx, "tags", key, strings.NewReader(key), client.PutOptions{Size: int64(len(key)), Tags: tags}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(3 * 24 * time.Hour)
+		if err := NewLifecycleRunner(e.store, LifecycleConfig{Rate: 1000}).Run(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.versions(t, "tags"); got != "d/none latest, d/other latest, e/tagged latest" {
+			t.Fatalf("versions: %s", got)
+		}
+	})
+}

@@ -79,6 +79,18 @@ func NeedsTags(rules []cairn.LifecycleRule) bool {
 	return false
 }
 
+// NeedsTagsFor reports whether an enabled rule with a tag filter could
+// apply to key (its prefix matches): only then must the runner read the
+// version's tags.
+func NeedsTagsFor(rules []cairn.LifecycleRule, key string) bool {
+	for _, r := range rules {
+		if r.Enabled && len(r.Filter.Tags) > 0 && strings.HasPrefix(key, r.Filter.Prefix) {
+			return true
+		}
+	}
+	return false
+}
+
 // matches reports whether o is in the scope of filter f. A delete marker
 // has no tags or size: a tag or size condition never holds for it.
 func matches(f cairn.LifecycleFilter, o Object) bool {

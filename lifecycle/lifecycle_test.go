@@ -153,3 +153,16 @@ func TestScripts(t *testing.T) {
 		})
 	}
 }
+
+func TestNeedsTagsFor(t *testing.T) {
+	rules := []cairn.LifecycleRule{
+		{Enabled: true, Filter: cairn.LifecycleFilter{Prefix: "t/", Tags: map[string]string{"a": "b"}}},
+		{Enabled: false, Filter: cairn.LifecycleFilter{Prefix: "off/", Tags: map[string]string{"a": "b"}}},
+		{Enabled: true, Filter: cairn.LifecycleFilter{Prefix: "p/"}},
+	}
+	for key, want := range map[string]bool{"t/x": true, "off/x": false, "p/x": false, "x": false} {
+		if got := NeedsTagsFor(rules, key); got != want {
+			t.Errorf("NeedsTagsFor(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
