@@ -104,3 +104,18 @@ func printLifecycleCounts(w io.Writer, name string, c cairn.LifecycleCounts) {
 	fmt.Fprintf(w, "%s: %d buckets, %d versions; expired %d, noncurrent deleted %d, markers removed %d, uploads aborted %d, transitioned %d (pending %d), refused %d\n",
 		name, c.Buckets, c.Versions, c.Expired, c.DeletedVersions, c.DeletedMarkers, c.Aborted, c.Transitioned, c.TransitionsPending, c.Refused)
 }
+
+// lifecycleSummary is the lifecycle line of cairn admin status.
+func lifecycleSummary(p cairn.LifecycleProgress) string {
+	if p.Passes == 0 && p.Started.IsZero() {
+		return ""
+	}
+	t := p.Total
+	t.Add(p.Current)
+	s := fmt.Sprintf("%d passes; expired %d, noncurrent deleted %d, markers removed %d, uploads aborted %d, transitions pending %d, refused %d",
+		p.Passes, t.Expired, t.DeletedVersions, t.DeletedMarkers, t.Aborted, t.TransitionsPending, t.Refused)
+	if !p.Started.IsZero() {
+		s += fmt.Sprintf("; a pass under way at bucket %q", p.Bucket)
+	}
+	return s + " (cairn admin lifecycle status)"
+}

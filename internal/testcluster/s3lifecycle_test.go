@@ -73,4 +73,7 @@ func TestServerLifecycleExpires(t *testing.T) {
 	if out := s.CLI(t, "admin", "lifecycle", "status"); !strings.Contains(out, "passes complete:") {
 		t.Fatalf("status:\n%s", out)
 	}
+	if out := s.CLI(t, "admin", "status"); !strings.Contains(out, "lifecycle: ") || !strings.Contains(out, "expired 2,") {
+		t.Fatalf("admin status has no lifecycle line with the expirations:\n%s", out)
+	}
 }
