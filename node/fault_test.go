@@ -91,17 +91,7 @@ func TestCorruptBlockReachesClient(t *testing.T) {
 	name := shardName(7, 1)
 	data := randBytes(7, 4*volume.BlockSize)
 	mustPutShard(t, n.client, d.id, name, data)
-	// Flip a bit in block 2 on disk.
-	p := filepath.Join("/d1", volume.ShardsDir, name[:2], name)
-	f, _ := mem.Open(p)
-	fi, _ := f.Stat()
-	raw := make([]byte, fi.Size())
-	f.ReadAt(raw, 0)
-	f.Close()
-	raw[2*(volume.BlockSize+4)+9] ^= 0x80
-	w, _ := mem.Create(p)
-	w.Write(raw)
-	w.Close()
+	flipBlockBit(t, mem, "/d1", name, 2)
 
 	// Mid-stream: the good blocks arrive, then ErrCorrupt.
 	r, err := n.client.GetShard(context.Background(), d.id, name, 0, -1)

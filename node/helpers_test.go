@@ -208,3 +208,35 @@ func bodyDigest(t testing.TB, req *http.Request) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// flipBlockBit flips a bit in block b of shard name of the volume in dir
+// on fsys, so that the block fails its CRC.
+func flipBlockBit(t testing.TB, fsys vfs.FS, dir, name string, b int) {
+	t.Helper()
+	p := path.Join(dir, volume.ShardsDir, name[:2], name)
+	f, err := fsys.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]byte, fi.Size())
+	_, err = f.ReadAt(raw, 0)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[b*(volume.BlockSize+4)+9] ^= 0x80
+	w, err := fsys.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

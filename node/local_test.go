@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -115,16 +114,7 @@ func TestLocalReadCorrupt(t *testing.T) {
 	name := shardName(8, 1)
 	data := randBytes(8, 4*volume.BlockSize)
 	mustPutShard(t, n.client, d.id, name, data)
-	p := filepath.Join("/d1", volume.ShardsDir, name[:2], name)
-	f, _ := mem.Open(p)
-	fi, _ := f.Stat()
-	raw := make([]byte, fi.Size())
-	f.ReadAt(raw, 0)
-	f.Close()
-	raw[2*(volume.BlockSize+4)+9] ^= 0x80
-	w, _ := mem.Create(p)
-	w.Write(raw)
-	w.Close()
+	flipBlockBit(t, mem, "/d1", name, 2)
 
 	local := n.client.WithLocal(n.h)
 	r, err := local.GetShard(context.Background(), d.id, name, 0, -1)
