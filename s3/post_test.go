@@ -347,3 +347,31 @@ func TestPostPolicyCheck(t *testing.T) {
 		t.Fatalf("range %d-%d", lo, hi)
 	}
 }
+
+// TestPostObjectLock: a form's x-amz-object-lock-* fields lock the
+// version as PutObject's headers do, and, as there, need a checksum
+// field (without one: InvalidRequest, nothing stored).
+func TestPostObjectLock(t *testing.T) {
+	e := newEnv(t)
+	e.mkLockBucket(t, "locks")
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	until := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
+	data := []byte("kept for two days")
+	sum := sha256Sum(data)
+	conds := `{"bucket":"locks"},["eq","$key","k"],["starts-with","$x-amz-algorithm",""],["starts-with","$x-amz-credential",""],["starts-with","$x-amz-date",""]` +
+		`,["starts-with","$x-amz-object-lock-mode",""],["starts-with","$x-amz-object-lock-retain-until-date",""],["starts-with","$x-amz-checksum-sha256",""]`
+	doc := `{"expiration":"` + future + `","conditions":[` + conds + `]}`
+	lock := [][2]string{{"x-amz-object-lock-mode", "COMPLIANCE"}, {"x-amz-object-lock-retain-until-date", until}}
+	ct, body := postFormBody(t, signedForm(t, doc, lock...), "f", data)
+	if got := e.post(t, "locks", ct, body); got.status != http.StatusBadRequest || got.code != "InvalidRequest" {
+		t.Fatalf("a lock without a checksum: %d %s %s", got.status, got.code, got.message)
+	}
+	ct, body = postFormBody(t, signedForm(t, doc, append(lock, [2]string{"x-amz-checksum-sha256", sum})...), "f", data)
+	if got := e.post(t, "locks", ct, body); got.status != http.StatusNoContent {
+		t.Fatalf("POST: %d %s %s", got.status, got.code, got.message)
+	}
+	h, err := e.root().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String("locks"), Key: aws.String("k")})
+	if err != nil || h.ObjectLockMode != "COMPLIANCE" || aws.ToTime(h.ObjectLockRetainUntilDate).UTC().Format(time.RFC3339) != until {
+		t.Fatalf("head: %+v, %v", h, err)
+	}
+}
