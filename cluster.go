@@ -132,6 +132,11 @@ type Disk struct {
 	// the director's default. The operator sets it with the drain; any
 	// change out of draining clears it (DiskChange.Apply).
 	MoveRate int64 `json:"move_rate,omitempty"`
+	// RAIDPSize and RAIDPSlots are the RAIDP geometry of a disk the node
+	// serves with an Lstor (superchunk size and slots; 0: no Lstor), as
+	// the node registers it (docs/design/raidp.md, "In the cluster").
+	RAIDPSize  int64 `json:"raidp_size,omitempty"`
+	RAIDPSlots int   `json:"raidp_slots,omitempty"`
 }
 
 // Replaced reports whether the node reports a volume other than the one
@@ -254,6 +259,10 @@ type Bucket struct {
 	// (PutBucketLifecycleConfiguration; nil: none). A stored value is
 	// replaced, never changed in place.
 	Lifecycle []LifecycleRule `json:"lifecycle,omitempty"`
+	// Access is the bucket's policy, ACL and Block Public Access
+	// settings (nil: private; docs/design/s3.md, "Access control"). A
+	// stored value is replaced, never changed in place.
+	Access *BucketAccess `json:"access,omitempty"`
 }
 
 // CORSRule is one rule of a bucket's CORS configuration, as S3's

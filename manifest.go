@@ -52,6 +52,11 @@ type Manifest struct {
 	// "Tagging"): at most 10, set by the write that made this
 	// version or by PutObjectTagging, gone with the version.
 	Tags map[string]string `json:"tags,omitempty"`
+	// ACL is the object's ACL beyond its owner's FULL_CONTROL (the
+	// bucket owner owns every object; docs/design/s3.md, "Access
+	// control"): set by x-amz-acl on the write that made this version or
+	// by PutObjectAcl; nil: private.
+	ACL []Grant `json:"acl,omitempty"`
 	// Checksum is the x-amz-checksum-* value of the content that the
 	// gateway verified as the body arrived, or the composite checksum of a
 	// multipart object's parts (nil: the writer sent none).
@@ -60,6 +65,9 @@ type Manifest struct {
 	// versioning was Enabled: its S3 version ID is Version. False: it is
 	// the key's null version (docs/design/versioning.md).
 	Versioned bool `json:"versioned,omitempty"`
+	// RAIDP, set exactly when Policy is RAIDPPolicy, is where a raidp
+	// object's bytes are (its Layout is then zero; single-part only).
+	RAIDP *RAIDPLayout `json:"raidp,omitempty"`
 	// Retention and LegalHold are the version's Object Lock
 	// (docs/design/objectlock.md): set by the write that made it (or the
 	// bucket's default retention), changed only by
@@ -110,6 +118,35 @@ type CodedStripe struct {
 	Version   string     `json:"version"`              // 32 hex digits, unique per stripe
 	BlockSize int        `json:"block_size,omitempty"` // 0: the layout's
 	Blocks    []BlockLoc `json:"blocks"`               // in the order they became durable
+	// Next is the first block ID no writer of the stripe has handed out:
+	// IDs below it may name files written and discarded (cancelled
+	// blocks of the PUT, blocks of a repair that lost its race), queued
+	// for deletion, so a new block must take an ID ≥ Next — a repair
+	// raises it in the manifest before it writes (docs/design/lt.md,
+	// "Repair"). 0: not recorded (stripes written before), see
+	// CodedStripe.FreshID.
+	Next int `json:"next,omitempty"`
+}
+
+// CodedSlack is how far beyond its N blocks a fountain-coded PUT may hand
+// out block IDs (the requests in flight when it stops: two on each of up
+// to 64 disks). CodedStripe.FreshID relies on it for stripes written
+// before Next was recorded.
+const CodedSlack = 128
+
+// FreshID returns the first block ID a new block of the stripe may take,
+// for a code of n blocks per stripe: Next, and never an ID at or below a
+// listed block's; for a stripe without Next, above the n + CodedSlack IDs
+// its PUT may have handed out.
+func (s *CodedStripe) FreshID(n int) int {
+	next := s.Next
+	if next == 0 {
+		next = n + CodedSlack
+	}
+	for _, b := range s.Blocks {
+		next = max(next, b.ID+1)
+	}
+	return next
 }
 
 // BlockLoc is one stored coded block.
@@ -156,6 +193,9 @@ type Upload struct {
 	// Tags are the tags the completed object gets (x-amz-tagging on
 	// CreateMultipartUpload).
 	Tags map[string]string `json:"tags,omitempty"`
+	// ACL is the ACL the completed object gets (x-amz-acl on
+	// CreateMultipartUpload).
+	ACL []Grant `json:"acl,omitempty"`
 	// ChecksumAlgorithm is the x-amz-checksum-algorithm of
 	// CreateMultipartUpload (CRC32, ...; "" = none): every part must carry
 	// a checksum of it, and Complete stores the object's, of

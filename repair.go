@@ -35,6 +35,13 @@ type RepairTask struct {
 	// is usable: lost whatever their disk's state. A shard of Lost that is
 	// not in Bad is lost only while its disk is (it may come back).
 	Bad []int `json:"bad,omitempty"`
+	// BadBlocks are, for a fountain-coded (lt) object, the block files
+	// found missing or corrupt (by scrub, a read or the repair): replaced
+	// whatever their disk's state. An lt task's Lost lists the indices of
+	// the coded stripes (Layout.Coded) with blocks to replace, and it has
+	// no Targets, InPlace or Move, and no Stripe but for a part of an
+	// upload in progress (the part's version) (docs/design/lt.md, "Repair").
+	BadBlocks []ShardFile `json:"bad_blocks,omitempty"`
 	// InPlace are the shards of Bad being rewritten onto their own disk
 	// (no other disk was left for them): lost until the task is done,
 	// although their target is the disk the manifest names.

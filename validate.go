@@ -128,6 +128,9 @@ func (m *Manifest) problem(code *codeShape) string {
 	if m.Upload != "" && len(m.Parts) == 0 {
 		return "a single-part object names an upload"
 	}
+	if m.Policy == RAIDPPolicy || m.RAIDP != nil {
+		return m.raidpProblem()
+	}
 	if len(m.Parts) == 0 {
 		if why := m.Layout.problem(); why != "" {
 			return why
@@ -250,6 +253,8 @@ func (l *Layout) codedProblem() string {
 			return fmt.Sprintf("coded stripe %d has a block size of its own, but only the last stripe may", s)
 		case st.BlockSize < 0 || st.BlockSize > l.BlockSize:
 			return fmt.Sprintf("coded stripe %d has blocks of %d bytes, outside 1..%d", s, st.BlockSize, l.BlockSize)
+		case st.Next < 0 || st.Next > MaxShardIndex+1:
+			return fmt.Sprintf("coded stripe %d: next block ID %d outside 0..%d", s, st.Next, MaxShardIndex+1)
 		}
 		versions[st.Version] = true
 		ids := make(map[int]bool, len(st.Blocks))
@@ -259,6 +264,8 @@ func (l *Layout) codedProblem() string {
 				return fmt.Sprintf("coded stripe %d: block ID %d outside 0..%d", s, b.ID, MaxShardIndex)
 			case ids[b.ID]:
 				return fmt.Sprintf("coded stripe %d: block %d twice", s, b.ID)
+			case st.Next != 0 && b.ID >= st.Next:
+				return fmt.Sprintf("coded stripe %d: block %d is not below the next block ID %d", s, b.ID, st.Next)
 			case b.Disk == "":
 				return fmt.Sprintf("coded stripe %d: block %d is on no disk", s, b.ID)
 			case b.Ident < 0 || b.Ident > MaxIdentityBytes:

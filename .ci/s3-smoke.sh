@@ -2,7 +2,8 @@
 # S3 smoke test with real clients against `cairn server`: the aws CLI (a
 # 100 MiB cp that forces multipart, sync of a tree, s3api calls, a presigned
 # URL, which the CLI v1 signs with Signature V2, fetched with curl; a POST
-# form upload presigned by botocore and sent with curl -F), rclone
+# form upload presigned by botocore and sent with curl -F; Object Lock:
+# put-object-retention, put-object-legal-hold), rclone
 # (copy and check) and s3cmd with Signature V2 (put, multipart put, get,
 # ls, del). Installs them if missing (pip, apt-get).
 set -euo pipefail
@@ -101,6 +102,46 @@ versions=$(s3api list-object-versions --bucket smoke-versions)
 grep -q '"DeleteMarkers"' <<<"$versions"
 s3api get-object --bucket smoke-versions --key k --version-id "$v1" "$work/v1.back" >/dev/null
 cmp "$work/v1" "$work/v1.back"
+
+echo "== aws s3api object lock: a lock bucket, its default retention, put-object-retention, put-object-legal-hold, a locked delete refused"
+s3api create-bucket --bucket smoke-lock --object-lock-enabled-for-bucket >/dev/null
+s3api put-object-lock-configuration --bucket smoke-lock \
+  --object-lock-configuration '{"ObjectLockEnabled":"Enabled","Rule":{"DefaultRetention":{"Mode":"GOVERNANCE","Days":1}}}'
+grep -q '"Mode": "GOVERNANCE"' <<<"$(s3api get-object-lock-configuration --bucket smoke-lock)"
+lv=$(s3api put-object --bucket smoke-lock --key k --body "$work/v1" --content-md5 "$(openssl md5 -binary "$work/v1" | base64)" \
+  --query VersionId --output text)
+grep -q '"ObjectLockMode": "GOVERNANCE"' <<<"$(s3api head-object --bucket smoke-lock --key k)"
+until=$(date -u -d '+2 days' +%Y-%m-%dT%H:%M:%SZ) # longer than the default's day: never shortened
+s3api put-object-retention --bucket smoke-lock --key k --version-id "$lv" \
+  --retention "{\"Mode\":\"COMPLIANCE\",\"RetainUntilDate\":\"$until\"}"
+grep -q '"Mode": "COMPLIANCE"' <<<"$(s3api get-object-retention --bucket smoke-lock --key k --version-id "$lv")"
+s3api put-object-legal-hold --bucket smoke-lock --key k --version-id "$lv" --legal-hold Status=ON
+grep -q '"Status": "ON"' <<<"$(s3api get-object-legal-hold --bucket smoke-lock --key k --version-id "$lv")"
+if s3api delete-object --bucket smoke-lock --key k --version-id "$lv" --bypass-governance-retention >/dev/null 2>&1; then
+  echo "a COMPLIANCE-locked version was deleted"; exit 1
+fi
+s3api get-object --bucket smoke-lock --key k --version-id "$lv" "$work/lock.back" >/dev/null
+cmp "$work/v1" "$work/lock.back"
+
+echo "== aws s3api put-bucket-policy: anonymous curl reads public/, not private/"
+s3 mb s3://smoke-public
+echo public >"$work/pub"
+s3api put-object --bucket smoke-public --key public/x --body "$work/pub" >/dev/null
+s3api put-object --bucket smoke-public --key private/x --body "$work/pub" >/dev/null
+if curl -fsS -o /dev/null "$ep/smoke-public/public/x" 2>/dev/null; then
+  echo "an anonymous GET read an object before any grant"; exit 1
+fi
+s3api put-bucket-policy --bucket smoke-public --policy '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::smoke-public/public/*"}]}'
+grep -q '"IsPublic": true' <<<"$(s3api get-bucket-policy-status --bucket smoke-public)"
+curl -fsS -o "$work/pub.back" "$ep/smoke-public/public/x"
+cmp "$work/pub" "$work/pub.back"
+[ "$(curl -sS -o /dev/null -w '%{http_code}' "$ep/smoke-public/private/x")" = 403 ] || { echo "anonymous GET of private/x was not refused"; exit 1; }
+s3api put-object-acl --bucket smoke-public --key private/x --acl public-read
+curl -fsS -o /dev/null "$ep/smoke-public/private/x"
+grep -q 'AllUsers' <<<"$(s3api get-object-acl --bucket smoke-public --key private/x)"
+s3api put-public-access-block --bucket smoke-public --public-access-block-configuration IgnorePublicAcls=true,RestrictPublicBuckets=true
+[ "$(curl -sS -o /dev/null -w '%{http_code}' "$ep/smoke-public/public/x")" = 403 ] || { echo "RestrictPublicBuckets did not close the bucket"; exit 1; }
+s3api delete-bucket-policy --bucket smoke-public
 
 echo "== aws s3 presign (Signature V2 in the aws CLI v1), fetched with curl"
 url=$(s3 presign s3://smoke/dir/big --expires-in 300)

@@ -171,6 +171,10 @@ type Config struct {
 	// tracker of its own with slowdisk's defaults; clients of one gateway
 	// may share one.
 	SlowDisks *slowdisk.Tracker
+	// RAIDPGroup is the RAIDP group raidp objects are written to
+	// (default DefaultRAIDPGroup; created from the cluster's disks with an
+	// Lstor the first time: NewRAIDPGroup).
+	RAIDPGroup string
 	// KeepSlowDisks turns the avoidance off: stripes keep their disks
 	// however slow (a slow stream is still replaced by a spare row).
 	KeepSlowDisks bool
@@ -525,7 +529,14 @@ func (c *Client) Stat(ctx context.Context, bucket, key string) (*cairn.Manifest,
 // for deletion after the grace period (docs/design/cleanup.md), so that
 // reads already under way finish.
 func (c *Client) Delete(ctx context.Context, bucket, key string) error {
-	_, err := c.meta.DeleteManifest(ctx, bucket, key, "")
+	old, err := c.meta.DeleteManifest(ctx, bucket, key, "")
+	if err == nil && old != nil && old.RAIDP != nil {
+		// A raidp object's bytes stay on both replicas, dead (equal, so
+		// every parity stays right): counted for compaction.
+		if rm, _, rerr := c.raidp(); rerr == nil {
+			c.countDead(rm, old.RAIDP.Group, old.RAIDP.Spans)
+		}
+	}
 	return err
 }
 

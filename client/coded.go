@@ -59,15 +59,20 @@ func (c *Client) codedBlockSize(code rateless) int {
 }
 
 // codedDisks returns the disks a fountain-coded object of this version
-// spreads over: the writable ones, in an order of their own for every
-// version (rendezvous), at most codedMaxWidth.
-func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID, error) {
+// spreads over, and their nodes: the writable ones, in an order of their
+// own for every version (rendezvous), at most codedMaxWidth.
+func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID, []cairn.NodeID, error) {
 	all, err := c.clusterDisks(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []cairn.DiskID
+	var nodes []cairn.NodeID
 	taken := map[cairn.DiskID]bool{}
+	nodeOf := map[cairn.DiskID]cairn.NodeID{}
+	for _, d := range all {
+		nodeOf[d.ID] = d.Node
+	}
 	for len(out) < codedMaxWidth {
 		d, ok := placement.Spare(all, version, func(d cairn.Disk) bool { return !taken[d.ID] && d.Writable() },
 			func(cairn.Disk) int { return 0 })
@@ -76,11 +81,12 @@ func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID
 		}
 		taken[d] = true
 		out = append(out, d)
+		nodes = append(nodes, nodeOf[d])
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no writable disk", cairn.ErrUnavailable)
+		return nil, nil, fmt.Errorf("%w: no writable disk", cairn.ErrUnavailable)
 	}
-	return out, nil
+	return out, nodes, nil
 }
 
 // storeCoded is store for fountain-coded policies (version: the one
@@ -99,7 +105,7 @@ func (c *Client) storeCoded(ctx context.Context, bucket, key, version string, co
 			return nil, err
 		}
 	}
-	disks, err := c.codedDisks(ctx, version)
+	disks, nodes, err := c.codedDisks(ctx, version)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +158,7 @@ func (c *Client) storeCoded(ctx context.Context, bucket, key, version string, co
 			return fail(fmt.Errorf("%w: the body is longer than the %d bytes announced", cairn.ErrInvalid, opts.Size))
 		}
 		clear(buf[got : k*sbs])
-		st, err := c.writeCodedStripe(ctx, code, buf[:k*sbs], sbs, disks, &ident)
+		st, err := c.writeCodedStripe(ctx, code, buf[:k*sbs], sbs, disks, nodes, &ident)
 		if err != nil {
 			return fail(err)
 		}
@@ -185,7 +191,7 @@ func (c *Client) WriteCodedStripe(ctx context.Context, policy string, data []byt
 	if len(data) == 0 || len(data)%(k*code.BlockMultiple()) != 0 {
 		return cairn.CodedStripe{}, fmt.Errorf("%w: %d bytes are not %d source blocks of a multiple of %d", cairn.ErrInvalid, len(data), k, code.BlockMultiple())
 	}
-	return c.writeCodedStripe(ctx, code, data, len(data)/k, disks, nil)
+	return c.writeCodedStripe(ctx, code, data, len(data)/k, disks, nil, nil)
 }
 
 // ReadCodedStripe reads one stripe of a fountain-coded object exactly as
@@ -197,7 +203,7 @@ func (c *Client) ReadCodedStripe(ctx context.Context, policy string, st cairn.Co
 	if err != nil {
 		return nil, err
 	}
-	return c.readCodedStripe(ctx, code, st, blockSize, func(cairn.DiskID) bool { return true }, "stripe "+st.Version)
+	return c.readCodedStripe(ctx, code, st, blockSize, func(cairn.DiskID) bool { return true }, "stripe "+st.Version, nil)
 }
 
 func (c *Client) ratelessCode(policy string) (rateless, error) {
@@ -223,11 +229,13 @@ func checkCoded(code rateless) error {
 }
 
 // writeCodedStripe encodes one stripe (K source blocks of bs bytes back to
-// back in data) and writes coded blocks to disks until X·K are durable.
+// back in data) and writes coded blocks to disks until X·K are durable,
+// within the bounds per disk and, if nodes names the disks' nodes (nil:
+// unknown), per node (placement.CodedBounds).
 // It returns the stripe's layout; on error it deletes what may be stored.
 // ident, if set, is the identity the blocks' files record (its Version
 // and Row are set per block: the stripe's version, the block ID).
-func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byte, bs int, disks []cairn.DiskID, ident *cairn.ShardIdentity) (cairn.CodedStripe, error) {
+func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byte, bs int, disks []cairn.DiskID, nodes []cairn.NodeID, ident *cairn.ShardIdentity) (cairn.CodedStripe, error) {
 	k := code.SourceBlocks()
 	target := code.Params().N()
 	version, err := c.newVersion()
@@ -243,8 +251,10 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 	if err != nil {
 		return cairn.CodedStripe{}, err
 	}
-	w, err := engine.NewWrite(engine.WriteConfig{Disks: len(disks), Primaries: min(len(disks), target), Target: target,
-		MaxBlock: codedMaxID, MaxPerDisk: codedPerDisk(k, target, len(disks)), Depth: codedDepth, Eager: true, MinWait: c.cfg.StreamWait})
+	wc := engine.WriteConfig{Disks: len(disks), Primaries: min(len(disks), target), Target: target,
+		MaxBlock: codedMaxID, Depth: codedDepth, Eager: true, MinWait: c.cfg.StreamWait}
+	wc.MaxPerDisk, wc.Group, wc.MaxPerGroup = codedBounds(k, target, disks, nodes)
+	w, err := engine.NewWrite(wc)
 	if err != nil {
 		return cairn.CodedStripe{}, err
 	}
@@ -308,6 +318,11 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 	for _, p := range w.Durable() {
 		st.Blocks = append(st.Blocks, cairn.BlockLoc{ID: p.Block, Disk: disks[p.Disk], CRC: crcs[p.Block], Ident: idents[p.Block]})
 	}
+	// Every ID handed out may name a file (kept, or discarded below): a
+	// repair's new blocks take IDs above them (CodedStripe.Next).
+	for _, b := range sent {
+		st.Next = max(st.Next, b.ID+1)
+	}
 	// Blocks sent but not kept (cancelled, or durable after the target):
 	// their nodes may have stored them anyway.
 	var stray []cairn.BlockLoc
@@ -320,22 +335,29 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 	return st, nil
 }
 
-// codedMargin is the blocks beyond K a stripe keeps after losing disks:
-// the fountain code decodes from exactly K 99.5 % of the time, and from K+2
-// practically always (docs/design/lt.md).
-const codedMargin = 2
-
-// codedPerDisk bounds the blocks of one stripe a disk may take. The
-// speculative write gives fast disks more, but not so many that losing
-// any two disks leaves fewer than K+codedMargin blocks: each may hold
-// (N − K − margin)/2. When the stripe spans too few disks for that, the
-// bound is what spreads the N blocks as evenly as the disks allow.
-func codedPerDisk(k, n, disks int) int {
-	c := (n - k - codedMargin) / 2
-	if c*disks < n {
-		c = (n + disks - 1) / disks
+// codedBounds bounds the blocks of one stripe of n blocks (k source) a
+// disk and a node may take (placement.CodedBounds). The speculative write
+// gives fast disks more, but not so many that losing any two disks or
+// nodes leaves fewer than K+placement.CodedMargin blocks. nodes are the
+// disks' nodes (nil: unknown, each disk counts as a node of its own). It
+// returns the engine's MaxPerDisk, Group and MaxPerGroup.
+func codedBounds(k, n int, disks []cairn.DiskID, nodes []cairn.NodeID) (perDisk int, group []int, perGroup int) {
+	if len(nodes) != len(disks) {
+		nodes = make([]cairn.NodeID, len(disks))
+		for i, d := range disks {
+			nodes[i] = cairn.NodeID(d) // unknown: a node per disk
+		}
 	}
-	return max(c, 1)
+	b := placement.CodedBounds(k, n, placement.CodedMargin, nodes)
+	idx := map[cairn.NodeID]int{}
+	group = make([]int, len(nodes))
+	for i, nd := range nodes {
+		if _, ok := idx[nd]; !ok {
+			idx[nd] = len(idx)
+		}
+		group[i] = idx[nd]
+	}
+	return b.PerDisk, group, b.PerNode
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -361,7 +383,7 @@ func (g *getter) produceCoded(ctx context.Context, off, end int64, out chan<- wi
 	for s := off / sd; s <= (end-1)/sd; s++ { // Get checked that every stripe is there (ValidateStored)
 		bs := int(g.m.StripeBlock(g.m.Size, k, s))
 		data, err := g.c.readCodedStripe(ctx, code, g.m.Coded[s], bs, func(d cairn.DiskID) bool { return g.readable[d] },
-			fmt.Sprintf("%s/%s", g.m.Bucket, g.m.Key))
+			fmt.Sprintf("%s/%s", g.m.Bucket, g.m.Key), g.damageBlock)
 		if err != nil {
 			return sendErr(ctx, out, err)
 		}
@@ -382,11 +404,22 @@ func sendErr(ctx context.Context, out chan<- window, err error) bool {
 	return false
 }
 
+// damageBlock reports a block of stripe st that a read found unreadable
+// (Config.OnDamage), so that its repair is queued.
+func (g *getter) damageBlock(st cairn.CodedStripe, b cairn.BlockLoc, err error) {
+	if f := g.c.cfg.OnDamage; f != nil {
+		f(Damage{Bucket: g.m.Bucket, Key: g.m.Key, Version: g.m.Version, Shard: b.ID, Disk: b.Disk,
+			Name: cairn.ShardName(st.Version, b.ID), Err: err})
+	}
+}
+
 // readCodedStripe asks every readable disk of the stripe for every block
 // it holds (source blocks first), decodes from the first that arrive and
 // cancels the rest. Blocks whose CRC does not match are erasures. what
-// names the object in errors and logs.
-func (c *Client) readCodedStripe(ctx context.Context, code rateless, st cairn.CodedStripe, bs int, readable func(cairn.DiskID) bool, what string) ([]byte, error) {
+// names the object in errors and logs; damage, if set, is told of every
+// block that failed (the getter's damageBlock).
+func (c *Client) readCodedStripe(ctx context.Context, code rateless, st cairn.CodedStripe, bs int, readable func(cairn.DiskID) bool, what string,
+	damage func(cairn.CodedStripe, cairn.BlockLoc, error)) ([]byte, error) {
 	k := code.SourceBlocks()
 	var locs []engine.Loc
 	for i, b := range st.Blocks {
@@ -443,6 +476,9 @@ func (c *Client) readCodedStripe(ctx context.Context, code rateless, st cairn.Co
 				b := st.Blocks[a.Block]
 				c.cfg.Logger.Warn("block unreadable; decoding around it", "object", what,
 					"stripe", st.Version, "block", b.ID, "disk", b.Disk, "err", err)
+				if damage != nil {
+					damage(st, b, err)
+				}
 			}
 		},
 	})

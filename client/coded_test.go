@@ -49,13 +49,14 @@ func TestCodedWriteAndReadAroundSlowDisks(t *testing.T) {
 	if len(m.Coded) != 4 || m.Shards != nil || m.BlockSize != 4096 {
 		t.Fatalf("layout: %d stripes, shards %v, block size %d", len(m.Coded), m.Shards, m.BlockSize)
 	}
+	perDisk, _, _ := codedBounds(32, 128, make([]cairn.DiskID, 8), nil)
 	for i, st := range m.Coded {
 		if len(st.Blocks) != 128 {
 			t.Fatalf("stripe %d has %d durable blocks, want X·K = 128", i, len(st.Blocks))
 		}
 		on := map[cairn.DiskID]int{}
 		for _, b := range st.Blocks {
-			if on[b.Disk]++; on[b.Disk] > codedPerDisk(32, 128, 8) {
+			if on[b.Disk]++; on[b.Disk] > perDisk {
 				t.Fatalf("stripe %d has %d blocks on %s, more than losing two disks allows", i, on[b.Disk], b.Disk)
 			}
 		}
@@ -178,21 +179,106 @@ func TestCodedFailures(t *testing.T) {
 }
 
 // The per-disk bound lets a stripe lose any two disks and keep K+2
-// blocks, unless it spans too few disks for that.
-func TestCodedPerDisk(t *testing.T) {
-	for _, c := range []struct{ k, n, disks, want int }{
-		{16, 32, 32, 7}, // 2×7 = 14 lost, 18 = K+2 left
-		{16, 48, 6, 15}, // 2×15 = 30 lost, 18 left
-		{96, 384, 64, 143},
-		{16, 32, 3, 11}, // 3 disks cannot hold 32 at 7 each: as even as possible
-		{16, 32, 1, 32}, // one disk holds everything
+// blocks, unless it spans too few disks for that; with the disks' nodes
+// known, so does the per-node bound (placement.CodedBounds).
+func TestCodedBounds(t *testing.T) {
+	// A stripe written before CodedStripe.Next takes repair IDs above
+	// N + cairn.CodedSlack: what a write can hand out beyond N.
+	if codedDepth*codedMaxWidth != cairn.CodedSlack {
+		t.Fatalf("a write hands out up to %d IDs beyond N; cairn.CodedSlack says %d", codedDepth*codedMaxWidth, cairn.CodedSlack)
+	}
+	for _, c := range []struct {
+		k, n, disks, nodes      int // nodes 0: unknown
+		perDisk, group, perNode int
+	}{
+		{16, 32, 32, 0, 7, 32, 7}, // 2×7 = 14 lost, 18 = K+2 left
+		{16, 48, 6, 0, 15, 6, 15}, // 2×15 = 30 lost, 18 left
+		{96, 384, 64, 0, 143, 64, 143},
+		{16, 32, 3, 0, 11, 3, 11},  // 3 disks cannot hold 32 at 7 each: as even as possible
+		{16, 32, 1, 0, 32, 1, 32},  // one disk holds everything
+		{16, 48, 12, 6, 15, 6, 15}, // six nodes of two disks: 15 a node too
+		{16, 48, 12, 3, 15, 3, 16}, // three nodes: as even as they allow
 	} {
-		got := codedPerDisk(c.k, c.n, c.disks)
-		if got != c.want {
-			t.Errorf("codedPerDisk(%d, %d, %d) = %d, want %d", c.k, c.n, c.disks, got, c.want)
+		disks := make([]cairn.DiskID, c.disks)
+		var nodes []cairn.NodeID
+		for i := range disks {
+			disks[i] = cairn.DiskID(fmt.Sprintf("d%d", i))
+			if c.nodes > 0 {
+				nodes = append(nodes, cairn.NodeID(fmt.Sprintf("n%d", i%c.nodes)))
+			}
 		}
-		if c.disks*got < c.n {
-			t.Errorf("codedPerDisk(%d, %d, %d) = %d: the disks cannot hold the stripe", c.k, c.n, c.disks, got)
+		perDisk, group, perNode := codedBounds(c.k, c.n, disks, nodes)
+		groups := map[int]bool{}
+		for _, g := range group {
+			groups[g] = true
+		}
+		if perDisk != c.perDisk || len(groups) != c.group || perNode != c.perNode {
+			t.Errorf("codedBounds(%d, %d, %d disks, %d nodes) = %d a disk, %d groups, %d a group; want %d, %d, %d",
+				c.k, c.n, c.disks, c.nodes, perDisk, len(groups), perNode, c.perDisk, c.group, c.perNode)
+		}
+	}
+}
+
+// A PUT keeps the per-node bound: six nodes of two disks each, where the
+// per-disk bound alone would let one node take 30 of the 48 blocks.
+func TestCodedWriteBoundsNodes(t *testing.T) {
+	e := newEnv(t, 6, 2, "lt-16-3", Config{BlockSize: 4096})
+	ctx := context.Background()
+	for i := range 10 {
+		data := randBytes(uint64(i), 16*4096*2)
+		m, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s, st := range m.Coded {
+			on := map[string]int{}
+			for _, b := range st.Blocks {
+				node, _, _ := strings.Cut(string(b.Disk), "/")
+				if on[node]++; on[node] > 15 {
+					t.Fatalf("object %d stripe %d: %d blocks on %s, more than losing two nodes allows", i, s, on[node], node)
+				}
+			}
+			if st.Next <= slices.MaxFunc(st.Blocks, func(a, b cairn.BlockLoc) int { return a.ID - b.ID }).ID {
+				t.Fatalf("stripe %d: Next %d not above its blocks", s, st.Next)
+			}
+		}
+		if got := e.get(t, fmt.Sprintf("k%d", i), 0, -1); !bytes.Equal(got, data) {
+			t.Fatal("read back differs")
+		}
+	}
+}
+
+// A GET that meets a corrupt block reports it (Config.OnDamage, which the
+// gateway turns into a damage record, so the block's repair is queued),
+// and reads around it.
+func TestCodedReadReportsDamage(t *testing.T) {
+	e := newEnv(t, 6, 2, "lt-16-3", Config{BlockSize: 4096})
+	ctx := context.Background()
+	data := randBytes(11, 16*4096)
+	m, err := e.c.Put(ctx, "bkt", "k", bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := m.Coded[0]
+	corrupt := map[string]bool{} // every source block: the ones a read asks for first
+	e.shards.Set(func() {
+		for _, b := range st.Blocks {
+			if b.ID < 16 {
+				name := cairn.ShardName(st.Version, b.ID)
+				e.shards.Files[string(b.Disk)+"/"+name][0] ^= 1
+				corrupt[name] = true
+			}
+		}
+	})
+	if got := e.get(t, "k", 0, -1); !bytes.Equal(got, data) {
+		t.Fatal("read back around corrupt blocks differs")
+	}
+	if len(e.damage) == 0 {
+		t.Fatal("no damage reported")
+	}
+	for _, d := range e.damage {
+		if !corrupt[d.Name] || !errors.Is(d.Err, cairn.ErrCorrupt) || d.Bucket != "bkt" || d.Key != "k" || d.Version != m.Version {
+			t.Fatalf("damage %+v: want a corrupt source block of %s", d, m.Version)
 		}
 	}
 }

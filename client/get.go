@@ -48,6 +48,10 @@ func (c *Client) openAvoiding(ctx context.Context, m *cairn.Manifest, off, lengt
 	if length >= 0 && off+length < end {
 		end = off + length
 	}
+	if m.Policy == cairn.RAIDPPolicy {
+		rc, err := c.openRAIDP(ctx, m, off, end)
+		return m, rc, err
+	}
 	code, err := c.code(m.LayoutCode())
 	if err != nil {
 		return m, nil, err

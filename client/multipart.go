@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"time"
 
 	"cairn"
@@ -66,7 +67,7 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	}
 	u := cairn.Upload{Bucket: bucket, Key: key, ID: id, Created: now().UTC(), Policy: policy,
 		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta), Encryption: enc,
-		Tags: maps.Clone(opts.Tags), ChecksumAlgorithm: opts.ChecksumAlgorithm, ChecksumType: opts.ChecksumType,
+		Tags: maps.Clone(opts.Tags), ACL: slices.Clone(opts.ACL), ChecksumAlgorithm: opts.ChecksumAlgorithm, ChecksumType: opts.ChecksumType,
 		LegalHold: opts.LegalHold}
 	if _, err := lockOf(b, opts, u.Created); err != nil {
 		return cairn.Upload{}, err
@@ -273,7 +274,7 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 			Bucket: bucket, Key: key, Version: version, Size: size,
 			ETag:        fmt.Sprintf("%s-%d", hex.EncodeToString(md.Sum(nil)), len(parts)),
 			ContentType: u.ContentType, UserMeta: maps.Clone(u.UserMeta), Created: u.Created,
-			Policy: u.Policy, Parts: parts, Upload: id, Tags: maps.Clone(u.Tags),
+			Policy: u.Policy, Parts: parts, Upload: id, Tags: maps.Clone(u.Tags), ACL: slices.Clone(u.ACL),
 		}
 		if u.ChecksumAlgorithm != "" {
 			if m.Checksum, err = uploadChecksum(u, parts, sizes); err != nil {

@@ -10,6 +10,7 @@ import (
 	"hash"
 	"io"
 	"maps"
+	"slices"
 	"time"
 
 	"cairn"
@@ -48,6 +49,9 @@ type PutOptions struct {
 	// Tags are stored in the manifest (Manifest.Tags) as they are; for
 	// CreateUpload, in the upload for the object Complete commits.
 	Tags map[string]string
+	// ACL is stored in the manifest (Manifest.ACL) as it is; for
+	// CreateUpload, in the upload for the object Complete commits.
+	ACL []cairn.Grant
 	// Checksum, if set, is called once the body has been read to its end
 	// without error, before the commit: what it returns (nil: nothing) is
 	// stored as Manifest.Checksum, or Part.Checksum for UploadPart. The
@@ -200,6 +204,9 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 	if policy == "" {
 		policy = b.Policy
 	}
+	if policy == cairn.RAIDPPolicy {
+		return c.putRAIDP(ctx, bucket, key, b, r, opts)
+	}
 	if opts.SSE == nil && b.Encryption == cairn.SSES3 {
 		opts.SSE = &SSE{Scheme: cairn.SSES3} // the bucket's default encryption
 	}
@@ -230,7 +237,7 @@ func (c *Client) Put(ctx context.Context, bucket, key string, r io.Reader, opts 
 		Bucket: bucket, Key: key, Version: d.version, Size: d.size,
 		ETag: d.etag, ContentType: opts.ContentType,
 		UserMeta: maps.Clone(opts.UserMeta), Created: now().UTC(),
-		Policy: policy, Layout: d.layout, Tags: maps.Clone(opts.Tags),
+		Policy: policy, Layout: d.layout, Tags: maps.Clone(opts.Tags), ACL: slices.Clone(opts.ACL),
 		Versioned: b.Versioning == cairn.VersioningEnabled, LegalHold: opts.LegalHold,
 	}
 	if m.Retention, err = lockOf(b, opts, m.Created); err != nil {

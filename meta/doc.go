@@ -47,6 +47,15 @@
 // CheckVersionID, CheckMarker, MarkerVersion and VersionsAfter are shared
 // by the implementations.
 //
+// Object Lock (docs/design/objectlock.md): a bucket's configuration
+// (SetBucketObjectLock) and a version's retention and legal hold
+// (SetObjectLock) are fields of their records; every write that removes
+// a version for good checks (*cairn.Manifest).CheckDelete in its own
+// transaction and fails with cairn.ErrLocked, so no caller removes a
+// locked version. DeleteVersionBypass is the governance bypass;
+// CheckObjectLock, CheckVersioningChange and LockVersion are shared by
+// the implementations.
+//
 // Caveats: a manifest is at most MaxManifestBytes; etcd's practical limit
 // (a few GB of keys) bounds the object count of one cluster
 // (docs/design/meta.md, "Paging and limits").

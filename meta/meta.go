@@ -2,6 +2,8 @@ package meta
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"cairn"
@@ -89,6 +91,15 @@ type Store interface {
 	// (cairn.Bucket.Lifecycle; nil or empty: none). ErrNotFound if the
 	// bucket does not exist. The gateway validates the rules.
 	SetBucketLifecycle(ctx context.Context, name string, rules []cairn.LifecycleRule) error
+	// UpdateBucketAccess changes a bucket's access control
+	// (cairn.Bucket.Access) in a compare-and-swap: update gets a copy of
+	// the current value (nil: none) and returns the new one (nil or
+	// zero: none), or an error that leaves the bucket as it was and is
+	// returned. update may run more than once (when another writer wins)
+	// and must not call the store; implementations apply it with
+	// UpdateAccess. ErrNotFound if the bucket does not exist. The gateway
+	// validates the policy and grants; the store keeps what it is given.
+	UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error
 	// DeleteBucket deletes an empty bucket: ErrNotFound, or
 	// ErrBucketNotEmpty if it has objects (checked atomically with the
 	// delete). Its uploads in progress are deleted with it, as S3 does:
@@ -383,6 +394,16 @@ type Store interface {
 	// RepairProgress returns the last progress report, or ErrNotFound.
 	RepairProgress(ctx context.Context) (cairn.RepairProgress, error)
 
+	// RAIDP returns the RAIDP record name (docs/design/raidp.md, "In the
+	// cluster": "groups/<group>", "alloc/<group>"), an opaque JSON value,
+	// or ErrNotFound. ErrInvalid for a name that ValidRAIDPName refuses.
+	RAIDP(ctx context.Context, name string) ([]byte, error)
+	// UpdateRAIDP replaces the RAIDP record name with f(old) atomically
+	// (old nil when absent): if the record changes between the read and
+	// the write, f runs again on the new value. f's error aborts the
+	// update and is returned; its result must be JSON.
+	UpdateRAIDP(ctx context.Context, name string, f func(old []byte) ([]byte, error)) error
+
 	// PutDamage records a damaged shard (cairn.Damage; ErrInvalid if it
 	// fails its Check), replacing the record of the same disk and shard:
 	// reporting a shard twice keeps one record. Bounded by the reporters
@@ -478,4 +499,27 @@ type Leadership interface {
 	Done() <-chan struct{}
 	// Resign gives up leadership.
 	Resign(ctx context.Context) error
+}
+
+// ValidRAIDPName checks a RAIDP record name: one or more segments of
+// letters, digits, '-', '_' and '.', joined by '/', none "." or "..", at
+// most 200 bytes. The error wraps cairn.ErrInvalid.
+func ValidRAIDPName(name string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: RAIDP record name %q: %s", cairn.ErrInvalid, name, why)
+	}
+	if name == "" || len(name) > 200 {
+		return bad("empty or longer than 200 bytes")
+	}
+	for _, seg := range strings.Split(name, "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return bad("an empty, . or .. segment")
+		}
+		for _, c := range seg {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+				return bad(fmt.Sprintf("character %q", c))
+			}
+		}
+	}
+	return nil
 }

@@ -71,6 +71,13 @@
 // property: no node receives more than f partials per slice position,
 // where the puller of a PULL receives k slices.
 //
+// RAIDP (raidp.go; docs/design/raidp.md, "In the cluster"): a disk served
+// with an Lstor (DiskConfig.Lstor) also has RAIDP slots; WriteRAIDP,
+// ReadRAIDP, ZeroRAIDP and ReadLstor reach them. The node does the
+// read-modify-write and the parity update (node/lstor), so a write carries
+// only its new bytes. Calls are whole-buffer (at most wire.MaxRAIDPCall),
+// checked end to end by a CRC-32C header.
+//
 // Streaming and cancellation: PUT bodies and GET responses are streamed
 // block by block; nothing holds a whole shard. The request's context
 // reaches the volume's copy loops, so a client that cancels stops the

@@ -18,6 +18,7 @@ import (
 
 	"cairn"
 	"cairn/internal/linkshape"
+	"cairn/node/lstor"
 	"cairn/node/volume"
 	"cairn/node/wire"
 )
@@ -40,6 +41,10 @@ type HandlerConfig struct {
 	ReplayEntries int
 	// Volumes are the disks served. Their IDs must be distinct.
 	Volumes []*volume.Volume
+	// Lstors are the RAIDP stores of the disks served with an Lstor
+	// (docs/design/raidp.md, "In the cluster"), by disk ID; each must be
+	// one of Volumes' disks. The caller owns and closes them.
+	Lstors map[cairn.DiskID]*lstor.Store
 	// MaxShardSize refuses PUTs whose Content-Length is larger (413) before
 	// reading them; the volume enforces its own limit on chunked bodies.
 	// 0: volume.DefaultMaxShardSize.
@@ -85,6 +90,8 @@ type Handler struct {
 	// active counts the requests in flight other than health checks
 	// (Busy).
 	active atomic.Int64
+
+	lstors map[cairn.DiskID]*lstor.Store // fixed at NewHandler (HandlerConfig.Lstors)
 
 	mu   sync.RWMutex
 	vols map[cairn.DiskID]*volume.Volume // guarded by mu: the volume served for each disk (SetVolume swaps one)
@@ -175,6 +182,13 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 		h.vols[v.ID()] = v
 		h.order = append(h.order, v.ID())
 	}
+	h.lstors = map[cairn.DiskID]*lstor.Store{}
+	for id, st := range cfg.Lstors {
+		if h.vols[id] == nil || st == nil {
+			return nil, fmt.Errorf("node handler: %w: Lstor of disk %s, which is not served (or nil)", cairn.ErrInvalid, id)
+		}
+		h.lstors[id] = st
+	}
 	m := http.NewServeMux()
 	h.ops = map[string]op{}
 	route := func(pattern string, o op, fn http.HandlerFunc) {
@@ -187,6 +201,10 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	route("GET "+wire.Prefix+"/disks/{disk}/shards", opList, h.list)
 	route("GET "+wire.Prefix+"/disks/{disk}", opStat, h.stat)
 	route("GET "+wire.Prefix+"/health", opHealth, h.health)
+	route("PUT "+wire.Prefix+"/disks/{disk}/raidp/{slot}", opPut, h.raidpWrite)
+	route("GET "+wire.Prefix+"/disks/{disk}/raidp/{slot}", opRAIDPRead, h.raidpRead)
+	route("POST "+wire.Prefix+"/disks/{disk}/raidp/{slot}/zero", opDelete, h.raidpZero)
+	route("GET "+wire.Prefix+"/disks/{disk}/lstor", opRAIDPRead, h.lstorRead)
 	route("POST "+wire.PushPath, opPush, h.push)
 	route("POST "+wire.PullPath, opPull, h.pull)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -29,10 +29,11 @@ const (
 	// RoleAdmin is an operator's CLI: every request.
 	RoleAdmin Role = "admin"
 	// RoleDirector coordinates repair, cleanup, GC and rebalancing:
-	// push, pull, list, stat, put (an empty rebuilt shard), delete; it
-	// does not GET shards itself (least privilege, not a confidentiality
-	// boundary: a push or pull sends rebuilt data to the addresses its
-	// spec names).
+	// push, pull, list, stat, put (an empty rebuilt shard, the fresh
+	// blocks of an lt repair), delete, and get: an lt repair reads the
+	// blocks it decodes (docs/design/lt.md, "Repair"). It was never a
+	// confidentiality boundary: a push or pull sends rebuilt data to the
+	// addresses its spec names.
 	RoleDirector Role = "director"
 	// RoleGateway is the S3 data path: put, get, delete shards, stat.
 	RoleGateway Role = "gateway"
@@ -59,15 +60,18 @@ const (
 	opHealth op = "health" // GET /v1/health
 	opPush   op = "push"   // POST /v1/push
 	opPull   op = "pull"   // POST /v1/pull
+	// opRAIDPRead reads a disk's RAIDP slots or Lstor parity: the data
+	// path and the director's RAIDP recovery (docs/design/raidp.md).
+	opRAIDPRead op = "raidp-read"
 )
 
 // roleOps is what each role may do. Every role may ask for health.
 var roleOps = map[Role][]op{
-	RoleAdmin:    {opGet, opPut, opDelete, opList, opStat, opHealth, opPush, opPull},
-	RoleDirector: {opPut, opDelete, opList, opStat, opHealth, opPush, opPull},
-	RoleGateway:  {opGet, opPut, opDelete, opStat, opHealth},
-	RoleNode:     {opGet, opPut, opDelete, opHealth, opPush},
-	RoleReader:   {opGet, opList, opStat, opHealth},
+	RoleAdmin:    {opGet, opPut, opDelete, opList, opStat, opHealth, opPush, opPull, opRAIDPRead},
+	RoleDirector: {opGet, opPut, opDelete, opList, opStat, opHealth, opPush, opPull, opRAIDPRead},
+	RoleGateway:  {opGet, opPut, opDelete, opStat, opHealth, opRAIDPRead},
+	RoleNode:     {opGet, opPut, opDelete, opHealth, opPush, opRAIDPRead},
+	RoleReader:   {opGet, opList, opStat, opHealth, opRAIDPRead},
 }
 
 // allows reports whether role may make requests of kind o.

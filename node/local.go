@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sync"
 
 	"cairn"
 	"cairn/node/volume"
@@ -25,6 +24,13 @@ import (
 // (Handler.Busy), so scrub yields to it. Deletes, listings and repair keep
 // the node protocol. A disk h does not serve (any more) is reached over
 // the network as usual.
+//
+// A call returns when its context ends, as a remote one does, even while
+// its disk I/O goes on (a slow or stuck disk): that I/O then finishes on a
+// goroutine of its own, as the node's handler would finish it, and
+// releases the volume's buffers and the handler's count when it does. So
+// a data path that cancels a straggler (a GET's extra shard, a PUT stream
+// replaced by a spare) is not held up by the disk it gave up on.
 func (c *Client) WithLocal(h *Handler) *Client {
 	cc := *c
 	cc.local = h
@@ -33,31 +39,46 @@ func (c *Client) WithLocal(h *Handler) *Client {
 
 // localPut stores a shard on a disk h serves, as the node's PUT does (the
 // same size limit, the volume's durable write with its read-back); ok is
-// false when h does not serve disk.
+// false when h does not serve disk. It returns when ctx ends; the write
+// then goes on (its body, the data path's, stops at its next read).
 func (h *Handler) localPut(ctx context.Context, disk cairn.DiskID, name string, ident []byte, r io.Reader) (info wire.ShardInfo, ok bool, err error) {
 	v := h.vol(disk)
 	if v == nil {
 		return wire.ShardInfo{}, false, nil
 	}
-	if len(ident) > cairn.MaxIdentityBytes {
-		return wire.ShardInfo{}, true, &wire.Error{Op: "put", Disk: disk, Shard: name,
-			Err: fmt.Errorf("%w: identity of %d bytes, more than %d", cairn.ErrInvalid, len(ident), cairn.MaxIdentityBytes)}
+	fail := func(err error) (wire.ShardInfo, bool, error) {
+		return wire.ShardInfo{}, true, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: err}
 	}
-	h.active.Add(1)
-	defer h.active.Add(-1)
+	if len(ident) > cairn.MaxIdentityBytes {
+		return fail(fmt.Errorf("%w: identity of %d bytes, more than %d", cairn.ErrInvalid, len(ident), cairn.MaxIdentityBytes))
+	}
 	size := int64(-1)
 	if sz, ok := r.(interface{ Size() int64 }); ok {
 		size = sz.Size()
 	}
 	if size > h.maxSize {
-		return wire.ShardInfo{}, true, &wire.Error{Op: "put", Disk: disk, Shard: name,
-			Err: fmt.Errorf("%w: shard of %d bytes is larger than %d", cairn.ErrInvalid, size, h.maxSize)}
+		return fail(fmt.Errorf("%w: shard of %d bytes is larger than %d", cairn.ErrInvalid, size, h.maxSize))
 	}
-	vi, err := v.PutIdentified(ctx, name, ident, &bodyReader{r: r, max: h.maxSize, left: h.maxSize, size: size})
-	if err != nil {
-		return wire.ShardInfo{}, true, &wire.Error{Op: "put", Disk: disk, Shard: name, Err: err}
+	type result struct {
+		info volume.ShardInfo
+		err  error
 	}
-	return wire.ShardInfo{Size: vi.Size, CRC: vi.CRC, Ident: vi.Ident}, true, nil
+	done := make(chan result, 1)
+	h.active.Add(1)
+	go func() {
+		defer h.active.Add(-1)
+		vi, err := v.PutIdentified(ctx, name, ident, &bodyReader{r: r, max: h.maxSize, left: h.maxSize, size: size})
+		done <- result{vi, err}
+	}()
+	select {
+	case res := <-done:
+		if res.err != nil {
+			return fail(res.err)
+		}
+		return wire.ShardInfo{Size: res.info.Size, CRC: res.info.CRC, Ident: res.info.Ident}, true, nil
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
 }
 
 // localGet opens a shard of a disk h serves; ok is false when h does not
@@ -67,32 +88,99 @@ func (h *Handler) localGet(ctx context.Context, disk cairn.DiskID, name string, 
 	if v == nil {
 		return nil, false, nil
 	}
-	h.active.Add(1)
-	rr, err := v.NewReader(ctx, name, off, n)
-	if err != nil {
-		h.active.Add(-1)
-		return nil, true, &wire.Error{Op: "get", Disk: disk, Shard: name, Err: err}
+	type opened struct {
+		rr  *volume.Reader
+		err error
 	}
-	rr.ReadAhead(getReadRun)
-	return &localShard{h: h, rr: rr, op: wire.Error{Op: "get", Disk: disk, Shard: name}}, true, nil
+	done := make(chan opened, 1)
+	h.active.Add(1)
+	go func() { // opening reads the footer: disk I/O too
+		rr, err := v.NewReader(ctx, name, off, n)
+		done <- opened{rr, err}
+	}()
+	var o opened
+	select {
+	case o = <-done:
+	case <-ctx.Done():
+		go func() { // the open goes on; undo it when it ends
+			if o := <-done; o.err == nil {
+				o.rr.Close()
+			}
+			h.active.Add(-1)
+		}()
+		return nil, true, &wire.Error{Op: "get", Disk: disk, Shard: name, Err: ctx.Err()}
+	}
+	if o.err != nil {
+		h.active.Add(-1)
+		return nil, true, &wire.Error{Op: "get", Disk: disk, Shard: name, Err: o.err}
+	}
+	o.rr.ReadAhead(getReadRun)
+	return &localShard{h: h, rr: o.rr, ctx: ctx, op: wire.Error{Op: "get", Disk: disk, Shard: name}, res: make(chan readResult, 1)}, true, nil
 }
 
-// localShard is a shard read from a volume of this process.
+// localShard is a shard read from a volume of this process. A Read that
+// needs the disk runs on a goroutine of its own, into the shard's own
+// block buffer, so that it can return when ctx ends while the disk read
+// goes on; the caller's buffer is never written after Read returned.
+// Not safe for concurrent use (as any reader); Close may come while a
+// disk read runs, and the read's goroutine then closes the reader.
 type localShard struct {
-	h    *Handler
-	rr   *volume.Reader
-	op   wire.Error // template for errors
-	once sync.Once
+	h   *Handler
+	rr  *volume.Reader
+	ctx context.Context
+	op  wire.Error // template for errors
+	bp  *[]byte    // block buffer of the reads that touch the disk (copyPool)
+	res chan readResult
+	// busy: a disk read's goroutine runs (it owns rr and bp until it
+	// sends on res). closed: Close was called.
+	busy, closed bool
+}
+
+type readResult struct {
+	n   int
+	err error
 }
 
 func (s *localShard) Read(p []byte) (int, error) {
-	k, err := s.rr.Read(p)
+	if s.closed || s.busy {
+		e := s.op
+		e.Err = fmt.Errorf("%w: read of an abandoned local shard reader", cairn.ErrInvalid)
+		return 0, &e
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if s.rr.Buffered() > 0 { // verified bytes in memory: no disk wait
+		return s.wrap(s.rr.Read(p))
+	}
+	if s.bp == nil {
+		s.bp = copyPool.Get().(*[]byte)
+	}
+	buf := (*s.bp)[:min(len(p), len(*s.bp))]
+	s.busy = true
+	go func() {
+		n, err := s.rr.Read(buf)
+		s.res <- readResult{n, err}
+	}()
+	select {
+	case r := <-s.res:
+		s.busy = false
+		copy(p, buf[:r.n])
+		return s.wrap(r.n, r.err)
+	case <-s.ctx.Done():
+		e := s.op
+		e.Err = s.ctx.Err()
+		return 0, &e
+	}
+}
+
+func (s *localShard) wrap(n int, err error) (int, error) {
 	if err != nil && err != io.EOF {
 		e := s.op
 		e.Err = err
-		return k, &e
+		return n, &e
 	}
-	return k, err
+	return n, err
 }
 
 // Footer implements the data path's check of a shard against its
@@ -101,8 +189,29 @@ func (s *localShard) Footer() (size int64, crc uint32, ok bool) {
 	return s.rr.Size(), s.rr.CRC(), true
 }
 
+// Close releases the reader at once, or, while a disk read still runs,
+// when that read ends.
 func (s *localShard) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.busy {
+		go func() {
+			<-s.res
+			s.release()
+		}()
+		return nil
+	}
+	return s.release()
+}
+
+func (s *localShard) release() error {
 	err := s.rr.Close()
-	s.once.Do(func() { s.h.active.Add(-1) })
+	if s.bp != nil {
+		copyPool.Put(s.bp)
+		s.bp = nil
+	}
+	s.h.active.Add(-1)
 	return err
 }

@@ -6,10 +6,13 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/internal/vfs"
+	"cairn/internal/vfs/errorfs"
 	"cairn/node/volume"
 )
 
@@ -195,5 +198,131 @@ func TestLocalWrites(t *testing.T) {
 	}
 	if err := n.client.DeleteShard(context.Background(), d.id, name); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLocalCallsReturnOnCancel: a local read or write whose disk I/O is
+// stuck returns as soon as its context ends — as a call over the network
+// does — so a data path that gives up on a straggler is not held by its
+// disk; the I/O finishes on its own and then releases the handler.
+func TestLocalCallsReturnOnCancel(t *testing.T) {
+	mem := vfs.NewMem()
+	var gate struct {
+		kind    atomic.Int32 // the op kind to hold (-1: none)
+		held    chan struct{}
+		release chan struct{}
+	}
+	gate.kind.Store(-1)
+	fsys := errorfs.Wrap(mem, errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if int32(op.Kind) == gate.kind.Load() && (strings.Contains(op.Path, "/shards/") || strings.Contains(op.Path, "/tmp/")) {
+			gate.held <- struct{}{}
+			<-gate.release
+		}
+		return nil
+	}))
+	d := openDisk(t, "node1/disk1", fsys, "/d1")
+	n := newTestNode(t, d)
+	local := n.client.WithLocal(n.h)
+	name := shardName(9, 0)
+	data := randBytes(9, 3*volume.BlockSize)
+	mustPutShard(t, local, d.id, name, data)
+	hold := func(k errorfs.OpKind) {
+		gate.held, gate.release = make(chan struct{}, 1), make(chan struct{})
+		gate.kind.Store(int32(k))
+	}
+	within := func(what string, c <-chan error) error {
+		t.Helper()
+		select {
+		case err := <-c:
+			return err
+		case <-time.After(30 * time.Second): // a deadline for a hang, not a wait
+			t.Fatalf("%s did not return", what)
+			return nil
+		}
+	}
+	idle := func() {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for n.h.Busy() {
+			if time.Now().After(deadline) {
+				t.Fatal("the handler stayed busy after the held I/O ended")
+			}
+			time.Sleep(time.Millisecond) // real time: the released I/O ends on its own goroutine
+		}
+	}
+
+	// An open held in the disk (it reads the footer).
+	hold(errorfs.OpFileReadAt)
+	ctx, cancel := context.WithCancel(context.Background())
+	opened := make(chan error, 1)
+	go func() {
+		rc, err := local.GetShard(ctx, d.id, name, 0, -1)
+		if err == nil {
+			rc.Close()
+		}
+		opened <- err
+	}()
+	<-gate.held
+	cancel()
+	if err := within("a cancelled local open", opened); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled open: %v", err)
+	}
+	if !n.h.Busy() {
+		t.Fatal("the handler is not busy while the abandoned open runs")
+	}
+	gate.kind.Store(-1)
+	close(gate.release)
+	idle()
+
+	// A read held in the disk, after the open.
+	ctx, cancel = context.WithCancel(context.Background())
+	rc, err := local.GetShard(ctx, d.id, name, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold(errorfs.OpFileReadAt)
+	read := make(chan error, 1)
+	go func() {
+		_, err := io.ReadAll(rc)
+		read <- err
+	}()
+	<-gate.held // the read is in the disk
+	cancel()
+	if err := within("a cancelled local read", read); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled read: %v", err)
+	}
+	rc.Close() // while the disk read still runs
+	if !n.h.Busy() {
+		t.Fatal("the handler is not busy while the abandoned disk read runs")
+	}
+	gate.kind.Store(-1)
+	close(gate.release)
+	idle()
+
+	// A write held in the disk.
+	hold(errorfs.OpFileWrite)
+	ctx, cancel = context.WithCancel(context.Background())
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := local.PutShard(ctx, d.id, shardName(10, 0), bytes.NewReader(data))
+		wrote <- err
+	}()
+	<-gate.held
+	cancel()
+	if err := within("a cancelled local write", wrote); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled write: %v", err)
+	}
+	gate.kind.Store(-1)
+	close(gate.release)
+	idle()
+	// The abandoned write either finished or was undone; no temporary file
+	// is left (the fsck at cleanup checks), and the first shard is intact.
+	if got, err := readAll(t, local, d.id, name, 0, -1); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("the first shard after the abandoned calls: %v", err)
+	}
+	for _, nm := range []string{name, shardName(10, 0)} {
+		if err := local.DeleteShard(context.Background(), d.id, nm); err != nil && !errors.Is(err, cairn.ErrNotFound) {
+			t.Fatal(err)
+		}
 	}
 }

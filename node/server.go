@@ -16,6 +16,7 @@ import (
 	"cairn"
 	"cairn/internal/linkshape"
 	"cairn/internal/vfs"
+	"cairn/node/lstor"
 	"cairn/node/scrub"
 	"cairn/node/volume"
 )
@@ -46,7 +47,23 @@ type DiskConfig struct {
 	// again at the next refresh: a new, empty volume with a new volume ID,
 	// which the director treats as a replaced disk (docs/design/disks.md).
 	NoFormat bool
+	// Lstor, if set, is the directory of the disk's Lstor: the node then
+	// also serves the disk's RAIDP slots (Path/raidp.data) with their
+	// parity there (docs/design/raidp.md, "In the cluster"). Never Path
+	// nor inside it (lstor.ErrSamePath).
+	Lstor string
+	// LstorFS is the file system of the RAIDP data and the Lstor (nil: the
+	// OS). Not FS: the Lstor overwrites in place (vfs.WriterAt), which
+	// FS's decorators (metrics, throttles) do not pass on.
+	LstorFS vfs.FS
 }
+
+// DefaultRAIDPSize and DefaultRAIDPSlots are the RAIDP geometry of a disk
+// with an Lstor when Config leaves it zero.
+const (
+	DefaultRAIDPSize  = 64 << 20
+	DefaultRAIDPSlots = 16
+)
 
 // Config configures a Server. Validate fills the defaults.
 type Config struct {
@@ -109,6 +126,11 @@ type Config struct {
 	// the nonces remembered within it (HandlerConfig; 0: the defaults).
 	Skew          time.Duration
 	ReplayEntries int
+	// RAIDPSize and RAIDPSlots are the superchunk size and the slots of
+	// every disk with an Lstor (0: DefaultRAIDPSize, DefaultRAIDPSlots).
+	// An existing Lstor formatted with another geometry fails Start.
+	RAIDPSize  int64
+	RAIDPSlots int
 	// Scrub configures the scrubber every disk runs (docs/design/scrub.md):
 	// rate, share, pass interval. Its Busy is the handler's and its Store
 	// the Registry when that also satisfies scrub.Store (meta.Store does);
@@ -142,6 +164,15 @@ func (c *Config) Validate() error {
 			return bad("disk %s listed twice", d.ID)
 		}
 		seen[d.ID] = true
+	}
+	if c.RAIDPSize == 0 {
+		c.RAIDPSize = DefaultRAIDPSize
+	}
+	if c.RAIDPSlots == 0 {
+		c.RAIDPSlots = DefaultRAIDPSlots
+	}
+	if c.RAIDPSize < 0 || c.RAIDPSize%lstor.BlockSize != 0 || c.RAIDPSlots < 0 {
+		return bad("RAIDP superchunk size %d (want a positive multiple of %d) or %d slots", c.RAIDPSize, lstor.BlockSize, c.RAIDPSlots)
 	}
 	if c.LinkRate < 0 || c.RepairRate < 0 {
 		return bad("negative link or repair rate %d, %d", c.LinkRate, c.RepairRate)
@@ -209,9 +240,10 @@ type Server struct {
 	regMu sync.Mutex // serializes disk registrations, so an older one never lands last
 
 	mu      sync.Mutex
-	disks   []*servedDisk // guarded by mu (the slice and each element's fields)
-	started bool          // guarded by mu
-	closed  bool          // guarded by mu
+	disks   []*servedDisk  // guarded by mu (the slice and each element's fields)
+	lstors  []*lstor.Store // the disks' Lstors, opened by Start, closed by Close
+	started bool           // guarded by mu
+	closed  bool           // guarded by mu
 }
 
 // servedDisk is one disk the server serves: its volume and the state of
@@ -254,6 +286,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 	}()
 	var vols []*volume.Volume
+	lstors := map[cairn.DiskID]*lstor.Store{}
 	for _, d := range s.cfg.Disks {
 		v, err := s.openVolume(d, !d.NoFormat)
 		if err != nil {
@@ -263,6 +296,16 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		s.mu.Lock()
 		s.disks = append(s.disks, &servedDisk{cfg: d, vol: v})
 		s.mu.Unlock()
+		if d.Lstor != "" {
+			st, err := lstor.Open(ctx, lstor.Config{FS: d.LstorFS, Disk: d.Path, Lstor: d.Lstor, Size: s.cfg.RAIDPSize, Slots: s.cfg.RAIDPSlots})
+			if err != nil {
+				return fmt.Errorf("node %s: disk %s: %w", s.cfg.Node, d.ID, err)
+			}
+			s.mu.Lock()
+			s.lstors = append(s.lstors, st)
+			s.mu.Unlock()
+			lstors[d.ID] = st
+		}
 	}
 	hc := s.cfg.HTTPClient
 	var link *linkshape.Link
@@ -274,7 +317,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		hc = link.Client(hc)
 	}
 	s.handler, err = NewHandler(HandlerConfig{
-		Node: s.cfg.Node, Secret: s.cfg.Secret, Volumes: vols, MaxShardSize: s.cfg.MaxShardSize,
+		Node: s.cfg.Node, Secret: s.cfg.Secret, Volumes: vols, Lstors: lstors, MaxShardSize: s.cfg.MaxShardSize,
 		IdleTimeout: s.cfg.IdleTimeout, HTTPClient: hc, RepairRate: s.cfg.RepairRate, Logger: s.log,
 		Skew: s.cfg.Skew, ReplayEntries: s.cfg.ReplayEntries,
 	})
@@ -391,6 +434,9 @@ func (s *Server) putDisk(ctx context.Context, d *servedDisk, now time.Time) erro
 	}
 	rec := cairn.Disk{ID: v.ID(), Node: s.cfg.Node, Path: v.Dir(), Capacity: u.Capacity, Free: u.Free, FS: u.FS,
 		State: cairn.DiskUp, Since: now, Volume: v.VolumeID(), Check: check}
+	if d.cfg.Lstor != "" {
+		rec.RAIDPSize, rec.RAIDPSlots = s.cfg.RAIDPSize, s.cfg.RAIDPSlots
+	}
 	if herr := v.Health(); herr != nil {
 		rec.Fault = herr.Error()
 		s.log.Warn("disk fault reported to the director", "disk", string(v.ID()), "err", herr)
@@ -649,6 +695,12 @@ func (s *Server) Close() error {
 	s.wg.Wait()
 	for _, v := range s.Volumes() {
 		_ = v.Close()
+	}
+	s.mu.Lock()
+	lstors := s.lstors
+	s.mu.Unlock()
+	for _, st := range lstors {
+		_ = st.Close()
 	}
 	return err
 }

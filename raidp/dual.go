@@ -44,7 +44,10 @@ type DualPlan struct {
 // in Remirror) with a free slot for which the re-mirroring still has a
 // solution. Writes to the lost superchunk must be diverted until the
 // rebuild is done: the Lstor parity must match the mirrors it is XORed with.
-func Dual(l Layout, a, b int, size int64, lstorOK [2]bool, cost []int64) (DualPlan, error) {
+//
+// busy disks neither receive nor host the rebuild (e.g. disks already out
+// of the group after an earlier failure).
+func Dual(l Layout, a, b int, size int64, lstorOK [2]bool, cost []int64, busy ...int) (DualPlan, error) {
 	if err := l.Check(); err != nil {
 		return DualPlan{}, err
 	}
@@ -54,7 +57,7 @@ func Dual(l Layout, a, b int, size int64, lstorOK [2]bool, cost []int64) (DualPl
 	plan := DualPlan{A: a, B: b}
 	x, shared := l.Shared(a, b)
 	if !shared {
-		return plan, plan.remirrorBoth(l, cost, nil)
+		return plan, plan.remirrorBoth(l, cost, busy)
 	}
 	plan.Shared, plan.Lost = true, x.ID
 	var sides []Side
@@ -93,7 +96,7 @@ func Dual(l Layout, a, b int, size int64, lstorOK [2]bool, cost []int64) (DualPl
 	// Candidate targets, cheapest first.
 	var cand []int
 	for d := range l.Disks {
-		if d != a && d != b && l.freeSlot(d) >= 0 {
+		if d != a && d != b && !slices.Contains(busy, d) && l.freeSlot(d) >= 0 {
 			cand = append(cand, d)
 		}
 	}
@@ -105,7 +108,7 @@ func Dual(l Layout, a, b int, size int64, lstorOK [2]bool, cost []int64) (DualPl
 		i, _ := slices.BinarySearchFunc(moved.Superchunks, x.ID, func(s Superchunk, id int) int { return s.ID - id })
 		onB, _ := x.On(b) // stays, so Remirror copies the superchunk on from target
 		moved.Superchunks[i].Replicas = [2]Place{target, onB}
-		if err := plan.remirrorBoth(moved, cost, []int{t}); err != nil {
+		if err := plan.remirrorBoth(moved, cost, append([]int{t}, busy...)); err != nil {
 			lastErr = err
 			continue
 		}

@@ -44,6 +44,11 @@
 //     director after a crash rewrites the same files (volume writes are
 //     atomic renames) rather than leaving copies around — unless the
 //     target failed and is avoided (decide.View.Avoid).
+//   - lt task: a fountain-coded object's (or part's) task (lt.go,
+//     docs/design/lt.md "Repair"): its lost blocks are not rebuilt; the
+//     repairer decodes each affected coded stripe itself, writes fresh
+//     blocks with IDs never handed out before (reserved in the manifest
+//     first) within the per-disk and per-node bounds, and swaps them in.
 //   - executor: the node side (*node.Client's Push and Pull, in the types
 //     of package node/wire): the chain or the puller reads helper shards,
 //     computes, and writes the target shards, returning their sizes and

@@ -147,13 +147,13 @@ func newEnv(t *testing.T, nodes int, policy string, objects int) *env {
 }
 
 // newEnvDisks is newEnv with disks disks on each node.
-func newEnvDisks(t *testing.T, nodes, disks int, policy string, objects int) *env {
+func newEnvDisks(t testing.TB, nodes, disks int, policy string, objects int) *env {
 	t.Helper()
 	return newEnvStore(t, mem.New(), nodes, disks, policy, objects)
 }
 
 // newEnvStore is newEnvDisks on store (meta/mem or meta/etcd).
-func newEnvStore(t *testing.T, store meta.Store, nodes, disks int, policy string, objects int) *env {
+func newEnvStore(t testing.TB, store meta.Store, nodes, disks int, policy string, objects int) *env {
 	t.Helper()
 	ctx := context.Background()
 	e := &env{meta: store, files: clienttest.NewMemShards(), data: map[string][]byte{}}
@@ -193,7 +193,7 @@ func newEnvStore(t *testing.T, store meta.Store, nodes, disks int, policy string
 }
 
 // loseNode marks every disk of node down and deletes its files.
-func (e *env) loseNode(t *testing.T, id string) {
+func (e *env) loseNode(t testing.TB, id string) {
 	t.Helper()
 	disks, _ := e.meta.Disks(context.Background())
 	for _, d := range disks {

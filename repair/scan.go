@@ -87,6 +87,11 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 	added := 0
 	err = r.walk(ctx, refs, func(m *cairn.Manifest, st decide.Stripe) error {
 		id := decide.TaskID(m, st)
+		if l := decide.CodedLayout(m, st.Part); l != nil {
+			n, err := r.scanCoded(ctx, m, st.Part, l, id, have, damage, view, now) // lt.go
+			added += n
+			return err
+		}
 		_, queued := have[id]
 		bad := damage.match(st, id, queued)
 		if t, ok := have[id]; ok {
@@ -146,8 +151,8 @@ func (r *Repairer) Scan(ctx context.Context, now time.Time) (int, error) {
 // part of the multipart uploads in progress (with the manifest
 // cairn.Upload.OpenPart makes of the part), and counts into refs the
 // shards each disk holds for them. A stripe's shard counts for the disk
-// the manifest or the part places it on. Coded blocks (lt objects) are
-// not counted: nothing rebuilds them, and a read tolerates a missing one.
+// the manifest or the part places it on; so does a coded block (lt
+// objects) for the disk that holds it.
 // Every listing is paged: the uploads and each upload's parts are read
 // meta.MaxPage at a time.
 func (r *Repairer) walk(ctx context.Context, refs map[cairn.DiskID]int, f func(*cairn.Manifest, decide.Stripe) error) error {
@@ -212,6 +217,13 @@ func walkStripes(m *cairn.Manifest, refs map[cairn.DiskID]int, f func(*cairn.Man
 	for _, st := range decide.Stripes(m) {
 		for _, s := range st.Shards {
 			refs[s.Disk]++
+		}
+		if l := decide.CodedLayout(m, st.Part); l != nil {
+			for _, cs := range l.Coded {
+				for _, b := range cs.Blocks {
+					refs[b.Disk]++
+				}
+			}
 		}
 		if err := f(m, st); err != nil {
 			return err

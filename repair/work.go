@@ -82,7 +82,11 @@ func (r *Repairer) attempt(ctx context.Context, t cairn.RepairTask, now time.Tim
 		if r.stats.Schemes == nil {
 			r.stats.Schemes = map[string]int{}
 		}
-		r.stats.Schemes[res.scheme.String()]++
+		name := res.scheme.String()
+		if res.coded {
+			name = "lt"
+		}
+		r.stats.Schemes[name]++
 	}
 	switch {
 	case err == nil && res.dropped:
@@ -132,6 +136,7 @@ type result struct {
 	marked  int
 	avoided int         // targets that failed and were replaced
 	scheme  plan.Scheme // the scheme of the round that rebuilt shards (when shards > 0)
+	coded   bool        // an lt object's stripes: new blocks decoded and encoded (lt.go), no scheme
 }
 
 // run repairs one task's stripe now: it re-reads the manifest and the
@@ -162,6 +167,9 @@ func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) 
 		}
 		if err != nil {
 			return res, err
+		}
+		if decide.CodedLayout(m, t.Part) != nil {
+			return r.runCoded(ctx, t, now) // lt.go
 		}
 		st, ok := decide.FindStripe(m, t.Part)
 		if ok && t.Upload != "" && st.Version != t.Stripe {

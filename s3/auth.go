@@ -176,6 +176,9 @@ type authResult struct {
 	amzDate    string // request time, ISO 8601 basic
 	scope      string
 	seedSig    string // the request's signature: chunk 1 chains from it
+	// anonymous: the request carries no signature at all; id is empty
+	// and only grants to everyone apply (authz.go).
+	anonymous bool
 	// signed lists the headers the signature covers (lower case); nil
 	// for Signature V2, which signs no x-cairn-* header.
 	signed []string
@@ -201,7 +204,7 @@ func (h *Handler) authenticate(r *http.Request) (*authResult, error) {
 	}
 	av := r.Header.Get("Authorization")
 	if av == "" {
-		return nil, ErrAccessDenied // no anonymous access
+		return anonymousAuth(r)
 	}
 	if strings.HasPrefix(av, sigV2Prefix) {
 		return h.authV2Header(r, av)
@@ -243,6 +246,21 @@ func (h *Handler) authenticate(r *http.Request) (*authResult, error) {
 		return nil, err
 	}
 	return &authResult{id: id, payload: payload, signingKey: key, amzDate: amzDate, scope: sh.scope(), seedSig: sh.Signature, signed: sh.SignedHeaders}, nil
+}
+
+// anonymousAuth is the authResult of an unsigned request: its body is
+// checked against an x-amz-content-sha256 it names (a hex SHA-256 or
+// UNSIGNED-PAYLOAD), never chunk signatures, which need a key.
+func anonymousAuth(r *http.Request) (*authResult, error) {
+	payload := unsignedPayload
+	switch v := r.Header.Get("X-Amz-Content-Sha256"); {
+	case v == "" || v == unsignedPayload:
+	case isHexSHA256(v):
+		payload = v
+	default:
+		return nil, fmt.Errorf("%w: an unsigned request with x-amz-content-sha256 %q", ErrAccessDenied, v)
+	}
+	return &authResult{payload: payload, anonymous: true}, nil
 }
 
 func (h *Handler) authPresigned(r *http.Request, q url.Values) (*authResult, error) {

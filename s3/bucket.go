@@ -152,6 +152,23 @@ func (h *Handler) createBucket(q *request) error {
 		}
 		policy = p
 	}
+	grants, _, err := headerACL(q.r.Header, q.auth.id.Name)
+	if err != nil {
+		return err
+	}
+	acc := &cairn.BucketAccess{ACL: grants}
+	if o := q.r.Header.Get("X-Amz-Object-Ownership"); o != "" {
+		if !validOwnership(o) {
+			return errInvalidObjectOwnership
+		}
+		acc.Ownership = o
+	}
+	if acc.ACLsDisabled() && len(grants) > 0 {
+		return ErrACLWithOwnership
+	}
+	if acc.IsZero() {
+		acc = nil
+	}
 	if q.r.ContentLength != 0 || q.isStreaming() {
 		var cfg createBucketConfiguration
 		if err := h.readXML(q, &cfg); err != nil {
@@ -161,7 +178,7 @@ func (h *Handler) createBucket(q *request) error {
 			return fmt.Errorf("%w: %q", ErrInvalidLocation, l)
 		}
 	}
-	nb := cairn.Bucket{Name: q.bucket, Policy: policy, Owner: q.auth.id.Name, Created: h.cfg.Now().UTC()}
+	nb := cairn.Bucket{Name: q.bucket, Policy: policy, Owner: q.auth.id.Name, Created: h.cfg.Now().UTC(), Access: acc}
 	switch v := strings.ToLower(strings.TrimSpace(q.r.Header.Get(lockEnabledHeader))); v {
 	case "", "false":
 	case "true": // Object Lock turns versioning on for good
@@ -169,7 +186,7 @@ func (h *Handler) createBucket(q *request) error {
 	default:
 		return fmt.Errorf("%w: x-amz-bucket-object-lock-enabled %q", ErrInvalidArgument, v)
 	}
-	err := h.cfg.Meta.CreateBucket(q.r.Context(), nb)
+	err = h.cfg.Meta.CreateBucket(q.r.Context(), nb)
 	if errors.Is(err, cairn.ErrExists) {
 		if b, berr := h.cfg.Meta.Bucket(q.r.Context(), q.bucket); berr == nil && b.Owner != q.auth.id.Name && !q.auth.id.Root {
 			return ErrBucketAlreadyExists

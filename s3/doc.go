@@ -8,8 +8,17 @@
 //
 //   - identity: who signed a request (Identity), found by access key
 //     through Credentials. Root sees and touches every bucket; any other
-//     identity only the buckets it owns (Bucket.Owner). There is no
-//     anonymous access (an unsigned POST form upload is refused too).
+//     identity the buckets it owns (Bucket.Owner), and others' as far as
+//     their bucket policy or ACLs grant it. An unsigned request is
+//     anonymous: it gets only what is granted to everyone (an unsigned
+//     POST form upload too: post.go).
+//   - authorization (authz.go, docs/design/s3.md "Access control"): after
+//     authentication and before routing, a non-root request's operation
+//     becomes an action (access.Operations, s3:GetObject, ...) decided by
+//     package access against the bucket's policy (bucketpolicy.go), its
+//     ACL and the object's (acl.go), within its Block Public Access
+//     settings. An explicit Deny binds the owner too, except for managing
+//     the policy and ACL.
 //   - Signature V4: the request's signature over its canonical form
 //     (method, path, sorted query, signed headers, payload hash), keyed by
 //     a key derived from the secret, the date, the region and "s3". It
@@ -33,6 +42,11 @@
 //     removing its versions; ?versionId= reads, copies or deletes one
 //     version. Reads of a version go through Objects.OpenWith on the
 //     version's manifest, deletes through Versions (meta.Store).
+//   - Object Lock (objectlock.go, docs/design/objectlock.md): a version's
+//     retention (GOVERNANCE or COMPLIANCE until a date) and legal hold
+//     forbid its deletion; the metadata store enforces them (Locks,
+//     cairn.ErrLocked → AccessDenied), the gateway parses and checks
+//     what AWS checks first.
 //   - body readers: wrappers around the request body that check it (wire
 //     length, payload hash, chunk signatures, Content-MD5, x-amz-checksum-*)
 //     and turn a failed check into an error instead of io.EOF. The data

@@ -70,6 +70,9 @@ type Meta interface {
 	SetBucketTags(ctx context.Context, name string, tags map[string]string) error
 	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
 	SetBucketLifecycle(ctx context.Context, name string, rules []cairn.LifecycleRule) error
+	// UpdateBucketAccess changes a bucket's policy, ACL and public access
+	// block in a compare-and-swap (authz.go, bucketpolicy.go, acl.go).
+	UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error
 	// UpdateManifest replaces the object's manifest m's previous state
 	// prev (compare-and-swap): PutObjectTagging.
 	UpdateManifest(ctx context.Context, m, prev *cairn.Manifest) error
@@ -87,7 +90,7 @@ type Meta interface {
 type Config struct {
 	Objects     Objects     // required: the data path (a *client.Client)
 	Meta        Meta        // required: the metadata store (a meta.Store)
-	Credentials Credentials // required: who may sign requests; no anonymous access
+	Credentials Credentials // required: who may sign requests (an unsigned request is anonymous: authz.go)
 	// DefaultPolicy is the policy of buckets created without an
 	// x-cairn-policy header (default "rs-4-2").
 	DefaultPolicy string
@@ -222,6 +225,8 @@ type Handler struct {
 	reqID  atomic.Uint64
 	boot   int64  // start time, unique-ish prefix of request IDs
 	hostID string // x-amz-id-2: names this gateway without naming its host
+	// policies caches parsed bucket policies (authz.go).
+	policies policyCache
 }
 
 // New returns a Handler for cfg (see Config.Validate).
@@ -243,9 +248,9 @@ func New(cfg Config) (*Handler, error) {
 // Subresources the gateway does not implement yet: a request naming one
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
-	"accelerate", "acl", "analytics", "intelligent-tiering",
+	"accelerate", "analytics", "intelligent-tiering",
 	"inventory", "logging", "metrics", "notification",
-	"ownershipControls", "policy", "policyStatus", "publicAccessBlock", "replication",
+	"replication",
 	"requestPayment", "restore", "select", "torrent", "website",
 }
 
@@ -258,6 +263,11 @@ type request struct {
 	bucket string
 	key    string
 	sum    *bodySum // the body's x-amz-checksum-*, set by body (checksum.go)
+	// access is the request's bucket as authorize found it (nil: root,
+	// or no bucket), and granted whether a policy or ACL let a requester
+	// that does not own the bucket in (authz.go).
+	access  *bucketAccess
+	granted bool
 }
 
 // ServeHTTP implements http.Handler. Every response, success or error,
@@ -299,7 +309,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, err := h.authenticate(r)
 	if err == nil {
 		req.auth = a
-		err = h.route(req)
+		err = h.authorize(req)
+	}
+	if err == nil {
+		err = h.hideMissing(req, h.route(req))
 	}
 	if err != nil {
 		h.writeError(req, err)
@@ -406,8 +419,12 @@ func checkKey(key string) error {
 }
 
 // bucket returns a bucket the requester may use: NoSuchBucket, or
-// AccessDenied when a non-root identity does not own it.
+// AccessDenied when a non-root identity does not own it and no policy or
+// ACL granted the request (authorize).
 func (h *Handler) bucket(q *request, name string) (cairn.Bucket, error) {
+	if q.access != nil && q.access.b.Name == name && (q.access.owner || q.granted) {
+		return q.access.b, nil
+	}
 	b, err := h.cfg.Meta.Bucket(q.r.Context(), name)
 	if errors.Is(err, cairn.ErrNotFound) {
 		return b, withCause(ErrNoSuchBucket, err)
@@ -415,7 +432,7 @@ func (h *Handler) bucket(q *request, name string) (cairn.Bucket, error) {
 	if err != nil {
 		return b, err
 	}
-	if !q.auth.id.Root && b.Owner != q.auth.id.Name {
+	if !q.auth.id.Root && (b.Owner != q.auth.id.Name || q.auth.anonymous) {
 		return b, ErrAccessDenied
 	}
 	return b, nil

@@ -131,3 +131,44 @@ func TestListBucketsReadsAPage(t *testing.T) {
 		t.Fatalf("the end of b-0: %v, next %q, %d read, %v", bs, next, cm.read, err)
 	}
 }
+
+// A user's ListBuckets pages hold only the user's buckets, however the
+// names interleave with other users', and the paginator finds them all.
+func TestListBucketsPagesOwnBuckets(t *testing.T) {
+	e := newEnvWith(t, StaticCredentials{
+		"AKIAALICE": {Name: "alice", AccessKey: "AKIAALICE", SecretKey: "alice-secret"},
+		"AKIABOB":   {Name: "bob", AccessKey: "AKIABOB", SecretKey: "bob-secret"},
+	})
+	ctx := context.Background()
+	var mine []string
+	for i := range 50 {
+		owner := "bob"
+		if i%7 == 3 {
+			owner = "alice"
+		}
+		name := fmt.Sprintf("shared-%03d", i)
+		if err := e.meta.CreateBucket(ctx, cairn.Bucket{Name: name, Policy: "rs-4-2", Owner: owner}); err != nil {
+			t.Fatal(err)
+		}
+		if owner == "alice" {
+			mine = append(mine, name)
+		}
+	}
+	var got []string
+	p := s3.NewListBucketsPaginator(e.aws("AKIAALICE", "alice-secret"), &s3.ListBucketsInput{MaxBuckets: aws.Int32(2)})
+	for pages := 0; p.HasMorePages(); pages++ {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Buckets) > 2 || pages > len(mine) {
+			t.Fatalf("page %d of %d buckets", pages, len(out.Buckets))
+		}
+		for _, b := range out.Buckets {
+			got = append(got, aws.ToString(b.Name))
+		}
+	}
+	if !slices.Equal(got, mine) {
+		t.Fatalf("alice lists %v, owns %v", got, mine)
+	}
+}

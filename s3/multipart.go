@@ -73,6 +73,10 @@ func (h *Handler) createUpload(q *request) error {
 	if err != nil {
 		return err
 	}
+	acl, err := h.writeACL(q)
+	if err != nil {
+		return err
+	}
 	alg, typ, err := uploadChecksum(q.r.Header)
 	if err != nil {
 		return err
@@ -90,7 +94,7 @@ func (h *Handler) createUpload(q *request) error {
 	}
 	u, err := h.cfg.Objects.CreateUpload(q.r.Context(), q.bucket, q.key, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Now: h.cfg.Now, SSE: sse,
-		Tags: tags, ChecksumAlgorithm: alg, ChecksumType: typ, Retention: lock.retention, LegalHold: lock.hold,
+		Tags: tags, ACL: acl, ChecksumAlgorithm: alg, ChecksumType: typ, Retention: lock.retention, LegalHold: lock.hold,
 	})
 	if err != nil {
 		return h.uploadErr(q, err)

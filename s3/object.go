@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"cairn"
+	"cairn/access"
 	"cairn/client"
 )
 
@@ -215,6 +216,10 @@ func (h *Handler) putObject(q *request) error {
 	if err != nil {
 		return err
 	}
+	acl, err := h.writeACL(q)
+	if err != nil {
+		return err
+	}
 	sse, ck, err := h.requestSSE(q)
 	if err != nil {
 		return err
@@ -229,7 +234,7 @@ func (h *Handler) putObject(q *request) error {
 	}
 	m, err := h.cfg.Objects.Put(ctx, q.bucket, q.key, body, client.PutOptions{
 		Policy: policy, ContentType: q.r.Header.Get("Content-Type"), UserMeta: um, Size: size,
-		Now: h.cfg.Now, SSE: sse, If: cond, Tags: tags, Checksum: q.checksumFunc(),
+		Now: h.cfg.Now, SSE: sse, If: cond, Tags: tags, ACL: acl, Checksum: q.checksumFunc(),
 		Retention: lock.retention, LegalHold: lock.hold,
 	})
 	if err != nil {
@@ -571,7 +576,7 @@ func (h *Handler) deleteObject(q *request) error {
 	if err != nil {
 		return err
 	}
-	bypass, err := bypassGovernance(q, b)
+	bypass, err := h.bypassGovernance(q, q.key)
 	if err != nil {
 		return err
 	}
@@ -648,7 +653,7 @@ func (h *Handler) deleteObjects(q *request) error {
 	if err != nil {
 		return err
 	}
-	bypass, err := bypassGovernance(q, bk)
+	bypass, err := bypassRequested(q) // allowed or not key by key
 	if err != nil {
 		return err
 	}
@@ -668,6 +673,20 @@ func (h *Handler) deleteObjects(q *request) error {
 				errs[i] = err
 				continue
 			}
+		}
+		if q.access != nil { // not root: an explicit Deny binds the owner too
+			action := "s3:DeleteObject"
+			if o.VersionID != "" {
+				action = access.VersionAction(action)
+			}
+			if err := h.may(q, q.access, action, o.Key); err != nil {
+				errs[i] = err
+				continue
+			}
+		}
+		if bypass && !h.mayBypassGovernance(q, o.Key) {
+			errs[i] = ErrAccessDenied
+			continue
 		}
 		g.Go(func() error {
 			v, ok, err := h.deleteVersioned(ctx, bk, o.Key, o.VersionID, bypass)
@@ -742,7 +761,7 @@ func (h *Handler) copyObject(q *request) error {
 	if err := h.checkBucket(q, q.bucket); err != nil {
 		return err
 	}
-	if err := h.checkBucket(q, sb); err != nil {
+	if err := h.checkSource(q, sb, sk, sv); err != nil {
 		return err
 	}
 	if err := checkPutHeaders(q.r.Header, false); err != nil {
@@ -788,6 +807,9 @@ func (h *Handler) copyObject(q *request) error {
 	opts := client.PutOptions{Policy: policy, ContentType: m.ContentType, UserMeta: m.UserMeta, Size: m.ContentSize(), Now: h.cfg.Now, SSE: sse,
 		Retention: lock.retention, LegalHold: lock.hold}
 	if opts.Tags, err = copyTags(q.r.Header, m); err != nil {
+		return err
+	}
+	if opts.ACL, err = h.writeACL(q); err != nil { // a copy's ACL is its own: private unless asked
 		return err
 	}
 	if m.Checksum != nil && m.Checksum.Type == cairn.ChecksumFullObject {

@@ -125,7 +125,7 @@ func TestObjectErrors(t *testing.T) {
 	}
 
 	// What is not built says so.
-	_, err = c.GetObjectAcl(ctx, &s3.GetObjectAclInput{Bucket: aws.String("bkt"), Key: aws.String("md5")})
+	_, err = c.GetBucketWebsite(ctx, &s3.GetBucketWebsiteInput{Bucket: aws.String("bkt")})
 	wantCode(t, err, "NotImplemented")
 	_, err = c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("bkt"), Key: aws.String("md5"), Body: strings.NewReader("x"), IfNoneMatch: aws.String(`"0123"`)})
 	wantCode(t, err, "NotImplemented")

@@ -171,18 +171,9 @@ func setLockHeaders(w http.ResponseWriter, m *cairn.Manifest) {
 	}
 }
 
-// mayBypassGovernance reports whether the requester may bypass a
-// GOVERNANCE retention in bucket b (s3:BypassGovernanceRetention): root
-// and the bucket's owner may. A bucket policy granting the permission to
-// others is the access-control step's to add here.
-func mayBypassGovernance(q *request, b cairn.Bucket) bool {
-	return q.auth.id.Root || b.Owner == q.auth.id.Name
-}
-
-// bypassGovernance reports whether a request asks to bypass governance
-// (x-amz-bypass-governance-retention: true) and may: AccessDenied if it
-// asks and may not.
-func bypassGovernance(q *request, b cairn.Bucket) (bool, error) {
+// bypassRequested reports whether a request asks to bypass governance
+// (x-amz-bypass-governance-retention: true).
+func bypassRequested(q *request) (bool, error) {
 	v := strings.TrimSpace(q.r.Header.Get(bypassHeader))
 	if v == "" {
 		return false, nil
@@ -191,7 +182,19 @@ func bypassGovernance(q *request, b cairn.Bucket) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("%w: x-amz-bypass-governance-retention %q", ErrInvalidArgument, v)
 	}
-	if on && !mayBypassGovernance(q, b) {
+	return on, nil
+}
+
+// bypassGovernance reports whether a request asks to bypass governance
+// on key and may (s3:BypassGovernanceRetention: root, the bucket's owner
+// unless its policy denies it, whom the policy grants it;
+// Handler.mayBypassGovernance): AccessDenied if it asks and may not.
+func (h *Handler) bypassGovernance(q *request, key string) (bool, error) {
+	on, err := bypassRequested(q)
+	if err != nil {
+		return false, err
+	}
+	if on && !h.mayBypassGovernance(q, key) {
 		return false, ErrAccessDenied
 	}
 	return on, nil
@@ -343,7 +346,7 @@ func (h *Handler) objectRetention(q *request) error {
 	if q.r.Method != http.MethodGet && q.r.Method != http.MethodPut {
 		return ErrMethodNotAllowed
 	}
-	b, m, err := h.lockedVersion(q)
+	_, m, err := h.lockedVersion(q)
 	if err != nil {
 		return err
 	}
@@ -367,7 +370,7 @@ func (h *Handler) objectRetention(q *request) error {
 			return err
 		}
 	}
-	if c.BypassGovernance, err = bypassGovernance(q, b); err != nil {
+	if c.BypassGovernance, err = h.bypassGovernance(q, q.key); err != nil {
 		return err
 	}
 	if err := h.setObjectLock(q, m, c); err != nil {

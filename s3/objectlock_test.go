@@ -143,6 +143,19 @@ func TestObjectLockConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantCode(t, deleteVersion(c, "plain", "k", "null", true), "AccessDenied")
+
+	// An object's subresource asked of a bucket, or the reverse, is not
+	// mistaken for a listing or a PUT.
+	for _, target := range []string{"/locked?retention", "/locked?legal-hold", "/locked/k?object-lock"} {
+		resp, err := http.DefaultClient.Do(e.signed(t, http.MethodGet, target, nil, "", nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotImplemented {
+			t.Errorf("GET %s: %d, want 501", target, resp.StatusCode)
+		}
+	}
 }
 
 // TestObjectLockCompliance is issue #16's acceptance: a COMPLIANCE-locked

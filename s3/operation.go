@@ -40,12 +40,27 @@ func Operation(r *http.Request) string {
 		return byMethod(r.Method, "BucketLifecycleConfiguration")
 	case bucket != "" && query.Has("lifecycle"):
 		return "Unsupported"
+	case bucket != "" && key == "" && query.Has("policy"):
+		return byMethod(r.Method, "BucketPolicy")
+	case bucket != "" && key == "" && query.Has("policyStatus"):
+		return byMethod(r.Method, "BucketPolicyStatus")
+	case bucket != "" && key == "" && query.Has("publicAccessBlock"):
+		return byMethod(r.Method, "PublicAccessBlock")
+	case bucket != "" && key == "" && query.Has("acl"):
+		return byMethod(r.Method, "BucketAcl")
+	case bucket != "" && key == "" && query.Has("ownershipControls"):
+		return byMethod(r.Method, "BucketOwnershipControls")
+	case bucket != "" && key != "" && query.Has("acl"):
+		return byMethod(r.Method, "ObjectAcl")
 	case bucket != "" && key != "" && query.Has("tagging"):
 		return byMethod(r.Method, "ObjectTagging")
 	case bucket != "" && key != "" && query.Has("attributes"):
 		return byMethod(r.Method, "ObjectAttributes")
 	case bucket != "" && key == "" && query.Has("object-lock"):
 		return byMethod(r.Method, "ObjectLockConfiguration")
+	case bucket != "" && key == "" && (query.Has("retention") || query.Has("legal-hold")),
+		bucket != "" && key != "" && query.Has("object-lock"):
+		return "Unsupported" // misplaced
 	case bucket != "" && key != "" && query.Has("retention"):
 		return byMethod(r.Method, "ObjectRetention")
 	case bucket != "" && key != "" && query.Has("legal-hold"):

@@ -57,7 +57,7 @@ func (h *Handler) uploadPartCopy(q *request, id string, n int) error {
 	if err != nil {
 		return err
 	}
-	if err := h.checkBucket(q, sb); err != nil {
+	if err := h.checkSource(q, sb, sk, sv); err != nil {
 		return err
 	}
 	ck, err := h.sseCustomerKey(q, false)

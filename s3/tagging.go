@@ -178,26 +178,13 @@ func (h *Handler) objectTagging(q *request) error {
 // concurrent overwrite wins, and the update is retried on the new
 // version a few times.
 func (h *Handler) setObjectTags(q *request, tags map[string]string) error {
-	ctx := q.r.Context()
-	for range 4 {
-		m, err := h.cfg.Objects.Stat(ctx, q.bucket, q.key)
-		if err != nil {
-			return h.objectErr(ctx, q.bucket, err)
-		}
+	return h.updateCurrent(q, func(m *cairn.Manifest) bool {
 		if maps.Equal(m.Tags, tags) {
-			return nil
+			return false
 		}
-		next := *m
-		next.Tags = tags
-		err = h.cfg.Meta.UpdateManifest(ctx, &next, m)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, cairn.ErrConflict) && !errors.Is(err, cairn.ErrNotFound) {
-			return err
-		}
-	}
-	return ErrOperationAborted
+		m.Tags = tags
+		return true
+	})
 }
 
 // bucketTagging serves GET, PUT and DELETE ?tagging of a bucket.

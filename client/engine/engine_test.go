@@ -68,6 +68,35 @@ func TestWriteFountainFastDisksTakeMore(t *testing.T) {
 	}
 }
 
+// With groups (nodes), no group takes more than MaxPerGroup blocks even
+// when its disks are the fastest: 8 disks on 4 nodes, the two fast disks
+// on node 0, 24 blocks at most 7 a node.
+func TestWriteFountainGroupBound(t *testing.T) {
+	group := []int{0, 0, 1, 1, 2, 2, 3, 3}
+	w, err := NewWrite(WriteConfig{Disks: 8, Primaries: 8, Target: 24, MaxBlock: 1 << 24, Depth: 2, Eager: true,
+		MaxPerDisk: 7, Group: group, MaxPerGroup: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := disks(1*ms, 1*ms, 10*ms, 10*ms, 10*ms, 10*ms, 10*ms, 10*ms)
+	res := sim(t, w, d, w.Acked, 5*ms)
+	if res.failed != nil {
+		t.Fatal(res.failed)
+	}
+	per := make([]int, 4)
+	for _, p := range w.Durable() {
+		per[group[p.Disk]]++
+	}
+	for g, c := range per {
+		if c > 7 {
+			t.Fatalf("blocks per node %v: node %d over the bound 7", per, g)
+		}
+	}
+	if len(w.Durable()) != 24 {
+		t.Fatalf("%d durable blocks, want 24", len(w.Durable()))
+	}
+}
+
 // A disk that fails its write is replaced by a spare; with no spare the
 // write fails with ErrUnavailable instead of acknowledging less redundancy.
 func TestWriteFailures(t *testing.T) {
@@ -162,6 +191,8 @@ func TestConfigErrors(t *testing.T) {
 		{Disks: 4, Primaries: 5, Target: 1, MaxBlock: 5},
 		{Disks: 4, Primaries: 4, Target: 6, MaxBlock: 10, MaxPerDisk: 1},
 		{Disks: 4, Primaries: 4, Target: 0, MaxBlock: 10},
+		{Disks: 4, Primaries: 4, Target: 6, MaxBlock: 10, Group: []int{0, 1}, MaxPerGroup: 3},
+		{Disks: 4, Primaries: 4, Target: 7, MaxBlock: 10, Group: []int{0, 0, 1, 1}, MaxPerGroup: 3},
 	} {
 		if _, err := NewWrite(c); err == nil {
 			t.Errorf("NewWrite(%+v) accepted", c)

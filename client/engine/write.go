@@ -17,6 +17,13 @@ type WriteConfig struct {
 	// MaxPerDisk bounds the blocks one disk takes (0: no bound). RS uses 1
 	// so losing a disk never costs two blocks of a stripe.
 	MaxPerDisk int
+	// Group, if set, names each disk's failure domain above the disk (its
+	// node): disk d is in group Group[d] (len(Group) == Disks).
+	// MaxPerGroup bounds the blocks one group takes (0: no bound), as
+	// MaxPerDisk bounds one disk's, so that losing a node cannot cost
+	// more blocks than the code tolerates (lt: placement.CodedBounds).
+	Group       []int
+	MaxPerGroup int
 	// Depth is the requests a disk may have outstanding (default 1).
 	Depth int
 	// Eager sends to every disk at once and keeps every disk busy until
@@ -48,8 +55,9 @@ type Placed struct{ Block, Disk int }
 type Write struct {
 	cfg     WriteConfig
 	t       tracker
-	next    int   // next block ID to hand out
-	taken   []int // blocks sent to each disk (durable or outstanding)
+	next    int         // next block ID to hand out
+	taken   []int       // blocks sent to each disk (durable or outstanding)
+	gtaken  map[int]int // blocks sent to each group (Group), likewise
 	bad     []bool
 	durable []Placed
 
@@ -81,16 +89,23 @@ func NewWrite(cfg WriteConfig) (*Write, error) {
 		return nil, fmt.Errorf("engine: write: target %d blocks with %d block IDs", cfg.Target, cfg.MaxBlock)
 	case cfg.MaxPerDisk > 0 && cfg.MaxPerDisk*cfg.Disks < cfg.Target:
 		return nil, fmt.Errorf("engine: write: %d disks × %d blocks cannot hold %d", cfg.Disks, cfg.MaxPerDisk, cfg.Target)
+	case cfg.Group != nil && len(cfg.Group) != cfg.Disks:
+		return nil, fmt.Errorf("engine: write: %d groups for %d disks", len(cfg.Group), cfg.Disks)
+	case cfg.MaxPerGroup > 0 && groupCapacity(cfg) < cfg.Target:
+		return nil, fmt.Errorf("engine: write: groups of at most %d blocks (disks of at most %d) cannot hold %d",
+			cfg.MaxPerGroup, cfg.MaxPerDisk, cfg.Target)
 	}
 	return &Write{cfg: cfg, t: tracker{factor: cfg.StragglerFactor, minWait: cfg.MinWait},
-		next: cfg.Primaries, taken: make([]int, cfg.Disks), bad: make([]bool, cfg.Disks),
+		next: cfg.Primaries, taken: make([]int, cfg.Disks), gtaken: map[int]int{}, bad: make([]bool, cfg.Disks),
 		took: map[ReqID]int{}, last: map[ReqID]time.Duration{}, holding: map[ReqID]time.Duration{}}, nil
 }
 
 // Start returns the first requests.
 func (w *Write) Start(now time.Duration) []Action {
 	for d := range w.cfg.Primaries {
-		w.sendTo(d, d, now)
+		if w.canTake(d) { // only a group's bound can say no
+			w.sendTo(d, d, now)
+		}
 	}
 	if w.cfg.Eager {
 		w.fill(now)
@@ -98,15 +113,49 @@ func (w *Write) Start(now time.Duration) []Action {
 	return w.t.flush()
 }
 
+// groupCapacity is how many blocks the disks of cfg take within
+// MaxPerGroup and MaxPerDisk.
+func groupCapacity(cfg WriteConfig) int {
+	disks := map[int]int{}
+	for d := range cfg.Disks {
+		disks[groupOf(cfg, d)]++
+	}
+	c := 0
+	for _, n := range disks {
+		if cfg.MaxPerDisk > 0 {
+			n *= cfg.MaxPerDisk
+		} else {
+			n = cfg.MaxPerGroup
+		}
+		c += min(n, cfg.MaxPerGroup)
+	}
+	return c
+}
+
+// groupOf is disk d's group: Group[d], or d itself without groups.
+func groupOf(cfg WriteConfig, d int) int {
+	if cfg.Group == nil {
+		return -1 - d
+	}
+	return cfg.Group[d]
+}
+
+// take counts a block sent to disk (n = 1) or given back (n = −1).
+func (w *Write) take(disk, n int) {
+	w.taken[disk] += n
+	w.gtaken[groupOf(w.cfg, disk)] += n
+}
+
 func (w *Write) sendTo(disk, block int, now time.Duration) {
-	w.taken[disk]++
+	w.take(disk, 1)
 	r := w.t.send(disk, block, now)
 	w.last[r.id] = now
 }
 
 // canTake reports whether disk may get another block now.
 func (w *Write) canTake(d int) bool {
-	return !w.bad[d] && (w.cfg.MaxPerDisk == 0 || w.taken[d] < w.cfg.MaxPerDisk) && w.t.openOn(d) < w.cfg.Depth
+	return !w.bad[d] && (w.cfg.MaxPerDisk == 0 || w.taken[d] < w.cfg.MaxPerDisk) &&
+		(w.cfg.MaxPerGroup == 0 || w.gtaken[groupOf(w.cfg, d)] < w.cfg.MaxPerGroup) && w.t.openOn(d) < w.cfg.Depth
 }
 
 // newBlock hands a fresh block to disk d, if any remain.
@@ -165,7 +214,7 @@ func (w *Write) Acked(id ReqID, ok bool, now time.Duration) []Action {
 			return w.t.flush()
 		}
 	} else {
-		w.taken[r.disk]--
+		w.take(r.disk, -1)
 		w.bad[r.disk] = true // a disk that failed a write gets no more
 		if !r.hedged {
 			w.replace(now)
@@ -270,7 +319,7 @@ func (w *Write) replaceLaggard(now time.Duration) {
 			return
 		}
 		w.t.close(r)
-		w.taken[r.disk]--
+		w.take(r.disk, -1)
 		w.bad[r.disk] = true // a disk too slow to stream gets no more of this write
 		w.t.out = append(w.t.out, Action{Kind: Cancel, Req: r.id, Disk: r.disk, Block: r.block})
 	}
@@ -300,7 +349,7 @@ func (w *Write) replaceUnanswered(now time.Duration) {
 			return
 		}
 		w.t.close(r)
-		w.taken[r.disk]--
+		w.take(r.disk, -1)
 		w.bad[r.disk] = true // a disk that does not answer gets no more of this write
 		w.t.out = append(w.t.out, Action{Kind: Cancel, Req: r.id, Disk: r.disk, Block: r.block})
 	}

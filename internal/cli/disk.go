@@ -197,6 +197,11 @@ func shardsOn(ctx context.Context, st diskStore, v *decide.View, disk cairn.Disk
 func shardsOnAny(ctx context.Context, st diskStore, v *decide.View, disks map[cairn.DiskID]bool) (diskShards, error) {
 	var out diskShards
 	count := func(m *cairn.Manifest) error {
+		if m.RAIDP != nil {
+			// No shards: its bytes are the RAIDP group's, which the
+			// director's raidp recovery looks after.
+			return nil
+		}
 		code, err := all.New(m.LayoutCode())
 		if err != nil {
 			return fmt.Errorf("%s/%s: %w", m.Bucket, m.Key, err)

@@ -117,6 +117,8 @@ func startS3(ctx context.Context, cl *cluster, addr, consoleAddr string, creds s
 		Credentials:     table,
 		DefaultPolicy:   DefaultPolicy,
 		AllowedPolicies: lim.s3.AllowedPolicies,
+		StorageClasses:  storageClasses(),
+		CheckPolicy:     checkPolicy,
 		Admin: userAdminHandler{admin: userAdmin{st: cl.meta, seal: seal, now: time.Now, rand: rand.Reader},
 			changed: stored.load},
 		Logger:          log,

@@ -91,7 +91,8 @@ func withClusterOpts(ctx context.Context, fs *flag.FlagSet, args []string, stdou
 func runMb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn mb", flag.ContinueOnError)
 	policy := fs.String("policy", DefaultPolicy, "default policy of the bucket's objects (rs-K-M, lrc-K-L-R, rep-N, clay-K-M-D, lt-K-X; append /read=all or /read=k+N to choose how reads ask for shards)")
-	cmdline.Usage(fs, "cairn mb BUCKET [--policy P]", "Makes a bucket. Its policy is the code new objects get unless a put names another.")
+	lock := fs.Bool("object-lock", false, "enable S3 Object Lock (and versioning, for good): docs/design/objectlock.md")
+	cmdline.Usage(fs, "cairn mb BUCKET [--policy P] [--object-lock]", "Makes a bucket. Its policy is the code new objects get unless a put names another.")
 	return withCluster(ctx, fs, args, stdout, stderr, 1, func(ctx context.Context, cl *cluster, args []string) error {
 		if err := cairn.ValidateBucketName(args[0]); err != nil {
 			return fmt.Errorf("%w: %v", ErrUsage, err)
@@ -99,10 +100,17 @@ func runMb(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if _, err := all.New(*policy); err != nil {
 			return fmt.Errorf("%w: --policy: %v", ErrUsage, err)
 		}
-		if err := cl.meta.CreateBucket(ctx, cairn.Bucket{Name: args[0], Policy: *policy, Created: time.Now().UTC()}); err != nil {
+		b := cairn.Bucket{Name: args[0], Policy: *policy, Created: time.Now().UTC()}
+		if *lock {
+			b.ObjectLock, b.Versioning = &cairn.ObjectLock{}, cairn.VersioningEnabled
+		}
+		if err := cl.meta.CreateBucket(ctx, b); err != nil {
 			return fmt.Errorf("making bucket %s: %w", args[0], err)
 		}
 		fmt.Fprintf(stdout, "bucket %s made (policy %s)\n", args[0], *policy)
+		if *lock {
+			fmt.Fprintf(stdout, "bucket %s has Object Lock and versioning\n", args[0])
+		}
 		return nil
 	})
 }
@@ -331,6 +339,10 @@ func printManifest(w io.Writer, m *cairn.Manifest) {
 			}
 			fmt.Fprintf(w, "%s  %d  %s  %d blocks on %d disks: %s\n", indent, i, st.Version, len(st.Blocks), len(disks), strings.Join(parts, " "))
 		}
+	}
+	if m.RAIDP != nil {
+		printRAIDP(w, m.RAIDP)
+		return
 	}
 	if len(m.Parts) == 0 {
 		printLayout("", m.Layout)

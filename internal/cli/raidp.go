@@ -16,9 +16,11 @@ import (
 )
 
 func runAdminRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return cmdline.Dispatch(ctx, "cairn admin raidp", "RAIDP warm-tier disks and their Lstors (internal: no raidp policy yet).", []cmdline.Command{
+	return cmdline.Dispatch(ctx, "cairn admin raidp", "RAIDP warm-tier disks and their Lstors: the raidp policy (S3 storage class WARM), docs/design/raidp.md.", []cmdline.Command{
 		{Name: "verify", Summary: "check that every Lstor is the XOR of its disk's superchunks, and the replicas agree", Run: runRaidpVerify},
 		{Name: "plan", Summary: "predict single- and dual-failure recovery times of a group (offline)", Run: runRaidpPlan},
+		{Name: "group", Summary: "print the raidp group: its disks, generation and layout", Run: runRaidpGroup},
+		{Name: "recover", Summary: "recover the raidp group from one or two lost disks now (the director does it for disks marked down)", Run: runRaidpRecover},
 	}, args, stdout, stderr)
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,9 @@ func judgeTask(t *cairn.RepairTask, m *cairn.Manifest, v *decide.View) taskJudge
 	if err != nil {
 		return taskJudgement{Wait: fmt.Sprintf("policy %q: %v", m.LayoutCode(), err)}
 	}
+	if l := decide.CodedLayout(m, t.Part); l != nil {
+		return judgeCoded(t, l, code.Params().K, code.Params().N(), v)
+	}
 	rd, err := decide.Next(t, st, code, v, plan.PushSur)
 	switch {
 	case errors.Is(err, decide.ErrNoTarget):
@@ -67,6 +71,34 @@ func judgeTask(t *cairn.RepairTask, m *cairn.Manifest, v *decide.View) taskJudge
 	if j.Wait == "" && t.Attempts >= stuckAttempts {
 		// Rebuildable as far as the cluster map says, yet every attempt
 		// fails: no ETA counts on it; its last error is the reason.
+		return taskJudgement{Wait: "its repair keeps failing; last error: " + t.LastError}
+	}
+	return j
+}
+
+// judgeCoded is judgeTask for an lt task: its coded stripes of layout l
+// (k source blocks, n blocks each) as the repair plans them
+// (decide.PlanCoded): the new blocks with a disk are ready, those without
+// one wait.
+func judgeCoded(t *cairn.RepairTask, l *cairn.Layout, k, n int, v *decide.View) taskJudgement {
+	var j taskJudgement
+	for _, s := range decide.CodedWork(l, n, v, t.BadBlocks) {
+		cs := &l.Coded[s]
+		pl, err := decide.PlanCoded(cs, k, n, v, t.BadBlocks)
+		switch {
+		case err != nil:
+			j.Wait = err.Error()
+		case len(pl.Helpers) < k:
+			j.Wait = fmt.Sprintf("too few readable blocks to decode coded stripe %d from (%d, %d needed): a disk must come back", s, len(pl.Helpers), k)
+		default:
+			j.Ready += int64(len(pl.New)) * int64(cmp.Or(cs.BlockSize, l.BlockSize))
+			if pl.Short > 0 && j.Wait == "" {
+				j.Wait = fmt.Sprintf("coded stripe %d is %d blocks short: no writable disk within its bounds (%d blocks a disk, %d a node)",
+					s, pl.Short, pl.Bounds.PerDisk, pl.Bounds.PerNode)
+			}
+		}
+	}
+	if j.Wait == "" && t.Attempts >= stuckAttempts {
 		return taskJudgement{Wait: "its repair keeps failing; last error: " + t.LastError}
 	}
 	return j

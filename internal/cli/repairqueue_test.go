@@ -102,6 +102,37 @@ func TestQueueSummary(t *testing.T) {
 	}
 }
 
+// An lt task is judged as its repair plans it: the new blocks that find
+// a disk within the bounds are ready; a stripe with fewer than K
+// readable blocks waits for a disk.
+func TestJudgeCodedTask(t *testing.T) {
+	// lt-16-2: 32 blocks of 1 KiB, 8 on each of d1..d4 of one node.
+	m := &cairn.Manifest{Bucket: "b", Key: "k", Version: "v1", Policy: "lt-16-2", Layout: cairn.Layout{BlockSize: 1024}}
+	cs := cairn.CodedStripe{Version: "s1", Next: 32}
+	for id := range 32 {
+		cs.Blocks = append(cs.Blocks, cairn.BlockLoc{ID: id, Disk: cairn.DiskID(fmt.Sprintf("n1/d%d", 1+id%4))})
+	}
+	m.Coded = []cairn.CodedStripe{cs}
+	task := &cairn.RepairTask{ID: "t", Bucket: "b", Key: "k", Version: "v1", Policy: "lt-16-2", Lost: []int{0}}
+	for _, tc := range []struct {
+		name string
+		v    *decide.View
+		want taskJudgement
+	}{
+		{"one disk down, four spare: all of it now", testView(8, 1), taskJudgement{Ready: 8 * 1024}},
+		{"three disks down: too few to decode", testView(8, 1, 2, 3), taskJudgement{
+			Wait: "too few readable blocks to decode coded stripe 0 from (8, 16 needed): a disk must come back"}},
+		// Three disks cannot hold 32 at 7 each: 11 each, as even as they allow.
+		{"one disk down, no spare: the others take more", testView(4, 1), taskJudgement{Ready: 8 * 1024}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := judgeTask(task, m, tc.v); got != tc.want {
+				t.Fatalf("judgeTask = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestJudgeUploadTask: a task of a part of an upload in progress is judged
 // against that part (repair.OpenPart), not the key's object; once the part
 // is uploaded again or the upload ends, the director drops it.

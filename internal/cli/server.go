@@ -30,6 +30,7 @@ import (
 	"cairn/internal/vfs"
 	etcdmeta "cairn/meta/etcd"
 	"cairn/node"
+	"cairn/node/lstor"
 )
 
 const serverHelp = `Runs a whole cairn cluster in one process: an embedded metadata store
@@ -100,7 +101,8 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	data := fs.String("data", "cairn-data", "data directory: metadata, disk directories, secret and client.conf")
 	disks := fs.Int("disks", DefaultDisks, "number of disk directories (DIR/disk1 … DIR/diskN) when --disk is not given")
 	var diskPaths multiFlag
-	fs.Var(&diskPaths, "disk", diskSpecHelp+"; default DIR/disk1 … DIR/diskN")
+	fs.Var(&diskPaths, "disk", diskSpecHelp+"; default DIR/disk1 … DIR/diskN, each with its Lstor in DIR/lstor/diskN")
+	raidpGeo := addRAIDPFlags(fs)
 	portBase := fs.Int("port-base", DefaultPortBase, portBaseHelp)
 	addrs := map[string]*string{}
 	for _, p := range serverPorts {
@@ -129,6 +131,10 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *disks < 1 && len(diskPaths) == 0 {
 		return fmt.Errorf("%w: --disks must be at least 1", ErrUsage)
+	}
+	geo, err := raidpGeo()
+	if err != nil {
+		return err
 	}
 	set := map[string]string{}
 	fs.Visit(func(f *flag.Flag) {
@@ -230,12 +236,12 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if len(diskPaths) == 0 {
 		for i := 1; i <= *disks; i++ {
-			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i)))
+			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i))+",lstor="+filepath.Join(*data, "lstor", fmt.Sprintf("disk%d", i)))
 		}
 	}
 	nodeAt, nodeHandler, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
-		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, lifecycle: lcf, auth: auth, log: log, tls: ntls, metrics: pm,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, lifecycle: lcf, auth: auth, log: log, tls: ntls, metrics: pm, raidp: geo,
 	})
 	if err != nil {
 		return taken(err, "node-addr")
@@ -336,6 +342,7 @@ type nodeOptions struct {
 	tls       *nodeTLS   // nil: plain HTTP
 	log       *slog.Logger
 	metrics   *procMetrics // nil: none
+	raidp     raidpGeometry
 }
 
 // startNode opens the metadata store, starts a storage node (and a director
@@ -363,12 +370,17 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, h *node.Handler
 	}
 	var dcs []node.DiskConfig
 	for i, spec := range o.disks {
+		spec, lpath, err := splitLstor(spec)
+		if err != nil {
+			store.Close()
+			return "", nil, nil, err
+		}
 		p, throttle, err := parseDiskSpec(spec)
 		if err != nil {
 			store.Close()
 			return "", nil, nil, err
 		}
-		dc := node.DiskConfig{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), Path: p, NoFormat: o.noFormat}
+		dc := node.DiskConfig{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), Path: p, NoFormat: o.noFormat, Lstor: lpath}
 		if throttle.Enabled() {
 			dc.FS = vfs.Throttle(vfs.Default, throttle)
 		}
@@ -385,7 +397,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, h *node.Handler
 		Node: cairn.NodeID(o.id), Secret: o.secret, Disks: dcs, Labels: o.labels,
 		Listen: o.addr, Registry: store, Logger: o.log, LinkRate: o.linkRate, RepairRate: o.repair.rateBytes,
 		Scrub: o.scrub.cfg, NoScrub: *o.scrub.off, TLS: serverTLS, HTTPClient: hc,
-		Skew: o.auth.skewOr0(), ReplayEntries: o.auth.replayOr0(),
+		Skew: o.auth.skewOr0(), ReplayEntries: o.auth.replayOr0(), RAIDPSize: o.raidp.size, RAIDPSlots: o.raidp.slots,
 	})
 	if err != nil {
 		store.Close()
@@ -421,6 +433,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, h *node.Handler
 		duties = append(duties, repairs...)
 		duties = append(duties, o.cleanup.duty(cl, o.log, o.metrics))
 		duties = append(duties, o.lifecycle.duty(store, o.log))
+		duties = append(duties, raidpDuty(data, o.log))
 		// The placement-group tables follow the cluster as nodes and disks
 		// join or leave (docs/design/rebalance.md).
 		duties = append(duties, director.PlacementDuty(store, placementEvery, o.log))
@@ -463,6 +476,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&nt.Key, "tls-key", "", "the private key (PEM) of --tls-cert")
 	var disks multiFlag
 	fs.Var(&disks, "disk", diskSpecHelp+"; required. The order names the disks: the i-th is ID/disk<i>")
+	raidpGeo := addRAIDPFlags(fs)
 	config := fs.String("config", "", roleConfigHelp+`; its "meta" (a list) and "secret" are the cluster's, as in client.conf`)
 	cmdline.Usage(fs, "cairn node --config NODE.CONF | --id ID --meta ENDPOINTS --disk PATH [--disk PATH ...]",
 		"Runs a storage node: serves its disk directories over the node protocol, registers them in\nthe cluster map, keeps a liveness lease, and stands for director. `cairn init` writes a\nnode's config (--config); the secret comes from --secret-file, else the config, else $CAIRN_SECRET.")
@@ -501,6 +515,10 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *id == "" || *metaEP == "" || len(disks) == 0 {
 		return fmt.Errorf("%w: cairn node needs --id, --meta and at least one --disk (or a --config that gives them)", ErrUsage)
+	}
+	geo, err := raidpGeo()
+	if err != nil {
+		return err
 	}
 	if err := clean.validate(); err != nil {
 		return err
@@ -563,7 +581,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer stopMetrics()
 	at, _, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
 		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, lifecycle: lcf, auth: auth, log: log, tls: ntls,
-		metrics: pm})
+		metrics: pm, raidp: geo})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")
 	}
@@ -739,12 +757,57 @@ func newSecret() (string, error) {
 }
 
 // diskSpecHelp documents PATH[,options] of --disk.
-const diskSpecHelp = "a disk directory to serve, PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE][,bgseed=N] (repeatable). " +
-	"The options slow the disk down for experiments: bw bytes per second, lat per request, seek per request that " +
+const diskSpecHelp = "a disk directory to serve, PATH[,lstor=LPATH][,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE][,bgseed=N] (repeatable). " +
+	"lstor=LPATH serves the disk's RAIDP slots too, with their Lstor (parity and journal) in LPATH, not on or inside PATH " +
+	"(docs/design/raidp.md). The other options slow the disk down for experiments: bw bytes per second, lat per request, seek per request that " +
 	"does not continue the previous one (a spinning disk), wb bytes of writes that may run ahead of the disk until a sync " +
 	"(a page cache; default none), and a competing " +
 	"background request of SIZE every DURATION — at random times, DURATION apart on average, with bgseed=N " +
 	"(e.g. /d1,bw=10MiB,lat=2ms,bg=100ms:64KiB,bgseed=7)"
+
+// raidpGeometry is the RAIDP superchunk size and slots of a node's disks
+// with an Lstor (0: the node's defaults).
+type raidpGeometry struct {
+	size  int64
+	slots int
+}
+
+// addRAIDPFlags adds --raidp-size and --raidp-slots.
+func addRAIDPFlags(fs *flag.FlagSet) func() (raidpGeometry, error) {
+	size := fs.String("raidp-size", units.FormatSize(node.DefaultRAIDPSize), "RAIDP superchunk size of the disks with an Lstor (a multiple of 64KiB; the same on every node of a group)")
+	slots := fs.Int("raidp-slots", node.DefaultRAIDPSlots, "RAIDP superchunk slots of each disk with an Lstor")
+	return func() (raidpGeometry, error) {
+		n, err := units.ParseSize(*size)
+		if err != nil || n <= 0 || n%lstor.BlockSize != 0 || *slots < 1 {
+			return raidpGeometry{}, fmt.Errorf("%w: --raidp-size %q, --raidp-slots %d: want a positive multiple of 64KiB and at least 1 slot", ErrUsage, *size, *slots)
+		}
+		return raidpGeometry{size: n, slots: *slots}, nil
+	}
+}
+
+// splitLstor takes the option lstor=LPATH out of a --disk spec: the
+// rest of the spec and the Lstor's directory ("" without one), refused
+// on or inside the disk's path.
+func splitLstor(spec string) (rest, lpath string, err error) {
+	parts := strings.Split(spec, ",")
+	kept := parts[:1]
+	for _, opt := range parts[1:] {
+		if v, ok := strings.CutPrefix(opt, "lstor="); ok {
+			if lpath != "" || v == "" {
+				return "", "", fmt.Errorf("%w: --disk %q: lstor= given twice or empty", ErrUsage, spec)
+			}
+			lpath = v
+			continue
+		}
+		kept = append(kept, opt)
+	}
+	if lpath != "" {
+		if err := lstor.CheckPaths(parts[0], lpath); err != nil {
+			return "", "", fmt.Errorf("%w: --disk %q: %w", ErrUsage, spec, err)
+		}
+	}
+	return strings.Join(kept, ","), lpath, nil
+}
 
 // parseDiskSpec parses PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE][,bgseed=N].
 func parseDiskSpec(spec string) (string, vfs.ThrottleConfig, error) {

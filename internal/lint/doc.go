@@ -2,7 +2,7 @@
 // module. They fail the build when:
 //
 //   - a pure core (codec/..., placement, raidp, layout/gp, repair/plan,
-//     repair/decide, client/engine, client/slowdisk, crypt; tests and codec/codectest excepted) imports math/rand,
+//     repair/decide, client/engine, client/slowdisk, crypt, access; tests and codec/codectest excepted) imports math/rand,
 //     os, net or net/http, or calls a time function that reads the clock or
 //     sleeps: cores take time and randomness as inputs (TestCoresArePure,
 //     TestCoresReadNoClock);

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
@@ -23,7 +22,8 @@ import (
 )
 
 // TestLockedVersionsSurvive is issue #16's Object Lock acceptance on
-// `cairn server`: COMPLIANCE-locked and legally held versions cannot be
+// `cairn server`, in a bucket made by `cairn mb --object-lock`:
+// COMPLIANCE-locked and legally held versions cannot be
 // deleted through S3 by root, nor through the metadata store by a tool
 // (the store refuses, not only the gateway), nor by `cairn rm`; and
 // repair after a disk loss, the cleanup queue and the scrub's orphan
@@ -41,15 +41,13 @@ func TestLockedVersionsSurvive(t *testing.T) {
 			t.Logf("status:\n%s", out)
 		}
 	})
-	c := s3.New(s3.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(s.S3), UsePathStyle: true,
-		Credentials: credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, ""),
-		Retryer:     aws.NopRetryer{},
-	})
+	c := sseClient(s) // the server's root, path style, no retries
 	d := serverDirect(t, s)
 	ctx := context.Background()
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String("worm"), ObjectLockEnabledForBucket: aws.Bool(true)}); err != nil {
-		t.Fatal(err)
+	s.CLI(t, "mb", "worm", "--object-lock") // what S3's x-amz-bucket-object-lock-enabled does
+	if lc, err := c.GetObjectLockConfiguration(ctx, &s3.GetObjectLockConfigurationInput{Bucket: aws.String("worm")}); err != nil ||
+		lc.ObjectLockConfiguration.ObjectLockEnabled != types.ObjectLockEnabledEnabled {
+		t.Fatalf("a bucket made with cairn mb --object-lock: %+v, %v", lc, err)
 	}
 	rng := rand.New(rand.NewPCG(16, 2))
 	data := map[string][]byte{} // by version ID

@@ -136,13 +136,7 @@ func testRepair(t *testing.T, scheme string) {
 			count[nodeOf(s.Disk)]++
 		}
 	}
-	victim := -1
-	for i := range c.Nodes {
-		id := cairn.NodeID(fmt.Sprintf("node%d", i+1))
-		if string(id) != leader && (victim < 0 || count[id] > count[cairn.NodeID(fmt.Sprintf("node%d", victim+1))]) {
-			victim = i
-		}
-	}
+	victim := busiest(c, leader, count)
 	victimID := cairn.NodeID(fmt.Sprintf("node%d", victim+1))
 	victimName = string(victimID)
 	t.Logf("%s: killing %s (shards of %d objects); director is %s", scheme, victimID, count[victimID], leader)
@@ -234,6 +228,20 @@ func testRepair(t *testing.T, scheme string) {
 		t.Fatalf("admin status after repair:\n%s", st)
 	}
 	t.Logf("%s", out)
+}
+
+// busiest returns the index in c.Nodes of the node that count says holds
+// the most, other than the director (leader), whose death tests test
+// separately.
+func busiest(c *testcluster.Cluster, leader string, count map[cairn.NodeID]int) int {
+	victim := -1
+	for i := range c.Nodes {
+		id := cairn.NodeID(fmt.Sprintf("node%d", i+1))
+		if string(id) != leader && (victim < 0 || count[id] > count[cairn.NodeID(fmt.Sprintf("node%d", victim+1))]) {
+			victim = i
+		}
+	}
+	return victim
 }
 
 func nodeOf(d cairn.DiskID) cairn.NodeID {

@@ -76,6 +76,8 @@ type Config struct {
 	NodeArgs []string
 	// MetaArgs are more flags for every `cairn meta` (e.g. --metrics-addr).
 	MetaArgs []string
+	// Lstor serves every disk with an Lstor, at LstorDir (RAIDP).
+	Lstor bool
 }
 
 // Cluster is a running multi-process cluster.
@@ -141,7 +143,11 @@ func Start(t testing.TB, cfg Config) *Cluster {
 		id := fmt.Sprintf("node%d", i)
 		var disks []string
 		for d := 1; d <= cfg.DisksPerNode; d++ {
-			disks = append(disks, c.NodeDir(i, d))
+			spec := c.NodeDir(i, d)
+			if cfg.Lstor {
+				spec += ",lstor=" + c.LstorDir(i, d)
+			}
+			disks = append(disks, spec)
 		}
 		args := append(proc.NodeArgs(id, c.metaEP, secretFile, disks), "--grace", cfg.Grace.String())
 		c.Nodes = append(c.Nodes, StartProc(t, id, append(args, cfg.NodeArgs...)...))
@@ -167,6 +173,12 @@ func (c *Cluster) Secret() string { return c.secret }
 // NodeDir returns the data directory of node i (1-based) disk d.
 func (c *Cluster) NodeDir(i, d int) string {
 	return filepath.Join(c.Dir, fmt.Sprintf("node%d", i), fmt.Sprintf("disk%d", d))
+}
+
+// LstorDir returns the Lstor directory of node i (1-based) disk d
+// (Config.Lstor).
+func (c *Cluster) LstorDir(i, d int) string {
+	return filepath.Join(c.Dir, fmt.Sprintf("node%d", i), fmt.Sprintf("lstor%d", d))
 }
 
 // CLI runs `cairn --config CONF args...` and returns its stdout; it fails
@@ -196,7 +208,7 @@ func RunCLI(ctx context.Context, conf string, args ...string) (string, error) {
 		words = 2
 	}
 	if len(args) > 2 && args[0] == "admin" && (args[1] == "repair" || args[1] == "disk" || args[1] == "node" || args[1] == "keys" ||
-		args[1] == "scrub" || args[1] == "user" || args[1] == "gc" || args[1] == "meta" || args[1] == "lifecycle") {
+		args[1] == "scrub" || args[1] == "user" || args[1] == "gc" || args[1] == "meta" || args[1] == "lifecycle" || args[1] == "raidp") {
 		words = 3
 	}
 	words = min(words, len(args))

@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"cairn"
+	"cairn/meta"
 )
 
 // SetBucketTags implements meta.Store: a compare-and-swap on the bucket
@@ -27,6 +28,14 @@ func (s *Store) SetBucketCORS(ctx context.Context, name string, rules []cairn.CO
 		rules = nil
 	}
 	return s.updateBucket(ctx, "set CORS of bucket "+name, name, func(b *cairn.Bucket) { b.CORS = rules })
+}
+
+// UpdateBucketAccess implements meta.Store: a compare-and-swap on the
+// bucket record, as SetBucketEncryption.
+func (s *Store) UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error {
+	return s.updateBucketErr(ctx, "set access of bucket "+name, name, func(b *cairn.Bucket) error {
+		return meta.UpdateAccess(b, update)
+	})
 }
 
 // updateBucket applies set to the stored bucket record in a

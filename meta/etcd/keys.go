@@ -46,6 +46,8 @@ const layoutVersion = "4"
 //	<p>userkeys/<access key>       the user name holding the key (users.go)
 //	<p>users-stamp                 "": put with every user change (UsersStamp)
 //	<p>users-defaults              cairn.UserDefaults (JSON)
+//	<p>raidp/<name>                a RAIDP record (opaque JSON; raidp.go):
+//	                               groups/<group>, alloc/<group>
 //	<p>repair-progress             cairn.RepairProgress (JSON)
 //	<p>damage/<disk id>/<shard>    cairn.Damage (JSON) (scrub.go)
 //	<p>scrub/disks/<disk id>       cairn.ScrubProgress (JSON)

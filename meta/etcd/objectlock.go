@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"cairn"
 	"cairn/meta"
@@ -37,12 +36,6 @@ func (s *Store) SetObjectLock(ctx context.Context, bucket, key, id string, c cai
 	op := fmt.Sprintf("set object lock of version %q of %s/%s", id, bucket, key)
 	if err := meta.CheckVersionID(op, id, true); err != nil {
 		return cairn.ObjectVersion{}, err
-	}
-	if err := s.live(); err != nil {
-		return cairn.ObjectVersion{}, err
-	}
-	if strings.Contains(bucket, "/") {
-		return cairn.ObjectVersion{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
 	// Object Lock, once enabled, stays: the bucket is read once.
 	b, err := s.Bucket(ctx, bucket)

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"cairn"
+	"cairn/meta"
 )
 
 // SetBucketTags implements meta.Store. The tags are copied: the stored
@@ -27,7 +28,19 @@ func (s *Store) SetBucketCORS(ctx context.Context, name string, rules []cairn.CO
 	return s.updateBucket(ctx, "set CORS of bucket "+name, name, func(b *cairn.Bucket) { b.CORS = cloneCORS(rules) })
 }
 
+// UpdateBucketAccess implements meta.Store. update gets a deep copy and
+// the stored value is replaced, never changed, as SetBucketTags.
+func (s *Store) UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error {
+	return s.updateBucketErr(ctx, "set access of bucket "+name, name, func(b *cairn.Bucket) error {
+		return meta.UpdateAccess(b, update)
+	})
+}
+
 func (s *Store) updateBucket(ctx context.Context, op, name string, set func(*cairn.Bucket)) error {
+	return s.updateBucketErr(ctx, op, name, func(b *cairn.Bucket) error { set(b); return nil })
+}
+
+func (s *Store) updateBucketErr(ctx context.Context, op, name string, set func(*cairn.Bucket) error) error {
 	if err := s.lockLive(ctx); err != nil {
 		return err
 	}
@@ -36,8 +49,7 @@ func (s *Store) updateBucket(ctx context.Context, op, name string, set func(*cai
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
-	set(&b.b)
-	return nil
+	return set(&b.b)
 }
 
 func cloneCORS(rules []cairn.CORSRule) []cairn.CORSRule {

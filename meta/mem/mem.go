@@ -47,7 +47,8 @@ type Store struct {
 	cleanupSeq int64
 	leases     map[string]*lease
 	roles      map[string]*role
-	stops      []func() bool // context.AfterFunc stoppers of lease watchers, run by Close
+	stops      []func() bool     // context.AfterFunc stoppers of lease watchers, run by Close
+	raidp      map[string][]byte // RAIDP records by name (raidp.go)
 }
 
 // bucket is a bucket and its committed manifests, ordered by key.

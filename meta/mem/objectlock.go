@@ -29,38 +29,25 @@ func (s *Store) SetBucketObjectLock(ctx context.Context, name string, l cairn.Ob
 // replaced where it lives (current or noncurrent).
 func (s *Store) SetObjectLock(ctx context.Context, bucketName, key, id string, c cairn.LockChange) (cairn.ObjectVersion, error) {
 	op := fmt.Sprintf("set object lock of version %q of %s/%s", id, bucketName, key)
-	if err := meta.CheckVersionID(op, id, true); err != nil {
-		return cairn.ObjectVersion{}, err
-	}
-	if err := s.lockLive(ctx); err != nil {
-		return cairn.ObjectVersion{}, err
-	}
-	defer s.mu.Unlock()
-	b, err := s.bucketLocked(bucketName)
-	if err != nil {
-		return cairn.ObjectVersion{}, fmt.Errorf("%s: %w", op, err)
-	}
-	cur, r, ok := versionLocked(b, key, id)
-	if !ok {
-		return cairn.ObjectVersion{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
-	}
-	var v cairn.ObjectVersion
-	if cur != nil {
-		v = meta.ManifestVersionOf(cur)
-	} else {
-		v = r.objectVersion()
-	}
-	m, err := meta.LockVersion(op, b.b.ObjectLock, v, c, s.now())
-	if err != nil {
-		return cairn.ObjectVersion{}, err
-	}
-	if cur != nil {
-		b.objects.ReplaceOrInsert(m)
-	} else {
-		r.m = m
-		b.versions.ReplaceOrInsert(r)
-	}
-	out := meta.ManifestVersionOf(cloneManifest(m))
-	out.Latest = cur != nil
-	return out, nil
+	return s.onVersion(ctx, op, bucketName, key, id, true, func(b *bucket, cur *cairn.Manifest, r verRec) (cairn.ObjectVersion, error) {
+		var v cairn.ObjectVersion
+		if cur != nil {
+			v = meta.ManifestVersionOf(cur)
+		} else {
+			v = r.objectVersion()
+		}
+		m, err := meta.LockVersion(op, b.b.ObjectLock, v, c, s.now())
+		if err != nil {
+			return cairn.ObjectVersion{}, err
+		}
+		if cur != nil {
+			b.objects.ReplaceOrInsert(m)
+		} else {
+			r.m = m
+			b.versions.ReplaceOrInsert(r)
+		}
+		out := meta.ManifestVersionOf(cloneManifest(m))
+		out.Latest = cur != nil
+		return out, nil
+	})
 }

@@ -278,10 +278,13 @@ func (s *Store) DeleteVersionBypass(ctx context.Context, bucketName, key, id str
 	return s.deleteVersion(ctx, bucketName, key, id, true)
 }
 
-// deleteVersion is DeleteVersion, bypassing governance if bypass.
-func (s *Store) deleteVersion(ctx context.Context, bucketName, key, id string, bypass bool) (cairn.ObjectVersion, error) {
-	op := fmt.Sprintf("delete version %q of %s/%s", id, bucketName, key)
-	if err := meta.CheckVersionID(op, id, false); err != nil {
+// onVersion runs f with mu held on version id of key (versionLocked:
+// the current object cur, or the record r), once the id (latest: ""
+// allowed) and the bucket are checked and the version found; op names the
+// call in errors.
+func (s *Store) onVersion(ctx context.Context, op, bucketName, key, id string, latest bool,
+	f func(b *bucket, cur *cairn.Manifest, r verRec) (cairn.ObjectVersion, error)) (cairn.ObjectVersion, error) {
+	if err := meta.CheckVersionID(op, id, latest); err != nil {
 		return cairn.ObjectVersion{}, err
 	}
 	if err := s.lockLive(ctx); err != nil {
@@ -296,18 +299,32 @@ func (s *Store) deleteVersion(ctx context.Context, bucketName, key, id string, b
 	if !ok {
 		return cairn.ObjectVersion{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	if m := cmp.Or(cur, r.m); m != nil {
-		if err := m.CheckDelete(s.now(), bypass); err != nil {
-			return cairn.ObjectVersion{}, fmt.Errorf("%s: %w", op, err)
+	return f(b, cur, r)
+}
+
+// deleteVersion is DeleteVersion, bypassing governance if bypass.
+func (s *Store) deleteVersion(ctx context.Context, bucketName, key, id string, bypass bool) (cairn.ObjectVersion, error) {
+	op := fmt.Sprintf("delete version %q of %s/%s", id, bucketName, key)
+	return s.onVersion(ctx, op, bucketName, key, id, false, func(b *bucket, cur *cairn.Manifest, r verRec) (cairn.ObjectVersion, error) {
+		if m := cmp.Or(cur, r.m); m != nil {
+			if err := m.CheckDelete(s.now(), bypass); err != nil {
+				return cairn.ObjectVersion{}, fmt.Errorf("%s: %w", op, err)
+			}
 		}
-	}
+		return s.removeLocked(b, key, cur, r), nil
+	})
+}
+
+// removeLocked removes version cur (the current object) or r of key for
+// good, as DeleteVersion does, and returns it.
+func (s *Store) removeLocked(b *bucket, key string, cur *cairn.Manifest, r verRec) cairn.ObjectVersion {
 	var v cairn.ObjectVersion
 	if cur != nil {
 		b.objects.Delete(cur)
 		d := meta.NewDelta()
 		d.Object(cur, -1)
 		d.AddTo(&s.usage)
-		s.discardLocked(cairn.CleanupDelete, bucketName, key, cur.Files())
+		s.discardLocked(cairn.CleanupDelete, b.b.Name, key, cur.Files())
 		v = meta.ManifestVersionOf(cur)
 		v.Latest = true
 	} else {
@@ -320,7 +337,7 @@ func (s *Store) deleteVersion(ctx context.Context, bucketName, key, id string, b
 	if v.Latest {
 		promoteLocked(b, key)
 	}
-	return v, nil
+	return v
 }
 
 // promoteLocked makes the first version of key current if it is an

@@ -2,6 +2,7 @@ package metatest
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"reflect"
 	"testing"
@@ -54,5 +55,50 @@ func bucketAttrs(t *testing.T, s meta.Store, b cairn.Bucket) {
 	noErr(t, "SetBucketCORS none", s.SetBucketCORS(ctx, b.Name, []cairn.CORSRule{}))
 	if got, err := s.Bucket(ctx, b.Name); err != nil || got.Tags != nil || got.CORS != nil {
 		t.Fatalf("after removing tags and CORS: %+v, %v", got, err)
+	}
+	bucketAccess(t, s, b)
+}
+
+// bucketAccess checks UpdateBucketAccess on bucket b: update sees the
+// stored value, its result replaces it (a zero value removes it), its
+// error leaves the bucket as it was, and values returned earlier do not
+// change.
+func bucketAccess(t *testing.T, s meta.Store, b cairn.Bucket) {
+	t.Helper()
+	ctx := context.Background()
+	want := &cairn.BucketAccess{Policy: `{"Statement":[]}`, ACL: []cairn.Grant{{Group: cairn.GroupAllUsers, Permission: "READ"}},
+		PublicAccessBlock: &cairn.PublicAccessBlock{IgnorePublicAcls: true}, Ownership: cairn.OwnershipPreferred}
+	noErr(t, "UpdateBucketAccess", s.UpdateBucketAccess(ctx, b.Name, func(a *cairn.BucketAccess) (*cairn.BucketAccess, error) {
+		if a != nil {
+			t.Fatalf("a new bucket has access %+v", a)
+		}
+		return want.Clone(), nil
+	}))
+	got, err := s.Bucket(ctx, b.Name)
+	noErr(t, "Bucket", err)
+	if !reflect.DeepEqual(got.Access, want) || got.Policy != b.Policy {
+		t.Fatalf("after UpdateBucketAccess: %+v", got)
+	}
+	refused := errors.New("refused")
+	err = s.UpdateBucketAccess(ctx, b.Name, func(a *cairn.BucketAccess) (*cairn.BucketAccess, error) {
+		if !reflect.DeepEqual(a, want) {
+			t.Fatalf("update got %+v, want %+v", a, want)
+		}
+		a.ACL[0].Permission = "WRITE" // a copy: the stored value must not change
+		a.PublicAccessBlock.BlockPublicAcls = true
+		return nil, refused
+	})
+	if !errors.Is(err, refused) {
+		t.Fatalf("UpdateBucketAccess with a refusing update: %v", err)
+	}
+	if again, err := s.Bucket(ctx, b.Name); err != nil || !reflect.DeepEqual(again.Access, want) || !reflect.DeepEqual(got.Access, want) {
+		t.Fatalf("after a refused update: %+v, %v (earlier copy %+v)", again.Access, err, got.Access)
+	}
+	wantErr(t, "UpdateBucketAccess of a missing bucket", s.UpdateBucketAccess(ctx, "nope", func(a *cairn.BucketAccess) (*cairn.BucketAccess, error) { return a, nil }), cairn.ErrNotFound)
+	noErr(t, "UpdateBucketAccess to none", s.UpdateBucketAccess(ctx, b.Name, func(*cairn.BucketAccess) (*cairn.BucketAccess, error) {
+		return &cairn.BucketAccess{}, nil
+	}))
+	if got, err := s.Bucket(ctx, b.Name); err != nil || got.Access != nil {
+		t.Fatalf("after removing access: %+v, %v", got.Access, err)
 	}
 }

@@ -63,8 +63,10 @@ func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
 		{"Versions", testVersions},
 		{"VersionsRace", testVersionsRace},
 		{"VersionsNUL", testVersionsNUL},
+		{"RAIDP", testRAIDP},
 		{"ObjectLock", testObjectLock},
 		{"ObjectLockNull", testObjectLockNull},
+		{"ObjectLockRace", testObjectLockRace},
 		{"Close", testClose},
 	}
 	for _, tc := range tests {

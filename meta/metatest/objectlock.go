@@ -1,7 +1,9 @@
 package metatest
 
 import (
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -177,5 +179,46 @@ func testObjectLockNull(t *testing.T, s meta.Store) {
 	wantErr(t, "a null write over a noncurrent locked null version", s.CommitManifest(ctx, over, v.Version), cairn.ErrLocked)
 	if got, err := s.ObjectVersion(ctx, "lockn", "k", cairn.NullVersionID); err != nil || got.Version != null.Version {
 		t.Fatalf("the locked null version: %+v, %v", got, err)
+	}
+}
+
+// testObjectLockRace races a legal hold against a delete of the same
+// version: exactly one of them wins — never a delete of a version whose
+// hold was set (the store checks the lock in the delete's transaction).
+func testObjectLockRace(t *testing.T, s meta.Store) {
+	ctx := t.Context()
+	mkBucket(t, s, "lockrace")
+	noErr(t, "SetBucketVersioning", s.SetBucketVersioning(ctx, "lockrace", cairn.VersioningEnabled))
+	noErr(t, "SetBucketObjectLock", s.SetBucketObjectLock(ctx, "lockrace", cairn.ObjectLock{}))
+	const n = 12
+	on := true
+	for i := range n {
+		key := fmt.Sprintf("k%02d", i)
+		m := versioned(t, "lockrace", key, i+1, true)
+		noErr(t, "commit "+key, s.CommitManifest(ctx, m, ""))
+		var holdErr, delErr error
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, holdErr = s.SetObjectLock(ctx, "lockrace", key, m.Version, cairn.LockChange{LegalHold: &on})
+		}()
+		go func() { defer wg.Done(); _, delErr = s.DeleteVersion(ctx, "lockrace", key, m.Version) }()
+		wg.Wait()
+		v, err := s.ObjectVersion(ctx, "lockrace", key, m.Version)
+		switch {
+		case holdErr == nil && delErr == nil:
+			t.Fatalf("%s: both the legal hold and the delete succeeded", key)
+		case holdErr == nil:
+			wantErr(t, key+": the delete after the hold", delErr, cairn.ErrLocked)
+			if err != nil || !v.Manifest.LegalHold {
+				t.Fatalf("%s: the held version: %+v, %v", key, v, err)
+			}
+		case delErr == nil:
+			wantErr(t, key+": the hold after the delete", holdErr, cairn.ErrNotFound)
+			wantErr(t, key+": the deleted version", err, cairn.ErrNotFound)
+		default:
+			t.Fatalf("%s: both failed: hold %v, delete %v", key, holdErr, delErr)
+		}
 	}
 }

@@ -43,6 +43,10 @@ const (
 	// ShardsDir and TmpDir are the volume's subdirectories.
 	ShardsDir = "shards"
 	TmpDir    = "tmp"
+	// RAIDPData is the RAIDP slots of a disk the node serves with an
+	// Lstor (node/lstor's data file, docs/design/raidp.md), beside the
+	// volume's own entries: not a stray file.
+	RAIDPData = "raidp.data"
 
 	identityMagic = "cairn-volume"
 	footerMagic   = "CAIRNSHD"

@@ -70,7 +70,7 @@ func (v *Volume) Fsck(ctx context.Context, opts FsckOptions) (*FsckReport, error
 	}
 	for _, n := range root {
 		switch n {
-		case IdentityName, ShardsDir, TmpDir, LockName:
+		case IdentityName, ShardsDir, TmpDir, LockName, RAIDPData:
 		default:
 			rep.Stray = append(rep.Stray, n)
 		}

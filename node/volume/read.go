@@ -144,6 +144,10 @@ func (r *Reader) CRC() uint32 { return r.crc }
 // Remaining is the number of bytes of the range not yet returned.
 func (r *Reader) Remaining() int64 { return r.end - r.off + int64(len(r.cur)) }
 
+// Buffered is the number of verified bytes the next Read returns without
+// touching the disk.
+func (r *Reader) Buffered() int { return len(r.cur) }
+
 // Read implements io.Reader.
 func (r *Reader) Read(p []byte) (int, error) {
 	if len(r.cur) == 0 {

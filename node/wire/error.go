@@ -73,6 +73,7 @@ var codeAliases = map[string]error{
 	"range":     cairn.ErrInvalid,  // 416: range outside the shard
 	"no_route":  cairn.ErrInvalid,  // 404: no such endpoint or method
 	"no_disk":   cairn.ErrNotFound, // 404: the node does not serve the disk
+	CodeNoLstor: cairn.ErrNotFound, // 404: the node serves the disk without an Lstor
 	// 403: the request's key is valid but its role may not make it
 	CodeForbidden: cairn.ErrAuth,
 }

@@ -137,3 +137,30 @@ type HealthResponse struct {
 	OK    bool         `json:"ok"` // every disk answers and none is broken
 	Disks []DiskStat   `json:"disks"`
 }
+
+// The RAIDP calls (docs/design/raidp.md, "In the cluster"): a disk's
+// superchunk slots and its Lstor parity, served by a node that opened the
+// disk with an Lstor.
+//
+//	PUT  /v1/disks/{disk}/raidp/{slot}?offset=O       body: the bytes, Content-Length set,
+//	                                                   X-Cairn-Crc32c of them → 204 once durable
+//	GET  /v1/disks/{disk}/raidp/{slot}?offset=&length= → 200 the bytes, X-Cairn-Crc32c of them
+//	POST /v1/disks/{disk}/raidp/{slot}/zero?offset=&length= → 204 once durable
+//	GET  /v1/disks/{disk}/lstor?offset=&length=        → 200 parity bytes, X-Cairn-Crc32c of them
+//
+// A disk served without an Lstor answers CodeNoLstor (404).
+const (
+	// MaxRAIDPCall bounds the bytes of one RAIDP write or read: a node
+	// holds them in memory (a caller splits larger ranges).
+	MaxRAIDPCall = 16 << 20
+	// CodeNoLstor: the node serves the disk, but without an Lstor.
+	CodeNoLstor = "no_lstor"
+)
+
+// RAIDPPath is the path of a slot of disk's RAIDP space.
+func RAIDPPath(disk cairn.DiskID, slot int) string {
+	return DiskPath(disk) + "/raidp/" + strconv.Itoa(slot)
+}
+
+// LstorPath is the path of disk's Lstor parity.
+func LstorPath(disk cairn.DiskID) string { return DiskPath(disk) + "/lstor" }

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"cairn"
+	"cairn/client"
+	"cairn/codec/all"
+	"cairn/director"
+	"cairn/internal/cmdline"
+	"cairn/internal/units"
+	"cairn/meta"
+	"cairn/node"
+	"cairn/raidp"
+)
+
+// storageClasses are the S3 storage classes a gateway maps to policies:
+// s3's defaults, and WARM for the raidp policy (docs/design/raidp.md, "In
+// the cluster").
+func storageClasses() map[string]string {
+	return map[string]string{"STANDARD": "", "REDUCED_REDUNDANCY": "rs-4-1", "WARM": cairn.RAIDPPolicy}
+}
+
+// checkPolicy accepts a code's policy (codec/all) or raidp, which is no
+// code.
+func checkPolicy(p string) error {
+	if p == cairn.RAIDPPolicy {
+		return nil
+	}
+	_, err := all.New(p)
+	return err
+}
+
+// The raidp policy's data path runs over the node client and the
+// metadata store.
+var (
+	_ client.RAIDPDisks = (*node.Client)(nil)
+	_ client.RAIDPMeta  = meta.Store(nil)
+)
+
+// printRAIDP prints a raidp object's spans (cairn stat): the group, and
+// per span its superchunk, bytes and both replicas.
+func printRAIDP(w io.Writer, l *cairn.RAIDPLayout) {
+	fmt.Fprintf(w, "group    %s (generation %d)\nspans:\n", l.Group, l.Generation)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  superchunk\toffset\tlength\treplica 1\treplica 2")
+	for _, s := range l.Spans {
+		fmt.Fprintf(tw, "  %d\t%d\t%d\t%s slot %d\t%s slot %d\n", s.Superchunk, s.Offset, s.Length, s.Disks[0], s.Slots[0], s.Disks[1], s.Slots[1])
+	}
+	tw.Flush()
+}
+
+// raidpEvery is how often the director looks for failed disks of the
+// raidp group.
+const raidpEvery = 5 * time.Second
+
+// raidpDuty is the director's RAIDP recovery: once the cluster map holds
+// a disk of the group down or out, its superchunks are re-mirrored (two
+// at once: the dual plan) and the group record replaced by CAS
+// (client.RecoverFailedRAIDP; docs/design/raidp.md, "In the cluster").
+func raidpDuty(data *client.Client, log *slog.Logger) director.Duty {
+	return director.Duty{Name: "raidp recovery", Every: raidpEvery, Background: true,
+		Run: func(ctx context.Context, _ time.Time) error {
+			failed, err := data.RecoverFailedRAIDP(ctx)
+			if len(failed) > 0 && err == nil {
+				log.Warn("RAIDP group recovered from failed disks", "disks", failed)
+			}
+			return err
+		}}
+}
+
+func runRaidpGroup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin raidp group", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the group record as JSON")
+	cmdline.Usage(fs, "cairn admin raidp group [--json]", "Prints the raidp group: its generation, its disks (out: recovered away) and the replicas of each superchunk.")
+	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+		rm := cl.meta
+		b, err := rm.RAIDP(ctx, "groups/"+client.DefaultRAIDPGroup)
+		if err != nil {
+			return fmt.Errorf("raidp group %s: %w (it is made by the first raidp PUT)", client.DefaultRAIDPGroup, err)
+		}
+		g, err := raidp.DecodeGroup(b)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, g)
+		}
+		fmt.Fprintf(stdout, "group       %s\ngeneration  %d\nsuperchunk  %s\n", g.Name, g.Generation, units.FormatSize(g.Size))
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "disk\tdomain\tsuperchunks")
+		for i, d := range g.Disks {
+			var ids []string
+			for _, s := range g.Layout.OnDisk(i) {
+				ids = append(ids, strconv.Itoa(s.ID))
+			}
+			state := strings.Join(ids, " ")
+			if slices.Contains(g.Out, i) {
+				state = "out"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", d.ID, d.Domain, state)
+		}
+		return tw.Flush()
+	})
+}
+
+func runRaidpRecover(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin raidp recover", flag.ContinueOnError)
+	cmdline.Usage(fs, "cairn admin raidp recover DISK [DISK]", "Recovers the raidp group from the loss of one or two of its disks now: their superchunks are\nre-mirrored to the other disks (for two, the superchunk they shared is first rebuilt from their\nLstors, if their nodes still serve them), and the group record is replaced. The director does\nthis by itself once the cluster map holds a disk of the group down.")
+	return withClusterArgs(ctx, fs, args, stdout, stderr, 1, 2, func(ctx context.Context, cl *cluster, args []string) error {
+		var failed []cairn.DiskID
+		for _, a := range args {
+			failed = append(failed, cairn.DiskID(a))
+		}
+		g, err := cl.data.RecoverRAIDP(ctx, failed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "raidp group %s recovered: generation %d, disks out: %d\n", g.Name, g.Generation, len(g.Out))
+		return nil
+	})
+}
