@@ -79,7 +79,9 @@
 //     multipart/form-data) signed in its fields: the signature is over a
 //     base64 policy document whose conditions every field must meet; the
 //     file, the last field, streams into the data path checked against the
-//     policy's content-length-range.
+//     policy's content-length-range. A form without signature fields is
+//     anonymous. It is authorized as a PutObject of the form's key
+//     (authorizePost) before anything is stored.
 //   - lifecycle rules (lifecycle.go): a bucket's, validated by package
 //     lifecycle and kept in its record; the director's runner applies them.
 //   - CORS rules: a bucket's (cors.go); an OPTIONS preflight is answered

@@ -268,6 +268,10 @@ type request struct {
 	// that does not own the bucket in (authz.go).
 	access  *bucketAccess
 	granted bool
+	// form holds a browser POST upload's fields as the headers a
+	// PutObject would carry (post.go), for the policy conditions on
+	// them; nil for any other request.
+	form http.Header
 }
 
 // ServeHTTP implements http.Handler. Every response, success or error,

@@ -111,9 +111,9 @@ func readPostForm(body io.Reader, contentType string) (*postForm, error) {
 
 // postAuth verifies a form's signature over its policy: Signature V4
 // (x-amz-algorithm, x-amz-credential, x-amz-date, x-amz-signature) or V2
-// (AWSAccessKeyId, signature). A form without either is anonymous, which
-// the gateway refuses (AccessDenied) until a bucket grants anonymous
-// writes.
+// (AWSAccessKeyId, signature). A form with none of these fields is
+// anonymous: postObject lets it in only where the bucket grants
+// s3:PutObject to everyone (authz.go).
 func (h *Handler) postAuth(fields map[string]string) (*authResult, error) {
 	signed := slices.Sorted(func(yield func(string) bool) {
 		for k := range fields {
@@ -123,7 +123,7 @@ func (h *Handler) postAuth(fields map[string]string) (*authResult, error) {
 		}
 	})
 	switch {
-	case fields["x-amz-signature"] != "" || fields["x-amz-credential"] != "" || fields["x-amz-algorithm"] != "":
+	case fields["x-amz-signature"] != "" || fields["x-amz-credential"] != "" || fields["x-amz-algorithm"] != "" || fields["x-amz-date"] != "":
 		for _, f := range []string{"x-amz-algorithm", "x-amz-credential", "x-amz-date", "x-amz-signature", "policy"} {
 			if fields[f] == "" {
 				return nil, errPostMissing(f)
@@ -165,8 +165,10 @@ func (h *Handler) postAuth(fields map[string]string) (*authResult, error) {
 			return nil, ErrSignatureDoesNotMatch
 		}
 		return &authResult{id: id, payload: unsignedPayload, signed: signed}, nil
+	case fields["signature"] != "":
+		return nil, errPostMissing("AWSAccessKeyId")
 	}
-	return nil, fmt.Errorf("%w: anonymous POST uploads need a bucket that grants them", ErrAccessDenied)
+	return &authResult{payload: unsignedPayload, anonymous: true}, nil
 }
 
 // formHeader is a form's fields as the request headers a PutObject would
@@ -248,12 +250,16 @@ func (h *Handler) postObject(q *request) error {
 		return err
 	}
 	q.auth = a
-	pol, err := parsePostPolicy(fields["policy"])
-	if err != nil {
-		return err
-	}
-	if err := pol.check(h.cfg.Now(), fields); err != nil {
-		return err
+	// A signed form needs its policy; an anonymous one may send one,
+	// which then binds it as it would a signed form.
+	pol := &postPolicy{}
+	if !a.anonymous || fields["policy"] != "" {
+		if pol, err = parsePostPolicy(fields["policy"]); err != nil {
+			return err
+		}
+		if err := pol.check(h.cfg.Now(), fields); err != nil {
+			return err
+		}
 	}
 	key, ok := fields["key"]
 	if !ok {
@@ -264,11 +270,12 @@ func (h *Handler) postObject(q *request) error {
 		return err
 	}
 	q.key = key
-	if err := h.checkBucket(q, q.bucket); err != nil {
+	hd := formHeader(fields)
+	q.form = hd
+	if err := h.authorizePost(q); err != nil {
 		return err
 	}
 	// The form's fields stand in for PutObject's headers from here on.
-	hd := formHeader(fields)
 	fq := *q
 	fq.r = q.r.WithContext(ctx)
 	fq.r.Header = hd
