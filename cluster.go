@@ -255,6 +255,10 @@ type Bucket struct {
 	// CORS is the bucket's CORS configuration (PutBucketCors): the rules
 	// a browser's cross-origin request is checked against, in order.
 	CORS []CORSRule `json:"cors,omitempty"`
+	// Lifecycle is the bucket's lifecycle configuration
+	// (PutBucketLifecycleConfiguration; nil: none). A stored value is
+	// replaced, never changed in place.
+	Lifecycle []LifecycleRule `json:"lifecycle,omitempty"`
 	// Access is the bucket's policy, ACL and Block Public Access
 	// settings (nil: private; docs/design/s3.md, "Access control"). A
 	// stored value is replaced, never changed in place.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # S3 smoke test with real clients against `cairn server`: the aws CLI (a
 # 100 MiB cp that forces multipart, sync of a tree, s3api calls, a presigned
-# URL, which the CLI v1 signs with Signature V2, fetched with curl; Object
-# Lock: put-object-retention, put-object-legal-hold), rclone
+# URL, which the CLI v1 signs with Signature V2, fetched with curl; a POST
+# form upload presigned by botocore and sent with curl -F; Object Lock:
+# put-object-retention, put-object-legal-hold), rclone
 # (copy and check) and s3cmd with Signature V2 (put, multipart put, get,
 # ls, del). Installs them if missing (pip, apt-get).
 set -euo pipefail
@@ -152,6 +153,44 @@ curl -fsS -o "$work/presigned" "$url"
 cmp "$work/big" "$work/presigned"
 if curl -fsS -o /dev/null "${url/Signature=/Signature=x}" 2>/dev/null; then
   echo "a presigned URL with a changed signature was accepted"; exit 1
+fi
+
+echo "== POST upload: a browser form signed by botocore's presigner, sent with curl -F"
+# form NAME prints curl --form-string arguments (NUL-separated) for a form
+# presigned for key form/${filename}; NAME=tampered widens its policy's key
+# condition without re-signing it.
+form() {
+  python3 - "$ep" "$1" <<'PY'
+import base64, json, sys, botocore.session
+from botocore.config import Config
+c = botocore.session.get_session().create_client('s3', endpoint_url=sys.argv[1], config=Config(s3={'addressing_style': 'path'}))
+p = c.generate_presigned_post('smoke', 'form/${filename}', Conditions=[['starts-with', '$key', 'form/'], ['content-length-range', 1, 1048576]], ExpiresIn=300)
+f = p['fields']
+if sys.argv[2] == 'tampered':
+    doc = json.loads(base64.b64decode(f['policy']))
+    doc['conditions'] = [c for c in doc['conditions'] if not (isinstance(c, list) and c[1:2] == ['$key'])] + [['starts-with', '$key', '']]
+    f['policy'] = base64.b64encode(json.dumps(doc).encode()).decode()
+for k, v in f.items():
+    sys.stdout.write('--form-string\0%s=%s\0' % (k, v))
+PY
+}
+mapfile -d '' -t fields < <(form good)
+[ "$(curl -sS -o /dev/null -w '%{http_code}' "${fields[@]}" -F "file=@$work/tree/c/hello.txt" "$ep/smoke")" = 204 ]
+s3api get-object --bucket smoke --key form/hello.txt "$work/form.back" >/dev/null
+cmp "$work/tree/c/hello.txt" "$work/form.back"
+mapfile -d '' -t fields < <(form tampered)
+[ "$(curl -sS -o /dev/null -w '%{http_code}' "${fields[@]}" -F "file=@$work/tree/c/hello.txt" "$ep/smoke")" = 403 ]
+
+echo "== lifecycle rules with the aws CLI: put, get, delete"
+cat >"$work/lifecycle.json" <<'JSON'
+{"Rules": [{"ID": "tmp", "Status": "Enabled", "Filter": {"Prefix": "tmp/"}, "Expiration": {"Days": 7},
+  "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": 2}}]}
+JSON
+s3api put-bucket-lifecycle-configuration --bucket smoke --lifecycle-configuration "file://$work/lifecycle.json"
+grep -q '"Days": 7' <<<"$(s3api get-bucket-lifecycle-configuration --bucket smoke)"
+s3api delete-bucket-lifecycle --bucket smoke
+if s3api get-bucket-lifecycle-configuration --bucket smoke >/dev/null 2>&1; then
+  echo "a deleted lifecycle configuration is still there"; exit 1
 fi
 
 echo "== s3cmd with Signature V2: mb, put (and multipart), ls, get, del"

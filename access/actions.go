@@ -117,7 +117,8 @@ var actionsLower = func() map[string]Kind {
 // GetObject, HeadObject or DeleteObject asks for the ...Version action
 // instead (VersionAction). DeleteObjects is checked key by key as
 // s3:DeleteObject; CopyObject and UploadPartCopy also need s3:GetObject
-// on the source. Operations missing here (Admin, ListBuckets's account
+// on the source; PostObject (a browser form upload) is decided on its
+// form's key. Operations missing here (Admin, ListBuckets's account
 // level aside) are root's or the bucket owner's alone.
 var Operations = map[string]string{
 	"ListBuckets":                   "s3:ListAllMyBuckets",
@@ -157,6 +158,7 @@ var Operations = map[string]string{
 	"GetObject":                     "s3:GetObject",
 	"HeadObject":                    "s3:GetObject",
 	"PutObject":                     "s3:PutObject",
+	"PostObject":                    "s3:PutObject",
 	"CopyObject":                    "s3:PutObject",
 	"CreateMultipartUpload":         "s3:PutObject",
 	"UploadPart":                    "s3:PutObject",

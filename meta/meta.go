@@ -87,6 +87,10 @@ type Store interface {
 	// SetBucketCORS replaces a bucket's CORS rules (cairn.Bucket.CORS;
 	// nil or empty: none). ErrNotFound if the bucket does not exist.
 	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
+	// SetBucketLifecycle replaces a bucket's lifecycle rules
+	// (cairn.Bucket.Lifecycle; nil or empty: none). ErrNotFound if the
+	// bucket does not exist. The gateway validates the rules.
+	SetBucketLifecycle(ctx context.Context, name string, rules []cairn.LifecycleRule) error
 	// UpdateBucketAccess changes a bucket's access control
 	// (cairn.Bucket.Access) in a compare-and-swap: update gets a copy of
 	// the current value (nil: none) and returns the new one (nil or
@@ -418,6 +422,11 @@ type Store interface {
 	// ScrubProgress returns the scrub progress of every disk that reported
 	// one, sorted by disk.
 	ScrubProgress(ctx context.Context) ([]cairn.ScrubProgress, error)
+	// PutLifecycleProgress replaces the lifecycle runner's record.
+	PutLifecycleProgress(ctx context.Context, p cairn.LifecycleProgress) error
+	// LifecycleProgress returns the lifecycle runner's record (zero if
+	// it never ran).
+	LifecycleProgress(ctx context.Context) (cairn.LifecycleProgress, error)
 	// PutScrubControl replaces the operator's scrub switch.
 	PutScrubControl(ctx context.Context, c cairn.ScrubControl) error
 	// ScrubControl returns the scrub switch; its zero value (scrubbing

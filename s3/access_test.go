@@ -366,6 +366,13 @@ func TestEveryOperationHasAnAction(t *testing.T) {
 			t.Errorf("%s %s: operation %s has no action in access.Operations", rq.method, rq.target, op)
 		}
 	}
+	// A browser POST upload is known by its body's type; it is a
+	// PutObject of the form's key.
+	r, _ := http.NewRequest("POST", "http://gw/b", nil)
+	r.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+	if op := Operation(r); op != "PostObject" || access.Operations[op] != "s3:PutObject" {
+		t.Errorf("POST /b (form): operation %s, action %q; want PostObject, s3:PutObject", op, access.Operations[op])
+	}
 }
 
 // TestPolicyMinio: minio-go's SetBucketPolicy and GetBucketPolicy, and its

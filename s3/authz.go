@@ -71,6 +71,8 @@ func (h *Handler) authorize(q *request) error {
 		return nil // ListBuckets lists the requester's own; admin checks root itself
 	case op == "Preflight" || cairn.ValidateBucketName(q.bucket) != nil:
 		return nil // route answers InvalidBucketName
+	case op == "PostObject":
+		return nil // its key and signer are in its form: authorizePost
 	}
 	ba, err := h.loadAccess(q, q.bucket)
 	if errors.Is(err, cairn.ErrNotFound) {
@@ -82,10 +84,9 @@ func (h *Handler) authorize(q *request) error {
 	q.access = ba
 	action, ok := access.Operations[op]
 	if !ok {
-		// Unsupported, Other, or an operation whose key is not the
-		// path's (a browser POST upload names it in its form): not
-		// granted here. Its handler decides its action with allowed, or
-		// h.bucket refuses whoever is not the owner.
+		// Unsupported or Other: not granted here. Its handler decides
+		// its action with allowed, or h.bucket refuses whoever is not
+		// the owner.
 		return nil
 	}
 	if op == "DeleteObjects" {
@@ -240,6 +241,8 @@ func (h *Handler) conditionContext(q *request) map[string][]string {
 	switch {
 	case q.auth.anonymous:
 		authType, sigVersion = "", ""
+	case q.form != nil:
+		authType = "POST" // signed in a browser form (post.go)
 	case query.Has("X-Amz-Signature") || query.Has("Signature"):
 		authType = "REST-QUERY-STRING"
 	}
@@ -261,7 +264,11 @@ func (h *Handler) conditionContext(q *request) map[string][]string {
 	for _, hd := range []string{"x-amz-acl", "x-amz-copy-source", "x-amz-metadata-directive", "x-amz-server-side-encryption",
 		"x-amz-storage-class", "x-amz-content-sha256", "x-amz-grant-read", "x-amz-grant-write", "x-amz-grant-read-acp",
 		"x-amz-grant-write-acp", "x-amz-grant-full-control"} {
-		if v := r.Header.Get(hd); v != "" {
+		v := r.Header.Get(hd)
+		if q.form != nil {
+			v = q.form.Get(hd) // a POST upload's fields, not its headers
+		}
+		if v != "" {
 			access.Set(ctx, "s3:"+hd, v, true)
 		}
 	}
@@ -305,9 +312,8 @@ func (h *Handler) checkSource(q *request, bucket, key, version string) error {
 // allowed decides one more action of the request on key of its own
 // bucket ("" for a bucket action), as may: nil or ErrAccessDenied (or the
 // metadata store's error; NoSuchBucket). For handlers whose operation is
-// not in access.Operations, or that need a second action: a browser POST
-// upload (s3:PutObject), a bypass of governance retention
-// (mayBypassGovernance).
+// not in access.Operations, or that need a second action: a bypass of
+// governance retention (mayBypassGovernance).
 func (h *Handler) allowed(q *request, action, key string) error {
 	if q.auth.id.Root {
 		return nil
@@ -322,6 +328,33 @@ func (h *Handler) allowed(q *request, action, key string) error {
 		}
 	}
 	return h.may(q, ba, action, key)
+}
+
+// authorizePost decides a browser POST upload (post.go) as a PutObject
+// of q.key (access.Operations["PostObject"]): q.auth is the form's signer,
+// or anonymous for a form without signature fields. Root and the owner
+// may; anyone else as far as the bucket's policy or ACL grants it, with
+// the policy's conditions on headers read from the form's fields
+// (q.form). It records the bucket's access in q as authorize does, so
+// that the upload's own bucket lookups (h.bucket) let a granted request
+// through. NoSuchBucket if the bucket does not exist.
+func (h *Handler) authorizePost(q *request) error {
+	if q.auth.id.Root {
+		return nil
+	}
+	ba, err := h.loadAccess(q, q.bucket)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return withCause(ErrNoSuchBucket, err)
+	}
+	if err != nil {
+		return err
+	}
+	q.access = ba
+	if err := h.may(q, ba, access.Operations["PostObject"], q.key); err != nil {
+		return err
+	}
+	q.granted = true
+	return nil
 }
 
 // mayBypassGovernance reports whether the request may bypass governance

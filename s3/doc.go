@@ -10,7 +10,8 @@
 //     through Credentials. Root sees and touches every bucket; any other
 //     identity the buckets it owns (Bucket.Owner), and others' as far as
 //     their bucket policy or ACLs grant it. An unsigned request is
-//     anonymous: it gets only what is granted to everyone.
+//     anonymous: it gets only what is granted to everyone (an unsigned
+//     POST form upload too: post.go).
 //   - authorization (authz.go, docs/design/s3.md "Access control"): after
 //     authentication and before routing, a non-root request's operation
 //     becomes an action (access.Operations, s3:GetObject, ...) decided by
@@ -74,6 +75,15 @@
 //     x-amz-checksum-mode: ENABLED; a multipart upload created with an
 //     algorithm gets the composite of its parts' or, for the CRCs, the
 //     full-object CRC combined from theirs (checksum.go).
+//   - POST upload (post.go, postpolicy.go): a browser form (POST /bucket,
+//     multipart/form-data) signed in its fields: the signature is over a
+//     base64 policy document whose conditions every field must meet; the
+//     file, the last field, streams into the data path checked against the
+//     policy's content-length-range. A form without signature fields is
+//     anonymous. It is authorized as a PutObject of the form's key
+//     (authorizePost) before anything is stored.
+//   - lifecycle rules (lifecycle.go): a bucket's, validated by package
+//     lifecycle and kept in its record; the director's runner applies them.
 //   - CORS rules: a bucket's (cors.go); an OPTIONS preflight is answered
 //     from them before authentication, and an actual request with an
 //     Origin gets the matching rule's headers.
@@ -116,7 +126,8 @@
 //     not behind http.ServeMux, which cleans paths ("a//b", "./") that are
 //     legal S3 keys.
 //   - Multipart upload is implemented (GET/HEAD ?partNumber= and
-//     UploadPartCopy included). Lifecycle and the other
+//     UploadPartCopy included). Lifecycle rules are stored here and
+//     applied by the director (docs/design/s3.md, "Lifecycle"). The
 //     subresources docs/design/s3.md ("Operation status") lists as not
 //     supported answer NotImplemented.
 //   - A GET reads the manifest (Stat) for conditions and range, then opens

@@ -69,6 +69,7 @@ type Meta interface {
 	SetBucketEncryption(ctx context.Context, name, scheme string) error
 	SetBucketTags(ctx context.Context, name string, tags map[string]string) error
 	SetBucketCORS(ctx context.Context, name string, rules []cairn.CORSRule) error
+	SetBucketLifecycle(ctx context.Context, name string, rules []cairn.LifecycleRule) error
 	// UpdateBucketAccess changes a bucket's policy, ACL and public access
 	// block in a compare-and-swap (authz.go, bucketpolicy.go, acl.go).
 	UpdateBucketAccess(ctx context.Context, name string, update func(*cairn.BucketAccess) (*cairn.BucketAccess, error)) error
@@ -248,7 +249,7 @@ func New(cfg Config) (*Handler, error) {
 // gets NotImplemented rather than being mistaken for a plain GET or PUT.
 var unsupportedSubresources = []string{
 	"accelerate", "analytics", "intelligent-tiering",
-	"inventory", "lifecycle", "logging", "metrics", "notification",
+	"inventory", "logging", "metrics", "notification",
 	"replication",
 	"requestPayment", "restore", "select", "torrent", "website",
 }
@@ -267,6 +268,10 @@ type request struct {
 	// that does not own the bucket in (authz.go).
 	access  *bucketAccess
 	granted bool
+	// form holds a browser POST upload's fields as the headers a
+	// PutObject would carry (post.go), for the policy conditions on
+	// them; nil for any other request.
+	form http.Header
 }
 
 // ServeHTTP implements http.Handler. Every response, success or error,
@@ -299,6 +304,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.corsHeaders(req)
+	if isPostObject(r, bucket, key) { // signed in its form, not its headers (post.go)
+		if err := h.postObject(req); err != nil {
+			h.writeError(req, err)
+		}
+		return
+	}
 	a, err := h.authenticate(r)
 	if err == nil {
 		req.auth = a
@@ -476,14 +487,7 @@ func (h *Handler) writeErr(ctx context.Context, bucket string, err error) error 
 // against what the signature covers and against an x-amz-checksum-*
 // header or trailer (see body.go).
 func (h *Handler) body(q *request) (io.Reader, error) {
-	wb := &wireBody{r: q.r.Body}
-	if t := h.cfg.BodyIdleTimeout; t > 0 {
-		rc := http.NewResponseController(q.w)
-		// Deadlines are wall-clock instants on the socket, not request
-		// times: they use time.Now, not cfg.Now.
-		wb.extend = func() { _ = rc.SetReadDeadline(time.Now().Add(t)) }
-	}
-	var r io.Reader = wb
+	var r io.Reader = h.wireBody(q)
 	switch p := q.auth.payload; p {
 	case unsignedPayload:
 	case streamingPayload, streamingPayloadTrailer, streamingUnsignedTrailer:
@@ -512,6 +516,19 @@ func (h *Handler) body(q *request) (io.Reader, error) {
 		q.sum = newBodySum(name, sum)
 	}
 	return r, nil
+}
+
+// wireBody is the request body as it comes off the connection, failing
+// (RequestTimeout) once the client sends nothing for BodyIdleTimeout.
+func (h *Handler) wireBody(q *request) *wireBody {
+	wb := &wireBody{r: q.r.Body}
+	if t := h.cfg.BodyIdleTimeout; t > 0 {
+		rc := http.NewResponseController(q.w)
+		// Deadlines are wall-clock instants on the socket, not request
+		// times: they use time.Now, not cfg.Now.
+		wb.extend = func() { _ = rc.SetReadDeadline(time.Now().Add(t)) }
+	}
+	return wb
 }
 
 // isStreaming reports whether the body is aws-chunked.

@@ -228,6 +228,13 @@ func send(t *testing.T, r *http.Request) s3Response {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return readResponse(t, resp)
+}
+
+// readResponse reads and closes resp, with the fields of an S3 error
+// body.
+func readResponse(t *testing.T, resp *http.Response) s3Response {
+	t.Helper()
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	out := s3Response{status: resp.StatusCode, header: resp.Header, body: string(b)}

@@ -25,11 +25,21 @@ func Operation(r *http.Request) string {
 		}
 	}
 	bucket, key, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if isPostObject(r, bucket, key) {
+		return "PostObject"
+	}
 	switch {
 	case bucket != "" && key == "" && query.Has("tagging"):
 		return byMethod(r.Method, "BucketTagging")
 	case bucket != "" && key == "" && query.Has("cors"):
 		return byMethod(r.Method, "BucketCors")
+	case bucket != "" && key == "" && query.Has("lifecycle"):
+		if r.Method == http.MethodDelete {
+			return "DeleteBucketLifecycle" // AWS's name
+		}
+		return byMethod(r.Method, "BucketLifecycleConfiguration")
+	case bucket != "" && query.Has("lifecycle"):
+		return "Unsupported"
 	case bucket != "" && key == "" && query.Has("policy"):
 		return byMethod(r.Method, "BucketPolicy")
 	case bucket != "" && key == "" && query.Has("policyStatus"):

@@ -64,7 +64,10 @@ func TestOperation(t *testing.T) {
 		{"GET", "/b?retention", "", "Unsupported"},
 		{"PUT", "/b/k?object-lock", "", "Unsupported"},
 		{"GET", "/b?website", "", "Unsupported"},
-		{"PUT", "/b?lifecycle", "", "Unsupported"},
+		{"PUT", "/b?lifecycle", "", "PutBucketLifecycleConfiguration"},
+		{"GET", "/b?lifecycle", "", "GetBucketLifecycleConfiguration"},
+		{"DELETE", "/b?lifecycle", "", "DeleteBucketLifecycle"},
+		{"GET", "/b/k?lifecycle", "", "Unsupported"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
@@ -76,6 +79,21 @@ func TestOperation(t *testing.T) {
 				t.Errorf("Operation = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestOperationPostObject: a form upload (POST on a bucket with a
+// multipart/form-data body) is PostObject; without the form it is not.
+func TestOperationPostObject(t *testing.T) {
+	r := httptest.NewRequest("POST", "/b", nil)
+	r.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+	if got := Operation(r); got != "PostObject" {
+		t.Errorf("Operation = %q, want PostObject", got)
+	}
+	r = httptest.NewRequest("POST", "/b/k", nil)
+	r.Header.Set("Content-Type", "multipart/form-data; boundary=x")
+	if got := Operation(r); got == "PostObject" {
+		t.Errorf("a POST on a key is %q", got)
 	}
 }
 

@@ -16,6 +16,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 			return h.bucketTagging
 		case query.Has("cors"):
 			return h.bucketCORS
+		case query.Has("lifecycle"):
+			return h.bucketLifecycle
 		case query.Has("policy"):
 			return h.bucketPolicy
 		case query.Has("policyStatus"):
@@ -38,6 +40,8 @@ func (h *Handler) subresource(q *request, query url.Values) func(*request) error
 		return keyChecked(h.objectTagging)
 	case query.Has("attributes"):
 		return keyChecked(h.objectAttributes)
+	case query.Has("lifecycle"): // a bucket's subresource only
+		return func(*request) error { return fmt.Errorf("%w: ?lifecycle on an object", ErrNotImplemented) }
 	case query.Has("acl"):
 		return keyChecked(h.objectACL)
 	case query.Has("retention"):

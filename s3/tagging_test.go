@@ -23,6 +23,9 @@ func (nopMeta) SetBucketTags(context.Context, string, map[string]string) error {
 func (nopMeta) SetBucketCORS(context.Context, string, []cairn.CORSRule) error {
 	return cairn.ErrNotFound
 }
+func (nopMeta) SetBucketLifecycle(context.Context, string, []cairn.LifecycleRule) error {
+	return cairn.ErrNotFound
+}
 func (nopMeta) UpdateManifest(context.Context, *cairn.Manifest, *cairn.Manifest) error {
 	return cairn.ErrNotFound
 }

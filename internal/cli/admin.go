@@ -30,6 +30,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "node", Summary: "drain a node, remove it, or readmit it", Run: runAdminNode},
 		{Name: "scrub", Summary: "background verification of every shard: status, start, pause", Run: runAdminScrub},
 		{Name: "rebuild-meta", Summary: "disaster recovery: rebuild lost manifests from the shards' identities on the disks", Run: runAdminRebuildMeta},
+		{Name: "lifecycle", Summary: "the director's passes applying S3 lifecycle rules: status", Run: runAdminLifecycle},
 		{Name: "gc", Summary: "orphan shard files (no manifest names them) found and removed: status", Run: runAdminGC},
 		{Name: "du", Summary: "stored and logical bytes per bucket, code, node and disk", Run: runAdminDu},
 		{Name: "keys", Summary: "rotate the SSE-S3 master keys and re-seal data keys", Run: runAdminKeys},
@@ -44,20 +45,21 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // Status is what `cairn admin status --json` prints.
 type Status struct {
-	Director string         `json:"director,omitempty"`
-	Nodes    []NodeStatus   `json:"nodes"`
-	Disks    []cairn.Disk   `json:"disks"`
-	PGTables []PGStatus     `json:"pg_tables"`
-	Capacity int64          `json:"capacity"`
-	Free     int64          `json:"free"`
-	Buckets  int            `json:"buckets"`
-	Warnings []string       `json:"warnings,omitempty"`
-	Repair   string         `json:"repair"`        // one line: the repair queue and its ETA
-	Scrub    string         `json:"scrub"`         // one line: scrub's state and the damage pending (scrub.go)
-	Balance  string         `json:"rebalance"`     // one line: the rebalancer's last round (nodeops.go)
-	Cold     string         `json:"cold"`          // one line: the cold export job's progress (cold.go)
-	Queued   int            `json:"repair_queued"` // stripes in the repair queue
-	States   map[string]int `json:"disk_states"`
+	Director  string         `json:"director,omitempty"`
+	Nodes     []NodeStatus   `json:"nodes"`
+	Disks     []cairn.Disk   `json:"disks"`
+	PGTables  []PGStatus     `json:"pg_tables"`
+	Capacity  int64          `json:"capacity"`
+	Free      int64          `json:"free"`
+	Buckets   int            `json:"buckets"`
+	Warnings  []string       `json:"warnings,omitempty"`
+	Repair    string         `json:"repair"`        // one line: the repair queue and its ETA
+	Scrub     string         `json:"scrub"`         // one line: scrub's state and the damage pending (scrub.go)
+	Balance   string         `json:"rebalance"`     // one line: the rebalancer's last round (nodeops.go)
+	Cold      string         `json:"cold"`          // one line: the cold export job's progress (cold.go)
+	Lifecycle string         `json:"lifecycle"`     // one line: the lifecycle runner's passes (lifecycle.go)
+	Queued    int            `json:"repair_queued"` // stripes in the repair queue
+	States    map[string]int `json:"disk_states"`
 	// FileSystems hold the readable disks, one per node and file system;
 	// Capacity and Free count each once.
 	FileSystems []FSStatus   `json:"file_systems"`
@@ -306,6 +308,9 @@ func clusterStatus(ctx context.Context, cl *cluster) (*Status, error) {
 	if st.Scrub, err = scrubSummary(ctx, cl, disks, time.Now()); err != nil {
 		return nil, err
 	}
+	if p, err := cl.meta.LifecycleProgress(ctx); err == nil {
+		st.Lifecycle = lifecycleSummary(p)
+	}
 	per := map[cairn.NodeID]int{}
 	byNode := map[cairn.NodeID][]cairn.Disk{}
 	for _, d := range disks {
@@ -406,8 +411,8 @@ type membersReader interface {
 const metaStatusTimeout = 3 * time.Second
 
 func printStatus(w io.Writer, st *Status) {
-	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\nrebalance: %s\ncold: %s\n\n", orNone(st.Director),
-		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub, st.Balance, st.Cold)
+	fmt.Fprintf(w, "director: %s\ncapacity: %s, %s free (%s); %d buckets\nrepair: %s\nscrub: %s\nrebalance: %s\ncold: %s\nlifecycle: %s\n\n", orNone(st.Director),
+		fmtBytes(st.Capacity), fmtBytes(st.Free), onFileSystems(st.FileSystems), st.Buckets, st.Repair, st.Scrub, st.Balance, st.Cold, orNone(st.Lifecycle))
 	printMeta(w, st.Meta)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tADDR\tALIVE\tSTATE\tDISKS")

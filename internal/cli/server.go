@@ -119,6 +119,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	serve := addServeFlags(fs)
 	tlsf := addTLSFlags(fs, true)
 	clean := addCleanupFlags(fs)
+	lcf := addLifecycleFlags(fs)
 	mf := addMetricsFlags(fs, true)
 	logf := addLogFlags(fs)
 	coldf := addColdFlags(fs, "auto")
@@ -164,6 +165,9 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if err := clean.validate(); err != nil {
+		return err
+	}
+	if err := lcf.validate(); err != nil {
 		return err
 	}
 	if err := scr.validate(); err != nil {
@@ -242,7 +246,7 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	nodeAt, nodeHandler, stop, err := startNode(ctx, nodeOptions{
 		id: *nodeID, addr: at["node-addr"], meta: etcd.Endpoints(), metaOpts: metaOpts, secret: secret, from: filepath.Join(*data, "secret"), disks: diskPaths,
-		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls, metrics: pm, raidp: geo,
+		director: true, grace: *grace, repair: rep, scrub: scr, cleanup: clean, lifecycle: lcf, auth: auth, log: log, tls: ntls, metrics: pm, raidp: geo,
 		coldPolicy: coldPolicy, coldEvery: *coldf.every, coldGroups: *coldf.groups,
 	})
 	if err != nil {
@@ -339,11 +343,13 @@ type nodeOptions struct {
 	repair   *repairOptions
 	scrub    *scrubOptions
 	cleanup  *cleanupFlags // the director's cleanup duty
-	auth     *authFlags    // the node's signature window and replay cache
-	tls      *nodeTLS      // nil: plain HTTP
-	log      *slog.Logger
-	metrics  *procMetrics // nil: none
-	raidp    raidpGeometry
+	// lifecycle configures the director's lifecycle runner (nil: defaults).
+	lifecycle *lifecycleFlags
+	auth      *authFlags // the node's signature window and replay cache
+	tls       *nodeTLS   // nil: plain HTTP
+	log       *slog.Logger
+	metrics   *procMetrics // nil: none
+	raidp     raidpGeometry
 	// coldPolicy, if set, makes the director run the cold export job
 	// (cold.go) every coldEvery over coldGroups groups.
 	coldPolicy string
@@ -439,6 +445,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, h *node.Handler
 		repairs, census := o.repair.duties(store, cl.nodes, o.id, o.log, o.metrics)
 		duties = append(duties, repairs...)
 		duties = append(duties, o.cleanup.duty(cl, o.log, o.metrics))
+		duties = append(duties, o.lifecycle.duty(store, o.log))
 		duties = append(duties, raidpDuty(data, o.log))
 		// The placement-group tables follow the cluster as nodes and disks
 		// join or leave (docs/design/rebalance.md).
@@ -495,6 +502,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	auth := addAuthFlags(fs)
 	clean := addCleanupFlags(fs)
 	coldf := addColdFlags(fs, "")
+	lcf := addLifecycleFlags(fs)
 	mf := addMetricsFlags(fs, false)
 	logf := addLogFlags(fs)
 	var nt NodeTLSFiles
@@ -548,6 +556,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if err := clean.validate(); err != nil {
+		return err
+	}
+	if err := lcf.validate(); err != nil {
 		return err
 	}
 	if err := scr.validate(); err != nil {
@@ -608,7 +619,7 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	at, _, stop, err := startNode(ctx, nodeOptions{id: *id, linkRate: rate, addr: *addr, meta: metaCfg.Meta, metaOpts: metaOpts, secret: secret, from: from,
-		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, auth: auth, log: log, tls: ntls,
+		disks: disks, labels: labels, director: !*noDirector, noFormat: *noFormat, grace: *grace, repair: rep, scrub: scr, cleanup: clean, lifecycle: lcf, auth: auth, log: log, tls: ntls,
 		metrics: pm, raidp: geo, coldPolicy: coldPolicy, coldEvery: *coldf.every, coldGroups: *coldf.groups})
 	if err != nil {
 		return listenError(err, []listenAddr{{"node", *addr, "addr"}}, "")

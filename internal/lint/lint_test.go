@@ -17,7 +17,7 @@ import (
 var (
 	// corePrefixes are the pure cores: no clock, no global randomness, no
 	// files, no network. (Test files may use them.)
-	corePrefixes = []string{"codec", "placement", "repair/plan", "repair/decide", "client/engine", "client/slowdisk", "crypt", "raidp", "layout/gp", "access"}
+	corePrefixes = []string{"codec", "placement", "repair/plan", "repair/decide", "client/engine", "client/slowdisk", "crypt", "raidp", "layout/gp", "lifecycle", "access"}
 	// coreMayImport is what a core may import of cairn besides other cores:
 	// the vocabulary, the invariant checks and the pure size units.
 	coreMayImport = []string{"cairn", "cairn/node/wire", "cairn/internal/invariants", "cairn/internal/units"}

@@ -208,7 +208,7 @@ func RunCLI(ctx context.Context, conf string, args ...string) (string, error) {
 		words = 2
 	}
 	if len(args) > 2 && args[0] == "admin" && (args[1] == "repair" || args[1] == "disk" || args[1] == "node" || args[1] == "keys" ||
-		args[1] == "scrub" || args[1] == "user" || args[1] == "gc" || args[1] == "meta" || args[1] == "raidp") {
+		args[1] == "scrub" || args[1] == "user" || args[1] == "gc" || args[1] == "meta" || args[1] == "lifecycle" || args[1] == "raidp") {
 		words = 3
 	}
 	words = min(words, len(args))

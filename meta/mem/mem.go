@@ -35,8 +35,9 @@ type Store struct {
 	damage   map[string]cairn.Damage // by cairn.DamageKey
 	scrub    map[cairn.DiskID]cairn.ScrubProgress
 	control  cairn.ScrubControl
-	cold     map[string][]byte     // the cold tier's records (cold.go)
-	users    map[string]cairn.User // by name
+	cold     map[string][]byte       // the cold tier's records (cold.go)
+	lcProg   cairn.LifecycleProgress // PutLifecycleProgress
+	users    map[string]cairn.User   // by name
 	// usersStamp counts the changes of users (UsersStamp).
 	usersStamp   int64
 	userDefaults cairn.UserDefaults

@@ -31,6 +31,26 @@ func bucketAttrs(t *testing.T, s meta.Store, b cairn.Bucket) {
 	}
 	wantErr(t, "SetBucketTags of a missing bucket", s.SetBucketTags(ctx, "nope", tags), cairn.ErrNotFound)
 	wantErr(t, "SetBucketCORS of a missing bucket", s.SetBucketCORS(ctx, "nope", rules), cairn.ErrNotFound)
+	lc := []cairn.LifecycleRule{{ID: "logs", Enabled: true, Filter: cairn.LifecycleFilter{Prefix: "logs/", Tags: map[string]string{"k": "v"}, SizeGreaterThan: 10},
+		Expiration: &cairn.LifecycleExpiration{Days: 30}, NoncurrentExpiration: &cairn.NoncurrentExpiration{NoncurrentDays: 7, NewerNoncurrentVersions: 2},
+		AbortUploadDays: 3, Transitions: []cairn.LifecycleTransition{{Days: 10, StorageClass: "COLD"}}}}
+	noErr(t, "SetBucketLifecycle", s.SetBucketLifecycle(ctx, b.Name, lc))
+	if got, err := s.Bucket(ctx, b.Name); err != nil || !reflect.DeepEqual(got.Lifecycle, lc) || !maps.Equal(got.Tags, tags) {
+		t.Fatalf("after SetBucketLifecycle: %+v, %v", got, err)
+	}
+	wantErr(t, "SetBucketLifecycle of a missing bucket", s.SetBucketLifecycle(ctx, "nope", lc), cairn.ErrNotFound)
+	noErr(t, "SetBucketLifecycle none", s.SetBucketLifecycle(ctx, b.Name, nil))
+	if got, err := s.Bucket(ctx, b.Name); err != nil || got.Lifecycle != nil {
+		t.Fatalf("after removing the lifecycle: %+v, %v", got, err)
+	}
+	if p, err := s.LifecycleProgress(ctx); err != nil || p.Passes != 0 {
+		t.Fatalf("lifecycle progress before any: %+v, %v", p, err)
+	}
+	prog := cairn.LifecycleProgress{Passes: 2, Bucket: b.Name, After: "k", Current: cairn.LifecycleCounts{Expired: 3}}
+	noErr(t, "PutLifecycleProgress", s.PutLifecycleProgress(ctx, prog))
+	if p, err := s.LifecycleProgress(ctx); err != nil || !reflect.DeepEqual(p, prog) {
+		t.Fatalf("lifecycle progress: %+v, %v", p, err)
+	}
 	noErr(t, "SetBucketTags none", s.SetBucketTags(ctx, b.Name, nil))
 	noErr(t, "SetBucketCORS none", s.SetBucketCORS(ctx, b.Name, []cairn.CORSRule{}))
 	if got, err := s.Bucket(ctx, b.Name); err != nil || got.Tags != nil || got.CORS != nil {
