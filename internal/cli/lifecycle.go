@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/cold"
 	"cairn/director"
 	"cairn/internal/cmdline"
 	"cairn/meta"
@@ -43,13 +44,55 @@ func (f *lifecycleFlags) validate() error {
 }
 
 // duty returns the director's lifecycle duty (defaults if f is nil).
-// Transitions have no hook yet: the runner counts them as pending.
-func (f *lifecycleFlags) duty(store meta.Store, log *slog.Logger) director.Duty {
-	cfg := director.LifecycleConfig{Logger: log}
+// coldPolicy is the COLD class's policy ("" if the cluster has none):
+// a Transition to COLD stages the current version for the cold tier's
+// export job (lifecycleTransition).
+func (f *lifecycleFlags) duty(store meta.Store, log *slog.Logger, coldPolicy string) director.Duty {
+	cfg := director.LifecycleConfig{Logger: log, ClassOf: classOf, Transition: lifecycleTransition(store, coldPolicy, time.Now)}
 	if f != nil {
 		cfg.Every, cfg.Rate, cfg.DayLength = *f.every, *f.rate, *f.dayLength
 	}
 	return director.NewLifecycleRunner(store, cfg).Duty()
+}
+
+// classOf names the storage class of a policy, as the lifecycle runner
+// asks so that it does not move an object again to the class it is in.
+func classOf(policy string) string {
+	switch {
+	case cairn.IsColdPolicy(policy):
+		return ColdClass
+	case policy == cairn.RAIDPPolicy:
+		return "WARM"
+	}
+	return "STANDARD"
+}
+
+// lifecycleTransition is the lifecycle runner's Transition: to the COLD
+// class it stages the current version for the cold tier's export job
+// (cold.Stage: the manifest takes the cold policy by compare-and-swap and
+// the job moves the bytes later, docs/design/cold.md). Other classes,
+// noncurrent versions, a cluster without a cold tier, and a version that
+// is no longer current are refused: permanent errors the runner counts as
+// refused (a version that changed is judged again in the next pass).
+func lifecycleTransition(store meta.Store, coldPolicy string, now func() time.Time) director.TransitionFunc {
+	return func(ctx context.Context, bucket string, v cairn.ObjectVersion, class string) error {
+		switch {
+		case class != ColdClass:
+			return fmt.Errorf("%w: a lifecycle transition to %s: only %s moves objects (the other classes are policies chosen at write time)", cairn.ErrInvalid, class, ColdClass)
+		case coldPolicy == "":
+			return fmt.Errorf("%w: a lifecycle transition to %s: this cluster has no cold tier (--cold-policy)", cairn.ErrInvalid, ColdClass)
+		case !v.Latest:
+			return fmt.Errorf("%w: a lifecycle transition of a noncurrent version: only current versions move to %s", cairn.ErrInvalid, ColdClass)
+		}
+		cur, err := store.ObjectVersion(ctx, bucket, v.Key, "")
+		if err != nil {
+			return err
+		}
+		if cur.Version != v.Version {
+			return fmt.Errorf("%w: %s/%s changed since the lifecycle pass listed it", cairn.ErrConflict, bucket, v.Key)
+		}
+		return cold.Stage(ctx, store, bucket, v.Key, coldPolicy, now())
+	}
 }
 
 func runAdminLifecycle(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -67,8 +110,9 @@ func runLifecycleStatus(ctx context.Context, args []string, stdout, stderr io.Wr
 		`Shows how many lifecycle passes the director completed, where the pass under
 way stands (bucket and key) and what it and the last complete pass did:
 versions evaluated, current versions expired, noncurrent versions and delete
-markers deleted, uploads aborted, transitions run or pending (no cold tier to
-run them), and actions the store refused (e.g. locked versions).`)
+markers deleted, uploads aborted, transitions to COLD run (objects staged for
+the cold tier's export job), and actions refused (e.g. locked versions, or a
+transition the cold tier cannot take).`)
 	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
 		p, err := cl.meta.LifecycleProgress(ctx)
 		if err != nil {
