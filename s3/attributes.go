@@ -110,9 +110,13 @@ func (h *Handler) objectAttributes(q *request) error {
 	if err != nil {
 		return err
 	}
-	m, err := h.cfg.Objects.Stat(ctx, q.bucket, q.key)
+	vid := q.r.URL.Query().Get("versionId")
+	m, err := h.statVersion(ctx, q.w, q.bucket, q.key, vid) // of the version asked for, else the current one
 	if err != nil {
-		return h.objectErr(ctx, q.bucket, err)
+		return err
+	}
+	if vid != "" {
+		q.w.Header().Set("X-Amz-Version-Id", m.VersionID())
 	}
 	if err := checkObjectKey(m, ck); err != nil {
 		return err

@@ -137,54 +137,79 @@ func setTagCount(w http.ResponseWriter, m *cairn.Manifest) {
 	}
 }
 
-// objectTagging serves GET, PUT and DELETE ?tagging of an object.
+// objectTagging serves GET, PUT and DELETE ?tagging of an object: of the
+// version ?versionId= names, else the current one. PUT and DELETE change
+// the current version only (a versionId naming another →
+// NotImplemented, rather than tagging a version that was not asked for).
 func (h *Handler) objectTagging(q *request) error {
 	if err := h.checkBucket(q, q.bucket); err != nil {
 		return err
 	}
-	switch q.r.Method {
-	case http.MethodGet:
-		m, err := h.cfg.Objects.Stat(q.r.Context(), q.bucket, q.key)
+	ctx := q.r.Context()
+	vid := q.r.URL.Query().Get("versionId")
+	var target string // the version a PUT or DELETE with versionId must change
+	if vid != "" || q.r.Method == http.MethodGet {
+		m, err := h.statVersion(ctx, q.w, q.bucket, q.key, vid)
 		if err != nil {
-			return h.objectErr(q.r.Context(), q.bucket, err)
+			return err
 		}
-		return h.writeXML(q, http.StatusOK, tagging{NS: s3NS, TagSet: tagList(m.Tags)})
+		if vid != "" {
+			q.w.Header().Set("X-Amz-Version-Id", m.VersionID())
+		}
+		if q.r.Method == http.MethodGet {
+			return h.writeXML(q, http.StatusOK, tagging{NS: s3NS, TagSet: tagList(m.Tags)})
+		}
+		target = m.Version
+	}
+	var tags map[string]string
+	switch q.r.Method {
 	case http.MethodPut:
 		var t tagging
 		if err := h.readXML(q, &t); err != nil {
 			return err
 		}
-		tags, err := tagSet(t.TagSet, maxObjectTags, ErrTooManyObjectTags)
-		if err != nil {
+		var err error
+		if tags, err = tagSet(t.TagSet, maxObjectTags, ErrTooManyObjectTags); err != nil {
 			return err
 		}
-		if err := h.setObjectTags(q, tags); err != nil {
-			return err
-		}
-		q.w.WriteHeader(http.StatusOK)
-		return nil
 	case http.MethodDelete:
-		if err := h.setObjectTags(q, nil); err != nil {
-			return err
-		}
-		q.w.WriteHeader(http.StatusNoContent)
-		return nil
+	default:
+		return ErrMethodNotAllowed
 	}
-	return ErrMethodNotAllowed
+	if err := h.setObjectTags(q, target, tags); err != nil {
+		return err
+	}
+	if q.r.Method == http.MethodDelete {
+		q.w.WriteHeader(http.StatusNoContent)
+	} else {
+		q.w.WriteHeader(http.StatusOK)
+	}
+	return nil
 }
 
 // setObjectTags replaces the tags of the current version of the object,
 // a compare-and-swap on its manifest (meta.Store.UpdateManifest): a
 // concurrent overwrite wins, and the update is retried on the new
-// version a few times.
-func (h *Handler) setObjectTags(q *request, tags map[string]string) error {
-	return h.updateCurrent(q, func(m *cairn.Manifest) bool {
+// version a few times — unless target names the version to change (a
+// request with versionId): a version that is not, or no longer, the
+// current one answers NotImplemented.
+func (h *Handler) setObjectTags(q *request, target string, tags map[string]string) error {
+	notCurrent := false
+	err := h.updateCurrent(q, func(m *cairn.Manifest) bool {
+		if target != "" && m.Version != target {
+			notCurrent = true
+			return false
+		}
 		if maps.Equal(m.Tags, tags) {
 			return false
 		}
 		m.Tags = tags
 		return true
 	})
+	if err == nil && notCurrent {
+		return fmt.Errorf("%w: tagging of a version that is not the current one", ErrNotImplemented)
+	}
+	return err
 }
 
 // bucketTagging serves GET, PUT and DELETE ?tagging of a bucket.

@@ -478,3 +478,63 @@ func TestListObjectVersionsPaging(t *testing.T) {
 		}
 	}
 }
+
+// TestTaggingAndAttributesByVersion: ?tagging and GetObjectAttributes
+// with a versionId answer for that version; PUT/DELETE ?tagging of a
+// version that is not the current one is refused (NotImplemented), never
+// applied to the current version instead; of the current one by its ID
+// it works; an unknown version is NoSuchVersion.
+func TestTaggingAndAttributesByVersion(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	c := e.root()
+	e.mkBucket(t, "tagv")
+	if _, err := c.PutBucketVersioning(ctx, &s3.PutBucketVersioningInput{Bucket: aws.String("tagv"),
+		VersioningConfiguration: &types.VersioningConfiguration{Status: types.BucketVersioningStatusEnabled}}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i, tag := range []string{"color=red", "color=blue"} {
+		out, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("tagv"), Key: aws.String("k"), Body: bytes.NewReader(randBytes(uint64(i), 10+i)), Tagging: aws.String(tag)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, aws.ToString(out.VersionId))
+	}
+	tagOf := func(id string) string {
+		t.Helper()
+		out, err := c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String("tagv"), Key: aws.String("k"), VersionId: aws.String(id)})
+		if err != nil || len(out.TagSet) != 1 || aws.ToString(out.VersionId) != id {
+			t.Fatalf("tagging of version %s: %+v, %v", id, out, err)
+		}
+		return aws.ToString(out.TagSet[0].Value)
+	}
+	if tagOf(ids[0]) != "red" || tagOf(ids[1]) != "blue" {
+		t.Fatalf("tags by version: %s %s", tagOf(ids[0]), tagOf(ids[1]))
+	}
+	_, err := c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("tagv"), Key: aws.String("k"), VersionId: aws.String(ids[0]),
+		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("color"), Value: aws.String("green")}}}})
+	wantCode(t, err, "NotImplemented")
+	_, err = c.DeleteObjectTagging(ctx, &s3.DeleteObjectTaggingInput{Bucket: aws.String("tagv"), Key: aws.String("k"), VersionId: aws.String(ids[0])})
+	wantCode(t, err, "NotImplemented")
+	if tagOf(ids[0]) != "red" || tagOf(ids[1]) != "blue" {
+		t.Fatal("a refused tagging of an old version changed a version")
+	}
+	if _, err := c.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: aws.String("tagv"), Key: aws.String("k"), VersionId: aws.String(ids[1]),
+		Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String("color"), Value: aws.String("green")}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if tagOf(ids[1]) != "green" || tagOf(ids[0]) != "red" {
+		t.Fatal("tagging the current version by its ID")
+	}
+	_, err = c.GetObjectTagging(ctx, &s3.GetObjectTaggingInput{Bucket: aws.String("tagv"), Key: aws.String("k"), VersionId: aws.String(strings.Repeat("0", 32))})
+	wantCode(t, err, "NoSuchVersion")
+
+	for i, id := range ids {
+		out, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String("tagv"), Key: aws.String("k"), VersionId: aws.String(id),
+			ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesObjectSize}})
+		if err != nil || aws.ToInt64(out.ObjectSize) != int64(10+i) || aws.ToString(out.VersionId) != id {
+			t.Fatalf("attributes of version %s: %+v, %v", id, out, err)
+		}
+	}
+}
