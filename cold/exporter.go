@@ -279,10 +279,15 @@ func (e *Exporter) pick(ctx context.Context, r meta.ColdRecord, st *ExportProgre
 		return item{}, false, err
 	}
 	if m == nil || m.Version != s.Version || m.Cold != nil || !cairn.IsColdPolicy(m.Policy) {
-		if m != nil && m.Version == s.Version || e.cfg.Now().Sub(s.Since) > e.cfg.Grace {
+		// Dropped: a version exported already, or a record older than the
+		// grace. Left: a record whose manifest may still commit — a PUT's
+		// new version, or Stage's change of the same version to the cold
+		// policy (Stage writes the record first: dropping it in between
+		// would leave that object staged with no record, never exported).
+		if m != nil && m.Version == s.Version && m.Cold != nil || e.cfg.Now().Sub(s.Since) > e.cfg.Grace {
 			return item{}, false, e.dropQueued(ctx, r, st)
 		}
-		return item{}, false, nil // its manifest may still commit
+		return item{}, false, nil
 	}
 	if m.Policy != e.cfg.Policy.String() || m.Size > e.cfg.MaxObject {
 		// Another policy's (an old class setting) or too big: it stays warm.

@@ -154,3 +154,43 @@ func TestStage(t *testing.T) {
 		t.Fatalf("read after the transition: %v", err)
 	}
 }
+
+// TestStageRacesExport: the export job runs between Stage's two writes —
+// the queue record, then the manifest's change to the cold policy (same
+// version). The job must keep the record (the manifest may still
+// commit), so that the object is exported once it does; a job that
+// dropped it left the object staged for good (found by
+// TestServerLifecycleToCold under load).
+func TestStageRacesExport(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	if err := e.store.CreateBucket(ctx, cairn.Bucket{Name: "warm", Policy: "rs-4-2"}); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("cold"), 30000)
+	m, err := e.cl.Put(ctx, "warm", "obj", bytes.NewReader(data), client.PutOptions{Size: int64(len(data))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := *m
+	next.Policy, next.Code = coldPolicy, m.LayoutCode()
+	op, err := cold.StageOp(&next, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.ColdUpdate(ctx, []meta.ColdOp{op}); err != nil { // Stage's first write
+		t.Fatal(err)
+	}
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil { // the job, in between
+		t.Fatal(err)
+	}
+	if err := e.store.UpdateManifest(ctx, &next, m); err != nil { // Stage's second write
+		t.Fatal(err)
+	}
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.store.Manifest(ctx, "warm", "obj"); err != nil || got.Cold == nil {
+		t.Fatalf("a staged object whose record the job saw before its manifest changed was not exported: %+v, %v", got, err)
+	}
+}

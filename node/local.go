@@ -66,8 +66,8 @@ func (h *Handler) localPut(ctx context.Context, disk cairn.DiskID, name string, 
 	done := make(chan result, 1)
 	h.active.Add(1)
 	go func() {
-		defer h.active.Add(-1)
 		vi, err := v.PutIdentified(ctx, name, ident, &bodyReader{r: r, max: h.maxSize, left: h.maxSize, size: size})
+		h.active.Add(-1) // before the answer: a caller that has it sees the handler idle
 		done <- result{vi, err}
 	}()
 	select {

@@ -113,7 +113,8 @@ func TestServerLifecycleToCold(t *testing.T) {
 		if t.Failed() {
 			out, err := s.TryCLI(ctx, "admin", "lifecycle", "status", "--json")
 			st, _ := s.TryCLI(ctx, "admin", "status")
-			t.Logf("lifecycle status: %v\n%s\nadmin status:\n%s", err, out, st)
+			so := s.Output()
+			t.Logf("lifecycle status: %v\n%s\nadmin status:\n%s\nserver output (tail):\n%s", err, out, st, so[max(0, len(so)-8000):])
 		}
 	})
 	testcluster.WaitFor(t, 2*time.Minute, "the old/ objects reach the cold tier", func() bool {
