@@ -18,6 +18,7 @@ import (
 	"cairn/layout/gp"
 	"cairn/meta"
 	etcdmeta "cairn/meta/etcd"
+	"cairn/meta/etcd/etcdtest"
 	"cairn/node/nodetest"
 	"cairn/node/wire"
 )
@@ -39,19 +40,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	srv, err := etcdmeta.StartEmbedded(t.Context(), etcdmeta.EmbedConfig{
-		Dir: t.TempDir(), ClientURL: "http://127.0.0.1:0", PeerURL: "http://127.0.0.1:0",
-		TickMs: 50, ElectionMs: 500, UnsafeNoFsync: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	store, err := etcdmeta.Open(t.Context(), srv.Endpoints(), etcdmeta.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := etcdtest.Store(t, etcdmeta.Options{})
 	e := &env{store: store, nodes: nodetest.New()}
 	for i := range 6 {
 		id := fmt.Sprintf("n%d", i+1)
@@ -64,6 +53,7 @@ func newEnv(t *testing.T) *env {
 			t.Fatal(err)
 		}
 	}
+	var err error
 	if e.pol, err = gp.ParsePolicy(coldPolicy); err != nil {
 		t.Fatal(err)
 	}

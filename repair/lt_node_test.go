@@ -12,6 +12,7 @@ import (
 	"cairn/client"
 	"cairn/meta"
 	etcdmeta "cairn/meta/etcd"
+	"cairn/meta/etcd/etcdtest"
 	"cairn/node/nodetest"
 	"cairn/repair"
 )
@@ -26,19 +27,7 @@ func TestLTRepairOnNodes(t *testing.T) {
 		t.Skip("starts etcd")
 	}
 	ctx := t.Context()
-	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
-		Dir: t.TempDir(), ClientURL: "http://127.0.0.1:0", PeerURL: "http://127.0.0.1:0",
-		TickMs: 50, ElectionMs: 500, UnsafeNoFsync: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	store, err := etcdmeta.Open(ctx, srv.Endpoints(), etcdmeta.Options{CallTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := etcdtest.Store(t, etcdmeta.Options{CallTimeout: time.Minute})
 	nodes := nodetest.New()
 	var disks []cairn.DiskID
 	for i := 1; i <= 8; i++ {

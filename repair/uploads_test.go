@@ -14,6 +14,7 @@ import (
 	"cairn/client"
 	"cairn/meta"
 	etcdmeta "cairn/meta/etcd"
+	"cairn/meta/etcd/etcdtest"
 	"cairn/meta/mem"
 )
 
@@ -27,19 +28,7 @@ import (
 func forStores(t *testing.T, f func(t *testing.T, store meta.Store)) {
 	t.Run("mem", func(t *testing.T) { f(t, mem.New()) })
 	t.Run("etcd", func(t *testing.T) {
-		srv, err := etcdmeta.StartEmbedded(t.Context(), etcdmeta.EmbedConfig{
-			Dir: t.TempDir(), ClientURL: "http://127.0.0.1:0", PeerURL: "http://127.0.0.1:0",
-			TickMs: 50, ElectionMs: 500, UnsafeNoFsync: true,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Close() })
-		s, err := etcdmeta.Open(t.Context(), srv.Endpoints(), etcdmeta.Options{Prefix: "/repair/", CallTimeout: time.Minute})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
+		s := etcdtest.Store(t, etcdmeta.Options{Prefix: "/repair/", CallTimeout: time.Minute})
 		f(t, s)
 	})
 }

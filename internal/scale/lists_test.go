@@ -16,6 +16,7 @@ import (
 	"cairn/client"
 	"cairn/client/clienttest"
 	etcdmeta "cairn/meta/etcd"
+	"cairn/meta/etcd/etcdtest"
 	"cairn/s3"
 )
 
@@ -30,19 +31,7 @@ func TestScaleLists(t *testing.T) {
 		uploads, buckets = 50_000, 20_000
 	}
 	ctx := t.Context()
-	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
-		Dir: t.TempDir(), ClientURL: "http://127.0.0.1:0", PeerURL: "http://127.0.0.1:0",
-		TickMs: 50, ElectionMs: 500, UnsafeNoFsync: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	store, err := etcdmeta.Open(ctx, srv.Endpoints(), etcdmeta.Options{CallTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := etcdtest.Store(t, etcdmeta.Options{CallTimeout: time.Minute})
 
 	start := time.Now()
 	g, gctx := errgroup.WithContext(ctx)

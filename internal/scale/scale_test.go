@@ -21,6 +21,7 @@ import (
 	"cairn/client/clienttest"
 	"cairn/meta"
 	etcdmeta "cairn/meta/etcd"
+	"cairn/meta/etcd/etcdtest"
 	"cairn/node/wire"
 	"cairn/repair"
 	"cairn/s3"
@@ -114,19 +115,7 @@ func TestScale(t *testing.T) {
 		sz = full
 	}
 	ctx := t.Context()
-	srv, err := etcdmeta.StartEmbedded(ctx, etcdmeta.EmbedConfig{
-		Dir: t.TempDir(), ClientURL: "http://127.0.0.1:0", PeerURL: "http://127.0.0.1:0",
-		TickMs: 50, ElectionMs: 500, UnsafeNoFsync: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	store, err := etcdmeta.Open(ctx, srv.Endpoints(), etcdmeta.Options{CallTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := etcdtest.Store(t, etcdmeta.Options{CallTimeout: time.Minute})
 
 	for n := 1; n <= sz.nodes; n++ {
 		id := cairn.NodeID(fmt.Sprintf("n%02d", n))
@@ -246,7 +235,7 @@ func TestScale(t *testing.T) {
 	if err != nil || queued != affected {
 		t.Fatalf("queue holds %d tasks (%v), want %d", queued, err, affected)
 	}
-	dbSize := etcdSize(t, store, srv)
+	dbSize := etcdSize(t, store)
 	t.Logf("Scan queued %d tasks in %v: %.0f tasks/s; etcd database %d MiB with the queue",
 		added, scanned.Round(time.Millisecond), float64(added)/scanned.Seconds(), dbSize>>20)
 
@@ -303,7 +292,7 @@ func TestScale(t *testing.T) {
 	if seen != len(ms) {
 		t.Fatalf("walked %d manifests after the repair, want %d", seen, len(ms))
 	}
-	t.Logf("etcd database %d MiB after the repair", etcdSize(t, store, srv)>>20)
+	t.Logf("etcd database %d MiB after the repair", etcdSize(t, store)>>20)
 }
 
 // queueLength counts the queued repair tasks, a page at a time.
@@ -314,9 +303,9 @@ func queueLength(ctx context.Context, s meta.Store) (int, error) {
 }
 
 // etcdSize returns the etcd database's size in bytes.
-func etcdSize(t *testing.T, s *etcdmeta.Store, srv *etcdmeta.Server) int64 {
+func etcdSize(t *testing.T, s *etcdmeta.Store) int64 {
 	t.Helper()
-	st, err := s.Client().Status(t.Context(), srv.Endpoints()[0])
+	st, err := s.Client().Status(t.Context(), s.Client().Endpoints()[0])
 	if err != nil {
 		t.Fatal(err)
 	}
