@@ -125,10 +125,29 @@ func TestLockedVersionsSurvive(t *testing.T) {
 		return d.State == cairn.DiskDown && d.Volume != before["node1/disk3"].Volume && strings.Contains(d.Reason, "replaced")
 	})
 	waitFor(t, 3*time.Minute, "disk3 up again and nothing to repair", func() bool { return healthy(t, s.Conf) })
-	// real time: scrub passes every second collect orphans older than
-	// 2 s; a few of them run over the versions' files before they are
-	// looked for.
-	time.Sleep(6 * time.Second)
+	// Scrub collects orphans older than 2 s (--gc-grace). Wait, on every
+	// disk, for a full pass that started after every file that could be
+	// taken for one was that old: a pass ending after t1 is seen (its end
+	// e1), then one ending after e1 — it started after e1 > t1.
+	t1 := time.Now().Add(2 * time.Second)
+	first := map[cairn.DiskID]time.Time{}
+	waitFor(t, time.Minute, "a scrub pass begun after the orphan grace on every disk", func() bool {
+		ps, err := d.meta.ScrubProgress(ctx)
+		if err != nil {
+			return false
+		}
+		done := 0
+		for _, p := range ps {
+			e1, seen := first[p.Disk]
+			switch {
+			case !seen && p.LastPass.After(t1):
+				first[p.Disk] = p.LastPass
+			case seen && p.LastPass.After(e1):
+				done++
+			}
+		}
+		return done == 8
+	})
 	check("after the repair and GC")
 	// Every file the versions name (repair moved disk3's) is on disk.
 	files := 0
