@@ -100,7 +100,13 @@ func Dual(l Layout, a, b int, size int64, lstorOK [2]bool, cost []int64, busy ..
 			cand = append(cand, d)
 		}
 	}
-	slices.SortStableFunc(cand, func(p, q int) int { return cmp.Compare(rank[p], rank[q]) })
+	// Disks sharing a superchunk with b come last: one would hold the
+	// rebuilt superchunk beside b's mirror on it (legal, b is going, but
+	// the disk is also a reader of b's side of the rebuild).
+	sharesB := func(d int) bool { _, ok := l.Shared(d, b); return ok }
+	slices.SortStableFunc(cand, func(p, q int) int {
+		return cmp.Or(cmp.Compare(btoi(sharesB(p)), btoi(sharesB(q))), cmp.Compare(rank[p], rank[q]))
+	})
 	var lastErr error = fmt.Errorf("%w: no live disk has a free slot for superchunk %d", ErrNoAssignment, x.ID)
 	for _, t := range cand {
 		target := Place{Disk: t, Slot: l.freeSlot(t)}
@@ -171,4 +177,11 @@ func cost1(l Layout, cost []int64, d int) int64 {
 		return cost[d]
 	}
 	return int64(l.Load()[d])
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -345,13 +345,6 @@ func TestDualEveryPair(t *testing.T) {
 	}
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // TestRecoveryGolden pins the plans on the N=8, 3-row layout: a single
 // failure and a dual failure of neighbours.
 func TestRecoveryGolden(t *testing.T) {
