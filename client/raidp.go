@@ -236,7 +236,7 @@ func (c *Client) reserve(ctx context.Context, rm RAIDPMeta, g raidp.Group, n int
 	}
 	writable := map[cairn.DiskID]bool{}
 	for _, d := range disks {
-		writable[d.ID] = d.State.Writable()
+		writable[d.ID] = d.State.Writable() && d.RAIDPFault == "" // a marked Lstor refuses writes
 	}
 	avoid := map[int]bool{}
 	for i, d := range g.Disks {
