@@ -36,25 +36,12 @@ const (
 // TestRAIDPCrash is issue 17's crash test of real processes (see the
 // package doc).
 func TestRAIDPCrash(t *testing.T) {
-	iters := 100
+	def := 100
 	if testing.Short() {
-		iters = 12 // each iteration restarts six nodes: a few seconds of a CI run
+		def = 12 // each iteration restarts six nodes: a few seconds of a CI run
 	}
-	if s := os.Getenv("CAIRN_RAIDP_CRASH"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("CAIRN_RAIDP_CRASH=%q: want a number of iterations ≥ 1", s)
-		}
-		iters = n
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("CAIRN_RAIDP_CRASH_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("CAIRN_RAIDP_CRASH_SEED=%q: want a number", s)
-		}
-		seed = n
-	}
+	iters := testcluster.EnvCount(t, "CAIRN_RAIDP_CRASH", def)
+	seed := testcluster.EnvSeed(t, "CAIRN_RAIDP_CRASH_SEED")
 	t.Logf("raidp crash: %d iterations, seed %d (CAIRN_RAIDP_CRASH_SEED=%d replays its choices)", iters, seed, seed)
 	x := start(t, seed)
 	begin := time.Now()
