@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -107,5 +109,76 @@ func checkLstor(t *testing.T, d raidprun.Disk, slots int, size int64, name strin
 			i++
 		}
 		t.Fatalf("%s: the Lstor differs from the XOR of the slots from byte %d", name, i)
+	}
+}
+
+// TestRAIDPRecoverDiedBeforeUndivert: a recovery that stored the new
+// group but died before it cleared its diverts (found by the RAIDP crash
+// test, internal/testcluster/raidpcrash, CAIRN_RAIDP_CRASH_SEED=7, the
+// recover process killed at that point) must not keep PUTs off those
+// superchunks for good: PUTs ignore diverts of an older generation, and
+// running the recovery again clears them from the record.
+func TestRAIDPRecoverDiedBeforeUndivert(t *testing.T) {
+	ctx := context.Background()
+	const size = 256 << 10
+	meta, nodes, disks := raidpCluster(t, 6, size)
+	c := client.New(meta, nodes.Client, client.Config{})
+	put := func(key string) error {
+		p := randomBytes(size/2, 9)
+		_, err := c.Put(ctx, "warm", key, bytes.NewReader(p), client.PutOptions{Size: int64(len(p))})
+		return err
+	}
+	if err := put("before"); err != nil {
+		t.Fatal(err)
+	}
+	nodes.Stop(disks[0])
+	g, err := c.RecoverRAIDP(ctx, disks[:1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The crash: every superchunk diverted, as of the generation the
+	// recovery planned from.
+	var all []int
+	for _, s := range g.Layout.Superchunks {
+		all = append(all, s.ID)
+	}
+	stale := func(old []byte) ([]byte, error) {
+		var a client.RAIDPAlloc
+		if err := json.Unmarshal(old, &a); err != nil {
+			return nil, err
+		}
+		a.Divert, a.DivertGeneration = all, g.Generation-1
+		return json.Marshal(a)
+	}
+	if err := meta.UpdateRAIDP(ctx, "alloc/warm", stale); err != nil {
+		t.Fatal(err)
+	}
+	if err := put("after"); err != nil {
+		t.Fatalf("a PUT with the stale diverts: %v", err)
+	}
+	if _, err := c.RecoverRAIDP(ctx, disks[:1]); err != nil {
+		t.Fatal(err)
+	}
+	b, err := meta.RAIDP(ctx, "alloc/warm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a client.RAIDPAlloc
+	if err := json.Unmarshal(b, &a); err != nil || len(a.Divert) != 0 || a.DivertGeneration != 0 {
+		t.Fatalf("after running the recovery again the record diverts %v (generation %d), %v", a.Divert, a.DivertGeneration, err)
+	}
+	// A divert of the current generation (a recovery running) holds.
+	if err := meta.UpdateRAIDP(ctx, "alloc/warm", func(old []byte) ([]byte, error) {
+		var a client.RAIDPAlloc
+		if err := json.Unmarshal(old, &a); err != nil {
+			return nil, err
+		}
+		a.Divert, a.DivertGeneration = all, g.Generation
+		return json.Marshal(a)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put("during"); !errors.Is(err, cairn.ErrNoSpace) {
+		t.Fatalf("a PUT while every superchunk is diverted: %v, want ErrNoSpace", err)
 	}
 }
