@@ -14,10 +14,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
 	"cairn"
+	"cairn/internal/proc"
 	"cairn/internal/testcluster"
 	"cairn/meta"
 	etcdmeta "cairn/meta/etcd"
@@ -72,7 +78,10 @@ type crash struct {
 	doubt   map[string][]byte
 	next    int // key counter
 
-	putTime, recoverTime time.Duration // running estimates, for the kill delays
+	gw *testcluster.Proc         // the gateway
+	s3 atomic.Pointer[s3.Client] // a client of the live gateway
+
+	putTime, gwTime, recoverTime time.Duration // running estimates, for the kill delays
 
 	kinds                                       map[string]int
 	mid, late, acked, doubted, divergent, reads int
@@ -88,7 +97,10 @@ func start(t *testing.T, seed uint64) *crash {
 	t.Cleanup(func() { store.Close() })
 	x := &crash{t: t, rng: rand.New(rand.NewPCG(seed, 17)), c: c, store: store, dir: t.TempDir(),
 		objects: map[string][]byte{}, doubt: map[string][]byte{}, kinds: map[string]int{},
-		putTime: 200 * time.Millisecond, recoverTime: time.Second}
+		putTime: 200 * time.Millisecond, gwTime: 100 * time.Millisecond, recoverTime: time.Second}
+	x.gw = testcluster.StartProc(t, "gateway", "gateway", "--config", c.Conf, "--s3-addr", "127.0.0.1:0", "--console-addr", "off",
+		"--access-key", testcluster.TestAccessKey, "--secret-key", testcluster.TestSecretKey)
+	x.s3.Store(testcluster.S3Client(x.gw.Addr(proc.S3)))
 	c.CLI(t, "mb", bucket)
 	// The first raidp PUT makes the group; keep its first generation for
 	// the resets.
@@ -103,17 +115,17 @@ func start(t *testing.T, seed uint64) *crash {
 
 func (x *crash) iteration(i int) {
 	t := x.t
-	kinds := []string{"put/node", "put/node", "put/node", "put/client", "put/client", "remirror", "dual"}
+	kinds := []string{"put/node", "put/node", "put/node", "put/client", "put/gateway", "put/gateway", "remirror", "dual"}
 	kind := kinds[x.rng.IntN(len(kinds))]
 	x.kinds[kind]++
 	t.Logf("iteration %d: %s", i, kind)
 	switch kind {
-	case "put/node", "put/client":
+	case "put/node", "put/client", "put/gateway":
 		if x.free() < 2*size {
 			x.checkAll("before a reset")
 			x.reset()
 		}
-		x.putCrash(kind == "put/client")
+		x.putCrash(kind)
 	default:
 		x.checkAll("before a reset")
 		x.reset()
@@ -123,10 +135,13 @@ func (x *crash) iteration(i int) {
 
 // --- the two kinds of crash ---
 
-// putCrash runs a `cairn put` of a random object and kills, after a
-// random delay, the put process itself or a node of the superchunk it
-// appends to; then checks.
-func (x *crash) putCrash(client bool) {
+// putCrash PUTs a random object — with `cairn put` (kinds put/node and
+// put/client) or through the gateway's S3 API with storage class WARM
+// (put/gateway) — and kills, after a random delay, a node of the
+// superchunk it appends to (put/node), the put process itself
+// (put/client) or the gateway (put/gateway, then started again); then
+// checks.
+func (x *crash) putCrash(kind string) {
 	t := x.t
 	n := 1 + x.rng.IntN(600_000)
 	if x.rng.IntN(4) == 0 {
@@ -134,30 +149,42 @@ func (x *crash) putCrash(client bool) {
 	}
 	key, p := x.object(n)
 	victim := -1
-	if !client {
+	if kind == "put/node" {
 		victim = x.appendNode()
 	}
-	delay := time.Duration(x.rng.Int64N(int64(x.putTime) * 6 / 5))
-	cmd, done := x.startCLI("put", "--policy", cairn.RAIDPPolicy, filepath.Join(x.dir, key), bucket+"/"+key)
+	var op running
+	est := &x.putTime
+	if kind == "put/gateway" {
+		op, est = x.s3Put(key, p), &x.gwTime
+	} else {
+		op = x.cli("put", "--policy", cairn.RAIDPPolicy, filepath.Join(x.dir, key), bucket+"/"+key)
+	}
+	delay := time.Duration(x.rng.Int64N(int64(*est) * 6 / 5))
 	began := time.Now()
 	timer := time.NewTimer(delay) // real time: the kill lands at a random point of a real process's PUT
 	var err error
 	select {
-	case err = <-done:
+	case err = <-op.done:
 		timer.Stop()
 		x.late++
-		x.putTime = (3*x.putTime + time.Since(began)) / 4
+		*est = (3**est + time.Since(began)) / 4
 		if victim >= 0 {
 			x.c.Nodes[victim].Kill()
 		}
 	case <-timer.C:
 		x.mid++
-		if client {
-			cmd.Process.Kill()
-		} else {
+		if victim >= 0 {
 			x.c.Nodes[victim].Kill()
+		} else {
+			op.kill()
 		}
-		err = x.wait(cmd, done)
+		err = x.wait(op)
+	}
+	if !x.gw.Alive() {
+		if err := x.gw.Restart(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		x.s3.Store(testcluster.S3Client(x.gw.Addr(proc.S3)))
 	}
 	if err == nil {
 		x.objects[key] = p
@@ -165,9 +192,23 @@ func (x *crash) putCrash(client bool) {
 	} else {
 		x.doubt[key] = p
 		x.doubted++
-		t.Logf("put %s (%d bytes) in doubt: %v: %s", key, n, err, strings.TrimSpace(cmd.Stdout.(*bytes.Buffer).String()))
+		t.Logf("put %s (%d bytes) in doubt: %v: %s", key, n, err, op.out())
 	}
 	x.check(key)
+}
+
+// s3Put PUTs p as key through the gateway, storage class WARM.
+func (x *crash) s3Put(key string, p []byte) running {
+	ctx, cancel := context.WithTimeout(x.t.Context(), maxWait)
+	done := make(chan error, 1)
+	cl := x.s3.Load()
+	go func() {
+		defer cancel()
+		_, err := cl.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader(p),
+			ContentLength: aws.Int64(int64(len(p))), StorageClass: types.StorageClass("WARM")})
+		done <- err
+	}()
+	return running{done: done, kill: x.gw.Kill, out: func() string { return "" }, name: "S3 PUT " + key}
 }
 
 // recoverCrash fills the fresh group with a few objects, loses one disk
@@ -222,23 +263,23 @@ func (x *crash) recoverCrash(dual bool) {
 		victim = live[x.rng.IntN(len(live))]
 	}
 	delay := time.Duration(x.rng.Int64N(int64(x.recoverTime) * 6 / 5))
-	cmd, done := x.startCLI(args...)
+	op := x.cli(args...)
 	began := time.Now()
 	timer := time.NewTimer(delay) // real time: the kill lands at a random point of a real recovery
 	var err error
 	select {
-	case err = <-done:
+	case err = <-op.done:
 		timer.Stop()
 		x.late++
 		x.recoverTime = (3*x.recoverTime + time.Since(began)) / 4
 	case <-timer.C:
 		x.mid++
 		if victim < 0 {
-			cmd.Process.Kill()
+			op.kill()
 		} else {
 			x.c.Nodes[victim].Kill()
 		}
-		err = x.wait(cmd, done)
+		err = x.wait(op)
 	}
 	t.Logf("recover %v, victim %d after %v: %v", failed, victim, delay, err)
 	if victim >= 0 && !(slices.Contains(failed, x.diskOf(g, victim)) && !dual) {
@@ -246,15 +287,15 @@ func (x *crash) recoverCrash(dual bool) {
 	}
 	// Run the recovery to its end.
 	for try := 0; ; try++ {
-		cmd, done := x.startCLI(args...)
-		err := x.wait(cmd, done)
+		op := x.cli(args...)
+		err := x.wait(op)
 		if err == nil {
 			break
 		}
 		if try == 2 {
-			t.Fatalf("cairn %s: %v\n%s", strings.Join(args, " "), err, cmd.Stdout.(*bytes.Buffer).String())
+			t.Fatalf("cairn %s: %v\n%s", strings.Join(args, " "), err, op.out())
 		}
-		t.Logf("cairn %s: %v (again)\n%s", strings.Join(args, " "), err, cmd.Stdout.(*bytes.Buffer).String())
+		t.Logf("cairn %s: %v (again)\n%s", strings.Join(args, " "), err, op.out())
 	}
 	g = x.group()
 	if g.Generation != 2 || !slices.Equal(slices.Sorted(slices.Values(g.Out)), slices.Sorted(slices.Values(failed))) {
@@ -408,9 +449,9 @@ func (x *crash) onDisk(g raidp.Group, key string, p []byte, acked bool) {
 func (x *crash) get(key string, want []byte, mayBeAbsent bool) {
 	t := x.t
 	file := filepath.Join(x.dir, key+".got")
-	cmd, done := x.startCLI("get", bucket+"/"+key, file)
-	err := x.wait(cmd, done)
-	out := cmd.Stdout.(*bytes.Buffer).String()
+	op := x.cli("get", bucket+"/"+key, file)
+	err := x.wait(op)
+	out := op.out()
 	if err != nil {
 		if mayBeAbsent && strings.Contains(strings.ToLower(out), "not found") {
 			return
@@ -489,17 +530,24 @@ func (x *crash) object(n int) (string, []byte) {
 func (x *crash) mustPut(n int) {
 	key, p := x.object(n)
 	began := time.Now()
-	cmd, done := x.startCLI("put", "--policy", cairn.RAIDPPolicy, filepath.Join(x.dir, key), bucket+"/"+key)
-	if err := x.wait(cmd, done); err != nil {
-		x.t.Fatalf("cairn put %s: %v\n%s", key, err, cmd.Stdout.(*bytes.Buffer).String())
+	op := x.cli("put", "--policy", cairn.RAIDPPolicy, filepath.Join(x.dir, key), bucket+"/"+key)
+	if err := x.wait(op); err != nil {
+		x.t.Fatalf("cairn put %s: %v\n%s", key, err, op.out())
 	}
 	x.putTime = (3*x.putTime + time.Since(began)) / 4
 	x.objects[key] = p
 }
 
-// startCLI starts `cairn ARGS` with the cluster's config; done receives
-// its exit.
-func (x *crash) startCLI(args ...string) (*exec.Cmd, <-chan error) {
+// running is an operation of a real process, to be waited for or killed.
+type running struct {
+	done <-chan error  // receives its end
+	kill func()        // kills the process running it
+	out  func() string // what the process printed
+	name string
+}
+
+// cli starts `cairn ARGS` with the cluster's config.
+func (x *crash) cli(args ...string) running {
 	words := 1
 	if args[0] == "admin" {
 		words = 3
@@ -513,18 +561,19 @@ func (x *crash) startCLI(args ...string) (*exec.Cmd, <-chan error) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
-	return cmd, done
+	return running{done: done, kill: func() { cmd.Process.Kill() }, out: func() string { return strings.TrimSpace(out.String()) },
+		name: "cairn " + strings.Join(args, " ")}
 }
 
-// wait waits for a command started by startCLI, killing it after maxWait.
-func (x *crash) wait(cmd *exec.Cmd, done <-chan error) error {
+// wait waits for an operation, killing its process after maxWait.
+func (x *crash) wait(op running) error {
 	select {
-	case err := <-done:
+	case err := <-op.done:
 		return err
 	case <-time.After(maxWait): // real time: a bound on a real process
-		cmd.Process.Kill()
-		<-done
-		x.t.Fatalf("cairn %s: still running after %v\n%s", strings.Join(cmd.Args[1:], " "), maxWait, cmd.Stdout.(*bytes.Buffer).String())
+		op.kill()
+		<-op.done
+		x.t.Fatalf("%s: still running after %v\n%s", op.name, maxWait, op.out())
 		return nil
 	}
 }

@@ -16,6 +16,8 @@
 //   - put/client: the `cairn put` process itself (the gateway's role:
 //     it packs the object and writes both replicas) is killed mid-PUT,
 //     leaving its reservation written on none, one or both replicas;
+//   - put/gateway: the same through the gateway's S3 API (storage class
+//     WARM), the gateway process killed mid-PUT and started again;
 //   - remirror: a disk's node is killed for good and `cairn admin raidp
 //     recover DISK` runs; the recover process, or a node taking part, is
 //     killed mid-way; then the recovery is run again to its end;
