@@ -24,7 +24,16 @@ const testDisk cairn.DiskID = "node1/disk1"
 // corrupt shard, no stray file and no temporary file.
 func openTest(t testing.TB, fsys vfs.FS, dir string) *Volume {
 	t.Helper()
-	v, err := Open(dir, Options{FS: fsys, DiskID: testDisk, Create: true})
+	return openTestOpts(t, dir, Options{FS: fsys})
+}
+
+// openTestOpts is openTest with options (FS, SyncEach…); DiskID and
+// Create are filled in.
+func openTestOpts(t testing.TB, dir string, opts Options) *Volume {
+	t.Helper()
+	fsys := opts.FS
+	opts.DiskID, opts.Create = testDisk, true
+	v, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +58,7 @@ func mustFsck(t testing.TB, v *Volume, fsys vfs.FS) {
 			t.Errorf("fsck: reopen: %v", err)
 			return
 		}
+		defer v.Close()
 	}
 	rep, err := v.Fsck(context.Background(), FsckOptions{})
 	if err != nil {

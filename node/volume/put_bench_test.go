@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"cairn"
 	"cairn/internal/vfs"
 	"cairn/internal/vfs/errorfs"
 )
@@ -33,26 +34,42 @@ func (c *opCounter) get(k errorfs.OpKind) int64 { return c.n[k].Load() }
 // object versions are.
 func BenchmarkPutSmall(b *testing.B) {
 	for _, conc := range []int{1, 8} {
-		b.Run(fmt.Sprintf("16KiB/writers=%d", conc), func(b *testing.B) {
-			benchPut(b, 16<<10, conc)
-		})
+		for _, mode := range []string{"each", "group"} {
+			b.Run(fmt.Sprintf("16KiB/writers=%d/sync=%s", conc, mode), func(b *testing.B) {
+				benchPut(b, 16<<10, conc, mode == "each")
+			})
+		}
 	}
 }
 
-func benchPut(b *testing.B, size, writers int) {
+func benchPut(b *testing.B, size, writers int, syncEach bool) {
 	var cnt opCounter
 	fsys := errorfs.Wrap(vfs.Default, &cnt)
-	v := openTest(b, fsys, b.TempDir())
+	dir := b.TempDir()
+	v, err := Open(dir, Options{FS: fsys, DiskID: testDisk, Create: true, SyncEach: syncEach})
+	if err != nil {
+		b.Fatal(err)
+	}
+	registerFsck(b, v, fsys)
+	if v.GroupCommit() == syncEach {
+		b.Fatalf("group commit %v with SyncEach %v", v.GroupCommit(), syncEach)
+	}
 	data := bytes.Repeat([]byte{0x5a}, size)
 	ctx := context.Background()
 	var next atomic.Int64
 	put := func() error {
-		i := int(next.Add(1))
-		name := shardName(i, i%8)
+		i := uint64(next.Add(1))
+		// Versions are random: spread the names over the fan-out directories.
+		name := cairn.ShardName(fmt.Sprintf("%016x%016x", i*0x9e3779b97f4a7c15, i), int(i%8))
 		_, err := v.PutIdentified(ctx, name, identFor(b, name), bytes.NewReader(data))
 		return err
 	}
-	for range 64 { // warm up: fan-out directories, page cache
+	for i := range 256 { // warm up: every fan-out directory exists
+		if err := v.ensureFanout(fmt.Sprintf("%02x", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 64 {
 		if err := put(); err != nil {
 			b.Fatal(err)
 		}
@@ -95,6 +112,7 @@ func benchPut(b *testing.B, size, writers int) {
 	}
 	b.ReportMetric(per(errorfs.OpFileSync), "fsync/op")
 	b.ReportMetric(per(errorfs.OpDirSync), "dirsync/op")
+	b.ReportMetric(per(errorfs.OpSyncFS), "syncfs/op")
 	b.ReportMetric(per(errorfs.OpRename), "rename/op")
 	b.ReportMetric(per(errorfs.OpCreate, errorfs.OpOpen, errorfs.OpOpenDir), "open/op")
 }
