@@ -228,14 +228,6 @@ func (f *countedFile) Stat() (fs.FileInfo, error) {
 	return fi, err
 }
 
-// SyncFS implements vfs.FSSyncer, counted and timed as a sync.
-func (f *countedFile) SyncFS() error {
-	start := f.m.begin()
-	err := vfs.SyncFS(f.File)
-	f.m.done(iSync, start, err)
-	return err
-}
-
 // Unwrap returns the file underneath (vfs.StartWriteback).
 func (f *countedFile) Unwrap() vfs.File { return f.File }
 

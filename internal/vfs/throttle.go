@@ -216,16 +216,4 @@ func (f *throttledFile) Sync() error {
 	return f.File.Sync()
 }
 
-// SyncFS implements FSSyncer: it waits until every request queued on the
-// disk is done, then costs Latency, as a sync of the whole disk would.
-func (f *throttledFile) SyncFS() error {
-	f.t.mu.Lock()
-	done := f.t.busyUntil
-	f.t.mu.Unlock()
-	if d := done.Sub(f.t.cfg.Now()) + f.t.cfg.Latency; d > 0 && f.t.cfg.Enabled() {
-		f.t.cfg.Sleep(d)
-	}
-	return SyncFS(f.File)
-}
-
 func (f *throttledFile) Stat() (fs.FileInfo, error) { return f.File.Stat() }

@@ -73,61 +73,37 @@ func checkAfterCrash(t *testing.T, step string, c *vfs.MemFS, acked, unacked map
 // unsynced state kept too.
 func TestCrashAtEveryStepOfPut(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testSeed(t), 0))
-	for _, mode := range syncModes {
-		for _, size := range []int{0, 100, 2*BlockSize + 5} {
-			for _, pct := range []int{0, 50, 100} {
-				t.Run(fmt.Sprintf("%s/size=%d/unsynced=%d%%", mode.name, size, pct), func(t *testing.T) {
-					testCrashAtEveryStepOfPut(t, rng, mode.each, size, pct)
-				})
-			}
+	for _, size := range []int{0, 100, 2*BlockSize + 5} {
+		for _, pct := range []int{0, 50, 100} {
+			t.Run(fmt.Sprintf("size=%d/unsynced=%d%%", size, pct), func(t *testing.T) {
+				mem := vfs.NewCrashableMem()
+				efs := errorfs.Wrap(mem, nil)
+				v := openTest(t, efs, "/disk")
+				a, b := shardName(1, 0), otherFanout
+				dataA, dataB := randBytes(rng, size+7), randBytes(rng, size)
+				mustPut(t, v, a, dataA)
+				cfg := vfs.CrashCloneCfg{UnsyncedDataPercent: pct, RNG: rng}
+				var clones []*vfs.MemFS
+				var ops []errorfs.Op
+				efs.SetInjector(errorfs.InjectorFunc(func(op errorfs.Op) error {
+					clones = append(clones, mem.CrashClone(cfg))
+					ops = append(ops, op)
+					return nil
+				}))
+				mustPut(t, v, b, dataB)
+				// Overwrite a with new content: the old or new version, never a mix.
+				efs.SetInjector(nil)
+				acked := map[string][]byte{a: dataA}
+				for i, c := range clones {
+					checkAfterCrash(t, fmt.Sprintf("before op %d (%v)", i, ops[i]), c, acked, map[string][]byte{b: dataB})
+				}
+				acked[b] = dataB
+				checkAfterCrash(t, "after ack", mem.CrashClone(cfg), acked, nil)
+				if len(clones) < 6 {
+					t.Fatalf("only %d steps observed", len(clones))
+				}
+			})
 		}
-	}
-}
-
-// syncModes are the two ways a Put is made durable: the group commit
-// (the default) and each Put's own fsyncs (Options.SyncEach).
-var syncModes = []struct {
-	name string
-	each bool
-}{{"group", false}, {"each", true}}
-
-// openMode opens a test volume with or without the group commit, and
-// checks it got what it asked for.
-func openMode(t testing.TB, fsys vfs.FS, syncEach bool) *Volume {
-	t.Helper()
-	v := openTestOpts(t, "/disk", Options{FS: fsys, SyncEach: syncEach})
-	if v.GroupCommit() == syncEach {
-		t.Fatalf("group commit %v with SyncEach %v", v.GroupCommit(), syncEach)
-	}
-	return v
-}
-
-func testCrashAtEveryStepOfPut(t *testing.T, rng *rand.Rand, syncEach bool, size, pct int) {
-	mem := vfs.NewCrashableMem()
-	efs := errorfs.Wrap(mem, nil)
-	v := openMode(t, efs, syncEach)
-	a, b := shardName(1, 0), otherFanout
-	dataA, dataB := randBytes(rng, size+7), randBytes(rng, size)
-	mustPut(t, v, a, dataA)
-	cfg := vfs.CrashCloneCfg{UnsyncedDataPercent: pct, RNG: rng}
-	var clones []*vfs.MemFS
-	var ops []errorfs.Op
-	efs.SetInjector(errorfs.InjectorFunc(func(op errorfs.Op) error {
-		clones = append(clones, mem.CrashClone(cfg))
-		ops = append(ops, op)
-		return nil
-	}))
-	mustPut(t, v, b, dataB)
-	// Overwrite a with new content: the old or new version, never a mix.
-	efs.SetInjector(nil)
-	acked := map[string][]byte{a: dataA}
-	for i, c := range clones {
-		checkAfterCrash(t, fmt.Sprintf("before op %d (%v)", i, ops[i]), c, acked, map[string][]byte{b: dataB})
-	}
-	acked[b] = dataB
-	checkAfterCrash(t, "after ack", mem.CrashClone(cfg), acked, nil)
-	if len(clones) < 6 {
-		t.Fatalf("only %d steps observed", len(clones))
 	}
 }
 
@@ -205,22 +181,13 @@ func TestCrashAtEveryStepOfFormat(t *testing.T) {
 
 // writeOps are the operation kinds a Put performs that can fail.
 var writeOps = []errorfs.OpKind{errorfs.OpMkdirAll, errorfs.OpOpenDir, errorfs.OpCreate, errorfs.OpFileWrite,
-	errorfs.OpFileSync, errorfs.OpFileReadAt, errorfs.OpFileClose, errorfs.OpRename, errorfs.OpDirSync,
-	errorfs.OpSyncFS}
+	errorfs.OpFileSync, errorfs.OpFileReadAt, errorfs.OpFileClose, errorfs.OpRename, errorfs.OpDirSync}
 
 // TestPutErrorInjection fails each operation of a Put in turn, with EIO
 // and ENOSPC, and checks: the Put fails with a precise error; no torn
 // shard is visible; no temporary file is left; an earlier shard is intact,
-// also after a crash; a failed fsync breaks the volume for writes, and so
-// does a failed sync of the file system by the group commit, whatever its
-// cause. Both with and without the group commit.
+// also after a crash; a failed fsync breaks the volume for writes.
 func TestPutErrorInjection(t *testing.T) {
-	for _, mode := range syncModes {
-		t.Run(mode.name, func(t *testing.T) { testPutErrorInjection(t, mode.each) })
-	}
-}
-
-func testPutErrorInjection(t *testing.T, syncEach bool) {
 	for _, kind := range writeOps {
 		for _, cause := range []error{syscall.EIO, syscall.ENOSPC} {
 			for n := 0; ; n++ {
@@ -228,7 +195,7 @@ func testPutErrorInjection(t *testing.T, syncEach bool) {
 				ok := t.Run(fmt.Sprintf("%v/%v/%d", kind, cause, n), func(t *testing.T) {
 					mem := vfs.NewCrashableMem()
 					efs := errorfs.Wrap(mem, nil)
-					v := openMode(t, efs, syncEach)
+					v := openTest(t, efs, "/disk")
 					a, b := shardName(1, 0), otherFanout
 					dataA := randBytes(rand.New(rand.NewPCG(1, 1)), BlockSize+3)
 					dataB := randBytes(rand.New(rand.NewPCG(2, 2)), 3*BlockSize+3)
@@ -260,8 +227,7 @@ func testPutErrorInjection(t *testing.T, syncEach bool) {
 					checkAfterCrash(t, "crash after failed put", mem.CrashClone(vfs.CrashCloneCfg{}),
 						map[string][]byte{a: dataA}, map[string][]byte{b: dataB})
 					// A failed fsync (not ENOSPC) is sticky until reopen.
-					syncFailed := (kind == errorfs.OpFileSync || kind == errorfs.OpDirSync) && cause == syscall.EIO ||
-						kind == errorfs.OpSyncFS
+					syncFailed := (kind == errorfs.OpFileSync || kind == errorfs.OpDirSync) && cause == syscall.EIO
 					_, perr := v.Put(context.Background(), shardName(3, 0), bytes.NewReader([]byte("z")))
 					if syncFailed != errors.Is(perr, ErrBroken) {
 						t.Fatalf("after failed %v (%v): next put: %v", op, cause, perr)

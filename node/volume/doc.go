@@ -21,15 +21,8 @@
 //     file is its blocks and a 32-byte footer (length, whole-content CRC,
 //     magic, footer CRC).
 //   - acknowledged: Put returned nil. The shard was written under tmp/,
-//     made durable, its footer read back, renamed into shards/<hh>/ and
-//     the rename made durable, in that order.
-//   - group commit: how a Put makes its writes durable by default.
-//     Concurrent Puts join a batch and one goroutine syncs the whole file
-//     system once per batch (vfs.SyncFS, syncfs(2)), so writes arriving
-//     while a sync is in flight share the next one; each Put waits for two
-//     syncs (its data, then its rename). Options.SyncEach, or a file
-//     system that cannot be synced as a whole, makes each Put fsync its
-//     own file and directory instead.
+//     fsynced, its footer read back, renamed into shards/<hh>/ and the
+//     directory fsynced, in that order.
 //
 // Invariants (crash-tested with vfs.MemFS.CrashClone at every step and
 // with errorfs failing every write, sync, rename…):
@@ -55,14 +48,9 @@
 // ErrNoSpace (ENOSPC, EDQUOT, or below Options.MinFree). A failed fsync
 // makes the volume refuse writes (ErrBroken, also cairn.ErrUnavailable)
 // until it is reopened, because after a failed fsync the kernel may have
-// dropped the dirty pages it could not write; so does a failed sync of the
-// file system even for ENOSPC (which file lost pages is unknown), and it
-// fails every Put of its batch and of the batches waiting behind it.
+// dropped the dirty pages it could not write.
 //
-// Caveats: the group commit syncs the whole file system holding the
-// directory, so on a file system shared with other writers (several disk
-// directories on one device, as in tests and benchmarks) it also writes
-// back their dirty data. One process owns a directory, because Open removes every
+// Caveats: one process owns a directory, because Open removes every
 // temporary file it finds; on Unix, Open holds a flock on the LOCK file and
 // refuses a directory another process has open. Deletes are durable but a
 // crash during one may leave the shard in place; nothing collects such

@@ -24,16 +24,7 @@ const testDisk cairn.DiskID = "node1/disk1"
 // corrupt shard, no stray file and no temporary file.
 func openTest(t testing.TB, fsys vfs.FS, dir string) *Volume {
 	t.Helper()
-	return openTestOpts(t, dir, Options{FS: fsys})
-}
-
-// openTestOpts is openTest with options (FS, SyncEach…); DiskID and
-// Create are filled in.
-func openTestOpts(t testing.TB, dir string, opts Options) *Volume {
-	t.Helper()
-	fsys := opts.FS
-	opts.DiskID, opts.Create = testDisk, true
-	v, err := Open(dir, opts)
+	v, err := Open(dir, Options{FS: fsys, DiskID: testDisk, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,28 +35,23 @@ func (c *opCounter) get(k errorfs.OpKind) int64 { return c.n[k].Load() }
 // file fsyncs, directory fsyncs, renames and opens (create, open-dir).
 // Each shard has its own name, spread over the fan-out directories as
 // object versions are.
+//
+// With CAIRN_BENCH_DEV naming the block device of an ext4 file system
+// that holds TMPDIR and nothing else busy (a loop device: see
+// docs/benchmarks.md), it also reports what reached the device per shard:
+// write requests, cache flushes and journal commits.
 func BenchmarkPutSmall(b *testing.B) {
 	for _, conc := range []int{1, 8} {
-		for _, mode := range []string{"each", "group"} {
-			b.Run(fmt.Sprintf("16KiB/writers=%d/sync=%s", conc, mode), func(b *testing.B) {
-				benchPut(b, 16<<10, conc, mode == "each")
-			})
-		}
+		b.Run(fmt.Sprintf("16KiB/writers=%d", conc), func(b *testing.B) {
+			benchPut(b, 16<<10, conc)
+		})
 	}
 }
 
-func benchPut(b *testing.B, size, writers int, syncEach bool) {
+func benchPut(b *testing.B, size, writers int) {
 	var cnt opCounter
 	fsys := errorfs.Wrap(vfs.Default, &cnt)
-	dir := b.TempDir()
-	v, err := Open(dir, Options{FS: fsys, DiskID: testDisk, Create: true, SyncEach: syncEach})
-	if err != nil {
-		b.Fatal(err)
-	}
-	registerFsck(b, v, fsys)
-	if v.GroupCommit() == syncEach {
-		b.Fatalf("group commit %v with SyncEach %v", v.GroupCommit(), syncEach)
-	}
+	v := openTest(b, fsys, b.TempDir())
 	data := bytes.Repeat([]byte{0x5a}, size)
 	ctx := context.Background()
 	var next atomic.Int64
@@ -74,6 +72,8 @@ func benchPut(b *testing.B, size, writers int, syncEach bool) {
 			b.Fatal(err)
 		}
 	}
+	dev := os.Getenv("CAIRN_BENCH_DEV")
+	devBefore := deviceCounters(b, dev)
 	before := make([]int64, len(cnt.n))
 	for k := range cnt.n {
 		before[k] = cnt.n[k].Load()
@@ -112,7 +112,43 @@ func benchPut(b *testing.B, size, writers int, syncEach bool) {
 	}
 	b.ReportMetric(per(errorfs.OpFileSync), "fsync/op")
 	b.ReportMetric(per(errorfs.OpDirSync), "dirsync/op")
-	b.ReportMetric(per(errorfs.OpSyncFS), "syncfs/op")
 	b.ReportMetric(per(errorfs.OpRename), "rename/op")
 	b.ReportMetric(per(errorfs.OpCreate, errorfs.OpOpen, errorfs.OpOpenDir), "open/op")
+	if dev != "" {
+		after := deviceCounters(b, dev)
+		for i, unit := range []string{"devwrite/op", "devflush/op", "commit/op"} {
+			b.ReportMetric(float64(after[i]-devBefore[i])/float64(b.N), unit)
+		}
+	}
+}
+
+// deviceCounters returns the write requests and cache flushes a Linux
+// block device completed (/sys/block/<dev>/stat, fields 5 and 16) and the
+// ext4 journal commits of the file system on it (/proc/fs/jbd2/<dev>-8/info);
+// nil for dev "".
+func deviceCounters(b *testing.B, dev string) []int64 {
+	if dev == "" {
+		return nil
+	}
+	stat, err := os.ReadFile("/sys/block/" + dev + "/stat")
+	if err != nil {
+		b.Fatalf("CAIRN_BENCH_DEV: %v", err)
+	}
+	f := strings.Fields(string(stat))
+	if len(f) < 16 {
+		b.Fatalf("CAIRN_BENCH_DEV: %s/stat has %d fields, want 16 or more (flushes: Linux 5.5)", dev, len(f))
+	}
+	info, err := os.ReadFile("/proc/fs/jbd2/" + dev + "-8/info")
+	if err != nil {
+		b.Fatalf("CAIRN_BENCH_DEV: %v (not ext4 with a journal?)", err)
+	}
+	var out []int64
+	for _, s := range []string{f[4], f[15], strings.Fields(string(info))[0]} {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			b.Fatalf("CAIRN_BENCH_DEV: %v", err)
+		}
+		out = append(out, n)
+	}
+	return out
 }

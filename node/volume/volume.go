@@ -43,12 +43,6 @@ type Options struct {
 	MinFree int64
 	// Logger receives warnings (nil: discarded).
 	Logger *slog.Logger
-	// SyncEach makes every Put durable on its own — an fsync of its file
-	// and one of its directory — instead of by the volume's group commit
-	// (docs/design/volume.md, "Group commit"). Without it, a file system
-	// that cannot be synced as a whole (vfs.SyncFS unsupported) does the
-	// same.
-	SyncEach bool
 }
 
 // ShardInfo describes a stored shard: its content length and the CRC-32C
@@ -91,8 +85,7 @@ type Volume struct {
 	seq      atomic.Int64 // numbers tmp files
 	corrupts atomic.Int64 // corruption found (v.corrupt): Corruptions
 
-	lock   io.Closer  // the disk's lock, held while open (nil if the dir was missing)
-	commit *committer // the group commit; nil: each Put syncs its own file and directory
+	lock io.Closer // the disk's lock, held while open (nil if the dir was missing)
 
 	mu      sync.Mutex
 	fanouts map[string]bool // guarded by mu: fan-out dirs known to be durable
@@ -149,39 +142,8 @@ func Open(dir string, opts Options) (*Volume, error) {
 		return nil, v.err("open", "", err)
 	}
 	v.lock = lock
-	if !opts.SyncEach {
-		c, err := v.startCommit()
-		if err != nil {
-			v.lock.Close()
-			return nil, v.err("open", "", err)
-		}
-		v.commit = c
-	}
 	return v, nil
 }
-
-// startCommit starts the group commit if the file system can be synced
-// as a whole, which it tries once (nil, nil if it cannot).
-func (v *Volume) startCommit() (*committer, error) {
-	d, err := v.fs.OpenDir(v.dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := vfs.SyncFS(d); err != nil {
-		d.Close()
-		if errors.Is(err, errors.ErrUnsupported) {
-			v.log.Info("the file system cannot be synced as a whole: each write syncs its own file", "err", err)
-			return nil, nil
-		}
-		return nil, err
-	}
-	return startCommitter(d, v.breakOn), nil
-}
-
-// GroupCommit reports whether writes are made durable by the volume's
-// group commit (one sync of the file system per batch of concurrent
-// writes) rather than each by its own fsyncs.
-func (v *Volume) GroupCommit() bool { return v.commit != nil }
 
 func (v *Volume) open(create bool) error {
 	id, err := v.readIdentity()
@@ -334,22 +296,15 @@ func (v *Volume) Dir() string { return v.dir }
 // already open keep working until closed.
 func (v *Volume) Close() error {
 	v.mu.Lock()
+	defer v.mu.Unlock()
 	if v.closed {
-		v.mu.Unlock()
 		return nil
 	}
 	v.closed = true
-	v.mu.Unlock()
-	var err error
-	if v.commit != nil {
-		err = v.commit.close() // without v.mu: a sync in flight may break the volume
-	}
 	if v.lock != nil {
-		if lerr := v.lock.Close(); err == nil {
-			err = lerr
-		}
+		return v.lock.Close()
 	}
-	return err
+	return nil
 }
 
 // Err returns the sticky error that stops writes (ErrBroken), or nil.
@@ -393,14 +348,6 @@ func (v *Volume) syncFailed(err error) error {
 	if isNoSpace(err) {
 		return err
 	}
-	return v.breakOn(err)
-}
-
-// breakOn makes the volume broken after a failed sync, whatever its cause,
-// and returns err. A failed sync of the whole file system (the group
-// commit) breaks it even when the cause is a full disk: which file's pages
-// were dropped is unknown, and a later sync would not report it again.
-func (v *Volume) breakOn(err error) error {
 	v.mu.Lock()
 	if v.broken == nil {
 		v.broken = fmt.Errorf("%w: %w (%v)", ErrBroken, cairn.ErrUnavailable, err)
@@ -567,8 +514,8 @@ func (v *Volume) put(ctx context.Context, name string, ident []byte, r io.Reader
 	if err != nil {
 		return info, err
 	}
-	if err = v.syncData(ctx, f, fileSizeFor(info.Size)+int64(len(ident))); err != nil {
-		return info, err
+	if err = f.Sync(); err != nil {
+		return info, v.syncFailed(err)
 	}
 	// Read back what is now on disk before acknowledging it: the footer,
 	// or with invariants on every block's CRC.
@@ -584,31 +531,10 @@ func (v *Volume) put(ctx context.Context, name string, ident []byte, r io.Reader
 		return info, err
 	}
 	renamed = true
-	if err = v.syncName(ctx, name); err != nil {
+	if err = v.syncDir(v.path(ShardsDir, fanout(name))); err != nil {
 		return info, err
 	}
 	return info, nil
-}
-
-// syncData makes the n bytes written to f durable: by the group commit,
-// or an fsync of f.
-func (v *Volume) syncData(ctx context.Context, f vfs.File, n int64) error {
-	if v.commit != nil {
-		return v.commit.sync(ctx, n)
-	}
-	if err := f.Sync(); err != nil {
-		return v.syncFailed(err)
-	}
-	return nil
-}
-
-// syncName makes shard name's directory entry durable: by the group
-// commit, or an fsync of its fan-out directory.
-func (v *Volume) syncName(ctx context.Context, name string) error {
-	if v.commit != nil {
-		return v.commit.sync(ctx, 0)
-	}
-	return v.syncDir(v.path(ShardsDir, fanout(name)))
 }
 
 // writeContent writes r as checksummed blocks, the identity and the footer. Blocks are

@@ -47,11 +47,10 @@ const (
 	OpFileClose
 	OpFileStat
 	OpDirSync
-	OpSyncFS // vfs.SyncFS on a handle from OpenDir
 )
 
 var opNames = [...]string{"create", "open", "open-rw", "open-dir", "remove", "rename", "mkdir-all",
-	"list", "stat", "disk-usage", "write", "read-at", "sync", "close", "file-stat", "dir-sync", "sync-fs"}
+	"list", "stat", "disk-usage", "write", "read-at", "sync", "close", "file-stat", "dir-sync"}
 
 func (k OpKind) String() string {
 	if int(k) < len(opNames) {
@@ -426,20 +425,6 @@ func (f *file) Close() error {
 	done(cerr)
 	return cerr
 }
-
-// SyncFS implements vfs.FSSyncer, as OpSyncFS: the wrapped handle's
-// vfs.SyncFS (errors.ErrUnsupported if it has none).
-func (f *file) SyncFS() error {
-	done, err := f.fs.begin(OpSyncFS, f.name)
-	if err != nil {
-		return err
-	}
-	err = vfs.SyncFS(f.File)
-	done(err)
-	return err
-}
-
-var _ vfs.FSSyncer = (*file)(nil)
 
 func (f *file) Stat() (fs.FileInfo, error) {
 	done, err := f.fs.begin(OpFileStat, f.name)
