@@ -357,15 +357,27 @@ func (x *crash) checkAll(when string) {
 }
 
 // verify runs `cairn admin raidp verify` offline over the live disks of
-// g (all nodes stopped). Every Lstor must be the XOR of its disk; while
-// the group has its first layout the replicas are compared too, and a
-// difference is counted (dead bytes of a PUT in doubt, see the package
-// doc), not failed: the acknowledged bytes are compared by onDisk.
+// g (all nodes stopped). Every Lstor must be the XOR of its disk, and the
+// replicas of every superchunk are compared: while the group has its
+// first layout a difference is counted (dead bytes of a PUT in doubt, see
+// the package doc), not failed — the acknowledged bytes are compared by
+// onDisk; after a recovery (whose epoch had no PUT in doubt) it fails.
 func (x *crash) verify(g raidp.Group) {
 	t := x.t
 	args := []string{"admin", "raidp", "verify", "--size", "1MiB", "--slots", strconv.Itoa(slots)}
 	if len(g.Out) == 0 {
 		args = append(args, "--rows", strconv.Itoa(2*len(g.Layout.Superchunks)/len(g.Disks)))
+	} else {
+		// A recovered group: compare the replicas where it places them.
+		b, err := json.Marshal(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(x.dir, "group.json")
+		if err := os.WriteFile(file, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--group", file)
 	}
 	live := 0
 	for d := range g.Disks {
@@ -395,6 +407,11 @@ func (x *crash) verify(g raidp.Group) {
 	}
 	if ok != live || (err != nil) != (differ > 0) {
 		t.Fatalf("cairn admin raidp verify: %v: %d of %d disks ok, %d superchunks differ\n%s", err, ok, live, differ, out)
+	}
+	if differ > 0 && len(g.Out) > 0 {
+		// The epoch's PUTs were all acknowledged before the recovery:
+		// every superchunk it moved or rebuilt must match its mirror.
+		t.Fatalf("after a recovery %d superchunks have replicas that differ\n%s", differ, out)
 	}
 	if differ > 0 {
 		x.divergent++
