@@ -193,6 +193,17 @@ func (e *env) checkGroup(t *testing.T, objs map[string][]byte, strict bool) {
 			}
 		}
 	}
+	var ms []*cairn.Manifest
+	for key := range objs {
+		m, err := e.store.Manifest(ctx, "bkt", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	if err := cold.Check(ctx, e.store, st.ID, ms); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestExportJob: objects of 0 bytes to 2 MiB PUT to a cold bucket are
@@ -476,5 +487,58 @@ func TestRebuildLostDisk(t *testing.T) {
 	e.nodes.Stop(e.disks[0])
 	for key, data := range objs {
 		e.read(t, rng, key, data)
+	}
+}
+
+// TestCheckFindsInconsistency: cold.Check passes on a group the job
+// exported into, and reports a membership record deleted behind the job's
+// back (its manifest's slots then look free to the next export) and a
+// freed slot that a manifest still names.
+func TestCheckFindsInconsistency(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 7))
+	e := newEnv(t)
+	for i := range 4 {
+		e.put(t, fmt.Sprintf("k%d", i), randBytes(rng, 200<<10+rng.IntN(400<<10)))
+	}
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := cold.GroupID(e.pol, 0)
+	m, err := e.store.Manifest(ctx, "bkt", "k1")
+	if err != nil || m.Cold == nil {
+		t.Fatalf("k1 not exported: %v", err)
+	}
+	if err := cold.Check(ctx, e.store, id, []*cairn.Manifest{m}); err != nil {
+		t.Fatalf("a consistent group: %v", err)
+	}
+	key := "members/" + id + "/" + m.Version
+	if err := e.store.ColdUpdate(ctx, []meta.ColdOp{{Key: key}}); err != nil {
+		t.Fatal(err)
+	}
+	err = cold.Check(ctx, e.store, id, []*cairn.Manifest{m})
+	if !errors.Is(err, cold.ErrInconsistent) || !strings.Contains(err.Error(), "has no membership record") || !strings.Contains(err.Error(), "leaked") {
+		t.Fatalf("a deleted membership record: %v", err)
+	}
+	t.Logf("reported: %v", err)
+	// The slots of k1 released (the record comes back): they are free
+	// while its manifest names them.
+	st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := gp.DecodeRecord(m.Cold.Record, st.PG.Geo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PG.Release(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Save(ctx, e.store); err != nil {
+		t.Fatal(err)
+	}
+	err = cold.Check(ctx, e.store, id, []*cairn.Manifest{m})
+	if !errors.Is(err, cold.ErrInconsistent) || !strings.Contains(err.Error(), "is free") && !strings.Contains(err.Error(), "no membership record") {
+		t.Fatalf("freed slots of a committed object: %v", err)
 	}
 }
