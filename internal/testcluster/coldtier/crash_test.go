@@ -2,7 +2,6 @@ package coldtier_test
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -137,28 +136,7 @@ func TestColdCrash(t *testing.T) {
 // connect points the S3 client and the metadata store at the server's
 // current ports and waits for the gateway.
 func (cr *crash) connect() {
-	t := cr.t
-	cr.c = testcluster.S3Client(cr.s.S3)
-	b, err := os.ReadFile(cr.s.Conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conf struct {
-		Meta []string `json:"meta"`
-	}
-	if err := json.Unmarshal(b, &conf); err != nil {
-		t.Fatal(err)
-	}
-	if cr.store != nil {
-		cr.store.Close()
-	}
-	if cr.store, err = etcdmeta.Open(t.Context(), conf.Meta, etcdmeta.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	testcluster.WaitFor(t, time.Minute, "the gateway", func() bool {
-		_, err := cr.c.ListBuckets(t.Context(), &s3.ListBucketsInput{})
-		return err == nil
-	})
+	cr.c, cr.store = connect(cr.t, cr.s, cr.store)
 }
 
 // work writes a few objects (new keys, overwrites, deletes) and waits for
@@ -389,7 +367,7 @@ func (cr *crash) check(when string) {
 	// Every object byte-exact, and one range.
 	for _, key := range want {
 		o := cr.objs[key]
-		if got, n := cr.get(when, key, ""); got != o.sum || n != o.size {
+		if got, n := get(t, cr.c, when, key, ""); got != o.sum || n != o.size {
 			t.Fatalf("%s: %s: %d bytes read (sha256 %x), %d written (%x)", when, key, n, got[:6], o.size, o.sum[:6])
 		}
 	}
@@ -398,7 +376,7 @@ func (cr *crash) check(when string) {
 		if o := cr.objs[key]; o.size > 1 {
 			off := cr.rng.Int64N(o.size)
 			n := 1 + cr.rng.Int64N(o.size-off)
-			if got, m := cr.get(when, key, fmt.Sprintf("bytes=%d-%d", off, off+n-1)); got != coldtier.Sum(o.seed, o.size, off, n) || m != n {
+			if got, m := get(t, cr.c, when, key, fmt.Sprintf("bytes=%d-%d", off, off+n-1)); got != coldtier.Sum(o.seed, o.size, off, n) || m != n {
 				t.Fatalf("%s: %s: range [%d, +%d) differs (%d bytes read)", when, key, off, n, m)
 			}
 		}
@@ -408,20 +386,21 @@ func (cr *crash) check(when string) {
 
 // get GETs key (rng: a Range header or "") and returns the SHA-256 and
 // length of the body.
-func (cr *crash) get(when, key, rng string) ([32]byte, int64) {
+func get(t *testing.T, c *s3.Client, when, key, rng string) ([32]byte, int64) {
+	t.Helper()
 	in := &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}
 	if rng != "" {
 		in.Range = aws.String(rng)
 	}
-	out, err := cr.c.GetObject(cr.t.Context(), in)
+	out, err := c.GetObject(t.Context(), in)
 	if err != nil {
-		cr.t.Fatalf("%s: get %s %s: %v", when, key, rng, err)
+		t.Fatalf("%s: get %s %s: %v", when, key, rng, err)
 	}
 	defer out.Body.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, out.Body)
 	if err != nil {
-		cr.t.Fatalf("%s: get %s %s: %v", when, key, rng, err)
+		t.Fatalf("%s: get %s %s: %v", when, key, rng, err)
 	}
 	return [32]byte(h.Sum(nil)), n
 }
