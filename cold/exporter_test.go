@@ -542,3 +542,49 @@ func TestCheckFindsInconsistency(t *testing.T) {
 		t.Fatalf("freed slots of a committed object: %v", err)
 	}
 }
+
+// TestExportUsage: the bucket's and the code's usage counters stay right
+// across staging, export and delete: staged objects count their warm
+// shards, exported ones their bytes times (K+M)/K (cairn.ColdStored), and a
+// deleted one nothing.
+func TestExportUsage(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 9))
+	e := newEnv(t)
+	var staged cairn.Tally
+	sizes := []int{0, 5000, 300 << 10, 900<<10 + 3}
+	for i, n := range sizes {
+		m := e.put(t, fmt.Sprintf("k%d", i), randBytes(rng, n))
+		staged = staged.Add(m.Tally())
+	}
+	if u, err := e.store.BucketUsage(ctx, "bkt"); err != nil || u != staged || u.Stored < 3*u.Logical {
+		t.Fatalf("staged: usage %+v, want %+v (rep-3 copies), %v", u, staged, err)
+	}
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var exported cairn.Tally
+	for i, n := range sizes {
+		if m, err := e.store.Manifest(ctx, "bkt", fmt.Sprintf("k%d", i)); err != nil || m.Cold == nil {
+			t.Fatalf("k%d not exported: %v", i, err)
+		}
+		exported = exported.Add(cairn.Tally{Objects: 1, Logical: int64(n), Stored: cairn.ColdStored(e.pol.String(), int64(n))})
+	}
+	u, err := e.store.Usage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Buckets["bkt"]; got != exported {
+		t.Fatalf("exported: bucket usage %+v, want %+v", got, exported)
+	}
+	if got := u.Codes["clay-4-2-5"]; got != exported {
+		t.Fatalf("exported: usage of clay-4-2-5 %+v, want %+v", got, exported)
+	}
+	if err := e.cl.Delete(ctx, "bkt", "k3"); err != nil {
+		t.Fatal(err)
+	}
+	want := exported.Add(cairn.Tally{Objects: -1, Logical: -int64(sizes[3]), Stored: -cairn.ColdStored(e.pol.String(), int64(sizes[3]))})
+	if u, err := e.store.BucketUsage(ctx, "bkt"); err != nil || u != want {
+		t.Fatalf("after a delete: usage %+v, want %+v, %v", u, want, err)
+	}
+}
