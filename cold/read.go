@@ -116,13 +116,18 @@ const CoalesceGap = 1 << 20
 
 // readRuns returns the concatenated bytes of ranges (ascending runs of
 // helper slots, as gp.RepairRange lists them), asking for runs of one
-// shard less than CoalesceGap apart in one request and dropping the gaps.
+// shard at most g.Gap (CoalesceGap) apart in one request and dropping the
+// gaps.
 func (g *Group) readRuns(ctx context.Context, ranges []gp.Location) ([]byte, error) {
+	gap := g.Gap
+	if gap <= 0 {
+		gap = CoalesceGap
+	}
 	var out []byte
 	for i := 0; i < len(ranges); {
 		j, end := i+1, ranges[i].Offset+ranges[i].Length
 		for j < len(ranges) && ranges[j].Disk == ranges[i].Disk && ranges[j].File == ranges[i].File &&
-			g.sameUnit(ranges[i], ranges[j]) && ranges[j].Offset >= end && ranges[j].Offset-end <= CoalesceGap {
+			g.sameUnit(ranges[i], ranges[j]) && ranges[j].Offset >= end && ranges[j].Offset-end <= gap {
 			end = ranges[j].Offset + ranges[j].Length
 			j++
 		}
@@ -144,4 +149,42 @@ func (g *Group) readRuns(ctx context.Context, ranges []gp.Location) ([]byte, err
 func (g *Group) sameUnit(a, b gp.Location) bool {
 	sa, sb := g.shards(a), g.shards(b)
 	return len(sa) == 1 && len(sb) == 1 && sa[0].name == sb[0].name
+}
+
+// ReadRange returns the bytes of l — a slot of a bucket or parity file, a
+// range inside one, or a range of a small-size bucket — from its disk, or,
+// when available[l.Disk] is false, rebuilt as Read rebuilds pieces: a
+// slot's range by the repair of its whole slot (the code repairs whole
+// shards), a small-bucket range by RS from the same range of K others. It
+// lets layouts other than Geometric Partitioning keep their chunks in a
+// group's slots and share its reads and repairs: the experiment's
+// Stripe-Max and Contiguous layouts (bench/gpbench).
+func (g *Group) ReadRange(ctx context.Context, l gp.Location, available []bool) ([]byte, error) {
+	if len(available) != len(g.Disks) || l.Disk < 0 || l.Disk >= len(g.Disks) || l.Offset < 0 || l.Length <= 0 {
+		return nil, fmt.Errorf("%w: read of %+v with %d disks' availability of a %d-disk group", cairn.ErrInvalid, l, len(available), len(g.Disks))
+	}
+	size := g.slotSize(l.File)
+	slot := l
+	if size > 0 {
+		slot = gp.Location{Disk: l.Disk, File: l.File, Offset: l.Offset / size * size, Length: size}
+		if l.Offset+l.Length > slot.Offset+size {
+			return nil, fmt.Errorf("%w: %s [%d, +%d) crosses a slot of %d bytes", cairn.ErrInvalid, l.File, l.Offset, l.Length, size)
+		}
+	}
+	if available[l.Disk] {
+		return g.read(ctx, l, false)
+	}
+	b, err := g.rebuild(ctx, slot, available)
+	if err != nil {
+		return nil, err
+	}
+	return b[l.Offset-slot.Offset : l.Offset-slot.Offset+l.Length], nil
+}
+
+// PutSlot writes slot l (a location gp.PG.Stripe lists) whole.
+func (g *Group) PutSlot(ctx context.Context, l gp.Location, b []byte) error {
+	if size := g.slotSize(l.File); size == 0 || l.Length != size || l.Offset%size != 0 || int64(len(b)) != size {
+		return fmt.Errorf("%w: %d bytes into %s [%d, +%d), which is not a slot", cairn.ErrInvalid, len(b), l.File, l.Offset, l.Length)
+	}
+	return g.putLoc(ctx, l, b)
 }

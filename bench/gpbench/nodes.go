@@ -3,6 +3,7 @@ package gpbench
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"time"
@@ -19,13 +20,15 @@ import (
 // placement group per rotation of Disks (group i takes N = K+M disks from
 // position i on, wrapping), so that a lost disk's rebuild reads from every
 // other disk as in the paper's many-group cluster; objects go to the
-// groups in turn. The objects on Disks[Lost] are read whole, normally and
-// then with that disk unavailable (their pieces rebuilt by the pipeline);
-// then that disk is rebuilt onto Spare in every group at once, under one
-// shared weight budget.
+// groups in turn. A sample of the objects is read whole, normally and then
+// with the object's own disk unavailable (its pieces rebuilt by the
+// pipeline); then Disks[Lost] is rebuilt in every group that holds it, at
+// once and under one shared weight budget, each group's copy onto the disk
+// just past the group in the rotation (a spare outside the group, as the
+// export job's placement.Spare picks one: the rebuilt bytes are written
+// across the cluster, not onto one disk).
 type NodeRun struct {
-	Disks []cairn.DiskID // more than the largest code's K+M
-	Spare cairn.DiskID   // where the lost disk is rebuilt (each code's shards are named apart)
+	Disks []cairn.DiskID // the rotation: more than the largest code's K+M
 	Nodes cold.Disks
 	Geo   gp.Geometry
 	Sizes []int64
@@ -33,10 +36,29 @@ type NodeRun struct {
 	ClientLink float64
 	Budget     int // the repairer's weight budget
 	Batch      int // objects per export batch (per group)
+	// Gap is the groups' cold.Group.Gap: the bytes a disk streams in the
+	// time of a seek, which a helper reads through (0: cold.CoalesceGap).
+	Gap int64
+	// Contiguous is the chunk size of the Contiguous layout a code with
+	// NodeCode.Layouts is also read in (0: not measured).
+	Contiguous int64
 	Log        func(format string, a ...any)
 	// Progress, if not nil, is called with the codes measured and their
 	// total: (0, total) first, then after each.
 	Progress func(done, total int)
+}
+
+// NodeCode is one code of a NodeRun and what is read of it.
+type NodeCode struct {
+	Code string // clay-K-M-D, rs-K-M, lrc-K-L-R, …
+	// Reads objects, spread evenly over the workload, are read whole,
+	// normally and degraded (0: none).
+	Reads int
+	// Layouts also stores those objects in the Stripe-Max layout (and the
+	// Contiguous one, NodeRun.Contiguous) coded with this code, on the
+	// same disks, and reads them the same way: the paper's baselines for
+	// the degraded read.
+	Layouts bool
 }
 
 // Lost is the position in NodeRun.Disks of the disk the experiment loses.
@@ -55,23 +77,33 @@ type NodeRow struct {
 	RecoverySeconds float64
 	RecoveryBps     float64
 	// NormalRead and DegradedRead are the mean seconds to read an object
-	// of the lost disk, over Reads objects.
+	// whole, with every disk and with its own disk unavailable, over Reads
+	// objects (Geometric Partitioning).
 	NormalRead, DegradedRead float64
 	Reads                    int
+	ReadBytes                int64 // the bytes of the Reads objects
+	// The same objects in the Stripe-Max layout (each object one stripe
+	// of strips size/K; the degraded read loses the strip on the disk the
+	// object's Geometric Partitioning copy lives on) and in the Contiguous
+	// layout (objects packed into chunks of NodeRun.Contiguous bytes; the
+	// degraded read loses the disk of the object's first chunk), when the
+	// code's Layouts is set.
+	StripeMaxNormal, StripeMaxDegraded   float64
+	ContiguousNormal, ContiguousDegraded float64
 }
 
-// Run measures each code (clay-K-M-D, rs-K-M, lrc-K-L-R, …).
-func (nr NodeRun) Run(ctx context.Context, codes []string) ([]NodeRow, error) {
+// Run measures each code.
+func (nr NodeRun) Run(ctx context.Context, codes []NodeCode) ([]NodeRow, error) {
 	progress := nr.Progress
 	if progress == nil {
 		progress = func(int, int) {}
 	}
 	progress(0, len(codes))
 	var rows []NodeRow
-	for _, code := range codes {
-		r, err := nr.one(ctx, code)
+	for _, c := range codes {
+		r, err := nr.one(ctx, c)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", code, err)
+			return nil, fmt.Errorf("%s: %w", c.Code, err)
 		}
 		rows = append(rows, r)
 		progress(len(rows), len(codes))
@@ -83,10 +115,18 @@ func (nr NodeRun) Run(ctx context.Context, codes []string) ([]NodeRow, error) {
 type member struct {
 	g    *cold.Group
 	lost int
-	recs []gp.Record
 }
 
-func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
+// objectData returns object j's bytes (seeded by j, the same for every
+// code and layout).
+func objectData(j int, size int64) []byte {
+	data := make([]byte, size)
+	rand.NewChaCha8([32]byte{byte(j), byte(j >> 8), 18}).Read(data)
+	return data
+}
+
+func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
+	code := nc.Code
 	chunk, err := all.New(code)
 	if err != nil {
 		return NodeRow{}, err
@@ -114,9 +154,11 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 		if err != nil {
 			return NodeRow{}, err
 		}
+		g.Gap = nr.Gap
 		groups = append(groups, &member{g: g, lost: lost})
 	}
 	row := NodeRow{Code: code, Groups: len(groups)}
+	recs := make([]gp.Record, len(nr.Sizes)) // object j's record, in group j mod len(groups)
 	start := time.Now()
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(ExportGroups)
@@ -128,16 +170,17 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 			}
 			for b := 0; b < len(mine); b += nr.Batch {
 				var batch [][]byte
-				for _, j := range mine[b:min(b+nr.Batch, len(mine))] {
-					data := make([]byte, nr.Sizes[j])
-					rand.NewChaCha8([32]byte{byte(j), byte(j >> 8), 18}).Read(data)
-					batch = append(batch, data)
+				idx := mine[b:min(b+nr.Batch, len(mine))]
+				for _, j := range idx {
+					batch = append(batch, objectData(j, nr.Sizes[j]))
 				}
-				recs, err := m.g.Export(ectx, batch)
+				rs, err := m.g.Export(ectx, batch)
 				if err != nil {
 					return err
 				}
-				m.recs = append(m.recs, recs...)
+				for i, j := range idx {
+					recs[j] = rs[i]
+				}
 			}
 			return nil
 		})
@@ -150,67 +193,141 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 	for i := range all {
 		all[i] = true
 	}
-	for _, m := range groups {
-		if m.lost < 0 {
-			continue
-		}
-		gone := append([]bool(nil), all...)
-		gone[m.lost] = false
-		for _, r := range m.recs {
-			if r.Disk != m.lost || r.Size == 0 {
-				continue
-			}
-			for _, mode := range []struct {
-				avail []bool
-				sum   *float64
-			}{{all, &row.NormalRead}, {gone, &row.DegradedRead}} {
-				t0 := time.Now()
-				if err := m.g.Read(ctx, r, 0, r.Size, mode.avail, &shaped{rate: nr.ClientLink, start: t0}); err != nil {
-					return NodeRow{}, err
-				}
-				*mode.sum += time.Since(t0).Seconds()
-			}
-			row.Reads++
-		}
-		for _, t := range m.g.PG.RecoveryTasks(m.lost) {
-			row.RebuiltBytes += t.Where.Length
-		}
-	}
-	if row.Reads > 0 {
-		row.NormalRead /= float64(row.Reads)
-		row.DegradedRead /= float64(row.Reads)
+	if err := nr.reads(ctx, nc, groups, recs, &row); err != nil {
+		return NodeRow{}, err
 	}
 	budget := cold.NewBudget(nr.Budget)
 	start = time.Now()
 	eg, ectx = errgroup.WithContext(ctx)
-	for _, m := range groups {
+	for i, m := range groups {
 		if m.lost < 0 {
 			continue
 		}
-		eg.Go(func() error { return m.g.Rebuild(ectx, m.lost, nr.Spare, all, budget) })
+		for _, t := range m.g.PG.RecoveryTasks(m.lost) {
+			row.RebuiltBytes += t.Where.Length
+		}
+		spare := nr.Disks[(i+p.N())%n] // outside the group, never Disks[Lost]
+		eg.Go(func() error { return m.g.Rebuild(ectx, m.lost, spare, all, budget) })
 	}
 	if err := eg.Wait(); err != nil {
 		return NodeRow{}, err
 	}
 	row.RecoverySeconds = time.Since(start).Seconds()
 	row.RecoveryBps = float64(row.RebuiltBytes) / row.RecoverySeconds
-	nr.Log("%s: %d reads of the lost disk's objects: normal %.3f s, degraded %.3f s; rebuilt %d MiB in %.2f s",
-		code, row.Reads, row.NormalRead, row.DegradedRead, row.RebuiltBytes>>20, row.RecoverySeconds)
+	nr.Log("%s: rebuilt %d MiB of the lost disk in %.2f s (%.1f MB/s)",
+		code, row.RebuiltBytes>>20, row.RecoverySeconds, row.RecoveryBps/1e6)
 	return row, nil
 }
 
+// sample returns count indices of non-empty objects spread evenly over
+// sizes.
+func sample(sizes []int64, count int) []int {
+	var nonEmpty []int
+	for j, s := range sizes {
+		if s > 0 {
+			nonEmpty = append(nonEmpty, j)
+		}
+	}
+	count = min(count, len(nonEmpty))
+	out := make([]int, 0, count)
+	for i := range count {
+		out = append(out, nonEmpty[i*len(nonEmpty)/count])
+	}
+	return out
+}
+
+// reads measures the normal and degraded whole-object reads of a sample
+// of the objects, one read at a time on the idle cluster, in the Geometric
+// Partitioning layout and, with nc.Layouts, the Stripe-Max and Contiguous
+// ones. Every read is checked byte for byte (CRC-32C of what the client
+// received against the object's).
+func (nr NodeRun) reads(ctx context.Context, nc NodeCode, groups []*member, recs []gp.Record, row *NodeRow) error {
+	idx := sample(nr.Sizes, nc.Reads)
+	if len(idx) == 0 {
+		return nil
+	}
+	sums := make([]uint32, len(idx))
+	for i, j := range idx {
+		sums[i] = crc32.Checksum(objectData(j, nr.Sizes[j]), castagnoli)
+		row.ReadBytes += nr.Sizes[j]
+	}
+	timed := func(want uint32, sum *float64, read func(w io.Writer) error) error {
+		w := &shaped{rate: nr.ClientLink, start: time.Now()}
+		if err := read(w); err != nil {
+			return err
+		}
+		*sum += time.Since(w.start).Seconds()
+		if w.sum != want {
+			return fmt.Errorf("%w: a read returned bytes of CRC %08x, want %08x", cairn.ErrCorrupt, w.sum, want)
+		}
+		return nil
+	}
+	var sm []*stripeMax
+	var con *contiguous
+	if nc.Layouts {
+		var err error
+		if sm, con, err = nr.layouts(ctx, nc, groups, idx); err != nil {
+			return err
+		}
+	}
+	for i, j := range idx {
+		g, r := groups[j%len(groups)].g, recs[j]
+		avail := make([]bool, len(g.Disks))
+		for d := range avail {
+			avail[d] = true
+		}
+		gone := append([]bool(nil), avail...)
+		gone[r.Disk] = false
+		type mode struct {
+			sum  *float64
+			read func(io.Writer) error
+		}
+		modes := []mode{
+			{&row.NormalRead, func(w io.Writer) error { return g.Read(ctx, r, 0, r.Size, avail, w) }},
+			{&row.DegradedRead, func(w io.Writer) error { return g.Read(ctx, r, 0, r.Size, gone, w) }},
+		}
+		if sm != nil {
+			modes = append(modes,
+				mode{&row.StripeMaxNormal, func(w io.Writer) error { return sm[i].read(ctx, -1, w) }},
+				mode{&row.StripeMaxDegraded, func(w io.Writer) error { return sm[i].read(ctx, r.Disk, w) }})
+		}
+		if con != nil {
+			modes = append(modes,
+				mode{&row.ContiguousNormal, func(w io.Writer) error { return con.read(ctx, i, false, w) }},
+				mode{&row.ContiguousDegraded, func(w io.Writer) error { return con.read(ctx, i, true, w) }})
+		}
+		for _, m := range modes {
+			if err := timed(sums[i], m.sum, m.read); err != nil {
+				return err
+			}
+		}
+	}
+	row.Reads = len(idx)
+	for _, s := range []*float64{&row.NormalRead, &row.DegradedRead, &row.StripeMaxNormal, &row.StripeMaxDegraded,
+		&row.ContiguousNormal, &row.ContiguousDegraded} {
+		*s /= float64(row.Reads)
+	}
+	nr.Log("%s: %d objects (%d MiB) read whole: normal %.3f s, degraded %.3f s; stripe-max %.3f / %.3f s; contiguous %.3f / %.3f s",
+		nc.Code, row.Reads, row.ReadBytes>>20, row.NormalRead, row.DegradedRead,
+		row.StripeMaxNormal, row.StripeMaxDegraded, row.ContiguousNormal, row.ContiguousDegraded)
+	return nil
+}
+
 // shaped is a client's link: it accepts bytes no faster than rate per
-// second since start (rate 0: at once), sleeping in real time.
+// second since start (rate 0: at once), sleeping in real time, and keeps
+// the CRC-32C of what it received.
 type shaped struct {
 	rate  float64
 	start time.Time
 	n     int64
+	sum   uint32
 }
 
 var _ io.Writer = (*shaped)(nil)
 
 func (s *shaped) Write(p []byte) (int, error) {
 	s.n += int64(len(p))
+	s.sum = crc32.Update(s.sum, castagnoli, p)
 	if s.rate > 0 {
 		due := s.start.Add(time.Duration(float64(s.n) / s.rate * float64(time.Second)))
 		if d := time.Until(due); d > 0 {
@@ -219,3 +336,5 @@ func (s *shaped) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
