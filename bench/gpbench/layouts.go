@@ -83,21 +83,22 @@ func putStripeMax(ctx context.Context, id string, like *cold.Group, data []byte)
 	return &stripeMax{g: g, size: size}, nil
 }
 
-// read writes the object to w, fetching every strip at once and sending
-// them in order; the strip on data disk lost (−1: none) is rebuilt by the
-// code's repair from the other disks, which serve their own strips at the
-// same time.
-func (s *stripeMax) read(ctx context.Context, lost int, w io.Writer) error {
-	avail := s.g.PG.Stripe(0, 0)
-	strip := avail[0].Length
+// read writes bytes [off, off+n) of the object to w, fetching the parts
+// of every strip the range touches at once and sending them in order; the
+// strip on data disk lost (−1: none) is rebuilt whole by the code's repair
+// from the other disks, which serve their own strips at the same time.
+func (s *stripeMax) read(ctx context.Context, off, n int64, lost int, w io.Writer) error {
+	row := s.g.PG.Stripe(0, 0)
+	strip := row[0].Length
 	var locs []gp.Location
-	for d, l := range avail[:s.g.PG.K] {
-		if n := min(strip, s.size-int64(d)*strip); n > 0 {
-			l.Length = n
+	for d, l := range row[:s.g.PG.K] {
+		lo, hi := max(off, int64(d)*strip), min(off+n, int64(d+1)*strip)
+		if lo < hi {
+			l.Offset, l.Length = lo-int64(d)*strip, hi-lo
 			locs = append(locs, l)
 		}
 	}
-	return readPieces(ctx, s.g, locs, available(len(avail), lost), len(locs), w)
+	return readPieces(ctx, s.g, locs, available(len(row), lost), len(locs), w)
 }
 
 // contiguous is objects packed one after another into chunks of c bytes
@@ -151,21 +152,23 @@ func putContiguous(ctx context.Context, id string, like *cold.Group, c, lead int
 	return con, nil
 }
 
-// read writes object i to w, chunk range after chunk range, one fetched
-// while the one before is sent; degraded loses the disk of the object's
-// first chunk, whose chunks are then rebuilt whole.
-func (con *contiguous) read(ctx context.Context, i int, degraded bool, w io.Writer) error {
+// read writes bytes [off, off+n) of object i to w, chunk range after
+// chunk range, one fetched while the one before is sent; degraded loses
+// the disk of the object's first chunk, whose chunks are then rebuilt
+// whole.
+func (con *contiguous) read(ctx context.Context, i int, off, n int64, degraded bool, w io.Writer) error {
 	k := int64(con.g.PG.K)
+	first := con.start[i] / con.c
 	var locs []gp.Location
-	for pos := con.start[i]; pos < con.start[i]+con.size[i]; {
+	for pos := con.start[i] + off; pos < con.start[i]+off+n; {
 		ch := pos / con.c
-		n := min(con.c-pos%con.c, con.start[i]+con.size[i]-pos)
-		locs = append(locs, gp.Location{Disk: int(ch % k), File: gp.BucketFile(0), Offset: ch/k*con.c + pos%con.c, Length: n})
-		pos += n
+		b := min(con.c-pos%con.c, con.start[i]+off+n-pos)
+		locs = append(locs, gp.Location{Disk: int(ch % k), File: gp.BucketFile(0), Offset: ch/k*con.c + pos%con.c, Length: b})
+		pos += b
 	}
 	lost := -1
 	if degraded {
-		lost = locs[0].Disk
+		lost = int(first % k)
 	}
 	return readPieces(ctx, con.g, locs, available(con.g.PG.K+con.g.PG.M, lost), 2, w)
 }

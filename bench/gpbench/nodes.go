@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -16,11 +17,13 @@ import (
 	"cairn/layout/gp"
 )
 
-// NodeRun is the experiment on real storage nodes. For each code, one
-// placement group per rotation of Disks (group i takes N = K+M disks from
-// position i on, wrapping), so that a lost disk's rebuild reads from every
-// other disk as in the paper's many-group cluster; objects go to the
-// groups in turn. A sample of the objects is read whole, normally and then
+// NodeRun is the experiment on real storage nodes. For each code,
+// placement groups that are rotations of Disks (the group starting at i
+// takes N = K+M disks from position i on, wrapping), one for each position
+// in LostAt at which the group holds Disks[Lost], so that a lost disk's
+// rebuild reads from every other disk as in the paper's many-group cluster
+// and meets each position of the stripe as often as the paper's does;
+// objects go to the groups in turn. A sample of the objects is read whole, normally and then
 // with the object's own disk unavailable (its pieces rebuilt by the
 // pipeline); then Disks[Lost] is rebuilt in every group that holds it, at
 // once and under one shared weight budget, each group's copy onto the disk
@@ -29,9 +32,15 @@ import (
 // across the cluster, not onto one disk).
 type NodeRun struct {
 	Disks []cairn.DiskID // the rotation: more than the largest code's K+M
-	Nodes cold.Disks
-	Geo   gp.Geometry
-	Sizes []int64
+	// LostAt lists the positions at which each group holds Disks[Lost],
+	// one group each (nil: one group per rotation, n of them, with the
+	// n−N that do not hold it). Every other position of a 14-disk stripe
+	// (0, 2, …, 12) meets Clay's y-sections and LRC's local and global
+	// parities in the proportions all 14 do.
+	LostAt []int
+	Nodes  cold.Disks
+	Geo    gp.Geometry
+	Sizes  []int64
 	// ClientLink is the reader's rate in bytes/s (0: unshaped).
 	ClientLink float64
 	Budget     int // the repairer's weight budget
@@ -82,14 +91,19 @@ type NodeRow struct {
 	NormalRead, DegradedRead float64
 	Reads                    int
 	ReadBytes                int64 // the bytes of the Reads objects
-	// The same objects in the Stripe-Max layout (each object one stripe
+	// DegradedRange is the mean seconds of a degraded read of a range of
+	// each object (length uniform in [1, size], offset uniform where it
+	// fits: the paper's range accesses), RangeBytes their total.
+	DegradedRange float64
+	RangeBytes    int64
+	// The degraded reads of the same objects in the Stripe-Max layout (each object one stripe
 	// of strips size/K; the degraded read loses the strip on the disk the
 	// object's Geometric Partitioning copy lives on) and in the Contiguous
 	// layout (objects packed into chunks of NodeRun.Contiguous bytes; the
 	// degraded read loses the disk of the object's first chunk), when the
-	// code's Layouts is set.
-	StripeMaxNormal, StripeMaxDegraded   float64
-	ContiguousNormal, ContiguousDegraded float64
+	// code's Layouts is set (Contiguous: and NodeRun.Contiguous).
+	StripeMaxDegraded, ContiguousDegraded float64
+	StripeMaxRange, ContiguousRange       float64 // the same ranges, degraded
 }
 
 // Run measures each code.
@@ -113,8 +127,9 @@ func (nr NodeRun) Run(ctx context.Context, codes []NodeCode) ([]NodeRow, error) 
 
 // member is a group and the lost disk's position in it (−1: not in it).
 type member struct {
-	g    *cold.Group
-	lost int
+	g     *cold.Group
+	lost  int
+	start int // the group's first disk in the rotation
 }
 
 // objectData returns object j's bytes (seeded by j, the same for every
@@ -140,8 +155,17 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	if n <= p.N() {
 		return NodeRow{}, fmt.Errorf("%w: %d disks for %s: want more than %d", cairn.ErrInvalid, n, code, p.N())
 	}
-	var groups []*member
+	starts := make([]int, 0, n)
 	for i := range n {
+		if pos := ((Lost-i)%n + n) % n; nr.LostAt == nil || (pos < p.N() && slices.Contains(nr.LostAt, pos)) {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) == 0 {
+		return NodeRow{}, fmt.Errorf("%w: no group of %s holds the lost disk at %v", cairn.ErrInvalid, code, nr.LostAt)
+	}
+	var groups []*member
+	for _, i := range starts {
 		var disks []cairn.DiskID
 		lost := -1
 		for j := range p.N() {
@@ -155,7 +179,7 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 			return NodeRow{}, err
 		}
 		g.Gap = nr.Gap
-		groups = append(groups, &member{g: g, lost: lost})
+		groups = append(groups, &member{g: g, lost: lost, start: i})
 	}
 	row := NodeRow{Code: code, Groups: len(groups)}
 	recs := make([]gp.Record, len(nr.Sizes)) // object j's record, in group j mod len(groups)
@@ -199,14 +223,14 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	budget := cold.NewBudget(nr.Budget)
 	start = time.Now()
 	eg, ectx = errgroup.WithContext(ctx)
-	for i, m := range groups {
+	for _, m := range groups {
 		if m.lost < 0 {
 			continue
 		}
 		for _, t := range m.g.PG.RecoveryTasks(m.lost) {
 			row.RebuiltBytes += t.Where.Length
 		}
-		spare := nr.Disks[(i+p.N())%n] // outside the group, never Disks[Lost]
+		spare := nr.Disks[(m.start+p.N())%n] // outside the group, never Disks[Lost]
 		eg.Go(func() error { return m.g.Rebuild(ectx, m.lost, spare, all, budget) })
 	}
 	if err := eg.Wait(); err != nil {
@@ -247,9 +271,20 @@ func (nr NodeRun) reads(ctx context.Context, nc NodeCode, groups []*member, recs
 		return nil
 	}
 	sums := make([]uint32, len(idx))
+	// Each object's range: a length uniform in [1, size] at an offset
+	// uniform over where it fits (the paper's range accesses).
+	rng := rand.New(rand.NewPCG(uint64(len(idx)), 0x7261))
+	ranges := make([][2]int64, len(idx))
+	rangeSums := make([]uint32, len(idx))
 	for i, j := range idx {
-		sums[i] = crc32.Checksum(objectData(j, nr.Sizes[j]), castagnoli)
+		data := objectData(j, nr.Sizes[j])
+		sums[i] = crc32.Checksum(data, castagnoli)
+		n := 1 + rng.Int64N(int64(len(data)))
+		off := rng.Int64N(int64(len(data)) - n + 1)
+		ranges[i] = [2]int64{off, n}
+		rangeSums[i] = crc32.Checksum(data[off:off+n], castagnoli)
 		row.ReadBytes += nr.Sizes[j]
+		row.RangeBytes += n
 	}
 	timed := func(want uint32, sum *float64, read func(w io.Writer) error) error {
 		w := &shaped{rate: nr.ClientLink, start: time.Now()}
@@ -280,36 +315,42 @@ func (nr NodeRun) reads(ctx context.Context, nc NodeCode, groups []*member, recs
 		gone[r.Disk] = false
 		type mode struct {
 			sum  *float64
+			want uint32
 			read func(io.Writer) error
 		}
+		off, n := ranges[i][0], ranges[i][1]
 		modes := []mode{
-			{&row.NormalRead, func(w io.Writer) error { return g.Read(ctx, r, 0, r.Size, avail, w) }},
-			{&row.DegradedRead, func(w io.Writer) error { return g.Read(ctx, r, 0, r.Size, gone, w) }},
+			{&row.NormalRead, sums[i], func(w io.Writer) error { return g.Read(ctx, r, 0, r.Size, avail, w) }},
+			{&row.DegradedRead, sums[i], func(w io.Writer) error { return g.Read(ctx, r, 0, r.Size, gone, w) }},
+			{&row.DegradedRange, rangeSums[i], func(w io.Writer) error { return g.Read(ctx, r, off, n, gone, w) }},
 		}
+		// The baselines' normal reads are not timed: like Geometric
+		// Partitioning's, they are bound by the client's link (the paper
+		// measured all layouts' within 2 % of each other).
 		if sm != nil {
 			modes = append(modes,
-				mode{&row.StripeMaxNormal, func(w io.Writer) error { return sm[i].read(ctx, -1, w) }},
-				mode{&row.StripeMaxDegraded, func(w io.Writer) error { return sm[i].read(ctx, r.Disk, w) }})
+				mode{&row.StripeMaxDegraded, sums[i], func(w io.Writer) error { return sm[i].read(ctx, 0, r.Size, r.Disk, w) }},
+				mode{&row.StripeMaxRange, rangeSums[i], func(w io.Writer) error { return sm[i].read(ctx, off, n, r.Disk, w) }})
 		}
 		if con != nil {
 			modes = append(modes,
-				mode{&row.ContiguousNormal, func(w io.Writer) error { return con.read(ctx, i, false, w) }},
-				mode{&row.ContiguousDegraded, func(w io.Writer) error { return con.read(ctx, i, true, w) }})
+				mode{&row.ContiguousDegraded, sums[i], func(w io.Writer) error { return con.read(ctx, i, 0, r.Size, true, w) }},
+				mode{&row.ContiguousRange, rangeSums[i], func(w io.Writer) error { return con.read(ctx, i, off, n, true, w) }})
 		}
 		for _, m := range modes {
-			if err := timed(sums[i], m.sum, m.read); err != nil {
+			if err := timed(m.want, m.sum, m.read); err != nil {
 				return err
 			}
 		}
 	}
 	row.Reads = len(idx)
-	for _, s := range []*float64{&row.NormalRead, &row.DegradedRead, &row.StripeMaxNormal, &row.StripeMaxDegraded,
-		&row.ContiguousNormal, &row.ContiguousDegraded} {
+	for _, s := range []*float64{&row.NormalRead, &row.DegradedRead, &row.DegradedRange,
+		&row.StripeMaxDegraded, &row.StripeMaxRange, &row.ContiguousDegraded, &row.ContiguousRange} {
 		*s /= float64(row.Reads)
 	}
-	nr.Log("%s: %d objects (%d MiB) read whole: normal %.3f s, degraded %.3f s; stripe-max %.3f / %.3f s; contiguous %.3f / %.3f s",
-		nc.Code, row.Reads, row.ReadBytes>>20, row.NormalRead, row.DegradedRead,
-		row.StripeMaxNormal, row.StripeMaxDegraded, row.ContiguousNormal, row.ContiguousDegraded)
+	nr.Log("%s: %d objects (%d MiB) read whole: normal %.3f s, degraded %.3f s (stripe-max %.3f s, contiguous %.3f s); degraded ranges (%d MiB): %.3f s (stripe-max %.3f s, contiguous %.3f s)",
+		nc.Code, row.Reads, row.ReadBytes>>20, row.NormalRead, row.DegradedRead, row.StripeMaxDegraded, row.ContiguousDegraded,
+		row.RangeBytes>>20, row.DegradedRange, row.StripeMaxRange, row.ContiguousRange)
 	return nil
 }
 

@@ -34,6 +34,7 @@ func TestNodeRun(t *testing.T) {
 	}
 	var steps [][2]int
 	nr.Progress = func(done, total int) { steps = append(steps, [2]int{done, total}) }
+	nr.LostAt = []int{0, 2, 4, 6} // 6 is past clay-4-2-5's and rs-4-2's stripes
 	rows, err := nr.Run(context.Background(), []gpbench.NodeCode{
 		{Code: "clay-4-2-5", Reads: 5, Layouts: true}, {Code: "rs-4-2", Reads: 2}, {Code: "lrc-4-2-2"}})
 	if err != nil {
@@ -43,13 +44,13 @@ func TestNodeRun(t *testing.T) {
 		t.Errorf("progress: %v, want %v", steps, want)
 	}
 	for i, r := range rows {
-		if r.Groups != len(disks) || r.RebuiltBytes == 0 || r.RecoveryBps <= 0 {
+		if r.Groups != []int{3, 3, 4}[i] || r.RebuiltBytes == 0 || r.RecoveryBps <= 0 {
 			t.Errorf("%+v", r)
 		}
-		if want := []int{5, 2, 0}[i]; r.Reads != want || (want > 0) != (r.NormalRead > 0 && r.DegradedRead > 0 && r.ReadBytes > 0) {
+		if want := []int{5, 2, 0}[i]; r.Reads != want || (want > 0) != (r.NormalRead > 0 && r.DegradedRead > 0 && r.DegradedRange > 0 && r.ReadBytes > 0) {
 			t.Errorf("%s: %d reads (want %d): %+v", r.Code, r.Reads, want, r)
 		}
-		if layouts := i == 0; layouts != (r.StripeMaxNormal > 0 && r.StripeMaxDegraded > 0 && r.ContiguousNormal > 0 && r.ContiguousDegraded > 0) {
+		if layouts := i == 0; layouts != (r.StripeMaxDegraded > 0 && r.ContiguousDegraded > 0 && r.StripeMaxRange > 0 && r.ContiguousRange > 0) {
 			t.Errorf("%s: layouts read %v: %+v", r.Code, layouts, r)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"cairn"
 	"cairn/bench/gpbench"
+	"cairn/cold"
 	"cairn/internal/cmdline"
 	"cairn/internal/units"
 	"cairn/layout/gp"
@@ -69,7 +70,7 @@ recovery_vs_lrc, degraded_over_normal_read and degraded_vs_stripe_max, the
 small-size bucket's share of bytes for the three s0 (model), and which
 fields were measured on nodes ("measured") and which modelled. The
 modelled ratios are also given as model_*.
---quick: 24 objects on the nodes, 6 of them read (about 4 minutes in all),
+--quick: 70 objects on the nodes, 5 of them read (about 5 minutes in all),
 2000 in the model.`
 
 func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -170,9 +171,9 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ModelDegradedOverNormalRead: sum.DegradedOverNormalRead, ModelDegradedVsStripeMax: sum.DegradedVsStripeMax, Measured: []string{},
 		Objects: w.Count, ClayRepairBps: m.ClayRepair, RSDecodeBps: m.RSDecode}
 	if !*modelOnly {
-		n, reads := 60, 16
+		n, reads := 20*len(lostAt), 16
 		if *quick {
-			n, reads = 24, 6
+			n, reads = perGroup*len(lostAt), 5
 		}
 		if *nodeObjects > 0 {
 			n = *nodeObjects
@@ -181,7 +182,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			reads = *nodeReads
 		}
 		wl := gpbench.Workload{Count: n, Min: gpbench.W1.Min / *shrink, Max: gpbench.W1.Max / *shrink, Seed: *seed}
-		nrows, err := runGPNodes(ctx, *scale, *shrink, geo, wl, reads, say, step)
+		nrows, err := runGPNodes(ctx, *quick, *scale, *shrink, geo, wl, reads, say, step)
 		if err != nil {
 			return err
 		}
@@ -199,11 +200,23 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // reads too) — the paper's 512 was for servers with 128 GB of memory.
 const repairBudget = 64
 
+// lostAt are the positions in its groups of the disk the node run loses,
+// one group each: every other position of the 14-disk stripe meets Clay's
+// y-sections and LRC's local and global parities as often as all 14 do, and
+// 7 groups of 14 of the 16 disks spread the rebuild over all of them.
+var lostAt = []int{0, 2, 4, 6, 8, 10, 12}
+
+// perGroup is the objects a group of the quick node run gets, in one
+// export batch: enough that most rows of the small chunk sizes are full,
+// as they are in the paper's full groups (a group with few objects holds
+// mostly parity, and its lost disk would be mostly parity slots).
+const perGroup = 10
+
 // runGPNodes starts etcd and 16 node processes with throttled disks and
 // runs the measured part of the experiment, telling step its progress.
 // The disks stream 250 MB/s / scale; their seek is 4.2 ms × scale / shrink,
 // so the bytes a disk streams in a seek shrink with the chunks.
-func runGPNodes(ctx context.Context, scale float64, shrink int64, geo gp.Geometry, wl gpbench.Workload, reads int, say func(string, ...any), step func(done, total int)) ([]gpbench.NodeRow, error) {
+func runGPNodes(ctx context.Context, quick bool, scale float64, shrink int64, geo gp.Geometry, wl gpbench.Workload, reads int, say func(string, ...any), step func(done, total int)) ([]gpbench.NodeRow, error) {
 	work, err := os.MkdirTemp("", "cairn-gp-cluster-")
 	if err != nil {
 		return nil, err
@@ -227,8 +240,11 @@ func runGPNodes(ctx context.Context, scale float64, shrink int64, geo gp.Geometr
 	for _, p := range procs {
 		disks = append(disks, p.Disks[0])
 	}
-	nr := gpbench.NodeRun{Disks: disks, Nodes: nc, Geo: geo, Sizes: wl.Sizes(), Contiguous: 64 << 20 / shrink,
-		ClientLink: 125e6 / scale, Budget: repairBudget, Batch: 8, Log: say, Progress: step}
+	nr := gpbench.NodeRun{Disks: disks, LostAt: lostAt, Nodes: nc, Geo: geo, Sizes: wl.Sizes(), Gap: cold.CoalesceGap / shrink,
+		ClientLink: 125e6 / scale, Budget: repairBudget, Batch: perGroup, Log: say, Progress: step}
+	if !quick {
+		nr.Contiguous = 64 << 20 / shrink
+	}
 	return nr.Run(ctx, []gpbench.NodeCode{{Code: "clay-10-4-13", Reads: reads, Layouts: true}, {Code: "rs-10-4"}, {Code: "lrc-10-2-2"}})
 }
 
