@@ -9,8 +9,10 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/codec/all"
@@ -318,5 +320,89 @@ func TestRepairGap(t *testing.T) {
 				t.Errorf("gap %d, lost %d: helpers asked for %d bytes, want %d", tc.gap, lost, asked, want)
 			}
 		}
+	}
+}
+
+// barrierDisks holds every GetShard until want of them are in flight at
+// once (or a deadline passes) and records the most it saw.
+type barrierDisks struct {
+	cold.Disks
+	want     int64
+	inflight atomic.Int64
+	most     atomic.Int64
+	release  chan struct{}
+	once     sync.Once
+}
+
+func (b *barrierDisks) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
+	now := b.inflight.Add(1)
+	defer b.inflight.Add(-1)
+	for m := b.most.Load(); now > m && !b.most.CompareAndSwap(m, now); m = b.most.Load() {
+	}
+	if now >= b.want {
+		b.once.Do(func() { close(b.release) })
+	}
+	select {
+	case <-b.release:
+	case <-time.After(time.Second): // real time: requests that never overlap wait this long, and the test fails
+	}
+	return b.Disks.GetShard(ctx, disk, name, off, n)
+}
+
+// TestExportRowReadsOverlap exports one full row (K chunks of one size, no
+// fronts): the row's parity is computed from the K data slots read back
+// from their disks, and those K reads are in flight at once, not one disk
+// after another.
+func TestExportRowReadsOverlap(t *testing.T) {
+	g, _ := newGroup(t, "clay-4-2-5")
+	b := &barrierDisks{Disks: g.Nodes, want: int64(g.PG.K), release: make(chan struct{})}
+	g.Nodes = b
+	var objs [][]byte
+	for i := range g.PG.K {
+		objs = append(objs, bytes.Repeat([]byte{byte(i + 1)}, 32<<10)) // one s0 chunk each, one per disk
+	}
+	recs, err := g.Export(context.Background(), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.most.Load(); got < int64(g.PG.K) {
+		t.Errorf("at most %d reads in flight while a row's parity was computed, want %d", got, g.PG.K)
+	}
+	all := []bool{true, true, true, true, true, true}
+	check(t, g, rand.New(rand.NewPCG(1, 0)), "row", map[int][]byte{0: objs[0], 3: objs[3]}, map[int]gp.Record{0: recs[0], 3: recs[3]}, all)
+	gone := slices.Clone(all)
+	gone[recs[2].Disk] = false
+	check(t, g, rand.New(rand.NewPCG(2, 0)), "row, disk gone", map[int][]byte{2: objs[2]}, map[int]gp.Record{2: recs[2]}, gone)
+}
+
+// TestRepairHelperDepth rebuilds a slot of the last y-section, whose
+// helpers each send runs of one sub-chunk that a small gap keeps apart:
+// each helper has cold.HelperDepth of its requests in flight at once, not
+// one after another.
+func TestRepairHelperDepth(t *testing.T) {
+	g, _ := newGroup(t, "clay-4-2-5") // lost 4 (y-section 2): 4 runs of one sub-chunk from each of 5 helpers
+	ctx := context.Background()
+	row := g.PG.Stripe(2, 0)
+	shards := make([][]byte, len(row))
+	for d := range g.PG.K {
+		shards[d] = bytes.Repeat([]byte{byte(d + 7)}, int(row[0].Length))
+	}
+	if err := g.Clay.Encode(shards); err != nil {
+		t.Fatal(err)
+	}
+	for d, l := range row {
+		if err := g.PutSlot(ctx, l, shards[d]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := int64(5 * min(4, cold.HelperDepth))
+	b := &barrierDisks{Disks: g.Nodes, want: want, release: make(chan struct{})}
+	g.Nodes, g.Gap = b, 1
+	got, err := g.ReadRange(ctx, row[4], []bool{true, true, true, true, false, true})
+	if err != nil || !bytes.Equal(got, shards[4]) {
+		t.Fatalf("rebuild: %v", err)
+	}
+	if most := b.most.Load(); most < want {
+		t.Errorf("at most %d helper requests in flight, want %d", most, want)
 	}
 }

@@ -114,16 +114,27 @@ func (g *Group) rebuild(ctx context.Context, l gp.Location, available []bool) ([
 // reading through is never slower than seeking.
 const CoalesceGap = 1 << 20
 
+// HelperDepth is how many requests a repair keeps in flight to one
+// helper: a helper whose runs are far apart is asked for them apart, and
+// one request after another would leave its disk idle between them.
+const HelperDepth = 4
+
 // readRuns returns the concatenated bytes of ranges (ascending runs of
 // helper slots, as gp.RepairRange lists them), asking for runs of one
 // shard at most g.Gap (CoalesceGap) apart in one request and dropping the
-// gaps.
+// gaps, HelperDepth requests at a time.
 func (g *Group) readRuns(ctx context.Context, ranges []gp.Location) ([]byte, error) {
 	gap := g.Gap
 	if gap <= 0 {
 		gap = CoalesceGap
 	}
-	var out []byte
+	type span struct {
+		loc  gp.Location
+		runs []gp.Location // the ranges it covers
+		at   int64         // where its first range goes in the output
+	}
+	var spans []span
+	var total int64
 	for i := 0; i < len(ranges); {
 		j, end := i+1, ranges[i].Offset+ranges[i].Length
 		for j < len(ranges) && ranges[j].Disk == ranges[i].Disk && ranges[j].File == ranges[i].File &&
@@ -131,15 +142,32 @@ func (g *Group) readRuns(ctx context.Context, ranges []gp.Location) ([]byte, err
 			end = ranges[j].Offset + ranges[j].Length
 			j++
 		}
-		span := gp.Location{Disk: ranges[i].Disk, File: ranges[i].File, Offset: ranges[i].Offset, Length: end - ranges[i].Offset}
-		b, err := g.read(ctx, span, true)
-		if err != nil {
-			return nil, err
+		sp := span{loc: gp.Location{Disk: ranges[i].Disk, File: ranges[i].File, Offset: ranges[i].Offset, Length: end - ranges[i].Offset},
+			runs: ranges[i:j], at: total}
+		for _, r := range sp.runs {
+			total += r.Length
 		}
-		for _, r := range ranges[i:j] {
-			out = append(out, b[r.Offset-span.Offset:r.Offset-span.Offset+r.Length]...)
-		}
+		spans = append(spans, sp)
 		i = j
+	}
+	out := make([]byte, total)
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(HelperDepth)
+	for _, sp := range spans {
+		eg.Go(func() error {
+			b, err := g.read(ctx, sp.loc, true)
+			if err != nil {
+				return err
+			}
+			at := sp.at
+			for _, r := range sp.runs {
+				at += int64(copy(out[at:], b[r.Offset-sp.loc.Offset:r.Offset-sp.loc.Offset+r.Length]))
+			}
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
