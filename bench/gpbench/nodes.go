@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -52,6 +53,10 @@ type NodeRun struct {
 	// NodeCode.Layouts is also read in (0: not measured).
 	Contiguous int64
 	Log        func(format string, a ...any)
+	// CPU, if not nil, returns the machine's busy and total CPU time so
+	// far (any unit): a recovery on a machine with no idle CPU was not
+	// bound by its disks alone (NodeRow.CPUBusy).
+	CPU func() (busy, total float64)
 	// Progress, if not nil, is called with the codes measured and their
 	// total: (0, total) first, then after each.
 	Progress func(done, total int)
@@ -85,6 +90,13 @@ type NodeRow struct {
 	RebuiltBytes    int64
 	RecoverySeconds float64
 	RecoveryBps     float64
+	// HelperRequests and HelperBytes are the reads the rebuild asked of
+	// the nodes (coalesced runs: bytes read through gaps count).
+	HelperRequests, HelperBytes int64
+	// CPUBusy is the share of the machine's CPU time that was busy (with
+	// anything, the nodes' and other work) during the recovery, when
+	// NodeRun.CPU is set.
+	CPUBusy float64
 	// NormalRead and DegradedRead are the mean seconds to read an object
 	// whole, with every disk and with its own disk unavailable, over Reads
 	// objects (Geometric Partitioning).
@@ -164,6 +176,7 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	if len(starts) == 0 {
 		return NodeRow{}, fmt.Errorf("%w: no group of %s holds the lost disk at %v", cairn.ErrInvalid, code, nr.LostAt)
 	}
+	nodes := &counting{Disks: nr.Nodes}
 	var groups []*member
 	for _, i := range starts {
 		var disks []cairn.DiskID
@@ -174,7 +187,7 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 			}
 			disks = append(disks, nr.Disks[(i+j)%n])
 		}
-		g, err := cold.NewGroup(fmt.Sprintf("bench-%s-%d", code, i), nr.Geo, disks, nr.Nodes, chunk, rs)
+		g, err := cold.NewGroup(fmt.Sprintf("bench-%s-%d", code, i), nr.Geo, disks, nodes, chunk, rs)
 		if err != nil {
 			return NodeRow{}, err
 		}
@@ -221,6 +234,12 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 		return NodeRow{}, err
 	}
 	budget := cold.NewBudget(nr.Budget)
+	nodes.requests.Store(0)
+	nodes.bytes.Store(0)
+	var busy0, total0 float64
+	if nr.CPU != nil {
+		busy0, total0 = nr.CPU()
+	}
 	start = time.Now()
 	eg, ectx = errgroup.WithContext(ctx)
 	for _, m := range groups {
@@ -238,8 +257,15 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	}
 	row.RecoverySeconds = time.Since(start).Seconds()
 	row.RecoveryBps = float64(row.RebuiltBytes) / row.RecoverySeconds
-	nr.Log("%s: rebuilt %d MiB of the lost disk in %.2f s (%.1f MB/s)",
-		code, row.RebuiltBytes>>20, row.RecoverySeconds, row.RecoveryBps/1e6)
+	row.HelperRequests, row.HelperBytes = nodes.requests.Load(), nodes.bytes.Load()
+	if nr.CPU != nil {
+		if busy, total := nr.CPU(); total > total0 {
+			row.CPUBusy = (busy - busy0) / (total - total0)
+		}
+	}
+	nr.Log("%s: rebuilt %d MiB of the lost disk in %.2f s (%.1f MB/s), asking the helpers for %.2f bytes per byte in %d requests; the machine's CPU %.0f%% busy",
+		code, row.RebuiltBytes>>20, row.RecoverySeconds, row.RecoveryBps/1e6,
+		float64(row.HelperBytes)/float64(row.RebuiltBytes), row.HelperRequests, 100*row.CPUBusy)
 	return row, nil
 }
 
@@ -379,3 +405,15 @@ func (s *shaped) Write(p []byte) (int, error) {
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// counting counts the reads asked of the nodes.
+type counting struct {
+	cold.Disks
+	requests, bytes atomic.Int64
+}
+
+func (c *counting) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
+	c.requests.Add(1)
+	c.bytes.Add(n)
+	return c.Disks.GetShard(ctx, disk, name, off, n)
+}

@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"cairn"
 	"cairn/bench/gpbench"
+	"cairn/codec/all"
 	"cairn/cold"
 	"cairn/internal/cmdline"
 	"cairn/internal/units"
@@ -18,7 +21,8 @@ import (
 )
 
 const gpHelp = `Usage: cairn-bench gp [--quick] [--out DIR] [--objects N] [--seed N] [--model-only]
-                       [--scale X] [--shrink F] [--node-objects N] [--node-reads N] [--json]
+                       [--scale X] [--shrink F] [--node-objects N] [--node-reads N]
+                       [--codes LIST] [--json]
 
 The Geometric Partitioning paper's experiment (its Figure 9, workload W1),
 in two parts.
@@ -84,6 +88,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	scale := fs.Float64("scale", 12.5, "how many times slower than the paper's disks and client links the nodes run")
 	nodeObjects := fs.Int("node-objects", 0, "objects on the nodes per code (default 60, --quick 24)")
 	shrink := fs.Int64("shrink", 4, "how many times smaller than the paper's every size of the node run is (1, 2 or 4)")
+	codes := fs.String("codes", "clay-10-4-13,rs-10-4,lrc-10-2-2", "the codes measured on the nodes (the first is read in the three layouts)")
 	nodeReads := fs.Int("node-reads", 0, "objects read whole on the nodes, normally and degraded (default 16, --quick 6)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", gpHelp)
@@ -182,7 +187,18 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			reads = *nodeReads
 		}
 		wl := gpbench.Workload{Count: n, Min: gpbench.W1.Min / *shrink, Max: gpbench.W1.Max / *shrink, Seed: *seed}
-		nrows, err := runGPNodes(ctx, *quick, *scale, *shrink, geo, wl, reads, say, step)
+		var ncodes []gpbench.NodeCode
+		for i, c := range strings.Split(*codes, ",") {
+			if _, err := all.New(c); err != nil {
+				return fmt.Errorf("%w: --codes: %v", cmdline.ErrUsage, err)
+			}
+			nc := gpbench.NodeCode{Code: c}
+			if i == 0 {
+				nc.Reads, nc.Layouts = reads, true
+			}
+			ncodes = append(ncodes, nc)
+		}
+		nrows, err := runGPNodes(ctx, *quick, *scale, *shrink, geo, wl, ncodes, say, step)
 		if err != nil {
 			return err
 		}
@@ -212,25 +228,42 @@ var lostAt = []int{0, 2, 4, 6, 8, 10, 12}
 // mostly parity, and its lost disk would be mostly parity slots).
 const perGroup = 10
 
-// runGPNodes starts etcd and 16 node processes with throttled disks and
-// runs the measured part of the experiment, telling step its progress.
+// runGPNodes runs the measured part of the experiment, one code at a
+// time, each on a new cluster of etcd and 16 node processes with throttled
+// disks (so no code's shards fill the machine's disk for the next, and
+// none reads another's from the page cache), telling step its progress.
 // The disks stream 250 MB/s / scale; their seek is 4.2 ms × scale / shrink,
 // so the bytes a disk streams in a seek shrink with the chunks.
-func runGPNodes(ctx context.Context, quick bool, scale float64, shrink int64, geo gp.Geometry, wl gpbench.Workload, reads int, say func(string, ...any), step func(done, total int)) ([]gpbench.NodeRow, error) {
+func runGPNodes(ctx context.Context, quick bool, scale float64, shrink int64, geo gp.Geometry, wl gpbench.Workload, codes []gpbench.NodeCode, say func(string, ...any), step func(done, total int)) ([]gpbench.NodeRow, error) {
+	rate := int64(250e6 / scale)
+	seek := time.Duration(4.2 * scale / float64(shrink) * float64(time.Millisecond)).Round(100 * time.Microsecond)
+	say("each code on 16 nodes: disks %.0f MB/s, %v per seek (a 7200 rpm disk slowed %.1f×, its seek shrunk %d× with the sizes); s0 %s, chunks up to %s, objects %s … %s",
+		float64(rate)/1e6, seek, scale, shrink, units.FormatSize(geo.S0), units.FormatSize(geo.Max), units.FormatSize(wl.Min), units.FormatSize(wl.Max))
+	var rows []gpbench.NodeRow
+	step(0, len(codes))
+	for _, c := range codes {
+		r, err := runGPCode(ctx, quick, rate, seek, shrink, geo, wl, c, say)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+		step(len(rows), len(codes))
+	}
+	return rows, nil
+}
+
+// runGPCode measures one code on a new cluster.
+func runGPCode(ctx context.Context, quick bool, rate int64, seek time.Duration, shrink int64, geo gp.Geometry, wl gpbench.Workload, code gpbench.NodeCode, say func(string, ...any)) ([]gpbench.NodeRow, error) {
 	work, err := os.MkdirTemp("", "cairn-gp-cluster-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	rate := int64(250e6 / scale)
-	seek := time.Duration(4.2 * scale / float64(shrink) * float64(time.Millisecond)).Round(100 * time.Microsecond)
 	specs := make([]nodeSpec, 16)
 	for i := range specs {
 		id := fmt.Sprintf("n%d", i+1)
 		specs[i] = nodeSpec{ID: id, Disks: []string{filepath.Join(work, id) + fmt.Sprintf(",bw=%d,seek=%v,wb=%d", rate, seek, writeBehind)}}
 	}
-	say("starting etcd and 16 nodes in %s: disks %.0f MB/s, %v per seek (a 7200 rpm disk slowed %.1f×, its seek shrunk %d× with the sizes); s0 %s, chunks up to %s, objects %s … %s",
-		work, float64(rate)/1e6, seek, scale, shrink, units.FormatSize(geo.S0), units.FormatSize(geo.Max), units.FormatSize(wl.Min), units.FormatSize(wl.Max))
 	procs, nc, stop, err := startNodes(ctx, work, specs)
 	if err != nil {
 		return nil, err
@@ -241,11 +274,12 @@ func runGPNodes(ctx context.Context, quick bool, scale float64, shrink int64, ge
 		disks = append(disks, p.Disks[0])
 	}
 	nr := gpbench.NodeRun{Disks: disks, LostAt: lostAt, Nodes: nc, Geo: geo, Sizes: wl.Sizes(), Gap: cold.CoalesceGap / shrink,
-		ClientLink: 125e6 / scale, Budget: repairBudget, Batch: perGroup, Log: say, Progress: step}
+		ClientLink: float64(rate) / 2, // 1 Gb/s beside the disk's 250 MB/s, slowed alike
+		Budget:     repairBudget, Batch: perGroup, Log: say, CPU: procStatCPU}
 	if !quick {
 		nr.Contiguous = 64 << 20 / shrink
 	}
-	return nr.Run(ctx, []gpbench.NodeCode{{Code: "clay-10-4-13", Reads: reads, Layouts: true}, {Code: "rs-10-4"}, {Code: "lrc-10-2-2"}})
+	return nr.Run(ctx, []gpbench.NodeCode{code})
 }
 
 // writeFile creates path and writes it with write.
@@ -259,4 +293,29 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// procStatCPU returns the machine's busy and total CPU time in ticks from
+// /proc/stat (Linux; zeros elsewhere, which NodeRun ignores).
+func procStatCPU() (busy, total float64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0
+	}
+	for i, s := range f[1:] {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, 0
+		}
+		total += v
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return busy, total
 }
