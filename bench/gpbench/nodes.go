@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -242,13 +243,17 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	}
 	start = time.Now()
 	eg, ectx = errgroup.WithContext(ctx)
+	var perGroup []string // the lost disk's MiB in each group, by its position there
 	for _, m := range groups {
 		if m.lost < 0 {
 			continue
 		}
+		var b int64
 		for _, t := range m.g.PG.RecoveryTasks(m.lost) {
-			row.RebuiltBytes += t.Where.Length
+			b += t.Where.Length
 		}
+		row.RebuiltBytes += b
+		perGroup = append(perGroup, fmt.Sprintf("%d@%d", b>>20, m.lost))
 		spare := nr.Disks[(m.start+p.N())%n] // outside the group, never Disks[Lost]
 		eg.Go(func() error { return m.g.Rebuild(ectx, m.lost, spare, all, budget) })
 	}
@@ -263,8 +268,8 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 			row.CPUBusy = (busy - busy0) / (total - total0)
 		}
 	}
-	nr.Log("%s: rebuilt %d MiB of the lost disk in %.2f s (%.1f MB/s), asking the helpers for %.2f bytes per byte in %d requests; the machine's CPU %.0f%% busy",
-		code, row.RebuiltBytes>>20, row.RecoverySeconds, row.RecoveryBps/1e6,
+	nr.Log("%s: rebuilt %d MiB of the lost disk (MiB@position per group: %s) in %.2f s (%.1f MB/s), asking the helpers for %.2f bytes per byte in %d requests; the machine's CPU %.0f%% busy",
+		code, row.RebuiltBytes>>20, strings.Join(perGroup, " "), row.RecoverySeconds, row.RecoveryBps/1e6,
 		float64(row.HelperBytes)/float64(row.RebuiltBytes), row.HelperRequests, 100*row.CPUBusy)
 	return row, nil
 }
