@@ -27,11 +27,13 @@ const gpHelp = `Usage: cairn-bench gp [--quick] [--out DIR] [--objects N] [--see
 The Geometric Partitioning paper's experiment (its Figure 9, workload W1),
 in two parts.
 
-On real node processes (skipped with --model-only): an embedded etcd and
-16 storage nodes, one throttled disk each (the spinning-disk model slowed
---scale times: 250 MB/s and 4.2 ms per seek), hold 16 placement groups
-per code, one per rotation of the 16 disks — for clay-10-4-13, rs-10-4
-and lrc-10-2-2, all in the Geometric Partitioning layout (package cold).
+On real node processes (skipped with --model-only): for each code
+(--codes: clay-10-4-13, rs-10-4 and lrc-10-2-2, all in the Geometric
+Partitioning layout of package cold) an embedded etcd and 16 storage nodes,
+one throttled disk each (the spinning-disk model slowed --scale times:
+250 MB/s and 4.2 ms per seek), hold 7 placement groups, rotations of the
+16 disks that hold the lost disk at stripe positions 0, 2, …, 12, with 10
+objects each (20 without --quick).
 The run is the paper's W1 setup shrunk --shrink (F) times in every size
 that meets the disk: s0 = 4 MiB/F, q = 2, chunks up to 256 MiB/F, objects
 drawn log-uniformly from 1 MiB/F to 700 MiB/F (the model's W1), and the
@@ -74,8 +76,8 @@ recovery_vs_lrc, degraded_over_normal_read and degraded_vs_stripe_max, the
 small-size bucket's share of bytes for the three s0 (model), and which
 fields were measured on nodes ("measured") and which modelled. The
 modelled ratios are also given as model_*.
---quick: 70 objects on the nodes, 5 of them read (about 5 minutes in all),
-2000 in the model.`
+--quick: 70 objects on the nodes, 5 of them read (6 min 50 s on a shared
+2-core machine busy with other work), 2000 in the model.`
 
 func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn-bench gp", flag.ContinueOnError)
