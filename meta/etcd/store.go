@@ -52,6 +52,13 @@ type Options struct {
 	// Range, Txn, Put, LeaseGrant, ...), how long it took and its error
 	// (for metrics). It runs on the caller's goroutine and must not block.
 	ObserveCall func(op string, took time.Duration, err error)
+	// BucketCache, if positive, turns on the bucket cache
+	// (bucketcache.go; docs/design/meta.md, "Bucket cache"): Bucket
+	// serves the records it has read from memory, kept current by a
+	// watch, and never one that may be staler than BucketCache (the
+	// watch must have proved current within it). For gateways; 0: every
+	// Bucket reads etcd.
+	BucketCache time.Duration
 }
 
 // Store is a meta.Store on etcd. See the package documentation.
@@ -68,6 +75,8 @@ type Store struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	closed atomic.Bool
+
+	buckets *bucketCache // nil without Options.BucketCache
 
 	mu          sync.Mutex               // guards leaderships and wg.Add after Close
 	leaderships map[*leadership]struct{} // won and not yet ended
@@ -137,6 +146,11 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 		cancel()
 		_ = cli.Close()
 		return nil, fmt.Errorf("open etcd store at %v: %w", endpoints, err)
+	}
+	if opts.BucketCache > 0 {
+		s.buckets = newBucketCache(opts.BucketCache)
+		s.wg.Add(1)
+		go s.watchBuckets()
 	}
 	return s, nil
 }
@@ -543,6 +557,7 @@ func (s *Store) CreateBucket(ctx context.Context, b cairn.Bucket) error {
 		return err
 	}
 	op := "create bucket " + b.Name
+	defer s.forgetBucket(b.Name)
 	v, err := json.Marshal(b)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
@@ -579,7 +594,21 @@ func (s *Store) Bucket(ctx context.Context, name string) (cairn.Bucket, error) {
 	if strings.Contains(name, "/") {
 		return cairn.Bucket{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	return getOne[cairn.Bucket](ctx, s, op, s.k.bucket(name))
+	if s.buckets == nil {
+		return getOne[cairn.Bucket](ctx, s, op, s.k.bucket(name))
+	}
+	var b cairn.Bucket
+	kv, err := s.cachedBucket(ctx, s.k.bucket(name))
+	switch {
+	case err != nil:
+		return b, s.wrap(op, err)
+	case kv == nil:
+		return b, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	if err := json.Unmarshal(kv.Value, &b); err != nil {
+		return b, fmt.Errorf("%s: %w", op, err)
+	}
+	return b, nil
 }
 
 // Buckets implements meta.Store.
@@ -625,6 +654,7 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if err := s.live(); err != nil {
 		return err
 	}
+	defer s.forgetBucket(name)
 	if strings.Contains(name, "/") {
 		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}

@@ -230,6 +230,7 @@ func (s *Store) SetBucketVersioning(ctx context.Context, name, status string) er
 	if strings.Contains(name, "/") {
 		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
+	defer s.forgetBucket(name)
 	return s.update(ctx, op, s.k.bucket(name), func(old []byte) (any, error) {
 		if old == nil {
 			return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
