@@ -136,9 +136,10 @@ type planned struct {
 // with the counters moved, provided the watched keys and the counter
 // shards are still as read. A round that finds them changed (a concurrent
 // write) starts over: the failed Txn reads them again in its Else branch
-// (unless there are prefixes), so a retry costs one round trip. Every write to a watched key must
-// change its mod revision; a prefix is only read, so plan must watch a key
-// that every write under the prefix rewrites. guess (nil: none) is a
+// (unless there are prefixes), so a retry costs one round trip. Every
+// write to a watched key must change its mod revision; a prefix is only
+// read, so plan must watch a key that every write under the prefix
+// rewrites. guess (nil: none) is a
 // delta whose counters are read with the watched keys, saving a read when
 // plan's delta touches no others (a new object's: its own).
 func (s *Store) counted(ctx context.Context, op string, watch, prefixes []string, guess *meta.Delta, plan func(r reads) planned) error {
