@@ -44,19 +44,20 @@ func (c *Client) open(ctx context.Context, m *cairn.Manifest, off, length int64)
 // or unknown, it is read again first, so a disk that has just come back
 // is used at once; a disk that has just gone down may still be asked
 // for up to disksMaxAge, and its failure is read around as any other.
+// The map is shared: the caller must not change it.
 func (c *Client) readable(ctx context.Context, m *cairn.Manifest) (map[cairn.DiskID]bool, error) {
-	disks, err := c.clusterDisks(ctx)
-	if err != nil {
+	if _, err := c.clusterDisks(ctx); err != nil {
 		return nil, err
 	}
-	readable := readableOf(disks)
+	c.mu.Lock()
+	readable := c.readableAt
+	c.mu.Unlock()
 	if !allReadable(m, readable) {
-		if disks, err = c.meta.Disks(ctx); err != nil {
+		disks, err := c.meta.Disks(ctx)
+		if err != nil {
 			return nil, err
 		}
-		c.mu.Lock()
-		c.disks, c.disksAt = disks, time.Now()
-		c.mu.Unlock()
+		c.setDisks(disks)
 		readable = readableOf(disks)
 	}
 	return readable, nil
@@ -253,11 +254,11 @@ func cut(segs [][]byte, lo, hi int64) [][]byte {
 type getter struct {
 	c        *Client
 	m        *cairn.Manifest
-	code     codec.Code   // decodes the stripe: the policy's, extended if a shard holds a spare row
-	p        codec.Params // the policy's code's (N shard slots)
-	readable map[cairn.DiskID]bool
-	bad      map[int]bool // shards that failed in this read; owned by produce
-	extra    int          // δ: shards asked beyond K; −1: every shard (the policy's read mode)
+	code     codec.Code            // decodes the stripe: the policy's, extended if a shard holds a spare row
+	p        codec.Params          // the policy's code's (N shard slots)
+	readable map[cairn.DiskID]bool // disks that may be asked (Client.readable: shared, read only)
+	bad      map[int]bool          // shards that failed in this read; owned by produce
+	extra    int                   // δ: shards asked beyond K; −1: every shard (the policy's read mode)
 }
 
 // produce sends the data of [off, end) window by window. It returns false
