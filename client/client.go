@@ -250,6 +250,10 @@ type Client struct {
 	nodeOf   map[cairn.DiskID]cairn.NodeID // failure domain of each disk; guarded by mu
 	disks    []cairn.Disk                  // the cluster's disks as last read; guarded by mu
 	disksAt  time.Time                     // when disks was read; guarded by mu
+	// readableAt maps disks to whether their state is readable
+	// (readableOf(disks)); shared by GETs, never written after it is
+	// set. Guarded by mu.
+	readableAt map[cairn.DiskID]bool
 }
 
 // New returns a client over a metadata store and a shard store.
@@ -371,10 +375,16 @@ func (c *Client) clusterDisks(ctx context.Context) ([]cairn.Disk, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	c.disks, c.disksAt = ds, time.Now()
-	c.mu.Unlock()
+	c.setDisks(ds)
 	return ds, nil
+}
+
+// setDisks records ds as the cluster's disks, read now.
+func (c *Client) setDisks(ds []cairn.Disk) {
+	readable := readableOf(ds)
+	c.mu.Lock()
+	c.disks, c.disksAt, c.readableAt = ds, time.Now(), readable
+	c.mu.Unlock()
 }
 
 // avoidUnwritable replaces the disks of a stripe that are not up (down,

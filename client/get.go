@@ -37,6 +37,59 @@ func (c *Client) open(ctx context.Context, m *cairn.Manifest, off, length int64)
 	return c.openAvoiding(ctx, m, off, length, -1)
 }
 
+// readable returns which disks a read of m may ask for shards: the
+// disks whose state is readable, from the disk states read at most
+// disksMaxAge ago (clusterDisks: a GET of a healthy object makes no
+// metadata call for them). If that map holds any disk m names unreadable
+// or unknown, it is read again first, so a disk that has just come back
+// is used at once; a disk that has just gone down may still be asked
+// for up to disksMaxAge, and its failure is read around as any other.
+// The map is shared: the caller must not change it.
+func (c *Client) readable(ctx context.Context, m *cairn.Manifest) (map[cairn.DiskID]bool, error) {
+	if _, err := c.clusterDisks(ctx); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	readable := c.readableAt
+	c.mu.Unlock()
+	if !allReadable(m, readable) {
+		disks, err := c.meta.Disks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.setDisks(disks)
+		readable = readableOf(disks)
+	}
+	return readable, nil
+}
+
+// readableOf maps each disk to whether its state is readable.
+func readableOf(disks []cairn.Disk) map[cairn.DiskID]bool {
+	readable := make(map[cairn.DiskID]bool, len(disks))
+	for _, d := range disks {
+		readable[d.ID] = d.State.Readable()
+	}
+	return readable
+}
+
+// allReadable reports whether every disk holding a shard of m (of its
+// parts too) is readable.
+func allReadable(m *cairn.Manifest, readable map[cairn.DiskID]bool) bool {
+	for _, s := range m.Shards {
+		if s.Disk != "" && !readable[s.Disk] {
+			return false
+		}
+	}
+	for _, p := range m.Parts {
+		for _, s := range p.Shards {
+			if s.Disk != "" && !readable[s.Disk] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // openAvoiding is open reading no byte of shard slot avoid (≥ 0) of a
 // single-part layout with shards, as if it had failed: for reading around
 // a shard whose bytes decode into ciphertext that fails authentication.
@@ -71,12 +124,8 @@ func (c *Client) openAvoiding(ctx context.Context, m *cairn.Manifest, off, lengt
 	if err != nil {
 		return m, nil, err
 	}
-	readable := map[cairn.DiskID]bool{}
-	if disks, err := c.meta.Disks(ctx); err == nil {
-		for _, d := range disks {
-			readable[d.ID] = d.State.Readable()
-		}
-	} else {
+	readable, err := c.readable(ctx, m)
+	if err != nil {
 		release()
 		return m, nil, fmt.Errorf("reading the cluster map: %w", err)
 	}
@@ -205,11 +254,11 @@ func cut(segs [][]byte, lo, hi int64) [][]byte {
 type getter struct {
 	c        *Client
 	m        *cairn.Manifest
-	code     codec.Code   // decodes the stripe: the policy's, extended if a shard holds a spare row
-	p        codec.Params // the policy's code's (N shard slots)
-	readable map[cairn.DiskID]bool
-	bad      map[int]bool // shards that failed in this read; owned by produce
-	extra    int          // δ: shards asked beyond K; −1: every shard (the policy's read mode)
+	code     codec.Code            // decodes the stripe: the policy's, extended if a shard holds a spare row
+	p        codec.Params          // the policy's code's (N shard slots)
+	readable map[cairn.DiskID]bool // disks that may be asked (Client.readable: shared, read only)
+	bad      map[int]bool          // shards that failed in this read; owned by produce
+	extra    int                   // δ: shards asked beyond K; −1: every shard (the policy's read mode)
 }
 
 // produce sends the data of [off, end) window by window. It returns false

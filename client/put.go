@@ -17,6 +17,7 @@ import (
 	"cairn/codec"
 	"cairn/internal/bufpool"
 	"cairn/internal/retry"
+	"cairn/meta"
 	"cairn/placement"
 )
 
@@ -465,7 +466,8 @@ func fill(r io.Reader, p []byte) (n int, eof bool, err error) {
 
 // commit makes m current, replacing whatever version is there (the store
 // queues the replaced version's shards for deletion) if that version meets
-// cond. It retries (c.commits) when a concurrent writer wins and after a
+// cond. Without a condition it commits over meta.AnyVersion. It retries
+// (c.commits) when a concurrent writer wins and after a
 // transient error, reading the current version and checking cond again
 // each time: re-committing m after an unknown outcome is safe (the store
 // treats an already-current version as success, and so does the check).
@@ -473,6 +475,11 @@ func fill(r io.Reader, p []byte) (n int, eof bool, err error) {
 // ErrConditionalConflict.
 func (c *Client) commit(ctx context.Context, m *cairn.Manifest, cond Condition) error {
 	err := retry.Do(ctx, c.commits, func(ctx context.Context) error {
+		if cond.none() {
+			// Whatever is current is replaced: the store reads it in
+			// the commit (no read of our own, issue 22).
+			return c.direct.CommitManifest(ctx, m, meta.AnyVersion)
+		}
 		prev := ""
 		old, err := c.direct.Manifest(ctx, m.Bucket, m.Key)
 		switch {

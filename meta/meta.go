@@ -9,6 +9,12 @@ import (
 	"cairn"
 )
 
+// AnyVersion, as CommitManifest's prevVersion, commits over whatever
+// version is current, or none: an unconditional write, which then needs
+// no read of its own to learn the version it replaces (the store reads
+// it in the commit's own compare-and-swap).
+const AnyVersion = "*"
+
 // Store is cairn's metadata: the cluster map, placement groups, buckets,
 // object manifests, liveness leases and leader election. Two
 // implementations: meta/etcd (embedded or external etcd; production) and
@@ -112,8 +118,9 @@ type Store interface {
 	DeleteBucket(ctx context.Context, name string) error
 
 	// CommitManifest makes m the object's current manifest if the object's
-	// current version is prevVersion ("" = the object must not exist), and
-	// returns ErrConflict otherwise. ErrNotFound if the bucket does not
+	// current version is prevVersion ("" = the object must not exist;
+	// AnyVersion = whatever it is, or none), and returns ErrConflict
+	// otherwise. ErrNotFound if the bucket does not
 	// exist, ErrInvalid if m is nil or fails (*cairn.Manifest).Validate
 	// (docs/design/manifest.md, "Validation"). Compare-and-swap: this is
 	// the instant an object appears. Committing a version that is already

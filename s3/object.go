@@ -472,102 +472,95 @@ func (h *Handler) getObject(q *request, head bool) error {
 		return err
 	}
 	vid := q.r.URL.Query().Get("versionId")
-	for attempt := 0; ; attempt++ {
-		m, err := h.statVersion(ctx, q.w, q.bucket, q.key, vid)
+	m, err := h.statVersion(ctx, q.w, q.bucket, q.key, vid)
+	if err != nil {
+		return err
+	}
+	if err := checkObjectKey(m, ck); err != nil {
+		return err
+	}
+	if m.Versioned || vid != "" {
+		q.w.Header().Set("X-Amz-Version-Id", m.VersionID())
+	}
+	size := m.ContentSize()
+	if err := preconditions(q.r.Header, m, getConditions, ErrNotModified); err != nil {
+		if errors.Is(err, ErrNotModified) {
+			q.w.Header().Set("ETag", etag(m))
+			q.w.Header().Set("Last-Modified", lastModified(m).Format(http.TimeFormat))
+		}
+		return err
+	}
+	off, n, partial, err := parseRange(q.r.Header.Get("Range"), size)
+	if err != nil {
+		q.w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", size))
+		return err
+	}
+	if !partial {
+		off, n = 0, size
+	}
+	if pn > 0 {
+		// A part is a range (206 and Content-Range, as S3), but of an
+		// empty object there is no byte to name: all of it, 200.
+		var parts int
+		if off, n, parts, err = partRange(m, pn); err != nil {
+			return err
+		}
+		partial = size > 0
+		if parts > 0 {
+			q.w.Header().Set("X-Amz-Mp-Parts-Count", strconv.Itoa(parts))
+		}
+	}
+	var body io.Reader
+	if !head {
+		// The data opens from the manifest the conditions were checked
+		// on: no second read of it (issue 22), and never another version.
+		_, rc, err := h.cfg.Objects.OpenWith(ctx, m, off, n, client.GetOptions{CustomerKey: ck.keyOf()})
 		if err != nil {
-			return err
+			return h.objectErr(ctx, q.bucket, err)
 		}
-		if err := checkObjectKey(m, ck); err != nil {
-			return err
-		}
-		if m.Versioned || vid != "" {
-			q.w.Header().Set("X-Amz-Version-Id", m.VersionID())
-		}
-		size := m.ContentSize()
-		if err := preconditions(q.r.Header, m, getConditions, ErrNotModified); err != nil {
-			if errors.Is(err, ErrNotModified) {
-				q.w.Header().Set("ETag", etag(m))
-				q.w.Header().Set("Last-Modified", lastModified(m).Format(http.TimeFormat))
-			}
-			return err
-		}
-		off, n, partial, err := parseRange(q.r.Header.Get("Range"), size)
-		if err != nil {
-			q.w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", size))
-			return err
-		}
-		if !partial {
-			off, n = 0, size
-		}
-		if pn > 0 {
-			// A part is a range (206 and Content-Range, as S3), but of an
-			// empty object there is no byte to name: all of it, 200.
-			var parts int
-			if off, n, parts, err = partRange(m, pn); err != nil {
-				return err
-			}
-			partial = size > 0
-			if parts > 0 {
-				q.w.Header().Set("X-Amz-Mp-Parts-Count", strconv.Itoa(parts))
-			}
-		}
-		var body io.Reader
-		if !head {
-			gm, rc, err := h.openVersion(ctx, m, vid, off, n, client.GetOptions{CustomerKey: ck.keyOf()})
-			if err != nil {
+		defer rc.Close()
+		body = rc
+		if n > 0 {
+			// Wait for the first window before the status line: a GET
+			// that cannot be served (too few shards readable) still
+			// gets an S3 error, not a 200 and a cut connection.
+			br := bufio.NewReader(rc)
+			if _, err := br.Peek(1); err != nil {
+				if err == io.EOF {
+					err = fmt.Errorf("%w: the data path returned no bytes of %d", cairn.ErrCorrupt, n)
+				}
 				return h.objectErr(ctx, q.bucket, err)
 			}
-			if gm.Version != m.Version { // overwritten between Stat and Get: start over
-				rc.Close()
-				if attempt < 3 {
-					continue
-				}
-				return ErrOperationAborted
-			}
-			defer rc.Close()
-			body = rc
-			if n > 0 {
-				// Wait for the first window before the status line: a GET
-				// that cannot be served (too few shards readable) still
-				// gets an S3 error, not a 200 and a cut connection.
-				br := bufio.NewReader(rc)
-				if _, err := br.Peek(1); err != nil {
-					if err == io.EOF {
-						err = fmt.Errorf("%w: the data path returned no bytes of %d", cairn.ErrCorrupt, n)
-					}
-					return h.objectErr(ctx, q.bucket, err)
-				}
-				body = br
-			}
+			body = br
 		}
-		setObjectHeaders(q.w, m, q.r.URL.Query())
-		setSSEHeaders(q.w, m.Encryption, ck)
-		setTagCount(q.w, m)
-		setLockHeaders(q.w, m)
-		if checksumMode(q.r.Header) {
-			setChecksumHeaders(q.w, servedChecksum(m, pn, partial))
-		}
-		if class := h.storageClass(m.Policy); class != "STANDARD" { // S3 omits STANDARD
-			q.w.Header().Set("X-Amz-Storage-Class", class)
-		}
-		q.w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
-		status := http.StatusOK
-		if partial {
-			q.w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, size))
-			status = http.StatusPartialContent
-		}
-		q.w.WriteHeader(status)
-		if head {
-			return nil
-		}
-		if _, err := io.Copy(q.w, body); err != nil {
-			// Headers are gone: cut the connection so the client sees a
-			// short body rather than a complete-looking one.
-			h.cfg.Logger.Warn("s3 GET aborted", "request_id", q.id, "bucket", q.bucket, "key", q.key, "err", err)
-			panic(http.ErrAbortHandler)
-		}
+	}
+	setObjectHeaders(q.w, m, q.r.URL.Query())
+	setSSEHeaders(q.w, m.Encryption, ck)
+	setTagCount(q.w, m)
+	setLockHeaders(q.w, m)
+	if checksumMode(q.r.Header) {
+		setChecksumHeaders(q.w, servedChecksum(m, pn, partial))
+	}
+	if class := h.storageClass(m.Policy); class != "STANDARD" { // S3 omits STANDARD
+		q.w.Header().Set("X-Amz-Storage-Class", class)
+	}
+	q.w.Header().Set("Content-Length", strconv.FormatInt(n, 10))
+	status := http.StatusOK
+	if partial {
+		q.w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", off, off+n-1, size))
+		status = http.StatusPartialContent
+	}
+	q.w.WriteHeader(status)
+	if head {
 		return nil
 	}
+	if _, err := io.Copy(q.w, body); err != nil {
+		// Headers are gone: cut the connection so the client sees a
+		// short body rather than a complete-looking one.
+		h.cfg.Logger.Warn("s3 GET aborted", "request_id", q.id, "bucket", q.bucket, "key", q.key, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	return nil
 }
 
 func (h *Handler) deleteObject(q *request) error {

@@ -137,35 +137,27 @@ func (h *Handler) drainBody(q *request) error {
 // InvalidRequest, as S3. The caller closes rc.
 func (h *Handler) openCopySource(q *request, sb, sk, sv string, srcKey *customerKey, rng func(size int64) (off, n int64, err error)) (*cairn.Manifest, io.ReadCloser, error) {
 	ctx := q.r.Context()
-	for attempt := 0; ; attempt++ {
-		m, err := h.statVersion(ctx, nil, sb, sk, sv)
-		if errors.Is(err, ErrDeleteMarker) {
-			return nil, nil, fmt.Errorf("%w: the source version is a delete marker", ErrInvalidCopySourceVersion)
-		} else if err != nil {
+	m, err := h.statVersion(ctx, nil, sb, sk, sv)
+	if errors.Is(err, ErrDeleteMarker) {
+		return nil, nil, fmt.Errorf("%w: the source version is a delete marker", ErrInvalidCopySourceVersion)
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if err := checkObjectKey(m, srcKey); err != nil {
+		return nil, nil, err
+	}
+	if err := preconditions(q.r.Header, m, copyConditions, ErrPreconditionFailed); err != nil {
+		return nil, nil, err
+	}
+	off, n := int64(0), int64(-1)
+	if rng != nil {
+		if off, n, err = rng(m.ContentSize()); err != nil {
 			return nil, nil, err
-		}
-		if err := checkObjectKey(m, srcKey); err != nil {
-			return nil, nil, err
-		}
-		if err := preconditions(q.r.Header, m, copyConditions, ErrPreconditionFailed); err != nil {
-			return nil, nil, err
-		}
-		off, n := int64(0), int64(-1)
-		if rng != nil {
-			if off, n, err = rng(m.ContentSize()); err != nil {
-				return nil, nil, err
-			}
-		}
-		gm, rc, err := h.openVersion(ctx, m, sv, off, n, client.GetOptions{CustomerKey: srcKey.keyOf()})
-		if err != nil {
-			return nil, nil, h.objectErr(ctx, sb, err)
-		}
-		if gm.Version == m.Version {
-			return m, rc, nil
-		}
-		rc.Close() // overwritten between Stat and Get: start over
-		if attempt >= 3 {
-			return nil, nil, ErrOperationAborted
 		}
 	}
+	_, rc, err := h.cfg.Objects.OpenWith(ctx, m, off, n, client.GetOptions{CustomerKey: srcKey.keyOf()})
+	if err != nil {
+		return nil, nil, h.objectErr(ctx, sb, err)
+	}
+	return m, rc, nil
 }

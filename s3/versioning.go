@@ -10,13 +10,11 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"cairn"
-	"cairn/client"
 )
 
 // Versions is the part of the metadata store (meta.Store) versioning
@@ -153,16 +151,6 @@ func (h *Handler) statVersion(ctx context.Context, w http.ResponseWriter, bucket
 		return nil, ErrDeleteMarker
 	}
 	return v.Manifest, nil
-}
-
-// openVersion opens bytes [off, off+n) of what statVersion returned: of
-// the current object through GetWith (the caller checks it is still m),
-// of a version by its manifest.
-func (h *Handler) openVersion(ctx context.Context, m *cairn.Manifest, id string, off, n int64, opts client.GetOptions) (*cairn.Manifest, io.ReadCloser, error) {
-	if id == "" {
-		return h.cfg.Objects.GetWith(ctx, m.Bucket, m.Key, off, n, opts)
-	}
-	return h.cfg.Objects.OpenWith(ctx, m, off, n, opts)
 }
 
 // deleteVersioned deletes key of bucket b as DeleteObject and each

@@ -105,7 +105,8 @@ func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
 	}
 	nt := node.Timeouts{Dial: min(*f.nodeTimeout, 5*time.Second), Call: *f.nodeTimeout, Header: *f.nodeIdle, Idle: *f.nodeIdle}
 	l := serveLimits{
-		cluster: clusterOptions{metaTimeout: *f.metaTimeout, node: nt, memory: client.NewBudget(mem, *f.queueWait), log: log, keepSlow: *f.keepSlow},
+		cluster: clusterOptions{metaTimeout: *f.metaTimeout, node: nt, memory: client.NewBudget(mem, *f.queueWait), log: log, keepSlow: *f.keepSlow,
+			bucketCache: gatewayBucketCache},
 		s3: s3.Config{BodyIdleTimeout: *f.readTimeout, WriteTimeout: *f.writeTimeout,
 			MaxRequests: *f.maxRequests, QueueWait: *f.queueWait, AllowInsecureSSEC: *f.insecureSSEC,
 			AllowedPolicies: allowed},

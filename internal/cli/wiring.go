@@ -56,6 +56,10 @@ type clusterOptions struct {
 	metrics     *procMetrics      // counts the metadata calls (nil: none)
 	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
 	keepSlow    bool              // client.Config.KeepSlowDisks (--keep-slow-disks)
+	// bucketCache turns the store's bucket cache on
+	// (etcdmeta.Options.BucketCache; 0: off): for gateways, whose
+	// every request reads its bucket.
+	bucketCache time.Duration
 	// recordSecret records the secret's check value in a store without
 	// one (checkSecret); a gateway does, CLI commands only compare.
 	recordSecret bool
@@ -74,6 +78,12 @@ func gatewayKey() node.KeyID {
 	return node.KeyID{Role: node.RoleGateway, Name: node.KeyName(host)}
 }
 
+// gatewayBucketCache is how stale a gateway may serve a bucket's record
+// (policy, ACL, versioning, Object Lock, encryption) when its watch is
+// cut without an error; with the watch working a change shows within
+// milliseconds (docs/design/meta.md, "Bucket cache").
+const gatewayBucketCache = 2 * time.Second
+
 // cliKey is the principal of CLI commands run with the cluster secret.
 var cliKey = node.KeyID{Role: node.RoleAdmin, Name: "cli"}
 
@@ -83,7 +93,7 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 	if err != nil {
 		return nil, err
 	}
-	mo.CallTimeout, mo.ObserveCall = o.metaTimeout, o.metrics.metaCalls()
+	mo.CallTimeout, mo.ObserveCall, mo.BucketCache = o.metaTimeout, o.metrics.metaCalls(), o.bucketCache
 	from := cfg.path
 	if from == "" {
 		from = "the cluster config"

@@ -55,6 +55,7 @@ func (s *Store) updateBucketErr(ctx context.Context, op, name string, set func(*
 		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
 	k := s.k.bucket(name)
+	defer s.forgetBucket(name)
 	for range 16 {
 		resp, err := s.cli.Get(ctx, k)
 		if err != nil {

@@ -32,9 +32,18 @@
 //     exists and the object's stored version is prevVersion, or absent
 //     for ""), and apply the write together with the usage counters'
 //     change in one Txn that compares those keys' and the counters' mod
-//     revisions with what was read; start over if one moved. The usage
-//     counters are split into 32 shards each, so one hot bucket's writers
-//     seldom meet on a key.
+//     revisions with what was read; start over if one moved (the failed
+//     Txn's Else reads the next round's keys). The usage counters are
+//     split into 32 shards each, and one store's writes in flight take
+//     different shards, so one hot bucket's writers seldom meet on a key.
+//     A commit that may find its key absent (prevVersion "" or
+//     meta.AnyVersion) guesses instead of reading first — the bucket
+//     record from the bucket cache, the key new, the counter shards as
+//     this store last saw them (countercache.go) — and is then one Txn.
+//
+// With Options.BucketCache, Bucket serves records from memory, kept
+// current by a watch on the bucket keys and never staler than the bound
+// (bucketcache.go; docs/design/meta.md, "Bucket cache").
 //   - DeleteBucket: if the bucket key exists and no key exists under the
 //     bucket's object prefix (a range compare), delete the bucket key. With
 //     CommitManifest's compare on the bucket key this makes "no manifest outlives its

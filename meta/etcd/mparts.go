@@ -220,7 +220,7 @@ func (s *Store) UpdatePart(ctx context.Context, bucket, key, version string, p, 
 	d := meta.NewDelta()
 	d.Parts([]cairn.Part{p}, 1)
 	d.Parts([]cairn.Part{prev}, -1)
-	return s.counted(ctx, op, version, []string{ok, pk, vk}, nil, d, func(r reads) planned {
+	return s.counted(ctx, op, []string{ok, pk, vk}, nil, d, func(r reads) planned {
 		hk := ok
 		head := r.kv[ok]
 		if nc := r.kv[vk]; nc != nil && (head == nil || storedVersion(head.Value) != version) {

@@ -51,7 +51,7 @@ func (s *Store) updateManifest(ctx context.Context, m, prev *cairn.Manifest) err
 	d := meta.NewDelta()
 	d.Object(m, 1)
 	d.Object(prev, -1)
-	return s.counted(ctx, op, m.Version, []string{ok, vk}, nil, d, func(r reads) planned {
+	return s.counted(ctx, op, []string{ok, vk}, nil, d, func(r reads) planned {
 		rec := r.kv[ok]
 		if nc := r.kv[vk]; nc != nil && (rec == nil || storedVersion(rec.Value) != m.Version) {
 			return s.updateNoncurrent(ctx, op, r.rev, nc, m, e, mj, pj, prev, d)

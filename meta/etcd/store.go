@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +53,13 @@ type Options struct {
 	// Range, Txn, Put, LeaseGrant, ...), how long it took and its error
 	// (for metrics). It runs on the caller's goroutine and must not block.
 	ObserveCall func(op string, took time.Duration, err error)
+	// BucketCache, if positive, turns on the bucket cache
+	// (bucketcache.go; docs/design/meta.md, "Bucket cache"): Bucket
+	// serves the records it has read from memory, kept current by a
+	// watch, and never one that may be staler than BucketCache (the
+	// watch must have proved current within it). For gateways; 0: every
+	// Bucket reads etcd.
+	BucketCache time.Duration
 }
 
 // Store is a meta.Store on etcd. See the package documentation.
@@ -72,6 +80,13 @@ type Store struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	closed atomic.Bool
+
+	buckets *bucketCache // nil without Options.BucketCache
+	// counterCache and counterShards spare counted writes round trips
+	// and conflicts (countercache.go).
+	counterCache  counterCache
+	counterShards shardTracker
+	shardBase     int // the counter shard this store's writes try first
 
 	mu          sync.Mutex               // guards leaderships and wg.Add after Close
 	leaderships map[*leadership]struct{} // won and not yet ended
@@ -136,11 +151,17 @@ func Open(ctx context.Context, endpoints []string, opts Options) (*Store, error)
 		ctx:         sctx,
 		cancel:      cancel,
 		leaderships: make(map[*leadership]struct{}),
+		shardBase:   rand.IntN(usageShards),
 	}
 	if err := s.checkLayout(ctx, opts.DialTimeout); err != nil {
 		cancel()
 		_ = cli.Close()
 		return nil, fmt.Errorf("open etcd store at %v: %w", endpoints, err)
+	}
+	if opts.BucketCache > 0 {
+		s.buckets = newBucketCache(opts.BucketCache)
+		s.wg.Add(1)
+		go s.watchBuckets()
 	}
 	return s, nil
 }
@@ -548,6 +569,7 @@ func (s *Store) CreateBucket(ctx context.Context, b cairn.Bucket) error {
 		return err
 	}
 	op := "create bucket " + b.Name
+	defer s.forgetBucket(b.Name)
 	v, err := json.Marshal(b)
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
@@ -584,7 +606,21 @@ func (s *Store) Bucket(ctx context.Context, name string) (cairn.Bucket, error) {
 	if strings.Contains(name, "/") {
 		return cairn.Bucket{}, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
-	return getOne[cairn.Bucket](ctx, s, op, s.k.bucket(name))
+	if s.buckets == nil {
+		return getOne[cairn.Bucket](ctx, s, op, s.k.bucket(name))
+	}
+	var b cairn.Bucket
+	kv, err := s.cachedBucket(ctx, s.k.bucket(name))
+	switch {
+	case err != nil:
+		return b, s.wrap(op, err)
+	case kv == nil:
+		return b, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
+	}
+	if err := json.Unmarshal(kv.Value, &b); err != nil {
+		return b, fmt.Errorf("%s: %w", op, err)
+	}
+	return b, nil
 }
 
 // Buckets implements meta.Store.
@@ -630,6 +666,7 @@ func (s *Store) DeleteBucket(ctx context.Context, name string) error {
 	if err := s.live(); err != nil {
 		return err
 	}
+	defer s.forgetBucket(name)
 	if strings.Contains(name, "/") {
 		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
@@ -728,13 +765,30 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 	bk, ok, nk := s.k.bucket(m.Bucket), s.k.object(m.Bucket, m.Key), s.k.nullv(m.Bucket, m.Key)
 	guess := meta.NewDelta()
 	guess.Object(m, 1) // a new object's counters; an overwrite's also the old version's
-	return s.counted(ctx, op, m.Version, []string{bk, ok, nk}, nil, guess, func(r reads) planned {
+	return s.countedFrom(ctx, op, []string{bk, ok, nk}, nil, guess, s.newObjectGuess(ctx, bk, prevVersion), func(r reads) planned {
 		old, done, err := s.replaced(ctx, op, m, prevVersion, r.kv[bk] != nil, r.kv[ok], r.rev)
 		if done || err != nil {
 			return planned{done: true, err: err}
 		}
 		return s.commitPlan(ctx, r, bk, m, v, old, r.kv[ok], nil)
 	})
+}
+
+// newObjectGuess is the first round of a commit over prevVersion that may
+// skip its read (countedFrom): with the bucket record bk from the bucket
+// cache, and a commit that allows the object to be absent, the guess
+// that it is (a new key, and no null version) — what S3 ingest mostly
+// writes. nil (read first) otherwise. A wrong guess costs the failed
+// Txn, whose Else branch reads what the next round needs.
+func (s *Store) newObjectGuess(ctx context.Context, bk, prevVersion string) *reads {
+	if s.buckets == nil || (prevVersion != "" && prevVersion != meta.AnyVersion) {
+		return nil
+	}
+	kv, err := s.cachedBucket(ctx, bk) // a gateway has just read it: cached
+	if err != nil || kv == nil {
+		return nil // the commit's own read reports it
+	}
+	return &reads{kv: map[string]*mvccpb.KeyValue{bk: kv}, prefix: map[string][]*mvccpb.KeyValue{}}
 }
 
 // replaced decides a commit of m over prevVersion ("": none) from what
@@ -748,7 +802,7 @@ func (s *Store) replaced(ctx context.Context, op string, m *cairn.Manifest, prev
 	switch {
 	case !bucket:
 		return nil, true, fmt.Errorf("%s: bucket: %w", op, cairn.ErrNotFound)
-	case rec == nil && prevVersion != "":
+	case rec == nil && prevVersion != "" && prevVersion != meta.AnyVersion:
 		return nil, true, fmt.Errorf("%s over version %q: %w (object does not exist)", op, prevVersion, cairn.ErrConflict)
 	case rec == nil:
 		return nil, false, nil
@@ -756,7 +810,7 @@ func (s *Store) replaced(ctx context.Context, op string, m *cairn.Manifest, prev
 	switch sv := storedVersion(rec.Value); {
 	case sv == m.Version:
 		return nil, true, nil
-	case sv != prevVersion:
+	case sv != prevVersion && prevVersion != meta.AnyVersion:
 		return nil, true, fmt.Errorf("%s over version %q: %w (current version %s)", op, prevVersion, cairn.ErrConflict, sv)
 	}
 	old, err = s.loadManifest(ctx, m.Bucket, m.Key, rec, rev)
@@ -812,7 +866,7 @@ func (s *Store) DeleteManifest(ctx context.Context, bucket, key, version string)
 	}
 	ok, bk := s.k.object(bucket, key), s.k.bucket(bucket)
 	var deleted *cairn.Manifest
-	err := s.counted(ctx, op, bucket+"/"+key, []string{ok, bk}, nil, nil, func(r reads) planned {
+	err := s.counted(ctx, op, []string{ok, bk}, nil, nil, func(r reads) planned {
 		rec := r.kv[ok]
 		if rec == nil {
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}

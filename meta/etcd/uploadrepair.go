@@ -39,7 +39,7 @@ func (s *Store) UpdateUploadPart(ctx context.Context, bucket, id string, p, prev
 	d := meta.NewDelta()
 	d.Parts([]cairn.Part{p}, 1)
 	d.Parts([]cairn.Part{prev}, -1)
-	return s.counted(ctx, op, p.Version, []string{uk, pk}, nil, d, func(r reads) planned {
+	return s.counted(ctx, op, []string{uk, pk}, nil, d, func(r reads) planned {
 		switch {
 		case r.kv[uk] == nil:
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}

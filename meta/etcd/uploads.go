@@ -205,7 +205,7 @@ func (s *Store) PutPart(ctx context.Context, bucket, id string, p cairn.Part) (*
 	var prev *cairn.Part
 	guess := meta.NewDelta()
 	guess.Parts([]cairn.Part{p}, 1)
-	err = s.counted(ctx, op, p.Version, []string{uk, pk}, nil, guess, func(r reads) planned {
+	err = s.counted(ctx, op, []string{uk, pk}, nil, guess, func(r reads) planned {
 		if r.kv[uk] == nil {
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
 		}
@@ -311,7 +311,7 @@ func (s *Store) DeleteUpload(ctx context.Context, bucket, id string) ([]cairn.Pa
 	}
 	uk, pp := s.k.upload(bucket, id), s.k.parts(bucket, id)
 	var parts []cairn.Part
-	err := s.counted(ctx, op, id, []string{uk}, []string{pp}, nil, func(r reads) planned {
+	err := s.counted(ctx, op, []string{uk}, []string{pp}, nil, func(r reads) planned {
 		if r.kv[uk] == nil {
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
 		}
@@ -361,7 +361,7 @@ func (s *Store) CompleteUpload(ctx context.Context, m *cairn.Manifest, prevVersi
 	var parts []cairn.Part
 	guess := meta.NewDelta()
 	guess.Object(m, 1)
-	err = s.counted(ctx, op, m.Version, []string{bk, ok, uk, nk}, []string{pp}, guess, func(r reads) planned {
+	err = s.counted(ctx, op, []string{bk, ok, uk, nk}, []string{pp}, guess, func(r reads) planned {
 		switch {
 		case r.kv[bk] == nil || r.kv[uk] == nil:
 			return planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}

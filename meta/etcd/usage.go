@@ -4,20 +4,22 @@ package etcdmeta
 // what the manifests and parts name moves the counters in the same Txn,
 // so they never drift. A hot bucket must not serialize its writers on one
 // counter key: each counter is split into usageShards keys, and a write
-// adds its change to one shard of each counter it touches, picked by
-// hashing the object's version (another shard on every retry). Two writes
-// contend only when they pick the same shard, and a reader adds the
-// shards up.
+// adds its change to one shard of each counter it touches: the first
+// shard, from the store's own starting shard (random per store) on, that
+// no other write of this store is using (countercache.go). Writes of one
+// process thus never contend with each other, and mostly use a few shards
+// whose values the store knows without reading; writes of two processes
+// contend only where their shards meet, and a reader adds the shards up.
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"strings"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -64,14 +66,6 @@ func counterName(prefix, key string) (string, bool) {
 		return "", false
 	}
 	return rest[:i], true
-}
-
-// shardOf returns the counter shard of round r of a write named by seed
-// (an object or upload version).
-func shardOf(seed string, r int) int {
-	h := fnv.New32a()
-	h.Write([]byte(seed))
-	return int((h.Sum32() + uint32(r)) % usageShards)
 }
 
 // counterOp is one counter shard's part in a counted write: its key and
@@ -141,90 +135,162 @@ type planned struct {
 // write, read the counter shards its delta touches, and commit the write
 // with the counters moved, provided the watched keys and the counter
 // shards are still as read. A round that finds them changed (a concurrent
-// write) starts over, on another counter shard. Every write to a watched
-// key must change its mod revision; a prefix is only read, so plan must
-// watch a key that every write under the prefix rewrites. guess (nil:
-// none) is a delta whose counters are read with the watched keys, saving
-// a read when plan's delta touches no others (a new object's: its own).
-func (s *Store) counted(ctx context.Context, op, seed string, watch, prefixes []string, guess *meta.Delta, plan func(r reads) planned) error {
-	for round := range maxRounds {
-		shard := shardOf(seed, round)
-		var gets []clientv3.Op
-		for _, k := range watch {
-			gets = append(gets, clientv3.OpGet(k))
+// write) starts over: the failed Txn reads them again in its Else branch
+// (unless there are prefixes), so a retry costs one round trip. Every
+// write to a watched key must change its mod revision; a prefix is only
+// read, so plan must watch a key that every write under the prefix
+// rewrites. guess (nil: none) is a
+// delta whose counters are read with the watched keys, saving a read when
+// plan's delta touches no others (a new object's: its own).
+func (s *Store) counted(ctx context.Context, op string, watch, prefixes []string, guess *meta.Delta, plan func(r reads) planned) error {
+	return s.countedFrom(ctx, op, watch, prefixes, guess, nil, plan)
+}
+
+// countedFrom is counted whose first round starts from first (nil: none)
+// instead of reading: what the watched keys are expected to hold (the
+// bucket record from the bucket cache, an object absent), with first.rev
+// 0 (plan's reads at it read the latest revision, which the compares on
+// the watched keys make as good). The counter shards come from the
+// counter cache where it knows them. If the guess was right the write is
+// a single Txn (issue 22); if not, its Else branch reads what the next
+// round needs. first may not be given with prefixes.
+func (s *Store) countedFrom(ctx context.Context, op string, watch, prefixes []string, guess *meta.Delta, first *reads, plan func(r reads) planned) error {
+	r := first
+	counters := map[string]*mvccpb.KeyValue{} // counter shards read: absent ones as nil
+	shard := s.shardBase
+	for range maxRounds {
+		shard = s.counterShards.take(shard)
+		next, done, err := s.countedRound(ctx, op, shard, watch, prefixes, guess, r, counters, plan)
+		s.counterShards.release(shard)
+		if done {
+			return err
 		}
-		for _, p := range prefixes {
-			gets = append(gets, clientv3.OpGet(p, clientv3.WithPrefix()))
-		}
-		var guessed []*counterOp
-		if guess != nil {
-			guessed = s.counterOps(guess, shard)
-		}
-		for _, c := range guessed {
-			gets = append(gets, clientv3.OpGet(c.key))
-		}
-		resp, err := s.cli.Txn(ctx).Then(gets...).Commit()
-		if err != nil {
-			return s.wrap(op, err)
-		}
-		r := reads{rev: resp.Header.Revision, kv: map[string]*mvccpb.KeyValue{}, prefix: map[string][]*mvccpb.KeyValue{}}
-		for i, k := range watch {
-			if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
-				r.kv[k] = kvs[0]
-			}
-		}
-		for i, p := range prefixes {
-			r.prefix[p] = resp.Responses[len(watch)+i].GetResponseRange().Kvs
-		}
-		counters := map[string]*mvccpb.KeyValue{} // counter shards read: absent ones as nil
-		for i, c := range guessed {
-			counters[c.key] = nil
-			if kvs := resp.Responses[len(watch)+len(prefixes)+i].GetResponseRange().Kvs; len(kvs) > 0 {
-				counters[c.key] = kvs[0]
-			}
-		}
-		pl := plan(r)
-		if pl.done {
-			return pl.err
-		}
-		var cmps []clientv3.Cmp
-		for _, k := range watch {
-			cmps = append(cmps, unchanged(k, r.kv[k]))
-		}
-		cmps = append(cmps, pl.cmps...)
-		ops := pl.ops
-		if pl.delta != nil && !pl.delta.Prune() {
-			cs := s.counterOps(pl.delta, shard)
-			if err := s.readCounters(ctx, cs, counters); err != nil {
-				return s.wrap(op, err)
-			}
-			for _, c := range cs {
-				c.curr = counters[c.key]
-				var old []byte
-				if c.curr != nil {
-					old = c.curr.Value
-				}
-				v, keep, err := c.add(old)
-				if err != nil {
-					return fmt.Errorf("%s: %s: %w", op, c.key, err)
-				}
-				cmps = append(cmps, unchanged(c.key, c.curr))
-				if keep {
-					ops = append(ops, clientv3.OpPut(c.key, v))
-				} else {
-					ops = append(ops, clientv3.OpDelete(c.key))
-				}
-			}
-		}
-		tresp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Commit()
-		if err != nil {
-			return s.wrap(op, err)
-		}
-		if tresp.Succeeded {
-			return nil
-		}
+		r = next
 	}
 	return fmt.Errorf("%s: %w (%d rounds)", op, errContention, maxRounds)
+}
+
+// countedRound is one round of countedFrom on counter shard shard, from
+// reads r (nil: read them first) and the counter shards in counters. It
+// returns done with the write's outcome, or the reads of the next round
+// (counters refilled).
+func (s *Store) countedRound(ctx context.Context, op string, shard int, watch, prefixes []string, guess *meta.Delta, r *reads,
+	counters map[string]*mvccpb.KeyValue, plan func(r reads) planned) (next *reads, done bool, err error) {
+	var guessed []*counterOp
+	if guess != nil {
+		guessed = s.counterOps(guess, shard)
+	}
+	gets := s.roundGets(watch, prefixes, guessed)
+	if r == nil {
+		resp, err := s.cli.Txn(ctx).Then(gets...).Commit()
+		if err != nil {
+			return nil, true, s.wrap(op, err)
+		}
+		r = s.parseReads(resp.Header.Revision, resp.Responses, watch, prefixes, guessed, counters)
+	}
+	pl := plan(*r)
+	if pl.done {
+		return nil, true, pl.err
+	}
+	var cmps []clientv3.Cmp
+	for _, k := range watch {
+		cmps = append(cmps, unchanged(k, r.kv[k]))
+	}
+	cmps = append(cmps, pl.cmps...)
+	ops := pl.ops
+	var cs []*counterOp
+	var values []*mvccpb.KeyValue // what each of cs holds after the write (nil: absent)
+	if pl.delta != nil && !pl.delta.Prune() {
+		cs = s.counterOps(pl.delta, shard)
+		s.counterCache.fill(cs, counters)
+		if err := s.readCounters(ctx, cs, counters); err != nil {
+			return nil, true, s.wrap(op, err)
+		}
+		for _, c := range cs {
+			c.curr = counters[c.key]
+			var old []byte
+			if c.curr != nil {
+				old = c.curr.Value
+			}
+			v, keep, err := c.add(old)
+			if err != nil {
+				return nil, true, fmt.Errorf("%s: %s: %w", op, c.key, err)
+			}
+			cmps = append(cmps, unchanged(c.key, c.curr))
+			if keep {
+				ops = append(ops, clientv3.OpPut(c.key, v))
+				values = append(values, &mvccpb.KeyValue{Key: []byte(c.key), Value: []byte(v)})
+			} else {
+				ops = append(ops, clientv3.OpDelete(c.key))
+				values = append(values, nil)
+			}
+		}
+	}
+	// A failed compare reads what the next round needs: the watched keys
+	// and the counter shards of this round's delta. Not prefixes (an
+	// upload's parts: up to 10,000 records), which the next round reads
+	// on its own rather than in a Txn etcd applies in line with others.
+	gets = nil
+	if len(prefixes) == 0 {
+		gets = s.roundGets(watch, nil, cs)
+	}
+	tresp, err := s.cli.Txn(ctx).If(cmps...).Then(ops...).Else(gets...).Commit()
+	if err != nil {
+		return nil, true, s.wrap(op, err)
+	}
+	if tresp.Succeeded {
+		for i, c := range cs {
+			if values[i] != nil {
+				values[i].ModRevision = tresp.Header.Revision
+			}
+			s.counterCache.put(c.key, values[i])
+		}
+		return nil, true, nil
+	}
+	clear(counters)
+	if len(prefixes) > 0 {
+		return nil, false, nil
+	}
+	return s.parseReads(tresp.Header.Revision, tresp.Responses, watch, nil, cs, counters), false, nil
+}
+
+// roundGets returns the reads of a counted round: the watched keys, the
+// prefixes, then the counter shards of cs.
+func (s *Store) roundGets(watch, prefixes []string, cs []*counterOp) []clientv3.Op {
+	gets := make([]clientv3.Op, 0, len(watch)+len(prefixes)+len(cs))
+	for _, k := range watch {
+		gets = append(gets, clientv3.OpGet(k))
+	}
+	for _, p := range prefixes {
+		gets = append(gets, clientv3.OpGet(p, clientv3.WithPrefix()))
+	}
+	for _, c := range cs {
+		gets = append(gets, clientv3.OpGet(c.key))
+	}
+	return gets
+}
+
+// parseReads takes the responses of roundGets(watch, prefixes, cs), read
+// at revision rev, apart: the reads, and the counter shards into counters
+// (and the counter cache).
+func (s *Store) parseReads(rev int64, resps []*etcdserverpb.ResponseOp, watch, prefixes []string, cs []*counterOp, counters map[string]*mvccpb.KeyValue) *reads {
+	r := &reads{rev: rev, kv: map[string]*mvccpb.KeyValue{}, prefix: map[string][]*mvccpb.KeyValue{}}
+	for i, k := range watch {
+		if kvs := resps[i].GetResponseRange().Kvs; len(kvs) > 0 {
+			r.kv[k] = kvs[0]
+		}
+	}
+	for i, p := range prefixes {
+		r.prefix[p] = resps[len(watch)+i].GetResponseRange().Kvs
+	}
+	for i, c := range cs {
+		counters[c.key] = nil
+		if kvs := resps[len(watch)+len(prefixes)+i].GetResponseRange().Kvs; len(kvs) > 0 {
+			counters[c.key] = kvs[0]
+		}
+		s.counterCache.put(c.key, counters[c.key])
+	}
+	return r
 }
 
 // readCounters reads the counter shards of cs not in have yet (one Txn)
@@ -252,6 +318,7 @@ func (s *Store) readCounters(ctx context.Context, cs []*counterOp, have map[stri
 		if kvs := resp.Responses[i].GetResponseRange().Kvs; len(kvs) > 0 {
 			have[k] = kvs[0]
 		}
+		s.counterCache.put(k, have[k])
 	}
 	return nil
 }

@@ -230,6 +230,7 @@ func (s *Store) SetBucketVersioning(ctx context.Context, name, status string) er
 	if strings.Contains(name, "/") {
 		return fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
 	}
+	defer s.forgetBucket(name)
 	return s.update(ctx, op, s.k.bucket(name), func(old []byte) (any, error) {
 		if old == nil {
 			return nil, fmt.Errorf("%s: %w", op, cairn.ErrNotFound)
@@ -330,7 +331,7 @@ func (s *Store) PutDeleteMarker(ctx context.Context, bucket, key string, d cairn
 	}
 	bk, ok, nk := s.k.bucket(bucket), s.k.object(bucket, key), s.k.nullv(bucket, key)
 	var out cairn.DeleteMarker
-	err := s.counted(ctx, op, d.Version, []string{bk, ok, nk}, nil, nil, func(r reads) planned {
+	err := s.counted(ctx, op, []string{bk, ok, nk}, nil, nil, func(r reads) planned {
 		switch {
 		case r.kv[bk] == nil:
 			return planned{done: true, err: fmt.Errorf("%s: bucket: %w", op, cairn.ErrNotFound)}
@@ -424,7 +425,7 @@ func (s *Store) deleteVersion(ctx context.Context, bucket, key, id string, bypas
 	}
 	ok, nk := s.k.object(bucket, key), s.k.nullv(bucket, key)
 	var out cairn.ObjectVersion
-	err := s.counted(ctx, op, bucket+"/"+key, []string{ok, nk}, nil, nil, func(r reads) planned {
+	err := s.counted(ctx, op, []string{ok, nk}, nil, nil, func(r reads) planned {
 		notFound := planned{done: true, err: fmt.Errorf("%s: %w", op, cairn.ErrNotFound)}
 		p := planned{delta: meta.NewDelta()}
 		cur := r.kv[ok]

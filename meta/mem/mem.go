@@ -409,10 +409,10 @@ func (s *Store) CommitManifest(ctx context.Context, m *cairn.Manifest, prevVersi
 	switch {
 	case ok && cur.Version == m.Version:
 		return nil // already committed: a retried commit
-	case ok && cur.Version != prevVersion:
+	case ok && cur.Version != prevVersion && prevVersion != meta.AnyVersion:
 		return fmt.Errorf("commit %s/%s over version %q: %w (current version %s)",
 			m.Bucket, m.Key, prevVersion, cairn.ErrConflict, cur.Version)
-	case !ok && prevVersion != "":
+	case !ok && prevVersion != "" && prevVersion != meta.AnyVersion:
 		return fmt.Errorf("commit %s/%s over version %q: %w (object does not exist)",
 			m.Bucket, m.Key, prevVersion, cairn.ErrConflict)
 	}

@@ -513,6 +513,24 @@ func testManifestCAS(t *testing.T, s meta.Store) {
 	if del.Version != "v3" {
 		t.Fatalf("DeleteManifest returned version %q, want v3", del.Version)
 	}
+
+	// AnyVersion: over no object, over whichever is current, and again
+	// (a retry); the replaced version's files are queued.
+	wantErr(t, "AnyVersion in a missing bucket", s.CommitManifest(ctx, manifest("nobucket", "obj", "v4"), meta.AnyVersion), cairn.ErrNotFound)
+	noErr(t, "AnyVersion over no object", s.CommitManifest(ctx, manifest("cas", "obj", "v4"), meta.AnyVersion))
+	before, err := s.Cleanups(ctx, time.Now().Add(time.Hour), meta.MaxPage)
+	noErr(t, "Cleanups", err)
+	m5 := manifest("cas", "obj", "v5")
+	noErr(t, "AnyVersion over v4", s.CommitManifest(ctx, m5, meta.AnyVersion))
+	noErr(t, "AnyVersion again (a retry)", s.CommitManifest(ctx, m5, meta.AnyVersion))
+	got, err = s.Manifest(ctx, "cas", "obj")
+	noErr(t, "Manifest", err)
+	sameManifest(t, "Manifest after AnyVersion", got, m5)
+	after, err := s.Cleanups(ctx, time.Now().Add(time.Hour), meta.MaxPage)
+	noErr(t, "Cleanups", err)
+	if len(after) != len(before)+1 || after[len(after)-1].Reason != cairn.CleanupOverwrite {
+		t.Fatalf("cleanups after an AnyVersion overwrite: %+v, before %+v", after, before)
+	}
 }
 
 func testManifestRoundTrip(t *testing.T, s meta.Store) {
