@@ -13,8 +13,8 @@ import (
 	"cairn"
 	"cairn/bench/raidpbench"
 	"cairn/client"
-	"cairn/meta/mem"
 	"cairn/internal/vfs"
+	"cairn/meta/mem"
 	"cairn/node"
 )
 
