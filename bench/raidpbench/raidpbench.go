@@ -561,3 +561,26 @@ func Summarize(rows []Row) Summary {
 	}
 	return s
 }
+
+// NaiveCrowding is the share of seeds 1..draws for which the naive plan
+// of disk d's re-mirroring gives some receiver more than one superchunk
+// (the matching never does): how often a measured naive run can be slower
+// at all.
+func NaiveCrowding(g raidp.Group, d, draws int) (float64, error) {
+	crowded := 0
+	for s := 1; s <= draws; s++ {
+		plan, err := raidp.RemirrorNaive(g.Layout, []int{d}, rand.New(rand.NewPCG(uint64(s), 0x7270)))
+		if err != nil {
+			return 0, err
+		}
+		per := map[int]int{}
+		for _, t := range plan.Transfers {
+			per[t.To.Disk]++
+			if per[t.To.Disk] == 2 {
+				crowded++
+				break
+			}
+		}
+	}
+	return float64(crowded) / float64(draws), nil
+}

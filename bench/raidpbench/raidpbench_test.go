@@ -80,6 +80,10 @@ func TestRun(t *testing.T) {
 	if _, ok := g.Layout.Shared(a, b); !ok {
 		t.Fatalf("SharedPair: %d and %d share nothing", a, b)
 	}
+	share, err := raidpbench.NaiveCrowding(g, a, 200)
+	if err != nil || share < 0 || share > 1 {
+		t.Errorf("naive crowding %v, %v", share, err)
+	}
 	ex, err := raidpbench.ExitRAIDP(ctx, cl, c, a, b)
 	if err != nil {
 		t.Fatal(err)

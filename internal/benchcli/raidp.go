@@ -21,7 +21,7 @@ import (
 	"cairn/raidp"
 )
 
-const raidpHelp = `Usage: cairn-bench raidp [--quick] [--out DIR] [--nodes N] [--link RATE] [--json]
+const raidpHelp = `Usage: cairn-bench raidp [--quick] [--out DIR] [--nodes N] [--slots S] [--superchunk SIZE] [--link RATE] [--json]
 
 Reproduces the RAIDP paper's experiment (its §5) on real processes: an
 embedded etcd and N storage nodes (cairn node, one disk each with an Lstor
@@ -53,8 +53,10 @@ parity stored at least as fast as the disk stores data); here it is a
 throttled directory of 2 GB/s scaled by the same factor, without seeks, on
 its own throttle (another device). Its journal's fsyncs are the machine's.
 
---quick: N=8, 8 MiB superchunks (about 4 minutes). The full run: N=16,
-32 MiB superchunks, 4 slots per disk.
+--quick: N=8, 8 MiB superchunks, 4 slots per disk (about 2 minutes). The
+full run: N=16, 32 MiB superchunks, 8 slots per disk. The group's rows
+(superchunks per disk) are at most slots·(N−2)/N and (N−2)(N−3)/N: 3 at
+N=8, 7 at N=16 with 8 slots.
 
 Writes DIR/raidp.csv and PNG plots and prints, last, a JSON line with
 write_vs_rep3, write_vs_rep2, critical_exit_speedup_vs_rs,
@@ -70,6 +72,7 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	scFlag := fs.String("superchunk", "", "superchunk size, a multiple of 64KiB (default 32MiB; 8MiB with --quick)")
 	objFlag := fs.String("object", "2MiB", "object size of the stream")
 	conc := fs.Int("concurrency", 4, "objects written and read at once")
+	slots := fs.Int("slots", 0, "superchunk slots per disk (default 8; 4 with --quick): with the nodes, they set the group's rows")
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", raidpHelp)
@@ -78,9 +81,15 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, false); err != nil {
 		return err
 	}
-	n, sc := 16, "32MiB"
+	n, sc, sl := 16, "32MiB", 8
 	if *quick {
-		n, sc = 8, "8MiB"
+		n, sc, sl = 8, "8MiB", 4
+	}
+	if *slots != 0 {
+		sl = *slots
+	}
+	if sl < 2 {
+		return fmt.Errorf("%w: --slots %d: want at least 2", cmdline.ErrUsage, sl)
 	}
 	if *nodesFlag != 0 {
 		n = *nodesFlag
@@ -114,7 +123,7 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	factor := 117e6 / float64(linkRate)
-	rc := raidpRun{n: n, linkRate: linkRate, superchunk: superchunk, slots: 4,
+	rc := raidpRun{n: n, linkRate: linkRate, superchunk: superchunk, slots: sl,
 		disk: int64(250e6 / factor), seek: time.Duration(4.2 * factor * float64(time.Millisecond)).Round(100 * time.Microsecond),
 		lstor: int64(2e9 / factor)}
 	rsPolicy := fmt.Sprintf("rs-%d-2", n-4)
@@ -135,6 +144,7 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var rows []raidpbench.Row
 	var w raidpbench.Workload
 	var a, b int
+	var crowding float64 // the share of naive plans that crowd a receiver
 	// raidp: the stream, the matching re-mirroring of disk a, the
 	// critical exit of a and b.
 	err = rc.with(ctx, func(cl raidpbench.Cluster, c *client.Client) error {
@@ -162,7 +172,11 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		say("re-mirroring %s (matching): %.2f s, at most %d superchunk(s) per receiver", m.Failed, m.Seconds, m.MaxPerReceiver)
+		if crowding, err = raidpbench.NaiveCrowding(g, a, 1000); err != nil {
+			return err
+		}
+		say("re-mirroring %s (matching): %.2f s, at most %d superchunk(s) per receiver; %.0f%% of 1000 naive plans give a receiver two or more",
+			m.Failed, m.Seconds, m.MaxPerReceiver, 100*crowding)
 		rows = append(rows, m)
 		e, err := raidpbench.ExitRAIDP(ctx, cl, c, a, b)
 		if err != nil {
@@ -237,7 +251,8 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		LstorBytesPS  int64   `json:"lstor_bytes_per_s"`
 		Superchunk    int64   `json:"superchunk_bytes"`
 		UserBytes     int64   `json:"user_bytes"`
-	}{raidpbench.Summarize(rows), n, rsPolicy, linkRate, factor, rc.disk, rc.seek.Seconds(), rc.lstor, superchunk, int64(w.Count) * w.Size}
+		NaiveCrowded  float64 `json:"naive_crowded_share"`
+	}{raidpbench.Summarize(rows), n, rsPolicy, linkRate, factor, rc.disk, rc.seek.Seconds(), rc.lstor, superchunk, int64(w.Count) * w.Size, crowding}
 	return report(stdout, say, dir, "raidp.csv", rows, raidpbench.WriteCSV, raidpbench.Plot, line)
 }
 
