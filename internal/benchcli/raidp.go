@@ -146,6 +146,7 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var rows []raidpbench.Row
 	var w raidpbench.Workload
 	var a, b int
+	var failed []cairn.DiskID // disks a and b by ID (layout indexes need not follow the node order)
 	var crowding float64 // the share of naive plans that crowd a receiver
 	// raidp: the stream, the matching re-mirroring of disk a, the
 	// critical exit of a and b.
@@ -162,6 +163,7 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if a, b, err = raidpbench.SharedPair(g); err != nil {
 			return err
 		}
+		failed = []cairn.DiskID{cairn.DiskID(g.Disks[a].ID), cairn.DiskID(g.Disks[b].ID)} // the same disks in every cluster
 		say("raidp group: %d disks, %d superchunks of %s; the stream: %d objects of %s (%s)", len(g.Disks), len(g.Layout.Superchunks),
 			units.FormatSize(g.Size), w.Count, units.FormatSize(obj), units.FormatSize(int64(w.Count)*obj))
 		r, err := raidpbench.WriteRead(ctx, cl, c, cairn.RAIDPPolicy, w)
@@ -228,7 +230,7 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if p == "rep-2" {
 				return nil
 			}
-			e, err := raidpbench.ExitRepair(ctx, cl, p, 2, []cairn.DiskID{cl.Disks[a], cl.Disks[b]}, 2, 20*time.Minute)
+			e, err := raidpbench.ExitRepair(ctx, cl, p, 2, failed, 2, 20*time.Minute)
 			if err != nil {
 				return err
 			}
