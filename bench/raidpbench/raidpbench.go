@@ -255,7 +255,8 @@ const Parallel = 4
 // ExitRAIDP times raidp's critical exit after disks a and b of the group
 // fail: their shared superchunk rebuilt from both Lstors and the mirrors
 // of their other superchunks into a target disk (raidprun.Rebuild of the
-// raidp.Dual plan).
+// raidp.Dual plan); AllSeconds goes on to the end of the plan's two
+// re-mirroring steps.
 func ExitRAIDP(ctx context.Context, cl Cluster, c *client.Client, a, b int) (Row, error) {
 	g, err := c.RAIDPGroup(ctx)
 	if err != nil {
@@ -268,13 +269,23 @@ func ExitRAIDP(ctx context.Context, cl Cluster, c *client.Client, a, b int) (Row
 	if !plan.Shared {
 		return Row{}, fmt.Errorf("%w: disks %d and %d share no superchunk: nothing is critical", cairn.ErrInvalid, a, b)
 	}
+	disks, cfg := groupDisks(ctx, cl, g), raidprun.Config{Size: g.Size, Parallel: Parallel}
 	start := time.Now()
-	if err := raidprun.Rebuild(ctx, plan, groupDisks(ctx, cl, g), raidprun.Config{Size: g.Size, Parallel: Parallel}); err != nil {
+	if err := raidprun.Rebuild(ctx, plan, disks, cfg); err != nil {
 		return Row{}, fmt.Errorf("rebuilding superchunk %d: %w", plan.Lost, err)
 	}
-	s := time.Since(start).Seconds()
-	return Row{Part: "exit", Policy: cairn.RAIDPPolicy, Seconds: s, AllSeconds: s, Critical: 1, Bytes: g.Size,
-		Failed: g.Disks[a].ID + " " + g.Disks[b].ID}, nil
+	row := Row{Part: "exit", Policy: cairn.RAIDPPolicy, Seconds: time.Since(start).Seconds(), Critical: 1, Bytes: g.Size,
+		Failed: g.Disks[a].ID + " " + g.Disks[b].ID}
+	// Then the plan's two re-mirroring steps, as raidprun.Dual runs them:
+	// every superchunk has two replicas again.
+	for i, step := range plan.Remirror {
+		if err := raidprun.Remirror(ctx, step, disks, cfg); err != nil {
+			return Row{}, fmt.Errorf("re-mirroring step %d: %w", i+1, err)
+		}
+		row.Bytes += int64(len(step.Transfers)) * g.Size
+	}
+	row.AllSeconds = time.Since(start).Seconds()
+	return row, nil
 }
 
 // ExitRepair times the critical exit of the objects of policy after the

@@ -88,7 +88,7 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ex.Seconds <= 0 || ex.Bytes != size || ex.Critical != 1 {
+	if ex.Seconds <= 0 || ex.AllSeconds <= ex.Seconds || ex.Bytes <= size || ex.Critical != 1 {
 		t.Errorf("raidp exit %+v", ex)
 	}
 	rows = append(rows, ex)

@@ -186,7 +186,7 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		say("raidp: disks %s fail: shared superchunk rebuilt in %.2f s", e.Failed, e.Seconds)
+		say("raidp: disks %s fail: shared superchunk rebuilt in %.2f s, both disks re-mirrored in %.2f s", e.Failed, e.Seconds, e.AllSeconds)
 		rows = append(rows, e)
 		return nil
 	})
