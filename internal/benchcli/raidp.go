@@ -147,7 +147,7 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var w raidpbench.Workload
 	var a, b int
 	var failed []cairn.DiskID // disks a and b by ID (layout indexes need not follow the node order)
-	var crowding float64 // the share of naive plans that crowd a receiver
+	var crowding float64      // the share of naive plans that crowd a receiver
 	// raidp: the stream, the matching re-mirroring of disk a, the
 	// critical exit of a and b.
 	err = rc.with(ctx, func(cl raidpbench.Cluster, c *client.Client) error {
