@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -573,17 +574,22 @@ func Summarize(rows []Row) Summary {
 	return s
 }
 
-// NaiveCrowding is the share of seeds 1..draws for which the naive plan
-// of disk d's re-mirroring gives some receiver more than one superchunk
-// (the matching never does): how often a measured naive run can be slower
-// at all.
+// NaiveCrowding is the share of the naive plans drawn from seeds 1..draws
+// for disk d's re-mirroring that give some receiver more than one
+// superchunk (the matching never does): how often a measured naive run
+// can be slower at all. Draws that leave a superchunk no receiver
+// (raidp.ErrNoAssignment) are not plans and are not counted.
 func NaiveCrowding(g raidp.Group, d, draws int) (float64, error) {
-	crowded := 0
+	crowded, planned := 0, 0
 	for s := 1; s <= draws; s++ {
 		plan, err := raidp.RemirrorNaive(g.Layout, []int{d}, rand.New(rand.NewPCG(uint64(s), 0x7270)))
+		if errors.Is(err, raidp.ErrNoAssignment) {
+			continue // the draw left a superchunk no receiver: not a plan
+		}
 		if err != nil {
 			return 0, err
 		}
+		planned++
 		per := map[int]int{}
 		for _, t := range plan.Transfers {
 			per[t.To.Disk]++
@@ -593,5 +599,8 @@ func NaiveCrowding(g raidp.Group, d, draws int) (float64, error) {
 			}
 		}
 	}
-	return float64(crowded) / float64(draws), nil
+	if planned == 0 {
+		return 0, fmt.Errorf("%w: no naive draw of %d re-mirrors disk %d", raidp.ErrNoAssignment, draws, d)
+	}
+	return float64(crowded) / float64(planned), nil
 }

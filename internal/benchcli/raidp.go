@@ -2,6 +2,7 @@ package benchcli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -203,7 +204,16 @@ func runRaidp(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if _, err := raidpbench.WriteRead(ctx, cl, c, cairn.RAIDPPolicy, w); err != nil {
 			return err
 		}
-		m, err := raidpbench.Remirror(ctx, cl, c, a, true, 1)
+		// The first naive draw that is a plan (a draw can leave a
+		// superchunk no receiver).
+		var m raidpbench.Row
+		var err error
+		for seed := uint64(1); ; seed++ {
+			m, err = raidpbench.Remirror(ctx, cl, c, a, true, seed)
+			if !errors.Is(err, raidp.ErrNoAssignment) || seed == 100 {
+				break
+			}
+		}
 		if err != nil {
 			return err
 		}
