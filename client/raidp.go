@@ -69,6 +69,12 @@ type RAIDPAlloc struct {
 	// Divert lists the superchunks no PUT may write to: those of the
 	// disks a recovery is running for (RecoverRAIDP).
 	Divert []int `json:"divert,omitempty"`
+	// DivertGeneration is the group generation the recovery that set
+	// Divert planned from (0: unknown, from before it was recorded). Once
+	// the group is past it the recovery was stored, so Divert is stale —
+	// its recovery died between storing the group and clearing it — and
+	// PUTs ignore it.
+	DivertGeneration uint64 `json:"divert_generation,omitempty"`
 }
 
 func (c *Client) raidp() (RAIDPMeta, RAIDPDisks, error) {
@@ -202,7 +208,11 @@ func NewRAIDPGroup(name string, disks []cairn.Disk) (raidp.Group, error) {
 // Superchunks with a replica on an avoided disk (layout index) are
 // skipped: a disk the cluster map holds unwritable would fail the PUT.
 func allocate(g raidp.Group, a RAIDPAlloc, n int64, avoid map[int]bool) ([]raidp.Extent, RAIDPAlloc, error) {
-	next := RAIDPAlloc{End: maps.Clone(a.End), Dead: a.Dead, Divert: a.Divert}
+	next := RAIDPAlloc{End: maps.Clone(a.End), Dead: a.Dead, Divert: a.Divert, DivertGeneration: a.DivertGeneration}
+	divert := a.Divert
+	if a.DivertGeneration != 0 && a.DivertGeneration < g.Generation {
+		divert = nil // a recovery stored after it was set: stale
+	}
 	if next.End == nil {
 		next.End = map[int]int64{}
 	}
@@ -213,7 +223,7 @@ func allocate(g raidp.Group, a RAIDPAlloc, n int64, avoid map[int]bool) ([]raidp
 		}
 		end := next.End[s.ID]
 		free := g.Size - end
-		if free <= 0 || slices.Contains(a.Divert, s.ID) || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
+		if free <= 0 || slices.Contains(divert, s.ID) || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
 			continue
 		}
 		k := min(free, n)
@@ -236,7 +246,7 @@ func (c *Client) reserve(ctx context.Context, rm RAIDPMeta, g raidp.Group, n int
 	}
 	writable := map[cairn.DiskID]bool{}
 	for _, d := range disks {
-		writable[d.ID] = d.State.Writable()
+		writable[d.ID] = d.State.Writable() && d.RAIDPFault == "" // a marked Lstor refuses writes
 	}
 	avoid := map[int]bool{}
 	for i, d := range g.Disks {

@@ -33,6 +33,11 @@ type Group struct {
 	Clay  codec.Code // the chunks' code: clay-K-M-D (or a baseline's)
 	RS    codec.Code // rs-K-M, for the small-size buckets
 	Nodes Disks
+	// Gap is the largest gap between two runs of one helper slot that a
+	// repair reads through rather than asking for the runs apart: what the
+	// disks stream in the time of a seek (0: CoalesceGap, for the
+	// spinning-disk model).
+	Gap int64
 }
 
 // NewGroup returns an empty group of geometry geo on disks, whose chunks

@@ -137,6 +137,12 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	// Explicit disks are checked before anything starts. (The default
+	// layout puts each Lstor in DIR/lstor/diskN, on the disks' file
+	// system by design: one directory holds the whole server.)
+	if err := checkDiskSpecs(diskPaths, stderr); err != nil {
+		return err
+	}
 	set := map[string]string{}
 	fs.Visit(func(f *flag.Flag) {
 		if a, ok := addrs[f.Name]; ok {
@@ -546,6 +552,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if err := checkDiskSpecs(disks, stderr); err != nil {
+		return err
+	}
 	if err := clean.validate(); err != nil {
 		return err
 	}
@@ -893,6 +902,41 @@ func splitLstor(spec string) (rest, lspec string, err error) {
 		return "", "", fmt.Errorf("%w: --disk %q: %w", ErrUsage, spec, err)
 	}
 	return strings.Join(kept, ","), strings.Join(append([]string{lpath}, lopts...), ","), nil
+}
+
+// checkDiskSpecs validates --disk specs before a node starts: a malformed
+// spec, or an Lstor on, inside or containing its disk's path
+// (lstor.ErrSamePath), is a usage error; an Lstor on the same file system
+// as its disk (judged by the nearest existing directories) is legal but
+// draws a warning on stderr: one device failure would lose both.
+func checkDiskSpecs(specs []string, stderr io.Writer) error {
+	for _, spec := range specs {
+		rest, lpath, err := splitLstor(spec)
+		if err != nil {
+			return err
+		}
+		p, _, err := parseDiskSpec(rest)
+		if err != nil {
+			return err
+		}
+		if lpath == "" {
+			continue
+		}
+		if same, err := sameDevice(existingDir(p), existingDir(lpath)); err == nil && same {
+			fmt.Fprintf(stderr, "warning: disk %s and its Lstor %s are on the same file system: one device failure loses both (docs/design/raidp.md)\n", p, lpath)
+		}
+	}
+	return nil
+}
+
+// existingDir is path, or its nearest ancestor that exists (a disk or
+// Lstor directory is made at its first start).
+func existingDir(path string) string {
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil || filepath.Dir(p) == p {
+			return p
+		}
+	}
 }
 
 // parseDiskSpec parses PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE][,bgseed=N].
