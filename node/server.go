@@ -53,8 +53,9 @@ type DiskConfig struct {
 	// nor inside it (lstor.ErrSamePath).
 	Lstor string
 	// LstorFS is the file system of the RAIDP data and the Lstor (nil: the
-	// OS). Not FS: the Lstor overwrites in place (vfs.WriterAt), which
-	// FS's decorators (metrics, throttles) do not pass on.
+	// OS); its files must overwrite in place (vfs.WriterAt). cairn node
+	// gives it the disk's FS for raidp.data and the Lstor's own throttle
+	// under the Lstor's path (vfs.Split): two devices.
 	LstorFS vfs.FS
 }
 

@@ -14,11 +14,12 @@ func commands() []cmdline.Command {
 		{Name: "grid", Summary: "the Grid RS storage paper's experiment: coding vs transfer, striping vs replication on wide-area links", Run: runGrid},
 		{Name: "robustore", Summary: "the RobuSTore paper's experiment: speculative access on 64 heterogeneous disks", Run: runRobustore},
 		{Name: "gp", Summary: "the Geometric Partitioning paper's experiment, as a time model: recovery vs degraded reads", Run: runGP},
+		{Name: "raidp", Summary: "the RAIDP paper's experiment: writes vs rep-2/rep-3, dual-failure critical exit vs RS, matching vs naive re-mirroring", Run: runRaidp},
 	}
 }
 
 const about = `cairn-bench runs the papers' experiments on real processes and plots them.
-It is also reachable as 'cairn bench push|robustore|grid|gp' when it sits next to
+It is also reachable as 'cairn bench push|robustore|grid|gp|raidp' when it sits next to
 the cairn binary or on PATH (go build -o cairn-bench ./cmd/cairn-bench), or
 directly: go run ./cmd/cairn-bench push --quick.
 

@@ -54,6 +54,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"help", "robustore"}, "Usage: cairn-bench robustore"},
 		{[]string{"grid", "--help"}, "Usage: cairn-bench grid"},
 		{[]string{"help", "gp"}, "TIME MODEL"},
+		{[]string{"raidp", "--help"}, "Usage: cairn-bench raidp"},
 	} {
 		out, err := run(t, tc.args...)
 		if err != nil || !strings.Contains(out, tc.want) {
@@ -78,6 +79,10 @@ func TestUsageErrors(t *testing.T) {
 		{"grid", "--trials", "0"},
 		{"gp", "--objects", "-1"},
 		{"gp", "extra"},
+		{"raidp", "extra"},
+		{"raidp", "--nodes", "5"},
+		{"raidp", "--superchunk", "100KiB"},
+		{"raidp", "--link", "0"},
 	} {
 		_, err := run(t, args...)
 		if !errors.Is(err, cmdline.ErrUsage) {

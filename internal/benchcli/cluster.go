@@ -30,6 +30,9 @@ type nodeProc struct {
 	Addr  string
 	Disks []cairn.DiskID // ID/disk1, ID/disk2, … in --disk order
 	CPU   func() time.Duration
+	// Metrics is the address of its metrics ("" unless started with
+	// --metrics-addr).
+	Metrics string
 }
 
 // startNodes starts an embedded etcd and one node process per spec (this
@@ -92,7 +95,7 @@ func startCluster(ctx context.Context, dir string, specs []nodeSpec) (*nodeClust
 			return nil, err
 		}
 		started = append(started, p)
-		np := nodeProc{ID: sp.ID, Addr: p.Addr(proc.Node), CPU: p.CPU}
+		np := nodeProc{ID: sp.ID, Addr: p.Addr(proc.Node), CPU: p.CPU, Metrics: p.Addr(proc.Metrics)}
 		for d := range sp.Disks {
 			id := cairn.DiskID(fmt.Sprintf("%s/disk%d", sp.ID, d+1))
 			np.Disks = append(np.Disks, id)

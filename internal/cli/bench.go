@@ -32,6 +32,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		{Name: "grid", Summary: "the Grid RS storage paper's experiment: coding vs transfer, striping vs replication on wide-area links (runs cairn-bench)", Run: runBenchExternal("grid")},
 		{Name: "robustore", Summary: "the RobuSTore paper's experiment: speculative access on 64 heterogeneous disks (runs cairn-bench)", Run: runBenchExternal("robustore")},
 		{Name: "gp", Summary: "the Geometric Partitioning paper's experiment, as a time model (runs cairn-bench)", Run: runBenchExternal("gp")},
+		{Name: "raidp", Summary: "the RAIDP paper's experiment: writes vs replication, dual-failure rebuild vs RS, on real nodes (runs cairn-bench)", Run: runBenchExternal("raidp")},
 	}, args, stdout, stderr)
 }
 

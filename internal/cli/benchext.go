@@ -19,8 +19,8 @@ import (
 const benchProgram = "cairn-bench"
 
 const benchAbout = `Measure cairn on this machine. codec, put and get run here; push,
-robustore and grid, the papers' experiments with their plots, are the separate
-program cairn-bench, which 'cairn bench push|robustore|grid' runs with the same
+robustore, grid, gp and raidp, the papers' experiments with their plots, are the
+separate program cairn-bench, which 'cairn bench NAME' runs with the same
 arguments when it sits next to the cairn binary or on PATH:
 
   go build -o cairn-bench ./cmd/cairn-bench   # next to cairn

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,15 +22,48 @@ func TestSplitLstor(t *testing.T) {
 		"/d1,bw=1MiB,lstor=/l1":     {"/d1,bw=1MiB", "/l1"},
 		"/d1,lstor=/l1,lat=2ms":     {"/d1,lat=2ms", "/l1"},
 		"/data/disk1,lstor=/nv/d1/": {"/data/disk1", "/nv/d1/"},
+		"/d1,bw=1MiB,lstor=/l1,lbw=2MiB,lseek=1ms,seek=4ms": {"/d1,bw=1MiB,seek=4ms", "/l1,bw=2MiB,seek=1ms"},
 	} {
 		rest, l, err := splitLstor(spec)
 		if err != nil || rest != want[0] || l != want[1] {
 			t.Errorf("splitLstor(%q) = %q, %q, %v; want %q, %q", spec, rest, l, err, want[0], want[1])
 		}
 	}
-	for _, bad := range []string{"/d1,lstor=", "/d1,lstor=/l,lstor=/m", "/d1,lstor=/d1", "/d1,lstor=/d1/l", "/d1/x,lstor=/d1"} {
+	for _, bad := range []string{"/d1,lstor=", "/d1,lstor=/l,lstor=/m", "/d1,lstor=/d1", "/d1,lstor=/d1/l", "/d1/x,lstor=/d1", "/d1,lbw=1MiB"} {
 		if _, _, err := splitLstor(bad); !errors.Is(err, ErrUsage) {
 			t.Errorf("splitLstor(%q): %v, want ErrUsage", bad, err)
+		}
+	}
+}
+
+// TestDiskConfigThrottledLstor: a disk and its Lstor, each throttled,
+// still make a working RAIDP store (the throttle passes in-place writes
+// on), with raidp.data beside the volume and the Lstor where lstor= says.
+func TestDiskConfigThrottledLstor(t *testing.T) {
+	dir := t.TempDir()
+	dc, err := nodeOptions{}.diskConfig("n1/disk1", dir+"/d1,bw=1GiB,seek=1us,lstor="+dir+"/l1,lbw=1GiB,llat=1us")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dc.Path != dir+"/d1" || dc.Lstor != dir+"/l1" || dc.FS == nil || dc.LstorFS == nil {
+		t.Fatalf("%+v", dc)
+	}
+	ctx := context.Background()
+	st, err := lstor.Open(ctx, lstor.Config{FS: dc.LstorFS, Disk: dc.Path, Lstor: dc.Lstor, Size: lstor.BlockSize, Slots: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Write(ctx, 1, 100, []byte("warm")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4)
+	if err := st.ReadAt(1, got, 100); err != nil || string(got) != "warm" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	for _, f := range []string{dir + "/d1/raidp.data", dir + "/l1/LSTOR"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
 		}
 	}
 }

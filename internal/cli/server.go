@@ -389,21 +389,11 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, h *node.Handler
 	}
 	var dcs []node.DiskConfig
 	for i, spec := range o.disks {
-		spec, lpath, err := splitLstor(spec)
+		dc, err := o.diskConfig(cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), spec)
 		if err != nil {
 			store.Close()
 			return "", nil, nil, err
 		}
-		p, throttle, err := parseDiskSpec(spec)
-		if err != nil {
-			store.Close()
-			return "", nil, nil, err
-		}
-		dc := node.DiskConfig{ID: cairn.DiskID(fmt.Sprintf("%s/disk%d", o.id, i+1)), Path: p, NoFormat: o.noFormat, Lstor: lpath}
-		if throttle.Enabled() {
-			dc.FS = vfs.Throttle(vfs.Default, throttle)
-		}
-		dc.FS = o.metrics.diskFS(dc.ID, dc.FS)
 		dcs = append(dcs, dc)
 	}
 	var serverTLS, clientTLS *tls.Config
@@ -812,7 +802,8 @@ const diskSpecHelp = "a disk directory to serve, PATH[,lstor=LPATH][,bw=SIZE][,l
 	"does not continue the previous one (a spinning disk), wb bytes of writes that may run ahead of the disk until a sync " +
 	"(a page cache; default none), and a competing " +
 	"background request of SIZE every DURATION — at random times, DURATION apart on average, with bgseed=N " +
-	"(e.g. /d1,bw=10MiB,lat=2ms,bg=100ms:64KiB,bgseed=7)"
+	"(e.g. /d1,bw=10MiB,lat=2ms,bg=100ms:64KiB,bgseed=7). The disk's raidp.data is on the disk's throttle; the Lstor has its own, " +
+	"given by the same options prefixed with l (lbw, llat, lseek, lwb): another device"
 
 // raidpGeometry is the RAIDP superchunk size and slots of a node's disks
 // with an Lstor (0: the node's defaults).
@@ -834,13 +825,64 @@ func addRAIDPFlags(fs *flag.FlagSet) func() (raidpGeometry, error) {
 	}
 }
 
-// splitLstor takes the option lstor=LPATH out of a --disk spec: the
-// rest of the spec and the Lstor's directory ("" without one), refused
-// on or inside the disk's path.
-func splitLstor(spec string) (rest, lpath string, err error) {
+// diskConfig is the disk id given by spec (--disk): its volume on the
+// disk's throttle (if any) and, with lstor=, its RAIDP data on the same
+// throttle and its Lstor on the Lstor's own, each counted by the metrics
+// (the Lstor as disk "ID/lstor").
+func (o nodeOptions) diskConfig(id cairn.DiskID, spec string) (node.DiskConfig, error) {
+	spec, lspec, err := splitLstor(spec)
+	if err != nil {
+		return node.DiskConfig{}, err
+	}
+	p, throttle, err := parseDiskSpec(spec)
+	if err != nil {
+		return node.DiskConfig{}, err
+	}
+	dc := node.DiskConfig{ID: id, Path: p, NoFormat: o.noFormat}
+	if throttle.Enabled() {
+		dc.FS = vfs.Throttle(vfs.Default, throttle)
+	}
+	dc.FS = o.metrics.diskFS(dc.ID, dc.FS)
+	if lspec != "" {
+		lpath, lthrottle, err := parseDiskSpec(lspec)
+		if err != nil {
+			return node.DiskConfig{}, err
+		}
+		var lfs vfs.FS
+		if lthrottle.Enabled() {
+			lfs = vfs.Throttle(vfs.Default, lthrottle)
+		}
+		lfs = o.metrics.diskFS(dc.ID+"/lstor", lfs)
+		dc.Lstor = lpath
+		if dc.FS != nil || lfs != nil {
+			dc.LstorFS = vfs.Split(orDefault(dc.FS), lpath, orDefault(lfs))
+		}
+	}
+	return dc, nil
+}
+
+func orDefault(fsys vfs.FS) vfs.FS {
+	if fsys == nil {
+		return vfs.Default
+	}
+	return fsys
+}
+
+// splitLstor takes the option lstor=LPATH and the Lstor's throttle
+// options (lbw=, llat=, lseek=, lwb=) out of a --disk spec: the rest of
+// the spec and the Lstor's own spec, LPATH[,bw=...] for parseDiskSpec (""
+// without one), refused on or inside the disk's path.
+func splitLstor(spec string) (rest, lspec string, err error) {
 	parts := strings.Split(spec, ",")
 	kept := parts[:1]
+	var lpath string
+	var lopts []string
 	for _, opt := range parts[1:] {
+		switch k, _, _ := strings.Cut(opt, "="); k {
+		case "lbw", "llat", "lseek", "lwb":
+			lopts = append(lopts, opt[1:])
+			continue
+		}
 		if v, ok := strings.CutPrefix(opt, "lstor="); ok {
 			if lpath != "" || v == "" {
 				return "", "", fmt.Errorf("%w: --disk %q: lstor= given twice or empty", ErrUsage, spec)
@@ -850,12 +892,16 @@ func splitLstor(spec string) (rest, lpath string, err error) {
 		}
 		kept = append(kept, opt)
 	}
-	if lpath != "" {
-		if err := lstor.CheckPaths(parts[0], lpath); err != nil {
-			return "", "", fmt.Errorf("%w: --disk %q: %w", ErrUsage, spec, err)
+	if lpath == "" {
+		if len(lopts) > 0 {
+			return "", "", fmt.Errorf("%w: --disk %q: Lstor options without lstor=", ErrUsage, spec)
 		}
+		return strings.Join(kept, ","), "", nil
 	}
-	return strings.Join(kept, ","), lpath, nil
+	if err := lstor.CheckPaths(parts[0], lpath); err != nil {
+		return "", "", fmt.Errorf("%w: --disk %q: %w", ErrUsage, spec, err)
+	}
+	return strings.Join(kept, ","), strings.Join(append([]string{lpath}, lopts...), ","), nil
 }
 
 // checkDiskSpecs validates --disk specs before a node starts: a malformed

@@ -56,8 +56,9 @@ func (c ThrottleConfig) Enabled() bool {
 	return c.Bandwidth > 0 || c.Latency > 0 || c.Seek > 0 || (c.BackgroundEvery > 0 && c.BackgroundBytes > 0)
 }
 
-// Throttle returns fs slowed down per cfg: file Write, ReadAt and Sync
-// wait for their turn on the modelled disk. Metadata operations (create,
+// Throttle returns fs slowed down per cfg: file Write, ReadAt, Sync and
+// (where fsys's files have it, vfs.WriterAt) WriteAt wait for their turn on
+// the modelled disk. Metadata operations (create,
 // rename, list) are not slowed. Waits happen outside any lock, so
 // concurrent requests queue like requests on a real disk.
 func Throttle(fsys FS, cfg ThrottleConfig) FS {
@@ -155,7 +156,11 @@ func (f *throttledFS) wrap(file File, err error) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &throttledFile{File: file, t: f.t}, nil
+	tf := &throttledFile{File: file, t: f.t}
+	if w, ok := file.(WriterAt); ok {
+		return &throttledWriterAt{throttledFile: tf, w: w}, nil
+	}
+	return tf, nil
 }
 
 func (f *throttledFS) Create(name string) (File, error) { return f.wrap(f.FS.Create(name)) }
@@ -176,10 +181,17 @@ type throttledFile struct {
 
 func (f *throttledFile) Write(p []byte) (int, error) {
 	n := int64(len(p))
-	off := f.written.Add(n) - n
+	f.waitWrite(f.written.Add(n)-n, n)
+	return f.File.Write(p)
+}
+
+// waitWrite puts a write of n bytes at off on the disk and waits for it:
+// until it is done, or with WriteBehind until at most WriteBehind bytes'
+// worth of work is left queued.
+func (f *throttledFile) waitWrite(off, n int64) {
 	if f.t.cfg.WriteBehind <= 0 || !f.t.cfg.Enabled() {
 		f.t.wait(f, off, n)
-		return f.File.Write(p)
+		return
 	}
 	now := f.t.cfg.Now()
 	end := f.t.queue(now, f, off, n)
@@ -191,7 +203,19 @@ func (f *throttledFile) Write(p []byte) (int, error) {
 	if d := end.Sub(now) - slack; d > 0 {
 		f.t.cfg.Sleep(d)
 	}
-	return f.File.Write(p)
+}
+
+// throttledWriterAt is a throttled file that can be overwritten in place
+// (the Lstor's and raidp.data's files): WriteAt queues like Write, at its
+// own offset, so an in-place write away from the head pays a seek.
+type throttledWriterAt struct {
+	*throttledFile
+	w WriterAt
+}
+
+func (f *throttledWriterAt) WriteAt(p []byte, off int64) (int, error) {
+	f.waitWrite(off, int64(len(p)))
+	return f.w.WriteAt(p, off)
 }
 
 func (f *throttledFile) ReadAt(p []byte, off int64) (int, error) {

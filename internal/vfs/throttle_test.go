@@ -198,3 +198,90 @@ func TestThrottleWriteBehind(t *testing.T) {
 		}
 	}
 }
+
+// TestThrottleWriteAt: a throttled file keeps the in-place writes of the
+// file underneath (the Lstor needs them) and they wait their turn on the
+// disk like appends: bandwidth, a seek when they do not continue the
+// previous request, write-behind until Sync. ReadAt of the overwritten
+// bytes costs the disk time too.
+func TestThrottleWriteAt(t *testing.T) {
+	clock := &virtualClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	cfg := ThrottleConfig{Bandwidth: 1 << 20, Seek: 10 * time.Millisecond, Now: clock.Now, Sleep: clock.Sleep}
+	fsys := Throttle(NewMem(), cfg)
+	f, err := fsys.Create("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, ok := f.(WriterAt)
+	if !ok {
+		t.Fatalf("a throttled mem file %T has no WriteAt", f)
+	}
+	start := clock.Now()
+	if _, err := w.WriteAt(make([]byte, 1<<20), 1<<20); err != nil { // a seek (not at the head) and 1 s
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt(make([]byte, 512<<10), 2<<20); err != nil { // continues: 0.5 s
+		t.Fatal(err)
+	}
+	if got, want := clock.Now().Sub(start), 1500*time.Millisecond+10*time.Millisecond; got != want {
+		t.Errorf("two in-place writes took %v, want %v", got, want)
+	}
+	start = clock.Now()
+	if _, err := w.WriteAt([]byte("abc"), 0); err != nil { // back to 0: a seek
+		t.Fatal(err)
+	}
+	if got, want := clock.Now().Sub(start), 10*time.Millisecond+3*time.Second/(1<<20); got != want {
+		t.Errorf("a small write elsewhere took %v, want %v", got, want)
+	}
+	buf := make([]byte, 3)
+	if _, err := f.ReadAt(buf, 0); err != nil || string(buf) != "abc" {
+		t.Fatalf("read back %q, %v", buf, err)
+	}
+	if fi, err := f.Stat(); err != nil || fi.Size() != 2<<20+512<<10 {
+		t.Fatalf("size after the in-place writes: %v, %v", fi, err)
+	}
+
+	// With write-behind, WriteAt returns at once and Sync waits for it.
+	clock2 := &virtualClock{now: clock.Now()}
+	cfg = ThrottleConfig{Bandwidth: 1 << 20, WriteBehind: 4 << 20, Now: clock2.Now, Sleep: clock2.Sleep}
+	g, err := Throttle(NewMem(), cfg).Create("g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start = clock2.Now()
+	if _, err := g.(WriterAt).WriteAt(make([]byte, 2<<20), 4<<20); err != nil {
+		t.Fatal(err)
+	}
+	if got := clock2.Now().Sub(start); got != 0 {
+		t.Errorf("a write-behind WriteAt waited %v", got)
+	}
+	if err := g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := clock2.Now().Sub(start); got != 2*time.Second {
+		t.Errorf("Sync after a 2 MiB WriteAt returned after %v, want 2s", got)
+	}
+
+	// A file system whose files cannot be overwritten keeps that: the
+	// throttle does not invent WriteAt.
+	h, err := Throttle(noWriteAt{NewMem()}, ThrottleConfig{Bandwidth: 1 << 20}).Create("h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.(WriterAt); ok {
+		t.Error("a throttled file over one without WriteAt has WriteAt")
+	}
+}
+
+// noWriteAt hides the WriteAt of its files.
+type noWriteAt struct{ FS }
+
+type appendOnly struct{ File }
+
+func (n noWriteAt) Create(name string) (File, error) {
+	f, err := n.FS.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	return appendOnly{f}, nil
+}

@@ -8,8 +8,8 @@ import (
 
 // WriterAt is the optional capability of a File to overwrite bytes at an
 // offset (io.WriterAt), found by type assertion: the OS files and MemFS
-// files have it; decorators that wrap a File (Throttle, errorfs) do not
-// pass it on. Writing past the end extends the file, the gap reading as
+// files have it, and so do Throttle's and the metrics' files over them;
+// errorfs does not pass it on. Writing past the end extends the file, the gap reading as
 // zeros. Like Write, it is durable only after Sync.
 type WriterAt interface {
 	io.WriterAt

@@ -42,8 +42,8 @@
 //	err = s.Write(ctx, slot, off, p) // durable, parity updated, when nil
 //	rep, err := s.Verify(ctx)        // rep.OK(): parity = XOR of the slots
 //
-// Caveats: the files must support vfs.WriterAt (the OS and the mem vfs do;
-// vfs.Throttle and errorfs do not pass it on). Every write below the
+// Caveats: the files must support vfs.WriterAt (the OS and the mem vfs do,
+// vfs.Throttle passes it on; errorfs does not). Every write below the
 // high-water mark reads the old data; every record syncs the Lstor four
 // times and the disk once. Only k = 1 (XOR) parity. Nothing in cairn uses this package yet
 // (no raidp policy): it is internal until the data path lands.
