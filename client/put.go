@@ -472,8 +472,10 @@ func fill(r io.Reader, p []byte) (n int, eof bool, err error) {
 // A conditional commit that loses every attempt returns
 // ErrConditionalConflict.
 func (c *Client) commit(ctx context.Context, m *cairn.Manifest, cond Condition) error {
+	var replaced *cairn.Manifest // the version the successful attempt replaced
 	err := retry.Do(ctx, c.commits, func(ctx context.Context) error {
 		prev := ""
+		replaced = nil
 		old, err := c.direct.Manifest(ctx, m.Bucket, m.Key)
 		switch {
 		case err == nil:
@@ -490,6 +492,9 @@ func (c *Client) commit(ctx context.Context, m *cairn.Manifest, cond Condition) 
 				return err
 			}
 		}
+		if old != nil && old.Version != m.Version {
+			replaced = old
+		}
 		return c.direct.CommitManifest(ctx, m, prev) // ErrConflict: a concurrent writer won; retry against its version
 	})
 	if errors.Is(err, cairn.ErrConflict) && ctx.Err() == nil {
@@ -500,6 +505,12 @@ func (c *Client) commit(ctx context.Context, m *cairn.Manifest, cond Condition) 
 	}
 	if err != nil {
 		return fmt.Errorf("committing %s/%s: %w", m.Bucket, m.Key, err)
+	}
+	// The store keeps the replaced version as a noncurrent one unless both
+	// are the null version (meta.Store.SetBucketVersioning): then a raidp
+	// object's bytes are freed.
+	if replaced != nil && !replaced.Versioned && !m.Versioned {
+		c.freeRAIDP(ctx, replaced)
 	}
 	return nil
 }
