@@ -69,6 +69,11 @@ type RAIDPAlloc struct {
 	// Divert lists the superchunks no PUT may write to: those of the
 	// disks a recovery is running for (RecoverRAIDP).
 	Divert []int `json:"divert,omitempty"`
+	// Zeroing holds the claims of zeroers (raidpdead.go) on superchunks
+	// whose dead ranges they are zeroing, by a random token: a recovery
+	// that diverts a superchunk waits until no claim on it is left or
+	// unexpired before it copies or rebuilds from it.
+	Zeroing map[string]RAIDPZeroClaim `json:"zeroing,omitempty"`
 }
 
 func (c *Client) raidp() (RAIDPMeta, RAIDPDisks, error) {
@@ -202,7 +207,8 @@ func NewRAIDPGroup(name string, disks []cairn.Disk) (raidp.Group, error) {
 // Superchunks with a replica on an avoided disk (layout index) are
 // skipped: a disk the cluster map holds unwritable would fail the PUT.
 func allocate(g raidp.Group, a RAIDPAlloc, n int64, avoid map[int]bool) ([]raidp.Extent, RAIDPAlloc, error) {
-	next := RAIDPAlloc{End: maps.Clone(a.End), Dead: a.Dead, Divert: a.Divert}
+	next := a
+	next.End = maps.Clone(a.End)
 	if next.End == nil {
 		next.End = map[int]int64{}
 	}

@@ -2,9 +2,11 @@ package client
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -110,14 +112,112 @@ func (c *Client) groupName() string {
 	return DefaultRAIDPGroup
 }
 
-// zeroer zeroes ranges of one group on both replicas, as the group,
-// allocation record and cluster map were when it was made.
+// RAIDPZeroClaim is a zeroer's claim on a superchunk (RAIDPAlloc.Zeroing):
+// until Until, it may be zeroing dead ranges of it.
+type RAIDPZeroClaim struct {
+	Superchunk int       `json:"superchunk"`
+	Until      time.Time `json:"until"`
+}
+
+// raidpClaimTTL is how long a zeroer's claim lasts; its zeroing calls end
+// (by their context) half-way through it, leaving the rest as margin for
+// a node still applying a call its client gave up on.
+const raidpClaimTTL = 2 * time.Minute
+
+// zeroer zeroes ranges of one group on both replicas, as the group and
+// cluster map were when it was made.
 type zeroer struct {
 	c        *Client
+	rm       RAIDPMeta
 	rd       RAIDPDisks
 	g        raidp.Group
-	divert   map[int]bool
 	writable map[cairn.DiskID]bool
+}
+
+// claim claims superchunk s for zeroing by a compare-and-swap of the
+// allocation record, unless a recovery diverts it (errNotNow). It returns
+// the claim's token and expiry.
+func (z *zeroer) claim(ctx context.Context, s int) (string, time.Time, error) {
+	var tok [8]byte
+	if _, err := io.ReadFull(z.c.cfg.Rand, tok[:]); err != nil {
+		return "", time.Time{}, err
+	}
+	token := hex.EncodeToString(tok[:])
+	until := time.Now().Add(raidpClaimTTL)
+	err := z.rm.UpdateRAIDP(ctx, "alloc/"+z.g.Name, func(old []byte) ([]byte, error) {
+		var a RAIDPAlloc
+		if old != nil {
+			if err := json.Unmarshal(old, &a); err != nil {
+				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, z.g.Name, err)
+			}
+		}
+		if slices.Contains(a.Divert, s) {
+			return nil, errNotNow
+		}
+		if a.End == nil {
+			a.End = map[int]int64{}
+		}
+		if a.Zeroing == nil {
+			a.Zeroing = map[string]RAIDPZeroClaim{}
+		}
+		for k, c := range a.Zeroing { // claims of zeroers that died
+			if !time.Now().Before(c.Until) {
+				delete(a.Zeroing, k)
+			}
+		}
+		a.Zeroing[token] = RAIDPZeroClaim{Superchunk: s, Until: until}
+		return json.Marshal(a)
+	})
+	return token, until, err
+}
+
+// release drops a claim (best effort: it expires anyway).
+func (z *zeroer) release(token string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := z.rm.UpdateRAIDP(ctx, "alloc/"+z.g.Name, func(old []byte) ([]byte, error) {
+		var a RAIDPAlloc
+		if old != nil {
+			if err := json.Unmarshal(old, &a); err != nil {
+				return nil, err
+			}
+		}
+		delete(a.Zeroing, token)
+		return json.Marshal(a)
+	})
+	if err != nil {
+		z.c.cfg.Logger.Warn("releasing a RAIDP zeroing claim failed: it expires", "group", z.g.Name, "err", err)
+	}
+}
+
+// awaitZeroing waits until no zeroer claims any of the superchunks ids
+// (which the caller has diverted, so no new claim on them is granted):
+// a recovery must not copy or rebuild from a superchunk while one of its
+// ranges is being zeroed, since its replicas may differ for that while.
+// The wait ends at the latest when the claims expire.
+func (c *Client) awaitZeroing(ctx context.Context, rm RAIDPMeta, group string, ids []int) error {
+	for {
+		a, err := c.readAlloc(ctx, rm, group)
+		if err != nil {
+			return err
+		}
+		var until time.Time
+		for _, cl := range a.Zeroing {
+			if slices.Contains(ids, cl.Superchunk) && cl.Until.After(until) {
+				until = cl.Until
+			}
+		}
+		if !time.Now().Before(until) {
+			return nil
+		}
+		t := time.NewTimer(min(200*time.Millisecond, time.Until(until)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 func (c *Client) newZeroer(ctx context.Context, rm RAIDPMeta, rd RAIDPDisks, group string) (*zeroer, error) {
@@ -128,18 +228,11 @@ func (c *Client) newZeroer(ctx context.Context, rm RAIDPMeta, rd RAIDPDisks, gro
 	if g.Name != group {
 		return nil, fmt.Errorf("%w: RAIDP group %s, this client writes to %s", cairn.ErrInvalid, group, g.Name)
 	}
-	a, err := c.readAlloc(ctx, rm, group)
-	if err != nil {
-		return nil, err
-	}
 	disks, err := c.meta.Disks(ctx)
 	if err != nil {
 		return nil, err
 	}
-	z := &zeroer{c: c, rd: rd, g: g, divert: map[int]bool{}, writable: map[cairn.DiskID]bool{}}
-	for _, s := range a.Divert {
-		z.divert[s] = true
-	}
+	z := &zeroer{c: c, rm: rm, rd: rd, g: g, writable: map[cairn.DiskID]bool{}}
 	for _, d := range disks {
 		z.writable[d.ID] = d.State.Writable()
 	}
@@ -157,10 +250,10 @@ var errNotNow = errors.New("not zeroable now")
 // mirrors against the failed disk's Lstor) must see the bytes the failed
 // disk had. A failed zero may have zeroed one replica and not the other:
 // the range must be zeroed again (it stays queued) before they agree.
+// The zeroing runs under a claim on the superchunk (RAIDPAlloc.Zeroing),
+// granted only while no recovery diverts it; a recovery that diverts it
+// meanwhile waits for the claim (awaitZeroing).
 func (z *zeroer) zero(ctx context.Context, r RAIDPDeadRange) error {
-	if z.divert[r.Superchunk] {
-		return errNotNow
-	}
 	i := slices.IndexFunc(z.g.Layout.Superchunks, func(s raidp.Superchunk) bool { return s.ID == r.Superchunk })
 	if i < 0 {
 		return fmt.Errorf("%w: superchunk %d is not in RAIDP group %s", cairn.ErrCorrupt, r.Superchunk, z.g.Name)
@@ -177,6 +270,13 @@ func (z *zeroer) zero(ctx context.Context, r RAIDPDeadRange) error {
 			return errNotNow
 		}
 	}
+	token, until, err := z.claim(ctx, r.Superchunk)
+	if err != nil {
+		return err
+	}
+	defer z.release(token)
+	ctx, cancel := context.WithDeadline(ctx, until.Add(-raidpClaimTTL/2))
+	defer cancel()
 	for end := r.Offset + r.Length; end > r.Offset; {
 		start := max(r.Offset, end-raidpZeroChunk)
 		// Not errgroup.WithContext: a failure on one replica must not
