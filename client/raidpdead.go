@@ -459,3 +459,12 @@ func (r RAIDPDeadRange) equal(o RAIDPDeadRange) bool {
 // expiry): as a delete through the client does (Config.RAIDPDeletes).
 // A manifest of another policy, or nil, is ignored.
 func (c *Client) FreeRAIDP(ctx context.Context, m *cairn.Manifest) { c.freeRAIDP(ctx, m) }
+
+// RAIDPAllocation returns the group's allocation record (zero if none).
+func (c *Client) RAIDPAllocation(ctx context.Context) (RAIDPAlloc, error) {
+	rm, _, err := c.raidp()
+	if err != nil {
+		return RAIDPAlloc{}, err
+	}
+	return c.readAlloc(ctx, rm, c.groupName())
+}

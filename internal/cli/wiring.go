@@ -56,6 +56,8 @@ type clusterOptions struct {
 	metrics     *procMetrics      // counts the metadata calls (nil: none)
 	keys        client.KeyService // SSE-S3 master keys (nil: SSE-S3 refused)
 	keepSlow    bool              // client.Config.KeepSlowDisks (--keep-slow-disks)
+	// raidpDeletes is client.Config.RAIDPDeletes (--raidp-deletes).
+	raidpDeletes string
 	// recordSecret records the secret's check value in a store without
 	// one (checkSecret); a gateway does, CLI commands only compare.
 	recordSecret bool
@@ -104,7 +106,7 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
 	}
-	return newCluster(store, cfg.Secret, key, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow}, o.node, tc, o.local), nil
+	return newCluster(store, cfg.Secret, key, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow, RAIDPDeletes: o.raidpDeletes}, o.node, tc, o.local), nil
 }
 
 // clusterKey is the key that signs the node calls of a connection with
