@@ -275,3 +275,48 @@ func TestRAIDPDeadBacklog(t *testing.T) {
 	checkParity(t, nodes, disks, size, 4)
 	getAll(t, c, map[string][]byte{"keep": keep}, "after zeroing")
 }
+
+// TestRAIDPVersionsKept: in a versioned bucket an overwrite keeps the old
+// version, so its bytes are not freed; deleting that version through the
+// store and telling the client (FreeRAIDP, as S3 DeleteVersion and the
+// lifecycle expiry do) queues them.
+func TestRAIDPVersionsKept(t *testing.T) {
+	ctx := context.Background()
+	const size = 1 << 20
+	meta, nodes, _ := raidpCluster(t, 6, size)
+	c := client.New(meta, nodes.Client, client.Config{})
+	if err := meta.CreateBucket(ctx, cairn.Bucket{Name: "versioned", Policy: cairn.RAIDPPolicy, Versioning: cairn.VersioningEnabled}); err != nil {
+		t.Fatal(err)
+	}
+	v1 := randomBytes(40_000, 1)
+	m1, err := c.Put(ctx, "versioned", "k", bytes.NewReader(v1), client.PutOptions{Size: int64(len(v1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := c.Put(ctx, "versioned", "k", bytes.NewReader(randomBytes(30_000, 2)), client.PutOptions{Size: 30_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := deadQueue(t, c); len(q) != 0 {
+		t.Fatalf("an overwrite in a versioned bucket queued the noncurrent version's ranges: %+v", q)
+	}
+	// Delete removes the current version (meta.Store.DeleteManifest; S3
+	// makes delete markers itself): its bytes are freed, v1's are not.
+	if err := c.Delete(ctx, "versioned", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if q := deadQueue(t, c); len(q) != 1 || q[0].Offset != m2.RAIDP.Spans[0].Offset || q[0].Superchunk != m2.RAIDP.Spans[0].Superchunk {
+		t.Fatalf("queue after deleting the current version: %+v, want only %+v", q, m2.RAIDP.Spans[0])
+	}
+	if got := replicaBytes(t, nodes, m1.RAIDP.Spans[0]); !bytes.Equal(got[0], v1) || !bytes.Equal(got[1], v1) {
+		t.Fatal("a noncurrent version's bytes changed")
+	}
+	v, err := meta.DeleteVersion(ctx, "versioned", "k", m1.Version)
+	if err != nil || v.Manifest == nil {
+		t.Fatalf("delete version: %+v, %v", v, err)
+	}
+	c.FreeRAIDP(ctx, v.Manifest)
+	if q := deadQueue(t, c); len(q) != 2 || q[1].Superchunk != m1.RAIDP.Spans[0].Superchunk || q[1].Offset != m1.RAIDP.Spans[0].Offset || q[1].Length != int64(len(v1)) {
+		t.Fatalf("queue after deleting the version: %+v", q)
+	}
+}
