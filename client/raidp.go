@@ -74,6 +74,14 @@ type RAIDPAlloc struct {
 	// that diverts a superchunk waits until no claim on it is left or
 	// unexpired before it copies or rebuilds from it.
 	Zeroing map[string]RAIDPZeroClaim `json:"zeroing,omitempty"`
+	// Compacting lists the superchunks compaction is emptying
+	// (raidpcompact.go): no PUT appends to them, so the live objects it
+	// moves out land elsewhere.
+	Compacting []int `json:"compacting,omitempty"`
+	// Epoch counts per superchunk the times compaction reclaimed it: a
+	// dead range queued in an earlier epoch is gone with the reclaim's
+	// zeroing, and must not be zeroed into the superchunk's new objects.
+	Epoch map[int]int `json:"epoch,omitempty"`
 }
 
 func (c *Client) raidp() (RAIDPMeta, RAIDPDisks, error) {
@@ -219,7 +227,7 @@ func allocate(g raidp.Group, a RAIDPAlloc, n int64, avoid map[int]bool) ([]raidp
 		}
 		end := next.End[s.ID]
 		free := g.Size - end
-		if free <= 0 || slices.Contains(a.Divert, s.ID) || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
+		if free <= 0 || slices.Contains(a.Divert, s.ID) || slices.Contains(a.Compacting, s.ID) || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
 			continue
 		}
 		k := min(free, n)

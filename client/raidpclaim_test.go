@@ -21,7 +21,7 @@ func TestRAIDPZeroClaims(t *testing.T) {
 		store := mem.New()
 		c := New(store, nil, Config{})
 		z := &zeroer{c: c, rm: store, g: raidp.Group{Name: "g"}}
-		tok, until, err := z.claim(ctx, 3)
+		tok, until, err := z.claim(ctx, RAIDPDeadRange{Superchunk: 3}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestRAIDPZeroClaims(t *testing.T) {
 			t.Errorf("the recovery waited %v for a claim released after 5s", w)
 		}
 		// A claim never released (its zeroer died) holds until it expires.
-		if _, _, err := z.claim(ctx, 3); err != nil {
+		if _, _, err := z.claim(ctx, RAIDPDeadRange{Superchunk: 3}, false); err != nil {
 			t.Fatal(err)
 		}
 		start = time.Now()
@@ -58,11 +58,11 @@ func TestRAIDPZeroClaims(t *testing.T) {
 		if err := c.setDivert(ctx, store, "g", []int{3}, true); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := z.claim(ctx, 3); !errors.Is(err, errNotNow) {
+		if _, _, err := z.claim(ctx, RAIDPDeadRange{Superchunk: 3}, false); !errors.Is(err, errNotNow) {
 			t.Errorf("a claim on a diverted superchunk: %v, want errNotNow", err)
 		}
 		// Expired claims are dropped by the next claim.
-		if _, _, err := z.claim(ctx, 4); err != nil {
+		if _, _, err := z.claim(ctx, RAIDPDeadRange{Superchunk: 4}, false); err != nil {
 			t.Fatal(err)
 		}
 		b, _ := store.RAIDP(ctx, "alloc/g")

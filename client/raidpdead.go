@@ -51,6 +51,10 @@ type RAIDPDeadRange struct {
 	// Since is when the range died: the zeroer waits a grace period after
 	// it, so that reads that opened the object before the delete finish.
 	Since time.Time `json:"since"`
+	// Epoch is the superchunk's RAIDPAlloc.Epoch when the range died; a
+	// range of an older epoch is stale (dropped unzeroed: the reclaim
+	// zeroed it).
+	Epoch int `json:"epoch,omitempty"`
 }
 
 // RAIDPDeadQueue is the record "dead/<group>" (meta key raidp/dead/<group>):
@@ -134,10 +138,12 @@ type zeroer struct {
 	writable map[cairn.DiskID]bool
 }
 
-// claim claims superchunk s for zeroing by a compare-and-swap of the
-// allocation record, unless a recovery diverts it (errNotNow). It returns
-// the claim's token and expiry.
-func (z *zeroer) claim(ctx context.Context, s int) (string, time.Time, error) {
+// claim claims r's superchunk for zeroing by a compare-and-swap of the
+// allocation record, unless a recovery diverts it or (unless reclaim:
+// compaction's own zeroing) compaction empties it (errNotNow), or r is of
+// an earlier epoch (errStale). It returns the claim's token and expiry.
+func (z *zeroer) claim(ctx context.Context, r RAIDPDeadRange, reclaim bool) (string, time.Time, error) {
+	s := r.Superchunk
 	var tok [8]byte
 	if _, err := io.ReadFull(z.c.cfg.Rand, tok[:]); err != nil {
 		return "", time.Time{}, err
@@ -151,8 +157,11 @@ func (z *zeroer) claim(ctx context.Context, s int) (string, time.Time, error) {
 				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, z.g.Name, err)
 			}
 		}
-		if slices.Contains(a.Divert, s) {
+		if slices.Contains(a.Divert, s) || !reclaim && slices.Contains(a.Compacting, s) {
 			return nil, errNotNow
+		}
+		if a.Epoch[s] != r.Epoch {
+			return nil, errStale
 		}
 		if a.End == nil {
 			a.End = map[int]int64{}
@@ -243,6 +252,9 @@ func (c *Client) newZeroer(ctx context.Context, rm RAIDPMeta, rd RAIDPDisks, gro
 // recovery, or a replica's disk is not writable); it stays queued.
 var errNotNow = errors.New("not zeroable now")
 
+// errStale: a range of an epoch before its superchunk's last reclaim.
+var errStale = errors.New("stale: the superchunk was reclaimed since")
+
 // zero zeroes r on both replicas of its superchunk, from its end backwards
 // in chunks (each chunk reaching a slot's high-water mark lowers it). It
 // refuses (errNotNow) a range whose superchunk is diverted: a recovery
@@ -253,7 +265,11 @@ var errNotNow = errors.New("not zeroable now")
 // The zeroing runs under a claim on the superchunk (RAIDPAlloc.Zeroing),
 // granted only while no recovery diverts it; a recovery that diverts it
 // meanwhile waits for the claim (awaitZeroing).
-func (z *zeroer) zero(ctx context.Context, r RAIDPDeadRange) error {
+func (z *zeroer) zero(ctx context.Context, r RAIDPDeadRange) error { return z.zeroAs(ctx, r, false) }
+
+// zeroAs is zero; reclaim says it is compaction's zeroing of a whole
+// superchunk it empties.
+func (z *zeroer) zeroAs(ctx context.Context, r RAIDPDeadRange, reclaim bool) error {
 	i := slices.IndexFunc(z.g.Layout.Superchunks, func(s raidp.Superchunk) bool { return s.ID == r.Superchunk })
 	if i < 0 {
 		return fmt.Errorf("%w: superchunk %d is not in RAIDP group %s", cairn.ErrCorrupt, r.Superchunk, z.g.Name)
@@ -270,7 +286,7 @@ func (z *zeroer) zero(ctx context.Context, r RAIDPDeadRange) error {
 			return errNotNow
 		}
 	}
-	token, until, err := z.claim(ctx, r.Superchunk)
+	token, until, err := z.claim(ctx, r, reclaim)
 	if err != nil {
 		return err
 	}
@@ -319,9 +335,17 @@ func (c *Client) freeRAIDP(ctx context.Context, m *cairn.Manifest) {
 	defer cancel()
 	group := m.RAIDP.Group
 	now := time.Now()
+	// The spans' superchunks cannot be reclaimed before their bytes are
+	// counted dead (below): the epochs read now are theirs.
+	a, err := c.readAlloc(ctx, rm, group)
+	if err != nil {
+		c.cfg.Logger.Warn("freeing a RAIDP object's bytes failed: they stay unzeroed and uncounted", "group", group,
+			"bucket", m.Bucket, "key", m.Key, "err", err)
+		return
+	}
 	var ranges []RAIDPDeadRange
 	for _, sp := range m.RAIDP.Spans {
-		ranges = append(ranges, RAIDPDeadRange{Superchunk: sp.Superchunk, Offset: sp.Offset, Length: sp.Length, Since: now})
+		ranges = append(ranges, RAIDPDeadRange{Superchunk: sp.Superchunk, Offset: sp.Offset, Length: sp.Length, Since: now, Epoch: a.Epoch[sp.Superchunk]})
 	}
 	online := ranges
 	if c.cfg.RAIDPDeletes != RAIDPOnline {
@@ -336,7 +360,7 @@ func (c *Client) freeRAIDP(ctx context.Context, m *cairn.Manifest) {
 		z, err := c.newZeroer(ctx, rm, rd, group)
 		for _, r := range online {
 			if err == nil {
-				if zerr := z.zero(ctx, r); zerr == nil {
+				if zerr := z.zero(ctx, r); zerr == nil || errors.Is(zerr, errStale) {
 					continue
 				} else if !errors.Is(zerr, errNotNow) {
 					c.cfg.Logger.Warn("zeroing a deleted RAIDP range failed: queued", "group", group, "superchunk", r.Superchunk,
@@ -383,6 +407,7 @@ type RAIDPZeroed struct {
 	Zeroed  int   // ranges zeroed on both replicas and removed from the queue
 	Bytes   int64 // their bytes
 	Waiting int   // ranges left: in their grace period, diverted, a disk down or a failure
+	Stale   int   // ranges dropped: their superchunk was reclaimed since (zeroed whole)
 }
 
 // ZeroDeadRAIDP is the lazy zeroer, the director's duty: it zeroes up to
@@ -417,10 +442,19 @@ func (c *Client) ZeroDeadRAIDP(ctx context.Context, now time.Time, grace time.Du
 		if now.Sub(r.Since) < grace {
 			continue
 		}
-		if err := z.zero(ctx, r); err != nil {
-			if !errors.Is(err, errNotNow) {
-				errs = append(errs, err)
+		err := z.zero(ctx, r)
+		switch {
+		case errors.Is(err, errStale):
+			// Zeroed with its whole superchunk by a reclaim.
+			if err := c.dequeueDead(ctx, rm, group, r); err != nil {
+				return st, err
 			}
+			st.Stale++
+			continue
+		case errors.Is(err, errNotNow):
+			continue
+		case err != nil:
+			errs = append(errs, err)
 			continue
 		}
 		if err := c.dequeueDead(ctx, rm, group, r); err != nil {
@@ -429,7 +463,7 @@ func (c *Client) ZeroDeadRAIDP(ctx context.Context, now time.Time, grace time.Du
 		st.Zeroed++
 		st.Bytes += r.Length
 	}
-	st.Waiting = len(q.Ranges) - st.Zeroed
+	st.Waiting = len(q.Ranges) - st.Zeroed - st.Stale
 	if len(errs) > 0 {
 		return st, fmt.Errorf("zeroing RAIDP dead ranges of %s: %w", group, errors.Join(errs...))
 	}
