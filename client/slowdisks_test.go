@@ -229,3 +229,113 @@ func TestPutSparesFallBackToSlowDisks(t *testing.T) {
 		}
 	}
 }
+
+// A fountain-coded (lt) PUT keeps every disk busy with new blocks, so a
+// slow disk is offered blocks by every PUT and holds each back a little
+// (its blocks are cancelled when the stripe has enough). Its block times,
+// one sample per disk per stripe, mark it slow like a PUT's shard streams
+// do, and later PUTs stop offering it blocks while the other disks hold
+// the stripe within the same bounds. With KeepSlowDisks the same workload
+// keeps offering it blocks: the control that shows the test can fail.
+func TestLTPutAvoidsSlowDisk(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr, err := slowdisk.New(slowdisk.Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := Config{BlockSize: 64 << 10, SlowDisks: tr}
+				if keep {
+					cfg = Config{BlockSize: 64 << 10, KeepSlowDisks: true}
+				}
+				e := newEnv(t, 8, 1, "lt-32-2", cfg)
+				ctx := context.Background()
+				disks, _ := e.meta.Disks(ctx)
+				slow := disks[3].ID
+				// Every block takes 10 ms, the slow disk's 200 ms: a stripe's
+				// 64 blocks take about 50 ms on the 7 others, two at a time.
+				e.shards.Set(func() {
+					for _, d := range disks {
+						e.shards.SlowPut[d.ID] = 10 * time.Millisecond
+					}
+					e.shards.SlowPut[slow] = 200 * time.Millisecond
+				})
+				data := randBytes(79, 2<<20) // one stripe of 32 blocks of 64 KiB
+				offered := func() int {
+					e.shards.Mu.Lock()
+					defer e.shards.Mu.Unlock()
+					return e.shards.Puts[slow]
+				}
+				var byPut []int // blocks offered to the slow disk by each PUT
+				for i := range 20 {
+					before := offered()
+					if _, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: int64(len(data))}); err != nil {
+						t.Fatalf("put %d: %v", i, err)
+					}
+					byPut = append(byPut, offered()-before)
+				}
+				for i := range 20 {
+					if got := e.get(t, fmt.Sprintf("k%d", i), 0, -1); !bytes.Equal(got, data) {
+						t.Fatalf("object %d: read back differs", i)
+					}
+				}
+				later := 0
+				for _, n := range byPut[3:] {
+					later += n
+				}
+				if byPut[0] == 0 {
+					t.Fatal("the first PUT offered the slow disk no block (the test would prove nothing)")
+				}
+				if keep {
+					if later < 17 {
+						t.Fatalf("without avoidance PUTs 3..19 offered the slow disk %d blocks, want one or more each", later)
+					}
+					return
+				}
+				if later != 0 || !tr.Avoid(time.Now(), slow) {
+					t.Fatalf("after 3 PUTs (MinSamples) the slow disk was offered %d blocks (per PUT %v), avoided %v; want 0 and true",
+						later, byPut, tr.Avoid(time.Now(), slow))
+				}
+			})
+		})
+	}
+}
+
+// An lt stripe avoids a slow disk only when the other disks hold it
+// within the same per-disk and per-node bounds: on three nodes, dropping
+// one would let each of the two left take half the blocks, and a lost
+// node would cost more than the code tolerates, so the slow disk stays.
+func TestLTAvoidsSlowDiskOnlyWithinBounds(t *testing.T) {
+	tr, err := slowdisk.New(slowdisk.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(nil, nil, Config{SlowDisks: tr})
+	disks := func(n int) ([]cairn.DiskID, []cairn.NodeID) {
+		var ds []cairn.DiskID
+		var ns []cairn.NodeID
+		for i := range n {
+			ns = append(ns, cairn.NodeID(fmt.Sprintf("node%d", i)))
+			ds = append(ds, cairn.DiskID(fmt.Sprintf("node%d/disk1", i)))
+		}
+		return ds, ns
+	}
+	slow := cairn.DiskID("node1/disk1")
+	for range 3 {
+		tr.ObserveBatch(time.Now(), []slowdisk.Sample{{Disk: slow, Took: time.Second}, {Disk: "node0/disk1", Took: time.Millisecond}, {Disk: "node2/disk1", Took: time.Millisecond}})
+	}
+	if !tr.Avoid(time.Now(), slow) {
+		t.Fatal("not held slow")
+	}
+	for _, tc := range []struct {
+		nodes int
+		keep  bool
+	}{{8, false}, {3, true}} {
+		ds, ns := disks(tc.nodes)
+		got, gotNodes := c.codedAvoidSlow(16, 32, ds, ns)
+		if kept := slices.Contains(got, slow); kept != tc.keep || len(got) != len(gotNodes) {
+			t.Errorf("%d nodes: the slow disk kept: %v (%d disks, %d nodes), want %v", tc.nodes, kept, len(got), len(gotNodes), tc.keep)
+		}
+	}
+}
