@@ -100,9 +100,16 @@ func (c *Client) CompactRAIDP(ctx context.Context, minDead float64, limit int) (
 	cands := raidpCandidates(g, a, minDead)
 	cands = cands[:min(len(cands), limit)]
 	if len(cands) == 0 {
+		if len(a.Compacting) > 0 { // left closed by a run that died
+			return st, c.setCompacting(ctx, rm, g.Name, nil, true)
+		}
 		return st, nil
 	}
 	st.Candidates = cands
+	// The run's candidates replace the compacting set: superchunks left
+	// closed by a run that died are reopened (harmless beside a run still
+	// going: its reclaim zeroes only below the end it saw, and refuses to
+	// reopen a superchunk that took new bytes).
 	if err := c.setCompacting(ctx, rm, g.Name, cands, true); err != nil {
 		return st, err
 	}
@@ -269,8 +276,8 @@ func (c *Client) moveSpans(ctx context.Context, rm RAIDPMeta, rd RAIDPDisks, w r
 	}
 }
 
-// setCompacting adds (on) or removes superchunks from the allocation
-// record's compacting ones.
+// setCompacting makes ids the allocation record's compacting superchunks
+// (on), or removes them from it.
 func (c *Client) setCompacting(ctx context.Context, rm RAIDPMeta, group string, ids []int, on bool) error {
 	return rm.UpdateRAIDP(ctx, "alloc/"+group, func(old []byte) ([]byte, error) {
 		var a RAIDPAlloc
@@ -284,8 +291,7 @@ func (c *Client) setCompacting(ctx context.Context, rm RAIDPMeta, group string, 
 		}
 		a.Compacting = slices.DeleteFunc(a.Compacting, func(s int) bool { return slices.Contains(ids, s) })
 		if on {
-			a.Compacting = append(a.Compacting, ids...)
-			slices.Sort(a.Compacting)
+			a.Compacting = slices.Sorted(slices.Values(ids))
 		}
 		return json.Marshal(a)
 	})

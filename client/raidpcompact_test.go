@@ -154,8 +154,22 @@ func TestRAIDPCompact(t *testing.T) {
 	}
 	getAll(t, c, live, "after zeroing")
 	checkParity(t, nodes, disks, size, 4)
-	// Nothing left to compact below the threshold.
+	// Nothing left to compact below the threshold; a superchunk left
+	// closed to PUTs by a compaction that died is reopened.
+	if err := mstore.UpdateRAIDP(ctx, "alloc/"+client.DefaultRAIDPGroup, func(old []byte) ([]byte, error) {
+		var a client.RAIDPAlloc
+		if err := json.Unmarshal(old, &a); err != nil {
+			return nil, err
+		}
+		a.Compacting = []int{2}
+		return json.Marshal(a)
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if st, err := c.CompactRAIDP(ctx, client.DefaultRAIDPCompactDead, 4); err != nil || len(st.Candidates) != 0 {
 		t.Errorf("a second compaction: %+v, %v", st, err)
+	}
+	if a := raidpAlloc(t, mstore); len(a.Compacting) != 0 {
+		t.Errorf("superchunks %v stay closed to PUTs", a.Compacting)
 	}
 }

@@ -129,6 +129,17 @@ func runRaidpSpace(ctx context.Context, args []string, stdout, stderr io.Writer)
 	})
 }
 
+// printDeadBacklog prints the group's dead backlog line (cairn admin
+// raidp group).
+func printDeadBacklog(ctx context.Context, w io.Writer, data *client.Client) error {
+	q, err := data.RAIDPDeadBacklog(ctx)
+	if err != nil {
+		return err
+	}
+	printBacklog(w, q)
+	return nil
+}
+
 // printRaidpSpace prints the allocation record and the dead backlog.
 func printRaidpSpace(w io.Writer, a client.RAIDPAlloc, q client.RAIDPDeadQueue) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -145,6 +156,11 @@ func printRaidpSpace(w io.Writer, a client.RAIDPAlloc, q client.RAIDPDeadQueue) 
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s, units.FormatSize(a.End[s]), units.FormatSize(a.Dead[s]), state)
 	}
 	tw.Flush()
+	printBacklog(w, q)
+}
+
+// printBacklog prints one line: the ranges of q, their bytes and the oldest.
+func printBacklog(w io.Writer, q client.RAIDPDeadQueue) {
 	var bytes int64
 	var oldest time.Time
 	for _, r := range q.Ranges {

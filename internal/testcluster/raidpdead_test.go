@@ -204,6 +204,9 @@ func TestRAIDPCompactServer(t *testing.T) {
 	}
 	s.CLI(t, "admin", "raidp", "space", "--zero")
 	check("after new puts into the reclaimed space")
+	if g := s.CLI(t, "admin", "raidp", "group"); !strings.Contains(g, "dead backlog: 0 ranges") {
+		t.Errorf("cairn admin raidp group shows no dead backlog:\n%s", g)
+	}
 
 	var g struct {
 		Disks  []struct{ ID string } `json:"disks"`
