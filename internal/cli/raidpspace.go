@@ -65,9 +65,30 @@ const raidpCompactBatch = 4
 // the same run.
 func (f raidpZeroFlags) duty(data *client.Client, log *slog.Logger) director.Duty {
 	grace, batch, dead, every := *f.grace, *f.batch, *f.compactDead, *f.compactEvery
-	var last time.Time // the last compaction's start; the duty never overlaps itself
+	// The duty never overlaps itself, so its state needs no lock.
+	var last time.Time      // the last compaction's start
+	var lastUsed int64 = -1 // the group's bytes handed out at the previous run
 	return director.Duty{Name: "zero dead raidp ranges and compact", Every: *f.every, Background: true,
 		Run: func(ctx context.Context, now time.Time) error {
+			// Idle time (the paper's baseline zeroes then): the group took
+			// no new bytes since the previous run, or the backlog is half
+			// full and must not wait any longer.
+			a, err := data.RAIDPAllocation(ctx)
+			if err != nil {
+				return err
+			}
+			used := int64(0)
+			for _, e := range a.End {
+				used += e
+			}
+			busy := lastUsed >= 0 && used != lastUsed
+			lastUsed = used
+			if busy {
+				q, err := data.RAIDPDeadBacklog(ctx)
+				if err != nil || len(q.Ranges) < client.DefaultRAIDPDeadBacklog/2 {
+					return err
+				}
+			}
 			st, err := data.ZeroDeadRAIDP(ctx, now, grace, batch)
 			if st.Zeroed > 0 || st.Stale > 0 {
 				log.Info("raidp: dead ranges zeroed", "ranges", st.Zeroed, "bytes", st.Bytes, "stale", st.Stale, "waiting", st.Waiting)
