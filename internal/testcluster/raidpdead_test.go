@@ -23,7 +23,8 @@ import (
 // TestRAIDPLazyZeroCrash kills `cairn server` (its nodes, gateway and
 // director together) with SIGKILL at random points after a round of raidp
 // deletes, while the director's zeroer works the queue of dead ranges
-// (--raidp-zero-grace 0), and starts it again, many times. After each
+// (--raidp-zero-grace 0; the kill waits for the zeroer to begin, then a
+// random 0-2.5 s), and starts it again, many times. After each
 // restart the queue drains (a range zeroed before the kill but not
 // removed from the queue is zeroed again, harmlessly: dead bytes are
 // never handed out again) and every live object — PUT in any earlier
@@ -99,16 +100,24 @@ func TestRAIDPLazyZeroCrash(t *testing.T) {
 			}
 			delete(live, key)
 		}
+		// Kill once the zeroer has begun (it zeroes --raidp-zero-batch
+		// ranges per director round, 2 s apart), at a random point of
+		// the rest.
+		if !testcluster.Poll(time.Minute, func() bool { return backlog() < len(keys[:9]) }) {
+			t.Fatalf("round %d: the zeroer did not begin within a minute", round)
+		}
 		// real time: the kill must land at a random point of the
 		// director's zeroing in another process.
-		time.Sleep(time.Duration(rng.IntN(3000)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.IntN(2500)) * time.Millisecond)
 		left := backlog()
 		s.Restart(t)
 		t.Logf("round %d: killed with %d dead ranges queued", round, left)
 		cl = testcluster.S3Client(s.S3)
-		testcluster.WaitFor(t, time.Minute, fmt.Sprintf("round %d: the dead backlog to drain after the restart", round), func() bool {
-			return backlog() == 0
-		})
+		if !testcluster.Poll(time.Minute, func() bool { return backlog() == 0 }) {
+			out := s.Output()
+			t.Fatalf("round %d: the dead backlog did not drain within a minute of the restart:\n%s\nserver log (tail):\n%s",
+				round, s.CLI(t, "admin", "raidp", "space"), out[max(0, len(out)-8000):])
+		}
 		check(fmt.Sprintf("round %d, after the kill", round))
 	}
 
