@@ -92,7 +92,8 @@ type Node struct {
 // Disk is one disk (a directory) served by a node, as the cluster map
 // records it. Two writers share the record: the node (PutDisk) owns Path,
 // Capacity, Free, Fault, Volume and Check and rewrites them on every
-// registration; the director and the operator (ChangeDisk) own State,
+// registration (RAIDPSize, RAIDPSlots and RAIDPFault too); the director
+// and the operator (ChangeDisk) own State,
 // Since, Reason and Trusted, which a registration keeps.
 type Disk struct {
 	ID       DiskID    `json:"id"`
@@ -137,6 +138,12 @@ type Disk struct {
 	// the node registers it (docs/design/raidp.md, "In the cluster").
 	RAIDPSize  int64 `json:"raidp_size,omitempty"`
 	RAIDPSlots int   `json:"raidp_slots,omitempty"`
+	// RAIDPFault is the node's report that the disk's Lstor is marked for
+	// verification (a journal record failed its CRC, a write failed
+	// half-way, or the disk or its Lstor is new beside the other): the node
+	// refuses RAIDP writes to it until `cairn admin raidp verify --resync`
+	// recomputes the parity. Empty when the Lstor is usable (or absent).
+	RAIDPFault string `json:"raidp_fault,omitempty"`
 }
 
 // Replaced reports whether the node reports a volume other than the one

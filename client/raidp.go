@@ -82,6 +82,21 @@ type RAIDPAlloc struct {
 	// dead range queued in an earlier epoch is gone with the reclaim's
 	// zeroing, and must not be zeroed into the superchunk's new objects.
 	Epoch map[int]int `json:"epoch,omitempty"`
+	// DivertGeneration is the group generation the recovery that set
+	// Divert planned from (0: unknown, from before it was recorded). Once
+	// the group is past it the recovery was stored, so Divert is stale —
+	// its recovery died between storing the group and clearing it — and
+	// PUTs ignore it.
+	DivertGeneration uint64 `json:"divert_generation,omitempty"`
+}
+
+// diverted returns the superchunks a's Divert holds out of writes for a
+// group at generation gen: none once Divert is stale (DivertGeneration).
+func (a RAIDPAlloc) diverted(gen uint64) []int {
+	if a.DivertGeneration != 0 && a.DivertGeneration < gen {
+		return nil
+	}
+	return a.Divert
 }
 
 func (c *Client) raidp() (RAIDPMeta, RAIDPDisks, error) {
@@ -217,6 +232,7 @@ func NewRAIDPGroup(name string, disks []cairn.Disk) (raidp.Group, error) {
 func allocate(g raidp.Group, a RAIDPAlloc, n int64, avoid map[int]bool) ([]raidp.Extent, RAIDPAlloc, error) {
 	next := a
 	next.End = maps.Clone(a.End)
+	divert := a.diverted(g.Generation) // stale once a recovery stored after it was set
 	if next.End == nil {
 		next.End = map[int]int64{}
 	}
@@ -227,7 +243,7 @@ func allocate(g raidp.Group, a RAIDPAlloc, n int64, avoid map[int]bool) ([]raidp
 		}
 		end := next.End[s.ID]
 		free := g.Size - end
-		if free <= 0 || slices.Contains(a.Divert, s.ID) || slices.Contains(a.Compacting, s.ID) || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
+		if free <= 0 || slices.Contains(divert, s.ID) || slices.Contains(a.Compacting, s.ID) || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
 			continue
 		}
 		k := min(free, n)
@@ -250,7 +266,7 @@ func (c *Client) reserve(ctx context.Context, rm RAIDPMeta, g raidp.Group, n int
 	}
 	writable := map[cairn.DiskID]bool{}
 	for _, d := range disks {
-		writable[d.ID] = d.State.Writable()
+		writable[d.ID] = d.State.Writable() && d.RAIDPFault == "" // a marked Lstor refuses writes
 	}
 	avoid := map[int]bool{}
 	for i, d := range g.Disks {

@@ -55,7 +55,7 @@ func TestRAIDPZeroClaims(t *testing.T) {
 			t.Errorf("the recovery waited %v for an abandoned claim, want its TTL %v", w, raidpClaimTTL)
 		}
 		// Diverted: no claim.
-		if err := c.setDivert(ctx, store, "g", []int{3}, true); err != nil {
+		if err := c.setDivert(ctx, store, "g", 0, []int{3}, true); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := z.claim(ctx, RAIDPDeadRange{Superchunk: 3}, false); !errors.Is(err, errNotNow) {

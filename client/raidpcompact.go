@@ -49,7 +49,7 @@ func raidpCandidates(g raidp.Group, a RAIDPAlloc, minDead float64) []int {
 	var out []int
 	for _, s := range g.Layout.Superchunks {
 		end, dead := a.End[s.ID], a.Dead[s.ID]
-		if end == 0 || slices.Contains(a.Divert, s.ID) {
+		if end == 0 || slices.Contains(a.diverted(g.Generation), s.ID) {
 			continue
 		}
 		if dead >= end || float64(dead) >= minDead*float64(g.Size) {
@@ -333,7 +333,7 @@ func (c *Client) reclaim(ctx context.Context, rm RAIDPMeta, rd RAIDPDisks, g rai
 		if err := json.Unmarshal(old, &a); err != nil {
 			return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, g.Name, err)
 		}
-		if a.End[s] != end || a.Dead[s] < end || slices.Contains(a.Divert, s) {
+		if a.End[s] != end || a.Dead[s] < end || slices.Contains(a.diverted(g.Generation), s) {
 			return nil, errNotNow
 		}
 		delete(a.End, s)

@@ -157,7 +157,7 @@ func (z *zeroer) claim(ctx context.Context, r RAIDPDeadRange, reclaim bool) (str
 				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, z.g.Name, err)
 			}
 		}
-		if slices.Contains(a.Divert, s) || !reclaim && slices.Contains(a.Compacting, s) {
+		if slices.Contains(a.diverted(z.g.Generation), s) || !reclaim && slices.Contains(a.Compacting, s) {
 			return nil, errNotNow
 		}
 		if a.Epoch[s] != r.Epoch {

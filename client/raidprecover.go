@@ -42,7 +42,13 @@ func (c *Client) RecoverRAIDP(ctx context.Context, failed []cairn.DiskID) (raidp
 		}
 	}
 	if len(idx) == 0 {
-		return g, nil // already recovered
+		// Already recovered. If that recovery died between storing the
+		// group and clearing its diverts, they are stale (PUTs ignore
+		// them): drop them from the record.
+		if err := c.setDivert(ctx, rm, g.Name, g.Generation, nil, false); err != nil {
+			return raidp.Group{}, err
+		}
+		return g, nil
 	}
 	var divert []int
 	for _, d := range idx {
@@ -50,7 +56,7 @@ func (c *Client) RecoverRAIDP(ctx context.Context, failed []cairn.DiskID) (raidp
 			divert = append(divert, s.ID)
 		}
 	}
-	if err := c.setDivert(ctx, rm, g.Name, divert, true); err != nil {
+	if err := c.setDivert(ctx, rm, g.Name, g.Generation, divert, true); err != nil {
 		return raidp.Group{}, err
 	}
 	if err := c.awaitZeroing(ctx, rm, g.Name, divert); err != nil {
@@ -89,15 +95,17 @@ func (c *Client) RecoverRAIDP(ctx context.Context, failed []cairn.DiskID) (raidp
 		return raidp.Group{}, err
 	}
 	// The superchunks have two replicas again: writable.
-	if err := c.setDivert(ctx, rm, g.Name, divert, false); err != nil {
+	if err := c.setDivert(ctx, rm, g.Name, g.Generation, divert, false); err != nil {
 		c.cfg.Logger.Warn("RAIDP superchunks stay diverted after a recovery", "group", g.Name, "superchunks", divert, "err", err)
 	}
 	return next, nil
 }
 
 // setDivert adds (on) or removes superchunks from the allocation
-// record's diverted ones.
-func (c *Client) setDivert(ctx context.Context, rm RAIDPMeta, group string, ids []int, on bool) error {
+// record's diverted ones, for a recovery planned from group generation
+// gen: diverts left by a recovery of an older generation (it died after
+// storing the group, before clearing them) are dropped.
+func (c *Client) setDivert(ctx context.Context, rm RAIDPMeta, group string, gen uint64, ids []int, on bool) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	return rm.UpdateRAIDP(ctx, "alloc/"+group, func(old []byte) ([]byte, error) {
@@ -110,8 +118,15 @@ func (c *Client) setDivert(ctx context.Context, rm RAIDPMeta, group string, ids 
 		if a.End == nil {
 			a.End = map[int]int64{}
 		}
+		if a.DivertGeneration != 0 && a.DivertGeneration < gen {
+			a.Divert = nil
+		}
 		a.Divert = slices.DeleteFunc(a.Divert, func(s int) bool { return slices.Contains(ids, s) })
+		if len(a.Divert) == 0 {
+			a.DivertGeneration = 0
+		}
 		if on {
+			a.DivertGeneration = gen
 			a.Divert = append(a.Divert, ids...)
 			slices.Sort(a.Divert)
 		}

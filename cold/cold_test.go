@@ -5,10 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/codec/all"
@@ -199,4 +203,249 @@ func onDisk(objs map[int][]byte, recs map[int]gp.Record, disk int) map[int][]byt
 		}
 	}
 	return out
+}
+
+// TestSlotReadRange writes one row of slots through PutSlot and reads
+// ranges of them back with ReadRange: directly, and rebuilt (whole slot,
+// then the range) with the slot's disk gone, byte-exact; ranges that cross
+// a slot and writes that are not a whole slot are refused.
+func TestSlotReadRange(t *testing.T) {
+	g, _ := newGroup(t, "clay-4-2-5")
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 0))
+	level := 1 // 64 KiB slots
+	size := g.PG.Geo.Size(level)
+	row := g.PG.Stripe(level, 3)
+	shards := make([][]byte, len(row))
+	for d := range g.PG.K {
+		shards[d] = make([]byte, size)
+		for i := range shards[d] {
+			shards[d][i] = byte(rng.Uint32())
+		}
+	}
+	if err := g.Clay.Encode(shards); err != nil {
+		t.Fatal(err)
+	}
+	for d, l := range row {
+		if err := g.PutSlot(ctx, l, shards[d]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for d, l := range row {
+		for _, lost := range []int{-1, d} {
+			avail := make([]bool, len(row))
+			for i := range avail {
+				avail[i] = i != lost
+			}
+			off := rng.Int64N(size)
+			r := gp.Location{Disk: d, File: l.File, Offset: l.Offset + off, Length: 1 + rng.Int64N(size-off)}
+			got, err := g.ReadRange(ctx, r, avail)
+			if err != nil || !bytes.Equal(got, shards[d][off:off+r.Length]) {
+				t.Fatalf("disk %d, lost %d: range [%d, +%d) of the slot: %v", d, lost, off, r.Length, err)
+			}
+		}
+	}
+	all := []bool{true, true, true, true, true, true}
+	if _, err := g.ReadRange(ctx, gp.Location{Disk: 0, File: row[0].File, Offset: row[0].Offset + 1, Length: size}, all); !errors.Is(err, cairn.ErrInvalid) {
+		t.Errorf("a range crossing a slot: %v, want ErrInvalid", err)
+	}
+	half := row[0]
+	half.Length /= 2
+	if err := g.PutSlot(ctx, half, shards[0][:half.Length]); !errors.Is(err, cairn.ErrInvalid) {
+		t.Errorf("half a slot written: %v, want ErrInvalid", err)
+	}
+}
+
+// countingDisks counts the bytes asked of the nodes by GetShard.
+type countingDisks struct {
+	cold.Disks
+	asked atomic.Int64
+}
+
+func (c *countingDisks) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
+	c.asked.Add(n)
+	return c.Disks.GetShard(ctx, disk, name, off, n)
+}
+
+var _ cold.Disks = (*countingDisks)(nil)
+
+// TestRepairGap checks what a Clay repair asks of its helpers: with a gap
+// below a sub-chunk every helper sends β/α of its slot and no more, for
+// every lost position of the row (runs of one sub-chunk for the last
+// y-section); with the default gap the runs of a small slot are read
+// through, as one request per helper.
+func TestRepairGap(t *testing.T) {
+	g, _ := newGroup(t, "clay-4-2-5") // α = 8, β = 4: a helper sends half its slot
+	ctx := context.Background()
+	level := 2 // 128 KiB slots, 16 KiB sub-chunks
+	size := g.PG.Geo.Size(level)
+	row := g.PG.Stripe(level, 0)
+	shards := make([][]byte, len(row))
+	for d := range g.PG.K {
+		shards[d] = bytes.Repeat([]byte{byte(d + 1)}, int(size))
+	}
+	if err := g.Clay.Encode(shards); err != nil {
+		t.Fatal(err)
+	}
+	for d, l := range row {
+		if err := g.PutSlot(ctx, l, shards[d]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &countingDisks{Disks: g.Nodes}
+	g.Nodes = c
+	helpers := int64(len(row) - 1) // d = 5
+	for _, tc := range []struct {
+		gap  int64
+		want func(lost int) int64 // bytes asked of all helpers
+	}{
+		{1, func(int) int64 { return helpers * size / 2 }},
+		{0, func(lost int) int64 {
+			// clay-4-2-5: q = 2, t = 3; y-section 0 reads one run of 4
+			// sub-chunks, 1 two runs of 2 (one gap of 2), 2 four runs of 1.
+			read := []int64{4, 6, 7}[lost/2]
+			return helpers * size / 8 * read
+		}},
+	} {
+		g.Gap = tc.gap
+		for lost, l := range row {
+			avail := []bool{true, true, true, true, true, true}
+			avail[lost] = false
+			c.asked.Store(0)
+			got, err := g.ReadRange(ctx, l, avail)
+			if err != nil || !bytes.Equal(got, shards[lost]) {
+				t.Fatalf("gap %d, lost %d: %v", tc.gap, lost, err)
+			}
+			if asked, want := c.asked.Load(), tc.want(lost); asked != want {
+				t.Errorf("gap %d, lost %d: helpers asked for %d bytes, want %d", tc.gap, lost, asked, want)
+			}
+		}
+	}
+}
+
+// barrierDisks holds every GetShard until want of them are in flight at
+// once (or a deadline passes) and records the most it saw.
+type barrierDisks struct {
+	cold.Disks
+	want     int64
+	inflight atomic.Int64
+	most     atomic.Int64
+	release  chan struct{}
+	once     sync.Once
+}
+
+func (b *barrierDisks) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
+	now := b.inflight.Add(1)
+	defer b.inflight.Add(-1)
+	for m := b.most.Load(); now > m && !b.most.CompareAndSwap(m, now); m = b.most.Load() {
+	}
+	if now >= b.want {
+		b.once.Do(func() { close(b.release) })
+	}
+	select {
+	case <-b.release:
+	case <-time.After(time.Second): // real time: requests that never overlap wait this long, and the test fails
+	}
+	return b.Disks.GetShard(ctx, disk, name, off, n)
+}
+
+// TestExportRowReadsOverlap exports one full row (K chunks of one size, no
+// fronts): the row's parity is computed from the K data slots read back
+// from their disks, and those K reads are in flight at once, not one disk
+// after another.
+func TestExportRowReadsOverlap(t *testing.T) {
+	g, _ := newGroup(t, "clay-4-2-5")
+	b := &barrierDisks{Disks: g.Nodes, want: int64(g.PG.K), release: make(chan struct{})}
+	g.Nodes = b
+	var objs [][]byte
+	for i := range g.PG.K {
+		objs = append(objs, bytes.Repeat([]byte{byte(i + 1)}, 32<<10)) // one s0 chunk each, one per disk
+	}
+	recs, err := g.Export(context.Background(), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.most.Load(); got < int64(g.PG.K) {
+		t.Errorf("at most %d reads in flight while a row's parity was computed, want %d", got, g.PG.K)
+	}
+	all := []bool{true, true, true, true, true, true}
+	check(t, g, rand.New(rand.NewPCG(1, 0)), "row", map[int][]byte{0: objs[0], 3: objs[3]}, map[int]gp.Record{0: recs[0], 3: recs[3]}, all)
+	gone := slices.Clone(all)
+	gone[recs[2].Disk] = false
+	check(t, g, rand.New(rand.NewPCG(2, 0)), "row, disk gone", map[int][]byte{2: objs[2]}, map[int]gp.Record{2: recs[2]}, gone)
+}
+
+// TestRepairHelperDepth rebuilds a slot of the last y-section, whose
+// helpers each send runs of one sub-chunk that a small gap keeps apart:
+// each helper has cold.HelperDepth of its requests in flight at once, not
+// one after another.
+func TestRepairHelperDepth(t *testing.T) {
+	g, _ := newGroup(t, "clay-4-2-5") // lost 4 (y-section 2): 4 runs of one sub-chunk from each of 5 helpers
+	ctx := context.Background()
+	row := g.PG.Stripe(2, 0)
+	shards := make([][]byte, len(row))
+	for d := range g.PG.K {
+		shards[d] = bytes.Repeat([]byte{byte(d + 7)}, int(row[0].Length))
+	}
+	if err := g.Clay.Encode(shards); err != nil {
+		t.Fatal(err)
+	}
+	for d, l := range row {
+		if err := g.PutSlot(ctx, l, shards[d]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := int64(5 * min(4, cold.HelperDepth))
+	b := &barrierDisks{Disks: g.Nodes, want: want, release: make(chan struct{})}
+	g.Nodes, g.Gap = b, 1
+	got, err := g.ReadRange(ctx, row[4], []bool{true, true, true, true, false, true})
+	if err != nil || !bytes.Equal(got, shards[4]) {
+		t.Fatalf("rebuild: %v", err)
+	}
+	if most := b.most.Load(); most < want {
+		t.Errorf("at most %d helper requests in flight, want %d", most, want)
+	}
+}
+
+// TestWitness: a group that wrote nothing has no witness; after an export
+// every disk's witness is a shard the disk holds, and a disk whose data is
+// gone (a new, empty node in its place) answers "not found" for it.
+func TestWitness(t *testing.T) {
+	ctx := context.Background()
+	g, nodes := newGroup(t, "clay-4-2-5")
+	for d := range g.Disks {
+		if _, ok := g.Witness(d); ok {
+			t.Fatalf("disk %d of an empty group has a witness", d)
+		}
+	}
+	if _, ok := g.Witness(len(g.Disks)); ok {
+		t.Fatal("a witness for a disk past the group")
+	}
+	// One object with a front and chunks on one data disk; the other data
+	// disks hold nothing they must hold.
+	recs, err := g.Export(ctx, [][]byte{bytes.Repeat([]byte{7}, 100<<10+5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, id := range g.Disks {
+		name, ok := g.Witness(d)
+		if want := d == recs[0].Disk || d >= g.PG.K; ok != want {
+			t.Fatalf("disk %d: witness %v, want %v", d, ok, want)
+		}
+		if !ok {
+			continue
+		}
+		rc, err := nodes.Client.GetShard(ctx, id, name, 0, 1)
+		if err != nil {
+			t.Fatalf("disk %d does not hold its witness %s: %v", d, name, err)
+		}
+		rc.Close()
+	}
+	name, _ := g.Witness(g.PG.K)
+	lost := g.Disks[g.PG.K]
+	nodes.Stop(lost)
+	g.Disks[g.PG.K] = nodes.Start(t, "fresh")
+	if _, err := nodes.Client.GetShard(ctx, g.Disks[g.PG.K], name, 0, 1); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("an empty disk's answer for the witness: %v", err)
+	}
 }

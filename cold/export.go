@@ -167,33 +167,37 @@ func parityDisks(pg *gp.PG) []int {
 
 // updateRow brings one row's parity up to date after its changed slots
 // were written (gp.RowUpdate.Parity): it reads the data slots the update's
-// mode needs (never-written ones are zeros) and writes the parity slots.
+// mode needs (never-written ones are zeros) and writes the parity slots,
+// each step with every disk of the row at once.
 func (g *Group) updateRow(ctx context.Context, u gp.RowUpdate, old map[gp.Location][]byte) error {
 	pg := g.PG
 	stripe := pg.Stripe(u.Level, u.Slot)
 	cur := make([][]byte, len(stripe))
 	olds := make([][]byte, len(stripe))
+	eg, ectx := errgroup.WithContext(ctx) // one request per disk of the row, all at once
 	for i, l := range stripe {
 		olds[i] = old[l]
 		if i >= pg.K || (u.Mode == gp.Delta && !slices.Contains(u.Changed, i)) {
 			continue
 		}
-		b, err := g.read(ctx, l, u.Mode != gp.Delta)
-		if err != nil {
+		eg.Go(func() error {
+			b, err := g.read(ectx, l, u.Mode != gp.Delta)
+			cur[i] = b
 			return err
-		}
-		cur[i] = b
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return err
 	}
 	parity, err := u.Parity(g.Clay, stripe[0].Length, cur, olds)
 	if err != nil {
 		return err
 	}
+	eg, ectx = errgroup.WithContext(ctx)
 	for j, b := range parity {
-		if err := g.putLoc(ctx, stripe[pg.K+j], b); err != nil {
-			return err
-		}
+		eg.Go(func() error { return g.putLoc(ectx, stripe[pg.K+j], b) })
 	}
-	return nil
+	return eg.Wait()
 }
 
 // encodeSmallPage re-encodes the RS parity of small page p from the K data

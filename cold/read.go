@@ -114,27 +114,60 @@ func (g *Group) rebuild(ctx context.Context, l gp.Location, available []bool) ([
 // reading through is never slower than seeking.
 const CoalesceGap = 1 << 20
 
+// HelperDepth is how many requests a repair keeps in flight to one
+// helper: a helper whose runs are far apart is asked for them apart, and
+// one request after another would leave its disk idle between them.
+const HelperDepth = 4
+
 // readRuns returns the concatenated bytes of ranges (ascending runs of
 // helper slots, as gp.RepairRange lists them), asking for runs of one
-// shard less than CoalesceGap apart in one request and dropping the gaps.
+// shard at most g.Gap (CoalesceGap) apart in one request and dropping the
+// gaps, HelperDepth requests at a time.
 func (g *Group) readRuns(ctx context.Context, ranges []gp.Location) ([]byte, error) {
-	var out []byte
+	gap := g.Gap
+	if gap <= 0 {
+		gap = CoalesceGap
+	}
+	type span struct {
+		loc  gp.Location
+		runs []gp.Location // the ranges it covers
+		at   int64         // where its first range goes in the output
+	}
+	var spans []span
+	var total int64
 	for i := 0; i < len(ranges); {
 		j, end := i+1, ranges[i].Offset+ranges[i].Length
 		for j < len(ranges) && ranges[j].Disk == ranges[i].Disk && ranges[j].File == ranges[i].File &&
-			g.sameUnit(ranges[i], ranges[j]) && ranges[j].Offset >= end && ranges[j].Offset-end <= CoalesceGap {
+			g.sameUnit(ranges[i], ranges[j]) && ranges[j].Offset >= end && ranges[j].Offset-end <= gap {
 			end = ranges[j].Offset + ranges[j].Length
 			j++
 		}
-		span := gp.Location{Disk: ranges[i].Disk, File: ranges[i].File, Offset: ranges[i].Offset, Length: end - ranges[i].Offset}
-		b, err := g.read(ctx, span, true)
-		if err != nil {
-			return nil, err
+		sp := span{loc: gp.Location{Disk: ranges[i].Disk, File: ranges[i].File, Offset: ranges[i].Offset, Length: end - ranges[i].Offset},
+			runs: ranges[i:j], at: total}
+		for _, r := range sp.runs {
+			total += r.Length
 		}
-		for _, r := range ranges[i:j] {
-			out = append(out, b[r.Offset-span.Offset:r.Offset-span.Offset+r.Length]...)
-		}
+		spans = append(spans, sp)
 		i = j
+	}
+	out := make([]byte, total)
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(HelperDepth)
+	for _, sp := range spans {
+		eg.Go(func() error {
+			b, err := g.read(ctx, sp.loc, true)
+			if err != nil {
+				return err
+			}
+			at := sp.at
+			for _, r := range sp.runs {
+				at += int64(copy(out[at:], b[r.Offset-sp.loc.Offset:r.Offset-sp.loc.Offset+r.Length]))
+			}
+			return nil
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -144,4 +177,42 @@ func (g *Group) readRuns(ctx context.Context, ranges []gp.Location) ([]byte, err
 func (g *Group) sameUnit(a, b gp.Location) bool {
 	sa, sb := g.shards(a), g.shards(b)
 	return len(sa) == 1 && len(sb) == 1 && sa[0].name == sb[0].name
+}
+
+// ReadRange returns the bytes of l — a slot of a bucket or parity file, a
+// range inside one, or a range of a small-size bucket — from its disk, or,
+// when available[l.Disk] is false, rebuilt as Read rebuilds pieces: a
+// slot's range by the repair of its whole slot (the code repairs whole
+// shards), a small-bucket range by RS from the same range of K others. It
+// lets layouts other than Geometric Partitioning keep their chunks in a
+// group's slots and share its reads and repairs: the experiment's
+// Stripe-Max and Contiguous layouts (bench/gpbench).
+func (g *Group) ReadRange(ctx context.Context, l gp.Location, available []bool) ([]byte, error) {
+	if len(available) != len(g.Disks) || l.Disk < 0 || l.Disk >= len(g.Disks) || l.Offset < 0 || l.Length <= 0 {
+		return nil, fmt.Errorf("%w: read of %+v with %d disks' availability of a %d-disk group", cairn.ErrInvalid, l, len(available), len(g.Disks))
+	}
+	size := g.slotSize(l.File)
+	slot := l
+	if size > 0 {
+		slot = gp.Location{Disk: l.Disk, File: l.File, Offset: l.Offset / size * size, Length: size}
+		if l.Offset+l.Length > slot.Offset+size {
+			return nil, fmt.Errorf("%w: %s [%d, +%d) crosses a slot of %d bytes", cairn.ErrInvalid, l.File, l.Offset, l.Length, size)
+		}
+	}
+	if available[l.Disk] {
+		return g.read(ctx, l, false)
+	}
+	b, err := g.rebuild(ctx, slot, available)
+	if err != nil {
+		return nil, err
+	}
+	return b[l.Offset-slot.Offset : l.Offset-slot.Offset+l.Length], nil
+}
+
+// PutSlot writes slot l (a location gp.PG.Stripe lists) whole.
+func (g *Group) PutSlot(ctx context.Context, l gp.Location, b []byte) error {
+	if size := g.slotSize(l.File); size == 0 || l.Length != size || l.Offset%size != 0 || int64(len(b)) != size {
+		return fmt.Errorf("%w: %d bytes into %s [%d, +%d), which is not a slot", cairn.ErrInvalid, len(b), l.File, l.Offset, l.Length)
+	}
+	return g.putLoc(ctx, l, b)
 }

@@ -84,6 +84,20 @@ func lstorError(err error) error {
 	return err
 }
 
+// lstorWriteError answers a failed RAIDP write or zero. A disk whose
+// Lstor is marked for verification answers CodeLstorVerify (422): the
+// write cannot succeed until an operator resyncs the parity, so the
+// client must not retry it.
+func (h *Handler) lstorWriteError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, lstor.ErrNeedsVerify) {
+		h.fail(w, r, wire.CodeLstorVerify, http.StatusUnprocessableEntity, fmt.Errorf(
+			"%w: node %s disk %s: RAIDP writes refused: the Lstor is marked for verification (a journal record failed its CRC, a write failed half-way, or the disk or its Lstor is new); stop the node and run `cairn admin raidp verify --resync`: %w",
+			cairn.ErrCorrupt, h.node, r.PathValue("disk"), err))
+		return
+	}
+	h.writeError(w, r, lstorError(err))
+}
+
 // raidpWrite writes the body into a slot: durable, parity included, when
 // it answers 204. The body's CRC must be the one its header declares.
 func (h *Handler) raidpWrite(w http.ResponseWriter, r *http.Request) {
@@ -118,7 +132,7 @@ func (h *Handler) raidpWrite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := st.Write(r.Context(), slot, off, p); err != nil {
-		h.writeError(w, r, lstorError(err))
+		h.lstorWriteError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -136,7 +150,7 @@ func (h *Handler) raidpZero(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := st.Zero(r.Context(), slot, off, n); err != nil {
-		h.writeError(w, r, lstorError(err))
+		h.lstorWriteError(w, r, err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

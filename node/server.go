@@ -256,6 +256,7 @@ type servedDisk struct {
 	gen      int    // counts faults and re-formats: a check started before one is void
 	scrub    *scrub.Scrubber
 	stopScr  context.CancelFunc // stops scrub (nil: none runs)
+	lstor    *lstor.Store       // the disk's Lstor (nil: none); fixed at Start
 }
 
 // NewServer validates cfg (filling defaults) and returns an unstarted
@@ -293,16 +294,22 @@ func (s *Server) Start(ctx context.Context) (err error) {
 			return fmt.Errorf("node %s: %w", s.cfg.Node, err)
 		}
 		vols = append(vols, v)
+		sd := &servedDisk{cfg: d, vol: v}
 		s.mu.Lock()
-		s.disks = append(s.disks, &servedDisk{cfg: d, vol: v})
+		s.disks = append(s.disks, sd)
 		s.mu.Unlock()
 		if d.Lstor != "" {
 			st, err := lstor.Open(ctx, lstor.Config{FS: d.LstorFS, Disk: d.Path, Lstor: d.Lstor, Size: s.cfg.RAIDPSize, Slots: s.cfg.RAIDPSlots})
 			if err != nil {
 				return fmt.Errorf("node %s: disk %s: %w", s.cfg.Node, d.ID, err)
 			}
+			if st.NeedsVerify() {
+				s.log.Warn("the disk's Lstor is marked for verification: RAIDP writes to it are refused until `cairn admin raidp verify --resync`",
+					"disk", string(d.ID), "lstor", d.Lstor)
+			}
 			s.mu.Lock()
 			s.lstors = append(s.lstors, st)
+			sd.lstor = st
 			s.mu.Unlock()
 			lstors[d.ID] = st
 		}
@@ -426,7 +433,7 @@ func (s *Server) putDisk(ctx context.Context, d *servedDisk, now time.Time) erro
 	s.regMu.Lock()
 	defer s.regMu.Unlock()
 	s.mu.Lock()
-	v, check := d.vol, d.check
+	v, check, st := d.vol, d.check, d.lstor
 	s.mu.Unlock()
 	u, err := v.Usage()
 	if err != nil {
@@ -436,6 +443,9 @@ func (s *Server) putDisk(ctx context.Context, d *servedDisk, now time.Time) erro
 		State: cairn.DiskUp, Since: now, Volume: v.VolumeID(), Check: check}
 	if d.cfg.Lstor != "" {
 		rec.RAIDPSize, rec.RAIDPSlots = s.cfg.RAIDPSize, s.cfg.RAIDPSlots
+	}
+	if st != nil && st.NeedsVerify() {
+		rec.RAIDPFault = "Lstor marked for verification: RAIDP writes refused until `cairn admin raidp verify --resync`"
 	}
 	if herr := v.Health(); herr != nil {
 		rec.Fault = herr.Error()

@@ -100,7 +100,13 @@ func Dual(l Layout, a, b int, size int64, lstorOK [2]bool, cost []int64, busy ..
 			cand = append(cand, d)
 		}
 	}
-	slices.SortStableFunc(cand, func(p, q int) int { return cmp.Compare(rank[p], rank[q]) })
+	// Disks sharing a superchunk with b come last: one would hold the
+	// rebuilt superchunk beside b's mirror on it (legal, b is going, but
+	// the disk is also a reader of b's side of the rebuild).
+	sharesB := func(d int) bool { _, ok := l.Shared(d, b); return ok }
+	slices.SortStableFunc(cand, func(p, q int) int {
+		return cmp.Or(cmp.Compare(btoi(sharesB(p)), btoi(sharesB(q))), cmp.Compare(rank[p], rank[q]))
+	})
 	var lastErr error = fmt.Errorf("%w: no live disk has a free slot for superchunk %d", ErrNoAssignment, x.ID)
 	for _, t := range cand {
 		target := Place{Disk: t, Slot: l.freeSlot(t)}
@@ -118,7 +124,12 @@ func Dual(l Layout, a, b int, size int64, lstorOK [2]bool, cost []int64, busy ..
 	return DualPlan{}, lastErr
 }
 
-// remirrorBoth plans the two re-mirroring steps of p from l.
+// remirrorBoth plans the two re-mirroring steps of p from l: A's
+// superchunks, then B's, each the cheapest matching given the step before.
+// When that greedy order leaves B's step without an assignment (a group
+// whose live disks have exactly the free slots the lost replicas need),
+// both disks' superchunks are matched at once, every receiver taking at
+// most one, and the result split into the two steps.
 func (p *DualPlan) remirrorBoth(l Layout, cost []int64, busy []int) error {
 	failed := []int{p.A, p.B}
 	first, err := remirror(l, failed, []int{p.A}, cost, busy)
@@ -126,9 +137,51 @@ func (p *DualPlan) remirrorBoth(l Layout, cost []int64, busy []int) error {
 		return fmt.Errorf("re-mirroring disk %d: %w", p.A, err)
 	}
 	second, err := remirror(first.After, failed, []int{p.B}, cost, busy)
-	if err != nil {
-		return fmt.Errorf("re-mirroring disk %d: %w", p.B, err)
+	if err == nil {
+		p.Remirror, p.After = [2]Remirroring{first, second}, second.After
+		return nil
 	}
-	p.Remirror, p.After = [2]Remirroring{first, second}, second.After
+	both, berr := remirror(l, failed, failed, cost, busy)
+	if berr != nil {
+		return fmt.Errorf("re-mirroring disk %d after disk %d: %w; both at once: %w", p.B, p.A, err, berr)
+	}
+	// Split by the failed disk each superchunk leaves: the transfers of A's
+	// step, then B's (the lost superchunk, on neither any more, is B's).
+	var steps [2]Remirroring
+	mid := Layout{Disks: l.Disks, Slots: l.Slots, Superchunks: slices.Clone(l.Superchunks)}
+	for _, t := range both.Transfers {
+		i, _ := slices.BinarySearchFunc(mid.Superchunks, t.Superchunk, func(s Superchunk, id int) int { return s.ID - id })
+		if _, onA := l.Superchunks[i].On(p.A); !onA {
+			steps[1].Transfers = append(steps[1].Transfers, t)
+			steps[1].Cost += cost1(l, cost, t.To.Disk)
+			continue
+		}
+		steps[0].Transfers = append(steps[0].Transfers, t)
+		steps[0].Cost += cost1(l, cost, t.To.Disk)
+		s := &mid.Superchunks[i]
+		for x := range s.Replicas {
+			if s.Replicas[x].Disk == p.A {
+				s.Replicas[x] = t.To
+			}
+		}
+	}
+	steps[0].After, steps[1].After = mid, both.After
+	p.Remirror, p.After = steps, both.After
 	return nil
+}
+
+// cost1 is the cost of receiving one superchunk on disk d, as remirror
+// counts it (cost, or nil: the disk's load).
+func cost1(l Layout, cost []int64, d int) int64 {
+	if cost != nil {
+		return cost[d]
+	}
+	return int64(l.Load()[d])
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

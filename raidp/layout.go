@@ -142,7 +142,12 @@ func New(n, slots, rows int) (Layout, error) {
 //   - 1-sharing: no two disks share more than one superchunk (hence at most
 //     N−1 superchunks per disk);
 //   - IDs are unique and sorted.
-func (l Layout) Check() error {
+func (l Layout) Check() error { return l.check(nil) }
+
+// check is Check, where a pair of disks one of which is dead (dead[d];
+// nil: none) may share more than one superchunk: a recovery plan's
+// intermediate layout, where what a failed disk shares goes away with it.
+func (l Layout) check(dead []bool) error {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: %s", ErrInvariant, fmt.Sprintf(format, a...))
 	}
@@ -171,7 +176,7 @@ func (l Layout) Check() error {
 			return bad("superchunk %d has both replicas on disk %d (1-mirroring)", s.ID, a.Disk)
 		}
 		k := [2]int{min(a.Disk, b.Disk), max(a.Disk, b.Disk)}
-		if o, dup := pair[k]; dup {
+		if o, dup := pair[k]; dup && (dead == nil || !dead[k[0]] && !dead[k[1]]) {
 			return bad("disks %d and %d share superchunks %d and %d (1-sharing)", k[0], k[1], o, s.ID)
 		}
 		pair[k] = s.ID

@@ -65,7 +65,22 @@ func Remirror(l Layout, failed []int, cost []int64, busy ...int) (Remirroring, e
 // subset of the failed disks (a dual failure is recovered as two single
 // failures, each with one superchunk per receiver).
 func remirror(l Layout, failed, movers []int, cost []int64, busy []int) (Remirroring, error) {
-	if err := l.Check(); err != nil {
+	if l.Disks < 2 {
+		return Remirroring{}, l.Check()
+	}
+	dead := make([]bool, l.Disks)
+	for _, d := range slices.Concat(failed, busy) {
+		if d < 0 || d >= l.Disks {
+			return Remirroring{}, fmt.Errorf("%w: disk %d not in a group of %d", ErrBadInput, d, l.Disks)
+		}
+	}
+	for _, d := range failed {
+		dead[d] = true
+	}
+	// A failed disk may share two superchunks with a live one in a dual
+	// plan's intermediate layout (the lost superchunk moved to its rebuild
+	// target): it goes away with the failed disk.
+	if err := l.check(dead); err != nil {
 		return Remirroring{}, err
 	}
 	if cost == nil {
@@ -80,15 +95,6 @@ func remirror(l Layout, failed, movers []int, cost []int64, busy []int) (Remirro
 		if c < 0 || c > MaxCost {
 			return Remirroring{}, fmt.Errorf("%w: cost %d of disk %d outside 0..%d", ErrBadInput, c, d, MaxCost)
 		}
-	}
-	dead := make([]bool, l.Disks)
-	for _, d := range slices.Concat(failed, busy) {
-		if d < 0 || d >= l.Disks {
-			return Remirroring{}, fmt.Errorf("%w: disk %d not in a group of %d", ErrBadInput, d, l.Disks)
-		}
-	}
-	for _, d := range failed {
-		dead[d] = true
 	}
 	// The items: superchunks with one replica on a failed disk.
 	type item struct {

@@ -26,11 +26,21 @@
 // Geometric Partitioning object is layout/gp's Pipeline over the pieces'
 // repair and send times.
 //
+// Node run. NodeRun is the same experiment on real storage nodes (package
+// cold's layout, real codes, sockets and throttled disks): recovery of
+// one lost disk across groups that hold it at every other stripe
+// position, and normal, degraded and degraded-range reads of a sample of
+// objects, in Geometric Partitioning and, on the same disks, in the
+// Stripe-Max and Contiguous layouts (layouts.go: chunks in the slots of a
+// one-size cold.Group, so every layout shares cold's reads and repairs).
+// The CLI shrinks every size the disk sees by one factor
+// (docs/design/cold.md, "The experiment").
+//
 // # Caveats
 //
-//   - Everything here is modelled: no node process runs. The decode rates
-//     can be measured on this machine (Measure runs codec/clay's repair and
-//     RS's decode), the rest are the Machine's parameters.
+//   - Model: no node process runs. The decode rates can be measured on
+//     this machine (Measure runs codec/clay's repair and RS's decode), the
+//     rest are the Machine's parameters.
 //   - The model is of an idle cluster: no foreground load, no queueing.
 //     Stripe-Max's degraded reads in the paper suffered from contention the
 //     model does not have (docs/design/cold.md, "The experiment").

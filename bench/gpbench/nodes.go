@@ -3,8 +3,12 @@ package gpbench
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -15,28 +19,61 @@ import (
 	"cairn/layout/gp"
 )
 
-// NodeRun is the experiment on real storage nodes. For each code, one
-// placement group per rotation of Disks (group i takes N = K+M disks from
-// position i on, wrapping), so that a lost disk's rebuild reads from every
-// other disk as in the paper's many-group cluster; objects go to the
-// groups in turn. The objects on Disks[Lost] are read whole, normally and
-// then with that disk unavailable (their pieces rebuilt by the pipeline);
-// then that disk is rebuilt onto Spare in every group at once, under one
-// shared weight budget.
+// NodeRun is the experiment on real storage nodes. For each code,
+// placement groups that are rotations of Disks (the group starting at i
+// takes N = K+M disks from position i on, wrapping), one for each position
+// in LostAt at which the group holds Disks[Lost], so that a lost disk's
+// rebuild reads from every other disk as in the paper's many-group cluster
+// and meets each position of the stripe as often as the paper's does;
+// objects go to the groups in turn. A sample of the objects is read whole, normally and then
+// with the object's own disk unavailable (its pieces rebuilt by the
+// pipeline); then Disks[Lost] is rebuilt in every group that holds it, at
+// once and under one shared weight budget, each group's copy onto the disk
+// just past the group in the rotation (a spare outside the group, as the
+// export job's placement.Spare picks one: the rebuilt bytes are written
+// across the cluster, not onto one disk).
 type NodeRun struct {
-	Disks []cairn.DiskID // more than the largest code's K+M
-	Spare cairn.DiskID   // where the lost disk is rebuilt (each code's shards are named apart)
-	Nodes cold.Disks
-	Geo   gp.Geometry
-	Sizes []int64
+	Disks []cairn.DiskID // the rotation: more than the largest code's K+M
+	// LostAt lists the positions at which each group holds Disks[Lost],
+	// one group each (nil: one group per rotation, n of them, with the
+	// n−N that do not hold it). Every other position of a 14-disk stripe
+	// (0, 2, …, 12) meets Clay's y-sections and LRC's local and global
+	// parities in the proportions all 14 do.
+	LostAt []int
+	Nodes  cold.Disks
+	Geo    gp.Geometry
+	Sizes  []int64
 	// ClientLink is the reader's rate in bytes/s (0: unshaped).
 	ClientLink float64
 	Budget     int // the repairer's weight budget
 	Batch      int // objects per export batch (per group)
+	// Gap is the groups' cold.Group.Gap: the bytes a disk streams in the
+	// time of a seek, which a helper reads through (0: cold.CoalesceGap).
+	Gap int64
+	// Contiguous is the chunk size of the Contiguous layout a code with
+	// NodeCode.Layouts is also read in (0: not measured).
+	Contiguous int64
 	Log        func(format string, a ...any)
+	// CPU, if not nil, returns the machine's busy and total CPU time so
+	// far (any unit): a recovery on a machine with no idle CPU was not
+	// bound by its disks alone (NodeRow.CPUBusy).
+	CPU func() (busy, total float64)
 	// Progress, if not nil, is called with the codes measured and their
 	// total: (0, total) first, then after each.
 	Progress func(done, total int)
+}
+
+// NodeCode is one code of a NodeRun and what is read of it.
+type NodeCode struct {
+	Code string // clay-K-M-D, rs-K-M, lrc-K-L-R, …
+	// Reads objects, spread evenly over the workload, are read whole,
+	// normally and degraded (0: none).
+	Reads int
+	// Layouts also stores those objects in the Stripe-Max layout (and the
+	// Contiguous one, NodeRun.Contiguous) coded with this code, on the
+	// same disks, and reads them the same way: the paper's baselines for
+	// the degraded read.
+	Layouts bool
 }
 
 // Lost is the position in NodeRun.Disks of the disk the experiment loses.
@@ -54,24 +91,46 @@ type NodeRow struct {
 	RebuiltBytes    int64
 	RecoverySeconds float64
 	RecoveryBps     float64
+	// HelperRequests and HelperBytes are the reads the rebuild asked of
+	// the nodes (coalesced runs: bytes read through gaps count).
+	HelperRequests, HelperBytes int64
+	// CPUBusy is the share of the machine's CPU time that was busy (with
+	// anything, the nodes' and other work) during the recovery, when
+	// NodeRun.CPU is set.
+	CPUBusy float64
 	// NormalRead and DegradedRead are the mean seconds to read an object
-	// of the lost disk, over Reads objects.
+	// whole, with every disk and with its own disk unavailable, over Reads
+	// objects (Geometric Partitioning).
 	NormalRead, DegradedRead float64
 	Reads                    int
+	ReadBytes                int64 // the bytes of the Reads objects
+	// DegradedRange is the mean seconds of a degraded read of a range of
+	// each object (length uniform in [1, size], offset uniform where it
+	// fits: the paper's range accesses), RangeBytes their total.
+	DegradedRange float64
+	RangeBytes    int64
+	// The degraded reads of the same objects in the Stripe-Max layout (each object one stripe
+	// of strips size/K; the degraded read loses the strip on the disk the
+	// object's Geometric Partitioning copy lives on) and in the Contiguous
+	// layout (objects packed into chunks of NodeRun.Contiguous bytes; the
+	// degraded read loses the disk of the object's first chunk), when the
+	// code's Layouts is set (Contiguous: and NodeRun.Contiguous).
+	StripeMaxDegraded, ContiguousDegraded float64
+	StripeMaxRange, ContiguousRange       float64 // the same ranges, degraded
 }
 
-// Run measures each code (clay-K-M-D, rs-K-M, lrc-K-L-R, …).
-func (nr NodeRun) Run(ctx context.Context, codes []string) ([]NodeRow, error) {
+// Run measures each code.
+func (nr NodeRun) Run(ctx context.Context, codes []NodeCode) ([]NodeRow, error) {
 	progress := nr.Progress
 	if progress == nil {
 		progress = func(int, int) {}
 	}
 	progress(0, len(codes))
 	var rows []NodeRow
-	for _, code := range codes {
-		r, err := nr.one(ctx, code)
+	for _, c := range codes {
+		r, err := nr.one(ctx, c)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", code, err)
+			return nil, fmt.Errorf("%s: %w", c.Code, err)
 		}
 		rows = append(rows, r)
 		progress(len(rows), len(codes))
@@ -81,12 +140,21 @@ func (nr NodeRun) Run(ctx context.Context, codes []string) ([]NodeRow, error) {
 
 // member is a group and the lost disk's position in it (−1: not in it).
 type member struct {
-	g    *cold.Group
-	lost int
-	recs []gp.Record
+	g     *cold.Group
+	lost  int
+	start int // the group's first disk in the rotation
 }
 
-func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
+// objectData returns object j's bytes (seeded by j, the same for every
+// code and layout).
+func objectData(j int, size int64) []byte {
+	data := make([]byte, size)
+	rand.NewChaCha8([32]byte{byte(j), byte(j >> 8), 18}).Read(data)
+	return data
+}
+
+func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
+	code := nc.Code
 	chunk, err := all.New(code)
 	if err != nil {
 		return NodeRow{}, err
@@ -100,8 +168,18 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 	if n <= p.N() {
 		return NodeRow{}, fmt.Errorf("%w: %d disks for %s: want more than %d", cairn.ErrInvalid, n, code, p.N())
 	}
-	var groups []*member
+	starts := make([]int, 0, n)
 	for i := range n {
+		if pos := ((Lost-i)%n + n) % n; nr.LostAt == nil || (pos < p.N() && slices.Contains(nr.LostAt, pos)) {
+			starts = append(starts, i)
+		}
+	}
+	if len(starts) == 0 {
+		return NodeRow{}, fmt.Errorf("%w: no group of %s holds the lost disk at %v", cairn.ErrInvalid, code, nr.LostAt)
+	}
+	nodes := &counting{Disks: nr.Nodes}
+	var groups []*member
+	for _, i := range starts {
 		var disks []cairn.DiskID
 		lost := -1
 		for j := range p.N() {
@@ -110,13 +188,15 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 			}
 			disks = append(disks, nr.Disks[(i+j)%n])
 		}
-		g, err := cold.NewGroup(fmt.Sprintf("bench-%s-%d", code, i), nr.Geo, disks, nr.Nodes, chunk, rs)
+		g, err := cold.NewGroup(fmt.Sprintf("bench-%s-%d", code, i), nr.Geo, disks, nodes, chunk, rs)
 		if err != nil {
 			return NodeRow{}, err
 		}
-		groups = append(groups, &member{g: g, lost: lost})
+		g.Gap = nr.Gap
+		groups = append(groups, &member{g: g, lost: lost, start: i})
 	}
 	row := NodeRow{Code: code, Groups: len(groups)}
+	recs := make([]gp.Record, len(nr.Sizes)) // object j's record, in group j mod len(groups)
 	start := time.Now()
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(ExportGroups)
@@ -128,16 +208,17 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 			}
 			for b := 0; b < len(mine); b += nr.Batch {
 				var batch [][]byte
-				for _, j := range mine[b:min(b+nr.Batch, len(mine))] {
-					data := make([]byte, nr.Sizes[j])
-					rand.NewChaCha8([32]byte{byte(j), byte(j >> 8), 18}).Read(data)
-					batch = append(batch, data)
+				idx := mine[b:min(b+nr.Batch, len(mine))]
+				for _, j := range idx {
+					batch = append(batch, objectData(j, nr.Sizes[j]))
 				}
-				recs, err := m.g.Export(ectx, batch)
+				rs, err := m.g.Export(ectx, batch)
 				if err != nil {
 					return err
 				}
-				m.recs = append(m.recs, recs...)
+				for i, j := range idx {
+					recs[j] = rs[i]
+				}
 			}
 			return nil
 		})
@@ -150,67 +231,175 @@ func (nr NodeRun) one(ctx context.Context, code string) (NodeRow, error) {
 	for i := range all {
 		all[i] = true
 	}
-	for _, m := range groups {
-		if m.lost < 0 {
-			continue
-		}
-		gone := append([]bool(nil), all...)
-		gone[m.lost] = false
-		for _, r := range m.recs {
-			if r.Disk != m.lost || r.Size == 0 {
-				continue
-			}
-			for _, mode := range []struct {
-				avail []bool
-				sum   *float64
-			}{{all, &row.NormalRead}, {gone, &row.DegradedRead}} {
-				t0 := time.Now()
-				if err := m.g.Read(ctx, r, 0, r.Size, mode.avail, &shaped{rate: nr.ClientLink, start: t0}); err != nil {
-					return NodeRow{}, err
-				}
-				*mode.sum += time.Since(t0).Seconds()
-			}
-			row.Reads++
-		}
-		for _, t := range m.g.PG.RecoveryTasks(m.lost) {
-			row.RebuiltBytes += t.Where.Length
-		}
-	}
-	if row.Reads > 0 {
-		row.NormalRead /= float64(row.Reads)
-		row.DegradedRead /= float64(row.Reads)
+	if err := nr.reads(ctx, nc, groups, recs, &row); err != nil {
+		return NodeRow{}, err
 	}
 	budget := cold.NewBudget(nr.Budget)
+	nodes.requests.Store(0)
+	nodes.bytes.Store(0)
+	var busy0, total0 float64
+	if nr.CPU != nil {
+		busy0, total0 = nr.CPU()
+	}
 	start = time.Now()
 	eg, ectx = errgroup.WithContext(ctx)
+	var perGroup []string // the lost disk's MiB in each group, by its position there
 	for _, m := range groups {
 		if m.lost < 0 {
 			continue
 		}
-		eg.Go(func() error { return m.g.Rebuild(ectx, m.lost, nr.Spare, all, budget) })
+		var b int64
+		for _, t := range m.g.PG.RecoveryTasks(m.lost) {
+			b += t.Where.Length
+		}
+		row.RebuiltBytes += b
+		perGroup = append(perGroup, fmt.Sprintf("%d@%d", b>>20, m.lost))
+		spare := nr.Disks[(m.start+p.N())%n] // outside the group, never Disks[Lost]
+		eg.Go(func() error { return m.g.Rebuild(ectx, m.lost, spare, all, budget) })
 	}
 	if err := eg.Wait(); err != nil {
 		return NodeRow{}, err
 	}
 	row.RecoverySeconds = time.Since(start).Seconds()
 	row.RecoveryBps = float64(row.RebuiltBytes) / row.RecoverySeconds
-	nr.Log("%s: %d reads of the lost disk's objects: normal %.3f s, degraded %.3f s; rebuilt %d MiB in %.2f s",
-		code, row.Reads, row.NormalRead, row.DegradedRead, row.RebuiltBytes>>20, row.RecoverySeconds)
+	row.HelperRequests, row.HelperBytes = nodes.requests.Load(), nodes.bytes.Load()
+	if nr.CPU != nil {
+		if busy, total := nr.CPU(); total > total0 {
+			row.CPUBusy = (busy - busy0) / (total - total0)
+		}
+	}
+	nr.Log("%s: rebuilt %d MiB of the lost disk (MiB@position per group: %s) in %.2f s (%.1f MB/s), asking the helpers for %.2f bytes per byte in %d requests; the machine's CPU %.0f%% busy",
+		code, row.RebuiltBytes>>20, strings.Join(perGroup, " "), row.RecoverySeconds, row.RecoveryBps/1e6,
+		float64(row.HelperBytes)/float64(row.RebuiltBytes), row.HelperRequests, 100*row.CPUBusy)
 	return row, nil
 }
 
+// sample returns count indices of non-empty objects spread evenly over
+// sizes.
+func sample(sizes []int64, count int) []int {
+	var nonEmpty []int
+	for j, s := range sizes {
+		if s > 0 {
+			nonEmpty = append(nonEmpty, j)
+		}
+	}
+	count = min(count, len(nonEmpty))
+	out := make([]int, 0, count)
+	for i := range count {
+		out = append(out, nonEmpty[i*len(nonEmpty)/count])
+	}
+	return out
+}
+
+// reads measures the normal and degraded whole-object reads of a sample
+// of the objects, one read at a time on the idle cluster, in the Geometric
+// Partitioning layout and, with nc.Layouts, the Stripe-Max and Contiguous
+// ones. Every read is checked byte for byte (CRC-32C of what the client
+// received against the object's).
+func (nr NodeRun) reads(ctx context.Context, nc NodeCode, groups []*member, recs []gp.Record, row *NodeRow) error {
+	idx := sample(nr.Sizes, nc.Reads)
+	if len(idx) == 0 {
+		return nil
+	}
+	sums := make([]uint32, len(idx))
+	// Each object's range: a length uniform in [1, size] at an offset
+	// uniform over where it fits (the paper's range accesses).
+	rng := rand.New(rand.NewPCG(uint64(len(idx)), 0x7261))
+	ranges := make([][2]int64, len(idx))
+	rangeSums := make([]uint32, len(idx))
+	for i, j := range idx {
+		data := objectData(j, nr.Sizes[j])
+		sums[i] = crc32.Checksum(data, castagnoli)
+		n := 1 + rng.Int64N(int64(len(data)))
+		off := rng.Int64N(int64(len(data)) - n + 1)
+		ranges[i] = [2]int64{off, n}
+		rangeSums[i] = crc32.Checksum(data[off:off+n], castagnoli)
+		row.ReadBytes += nr.Sizes[j]
+		row.RangeBytes += n
+	}
+	timed := func(want uint32, sum *float64, read func(w io.Writer) error) error {
+		w := &shaped{rate: nr.ClientLink, start: time.Now()}
+		if err := read(w); err != nil {
+			return err
+		}
+		*sum += time.Since(w.start).Seconds()
+		if w.sum != want {
+			return fmt.Errorf("%w: a read returned bytes of CRC %08x, want %08x", cairn.ErrCorrupt, w.sum, want)
+		}
+		return nil
+	}
+	var sm []*stripeMax
+	var con *contiguous
+	if nc.Layouts {
+		var err error
+		if sm, con, err = nr.layouts(ctx, nc, groups, idx); err != nil {
+			return err
+		}
+	}
+	for i, j := range idx {
+		g, r := groups[j%len(groups)].g, recs[j]
+		avail := make([]bool, len(g.Disks))
+		for d := range avail {
+			avail[d] = true
+		}
+		gone := append([]bool(nil), avail...)
+		gone[r.Disk] = false
+		type mode struct {
+			sum  *float64
+			want uint32
+			read func(io.Writer) error
+		}
+		off, n := ranges[i][0], ranges[i][1]
+		modes := []mode{
+			{&row.NormalRead, sums[i], func(w io.Writer) error { return g.Read(ctx, r, 0, r.Size, avail, w) }},
+			{&row.DegradedRead, sums[i], func(w io.Writer) error { return g.Read(ctx, r, 0, r.Size, gone, w) }},
+			{&row.DegradedRange, rangeSums[i], func(w io.Writer) error { return g.Read(ctx, r, off, n, gone, w) }},
+		}
+		// The baselines' normal reads are not timed: like Geometric
+		// Partitioning's, they are bound by the client's link (the paper
+		// measured all layouts' within 2 % of each other).
+		if sm != nil {
+			modes = append(modes,
+				mode{&row.StripeMaxDegraded, sums[i], func(w io.Writer) error { return sm[i].read(ctx, 0, r.Size, r.Disk, w) }},
+				mode{&row.StripeMaxRange, rangeSums[i], func(w io.Writer) error { return sm[i].read(ctx, off, n, r.Disk, w) }})
+		}
+		if con != nil {
+			modes = append(modes,
+				mode{&row.ContiguousDegraded, sums[i], func(w io.Writer) error { return con.read(ctx, i, 0, r.Size, true, w) }},
+				mode{&row.ContiguousRange, rangeSums[i], func(w io.Writer) error { return con.read(ctx, i, off, n, true, w) }})
+		}
+		for _, m := range modes {
+			if err := timed(m.want, m.sum, m.read); err != nil {
+				return err
+			}
+		}
+	}
+	row.Reads = len(idx)
+	for _, s := range []*float64{&row.NormalRead, &row.DegradedRead, &row.DegradedRange,
+		&row.StripeMaxDegraded, &row.StripeMaxRange, &row.ContiguousDegraded, &row.ContiguousRange} {
+		*s /= float64(row.Reads)
+	}
+	nr.Log("%s: %d objects (%d MiB) read whole: normal %.3f s, degraded %.3f s (stripe-max %.3f s, contiguous %.3f s); degraded ranges (%d MiB): %.3f s (stripe-max %.3f s, contiguous %.3f s)",
+		nc.Code, row.Reads, row.ReadBytes>>20, row.NormalRead, row.DegradedRead, row.StripeMaxDegraded, row.ContiguousDegraded,
+		row.RangeBytes>>20, row.DegradedRange, row.StripeMaxRange, row.ContiguousRange)
+	return nil
+}
+
 // shaped is a client's link: it accepts bytes no faster than rate per
-// second since start (rate 0: at once), sleeping in real time.
+// second since start (rate 0: at once), sleeping in real time, and keeps
+// the CRC-32C of what it received.
 type shaped struct {
 	rate  float64
 	start time.Time
 	n     int64
+	sum   uint32
 }
 
 var _ io.Writer = (*shaped)(nil)
 
 func (s *shaped) Write(p []byte) (int, error) {
 	s.n += int64(len(p))
+	s.sum = crc32.Update(s.sum, castagnoli, p)
 	if s.rate > 0 {
 		due := s.start.Add(time.Duration(float64(s.n) / s.rate * float64(time.Second)))
 		if d := time.Until(due); d > 0 {
@@ -218,4 +407,18 @@ func (s *shaped) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// counting counts the reads asked of the nodes.
+type counting struct {
+	cold.Disks
+	requests, bytes atomic.Int64
+}
+
+func (c *counting) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
+	c.requests.Add(1)
+	c.bytes.Add(n)
+	return c.Disks.GetShard(ctx, disk, name, off, n)
 }

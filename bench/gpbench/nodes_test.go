@@ -13,11 +13,13 @@ import (
 
 // TestNodeRun runs the measured experiment on in-process node servers
 // (real sockets, unthrottled memory disks) with small objects: every code
-// exports, reads and rebuilds, and the rows add up.
+// exports, reads (checked byte for byte inside the run) and rebuilds, Clay
+// is read in the Stripe-Max and Contiguous layouts too, and the rows add
+// up.
 func TestNodeRun(t *testing.T) {
 	nodes := nodetest.New()
 	var disks []cairn.DiskID
-	for i := range 10 {
+	for i := range 9 {
 		disks = append(disks, nodes.Start(t, fmt.Sprintf("n%d", i+1)))
 	}
 	geo, err := gp.NewGeometry(32<<10, 2, 256<<10)
@@ -26,22 +28,34 @@ func TestNodeRun(t *testing.T) {
 	}
 	w := gpbench.Workload{Count: 24, Min: 1, Max: 2 << 20, Seed: 1}
 	nr := gpbench.NodeRun{
-		Disks: disks[:9], Spare: disks[9], Geo: geo, Sizes: w.Sizes(), Budget: 8, Batch: 6,
+		Disks: disks, Geo: geo, Sizes: w.Sizes(), Budget: 8, Batch: 6, Contiguous: 64 << 10,
 		Nodes: nodes.Client,
 		Log:   t.Logf,
 	}
 	var steps [][2]int
 	nr.Progress = func(done, total int) { steps = append(steps, [2]int{done, total}) }
-	rows, err := nr.Run(context.Background(), []string{"clay-4-2-5", "rs-4-2", "lrc-4-2-2"})
+	nr.LostAt = []int{0, 2, 4, 6} // 6 is past clay-4-2-5's and rs-4-2's stripes
+	rows, err := nr.Run(context.Background(), []gpbench.NodeCode{
+		{Code: "clay-4-2-5", Reads: 5, Layouts: true}, {Code: "rs-4-2", Reads: 2}, {Code: "lrc-4-2-2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := [][2]int{{0, 3}, {1, 3}, {2, 3}, {3, 3}}; fmt.Sprint(steps) != fmt.Sprint(want) {
 		t.Errorf("progress: %v, want %v", steps, want)
 	}
-	for _, r := range rows {
-		if r.Reads == 0 || r.RebuiltBytes == 0 || r.RecoveryBps <= 0 || r.NormalRead <= 0 || r.DegradedRead <= 0 {
+	for i, r := range rows {
+		if r.Groups != []int{3, 3, 4}[i] || r.RebuiltBytes == 0 || r.RecoveryBps <= 0 {
 			t.Errorf("%+v", r)
 		}
+		if want := []int{5, 2, 0}[i]; r.Reads != want || (want > 0) != (r.NormalRead > 0 && r.DegradedRead > 0 && r.DegradedRange > 0 && r.ReadBytes > 0) {
+			t.Errorf("%s: %d reads (want %d): %+v", r.Code, r.Reads, want, r)
+		}
+		if layouts := i == 0; layouts != (r.StripeMaxDegraded > 0 && r.ContiguousDegraded > 0 && r.StripeMaxRange > 0 && r.ContiguousRange > 0) {
+			t.Errorf("%s: layouts read %v: %+v", r.Code, layouts, r)
+		}
+	}
+	s, measured := gpbench.SummarizeNodes(gpbench.Summary{Modelled: true}, rows)
+	if want := "[recovery_vs_rs recovery_vs_lrc degraded_over_normal_read degraded_vs_stripe_max]"; fmt.Sprint(measured) != want || s.Modelled {
+		t.Errorf("measured %v (modelled %v), want %s", measured, s.Modelled, want)
 	}
 }

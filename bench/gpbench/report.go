@@ -19,6 +19,11 @@ type Summary struct {
 	RecoveryVsLRC          float64 `json:"recovery_vs_lrc"`
 	DegradedOverNormalRead float64 `json:"degraded_over_normal_read"`
 	DegradedVsStripeMax    float64 `json:"degraded_vs_stripe_max"`
+	// Measured on nodes only: the whole-object degraded reads against
+	// Stripe-Max (DegradedVsStripeMax is of ranges there, the paper's
+	// measure), and the degraded ranges against Contiguous.
+	DegradedVsStripeMaxWhole float64 `json:"degraded_vs_stripe_max_whole,omitempty"`
+	DegradedVsContiguous     float64 `json:"degraded_vs_contiguous,omitempty"`
 	// SmallShare is the small-size bucket's share of bytes for s0 = 1, 4
 	// and 16 MiB.
 	SmallShare [3]float64 `json:"small_share_1m_4m_16m"`
@@ -104,36 +109,58 @@ func Plot(rows []Row, dir string) ([]string, error) {
 	return []string{f}, nil
 }
 
-// SummarizeNodes replaces the summary's recovery and read ratios with the
-// ones measured on nodes (rows of clay-, rs- and lrc- codes).
-func SummarizeNodes(s Summary, rows []NodeRow) Summary {
+// SummarizeNodes replaces the summary's ratios with the ones measured on
+// nodes (rows of clay-, rs- and lrc- codes) and returns the names of those
+// it replaced: the recovery ratios when the three codes were rebuilt, the
+// read ratios when Clay's objects were read (degraded_vs_stripe_max, of
+// degraded range reads as the paper measured it, when they were also read
+// in the Stripe-Max layout).
+func SummarizeNodes(s Summary, rows []NodeRow) (Summary, []string) {
 	by := map[string]NodeRow{}
 	for _, r := range rows {
 		by[strings.SplitN(r.Code, "-", 2)[0]] = r
 	}
-	ratio := func(a, b float64) float64 {
-		if b == 0 {
-			return 0
-		}
-		return round(a / b)
+	measured := []string{}
+	c, ok := by["clay"]
+	if !ok {
+		return s, measured
 	}
-	c := by["clay"]
-	s.RecoveryVsRS = ratio(c.RecoveryBps, by["rs"].RecoveryBps)
-	s.RecoveryVsLRC = ratio(c.RecoveryBps, by["lrc"].RecoveryBps)
-	s.DegradedOverNormalRead = ratio(c.DegradedRead, c.NormalRead)
-	s.Modelled = false
-	return s
+	if rs, lrc := by["rs"], by["lrc"]; rs.RecoveryBps > 0 && lrc.RecoveryBps > 0 && c.RecoveryBps > 0 {
+		s.RecoveryVsRS = round(c.RecoveryBps / rs.RecoveryBps)
+		s.RecoveryVsLRC = round(c.RecoveryBps / lrc.RecoveryBps)
+		measured = append(measured, "recovery_vs_rs", "recovery_vs_lrc")
+	}
+	if c.Reads > 0 && c.NormalRead > 0 {
+		s.DegradedOverNormalRead = round(c.DegradedRead / c.NormalRead)
+		measured = append(measured, "degraded_over_normal_read")
+		if c.StripeMaxRange > 0 {
+			s.DegradedVsStripeMax = round(c.DegradedRange / c.StripeMaxRange)
+			s.DegradedVsStripeMaxWhole = round(c.DegradedRead / c.StripeMaxDegraded)
+			measured = append(measured, "degraded_vs_stripe_max")
+		}
+		if c.ContiguousRange > 0 {
+			s.DegradedVsContiguous = round(c.DegradedRange / c.ContiguousRange)
+		}
+	}
+	s.Modelled = len(measured) == 0
+	return s, measured
 }
 
 // WriteNodeCSV writes the measurements on nodes, one line per code.
 func WriteNodeCSV(w io.Writer, rows []NodeRow) error {
 	cw := csv.NewWriter(w)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
-	if err := cw.Write([]string{"code", "rebuilt_bytes", "recovery_s", "recovery_bytes_per_s", "normal_read_s", "degraded_read_s", "reads"}); err != nil {
+	if err := cw.Write([]string{"code", "rebuilt_bytes", "recovery_s", "recovery_bytes_per_s", "helper_requests", "helper_bytes", "cpu_busy", "reads", "read_bytes",
+		"normal_read_s", "degraded_read_s", "stripe_max_degraded_s", "contiguous_degraded_s",
+		"range_bytes", "degraded_range_s", "stripe_max_range_s", "contiguous_range_s"}); err != nil {
 		return err
 	}
 	for _, r := range rows {
-		if err := cw.Write([]string{r.Code, strconv.FormatInt(r.RebuiltBytes, 10), f(r.RecoverySeconds), f(r.RecoveryBps), f(r.NormalRead), f(r.DegradedRead), strconv.Itoa(r.Reads)}); err != nil {
+		if err := cw.Write([]string{r.Code, strconv.FormatInt(r.RebuiltBytes, 10), f(r.RecoverySeconds), f(r.RecoveryBps),
+			strconv.FormatInt(r.HelperRequests, 10), strconv.FormatInt(r.HelperBytes, 10), f(r.CPUBusy),
+			strconv.Itoa(r.Reads), strconv.FormatInt(r.ReadBytes, 10), f(r.NormalRead), f(r.DegradedRead),
+			f(r.StripeMaxDegraded), f(r.ContiguousDegraded),
+			strconv.FormatInt(r.RangeBytes, 10), f(r.DegradedRange), f(r.StripeMaxRange), f(r.ContiguousRange)}); err != nil {
 			return err
 		}
 	}

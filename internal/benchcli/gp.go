@@ -7,37 +7,52 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"cairn"
 	"cairn/bench/gpbench"
+	"cairn/codec/all"
+	"cairn/cold"
 	"cairn/internal/cmdline"
 	"cairn/internal/units"
 	"cairn/layout/gp"
 )
 
 const gpHelp = `Usage: cairn-bench gp [--quick] [--out DIR] [--objects N] [--seed N] [--model-only]
-                       [--scale X] [--node-objects N] [--node-max SIZE] [--node-cap SIZE] [--json]
+                       [--scale X] [--shrink F] [--node-objects N] [--node-reads N]
+                       [--codes LIST] [--json]
 
 The Geometric Partitioning paper's experiment (its Figure 9, workload W1),
 in two parts.
 
-On real node processes (skipped with --model-only): an embedded etcd and
-16 storage nodes, one throttled disk each (the spinning-disk model slowed
---scale times: 250 MB/s and 4.2 ms per seek), hold 15 placement groups
-per code, one per rotation of 15 disks (the 16th is the spare) — for
-clay-10-4-13, rs-10-4 and lrc-10-2-2, all in the Geometric Partitioning
-layout (package cold; s0 = 1 MiB, q = 2, chunks up to --node-cap) — filled
-with objects drawn log-uniformly from 1 MiB to --node-max. For each code it
-reads the objects of one disk whole through a client link of 1 Gb/s slowed
-by the same factor, normally and with that disk unavailable, then rebuilds
-the disk in all its groups at once onto the spare under one weight budget
-(64 units of 4 MiB; the paper's 512 assumed 128 GB servers) and times it.
-Mind the memory: a run with large chunks holds whole rows (K+M chunks) in
-memory while it exports (at most 512 MiB of rows per group, 4 groups at
-once) and its rebuild holds each task's helper reads. These
-give the measured recovery_vs_rs, recovery_vs_lrc and
-degraded_over_normal_read.
+On real node processes (skipped with --model-only): for each code
+(--codes: clay-10-4-13, rs-10-4 and lrc-10-2-2, all in the Geometric
+Partitioning layout of package cold) an embedded etcd and 16 storage nodes,
+one throttled disk each (the spinning-disk model slowed --scale times:
+250 MB/s and 4.2 ms per seek), hold 7 placement groups, rotations of the
+16 disks that hold the lost disk at stripe positions 0, 2, …, 12, with 10
+objects each (20 without --quick).
+The run is the paper's W1 setup shrunk --shrink (F) times in every size
+that meets the disk: s0 = 4 MiB/F, q = 2, chunks up to 256 MiB/F, objects
+drawn log-uniformly from 1 MiB/F to 700 MiB/F (the model's W1), and the
+disk's bytes per seek (250 MB/s × 4.2 ms) divided by F too (the seek is
+4.2 ms × scale / F), so that a Clay helper's sub-chunk runs cost, against
+the seeks between them, what they cost the paper's disks; F = 4 is the
+most the code allows (s0 ≥ 1 MiB, clay-10-4-13's sub-chunk unit).
+For Clay it reads a sample of the objects whole through a client link of
+1 Gb/s slowed --scale times, normally and with the object's disk
+unavailable, and the same objects in the Stripe-Max layout (one stripe per
+object) and the Contiguous one (64 MiB/F chunks), losing the same disk.
+Then for each code it rebuilds one disk in all its groups at once (each
+group's copy onto a disk outside it, so the writes spread as the paper's
+do) under one weight budget (64 units of 4 MiB; the paper's 512 assumed
+128 GB servers) and times it. These give the measured recovery_vs_rs,
+recovery_vs_lrc, degraded_over_normal_read and degraded_vs_stripe_max.
+Mind the memory: an export holds whole rows (K+M chunks, at most 512 MiB
+of rows per group, 4 groups at once) and a rebuild its tasks' helper
+reads.
 
 As a TIME MODEL (always): for Clay(10,4) with Geometric
 Partitioning (s0 = 1, 4, 16 MiB, q = 2) against Clay in the Contiguous
@@ -61,7 +76,8 @@ recovery_vs_lrc, degraded_over_normal_read and degraded_vs_stripe_max, the
 small-size bucket's share of bytes for the three s0 (model), and which
 fields were measured on nodes ("measured") and which modelled. The
 modelled ratios are also given as model_*.
---quick: 24 objects on the nodes (about a minute), 2000 in the model.`
+--quick: 70 objects on the nodes, 5 of them read (6 min 50 s on a shared
+2-core machine busy with other work), 2000 in the model.`
 
 func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn-bench gp", flag.ContinueOnError)
@@ -73,8 +89,9 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	modelOnly := fs.Bool("model-only", false, "only the time model: start no node process")
 	scale := fs.Float64("scale", 12.5, "how many times slower than the paper's disks and client links the nodes run")
 	nodeObjects := fs.Int("node-objects", 0, "objects on the nodes per code (default 60, --quick 24)")
-	nodeMax := fs.String("node-max", "64MiB", "largest object on the nodes (sizes are log-uniform from 1 MiB)")
-	nodeCap := fs.String("node-cap", "16MiB", "largest chunk on the nodes (s0 = 1 MiB, q = 2: a power of two)")
+	shrink := fs.Int64("shrink", 4, "how many times smaller than the paper's every size of the node run is (1, 2 or 4)")
+	codes := fs.String("codes", "clay-10-4-13,rs-10-4,lrc-10-2-2", "the codes measured on the nodes (the first is read in the three layouts)")
+	nodeReads := fs.Int("node-reads", 0, "objects read whole on the nodes, normally and degraded (default 16, --quick 6)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", gpHelp)
 		fs.PrintDefaults()
@@ -91,17 +108,15 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *scale < 1 || *scale > 1000 {
 		return fmt.Errorf("%w: --scale: want 1 … 1000", cmdline.ErrUsage)
 	}
-	maxObj, err := units.ParseSize(*nodeMax)
-	if err != nil || maxObj < 1<<20 || maxObj > 4<<30 {
-		return fmt.Errorf("%w: --node-max: want a size from 1MiB to 4GiB", cmdline.ErrUsage)
+	if *nodeReads < 0 || *nodeReads > 10_000 {
+		return fmt.Errorf("%w: --node-reads: want 0 … 10000", cmdline.ErrUsage)
 	}
-	chunkCap, err := units.ParseSize(*nodeCap)
-	if err != nil {
-		return fmt.Errorf("%w: --node-cap: %v", cmdline.ErrUsage, err)
+	if *shrink != 1 && *shrink != 2 && *shrink != 4 {
+		return fmt.Errorf("%w: --shrink: want 1, 2 or 4 (s0 = 4 MiB/F must stay a multiple of clay-10-4-13's 1 MiB sub-chunk unit)", cmdline.ErrUsage)
 	}
-	geo, err := gp.NewGeometry(1<<20, 2, chunkCap)
+	geo, err := gp.NewGeometry(4<<20 / *shrink, 2, 256<<20 / *shrink)
 	if err != nil {
-		return fmt.Errorf("%w: --node-cap: %v", cmdline.ErrUsage, err)
+		return err
 	}
 	w := gpbench.W1
 	w.Seed = *seed
@@ -150,33 +165,50 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ModelRecoveryVsRS           float64  `json:"model_recovery_vs_rs"`
 		ModelRecoveryVsLRC          float64  `json:"model_recovery_vs_lrc"`
 		ModelDegradedOverNormalRead float64  `json:"model_degraded_over_normal_read"`
+		ModelDegradedVsStripeMax    float64  `json:"model_degraded_vs_stripe_max"`
 		Measured                    []string `json:"measured"`
 		Objects                     int      `json:"objects"`
 		NodeObjects                 int      `json:"node_objects,omitempty"`
 		Scale                       float64  `json:"scale,omitempty"`
+		Shrink                      int64    `json:"shrink,omitempty"`
+		NodeReads                   int      `json:"node_reads,omitempty"`
 		ClayRepairBps               float64  `json:"clay_repair_bytes_per_s"`
 		RSDecodeBps                 float64  `json:"rs_decode_bytes_per_s"`
 	}{Summary: sum, ModelRecoveryVsRS: sum.RecoveryVsRS, ModelRecoveryVsLRC: sum.RecoveryVsLRC,
-		ModelDegradedOverNormalRead: sum.DegradedOverNormalRead, Measured: []string{},
+		ModelDegradedOverNormalRead: sum.DegradedOverNormalRead, ModelDegradedVsStripeMax: sum.DegradedVsStripeMax, Measured: []string{},
 		Objects: w.Count, ClayRepairBps: m.ClayRepair, RSDecodeBps: m.RSDecode}
 	if !*modelOnly {
-		n := 60
+		n, reads := 20*len(lostAt), 16
 		if *quick {
-			n = 24
+			n, reads = perGroup*len(lostAt), 5
 		}
 		if *nodeObjects > 0 {
 			n = *nodeObjects
 		}
-		nrows, err := runGPNodes(ctx, *scale, geo, gpbench.Workload{Count: n, Min: 1 << 20, Max: maxObj, Seed: *seed}, say, step)
+		if *nodeReads > 0 {
+			reads = *nodeReads
+		}
+		wl := gpbench.Workload{Count: n, Min: gpbench.W1.Min / *shrink, Max: gpbench.W1.Max / *shrink, Seed: *seed}
+		var ncodes []gpbench.NodeCode
+		for i, c := range strings.Split(*codes, ",") {
+			if _, err := all.New(c); err != nil {
+				return fmt.Errorf("%w: --codes: %v", cmdline.ErrUsage, err)
+			}
+			nc := gpbench.NodeCode{Code: c}
+			if i == 0 {
+				nc.Reads, nc.Layouts = reads, true
+			}
+			ncodes = append(ncodes, nc)
+		}
+		nrows, err := runGPNodes(ctx, *quick, *scale, *shrink, geo, wl, ncodes, say, step)
 		if err != nil {
 			return err
 		}
 		if err := writeFile(filepath.Join(dir, "gp-nodes.csv"), func(w io.Writer) error { return gpbench.WriteNodeCSV(w, nrows) }); err != nil {
 			return err
 		}
-		line.Summary = gpbench.SummarizeNodes(line.Summary, nrows)
-		line.Measured = []string{"recovery_vs_rs", "recovery_vs_lrc", "degraded_over_normal_read"}
-		line.NodeObjects, line.Scale = n, *scale
+		line.Summary, line.Measured = gpbench.SummarizeNodes(line.Summary, nrows)
+		line.NodeObjects, line.Scale, line.Shrink, line.NodeReads = n, *scale, *shrink, reads
 	}
 	return report(stdout, say, dir, "gp.csv", rows, gpbench.WriteCSV, gpbench.Plot, line)
 }
@@ -186,22 +218,54 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // reads too) — the paper's 512 was for servers with 128 GB of memory.
 const repairBudget = 64
 
-// runGPNodes starts etcd and 16 node processes with throttled disks and
-// runs the measured part of the experiment, telling step its progress.
-func runGPNodes(ctx context.Context, scale float64, geo gp.Geometry, wl gpbench.Workload, say func(string, ...any), step func(done, total int)) ([]gpbench.NodeRow, error) {
+// lostAt are the positions in its groups of the disk the node run loses,
+// one group each: every other position of the 14-disk stripe meets Clay's
+// y-sections and LRC's local and global parities as often as all 14 do, and
+// 7 groups of 14 of the 16 disks spread the rebuild over all of them.
+var lostAt = []int{0, 2, 4, 6, 8, 10, 12}
+
+// perGroup is the objects a group of the quick node run gets, in one
+// export batch: enough that most rows of the small chunk sizes are full,
+// as they are in the paper's full groups (a group with few objects holds
+// mostly parity, and its lost disk would be mostly parity slots).
+const perGroup = 10
+
+// runGPNodes runs the measured part of the experiment, one code at a
+// time, each on a new cluster of etcd and 16 node processes with throttled
+// disks (so no code's shards fill the machine's disk for the next, and
+// none reads another's from the page cache), telling step its progress.
+// The disks stream 250 MB/s / scale; their seek is 4.2 ms × scale / shrink,
+// so the bytes a disk streams in a seek shrink with the chunks.
+func runGPNodes(ctx context.Context, quick bool, scale float64, shrink int64, geo gp.Geometry, wl gpbench.Workload, codes []gpbench.NodeCode, say func(string, ...any), step func(done, total int)) ([]gpbench.NodeRow, error) {
+	rate := int64(250e6 / scale)
+	seek := time.Duration(4.2 * scale / float64(shrink) * float64(time.Millisecond)).Round(100 * time.Microsecond)
+	say("each code on 16 nodes: disks %.0f MB/s, %v per seek (a 7200 rpm disk slowed %.1f×, its seek shrunk %d× with the sizes); s0 %s, chunks up to %s, objects %s … %s",
+		float64(rate)/1e6, seek, scale, shrink, units.FormatSize(geo.S0), units.FormatSize(geo.Max), units.FormatSize(wl.Min), units.FormatSize(wl.Max))
+	var rows []gpbench.NodeRow
+	step(0, len(codes))
+	for _, c := range codes {
+		r, err := runGPCode(ctx, quick, rate, seek, shrink, geo, wl, c, say)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, r...)
+		step(len(rows), len(codes))
+	}
+	return rows, nil
+}
+
+// runGPCode measures one code on a new cluster.
+func runGPCode(ctx context.Context, quick bool, rate int64, seek time.Duration, shrink int64, geo gp.Geometry, wl gpbench.Workload, code gpbench.NodeCode, say func(string, ...any)) ([]gpbench.NodeRow, error) {
 	work, err := os.MkdirTemp("", "cairn-gp-cluster-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	rate := int64(250e6 / scale)
-	seek := time.Duration(4.2 * scale * float64(time.Millisecond)).Round(100 * time.Microsecond)
 	specs := make([]nodeSpec, 16)
 	for i := range specs {
 		id := fmt.Sprintf("n%d", i+1)
 		specs[i] = nodeSpec{ID: id, Disks: []string{filepath.Join(work, id) + fmt.Sprintf(",bw=%d,seek=%v,wb=%d", rate, seek, writeBehind)}}
 	}
-	say("starting etcd and 16 nodes in %s: disks %s/s, %v per seek (a 7200 rpm disk slowed %.1f×)", work, units.FormatSize(rate), seek, scale)
 	procs, nc, stop, err := startNodes(ctx, work, specs)
 	if err != nil {
 		return nil, err
@@ -211,9 +275,13 @@ func runGPNodes(ctx context.Context, scale float64, geo gp.Geometry, wl gpbench.
 	for _, p := range procs {
 		disks = append(disks, p.Disks[0])
 	}
-	nr := gpbench.NodeRun{Disks: disks[:15], Spare: disks[15], Nodes: nc, Geo: geo, Sizes: wl.Sizes(),
-		ClientLink: 125e6 / scale, Budget: repairBudget, Batch: 8, Log: say, Progress: step}
-	return nr.Run(ctx, []string{"clay-10-4-13", "rs-10-4", "lrc-10-2-2"})
+	nr := gpbench.NodeRun{Disks: disks, LostAt: lostAt, Nodes: nc, Geo: geo, Sizes: wl.Sizes(), Gap: cold.CoalesceGap / shrink,
+		ClientLink: float64(rate) / 2, // 1 Gb/s beside the disk's 250 MB/s, slowed alike
+		Budget:     repairBudget, Batch: perGroup, Log: say, CPU: procStatCPU}
+	if !quick {
+		nr.Contiguous = 64 << 20 / shrink
+	}
+	return nr.Run(ctx, []gpbench.NodeCode{code})
 }
 
 // writeFile creates path and writes it with write.
@@ -227,4 +295,29 @@ func writeFile(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// procStatCPU returns the machine's busy and total CPU time in ticks from
+// /proc/stat (Linux; zeros elsewhere, which NodeRun ignores).
+func procStatCPU() (busy, total float64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0
+	}
+	for i, s := range f[1:] {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, 0
+		}
+		total += v
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return busy, total
 }

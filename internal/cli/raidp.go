@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 
 	"cairn/internal/cmdline"
 	"cairn/internal/units"
@@ -31,7 +33,10 @@ replays a pending journal record, then checks that each parity block passes
 its CRC and equals the XOR of the disk's superchunk slots (docs/design/raidp.md).
 With --rows, the disks are taken as one group in argument order, laid out as
 raidp.New(len(disks), slots, rows), and the two replicas of every superchunk
-are compared too.
+are compared too. With --group FILE (the JSON of cairn admin raidp group
+--json), the disks are the group's disks that are not out, in the group's
+order, and the replicas are compared where the group places them (a group
+after a recovery no longer has raidp.New's layout).
 
 --resync recomputes the parity of the disks that fail (their data is taken as
 the truth) and checks again. It exits non-zero while any problem remains.
@@ -44,7 +49,8 @@ func runRaidpVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 	slots := fs.Int("slots", 0, "superchunk slots per disk; required")
 	rows := fs.Int("rows", 0, "rows of the group's layout, to compare replicas (0: Lstors only)")
 	resync := fs.Bool("resync", false, "recompute the parity of the disks that fail, then check again")
-	cmdline.Usage(fs, "cairn admin raidp verify --size SIZE --slots N [--rows R] [--resync] DISK,lstor=LSTOR...", raidpVerifyHelp)
+	groupFile := fs.String("group", "", "the group's JSON (cairn admin raidp group --json), to compare replicas where it places them; the disks are its disks not out, in its order")
+	cmdline.Usage(fs, "cairn admin raidp verify --size SIZE --slots N [--rows R | --group FILE] [--resync] DISK,lstor=LSTOR...", raidpVerifyHelp)
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, true); err != nil {
 		return err
 	}
@@ -57,6 +63,31 @@ func runRaidpVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: no disks given (DISK,lstor=LSTOR ...)", ErrUsage)
+	}
+	var group *raidp.Group // --group
+	var live []int         // its disks not out: argument i is group disk live[i]
+	if *groupFile != "" {
+		if *rows > 0 {
+			return fmt.Errorf("%w: --rows and --group both give the layout; give one", ErrUsage)
+		}
+		b, err := os.ReadFile(*groupFile)
+		if err != nil {
+			return fmt.Errorf("%w: --group: %w", ErrUsage, err)
+		}
+		g, err := raidp.DecodeGroup(b)
+		if err != nil {
+			return fmt.Errorf("%w: --group %s: %w", ErrUsage, *groupFile, err)
+		}
+		for i := range g.Disks {
+			if !slices.Contains(g.Out, i) {
+				live = append(live, i)
+			}
+		}
+		if g.Size != size || g.Layout.Slots != *slots || len(live) != fs.NArg() {
+			return fmt.Errorf("%w: --group %s: superchunks of %d bytes in %d slots on %d disks not out; given --size %d, --slots %d and %d disks",
+				ErrUsage, *groupFile, g.Size, g.Layout.Slots, len(live), size, *slots, fs.NArg())
+		}
+		group = &g
 	}
 	var stores []*lstor.Store
 	defer func() {
@@ -103,23 +134,32 @@ func runRaidpVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 			fmt.Fprintf(stdout, "%s: %v\n", fs.Arg(i), rep)
 		}
 	}
-	if *rows > 0 {
-		l, err := raidp.New(len(stores), *slots, *rows)
-		if err != nil {
-			return fmt.Errorf("%w: %w", ErrUsage, err)
-		}
+	if *rows > 0 || group != nil {
+		var l raidp.Layout
+		arg := make(map[int]string) // layout disk → its argument
 		disks := make(map[int]raidprun.Disk)
-		for i, s := range stores {
-			disks[i] = s
+		if group != nil {
+			l = group.Layout
+			for k, d := range live {
+				disks[d], arg[d] = stores[k], fs.Arg(k)
+			}
+		} else {
+			if l, err = raidp.New(len(stores), *slots, *rows); err != nil {
+				return fmt.Errorf("%w: %w", ErrUsage, err)
+			}
+			for i, s := range stores {
+				disks[i], arg[i] = s, fs.Arg(i)
+			}
 		}
 		div, err := raidprun.Verify(ctx, l, disks, raidprun.Config{Size: size})
 		if err != nil {
 			return err
 		}
 		for _, d := range div {
-			sc := l.Superchunks[d.Superchunk]
+			i := slices.IndexFunc(l.Superchunks, func(s raidp.Superchunk) bool { return s.ID == d.Superchunk })
+			sc := l.Superchunks[i]
 			fmt.Fprintf(stdout, "superchunk %d: replicas on %s and %s differ from byte %d\n", sc.ID,
-				fs.Arg(sc.Replicas[0].Disk), fs.Arg(sc.Replicas[1].Disk), d.Off)
+				arg[sc.Replicas[0].Disk], arg[sc.Replicas[1].Disk], d.Off)
 		}
 		problems += len(div)
 		if len(div) == 0 {

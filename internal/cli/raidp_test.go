@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"cairn/node/lstor"
 	"cairn/raidp"
 	"cairn/repair/plan"
+	"cairn/repair/raidprun"
 )
 
 // TestRaidpVerify builds a small group on real files, verifies it, damages
@@ -133,6 +135,88 @@ func TestRaidpPlan(t *testing.T) {
 	for _, bad := range [][]string{{"plan", "--disks", "2"}, {"plan", "--size", "0"}, {"plan", "--rows", "99"}} {
 		if err := runAdminRaidp(ctx, bad, &out, &out); !errors.Is(err, ErrUsage) {
 			t.Errorf("%v: %v, want ErrUsage", bad, err)
+		}
+	}
+}
+
+// TestRaidpVerifyGroup: --group compares replicas where a recovered group
+// places them (raidp.New's layout no longer applies once a disk is out),
+// over the disks not out in the group's order; a group that does not fit
+// the arguments is a usage error.
+func TestRaidpVerifyGroup(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const n, slots, rows, size = 5, 4, 2, lstor.BlockSize
+	var gd []raidp.GroupDisk
+	var specs []string
+	stores := map[int]raidprun.Disk{}
+	for d := range n {
+		gd = append(gd, raidp.GroupDisk{ID: fmt.Sprint("n", d, "/disk1"), Domain: fmt.Sprint("n", d)})
+		disk, lst := filepath.Join(dir, fmt.Sprint("disk", d)), filepath.Join(dir, "lstor", fmt.Sprint("disk", d))
+		specs = append(specs, disk+",lstor="+lst)
+		s, err := lstor.Open(ctx, lstor.Config{FS: vfs.Default, Disk: disk, Lstor: lst, Size: size, Slots: slots})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[d] = s
+	}
+	g, err := raidp.NewGroup("warm", gd, size, slots, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range g.Layout.Superchunks {
+		b := bytes.Repeat([]byte{byte(sc.ID + 1)}, 3000+sc.ID)
+		for _, p := range sc.Replicas {
+			if err := stores[p.Disk].Write(ctx, p.Slot, 0, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Disk 0 is lost and its superchunks re-mirrored.
+	plan, err := raidp.Remirror(g.Layout, []int{0}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := raidprun.Remirror(ctx, plan, stores, raidprun.Config{Size: size}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := g.Recovered(plan.After, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stores {
+		s.(*lstor.Store).Close()
+	}
+	file := filepath.Join(dir, "group.json")
+	b, _ := json.Marshal(after)
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(extra ...string) (string, error) {
+		var out bytes.Buffer
+		args := append([]string{"verify", "--size", "64KiB", "--slots", fmt.Sprint(slots)}, extra...)
+		err := runAdminRaidp(ctx, args, &out, &out)
+		return out.String(), err
+	}
+	out, err := run(append([]string{"--group", file}, specs[1:]...)...)
+	if err != nil || strings.Count(out, ": ok") != n-1 || !strings.Contains(out, fmt.Sprintf("%d superchunks: both replicas agree", len(after.Layout.Superchunks))) {
+		t.Fatalf("verify --group of the recovered group: %v\n%s", err, out)
+	}
+	// A replica the recovery wrote, damaged, is found on its disk.
+	tr := plan.Transfers[0]
+	poke(t, filepath.Join(dir, fmt.Sprint("disk", tr.To.Disk), "raidp.data"), int64(tr.To.Slot)*size+10)
+	out, err = run(append([]string{"--group", file, "--resync"}, specs[1:]...)...)
+	if err == nil || !strings.Contains(out, fmt.Sprintf("superchunk %d: replicas", tr.Superchunk)) || !strings.Contains(out, fmt.Sprint("disk", tr.To.Disk, ",lstor")) {
+		t.Fatalf("verify --group with a damaged replica: %v\n%s", err, out)
+	}
+	for name, args := range map[string][]string{
+		"every disk, one of them out": append([]string{"--group", file}, specs...),
+		"--rows and --group":          append([]string{"--group", file, "--rows", "2"}, specs[1:]...),
+		"no such file":                append([]string{"--group", file + ".none"}, specs[1:]...),
+	} {
+		if _, err := run(args...); !errors.Is(err, ErrUsage) {
+			t.Errorf("%s: %v, want a usage error", name, err)
 		}
 	}
 }

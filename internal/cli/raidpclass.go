@@ -95,6 +95,16 @@ func runRaidpGroup(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return printJSON(stdout, g)
 		}
 		fmt.Fprintf(stdout, "group       %s\ngeneration  %d\nsuperchunk  %s\n", g.Name, g.Generation, units.FormatSize(g.Size))
+		// What the nodes report of the disks' Lstors (a disk marked for
+		// verification refuses RAIDP writes).
+		fault := map[string]string{}
+		if disks, err := cl.meta.Disks(ctx); err == nil {
+			for _, d := range disks {
+				fault[string(d.ID)] = d.RAIDPFault
+			}
+		} else {
+			fmt.Fprintf(stderr, "warning: the cluster map: %v (Lstor states not shown)\n", err)
+		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "disk\tdomain\tsuperchunks")
 		for i, d := range g.Disks {
@@ -105,6 +115,9 @@ func runRaidpGroup(ctx context.Context, args []string, stdout, stderr io.Writer)
 			state := strings.Join(ids, " ")
 			if slices.Contains(g.Out, i) {
 				state = "out"
+			}
+			if f := fault[d.ID]; f != "" {
+				state += "  (" + f + ")"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", d.ID, d.Domain, state)
 		}

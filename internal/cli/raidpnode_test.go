@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"cairn"
 	"cairn/director"
+	"cairn/node/lstor"
 )
 
 func TestSplitLstor(t *testing.T) {
@@ -50,5 +52,35 @@ func TestDiskOutSkipsRAIDPObjects(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	if err := diskCommand(ctx, st, director.OpOut, string(disks[0].ID), now, &bytes.Buffer{}); err != nil {
 		t.Fatalf("disk out with a raidp object in the cluster: %v", err)
+	}
+}
+
+// TestDiskSpecLstorSamePath: through the command line itself (Run, as
+// cmd/cairn calls it), `cairn node` and `cairn server` refuse a disk whose
+// Lstor is its own path, inside it or containing it — a usage error
+// naming lstor.ErrSamePath, before any metadata store is dialled — and
+// warn when a separate Lstor is on the disk's file system.
+func TestDiskSpecLstorSamePath(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	disk := filepath.Join(dir, "disk1")
+	for _, spec := range []string{disk + ",lstor=" + disk, disk + ",lstor=" + disk + "/lstor", disk + "/sub,lstor=" + disk} {
+		for _, args := range [][]string{
+			{"node", "--id", "n1", "--meta", "http://127.0.0.1:1", "--secret-file", filepath.Join(dir, "none"), "--disk", spec},
+			{"server", "--data", filepath.Join(dir, "srv"), "--disk", spec},
+		} {
+			var out bytes.Buffer
+			err := Run(ctx, args, &out, &out)
+			if !errors.Is(err, ErrUsage) || !errors.Is(err, lstor.ErrSamePath) || !strings.Contains(err.Error(), "must not share the disk's path") {
+				t.Errorf("cairn %s --disk %s: %v, want a usage error with lstor.ErrSamePath", args[0], spec, err)
+			}
+		}
+	}
+	var warn bytes.Buffer
+	if err := checkDiskSpecs([]string{disk + ",lstor=" + filepath.Join(dir, "lstor", "disk1"), filepath.Join(dir, "disk2")}, &warn); err != nil {
+		t.Fatal(err)
+	}
+	if got := warn.String(); strings.Count(got, "warning: ") != 1 || !strings.Contains(got, "same file system") {
+		t.Errorf("an Lstor on the disk's file system: warnings %q, want one", got)
 	}
 }

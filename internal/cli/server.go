@@ -137,6 +137,12 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	// Explicit disks are checked before anything starts. (The default
+	// layout puts each Lstor in DIR/lstor/diskN, on the disks' file
+	// system by design: one directory holds the whole server.)
+	if err := checkDiskSpecs(diskPaths, stderr); err != nil {
+		return err
+	}
 	set := map[string]string{}
 	fs.Visit(func(f *flag.Flag) {
 		if a, ok := addrs[f.Name]; ok {
@@ -207,6 +213,16 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	// The flags are checked before anything starts.
+	if len(diskPaths) == 0 {
+		for i := 1; i <= *disks; i++ {
+			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i))+",lstor="+filepath.Join(*data, "lstor", fmt.Sprintf("disk%d", i)))
+		}
+	}
+	coldPolicy, err := coldf.resolve(len(diskPaths))
+	if err != nil {
+		return err
+	}
 	ecfg := etcdmeta.EmbedConfig{
 		Name: "meta1", Dir: filepath.Join(*data, "meta"),
 		ClientURL: "http://" + at["meta-addr"], PeerURL: peerURL(at["meta-peer-addr"]), Logger: log,
@@ -232,15 +248,6 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	metaOpts, err := ccfg.metaOptions()
-	if err != nil {
-		return err
-	}
-	if len(diskPaths) == 0 {
-		for i := 1; i <= *disks; i++ {
-			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i))+",lstor="+filepath.Join(*data, "lstor", fmt.Sprintf("disk%d", i)))
-		}
-	}
-	coldPolicy, err := coldf.resolve(len(diskPaths))
 	if err != nil {
 		return err
 	}
@@ -556,6 +563,9 @@ func runNode(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if err := checkDiskSpecs(disks, stderr); err != nil {
+		return err
+	}
 	if err := clean.validate(); err != nil {
 		return err
 	}
@@ -847,6 +857,41 @@ func splitLstor(spec string) (rest, lpath string, err error) {
 		}
 	}
 	return strings.Join(kept, ","), lpath, nil
+}
+
+// checkDiskSpecs validates --disk specs before a node starts: a malformed
+// spec, or an Lstor on, inside or containing its disk's path
+// (lstor.ErrSamePath), is a usage error; an Lstor on the same file system
+// as its disk (judged by the nearest existing directories) is legal but
+// draws a warning on stderr: one device failure would lose both.
+func checkDiskSpecs(specs []string, stderr io.Writer) error {
+	for _, spec := range specs {
+		rest, lpath, err := splitLstor(spec)
+		if err != nil {
+			return err
+		}
+		p, _, err := parseDiskSpec(rest)
+		if err != nil {
+			return err
+		}
+		if lpath == "" {
+			continue
+		}
+		if same, err := sameDevice(existingDir(p), existingDir(lpath)); err == nil && same {
+			fmt.Fprintf(stderr, "warning: disk %s and its Lstor %s are on the same file system: one device failure loses both (docs/design/raidp.md)\n", p, lpath)
+		}
+	}
+	return nil
+}
+
+// existingDir is path, or its nearest ancestor that exists (a disk or
+// Lstor directory is made at its first start).
+func existingDir(path string) string {
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil || filepath.Dir(p) == p {
+			return p
+		}
+	}
 }
 
 // parseDiskSpec parses PATH[,bw=SIZE][,lat=DURATION][,seek=DURATION][,wb=SIZE][,bg=DURATION:SIZE][,bgseed=N].

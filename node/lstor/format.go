@@ -18,7 +18,14 @@ type header struct {
 
 // Then: parity (Size bytes) at HeaderSize; one uint32 CRC per BlockSize
 // parity block at HeaderSize+Size; one hwmEntry per slot; the journal
-// record slot at the next 4 KiB boundary.
+// record slot at the next 4 KiB boundary (JournalOffset).
+
+// JournalOffset is the offset in the LSTOR file of the journal record
+// slot of an Lstor of superchunks of size bytes and slots slots (for
+// tools and tests that inspect or damage it).
+func JournalOffset(size int64, slots int) int64 {
+	return (HeaderSize + size + 4*(size/BlockSize) + hwmEntrySize*int64(slots) + 4095) / 4096 * 4096
+}
 
 // hwmEntry is a slot's high-water mark: bytes of the slot at or past HWM
 // are zero on the disk. An entry failing its CRC (or all zero: never

@@ -72,7 +72,8 @@ func (s *Store) HWM(slot int) int64 {
 
 // Zero zeroes [off, off+n) of slot now, with its parity (journaled like
 // Write). Zeroing up to the high-water mark lowers it, so later appends
-// there skip the old-data read again.
+// there skip the old-data read again. A store marked for verification
+// refuses it (ErrNeedsVerify), like Write.
 func (s *Store) Zero(ctx context.Context, slot int, off, n int64) error {
 	if err := s.checkRange(slot, off, n); err != nil {
 		return err
@@ -89,6 +90,11 @@ func (s *Store) Zero(ctx context.Context, slot int, off, n int64) error {
 // zeroLocked zeroes an extent record by record from its end, so each
 // record that reaches the high-water mark lowers it to its own start.
 func (s *Store) zeroLocked(ctx context.Context, e extent) error {
+	if s.verify {
+		// The high-water marks may be wrong too (bytes past one may be
+		// non-zero): even a range "already zero" cannot be trusted.
+		return ErrNeedsVerify
+	}
 	zeros := make([]byte, min(e.n, int64(s.cfg.Cap)))
 	for end := e.off + e.n; end > e.off; {
 		if err := ctx.Err(); err != nil {

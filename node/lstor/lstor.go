@@ -276,12 +276,10 @@ func (s *Store) openRW(name string) (file, error) {
 }
 
 // Geometry of the LSTOR file.
-func (s *Store) blocks() int64 { return s.cfg.Size / BlockSize }
-func (s *Store) crcOff() int64 { return HeaderSize + s.cfg.Size }
-func (s *Store) hwmOff() int64 { return s.crcOff() + 4*s.blocks() }
-func (s *Store) journalOff() int64 {
-	return (s.hwmOff() + hwmEntrySize*int64(s.cfg.Slots) + 4095) / 4096 * 4096
-}
+func (s *Store) blocks() int64     { return s.cfg.Size / BlockSize }
+func (s *Store) crcOff() int64     { return HeaderSize + s.cfg.Size }
+func (s *Store) hwmOff() int64     { return s.crcOff() + 4*s.blocks() }
+func (s *Store) journalOff() int64 { return JournalOffset(s.cfg.Size, s.cfg.Slots) }
 func (s *Store) recordCap() int64 {
 	return RecordHeaderSize + 3*int64(s.cfg.Cap) + 2*BlockSize
 }

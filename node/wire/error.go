@@ -74,6 +74,9 @@ var codeAliases = map[string]error{
 	"no_route":  cairn.ErrInvalid,  // 404: no such endpoint or method
 	"no_disk":   cairn.ErrNotFound, // 404: the node does not serve the disk
 	CodeNoLstor: cairn.ErrNotFound, // 404: the node serves the disk without an Lstor
+	// 422: the disk's Lstor is marked for verification; permanent until
+	// an operator resyncs it
+	CodeLstorVerify: cairn.ErrCorrupt,
 	// 403: the request's key is valid but its role may not make it
 	CodeForbidden: cairn.ErrAuth,
 }

@@ -155,6 +155,10 @@ const (
 	MaxRAIDPCall = 16 << 20
 	// CodeNoLstor: the node serves the disk, but without an Lstor.
 	CodeNoLstor = "no_lstor"
+	// CodeLstorVerify: the disk's Lstor is marked for verification (a
+	// journal record failed its CRC, a write failed half-way): RAIDP
+	// writes and zeroes are refused (422) until an operator resyncs it.
+	CodeLstorVerify = "lstor_needs_verify"
 )
 
 // RAIDPPath is the path of a slot of disk's RAIDP space.

@@ -59,22 +59,8 @@ func TestTorture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster of 7 processes and kills them")
 	}
-	rounds := 6
-	if s := os.Getenv("CAIRN_TORTURE"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("CAIRN_TORTURE=%q: want a number of rounds ≥ 1", s)
-		}
-		rounds = n
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("CAIRN_TORTURE_SEED"); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("CAIRN_TORTURE_SEED=%q: want a number", s)
-		}
-		seed = n
-	}
+	rounds := testcluster.EnvCount(t, "CAIRN_TORTURE", 6)
+	seed := testcluster.EnvSeed(t, "CAIRN_TORTURE_SEED")
 	t.Logf("torture: %d rounds, seed %d (CAIRN_TORTURE_SEED=%d replays its choices)", rounds, seed, seed)
 	tc := start(t, seed)
 	begin := time.Now()
