@@ -175,6 +175,16 @@ type Config struct {
 	// (default DefaultRAIDPGroup; created from the cluster's disks with an
 	// Lstor the first time: NewRAIDPGroup).
 	RAIDPGroup string
+	// RAIDPDeletes selects how the bytes of a deleted raidp object are
+	// zeroed (docs/design/raidp.md, "Deletes" in "In the cluster"):
+	// RAIDPLazy (the default, the paper's baseline) queues them for the
+	// director's zeroer; RAIDPOnline zeroes both replicas before the
+	// delete returns (the update-oriented variant).
+	RAIDPDeletes string
+	// RAIDPDeadBacklog bounds the group's queue of dead ranges (default
+	// DefaultRAIDPDeadBacklog); a lazy delete that finds it full zeroes
+	// online.
+	RAIDPDeadBacklog int
 	// KeepSlowDisks turns the avoidance off: stripes keep their disks
 	// however slow (a slow stream is still replaced by a spare row).
 	KeepSlowDisks bool
@@ -209,6 +219,9 @@ func (c *Config) validate() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.RAIDPDeadBacklog <= 0 {
+		c.RAIDPDeadBacklog = DefaultRAIDPDeadBacklog
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Reader
@@ -548,12 +561,10 @@ func (c *Client) Stat(ctx context.Context, bucket, key string) (*cairn.Manifest,
 // reads already under way finish.
 func (c *Client) Delete(ctx context.Context, bucket, key string) error {
 	old, err := c.meta.DeleteManifest(ctx, bucket, key, "")
-	if err == nil && old != nil && old.RAIDP != nil {
-		// A raidp object's bytes stay on both replicas, dead (equal, so
-		// every parity stays right): counted for compaction.
-		if rm, _, rerr := c.raidp(); rerr == nil {
-			c.countDead(rm, old.RAIDP.Group, old.RAIDP.Spans)
-		}
+	if err == nil {
+		// A raidp object's bytes are zeroed on both replicas, now or
+		// queued (Config.RAIDPDeletes), and counted dead for compaction.
+		c.freeRAIDP(ctx, old)
 	}
 	return err
 }

@@ -322,6 +322,9 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 		if err != nil {
 			return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, err)
 		}
+		if old != nil && !old.Versioned && !m.Versioned {
+			c.freeRAIDP(ctx, old) // a raidp object replaced (commit's rule)
+		}
 		return m, nil
 	}
 	if !cond.none() {

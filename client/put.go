@@ -17,7 +17,6 @@ import (
 	"cairn/codec"
 	"cairn/internal/bufpool"
 	"cairn/internal/retry"
-	"cairn/meta"
 	"cairn/placement"
 )
 
@@ -466,7 +465,7 @@ func fill(r io.Reader, p []byte) (n int, eof bool, err error) {
 
 // commit makes m current, replacing whatever version is there (the store
 // queues the replaced version's shards for deletion) if that version meets
-// cond. Without a condition it commits over meta.AnyVersion. It retries
+// cond. Without a condition it first commits as if the key were new. It retries
 // (c.commits) when a concurrent writer wins and after a
 // transient error, reading the current version and checking cond again
 // each time: re-committing m after an unknown outcome is safe (the store
@@ -474,11 +473,18 @@ func fill(r io.Reader, p []byte) (n int, eof bool, err error) {
 // A conditional commit that loses every attempt returns
 // ErrConditionalConflict.
 func (c *Client) commit(ctx context.Context, m *cairn.Manifest, cond Condition) error {
+	var replaced *cairn.Manifest // the version the successful attempt replaced
 	err := retry.Do(ctx, c.commits, func(ctx context.Context) error {
+		replaced = nil
 		if cond.none() {
-			// Whatever is current is replaced: the store reads it in
-			// the commit (no read of our own, issue 22).
-			return c.direct.CommitManifest(ctx, m, meta.AnyVersion)
+			// Guess the key is new: one transaction and no read of our
+			// own for a new key (issue 22). An overwrite fails the guess
+			// and reads the version it replaces below: a raidp version's
+			// bytes must be freed (docs/design/raidp.md, "Deletes"),
+			// which a commit over meta.AnyVersion would not tell.
+			if err := c.direct.CommitManifest(ctx, m, ""); !errors.Is(err, cairn.ErrConflict) {
+				return err
+			}
 		}
 		prev := ""
 		old, err := c.direct.Manifest(ctx, m.Bucket, m.Key)
@@ -497,6 +503,9 @@ func (c *Client) commit(ctx context.Context, m *cairn.Manifest, cond Condition) 
 				return err
 			}
 		}
+		if old != nil && old.Version != m.Version {
+			replaced = old
+		}
 		return c.direct.CommitManifest(ctx, m, prev) // ErrConflict: a concurrent writer won; retry against its version
 	})
 	if errors.Is(err, cairn.ErrConflict) && ctx.Err() == nil {
@@ -507,6 +516,12 @@ func (c *Client) commit(ctx context.Context, m *cairn.Manifest, cond Condition) 
 	}
 	if err != nil {
 		return fmt.Errorf("committing %s/%s: %w", m.Bucket, m.Key, err)
+	}
+	// The store keeps the replaced version as a noncurrent one unless both
+	// are the null version (meta.Store.SetBucketVersioning): then a raidp
+	// object's bytes are freed.
+	if replaced != nil && !replaced.Versioned && !m.Versioned {
+		c.freeRAIDP(ctx, replaced)
 	}
 	return nil
 }

@@ -69,12 +69,34 @@ type RAIDPAlloc struct {
 	// Divert lists the superchunks no PUT may write to: those of the
 	// disks a recovery is running for (RecoverRAIDP).
 	Divert []int `json:"divert,omitempty"`
+	// Zeroing holds the claims of zeroers (raidpdead.go) on superchunks
+	// whose dead ranges they are zeroing, by a random token: a recovery
+	// that diverts a superchunk waits until no claim on it is left or
+	// unexpired before it copies or rebuilds from it.
+	Zeroing map[string]RAIDPZeroClaim `json:"zeroing,omitempty"`
+	// Compacting lists the superchunks compaction is emptying
+	// (raidpcompact.go): no PUT appends to them, so the live objects it
+	// moves out land elsewhere.
+	Compacting []int `json:"compacting,omitempty"`
+	// Epoch counts per superchunk the times compaction reclaimed it: a
+	// dead range queued in an earlier epoch is gone with the reclaim's
+	// zeroing, and must not be zeroed into the superchunk's new objects.
+	Epoch map[int]int `json:"epoch,omitempty"`
 	// DivertGeneration is the group generation the recovery that set
 	// Divert planned from (0: unknown, from before it was recorded). Once
 	// the group is past it the recovery was stored, so Divert is stale —
 	// its recovery died between storing the group and clearing it — and
 	// PUTs ignore it.
 	DivertGeneration uint64 `json:"divert_generation,omitempty"`
+}
+
+// diverted returns the superchunks a's Divert holds out of writes for a
+// group at generation gen: none once Divert is stale (DivertGeneration).
+func (a RAIDPAlloc) diverted(gen uint64) []int {
+	if a.DivertGeneration != 0 && a.DivertGeneration < gen {
+		return nil
+	}
+	return a.Divert
 }
 
 func (c *Client) raidp() (RAIDPMeta, RAIDPDisks, error) {
@@ -208,11 +230,9 @@ func NewRAIDPGroup(name string, disks []cairn.Disk) (raidp.Group, error) {
 // Superchunks with a replica on an avoided disk (layout index) are
 // skipped: a disk the cluster map holds unwritable would fail the PUT.
 func allocate(g raidp.Group, a RAIDPAlloc, n int64, avoid map[int]bool) ([]raidp.Extent, RAIDPAlloc, error) {
-	next := RAIDPAlloc{End: maps.Clone(a.End), Dead: a.Dead, Divert: a.Divert, DivertGeneration: a.DivertGeneration}
-	divert := a.Divert
-	if a.DivertGeneration != 0 && a.DivertGeneration < g.Generation {
-		divert = nil // a recovery stored after it was set: stale
-	}
+	next := a
+	next.End = maps.Clone(a.End)
+	divert := a.diverted(g.Generation) // stale once a recovery stored after it was set
 	if next.End == nil {
 		next.End = map[int]int64{}
 	}
@@ -223,7 +243,7 @@ func allocate(g raidp.Group, a RAIDPAlloc, n int64, avoid map[int]bool) ([]raidp
 		}
 		end := next.End[s.ID]
 		free := g.Size - end
-		if free <= 0 || slices.Contains(divert, s.ID) || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
+		if free <= 0 || slices.Contains(divert, s.ID) || slices.Contains(a.Compacting, s.ID) || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
 			continue
 		}
 		k := min(free, n)

@@ -21,7 +21,7 @@ import (
 // raidpCluster starts n real nodes with one disk each, served with an
 // Lstor of 4 superchunks of size bytes, registered in an in-memory
 // metadata store with a bucket "warm" of policy raidp.
-func raidpCluster(t *testing.T, n int, size int64) (*mem.Store, *nodetest.Nodes, []cairn.DiskID) {
+func raidpCluster(t testing.TB, n int, size int64) (*mem.Store, *nodetest.Nodes, []cairn.DiskID) {
 	t.Helper()
 	ctx := context.Background()
 	meta, nodes := mem.New(), nodetest.New()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"cairn"
 	"cairn/client"
@@ -74,4 +75,51 @@ func BenchmarkRAIDPPut(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkRAIDPDelete times deletes of 256 KiB raidp objects on 6 real
+// node servers with each delete variant: lazy (the delete queues its
+// range; the zeroing is paid later by the director, timed separately as
+// zero) and online (the delete zeroes both replicas). E.g.
+//
+//	go test -run XXX -bench BenchmarkRAIDPDelete -benchtime 200x -count 3 ./client
+func BenchmarkRAIDPDelete(b *testing.B) {
+	const obj = 256 << 10
+	data := randomBytes(obj, 1)
+	setup := func(b *testing.B, mode string) *client.Client {
+		meta, nodes, _ := raidpCluster(b, 6, 64<<20)
+		c := client.New(meta, nodes.Client, client.Config{RAIDPDeletes: mode, RAIDPDeadBacklog: b.N + 1})
+		for i := range b.N {
+			if _, err := c.Put(context.Background(), "warm", fmt.Sprint(i), bytes.NewReader(data), client.PutOptions{Size: obj}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.SetBytes(obj)
+		b.ResetTimer()
+		return c
+	}
+	for _, mode := range []string{client.RAIDPLazy, client.RAIDPOnline} {
+		b.Run(mode, func(b *testing.B) {
+			c := setup(b, mode)
+			for i := range b.N {
+				if err := c.Delete(context.Background(), "warm", fmt.Sprint(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("lazy-zero", func(b *testing.B) {
+		c := setup(b, client.RAIDPLazy)
+		b.StopTimer()
+		for i := range b.N {
+			if err := c.Delete(context.Background(), "warm", fmt.Sprint(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		st, err := c.ZeroDeadRAIDP(context.Background(), time.Now().Add(time.Hour), 0, b.N)
+		if err != nil || st.Zeroed != b.N {
+			b.Fatalf("zeroed %+v, %v", st, err)
+		}
+	})
 }

@@ -59,6 +59,9 @@ func (c *Client) RecoverRAIDP(ctx context.Context, failed []cairn.DiskID) (raidp
 	if err := c.setDivert(ctx, rm, g.Name, g.Generation, divert, true); err != nil {
 		return raidp.Group{}, err
 	}
+	if err := c.awaitZeroing(ctx, rm, g.Name, divert); err != nil {
+		return raidp.Group{}, err
+	}
 	disks := map[int]raidprun.Disk{}
 	lstorOK := map[int]bool{}
 	for i, d := range g.Disks {

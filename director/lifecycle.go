@@ -62,7 +62,11 @@ type LifecycleConfig struct {
 	// Transition runs a due transition; nil: transitions are counted as
 	// pending, and nothing moves (the cold tier installs the hook).
 	Transition TransitionFunc
-	Logger     *slog.Logger
+	// Freed, if set, is told of each object version an expiry removed
+	// (its whole manifest): the raidp policy zeroes its bytes
+	// (client.FreeRAIDP).
+	Freed  func(ctx context.Context, m *cairn.Manifest)
+	Logger *slog.Logger
 }
 
 // LifecycleRunner is the runner; Run is its duty's body.
@@ -246,7 +250,10 @@ func (l *LifecycleRunner) apply(ctx context.Context, b cairn.Bucket, o lifecycle
 	case lifecycle.ActExpire:
 		count = &p.Current.Expired
 		if b.Versioning == "" {
-			_, err = l.store.DeleteManifest(ctx, b.Name, o.Key, o.Version)
+			var m *cairn.Manifest
+			if m, err = l.store.DeleteManifest(ctx, b.Name, o.Key, o.Version); err == nil && l.cfg.Freed != nil {
+				l.cfg.Freed(ctx, m)
+			}
 			break
 		}
 		err = l.expireVersioned(ctx, b, o, now)
@@ -255,7 +262,10 @@ func (l *LifecycleRunner) apply(ctx context.Context, b cairn.Bucket, o lifecycle
 		if a.Kind == lifecycle.ActDeleteMarker {
 			count = &p.Current.DeletedMarkers
 		}
-		_, err = l.store.DeleteVersion(ctx, b.Name, o.Key, o.ID)
+		var v cairn.ObjectVersion
+		if v, err = l.store.DeleteVersion(ctx, b.Name, o.Key, o.ID); err == nil && l.cfg.Freed != nil && v.Manifest != nil {
+			l.cfg.Freed(ctx, v.Manifest)
+		}
 	case lifecycle.ActTransition:
 		if l.cfg.Transition == nil {
 			p.Current.TransitionsPending++

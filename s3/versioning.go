@@ -170,6 +170,9 @@ func (h *Handler) deleteVersioned(ctx context.Context, b cairn.Bucket, key, id s
 		if errors.Is(err, cairn.ErrNotFound) {
 			return cairn.ObjectVersion{Key: key, Version: id, Versioned: id != cairn.NullVersionID}, true, nil
 		}
+		if f, ok := h.cfg.Objects.(versionFreer); ok && err == nil && v.Manifest != nil {
+			f.FreeRAIDP(ctx, v.Manifest)
+		}
 		return v, err == nil, h.objectErr(ctx, b.Name, err)
 	case b.Versioning == "":
 		err := h.objectErr(ctx, b.Name, h.cfg.Objects.Delete(ctx, b.Name, key))
@@ -333,4 +336,11 @@ func (h *Handler) listVersions(q *request) error {
 		out.NextKeyMarker, out.NextVersionIDMarker = encode(p.nextKey), p.nextVersion
 	}
 	return h.writeXML(q, http.StatusOK, out)
+}
+
+// versionFreer is the data path's optional hook for a version deleted
+// through the store directly: a raidp object's bytes are zeroed
+// (*client.Client.FreeRAIDP; docs/design/raidp.md, "Deletes").
+type versionFreer interface {
+	FreeRAIDP(ctx context.Context, m *cairn.Manifest)
 }

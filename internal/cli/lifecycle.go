@@ -47,8 +47,8 @@ func (f *lifecycleFlags) validate() error {
 // coldPolicy is the COLD class's policy ("" if the cluster has none):
 // a Transition to COLD stages the current version for the cold tier's
 // export job (lifecycleTransition).
-func (f *lifecycleFlags) duty(store meta.Store, log *slog.Logger, coldPolicy string) director.Duty {
-	cfg := director.LifecycleConfig{Logger: log, ClassOf: classOf, Transition: lifecycleTransition(store, coldPolicy, time.Now)}
+func (f *lifecycleFlags) duty(store meta.Store, log *slog.Logger, coldPolicy string, freed func(context.Context, *cairn.Manifest)) director.Duty {
+	cfg := director.LifecycleConfig{Logger: log, ClassOf: classOf, Transition: lifecycleTransition(store, coldPolicy, time.Now), Freed: freed}
 	if f != nil {
 		cfg.Every, cfg.Rate, cfg.DayLength = *f.every, *f.rate, *f.dayLength
 	}

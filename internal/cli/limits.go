@@ -33,6 +33,7 @@ type serveFlags struct {
 	allowPolicy  *string
 	keepSlow     *bool
 	usersRefresh *time.Duration
+	raidpDeletes *string
 }
 
 // Defaults of the serve flags.
@@ -66,6 +67,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 			"comma-separated policies an S3 user without an allow-list of its own may choose with a signed x-cairn-policy (default: the default policy alone; root may choose any; docs/design/s3.md, \"Choosing a policy\")"),
 		keepSlow: fs.Bool("keep-slow-disks", false,
 			"do not steer new stripes and reads away from disks this gateway finds slow (docs/design/speculative.md, \"Slow disks across PUTs\"); for comparison"),
+		raidpDeletes: fs.String("raidp-deletes", client.RAIDPLazy, raidpDeletesHelp),
 		usersRefresh: fs.Duration("users-refresh", defaultUsersRefresh,
 			"how often the S3 users of the metadata store are re-read: a user added, removed or rotated on any gateway or with 'cairn admin user' is served (or refused) here within this long"),
 	}
@@ -98,6 +100,8 @@ func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
 		return serveLimits{}, fmt.Errorf("%w: --max-requests must be at least 1", ErrUsage)
 	case *f.usersRefresh <= 0:
 		return serveLimits{}, fmt.Errorf("%w: --users-refresh must be positive", ErrUsage)
+	case *f.raidpDeletes != client.RAIDPLazy && *f.raidpDeletes != client.RAIDPOnline:
+		return serveLimits{}, fmt.Errorf("%w: --raidp-deletes %q: want %s or %s", ErrUsage, *f.raidpDeletes, client.RAIDPLazy, client.RAIDPOnline)
 	}
 	allowed, err := parsePolicies(*f.allowPolicy)
 	if err != nil {
@@ -106,7 +110,7 @@ func (f *serveFlags) limits(log *slog.Logger) (serveLimits, error) {
 	nt := node.Timeouts{Dial: min(*f.nodeTimeout, 5*time.Second), Call: *f.nodeTimeout, Header: *f.nodeIdle, Idle: *f.nodeIdle}
 	l := serveLimits{
 		cluster: clusterOptions{metaTimeout: *f.metaTimeout, node: nt, memory: client.NewBudget(mem, *f.queueWait), log: log, keepSlow: *f.keepSlow,
-			bucketCache: gatewayBucketCache},
+			bucketCache: gatewayBucketCache, raidpDeletes: *f.raidpDeletes},
 		s3: s3.Config{BodyIdleTimeout: *f.readTimeout, WriteTimeout: *f.writeTimeout,
 			MaxRequests: *f.maxRequests, QueueWait: *f.queueWait, AllowInsecureSSEC: *f.insecureSSEC,
 			AllowedPolicies: allowed},
@@ -129,6 +133,7 @@ type cleanupFlags struct {
 	grace *time.Duration
 	rate  *float64
 	every *time.Duration
+	raidp raidpZeroFlags // the raidp zeroer's (raidpspace.go)
 }
 
 func addCleanupFlags(fs *flag.FlagSet) *cleanupFlags {
@@ -138,6 +143,7 @@ func addCleanupFlags(fs *flag.FlagSet) *cleanupFlags {
 		rate: fs.Float64("cleanup-rate", cleanup.DefaultRate, "director: most shard files deleted per second"),
 		every: fs.Duration("cleanup-every", 10*time.Second,
 			"director: how often the queue of shard files to delete is worked"),
+		raidp: addRaidpZeroFlags(fs),
 	}
 }
 
@@ -148,7 +154,7 @@ func (f *cleanupFlags) validate() error {
 	case *f.rate <= 0 || *f.every <= 0:
 		return fmt.Errorf("%w: --cleanup-rate and --cleanup-every must be positive", ErrUsage)
 	}
-	return nil
+	return f.raidp.validate()
 }
 
 // duty returns the director's cleanup duty over the cluster's nodes (the

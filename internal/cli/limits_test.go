@@ -18,9 +18,9 @@ import (
 // their defaults, and bad values are usage errors before anything starts.
 func TestServeFlags(t *testing.T) {
 	for cmd, flags := range map[string][]string{
-		"gateway": {"--allow-policies", "--users-refresh", "--meta-timeout", "--node-timeout", "--node-idle-timeout", "--read-timeout", "--write-timeout", "--max-requests", "--max-memory", "--queue-wait"},
-		"server":  {"--meta-timeout", "--max-requests", "--max-memory", "--write-timeout", "--cleanup-grace", "--cleanup-rate", "--cleanup-every"},
-		"node":    {"--cleanup-grace", "--cleanup-rate", "--cleanup-every"},
+		"gateway": {"--allow-policies", "--users-refresh", "--meta-timeout", "--node-timeout", "--node-idle-timeout", "--read-timeout", "--write-timeout", "--max-requests", "--max-memory", "--queue-wait", "--raidp-deletes"},
+		"server":  {"--meta-timeout", "--max-requests", "--max-memory", "--write-timeout", "--cleanup-grace", "--cleanup-rate", "--cleanup-every", "--raidp-deletes", "--raidp-zero-grace", "--raidp-compact-dead"},
+		"node":    {"--cleanup-grace", "--cleanup-rate", "--cleanup-every", "--raidp-zero-every", "--raidp-zero-batch", "--raidp-compact-every"},
 	} {
 		out, _, err := run(t, cmd, "--help")
 		if err != nil {
@@ -45,6 +45,9 @@ func TestServeFlags(t *testing.T) {
 		{[]string{"gateway", "--meta-timeout", "0s"}, "--meta-timeout"},
 		{[]string{"gateway", "--allow-policies", "rs-4-2,bogus"}, `--allow-policies: policy "bogus"`},
 		{[]string{"gateway", "--users-refresh", "0s"}, "--users-refresh"},
+		{[]string{"gateway", "--raidp-deletes", "eager"}, `--raidp-deletes "eager"`},
+		{[]string{"server", "--data", dir, "--raidp-compact-dead", "1.5"}, "--raidp-compact-dead"},
+		{[]string{"server", "--data", dir, "--raidp-zero-grace", "-1s"}, "--raidp-zero-grace"},
 		{[]string{"server", "--data", dir, "--queue-wait", "-1s"}, "--queue-wait"},
 		{[]string{"server", "--data", dir, "--cleanup-grace", "-1s"}, "--cleanup-grace"},
 		{[]string{"node", "--id", "n1", "--meta", "http://127.0.0.1:1", "--disk", dir, "--cleanup-rate", "0"}, "--cleanup-rate"},

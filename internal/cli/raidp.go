@@ -22,6 +22,7 @@ func runAdminRaidp(ctx context.Context, args []string, stdout, stderr io.Writer)
 		{Name: "verify", Summary: "check that every Lstor is the XOR of its disk's superchunks, and the replicas agree", Run: runRaidpVerify},
 		{Name: "plan", Summary: "predict single- and dual-failure recovery times of a group (offline)", Run: runRaidpPlan},
 		{Name: "group", Summary: "print the raidp group: its disks, generation and layout", Run: runRaidpGroup},
+		{Name: "space", Summary: "print the raidp group's used and dead bytes per superchunk and the backlog of dead ranges to zero", Run: runRaidpSpace},
 		{Name: "recover", Summary: "recover the raidp group from one or two lost disks now (the director does it for disks marked down)", Run: runRaidpRecover},
 	}, args, stdout, stderr)
 }

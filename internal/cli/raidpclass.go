@@ -121,7 +121,10 @@ func runRaidpGroup(ctx context.Context, args []string, stdout, stderr io.Writer)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", d.ID, d.Domain, state)
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		return printDeadBacklog(ctx, stdout, cl.data) // raidpspace.go
 	})
 }
 

@@ -60,6 +60,8 @@ type clusterOptions struct {
 	// (etcdmeta.Options.BucketCache; 0: off): for gateways, whose
 	// every request reads its bucket.
 	bucketCache time.Duration
+	// raidpDeletes is client.Config.RAIDPDeletes (--raidp-deletes).
+	raidpDeletes string
 	// recordSecret records the secret's check value in a store without
 	// one (checkSecret); a gateway does, CLI commands only compare.
 	recordSecret bool
@@ -114,7 +116,7 @@ func openCluster(ctx context.Context, cfg ClientConfig, o clusterOptions) (*clus
 			return nil, fmt.Errorf("%s: %w", from, err)
 		}
 	}
-	return newCluster(store, cfg.Secret, key, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow}, o.node, tc, o.local), nil
+	return newCluster(store, cfg.Secret, key, client.Config{Logger: o.log, Memory: o.memory, Keys: o.keys, KeepSlowDisks: o.keepSlow, RAIDPDeletes: o.raidpDeletes}, o.node, tc, o.local), nil
 }
 
 // clusterKey is the key that signs the node calls of a connection with
