@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,14 +15,20 @@ import (
 )
 
 // RecoverRAIDP recovers the raidp group from the loss of one or two of
-// its disks (docs/design/raidp.md, "In the cluster"): it diverts PUTs
-// from every superchunk of the failed disks, runs the recovery plan over
-// the nodes (raidprun.Recover: re-mirroring, and for two disks the
+// its disks (docs/design/raidp.md, "In the cluster" and "Stored plan"):
+// it diverts PUTs from every superchunk of the failed disks, stores the
+// recovery plan (raidp.PlanRecovery: re-mirroring, and for two disks the
 // rebuild of the superchunk they shared from their Lstors, if the nodes
-// still serve them), stores the new group by compare-and-swap on its
-// generation, and resumes PUTs. It returns the group as stored. Errors:
-// cairn.ErrConflict if the group changed meanwhile (another recovery),
-// raidp.ErrLost when the data cannot be recovered.
+// still serve them) in the record recovery/GROUP before any byte moves,
+// runs its steps over the nodes recording each one done, stores the new
+// group by compare-and-swap on its generation, and resumes PUTs. A
+// recovery interrupted at any point is resumed from the stored plan by
+// the next call (the same receivers, unfinished steps redone); a stored
+// plan for other failed disks of the same generation is given up and the
+// slots it may have written are zeroed first. It returns the group as
+// stored. Errors: cairn.ErrConflict if the group or the stored plan
+// changed meanwhile (another recovery), raidp.ErrLost when the data
+// cannot be recovered.
 func (c *Client) RecoverRAIDP(ctx context.Context, failed []cairn.DiskID) (raidp.Group, error) {
 	rm, rd, err := c.raidp()
 	if err != nil {
@@ -64,9 +71,17 @@ func (c *Client) RecoverRAIDP(ctx context.Context, failed []cairn.DiskID) (raidp
 			lstorOK[i] = rd.ReadLstor(ctx, cairn.DiskID(d.ID), make([]byte, 1), 0) == nil
 		}
 	}
-	next, err := raidprun.Recover(ctx, g, idx, lstorOK, disks, raidprun.Config{Size: g.Size, Parallel: 4})
+	plan, err := c.storeRecovery(ctx, rm, g, idx, lstorOK)
 	if err != nil {
 		return raidp.Group{}, fmt.Errorf("recovering RAIDP group %s from %v: %w", g.Name, failed, err)
+	}
+	done := func(i int) error { return c.recoveryStepDone(ctx, rm, plan, i) }
+	if err := raidprun.Resume(ctx, plan, disks, raidprun.Config{Size: g.Size, Chunk: c.cfg.RAIDPRecoveryChunk, Parallel: 4}, done); err != nil {
+		return raidp.Group{}, fmt.Errorf("recovering RAIDP group %s from %v: %w", g.Name, failed, err)
+	}
+	next, err := g.Recovered(plan.After, plan.Failed...)
+	if err != nil {
+		return raidp.Group{}, err
 	}
 	b, err := json.Marshal(next)
 	if err != nil {
@@ -90,6 +105,106 @@ func (c *Client) RecoverRAIDP(ctx context.Context, failed []cairn.DiskID) (raidp
 		c.cfg.Logger.Warn("RAIDP superchunks stay diverted after a recovery", "group", g.Name, "superchunks", divert, "err", err)
 	}
 	return next, nil
+}
+
+// recoveryRecord names the stored plan of group's recovery.
+func recoveryRecord(group string) string { return "recovery/" + group }
+
+// RAIDPRecovery returns the stored recovery plan of the group raidp
+// objects go to (cairn.ErrNotFound: no recovery was ever planned). A plan
+// whose generation is older than the group's is finished.
+func (c *Client) RAIDPRecovery(ctx context.Context) (raidp.Recovery, error) {
+	rm, _, err := c.raidp()
+	if err != nil {
+		return raidp.Recovery{}, err
+	}
+	b, err := rm.RAIDP(ctx, recoveryRecord(cmp.Or(c.cfg.RAIDPGroup, DefaultRAIDPGroup)))
+	if err != nil {
+		return raidp.Recovery{}, err
+	}
+	return decodeRecovery(b)
+}
+
+func decodeRecovery(b []byte) (raidp.Recovery, error) {
+	r, err := raidp.DecodeRecovery(b)
+	if err != nil {
+		return raidp.Recovery{}, fmt.Errorf("%w: stored RAIDP recovery plan: %w", cairn.ErrCorrupt, err)
+	}
+	return r, nil
+}
+
+// storeRecovery returns the plan to run for g's failed disks: the stored
+// one if it is for the same generation and disks (resumed), else a new
+// one (raidp.PlanRecovery) stored first by compare-and-swap against the
+// plan it replaces (cairn.ErrConflict if another recovery replaced it
+// meanwhile).
+func (c *Client) storeRecovery(ctx context.Context, rm RAIDPMeta, g raidp.Group, failed []int, lstorOK map[int]bool) (raidp.Recovery, error) {
+	name := recoveryRecord(g.Name)
+	var prev *raidp.Recovery
+	b, err := rm.RAIDP(ctx, name)
+	switch {
+	case errors.Is(err, cairn.ErrNotFound):
+	case err != nil:
+		return raidp.Recovery{}, err
+	default:
+		r, err := decodeRecovery(b)
+		if err != nil {
+			return raidp.Recovery{}, err
+		}
+		prev = &r
+	}
+	plan, err := raidp.PlanRecovery(g, failed, lstorOK, prev)
+	if err != nil {
+		return raidp.Recovery{}, err
+	}
+	if prev != nil && prev.Generation == plan.Generation && prev.Attempt == plan.Attempt {
+		return plan, nil // resumed
+	}
+	nb, err := json.Marshal(plan)
+	if err != nil {
+		return raidp.Recovery{}, err
+	}
+	err = rm.UpdateRAIDP(ctx, name, func(old []byte) ([]byte, error) {
+		if (old == nil) != (prev == nil) {
+			return nil, fmt.Errorf("%w: the recovery plan of RAIDP group %s changed meanwhile", cairn.ErrConflict, g.Name)
+		}
+		if old != nil {
+			cur, err := decodeRecovery(old)
+			if err != nil {
+				return nil, err
+			}
+			if cur.Generation != prev.Generation || cur.Attempt != prev.Attempt {
+				return nil, fmt.Errorf("%w: the recovery plan of RAIDP group %s changed meanwhile", cairn.ErrConflict, g.Name)
+			}
+		}
+		return nb, nil
+	})
+	if err != nil {
+		return raidp.Recovery{}, err
+	}
+	c.cfg.Logger.Info("RAIDP recovery planned", "group", g.Name, "generation", plan.Generation, "attempt", plan.Attempt,
+		"failed", plan.Failed, "steps", len(plan.Steps))
+	return plan, nil
+}
+
+// recoveryStepDone records step i of plan done in the stored plan
+// (cairn.ErrConflict if another plan replaced it).
+func (c *Client) recoveryStepDone(ctx context.Context, rm RAIDPMeta, plan raidp.Recovery, i int) error {
+	return rm.UpdateRAIDP(ctx, recoveryRecord(plan.Group), func(old []byte) ([]byte, error) {
+		if old == nil {
+			return nil, fmt.Errorf("%w: the recovery plan of RAIDP group %s is gone", cairn.ErrConflict, plan.Group)
+		}
+		cur, err := decodeRecovery(old)
+		if err != nil {
+			return nil, err
+		}
+		if cur.Generation != plan.Generation || cur.Attempt != plan.Attempt || i >= len(cur.Steps) {
+			return nil, fmt.Errorf("%w: the recovery plan of RAIDP group %s was replaced (generation %d attempt %d, running %d attempt %d)",
+				cairn.ErrConflict, plan.Group, cur.Generation, cur.Attempt, plan.Generation, plan.Attempt)
+		}
+		cur.Steps[i].Done = true
+		return json.Marshal(cur)
+	})
 }
 
 // setDivert adds (on) or removes superchunks from the allocation
