@@ -128,3 +128,43 @@ func runRaidpRecover(ctx context.Context, args []string, stdout, stderr io.Write
 		return nil
 	})
 }
+
+func runRaidpRecovery(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("cairn admin raidp recovery", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the stored plan as JSON")
+	cmdline.Usage(fs, "cairn admin raidp recovery [--json]", "Prints the raidp group's stored recovery plan (docs/design/raidp.md, \"Stored plan\"): the generation\nit was planned from, its attempt, the failed disks, and each step with its phase and whether it\nis done. A plan of an older generation than the group's is finished.")
+	return withCluster(ctx, fs, args, stdout, stderr, 0, func(ctx context.Context, cl *cluster, _ []string) error {
+		r, err := cl.data.RAIDPRecovery(ctx)
+		if err != nil {
+			return fmt.Errorf("raidp recovery plan of %s: %w", client.DefaultRAIDPGroup, err)
+		}
+		if *asJSON {
+			return printJSON(stdout, r)
+		}
+		done := 0
+		for _, s := range r.Steps {
+			if s.Done {
+				done++
+			}
+		}
+		fmt.Fprintf(stdout, "group       %s\ngeneration  %d (planned from)\nattempt     %d\nfailed      %v\nsteps       %d of %d done\n",
+			r.Group, r.Generation, r.Attempt, r.Failed, done, len(r.Steps))
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "phase\tkind\tsuperchunk\tfrom\tto\tdone")
+		for _, s := range r.Steps {
+			from := "-"
+			switch {
+			case s.From != nil:
+				from = fmt.Sprintf("D%d slot %d", s.From.Disk, s.From.Slot)
+			case s.Rebuild != nil:
+				from = fmt.Sprintf("Lstor D%d [%d, +%d)", s.Rebuild.Lstor, s.Rebuild.Off, s.Rebuild.Len)
+			}
+			sc := strconv.Itoa(s.Superchunk)
+			if s.Kind == raidp.StepZero {
+				sc = "-"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\tD%d slot %d\t%v\n", s.Phase, s.Kind, sc, from, s.To.Disk, s.To.Slot, s.Done)
+		}
+		return tw.Flush()
+	})
+}
