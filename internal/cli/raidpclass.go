@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"cairn/meta"
 	"cairn/node"
 	"cairn/raidp"
+	"cairn/repair/plan"
 )
 
 // storageClasses are the S3 storage classes a gateway maps to policies:
@@ -167,4 +169,79 @@ func runRaidpRecovery(ctx context.Context, args []string, stdout, stderr io.Writ
 		}
 		return tw.Flush()
 	})
+}
+
+// raidpEstimate is the RAIDP part of `cairn admin repair plan`: the
+// recovery of the raidp group, stored and not finished (ongoing), or the
+// one the director would plan for the disks the cluster map holds failed
+// (planned), with the time the model predicts for what is left.
+type raidpEstimate struct {
+	State      string                       `json:"state"` // "ongoing" or "planned"
+	Group      string                       `json:"group"`
+	Failed     []string                     `json:"failed"`
+	Size       int64                        `json:"superchunk_size"`
+	Prediction plan.RAIDPRecoveryPrediction `json:"prediction"`
+}
+
+// estimateRAIDP returns the estimate of the raidp group's recovery at
+// rates r, or nil when there is no group or nothing to recover.
+func estimateRAIDP(ctx context.Context, cl *cluster, r plan.Rates) (*raidpEstimate, error) {
+	b, err := cl.meta.RAIDP(ctx, "groups/"+client.DefaultRAIDPGroup)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	g, err := raidp.DecodeGroup(b)
+	if err != nil {
+		return nil, err
+	}
+	est := &raidpEstimate{State: "ongoing", Group: g.Name, Size: g.Size}
+	rec, err := cl.data.RAIDPRecovery(ctx)
+	if err != nil && !errors.Is(err, cairn.ErrNotFound) {
+		return nil, err
+	}
+	if err != nil || rec.Generation != g.Generation || rec.Complete() {
+		disks, err := cl.meta.Disks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var failed []int
+		for _, d := range client.FailedRAIDPDisks(g, disks) {
+			failed = append(failed, slices.IndexFunc(g.Disks, func(x raidp.GroupDisk) bool { return x.ID == string(d) }))
+		}
+		if len(failed) == 0 {
+			return nil, nil
+		}
+		ok := map[int]bool{}
+		for _, d := range failed {
+			ok[d] = true // the director tries the Lstors first; assume they answer
+		}
+		if rec, err = raidp.PlanRecovery(g, failed, ok, nil); err != nil {
+			return nil, fmt.Errorf("raidp group %s: %w", g.Name, err)
+		}
+		est.State = "planned"
+	}
+	for _, d := range rec.Failed {
+		est.Failed = append(est.Failed, g.Disks[d].ID)
+	}
+	m := plan.RAIDPModel{Size: float64(g.Size), Disks: []plan.Rates{r}}
+	if est.Prediction, err = m.Recovery(rec); err != nil {
+		return nil, err
+	}
+	return est, nil
+}
+
+// print writes the estimate as the repair plan's text.
+func (e *raidpEstimate) print(w io.Writer) error {
+	fmt.Fprintf(w, "\nraidp recovery of group %s (%s) from the loss of %s: %s left, superchunks of %s\n",
+		e.Group, e.State, strings.Join(e.Failed, " "), seconds(e.Prediction.Seconds), units.FormatSize(e.Size))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PHASE\tKIND\tSTEPS LEFT\tPARALLEL\tWRITTEN\tNETWORK\tBUSIEST DISK\tPREDICTED\tBOUND BY")
+	for _, ph := range e.Prediction.Phases {
+		fmt.Fprintf(tw, "%d\t%s\t%d of %d\t%d\t%s\t%s\t%s\t%s\t%s\n", ph.Phase, ph.Kind, ph.Left, ph.Steps, ph.Left,
+			fmtBytes(int64(ph.Written)), fmtBytes(int64(ph.Network)), fmtBytes(int64(ph.Busiest)), seconds(ph.Seconds), ph.Bound)
+	}
+	return tw.Flush()
 }

@@ -233,9 +233,15 @@ Rates are sizes per second (e.g. 117MB, 1GiB).`)
 		if err != nil {
 			return err
 		}
+		// The raidp group's recovery, ongoing or to be planned, with the
+		// same rates (docs/design/raidp.md, "Time models").
+		rest, err := estimateRAIDP(ctx, cl, r)
+		if err != nil {
+			return err
+		}
 		if *asJSON {
 			return json.NewEncoder(stdout).Encode(map[string]any{"model": m, "predictions": preds, "choice": best.Scheme.String(),
-				"waiting": q.Waiting})
+				"waiting": q.Waiting, "raidp": rest})
 		}
 		for _, g := range q.Waiting {
 			fmt.Fprintf(stdout, "%s of the queue (%s) cannot be rebuilt now, whatever the scheme: %s\n", plural(g.Stripes, "stripe"), fmtBytes(g.Bytes), g.Reason)
@@ -250,7 +256,13 @@ Rates are sizes per second (e.g. 117MB, 1GiB).`)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", pr.Scheme, seconds(pr.Seconds), seconds(pr.Paper), pr.Eq, pr.Bound, mark)
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if rest != nil {
+			return rest.print(stdout)
+		}
+		return nil
 	})
 }
 

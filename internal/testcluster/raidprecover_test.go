@@ -31,13 +31,6 @@ func TestRAIDPRecoveryKilled(t *testing.T) {
 	// director's grace (30 s) keeps it from recovering by itself.
 	c, check := warmCluster(t, nodes, 0, []int{3 << 20, 3<<20 + 5, 2 << 20, 1 << 20, 4 << 20, 777}, "--raidp-size", "4MiB")
 	check("all nodes up")
-	type recovery struct {
-		Generation uint64 `json:"generation"`
-		Attempt    int    `json:"attempt"`
-		Steps      []struct {
-			Done bool `json:"done"`
-		} `json:"steps"`
-	}
 	var g groupRecord
 	readGroup := func() {
 		t.Helper()
@@ -85,6 +78,14 @@ func TestRAIDPRecoveryKilled(t *testing.T) {
 					t.Fatalf("the recovery of %s was re-planned (attempt %d) instead of resumed", d, r.Attempt)
 				}
 				halfway++
+				if halfway == 1 && !r.complete() {
+					// The repair plan shows what is left of it.
+					out := c.CLI(t, "admin", "repair", "plan")
+					if !strings.Contains(out, fmt.Sprintf("raidp recovery of group warm (ongoing) from the loss of %s:", d)) {
+						t.Errorf("cairn admin repair plan during the recovery of %s:\n%s", d, out)
+					}
+					t.Logf("cairn admin repair plan during the recovery of %s:\n%s", d, out[strings.Index(out, "raidp"):])
+				}
 			}
 		}
 		if halfway == 0 {
@@ -102,6 +103,9 @@ func TestRAIDPRecoveryKilled(t *testing.T) {
 			if !s.Done {
 				t.Errorf("step %d of the completed recovery of %s not done", i, d)
 			}
+		}
+		if out := c.CLI(t, "admin", "repair", "plan"); strings.Contains(out, "raidp recovery") {
+			t.Errorf("cairn admin repair plan after the recovery of %s:\n%s", d, out)
 		}
 		check(fmt.Sprintf("%d disks lost and recovered", step))
 	}
@@ -133,6 +137,25 @@ func TestRAIDPRecoveryKilled(t *testing.T) {
 		strings.Count(string(out), ": ok (") != nodes-len(lost) {
 		t.Errorf("cairn admin raidp verify:\n%s", out)
 	}
+}
+
+// recovery is the part of `cairn admin raidp recovery --json` the test
+// reads.
+type recovery struct {
+	Generation uint64 `json:"generation"`
+	Attempt    int    `json:"attempt"`
+	Steps      []struct {
+		Done bool `json:"done"`
+	} `json:"steps"`
+}
+
+func (r recovery) complete() bool {
+	for _, s := range r.Steps {
+		if !s.Done {
+			return false
+		}
+	}
+	return true
 }
 
 // groupRecord is the part of `cairn admin raidp group --json` the tests
