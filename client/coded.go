@@ -11,10 +11,12 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"time"
 
 	"cairn"
 	"cairn/client/drive"
 	"cairn/client/engine"
+	"cairn/client/slowdisk"
 	"cairn/codec"
 	"cairn/node/wire"
 	"cairn/placement"
@@ -89,6 +91,34 @@ func (c *Client) codedDisks(ctx context.Context, version string) ([]cairn.DiskID
 	return out, nodes, nil
 }
 
+// codedAvoidSlow drops the disks Config.SlowDisks holds slow from a
+// fountain-coded object's disks (and their nodes), so that its writes stop
+// offering blocks to a disk far behind the others — but only when the
+// rest hold a stripe of n blocks (k source) within bounds no looser than
+// all of them would (placement.CodedBounds): avoiding a slow disk never
+// lets a lost disk or node cost a stripe more blocks. Otherwise, and when
+// no disk is slow, the lists come back as they were.
+func (c *Client) codedAvoidSlow(k, n int, disks []cairn.DiskID, nodes []cairn.NodeID) ([]cairn.DiskID, []cairn.NodeID) {
+	slow := c.slowNow()
+	var fast []cairn.DiskID
+	var fastNodes []cairn.NodeID
+	for i, d := range disks {
+		if !slow(d) {
+			fast = append(fast, d)
+			fastNodes = append(fastNodes, nodes[i])
+		}
+	}
+	if len(fast) == len(disks) || len(fast) == 0 {
+		return disks, nodes
+	}
+	all := placement.CodedBounds(k, n, placement.CodedMargin, nodes)
+	rest := placement.CodedBounds(k, n, placement.CodedMargin, fastNodes)
+	if rest.PerDisk > all.PerDisk || rest.PerNode > all.PerNode {
+		return disks, nodes
+	}
+	return fast, fastNodes
+}
+
 // storeCoded is store for fountain-coded policies (version: the one
 // store drew, or "" to draw one).
 //
@@ -109,6 +139,7 @@ func (c *Client) storeCoded(ctx context.Context, bucket, key, version string, co
 	if err != nil {
 		return nil, err
 	}
+	disks, nodes = c.codedAvoidSlow(k, code.Params().N(), disks, nodes)
 	bs := c.codedBlockSize(code)
 	ident.Object, ident.BlockSize = version, bs
 	release, err := c.cfg.Memory.take(ctx, int64(k*bs))
@@ -262,9 +293,16 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 	crcs := map[int]uint32{}
 	idents := map[int]int{}
 	var sent []cairn.BlockLoc
-	var lastErr error // set on Run's goroutine
+	times := newCodedTimes() // guarded by mu
+	var lastErr error        // set on Run's goroutine
 	_, err = drive.Run(ctx, drive.WriteMachine{Write: w}, drive.Options{Depth: codedDepth, Tick: c.cfg.StreamWait / 4, Counts: &c.stats.writes,
-		Do: func(ctx context.Context, a *drive.Request) ([]byte, error) {
+		Do: func(ctx context.Context, a *drive.Request) (_ []byte, err error) {
+			start := time.Now()
+			defer func() {
+				mu.Lock()
+				times.add(a.Disk, time.Since(start), err)
+				mu.Unlock()
+			}()
 			var b []byte
 			if a.Block < k {
 				b = src[a.Block]
@@ -283,7 +321,6 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 			// PutShard checks the stored CRC against the bytes it sent.
 			name := cairn.ShardName(version, a.Block)
 			var info wire.ShardInfo
-			var err error
 			if ident != nil {
 				id := *ident
 				id.Version = version
@@ -315,6 +352,7 @@ func (c *Client) writeCodedStripe(ctx context.Context, code rateless, data []byt
 		}
 		return cairn.CodedStripe{}, err
 	}
+	c.observe(times.samples(disks))
 	for _, p := range w.Durable() {
 		st.Blocks = append(st.Blocks, cairn.BlockLoc{ID: p.Block, Disk: disks[p.Disk], CRC: crcs[p.Block], Ident: idents[p.Block]})
 	}
@@ -358,6 +396,54 @@ func codedBounds(k, n int, disks []cairn.DiskID, nodes []cairn.NodeID) (perDisk 
 		group[i] = idx[nd]
 	}
 	return b.PerDisk, group, b.PerNode
+}
+
+// codedTimes gathers how long each disk took for the block requests of
+// one stripe's write, for Config.SlowDisks: the blocks of a stripe are one
+// batch of equal work, so a disk far behind its peers shows in them.
+type codedTimes struct {
+	done      map[int][]time.Duration // durable blocks' times, per disk index
+	cancelled map[int]time.Duration   // the longest cancelled request per disk: a lower bound
+	failed    map[int]bool            // a failure says nothing about speed
+}
+
+func newCodedTimes() *codedTimes {
+	return &codedTimes{done: map[int][]time.Duration{}, cancelled: map[int]time.Duration{}, failed: map[int]bool{}}
+}
+
+func (t *codedTimes) add(disk int, took time.Duration, err error) {
+	switch {
+	case err == nil:
+		t.done[disk] = append(t.done[disk], took)
+	case errors.Is(err, context.Canceled):
+		t.cancelled[disk] = max(t.cancelled[disk], took)
+	default:
+		t.failed[disk] = true
+	}
+}
+
+// samples returns one sample per disk, as a PUT's streams give one each:
+// the mean time of its durable blocks, or, if none finished, its longest
+// cancelled request (marked as cancelled). Disks whose requests failed
+// are left out.
+func (t *codedTimes) samples(disks []cairn.DiskID) []slowdisk.Sample {
+	var out []slowdisk.Sample
+	for d := range disks {
+		switch ts := t.done[d]; {
+		case t.failed[d]:
+		case len(ts) > 0:
+			var sum time.Duration
+			for _, x := range ts {
+				sum += x
+			}
+			out = append(out, slowdisk.Sample{Disk: disks[d], Took: sum / time.Duration(len(ts))})
+		default:
+			if took, ok := t.cancelled[d]; ok {
+				out = append(out, slowdisk.Sample{Disk: disks[d], Took: took, Cancelled: true})
+			}
+		}
+	}
+	return out
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -180,7 +180,11 @@ func TestRebalanceSpreadsObjectsOfOneNode(t *testing.T) {
 func TestRebalanceRechecks(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, 6, "rs-3-2", 100)
-	r := New(e.meta, e.exec, Config{Unit: 4096, Tolerance: 0.5, MinSpread: -1}) // 100 small objects: balanced within 50%
+	// Objects land on PGs by their random versions: 100 small ones leave
+	// the disks within about 50% of each other, not always (Lo ÷ Hi was
+	// 0.40–0.49 in 1 run of 10). A tolerance of 90% makes the first round
+	// balanced every time; the empty disks of a new node still are not.
+	r := New(e.meta, e.exec, Config{Unit: 4096, Tolerance: 0.9, MinSpread: -1})
 	t0 := time.Unix(10000, 0)
 	if n, err := r.Rebalance(ctx, t0); err != nil || n != 0 || !r.Balance().Balanced {
 		t.Fatalf("first round: %d moves, %v, %+v", n, err, r.Balance())

@@ -29,6 +29,7 @@ type MemShards struct {
 	// on a disk (a slow disk that still makes progress).
 	SlowPut  map[cairn.DiskID]time.Duration
 	Gets     map[cairn.DiskID]int // GetShard calls per disk
+	Puts     map[cairn.DiskID]int // PutShard calls per disk
 	PutBytes int64
 }
 
@@ -43,7 +44,7 @@ func (s *MemShards) Set(fn func()) {
 // NewMemShards returns an empty store with no faults.
 func NewMemShards() *MemShards {
 	return &MemShards{Files: map[string][]byte{}, Idents: map[string][]byte{}, FailPut: map[cairn.DiskID]error{}, FailGet: map[cairn.DiskID]error{},
-		Slow: map[cairn.DiskID]time.Duration{}, SlowPut: map[cairn.DiskID]time.Duration{}, Gets: map[cairn.DiskID]int{}}
+		Slow: map[cairn.DiskID]time.Duration{}, SlowPut: map[cairn.DiskID]time.Duration{}, Gets: map[cairn.DiskID]int{}, Puts: map[cairn.DiskID]int{}}
 }
 
 // PutShard implements client.Shards.
@@ -65,6 +66,7 @@ func (s *MemShards) PutShardIdentified(ctx context.Context, disk cairn.DiskID, n
 	}
 	s.Mu.Lock()
 	ferr, slow := s.FailPut[disk], s.SlowPut[disk]
+	s.Puts[disk]++
 	s.Mu.Unlock()
 	if ferr != nil {
 		io.Copy(io.Discard, io.LimitReader(r, 1)) // fail after the first byte arrives
