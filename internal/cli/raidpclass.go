@@ -183,26 +183,67 @@ type raidpEstimate struct {
 	Prediction plan.RAIDPRecoveryPrediction `json:"prediction"`
 }
 
+// raidpRecovery reads the raidp group and its stored recovery plan; rec
+// is nil unless the plan is for the group's generation and not finished
+// (an ongoing recovery). ok is false when there is no group.
+func raidpRecovery(ctx context.Context, cl *cluster) (g raidp.Group, rec *raidp.Recovery, ok bool, err error) {
+	b, err := cl.meta.RAIDP(ctx, "groups/"+client.DefaultRAIDPGroup)
+	if errors.Is(err, cairn.ErrNotFound) {
+		return raidp.Group{}, nil, false, nil
+	}
+	if err != nil {
+		return raidp.Group{}, nil, false, err
+	}
+	if g, err = raidp.DecodeGroup(b); err != nil {
+		return raidp.Group{}, nil, false, err
+	}
+	r, err := cl.data.RAIDPRecovery(ctx)
+	switch {
+	case errors.Is(err, cairn.ErrNotFound):
+		return g, nil, true, nil
+	case err != nil:
+		return raidp.Group{}, nil, false, err
+	case r.Generation != g.Generation || r.Complete():
+		return g, nil, true, nil
+	}
+	return g, &r, true, nil
+}
+
+// raidpStatusLine is the line `cairn admin repair status` prints for an
+// ongoing raidp recovery ("" for none).
+func raidpStatusLine(ctx context.Context, cl *cluster) (string, error) {
+	g, rec, _, err := raidpRecovery(ctx, cl)
+	if err != nil || rec == nil {
+		return "", err
+	}
+	done, phase := 0, 0
+	for _, s := range rec.Steps {
+		if s.Done {
+			done++
+		} else if phase == 0 {
+			phase = s.Phase
+		}
+	}
+	var failed []string
+	for _, d := range rec.Failed {
+		failed = append(failed, g.Disks[d].ID)
+	}
+	return fmt.Sprintf("raidp recovery of group %s from the loss of %s: %d of %d steps done, phase %d of %d (generation %d, attempt %d; cairn admin raidp recovery)",
+		g.Name, strings.Join(failed, " "), done, len(rec.Steps), phase, rec.Steps[len(rec.Steps)-1].Phase, rec.Generation, rec.Attempt), nil
+}
+
 // estimateRAIDP returns the estimate of the raidp group's recovery at
 // rates r, or nil when there is no group or nothing to recover.
 func estimateRAIDP(ctx context.Context, cl *cluster, r plan.Rates) (*raidpEstimate, error) {
-	b, err := cl.meta.RAIDP(ctx, "groups/"+client.DefaultRAIDPGroup)
-	if errors.Is(err, cairn.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	g, err := raidp.DecodeGroup(b)
-	if err != nil {
+	g, ongoing, ok, err := raidpRecovery(ctx, cl)
+	if err != nil || !ok {
 		return nil, err
 	}
 	est := &raidpEstimate{State: "ongoing", Group: g.Name, Size: g.Size}
-	rec, err := cl.data.RAIDPRecovery(ctx)
-	if err != nil && !errors.Is(err, cairn.ErrNotFound) {
-		return nil, err
-	}
-	if err != nil || rec.Generation != g.Generation || rec.Complete() {
+	var rec raidp.Recovery
+	if ongoing != nil {
+		rec = *ongoing
+	} else {
 		disks, err := cl.meta.Disks(ctx)
 		if err != nil {
 			return nil, err

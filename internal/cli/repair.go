@@ -41,8 +41,11 @@ type RepairStatus struct {
 	// Ready is what the director can rebuild now; Waiting says why the
 	// rest waits, by reason; Why, by task ID, for the tasks that wait.
 	// Only the first Checked tasks are judged (the rest count as Ready).
-	Ready   int64             `json:"ready_bytes"`
-	Waiting []waitGroup       `json:"waiting,omitempty"`
+	Ready   int64       `json:"ready_bytes"`
+	Waiting []waitGroup `json:"waiting,omitempty"`
+	// RAIDP is the raidp group's ongoing recovery, if any (run by the
+	// director beside the queue: docs/design/raidp.md, "Stored plan").
+	RAIDP   string            `json:"raidp,omitempty"`
 	Why     map[string]string `json:"why,omitempty"`
 	Checked int               `json:"checked"`
 }
@@ -91,6 +94,9 @@ func printRepairStatus(ctx context.Context, cl *cluster, stdout io.Writer, asJSO
 	if q.Ready > 0 {
 		st.ETA = q.eta(st.Progress, time.Now())
 	}
+	if st.RAIDP, err = raidpStatusLine(ctx, cl); err != nil {
+		return err
+	}
 	if asJSON {
 		st.Queue = ts
 		return printJSON(stdout, st)
@@ -98,6 +104,9 @@ func printRepairStatus(ctx context.Context, cl *cluster, stdout io.Writer, asJSO
 	if p := st.Progress; p != nil {
 		fmt.Fprintf(stdout, "director %s has rebuilt %d shards (%s), %d failed attempts; rate %s (as of %s)\n",
 			p.Director, p.Shards, fmtBytes(p.Bytes), p.Failed, units.FormatRate(p.Rate), p.Updated.Format(time.RFC3339))
+	}
+	if st.RAIDP != "" {
+		fmt.Fprintln(stdout, st.RAIDP)
 	}
 	if len(ts) == 0 {
 		fmt.Fprintln(stdout, "repair queue: empty (every stripe has its full redundancy, as far as the director knows)")

@@ -85,6 +85,9 @@ func TestRAIDPRecoveryKilled(t *testing.T) {
 						t.Errorf("cairn admin repair plan during the recovery of %s:\n%s", d, out)
 					}
 					t.Logf("cairn admin repair plan during the recovery of %s:\n%s", d, out[strings.Index(out, "raidp"):])
+					if st := c.CLI(t, "admin", "repair", "status"); !strings.Contains(st, fmt.Sprintf("raidp recovery of group warm from the loss of %s: ", d)) {
+						t.Errorf("cairn admin repair status during the recovery of %s:\n%s", d, st)
+					}
 				}
 			}
 		}
