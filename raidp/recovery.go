@@ -2,6 +2,7 @@ package raidp
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -66,6 +67,9 @@ type Step struct {
 	// Rebuild is the side of a rebuild.
 	Rebuild *Side `json:"rebuild,omitempty"`
 	Done    bool  `json:"done,omitempty"`
+	// Queued: a repair-queue task runs the step (the director queued
+	// it); it is not queued again.
+	Queued bool `json:"queued,omitempty"`
 }
 
 // Phases returns the steps' indexes grouped by phase, in phase order.
@@ -79,6 +83,46 @@ func (r Recovery) Phases() [][]int {
 	}
 	return out
 }
+
+// Next returns the indexes of the steps left (not done) of the first
+// phase that has any: what may run now. None once Complete.
+func (r Recovery) Next() []int {
+	for _, ph := range r.Phases() {
+		var left []int
+		for _, i := range ph {
+			if !r.Steps[i].Done {
+				left = append(left, i)
+			}
+		}
+		if len(left) > 0 {
+			return left
+		}
+	}
+	return nil
+}
+
+// UpdateStep is the compare-and-swap of one step's progress in a stored
+// plan: it decodes old, checks that it is still the plan of generation
+// gen and attempt attempt (ErrStale if not: another plan replaced it),
+// applies f to step i and returns the new stored form.
+func UpdateStep(old []byte, gen uint64, attempt, i int, f func(*Step)) ([]byte, error) {
+	if old == nil {
+		return nil, fmt.Errorf("%w: no stored plan", ErrStale)
+	}
+	cur, err := DecodeRecovery(old)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Generation != gen || cur.Attempt != attempt || i < 0 || i >= len(cur.Steps) {
+		return nil, fmt.Errorf("%w: the stored plan of %s is generation %d attempt %d, not %d attempt %d (or has no step %d)",
+			ErrStale, cur.Group, cur.Generation, cur.Attempt, gen, attempt, i)
+	}
+	f(&cur.Steps[i])
+	return json.Marshal(cur)
+}
+
+// ErrStale: a stored plan is not the one a step belongs to any more.
+var ErrStale = errors.New("raidp: the recovery plan was replaced")
 
 // Complete reports whether every step is done.
 func (r Recovery) Complete() bool {

@@ -65,14 +65,16 @@ func printRAIDP(w io.Writer, l *cairn.RAIDPLayout) {
 const raidpEvery = 5 * time.Second
 
 // raidpDuty is the director's RAIDP recovery: once the cluster map holds
-// a disk of the group down or out, its superchunks are re-mirrored (two
-// at once: the dual plan) and the group record replaced by CAS
-// (client.RecoverFailedRAIDP; docs/design/raidp.md, "In the cluster").
-func raidpDuty(data *client.Client, log *slog.Logger) director.Duty {
+// a disk of the group down or out, the recovery is planned and stored
+// (two at once: the dual plan), its steps queued as repair tasks phase by
+// phase for the repair workers, and the group record replaced by CAS once
+// every step is done (client.QueueFailedRAIDP; docs/design/raidp.md,
+// "Through the repair queue").
+func raidpDuty(data *client.Client, queue client.RAIDPQueue, log *slog.Logger) director.Duty {
 	return director.Duty{Name: "raidp recovery", Every: raidpEvery, Background: true,
-		Run: func(ctx context.Context, _ time.Time) error {
-			failed, err := data.RecoverFailedRAIDP(ctx)
-			if len(failed) > 0 && err == nil {
+		Run: func(ctx context.Context, now time.Time) error {
+			failed, committed, err := data.QueueFailedRAIDP(ctx, queue, now)
+			if committed {
 				log.Warn("RAIDP group recovered from failed disks", "disks", failed)
 			}
 			return err

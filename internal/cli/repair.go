@@ -140,7 +140,11 @@ func printRepairStatus(ctx context.Context, cl *cluster, stdout io.Writer, asJSO
 		case st.Why[t.ID] != "":
 			now = "wait"
 		}
-		fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%v\t%d\t%s\t%s\t%d\t%s\n", t.Bucket, t.Key, t.Part, t.Policy, t.Lost, t.Risk,
+		object := t.Bucket + "/" + t.Key
+		if r := t.RAIDP; r != nil {
+			object = fmt.Sprintf("raidp group %s: step %d (%s)", r.Group, r.Step, r.Kind)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%v\t%d\t%s\t%s\t%d\t%s\n", object, t.Part, t.Policy, t.Lost, t.Risk,
 			fmtBytes(t.Bytes), now, t.Attempts, t.LastError)
 	}
 	return tw.Flush()
