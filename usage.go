@@ -1,6 +1,9 @@
 package cairn
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Usage counts what the metadata store names: the objects of every
 // bucket and of every code, and the shard files on every disk. The store
@@ -99,10 +102,36 @@ func (m *Manifest) Stored() map[DiskID]DiskTally {
 
 // Tally returns m counted as one object: its content size (the
 // plaintext's, for an encrypted object) and its shard files' bytes on disk.
+//
+// An exported cold object (Manifest.Cold) has no shard files of its own:
+// its stored bytes are ColdStored's, counted in its bucket and code but on
+// no disk (its group's disks are not in the manifest, and change when the
+// export job rebuilds one).
 func (m *Manifest) Tally() Tally {
 	t := Tally{Objects: 1, Logical: m.ContentSize()}
 	for _, d := range m.Stored() {
 		t.Stored += d.Bytes
 	}
+	if m.Cold != nil {
+		t.Stored += ColdStored(m.Policy, m.Size)
+	}
 	return t
+}
+
+// ColdStored returns the bytes an exported object of size bytes takes in
+// its cold group under policy clay-K-M-D/gp=…: its pieces on its data disk
+// and its share of the parity of its rows and small pages, size·(K+M)/K
+// rounded up (docs/design/cold.md, "Usage"). 0 if policy names no K and M.
+func ColdStored(policy string, size int64) int64 {
+	code, _, _ := strings.Cut(policy, "/")
+	f := strings.Split(code, "-")
+	if len(f) < 3 {
+		return 0
+	}
+	k, err1 := strconv.Atoi(f[1])
+	m, err2 := strconv.Atoi(f[2])
+	if err1 != nil || err2 != nil || k < 1 || m < 0 {
+		return 0
+	}
+	return (size*int64(k+m) + int64(k) - 1) / int64(k)
 }

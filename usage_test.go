@@ -51,3 +51,33 @@ func TestManifestTally(t *testing.T) {
 		}
 	}
 }
+
+// TestColdTally: an exported cold object counts its bytes times (K+M)/K of
+// its policy as stored, on no disk; a staged one counts its warm shards.
+func TestColdTally(t *testing.T) {
+	m := &cairn.Manifest{Bucket: "b", Key: "k", Version: "v", Policy: "clay-4-2-5/gp=1MiB:2", Size: 1001,
+		Cold: &cairn.ColdRef{Group: "g-0", Record: []byte{1}}}
+	if got, want := m.Tally(), (cairn.Tally{Objects: 1, Logical: 1001, Stored: 1502}); got != want {
+		t.Errorf("cold: %+v, want %+v", got, want)
+	}
+	if len(m.Stored()) != 0 {
+		t.Errorf("cold object on disks: %v", m.Stored())
+	}
+	tests := []struct {
+		policy string
+		size   int64
+		want   int64
+	}{
+		{"clay-10-4-13/gp=4MiB:2", 10, 14},
+		{"clay-10-4-13/gp=4MiB:2", 11, 16}, // 15.4, rounded up
+		{"clay-2-2-3/gp=16KiB:2", 0, 0},
+		{"rs-4-2/gp=1MiB:2", 8, 12},
+		{"nonsense", 8, 0},
+		{"clay-x-2-3/gp=1MiB:2", 8, 0},
+	}
+	for _, tt := range tests {
+		if got := cairn.ColdStored(tt.policy, tt.size); got != tt.want {
+			t.Errorf("ColdStored(%q, %d) = %d, want %d", tt.policy, tt.size, got, tt.want)
+		}
+	}
+}

@@ -170,11 +170,17 @@ func (c *Client) readCold(ctx context.Context, st *cold.State, rec gp.Record, of
 	avail := c.coldAvailable(ctx, st)
 	cw := &countWriter{w: w}
 	err := st.Read(ctx, rec, off, n, avail, cw)
-	if err == nil || cw.n > 0 || !avail[rec.Disk] || ctx.Err() != nil {
+	if err == nil || cw.n > 0 || ctx.Err() != nil {
 		return err
 	}
-	// The disk did not serve the object: probe every disk and rebuild.
-	avail = c.probeCold(ctx, st)
+	// The disk did not serve the object, or a rebuild from the disks the
+	// map holds readable failed (a helper that lost its data reads as
+	// never written): probe every disk for a shard it must hold and
+	// rebuild from those that have theirs.
+	probed := c.probeCold(ctx, st)
+	for i := range avail {
+		avail[i] = avail[i] && probed[i]
+	}
 	avail[rec.Disk] = false
 	return st.Read(ctx, rec, off, n, avail, w)
 }
@@ -194,8 +200,9 @@ func (c *Client) coldAvailable(ctx context.Context, st *cold.State) []bool {
 	return avail
 }
 
-// probeCold asks every disk of a group for a shard that does not exist:
-// the disks that answer "not found" are available.
+// probeCold asks every disk of a group for its witness (cold.Group.Witness),
+// a shard it must hold: the disks that serve it are available; so are the
+// disks that must hold nothing yet and answer "not found" for it.
 func (c *Client) probeCold(ctx context.Context, st *cold.State) []bool {
 	avail := make([]bool, len(st.Disks))
 	var wg sync.WaitGroup
@@ -205,11 +212,15 @@ func (c *Client) probeCold(ctx context.Context, st *cold.State) []bool {
 			defer wg.Done()
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
-			rc, err := c.shards.GetShard(pctx, d, cairn.ShardName("00000000000000000000000000000000", 0), 0, 1)
+			name, must := st.Witness(i)
+			if !must {
+				name = cairn.ShardName("00000000000000000000000000000000", 0)
+			}
+			rc, err := c.shards.GetShard(pctx, d, name, 0, 1)
 			if err == nil {
 				rc.Close()
 			}
-			avail[i] = err == nil || errors.Is(err, cairn.ErrNotFound)
+			avail[i] = err == nil || !must && errors.Is(err, cairn.ErrNotFound)
 		}()
 	}
 	wg.Wait()

@@ -17,22 +17,6 @@ import (
 	"cairn/node/wire"
 )
 
-// withAndWithoutAvoidance runs body twice in a synctest bubble, with a
-// fresh tracker: keep=false avoids slow disks, keep=true is the control.
-func withAndWithoutAvoidance(t *testing.T, body func(t *testing.T, keep bool, tr *slowdisk.Tracker)) {
-	for _, keep := range []bool{false, true} {
-		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				tr, err := slowdisk.New(slowdisk.Config{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				body(t, keep, tr)
-			})
-		})
-	}
-}
-
 // A disk that is slow for every PUT, not only within one, is recognised
 // from the PUTs' shard streams and avoided by the stripes of later PUTs
 // while other disks are free: after MinSamples PUTs that used it, no PUT
@@ -45,90 +29,98 @@ func withAndWithoutAvoidance(t *testing.T, body func(t *testing.T, keep bool, tr
 // It runs in a synctest bubble: the slow disk's delay is virtual time, and
 // everything else takes none, so the verdicts are exact.
 func TestPutAvoidsSlowDisk(t *testing.T) {
-	withAndWithoutAvoidance(t, func(t *testing.T, keep bool, tr *slowdisk.Tracker) {
-		e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 64 << 10, SlowDisks: tr, KeepSlowDisks: keep})
-		if keep {
-			e.c.cfg.SlowDisks = nil
-		}
-		ctx := context.Background()
-		disks, _ := e.meta.Disks(ctx)
-		slow := disks[3].ID
-		e.shards.Set(func() { e.shards.SlowPut[slow] = 20 * time.Millisecond }) // 256 KiB shards: 80 ms
-		data := randBytes(77, 1<<20)
-		put := func(i int) bool {
-			m, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: int64(len(data))})
-			if err != nil {
-				t.Fatalf("put %d: %v", i, err)
-			}
-			return slotOf(m, slow) >= 0
-		}
-		// Reads are samples too: check the objects after each phase,
-		// so that the PUTs alone make the verdicts counted here.
-		readBack := func(from, to int) {
-			for i := from; i < to; i++ {
-				if got := e.get(t, fmt.Sprintf("k%d", i), 0, -1); !bytes.Equal(got, data) {
-					t.Fatalf("object %d: read back differs", i)
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr, err := slowdisk.New(slowdisk.Config{})
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-		}
-		used := 0
-		for i := range 40 {
-			if put(i) {
-				used++
-			}
-		}
-		readBack(0, 40)
-		if keep {
-			if used < 20 {
-				t.Fatalf("without avoidance the slow disk took shards of %d of 40 PUTs, want about 30", used)
-			}
-			return
-		}
-		if used != 3 {
-			t.Fatalf("the slow disk took shards of %d PUTs, want 3 (MinSamples)", used)
-		}
-		if !tr.Avoid(time.Now(), slow) {
-			t.Fatal("the slow disk is not avoided")
-		}
-		// The hold (5 s) ends: the next PUTs try it once more, it is
-		// still slow, and it is avoided again, for 10 s.
-		time.Sleep(5 * time.Second)
-		used = 0
-		for i := 40; i < 80; i++ {
-			if put(i) {
-				used++
-			}
-		}
-		readBack(40, 80)
-		if used != 1 {
-			t.Fatalf("after the hold the slow disk took shards of %d PUTs, want 1", used)
-		}
-		if cs := e.c.Stats(); cs.SlowDisks != 1 || cs.SlowMarks != 2 {
-			t.Fatalf("Stats: %d slow disks, %d marks; want 1 and 2", cs.SlowDisks, cs.SlowMarks)
-		}
-		st := tr.Snapshot(time.Now())
-		for _, s := range st {
-			if s.Disk == slow && (s.State != slowdisk.Slow || s.Until.Sub(s.Since) != 10*time.Second) {
-				t.Fatalf("slow disk after probation: %+v, want slow for 10 s", s)
-			}
-			if s.Disk != slow && s.State != slowdisk.OK {
-				t.Fatalf("a healthy disk was judged: %+v", s)
-			}
-		}
-		// It heals: after its hold, PUTs use it and it is ok again.
-		e.shards.Set(func() { delete(e.shards.SlowPut, slow) })
-		time.Sleep(10 * time.Second)
-		used = 0
-		for i := 80; i < 120; i++ {
-			if put(i) {
-				used++
-			}
-		}
-		readBack(80, 120)
-		if used < 20 || tr.Avoid(time.Now(), slow) {
-			t.Fatalf("the healed disk took shards of %d of 40 PUTs (avoided: %v), want about 30", used, tr.Avoid(time.Now(), slow))
-		}
-	})
+				e := newEnv(t, 8, 1, "rs-4-2", Config{BlockSize: 64 << 10, SlowDisks: tr, KeepSlowDisks: keep})
+				if keep {
+					e.c.cfg.SlowDisks = nil
+				}
+				ctx := context.Background()
+				disks, _ := e.meta.Disks(ctx)
+				slow := disks[3].ID
+				e.shards.Set(func() { e.shards.SlowPut[slow] = 20 * time.Millisecond }) // 256 KiB shards: 80 ms
+				data := randBytes(77, 1<<20)
+				put := func(i int) bool {
+					m, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: int64(len(data))})
+					if err != nil {
+						t.Fatalf("put %d: %v", i, err)
+					}
+					return slotOf(m, slow) >= 0
+				}
+				// Reads are samples too: check the objects after each phase,
+				// so that the PUTs alone make the verdicts counted here.
+				readBack := func(from, to int) {
+					for i := from; i < to; i++ {
+						if got := e.get(t, fmt.Sprintf("k%d", i), 0, -1); !bytes.Equal(got, data) {
+							t.Fatalf("object %d: read back differs", i)
+						}
+					}
+				}
+				used := 0
+				for i := range 40 {
+					if put(i) {
+						used++
+					}
+				}
+				readBack(0, 40)
+				if keep {
+					if used < 20 {
+						t.Fatalf("without avoidance the slow disk took shards of %d of 40 PUTs, want about 30", used)
+					}
+					return
+				}
+				if used != 3 {
+					t.Fatalf("the slow disk took shards of %d PUTs, want 3 (MinSamples)", used)
+				}
+				if !tr.Avoid(time.Now(), slow) {
+					t.Fatal("the slow disk is not avoided")
+				}
+				// The hold (5 s) ends: the next PUTs try it once more, it is
+				// still slow, and it is avoided again, for 10 s.
+				time.Sleep(5 * time.Second)
+				used = 0
+				for i := 40; i < 80; i++ {
+					if put(i) {
+						used++
+					}
+				}
+				readBack(40, 80)
+				if used != 1 {
+					t.Fatalf("after the hold the slow disk took shards of %d PUTs, want 1", used)
+				}
+				if cs := e.c.Stats(); cs.SlowDisks != 1 || cs.SlowMarks != 2 {
+					t.Fatalf("Stats: %d slow disks, %d marks; want 1 and 2", cs.SlowDisks, cs.SlowMarks)
+				}
+				st := tr.Snapshot(time.Now())
+				for _, s := range st {
+					if s.Disk == slow && (s.State != slowdisk.Slow || s.Until.Sub(s.Since) != 10*time.Second) {
+						t.Fatalf("slow disk after probation: %+v, want slow for 10 s", s)
+					}
+					if s.Disk != slow && s.State != slowdisk.OK {
+						t.Fatalf("a healthy disk was judged: %+v", s)
+					}
+				}
+				// It heals: after its hold, PUTs use it and it is ok again.
+				e.shards.Set(func() { delete(e.shards.SlowPut, slow) })
+				time.Sleep(10 * time.Second)
+				used = 0
+				for i := 80; i < 120; i++ {
+					if put(i) {
+						used++
+					}
+				}
+				readBack(80, 120)
+				if used < 20 || tr.Avoid(time.Now(), slow) {
+					t.Fatalf("the healed disk took shards of %d of 40 PUTs (avoided: %v), want about 30", used, tr.Avoid(time.Now(), slow))
+				}
+			})
+		})
+	}
 }
 
 // A GET asks for shards on disks held slow only when it must: the first
@@ -246,60 +238,68 @@ func TestPutSparesFallBackToSlowDisks(t *testing.T) {
 // the stripe within the same bounds. With KeepSlowDisks the same workload
 // keeps offering it blocks: the control that shows the test can fail.
 func TestLTPutAvoidsSlowDisk(t *testing.T) {
-	withAndWithoutAvoidance(t, func(t *testing.T, keep bool, tr *slowdisk.Tracker) {
-		cfg := Config{BlockSize: 64 << 10, SlowDisks: tr}
-		if keep {
-			cfg = Config{BlockSize: 64 << 10, KeepSlowDisks: true}
-		}
-		e := newEnv(t, 8, 1, "lt-32-2", cfg)
-		ctx := context.Background()
-		disks, _ := e.meta.Disks(ctx)
-		slow := disks[3].ID
-		// Every block takes 10 ms, the slow disk's 200 ms: a stripe's
-		// 64 blocks take about 50 ms on the 7 others, two at a time.
-		e.shards.Set(func() {
-			for _, d := range disks {
-				e.shards.SlowPut[d.ID] = 10 * time.Millisecond
-			}
-			e.shards.SlowPut[slow] = 200 * time.Millisecond
+	for _, keep := range []bool{false, true} {
+		t.Run(fmt.Sprintf("keep=%v", keep), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr, err := slowdisk.New(slowdisk.Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg := Config{BlockSize: 64 << 10, SlowDisks: tr}
+				if keep {
+					cfg = Config{BlockSize: 64 << 10, KeepSlowDisks: true}
+				}
+				e := newEnv(t, 8, 1, "lt-32-2", cfg)
+				ctx := context.Background()
+				disks, _ := e.meta.Disks(ctx)
+				slow := disks[3].ID
+				// Every block takes 10 ms, the slow disk's 200 ms: a stripe's
+				// 64 blocks take about 50 ms on the 7 others, two at a time.
+				e.shards.Set(func() {
+					for _, d := range disks {
+						e.shards.SlowPut[d.ID] = 10 * time.Millisecond
+					}
+					e.shards.SlowPut[slow] = 200 * time.Millisecond
+				})
+				data := randBytes(79, 2<<20) // one stripe of 32 blocks of 64 KiB
+				offered := func() int {
+					e.shards.Mu.Lock()
+					defer e.shards.Mu.Unlock()
+					return e.shards.Puts[slow]
+				}
+				var byPut []int // blocks offered to the slow disk by each PUT
+				for i := range 20 {
+					before := offered()
+					if _, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: int64(len(data))}); err != nil {
+						t.Fatalf("put %d: %v", i, err)
+					}
+					byPut = append(byPut, offered()-before)
+				}
+				for i := range 20 {
+					if got := e.get(t, fmt.Sprintf("k%d", i), 0, -1); !bytes.Equal(got, data) {
+						t.Fatalf("object %d: read back differs", i)
+					}
+				}
+				later := 0
+				for _, n := range byPut[3:] {
+					later += n
+				}
+				if byPut[0] == 0 {
+					t.Fatal("the first PUT offered the slow disk no block (the test would prove nothing)")
+				}
+				if keep {
+					if later < 17 {
+						t.Fatalf("without avoidance PUTs 3..19 offered the slow disk %d blocks, want one or more each", later)
+					}
+					return
+				}
+				if later != 0 || !tr.Avoid(time.Now(), slow) {
+					t.Fatalf("after 3 PUTs (MinSamples) the slow disk was offered %d blocks (per PUT %v), avoided %v; want 0 and true",
+						later, byPut, tr.Avoid(time.Now(), slow))
+				}
+			})
 		})
-		data := randBytes(79, 2<<20) // one stripe of 32 blocks of 64 KiB
-		offered := func() int {
-			e.shards.Mu.Lock()
-			defer e.shards.Mu.Unlock()
-			return e.shards.Puts[slow]
-		}
-		var byPut []int // blocks offered to the slow disk by each PUT
-		for i := range 20 {
-			before := offered()
-			if _, err := e.c.Put(ctx, "bkt", fmt.Sprintf("k%d", i), bytes.NewReader(data), PutOptions{Size: int64(len(data))}); err != nil {
-				t.Fatalf("put %d: %v", i, err)
-			}
-			byPut = append(byPut, offered()-before)
-		}
-		for i := range 20 {
-			if got := e.get(t, fmt.Sprintf("k%d", i), 0, -1); !bytes.Equal(got, data) {
-				t.Fatalf("object %d: read back differs", i)
-			}
-		}
-		later := 0
-		for _, n := range byPut[3:] {
-			later += n
-		}
-		if byPut[0] == 0 {
-			t.Fatal("the first PUT offered the slow disk no block (the test would prove nothing)")
-		}
-		if keep {
-			if later < 17 {
-				t.Fatalf("without avoidance PUTs 3..19 offered the slow disk %d blocks, want one or more each", later)
-			}
-			return
-		}
-		if later != 0 || !tr.Avoid(time.Now(), slow) {
-			t.Fatalf("after 3 PUTs (MinSamples) the slow disk was offered %d blocks (per PUT %v), avoided %v; want 0 and true",
-				later, byPut, tr.Avoid(time.Now(), slow))
-		}
-	})
+	}
 }
 
 // An lt stripe avoids a slow disk only when the other disks hold it

@@ -200,3 +200,46 @@ func onDisk(objs map[int][]byte, recs map[int]gp.Record, disk int) map[int][]byt
 	}
 	return out
 }
+
+// TestWitness: a group that wrote nothing has no witness; after an export
+// every disk's witness is a shard the disk holds, and a disk whose data is
+// gone (a new, empty node in its place) answers "not found" for it.
+func TestWitness(t *testing.T) {
+	ctx := context.Background()
+	g, nodes := newGroup(t, "clay-4-2-5")
+	for d := range g.Disks {
+		if _, ok := g.Witness(d); ok {
+			t.Fatalf("disk %d of an empty group has a witness", d)
+		}
+	}
+	if _, ok := g.Witness(len(g.Disks)); ok {
+		t.Fatal("a witness for a disk past the group")
+	}
+	// One object with a front and chunks on one data disk; the other data
+	// disks hold nothing they must hold.
+	recs, err := g.Export(ctx, [][]byte{bytes.Repeat([]byte{7}, 100<<10+5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d, id := range g.Disks {
+		name, ok := g.Witness(d)
+		if want := d == recs[0].Disk || d >= g.PG.K; ok != want {
+			t.Fatalf("disk %d: witness %v, want %v", d, ok, want)
+		}
+		if !ok {
+			continue
+		}
+		rc, err := nodes.Client.GetShard(ctx, id, name, 0, 1)
+		if err != nil {
+			t.Fatalf("disk %d does not hold its witness %s: %v", d, name, err)
+		}
+		rc.Close()
+	}
+	name, _ := g.Witness(g.PG.K)
+	lost := g.Disks[g.PG.K]
+	nodes.Stop(lost)
+	g.Disks[g.PG.K] = nodes.Start(t, "fresh")
+	if _, err := nodes.Client.GetShard(ctx, g.Disks[g.PG.K], name, 0, 1); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("an empty disk's answer for the witness: %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
 	"time"
 
@@ -424,9 +425,7 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 		if err != nil {
 			return err
 		}
-		cm := *it.m
-		cm.Layout, cm.Cold = cairn.Layout{}, &cairn.ColdRef{Group: s.ID, Record: rec}
-		err = e.cfg.Meta.UpdateManifest(ctx, &cm, it.m)
+		err = e.commit(ctx, it.m, &cairn.ColdRef{Group: s.ID, Record: rec})
 		switch {
 		case err == nil:
 			keep[i] = true
@@ -454,6 +453,35 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 		}
 	}
 	return nil
+}
+
+// commitTries bounds the commits of one exported object against its
+// staged manifest changed in place meanwhile.
+const commitTries = 4
+
+// commit replaces staged manifest m by its cold form at ref, by
+// compare-and-swap. The same version changed in place meanwhile — a
+// repair or a move of a warm shard, new tags: the same stored bytes, which
+// the export copied — is committed against its current form instead, so a
+// long export on a busy cluster does not wait a pass for each such object.
+// cairn.ErrConflict or ErrNotFound when the key was overwritten or deleted
+// (that write wins), or it kept changing.
+func (e *Exporter) commit(ctx context.Context, m *cairn.Manifest, ref *cairn.ColdRef) error {
+	prev := m
+	for try := 1; ; try++ {
+		cm := *prev
+		cm.Layout, cm.Cold = cairn.Layout{}, ref
+		err := e.cfg.Meta.UpdateManifest(ctx, &cm, prev)
+		if !errors.Is(err, cairn.ErrConflict) || try == commitTries {
+			return err
+		}
+		cur, cerr := e.cfg.Meta.Manifest(ctx, m.Bucket, m.Key)
+		if cerr != nil || cur.Version != m.Version || cur.Cold != nil || cur.Policy != m.Policy ||
+			cur.Size != m.Size || cur.ETag != m.ETag || !reflect.DeepEqual(cur.Encryption, m.Encryption) {
+			return err
+		}
+		prev = cur
+	}
 }
 
 // newIntent records a placed batch.

@@ -193,6 +193,17 @@ func (e *env) checkGroup(t *testing.T, objs map[string][]byte, strict bool) {
 			}
 		}
 	}
+	var ms []*cairn.Manifest
+	for key := range objs {
+		m, err := e.store.Manifest(ctx, "bkt", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	if err := cold.Check(ctx, e.store, st.ID, ms); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestExportJob: objects of 0 bytes to 2 MiB PUT to a cold bucket are
@@ -239,8 +250,8 @@ func TestExportJob(t *testing.T) {
 				t.Fatal(err)
 			}
 			delete(objs, "k2")
-			// k3 is updated in place (its tags): still staged, so it
-			// keeps its queue record and is exported in the next pass.
+			// k3 is updated in place (its tags): the same version and
+			// bytes, so its copy is committed against the new form.
 			m3, err := e.store.Manifest(ctx, "bkt", "k3")
 			if err != nil {
 				t.Fatal(err)
@@ -257,8 +268,11 @@ func TestExportJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Lost != 3 || st.Unread != 1 || st.Exported != int64(len(objs))-3 {
-		t.Fatalf("first pass: %+v (want the copies of k1, k2 and k3 lost, k4 unread, the others exported)", st)
+	if st.Lost != 2 || st.Unread != 1 || st.Exported != int64(len(objs))-2 {
+		t.Fatalf("first pass: %+v (want the copies of k1 and k2 lost, k4 unread, the others exported)", st)
+	}
+	if m3, err := e.store.Manifest(ctx, "bkt", "k3"); err != nil || m3.Cold == nil || m3.Tags["t"] != "1" {
+		t.Fatalf("k3 after the first pass: %+v, %v (want exported with its new tags)", m3, err)
 	}
 	// k1's new version is staged again, and k4 still: a second pass
 	// exports them.
@@ -476,5 +490,104 @@ func TestRebuildLostDisk(t *testing.T) {
 	e.nodes.Stop(e.disks[0])
 	for key, data := range objs {
 		e.read(t, rng, key, data)
+	}
+}
+
+// TestCheckFindsInconsistency: cold.Check passes on a group the job
+// exported into, and reports a membership record deleted behind the job's
+// back (its manifest's slots then look free to the next export) and a
+// freed slot that a manifest still names.
+func TestCheckFindsInconsistency(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 7))
+	e := newEnv(t)
+	for i := range 4 {
+		e.put(t, fmt.Sprintf("k%d", i), randBytes(rng, 200<<10+rng.IntN(400<<10)))
+	}
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := cold.GroupID(e.pol, 0)
+	m, err := e.store.Manifest(ctx, "bkt", "k1")
+	if err != nil || m.Cold == nil {
+		t.Fatalf("k1 not exported: %v", err)
+	}
+	if err := cold.Check(ctx, e.store, id, []*cairn.Manifest{m}); err != nil {
+		t.Fatalf("a consistent group: %v", err)
+	}
+	key := "members/" + id + "/" + m.Version
+	if err := e.store.ColdUpdate(ctx, []meta.ColdOp{{Key: key}}); err != nil {
+		t.Fatal(err)
+	}
+	err = cold.Check(ctx, e.store, id, []*cairn.Manifest{m})
+	if !errors.Is(err, cold.ErrInconsistent) || !strings.Contains(err.Error(), "has no membership record") || !strings.Contains(err.Error(), "leaked") {
+		t.Fatalf("a deleted membership record: %v", err)
+	}
+	t.Logf("reported: %v", err)
+	// The slots of k1 released (the record comes back): they are free
+	// while its manifest names them.
+	st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := gp.DecodeRecord(m.Cold.Record, st.PG.Geo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PG.Release(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Save(ctx, e.store); err != nil {
+		t.Fatal(err)
+	}
+	err = cold.Check(ctx, e.store, id, []*cairn.Manifest{m})
+	if !errors.Is(err, cold.ErrInconsistent) || !strings.Contains(err.Error(), "is free") && !strings.Contains(err.Error(), "no membership record") {
+		t.Fatalf("freed slots of a committed object: %v", err)
+	}
+}
+
+// TestExportUsage: the bucket's and the code's usage counters stay right
+// across staging, export and delete: staged objects count their warm
+// shards, exported ones their bytes times (K+M)/K (cairn.ColdStored), and a
+// deleted one nothing.
+func TestExportUsage(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 9))
+	e := newEnv(t)
+	var staged cairn.Tally
+	sizes := []int{0, 5000, 300 << 10, 900<<10 + 3}
+	for i, n := range sizes {
+		m := e.put(t, fmt.Sprintf("k%d", i), randBytes(rng, n))
+		staged = staged.Add(m.Tally())
+	}
+	if u, err := e.store.BucketUsage(ctx, "bkt"); err != nil || u != staged || u.Stored < 3*u.Logical {
+		t.Fatalf("staged: usage %+v, want %+v (rep-3 copies), %v", u, staged, err)
+	}
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var exported cairn.Tally
+	for i, n := range sizes {
+		if m, err := e.store.Manifest(ctx, "bkt", fmt.Sprintf("k%d", i)); err != nil || m.Cold == nil {
+			t.Fatalf("k%d not exported: %v", i, err)
+		}
+		exported = exported.Add(cairn.Tally{Objects: 1, Logical: int64(n), Stored: cairn.ColdStored(e.pol.String(), int64(n))})
+	}
+	u, err := e.store.Usage(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Buckets["bkt"]; got != exported {
+		t.Fatalf("exported: bucket usage %+v, want %+v", got, exported)
+	}
+	if got := u.Codes["clay-4-2-5"]; got != exported {
+		t.Fatalf("exported: usage of clay-4-2-5 %+v, want %+v", got, exported)
+	}
+	if err := e.cl.Delete(ctx, "bkt", "k3"); err != nil {
+		t.Fatal(err)
+	}
+	want := exported.Add(cairn.Tally{Objects: -1, Logical: -int64(sizes[3]), Stored: -cairn.ColdStored(e.pol.String(), int64(sizes[3]))})
+	if u, err := e.store.BucketUsage(ctx, "bkt"); err != nil || u != want {
+		t.Fatalf("after a delete: usage %+v, want %+v, %v", u, want, err)
 	}
 }

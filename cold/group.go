@@ -132,3 +132,41 @@ func (g *Group) putUnit(ctx context.Context, disk int, file string, u int64, b [
 func (g *Group) putLoc(ctx context.Context, l gp.Location, b []byte) error {
 	return g.putUnit(ctx, l.Disk, l.File, l.Offset/l.Length, b)
 }
+
+// Witness returns the name of a shard that the disk at position disk
+// must hold if it kept its data, or ok false if the group has written
+// nothing it must hold yet: a data disk's first small page or the slot 0
+// of its lowest used level, a parity disk's first small parity page or
+// the parity of row 0 of a used level. A disk that answers "not found" for
+// its witness lost its data (a wiped or replaced disk its node still
+// serves): reading its other units as never written (zeros) would rebuild
+// wrong bytes, so a degraded read leaves it out. A slot claimed by an
+// export that crashed before writing it has no shard either; taking its
+// disk for lost only makes a read use other helpers.
+func (g *Group) Witness(disk int) (name string, ok bool) {
+	pg := g.PG
+	if disk < 0 || disk >= pg.K+pg.M {
+		return "", false
+	}
+	data := pg.Disks
+	if disk < pg.K {
+		data = pg.Disks[disk : disk+1]
+	}
+	small, file := gp.SmallFile, gp.BucketFile
+	if disk >= pg.K {
+		small, file = gp.SmallParityFile, gp.ParityFile
+	}
+	for _, d := range data {
+		if d.SmallEnd > 0 {
+			return g.shardName(disk, small, 0), true
+		}
+	}
+	for level := range pg.Geo.Levels() {
+		for _, d := range data {
+			if d.Buckets[level].Next > 0 {
+				return g.shardName(disk, file(level), 0), true
+			}
+		}
+	}
+	return "", false
+}

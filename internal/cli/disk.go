@@ -197,9 +197,10 @@ func shardsOn(ctx context.Context, st diskStore, v *decide.View, disk cairn.Disk
 func shardsOnAny(ctx context.Context, st diskStore, v *decide.View, disks map[cairn.DiskID]bool) (diskShards, error) {
 	var out diskShards
 	count := func(m *cairn.Manifest) error {
-		if m.RAIDP != nil {
+		if m.RAIDP != nil || m.Cold != nil {
 			// No shards: its bytes are the RAIDP group's, which the
-			// director's raidp recovery looks after.
+			// director's raidp recovery looks after, or the cold group's,
+			// whose lost disk the cold export job rebuilds onto a spare.
 			return nil
 		}
 		code, err := all.New(m.LayoutCode())

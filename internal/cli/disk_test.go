@@ -245,3 +245,25 @@ func TestDiskUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestDiskOutSkipsColdObjects: an exported cold object keeps no shard in
+// its manifest (its bytes are its cold group's slots, which the export job
+// rebuilds when a group disk is lost), so taking a disk out with one in
+// the bucket works instead of failing on its policy as a warm code.
+func TestDiskOutSkipsColdObjects(t *testing.T) {
+	ctx := t.Context()
+	st, ms := diskCluster(t)
+	m := &cairn.Manifest{Bucket: "bkt", Key: "frozen", Version: "v-cold", Policy: "clay-2-2-3/gp=16KiB:2", Size: 5,
+		Created: time.Now(), Cold: &cairn.ColdRef{Group: "g-0", Record: []byte{1, 0, 5}}}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CommitManifest(ctx, m, ""); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	victim := ms[0].Shards[0].Disk
+	if err := diskCommand(ctx, st, director.OpOut, string(victim), time.Now(), &out); err != nil || !strings.Contains(out.String(), "up → out") {
+		t.Fatalf("out with a cold object in the bucket: %v\n%s", err, out.String())
+	}
+}

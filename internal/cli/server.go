@@ -207,6 +207,16 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	// The flags are checked before anything starts.
+	if len(diskPaths) == 0 {
+		for i := 1; i <= *disks; i++ {
+			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i))+",lstor="+filepath.Join(*data, "lstor", fmt.Sprintf("disk%d", i)))
+		}
+	}
+	coldPolicy, err := coldf.resolve(len(diskPaths))
+	if err != nil {
+		return err
+	}
 	ecfg := etcdmeta.EmbedConfig{
 		Name: "meta1", Dir: filepath.Join(*data, "meta"),
 		ClientURL: "http://" + at["meta-addr"], PeerURL: peerURL(at["meta-peer-addr"]), Logger: log,
@@ -232,15 +242,6 @@ func runServer(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	metaOpts, err := ccfg.metaOptions()
-	if err != nil {
-		return err
-	}
-	if len(diskPaths) == 0 {
-		for i := 1; i <= *disks; i++ {
-			diskPaths = append(diskPaths, filepath.Join(*data, fmt.Sprintf("disk%d", i))+",lstor="+filepath.Join(*data, "lstor", fmt.Sprintf("disk%d", i)))
-		}
-	}
-	coldPolicy, err := coldf.resolve(len(diskPaths))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
@@ -108,6 +109,10 @@ func (s *Store) campaign(ctx context.Context, role, id string) (*leadership, err
 	if err != nil {
 		return nil, err
 	}
+	if err := s.revokeStale(ctx, role, id, sess.Lease()); err != nil {
+		_ = sess.Close()
+		return nil, err
+	}
 	el := concurrency.NewElection(sess, s.k.election(role))
 	if err := el.Campaign(ctx, id); err != nil {
 		_ = sess.Close()
@@ -140,6 +145,32 @@ func (s *Store) campaign(ctx context.Context, role, id string) (*leadership, err
 	s.mu.Unlock()
 	go l.watch()
 	return l, nil
+}
+
+// revokeStale revokes the leases of role's candidate keys that hold id
+// and were created before the store was opened: a previous run of this
+// process (killed, so it could not resign) whose session would otherwise
+// keep the role, or its place in the queue, until its lease expires —
+// SessionTTL after the kill, or after etcd restarted, which renews every
+// lease. IDs are unique among live processes; should two run with one ID
+// anyway, the later revokes the earlier's session once (its new key is
+// younger than the later's Open) and the two then queue as any others.
+func (s *Store) revokeStale(ctx context.Context, role, id string, mine clientv3.LeaseID) error {
+	resp, err := s.cli.Get(ctx, s.k.election(role)+"/", clientv3.WithPrefix())
+	if err != nil {
+		return err
+	}
+	for _, kv := range resp.Kvs {
+		lease := clientv3.LeaseID(kv.Lease)
+		if string(kv.Value) != id || kv.CreateRevision >= s.openRev || lease == mine || lease == clientv3.NoLease {
+			continue
+		}
+		if _, err := s.cli.Revoke(ctx, lease); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			return err
+		}
+		s.log.Info("revoked the election session of a previous run", "role", role, "id", id, "key", string(kv.Key))
+	}
+	return nil
 }
 
 // Leader implements meta.Store: the value of the role's candidate key with

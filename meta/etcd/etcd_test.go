@@ -363,6 +363,54 @@ func TestSessionLoss(t *testing.T) {
 	t.Logf("handover after Close took %v", time.Since(t0))
 }
 
+// TestCampaignRevokesOwnStaleSession: a candidate key left by a killed
+// run of a process (its lease alive until its TTL runs out) is revoked
+// when the process, restarted with the same ID, campaigns — so a restarted
+// director leads at once — while a campaigner with another ID, or a store
+// opened before the key was made (a live process, not a past run), still
+// waits behind it.
+func TestCampaignRevokesOwnStaleSession(t *testing.T) {
+	srv := startSingle(t, t.TempDir())
+	ctx := t.Context()
+	earlier := open(t, srv.Endpoints(), "/st/")
+	defer earlier.Close()
+	// The killed run: a lease of a minute and its candidate key, as
+	// concurrency.Election writes it.
+	cli := earlier.Client()
+	g, err := cli.Grant(ctx, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, fmt.Sprintf("/st/election/director/%x", g.ID), "n1", clientv3.WithLease(g.ID)); err != nil {
+		t.Fatal(err)
+	}
+	blocked := func(s *etcdmeta.Store, id string) {
+		t.Helper()
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if l, err := s.Campaign(cctx, "director", id); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("campaign of %s behind the stale key: %v, %v", id, l, err)
+		}
+	}
+	other := open(t, srv.Endpoints(), "/st/")
+	defer other.Close()
+	blocked(other, "n2")
+	blocked(earlier, "n1")
+	restarted := open(t, srv.Endpoints(), "/st/")
+	defer restarted.Close()
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := restarted.Campaign(cctx, "director", "n1"); err != nil {
+		t.Fatalf("the restarted n1 did not win at once: %v", err)
+	}
+	if ttl, err := cli.TimeToLive(ctx, g.ID); err != nil || ttl.TTL != -1 {
+		t.Fatalf("the stale lease: %+v, %v (want revoked)", ttl, err)
+	}
+	if id, err := other.Leader(ctx, "director"); err != nil || id != "n1" {
+		t.Fatalf("leader %q, %v", id, err)
+	}
+}
+
 // waitCandidates waits until exactly n candidate keys are queued under an
 // election prefix: it reads the count, then watches the prefix from the
 // next revision until something changes, and reads again.

@@ -60,7 +60,11 @@ type Store struct {
 	k          keys
 	log        *slog.Logger
 	sessionTTL int // seconds
-	now        func() time.Time
+	// openRev is the store's revision when Open checked the key layout:
+	// an election key holding this process's ID created before it is a
+	// previous run's (Campaign revokes it).
+	openRev int64
+	now     func() time.Time
 
 	// ctx lives until Close; background goroutines (lease renewal,
 	// leadership watchers) end with it and are counted by wg.
@@ -158,6 +162,7 @@ func (s *Store) checkLayout(ctx context.Context, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
+	s.openRev = resp.Header.Revision
 	if resp.Succeeded {
 		return nil
 	}

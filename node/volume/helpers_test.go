@@ -49,6 +49,7 @@ func mustFsck(t testing.TB, v *Volume, fsys vfs.FS) {
 			t.Errorf("fsck: reopen: %v", err)
 			return
 		}
+		defer v.Close()
 	}
 	rep, err := v.Fsck(context.Background(), FsckOptions{})
 	if err != nil {
