@@ -62,6 +62,28 @@ type RepairTask struct {
 	Attempts  int       `json:"attempts"`
 	LastError string    `json:"last_error,omitempty"`
 	NotBefore time.Time `json:"not_before"` // retry backoff
+	// RAIDP, if set, makes the task one step of a RAIDP group's stored
+	// recovery plan (docs/design/raidp.md, "Stored plan") instead of a
+	// stripe: Bucket, Key and the shard fields are empty.
+	RAIDP *RAIDPTaskStep `json:"raidp,omitempty"`
+}
+
+// RAIDPTaskStep names one step of a stored RAIDP recovery plan: the
+// group's record raidp/recovery/Group, planned from generation
+// Generation, its attempt Attempt, step Step (its Kind for display).
+type RAIDPTaskStep struct {
+	Group      string `json:"group"`
+	Generation uint64 `json:"generation"`
+	Attempt    int    `json:"attempt"`
+	Step       int    `json:"step"`
+	Kind       string `json:"kind"`
+}
+
+// RAIDPRepairTaskID names the task of a RAIDP recovery step: a hash in
+// the form of RepairTaskID's that no stripe's task shares.
+func RAIDPRepairTaskID(s RAIDPTaskStep) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "raidp\x00%s\x00%d\x00%d\x00%d", s.Group, s.Generation, s.Attempt, s.Step))
+	return hex.EncodeToString(h[:16])
 }
 
 // RepairTaskID names the task of a stripe: a hash of bucket, key, version

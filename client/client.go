@@ -185,6 +185,11 @@ type Config struct {
 	// DefaultRAIDPDeadBacklog); a lazy delete that finds it full zeroes
 	// online.
 	RAIDPDeadBacklog int
+	// RAIDPRecoveryChunk is the bytes one call of a RAIDP recovery moves
+	// (a copy, a rebuilt range, a zero), and so the work a resumed
+	// recovery may redo per step in flight; 0 means 1 MiB. At most the
+	// node protocol's wire.MaxRAIDPCall.
+	RAIDPRecoveryChunk int
 	// KeepSlowDisks turns the avoidance off: stripes keep their disks
 	// however slow (a slow stream is still replaced by a spare row).
 	KeepSlowDisks bool

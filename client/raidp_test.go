@@ -355,15 +355,7 @@ func TestRAIDPRecoverOne(t *testing.T) {
 	const size = 1 << 20
 	meta, nodes, _ := raidpCluster(t, 6, size)
 	c := client.New(meta, nodes.Client, client.Config{})
-	objects := map[string][]byte{}
-	for i := range 5 {
-		p := randomBytes(size/2+i*999, uint64(i))
-		key := fmt.Sprintf("o%d", i)
-		if _, err := c.Put(ctx, "warm", key, bytes.NewReader(p), client.PutOptions{Size: int64(len(p))}); err != nil {
-			t.Fatal(err)
-		}
-		objects[key] = p
-	}
+	objects := putWarm(t, c, 5, func(i int) int { return size/2 + i*999 })
 	g, err := c.RAIDPGroup(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,11 @@
 //     Lstor ⊕ (the failed disk's other superchunks, read from their
 //     mirrors), from either disk's Lstor or both in parallel, half each
 //     (Dual); then both disks' superchunks are re-mirrored.
+//   - stored plan: Recovery, a Remirror or Dual plan as steps (zero, rebuild,
+//     copy) in phases with their progress, stored before any byte moves so
+//     an interrupted recovery resumes with the same receivers
+//     (PlanRecovery resumes it, or gives it up for other failed disks and
+//     zeroes the slots it may have written).
 //
 // Invariants (Layout.Check; property-tested for N up to 64): 1-mirroring,
 // 1-sharing, one superchunk per slot, at most N−1 superchunks per disk.

@@ -12,9 +12,10 @@ import (
 // mirrors Reads, over the byte range [Off, Off+Len) of the superchunk (the
 // same range of the Lstor's parity and of every read).
 type Side struct {
-	Lstor    int
-	Reads    []Place
-	Off, Len int64
+	Lstor int     `json:"lstor"`
+	Reads []Place `json:"reads"`
+	Off   int64   `json:"off"`
+	Len   int64   `json:"len"`
 }
 
 // DualPlan is the recovery plan after disks A and B failed together.

@@ -49,6 +49,11 @@
 //     repairer decodes each affected coded stripe itself, writes fresh
 //     blocks with IDs never handed out before (reserved in the manifest
 //     first) within the per-disk and per-node bounds, and swaps them in.
+//   - raidp task: a task with RAIDP set is one step of a RAIDP group's
+//     stored recovery plan (a superchunk copy, a rebuild side, a zeroing;
+//     raidp.go, docs/design/raidp.md "Through the repair queue"), queued
+//     by the director's RAIDP duty phase by phase; it names no object, and
+//     Scan leaves it alone.
 //   - executor: the node side (*node.Client's Push and Pull, in the types
 //     of package node/wire): the chain or the puller reads helper shards,
 //     computes, and writes the target shards, returning their sizes and

@@ -146,6 +146,9 @@ type result struct {
 // targets chosen) and are persisted before any shard is written. now is
 // the time a failed target is avoided from.
 func (r *Repairer) run(ctx context.Context, t *cairn.RepairTask, now time.Time) (result, error) {
+	if t.RAIDP != nil {
+		return r.runRAIDP(ctx, t) // raidp.go
+	}
 	var res result
 	for range 4 { // re-plans after a bad helper, a bounded number of times
 		m, err := r.manifest(ctx, t)

@@ -24,6 +24,7 @@ func runAdminRaidp(ctx context.Context, args []string, stdout, stderr io.Writer)
 		{Name: "group", Summary: "print the raidp group: its disks, generation and layout", Run: runRaidpGroup},
 		{Name: "space", Summary: "print the raidp group's used and dead bytes per superchunk and the backlog of dead ranges to zero", Run: runRaidpSpace},
 		{Name: "recover", Summary: "recover the raidp group from one or two lost disks now (the director does it for disks marked down)", Run: runRaidpRecover},
+		{Name: "recovery", Summary: "print the raidp group's stored recovery plan and its progress", Run: runRaidpRecovery},
 	}, args, stdout, stderr)
 }
 
@@ -33,10 +34,12 @@ replays a pending journal record, then checks that each parity block passes
 its CRC and equals the XOR of the disk's superchunk slots (docs/design/raidp.md).
 With --rows, the disks are taken as one group in argument order, laid out as
 raidp.New(len(disks), slots, rows), and the two replicas of every superchunk
-are compared too. With --group FILE (the JSON of cairn admin raidp group
---json), the disks are the group's disks that are not out, in the group's
-order, and the replicas are compared where the group places them (a group
-after a recovery no longer has raidp.New's layout).
+are compared too. With --group FILE (the group record, as printed by
+cairn admin raidp group --json), the disks are the group's, in its order,
+"-" for a disk out of it; the replicas of the group's layout are compared,
+and every free slot must be zero: bytes there count in the disk's Lstor but
+belong to no superchunk (a recovery's stray copy), and would spoil a
+dual-failure rebuild from that Lstor.
 
 --resync recomputes the parity of the disks that fail (their data is taken as
 the truth) and checks again. It exits non-zero while any problem remains.
@@ -48,9 +51,9 @@ func runRaidpVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 	sizeArg := fs.String("size", "", "superchunk size (e.g. 1GiB); required")
 	slots := fs.Int("slots", 0, "superchunk slots per disk; required")
 	rows := fs.Int("rows", 0, "rows of the group's layout, to compare replicas (0: Lstors only)")
+	groupFile := fs.String("group", "", "the group record (JSON) whose layout to check: replicas and free slots")
 	resync := fs.Bool("resync", false, "recompute the parity of the disks that fail, then check again")
-	groupFile := fs.String("group", "", "the group's JSON (cairn admin raidp group --json), to compare replicas where it places them; the disks are its disks not out, in its order")
-	cmdline.Usage(fs, "cairn admin raidp verify --size SIZE --slots N [--rows R | --group FILE] [--resync] DISK,lstor=LSTOR...", raidpVerifyHelp)
+	cmdline.Usage(fs, "cairn admin raidp verify --size SIZE --slots N [--rows R | --group FILE] [--resync] DISK,lstor=LSTOR|-...", raidpVerifyHelp)
 	if err := cmdline.ParseFlags(fs, args, stdout, stderr, true); err != nil {
 		return err
 	}
@@ -64,11 +67,10 @@ func runRaidpVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: no disks given (DISK,lstor=LSTOR ...)", ErrUsage)
 	}
-	var group *raidp.Group // --group
-	var live []int         // its disks not out: argument i is group disk live[i]
+	var group *raidp.Group
 	if *groupFile != "" {
 		if *rows > 0 {
-			return fmt.Errorf("%w: --rows and --group both give the layout; give one", ErrUsage)
+			return fmt.Errorf("%w: --rows and --group both give the layout: choose one", ErrUsage)
 		}
 		b, err := os.ReadFile(*groupFile)
 		if err != nil {
@@ -78,24 +80,24 @@ func runRaidpVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 		if err != nil {
 			return fmt.Errorf("%w: --group %s: %w", ErrUsage, *groupFile, err)
 		}
-		for i := range g.Disks {
-			if !slices.Contains(g.Out, i) {
-				live = append(live, i)
-			}
-		}
-		if g.Size != size || g.Layout.Slots != *slots || len(live) != fs.NArg() {
-			return fmt.Errorf("%w: --group %s: superchunks of %d bytes in %d slots on %d disks not out; given --size %d, --slots %d and %d disks",
-				ErrUsage, *groupFile, g.Size, g.Layout.Slots, len(live), size, *slots, fs.NArg())
+		if len(g.Disks) != fs.NArg() || g.Size != size || g.Layout.Slots != *slots {
+			return fmt.Errorf("%w: --group %s: %d disks of %d slots of %d bytes; given %d disks of %d slots of %d bytes", ErrUsage, *groupFile,
+				len(g.Disks), g.Layout.Slots, g.Size, fs.NArg(), *slots, size)
 		}
 		group = &g
 	}
-	var stores []*lstor.Store
+	stores := make([]*lstor.Store, fs.NArg()) // nil: "-", a disk out of the group
 	defer func() {
 		for _, s := range stores {
-			s.Close()
+			if s != nil {
+				s.Close()
+			}
 		}
 	}()
-	for _, spec := range fs.Args() {
+	for i, spec := range fs.Args() {
+		if spec == "-" && group != nil {
+			continue
+		}
 		disk, lst, err := lstor.ParseDiskSpec(spec)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrUsage, err)
@@ -110,10 +112,13 @@ func runRaidpVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 		if err != nil {
 			return fmt.Errorf("disk %s: %w", disk, err)
 		}
-		stores = append(stores, s)
+		stores[i] = s
 	}
 	problems := 0
 	for i, s := range stores {
+		if s == nil {
+			continue
+		}
 		rep, err := s.Verify(ctx)
 		if err != nil {
 			return fmt.Errorf("disk %s: %w", fs.Arg(i), err)
@@ -134,21 +139,27 @@ func runRaidpVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 			fmt.Fprintf(stdout, "%s: %v\n", fs.Arg(i), rep)
 		}
 	}
-	if *rows > 0 || group != nil {
-		var l raidp.Layout
-		arg := make(map[int]string) // layout disk → its argument
+	var l raidp.Layout
+	switch {
+	case group != nil:
+		l = group.Layout
+	case *rows > 0:
+		if l, err = raidp.New(len(stores), *slots, *rows); err != nil {
+			return fmt.Errorf("%w: %w", ErrUsage, err)
+		}
+	}
+	if len(l.Superchunks) > 0 {
 		disks := make(map[int]raidprun.Disk)
-		if group != nil {
-			l = group.Layout
-			for k, d := range live {
-				disks[d], arg[d] = stores[k], fs.Arg(k)
+		for i, s := range stores {
+			if s != nil {
+				disks[i] = s
 			}
-		} else {
-			if l, err = raidp.New(len(stores), *slots, *rows); err != nil {
-				return fmt.Errorf("%w: %w", ErrUsage, err)
-			}
-			for i, s := range stores {
-				disks[i], arg[i] = s, fs.Arg(i)
+		}
+		for _, sc := range l.Superchunks {
+			for _, p := range sc.Replicas {
+				if disks[p.Disk] == nil {
+					return fmt.Errorf("%w: superchunk %d is on disk %d, given as -", ErrUsage, sc.ID, p.Disk)
+				}
 			}
 		}
 		div, err := raidprun.Verify(ctx, l, disks, raidprun.Config{Size: size})
@@ -159,11 +170,24 @@ func runRaidpVerify(ctx context.Context, args []string, stdout, stderr io.Writer
 			i := slices.IndexFunc(l.Superchunks, func(s raidp.Superchunk) bool { return s.ID == d.Superchunk })
 			sc := l.Superchunks[i]
 			fmt.Fprintf(stdout, "superchunk %d: replicas on %s and %s differ from byte %d\n", sc.ID,
-				arg[sc.Replicas[0].Disk], arg[sc.Replicas[1].Disk], d.Off)
+				fs.Arg(sc.Replicas[0].Disk), fs.Arg(sc.Replicas[1].Disk), d.Off)
 		}
 		problems += len(div)
 		if len(div) == 0 {
 			fmt.Fprintf(stdout, "%d superchunks: both replicas agree\n", len(l.Superchunks))
+		}
+		if group != nil {
+			stray, err := raidprun.Stray(ctx, l, disks, raidprun.Config{Size: size})
+			if err != nil {
+				return err
+			}
+			for _, p := range stray {
+				fmt.Fprintf(stdout, "%s: free slot %d holds bytes no superchunk accounts for (its Lstor counts them)\n", fs.Arg(p.Disk), p.Slot)
+			}
+			problems += len(stray)
+			if len(stray) == 0 {
+				fmt.Fprintln(stdout, "free slots: all zero")
+			}
 		}
 	}
 	if problems > 0 {

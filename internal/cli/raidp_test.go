@@ -29,17 +29,7 @@ func TestRaidpVerify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var specs []string
-	var stores []*lstor.Store
-	for d := range n {
-		disk, lst := filepath.Join(dir, fmt.Sprint("disk", d)), filepath.Join(dir, "lstor", fmt.Sprint("disk", d))
-		specs = append(specs, disk+",lstor="+lst)
-		s, err := lstor.Open(ctx, lstor.Config{FS: vfs.Default, Disk: disk, Lstor: lst, Size: size, Slots: slots})
-		if err != nil {
-			t.Fatal(err)
-		}
-		stores = append(stores, s)
-	}
+	specs, stores := openStores(t, dir, n, slots, size)
 	for _, sc := range l.Superchunks {
 		b := bytes.Repeat([]byte{byte(sc.ID + 1)}, 1000+sc.ID)
 		for _, p := range sc.Replicas {
@@ -87,6 +77,95 @@ func TestRaidpVerify(t *testing.T) {
 	if !errors.Is(err, lstor.ErrNotFormatted) {
 		t.Fatalf("missing Lstor: %v", err)
 	}
+}
+
+// TestRaidpVerifyGroup: with --group the stored layout is checked, and a
+// free slot holding bytes (a stray copy: consistent with its disk's
+// Lstor, yet counted there by no superchunk) is a problem until zeroed;
+// "-" stands only for a disk holding no superchunk.
+func TestRaidpVerifyGroup(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const n, slots, rows, size = 6, 4, 2, lstor.BlockSize
+	var gd []raidp.GroupDisk
+	for d := range n {
+		gd = append(gd, raidp.GroupDisk{ID: fmt.Sprint("disk", d), Domain: fmt.Sprint("node", d)})
+	}
+	g, err := raidp.NewGroup("warm", gd, size, slots, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, stores := openStores(t, dir, n, slots, size)
+	for _, sc := range g.Layout.Superchunks {
+		for _, p := range sc.Replicas {
+			if err := stores[p.Disk].Write(ctx, p.Slot, 10, bytes.Repeat([]byte{byte(sc.ID + 1)}, 500)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A stray copy in the last slot of disk 1 (free: rows < slots).
+	if err := stores[1].Write(ctx, slots-1, 0, []byte("stray")); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range stores {
+		s.Close()
+	}
+	gf := filepath.Join(dir, "group.json")
+	b, _ := json.Marshal(g)
+	if err := os.WriteFile(gf, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(specs []string) (string, error) {
+		var out bytes.Buffer
+		args := append([]string{"verify", "--size", "64KiB", "--slots", fmt.Sprint(slots), "--group", gf}, specs...)
+		err := runAdminRaidp(ctx, args, &out, &out)
+		return out.String(), err
+	}
+	out, err := run(specs)
+	if err == nil || !strings.Contains(out, fmt.Sprintf("%s: free slot %d holds bytes", specs[1], slots-1)) || strings.Count(out, ": ok") != n ||
+		!strings.Contains(out, "both replicas agree") {
+		t.Fatalf("a stray slot: %v\n%s", err, out)
+	}
+	s, err := lstor.Open(ctx, lstor.Config{FS: vfs.Default, Disk: filepath.Join(dir, "disk1"), Lstor: filepath.Join(dir, "lstor", "disk1"), Size: size, Slots: slots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Zero(ctx, slots-1, 0, size); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if out, err := run(specs); err != nil || !strings.Contains(out, "free slots: all zero") {
+		t.Fatalf("the stray slot zeroed: %v\n%s", err, out)
+	}
+	// "-" for a disk of the layout, and a group of other disks.
+	dash := append([]string{"-"}, specs[1:]...)
+	if _, err := run(dash); !errors.Is(err, ErrUsage) {
+		t.Fatalf("a disk holding superchunks given as -: %v", err)
+	}
+	if _, err := run(specs[1:]); !errors.Is(err, ErrUsage) {
+		t.Fatalf("one disk fewer than the group: %v", err)
+	}
+}
+
+// openStores opens n new RAIDP stores under dir (dir/diskD with its
+// Lstor in dir/lstor/diskD) and returns their specs for the verify
+// command, and the stores (closed when the test ends; Close twice is
+// harmless).
+func openStores(t *testing.T, dir string, n, slots int, size int64) ([]string, []*lstor.Store) {
+	t.Helper()
+	var specs []string
+	var stores []*lstor.Store
+	for d := range n {
+		disk, lst := filepath.Join(dir, fmt.Sprint("disk", d)), filepath.Join(dir, "lstor", fmt.Sprint("disk", d))
+		specs = append(specs, disk+",lstor="+lst)
+		s, err := lstor.Open(context.Background(), lstor.Config{FS: vfs.Default, Disk: disk, Lstor: lst, Size: size, Slots: slots})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores = append(stores, s)
+	}
+	return specs, stores
 }
 
 func poke(t *testing.T, name string, off int64) {
@@ -139,11 +218,11 @@ func TestRaidpPlan(t *testing.T) {
 	}
 }
 
-// TestRaidpVerifyGroup: --group compares replicas where a recovered group
+// TestRaidpVerifyRecoveredGroup: --group compares replicas where a recovered group
 // places them (raidp.New's layout no longer applies once a disk is out),
-// over the disks not out in the group's order; a group that does not fit
-// the arguments is a usage error.
-func TestRaidpVerifyGroup(t *testing.T) {
+// over the group's disks in its order ("-" for one out of it); a group
+// that does not fit the arguments is a usage error.
+func TestRaidpVerifyRecoveredGroup(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	const n, slots, rows, size = 5, 4, 2, lstor.BlockSize
@@ -199,21 +278,21 @@ func TestRaidpVerifyGroup(t *testing.T) {
 		err := runAdminRaidp(ctx, args, &out, &out)
 		return out.String(), err
 	}
-	out, err := run(append([]string{"--group", file}, specs[1:]...)...)
+	out, err := run(append([]string{"--group", file, "-"}, specs[1:]...)...)
 	if err != nil || strings.Count(out, ": ok") != n-1 || !strings.Contains(out, fmt.Sprintf("%d superchunks: both replicas agree", len(after.Layout.Superchunks))) {
 		t.Fatalf("verify --group of the recovered group: %v\n%s", err, out)
 	}
 	// A replica the recovery wrote, damaged, is found on its disk.
 	tr := plan.Transfers[0]
 	poke(t, filepath.Join(dir, fmt.Sprint("disk", tr.To.Disk), "raidp.data"), int64(tr.To.Slot)*size+10)
-	out, err = run(append([]string{"--group", file, "--resync"}, specs[1:]...)...)
+	out, err = run(append([]string{"--group", file, "--resync", "-"}, specs[1:]...)...)
 	if err == nil || !strings.Contains(out, fmt.Sprintf("superchunk %d: replicas", tr.Superchunk)) || !strings.Contains(out, fmt.Sprint("disk", tr.To.Disk, ",lstor")) {
 		t.Fatalf("verify --group with a damaged replica: %v\n%s", err, out)
 	}
 	for name, args := range map[string][]string{
-		"every disk, one of them out": append([]string{"--group", file}, specs...),
-		"--rows and --group":          append([]string{"--group", file, "--rows", "2"}, specs[1:]...),
-		"no such file":                append([]string{"--group", file + ".none"}, specs[1:]...),
+		"a disk too few":     append([]string{"--group", file}, specs[1:]...),
+		"--rows and --group": append([]string{"--group", file, "--rows", "2", "-"}, specs[1:]...),
+		"no such file":       append([]string{"--group", file + ".none", "-"}, specs[1:]...),
 	} {
 		if _, err := run(args...); !errors.Is(err, ErrUsage) {
 			t.Errorf("%s: %v, want a usage error", name, err)

@@ -41,8 +41,11 @@ type RepairStatus struct {
 	// Ready is what the director can rebuild now; Waiting says why the
 	// rest waits, by reason; Why, by task ID, for the tasks that wait.
 	// Only the first Checked tasks are judged (the rest count as Ready).
-	Ready   int64             `json:"ready_bytes"`
-	Waiting []waitGroup       `json:"waiting,omitempty"`
+	Ready   int64       `json:"ready_bytes"`
+	Waiting []waitGroup `json:"waiting,omitempty"`
+	// RAIDP is the raidp group's ongoing recovery, if any (run by the
+	// director beside the queue: docs/design/raidp.md, "Stored plan").
+	RAIDP   string            `json:"raidp,omitempty"`
 	Why     map[string]string `json:"why,omitempty"`
 	Checked int               `json:"checked"`
 }
@@ -91,6 +94,9 @@ func printRepairStatus(ctx context.Context, cl *cluster, stdout io.Writer, asJSO
 	if q.Ready > 0 {
 		st.ETA = q.eta(st.Progress, time.Now())
 	}
+	if st.RAIDP, err = raidpStatusLine(ctx, cl); err != nil {
+		return err
+	}
 	if asJSON {
 		st.Queue = ts
 		return printJSON(stdout, st)
@@ -98,6 +104,9 @@ func printRepairStatus(ctx context.Context, cl *cluster, stdout io.Writer, asJSO
 	if p := st.Progress; p != nil {
 		fmt.Fprintf(stdout, "director %s has rebuilt %d shards (%s), %d failed attempts; rate %s (as of %s)\n",
 			p.Director, p.Shards, fmtBytes(p.Bytes), p.Failed, units.FormatRate(p.Rate), p.Updated.Format(time.RFC3339))
+	}
+	if st.RAIDP != "" {
+		fmt.Fprintln(stdout, st.RAIDP)
 	}
 	if len(ts) == 0 {
 		fmt.Fprintln(stdout, "repair queue: empty (every stripe has its full redundancy, as far as the director knows)")
@@ -131,7 +140,11 @@ func printRepairStatus(ctx context.Context, cl *cluster, stdout io.Writer, asJSO
 		case st.Why[t.ID] != "":
 			now = "wait"
 		}
-		fmt.Fprintf(tw, "%s/%s\t%d\t%s\t%v\t%d\t%s\t%s\t%d\t%s\n", t.Bucket, t.Key, t.Part, t.Policy, t.Lost, t.Risk,
+		object := t.Bucket + "/" + t.Key
+		if r := t.RAIDP; r != nil {
+			object = fmt.Sprintf("raidp group %s: step %d (%s)", r.Group, r.Step, r.Kind)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%v\t%d\t%s\t%s\t%d\t%s\n", object, t.Part, t.Policy, t.Lost, t.Risk,
 			fmtBytes(t.Bytes), now, t.Attempts, t.LastError)
 	}
 	return tw.Flush()
@@ -233,9 +246,15 @@ Rates are sizes per second (e.g. 117MB, 1GiB).`)
 		if err != nil {
 			return err
 		}
+		// The raidp group's recovery, ongoing or to be planned, with the
+		// same rates (docs/design/raidp.md, "Time models").
+		rest, err := estimateRAIDP(ctx, cl, r)
+		if err != nil {
+			return err
+		}
 		if *asJSON {
 			return json.NewEncoder(stdout).Encode(map[string]any{"model": m, "predictions": preds, "choice": best.Scheme.String(),
-				"waiting": q.Waiting})
+				"waiting": q.Waiting, "raidp": rest})
 		}
 		for _, g := range q.Waiting {
 			fmt.Fprintf(stdout, "%s of the queue (%s) cannot be rebuilt now, whatever the scheme: %s\n", plural(g.Stripes, "stripe"), fmtBytes(g.Bytes), g.Reason)
@@ -250,7 +269,13 @@ Rates are sizes per second (e.g. 117MB, 1GiB).`)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", pr.Scheme, seconds(pr.Seconds), seconds(pr.Paper), pr.Eq, pr.Bound, mark)
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if rest != nil {
+			return rest.print(stdout)
+		}
+		return nil
 	})
 }
 

@@ -178,6 +178,11 @@ func judgeQueue(ctx context.Context, store meta.Store, ts []cairn.RepairTask) (q
 			r.Ready += t.Bytes
 			continue
 		}
+		if t.RAIDP != nil { // a RAIDP recovery step names no object: it can run
+			r.Checked++
+			r.Ready += t.Bytes
+			continue
+		}
 		var m *cairn.Manifest
 		if t.Upload != "" { // a part of an upload in progress
 			m, err = repair.OpenPart(ctx, store, t)

@@ -443,7 +443,7 @@ func startNode(ctx context.Context, o nodeOptions) (addr string, h *node.Handler
 		duties = append(duties, repairs...)
 		duties = append(duties, o.cleanup.duty(cl, o.log, o.metrics))
 		duties = append(duties, o.lifecycle.duty(store, o.log, o.coldPolicy, data.FreeRAIDP))
-		duties = append(duties, raidpDuty(data, o.log))
+		duties = append(duties, raidpDuty(data, store, o.log))
 		duties = append(duties, o.cleanup.raidp.duty(data, o.log))
 		// The placement-group tables follow the cluster as nodes and disks
 		// join or leave (docs/design/rebalance.md).

@@ -71,15 +71,15 @@ func TestRAIDPWarm(t *testing.T) {
 }
 
 // warmCluster starts nodes nodes whose disks have Lstors of 4 superchunks
-// of 1 MiB (and a director grace of grace, 0: the default), a gateway,
-// and PUTs objects of the sizes given with storage class WARM into
-// bucket warm-bucket. check reads them all back byte-exact (failing the
-// test otherwise).
-func warmCluster(t *testing.T, nodes int, grace time.Duration, sizes []int) (*testcluster.Cluster, func(when string)) {
+// of 1 MiB (and a director grace of grace, 0: the default; nodeArgs
+// after these, e.g. another --raidp-size), a gateway, and PUTs objects of
+// the sizes given with storage class WARM into bucket warm-bucket. check
+// reads them all back byte-exact (failing the test otherwise).
+func warmCluster(t *testing.T, nodes int, grace time.Duration, sizes []int, nodeArgs ...string) (*testcluster.Cluster, func(when string)) {
 	t.Helper()
 	ctx := context.Background()
 	c := testcluster.Start(t, testcluster.Config{Nodes: nodes, Lstor: true, Grace: grace,
-		NodeArgs: []string{"--raidp-size", "1MiB", "--raidp-slots", "4"}})
+		NodeArgs: append([]string{"--raidp-size", "1MiB", "--raidp-slots", "4"}, nodeArgs...)})
 	gw := testcluster.StartProc(t, "gateway", "gateway", "--config", c.Conf, "--s3-addr", "127.0.0.1:0", "--console-addr", "off",
 		"--access-key", testcluster.TestAccessKey, "--secret-key", testcluster.TestSecretKey)
 	cl := testcluster.S3Client(gw.Addr(proc.S3))
@@ -130,23 +130,9 @@ func TestRAIDPDirectorRecovers(t *testing.T) {
 	const nodes = 6
 	c, check := warmCluster(t, nodes, 2*time.Second, []int{7000, 500_000, 900_000, 1<<20 + 99, 1 << 20})
 	check("all nodes up")
-	type group struct {
-		Generation int `json:"generation"`
-		Disks      []struct {
-			ID string `json:"id"`
-		} `json:"disks"`
-		Out    []int `json:"out"`
-		Layout struct {
-			Superchunks []struct {
-				Replicas [2]struct {
-					Disk int `json:"disk"`
-				} `json:"replicas"`
-			} `json:"superchunks"`
-		} `json:"layout"`
-	}
-	read := func() group {
+	read := func() groupRecord {
 		t.Helper()
-		var g group
+		var g groupRecord
 		if err := json.Unmarshal([]byte(c.CLI(t, "admin", "raidp", "group", "--json")), &g); err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +150,7 @@ func TestRAIDPDirectorRecovers(t *testing.T) {
 		fmt.Sscanf(d, "node%d/", &n)
 		c.Nodes[n-1].Kill()
 		testcluster.WaitFor(t, 2*time.Minute, fmt.Sprintf("the director to recover from %s", d), func() bool {
-			return read().Generation == step+1
+			return read().Generation == uint64(step+1)
 		})
 		g = read()
 		if len(g.Out) != step {

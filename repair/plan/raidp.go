@@ -109,13 +109,40 @@ func (m RAIDPModel) Remirror(p raidp.Remirroring) (RAIDPStep, error) {
 	}
 	w, lstor := make(map[int]*work), make(map[int]float64)
 	for _, t := range p.Transfers {
-		at(w, t.From.Disk).read += m.Size
-		at(w, t.From.Disk).send += m.Size
-		at(w, t.To.Disk).recv += m.Size
-		at(w, t.To.Disk).write += m.Size
-		lstor[t.To.Disk] += 2 * m.Size
+		m.addCopy(w, lstor, t.From.Disk, t.To.Disk)
 	}
 	return m.loadTime(w, lstor), nil
+}
+
+// addCopy adds one superchunk copy from disk from to disk to.
+func (m RAIDPModel) addCopy(w map[int]*work, lstor map[int]float64, from, to int) {
+	at(w, from).read += m.Size
+	at(w, from).send += m.Size
+	at(w, to).recv += m.Size
+	at(w, to).write += m.Size
+	lstor[to] += 2 * m.Size
+}
+
+// addSide adds one rebuild side writing to disk target, and returns the
+// bytes it sends over the network.
+func addSide(w map[int]*work, lstor map[int]float64, s raidp.Side, target int) float64 {
+	n := float64(s.Len)
+	for i, r := range s.Reads {
+		at(w, r.Disk).read += n
+		at(w, r.Disk).send += n
+		if i > 0 {
+			at(w, r.Disk).recv += n
+		}
+	}
+	if len(s.Reads) > 0 {
+		at(w, s.Lstor).recv += n
+	}
+	lstor[s.Lstor] += n
+	at(w, s.Lstor).send += n
+	at(w, target).recv += n
+	at(w, target).write += n
+	lstor[target] += 2 * n
+	return float64(len(s.Reads)+1) * n
 }
 
 // Dual predicts a dual-failure recovery. A rebuild side runs as a PUSH
@@ -141,23 +168,8 @@ func (m RAIDPModel) Dual(p raidp.DualPlan) (RAIDPDualPrediction, error) {
 		}
 		w, lstor := make(map[int]*work), make(map[int]float64)
 		for _, s := range p.Sides {
-			n := float64(s.Len)
-			for i, r := range s.Reads {
-				at(w, r.Disk).read += n
-				at(w, r.Disk).send += n
-				if i > 0 {
-					at(w, r.Disk).recv += n
-				}
-			}
-			if len(s.Reads) > 0 {
-				at(w, s.Lstor).recv += n
-			}
-			lstor[s.Lstor] += n
-			at(w, s.Lstor).send += n
-			at(w, p.Target.Disk).recv += n
+			addSide(w, lstor, s, p.Target.Disk)
 		}
-		at(w, p.Target.Disk).write += m.Size
-		lstor[p.Target.Disk] += 2 * m.Size
 		out.Rebuild = m.loadTime(w, lstor)
 	}
 	out.Total = out.Rebuild.Seconds
@@ -168,6 +180,82 @@ func (m RAIDPModel) Dual(p raidp.DualPlan) (RAIDPDualPrediction, error) {
 		}
 		out.Remirror[i] = s
 		out.Total += s.Seconds
+	}
+	return out, nil
+}
+
+// RAIDPPhase is the prediction for one phase of a stored recovery plan
+// (raidp.Recovery): the steps left (not done) run in parallel.
+type RAIDPPhase struct {
+	Phase int            `json:"phase"`
+	Kind  raidp.StepKind `json:"kind"`
+	Steps int            `json:"steps"`
+	Left  int            `json:"left"`
+	RAIDPStep
+	// Written is the bytes the steps left write to their disks (each
+	// also costs its disk's Lstor a parity read and write of as many);
+	// Network the bytes they send between nodes.
+	Written float64 `json:"written_bytes"`
+	Network float64 `json:"network_bytes"`
+	// Busiest is the most bytes one disk reads or writes in the phase.
+	Busiest float64 `json:"busiest_disk_bytes"`
+}
+
+// RAIDPRecoveryPrediction is the predicted time left of a stored recovery
+// plan, phase by phase (phases run one after the other).
+type RAIDPRecoveryPrediction struct {
+	Phases  []RAIDPPhase `json:"phases"`
+	Seconds float64      `json:"seconds"`
+}
+
+// Recovery predicts what is left of a stored recovery plan: per phase,
+// its steps not done yet timed as Remirror (copies) and Dual (rebuild
+// sides) do, and a zero as a write of the slot on its disk (an upper
+// bound: zeroing past the slot's high-water mark writes nothing). A plan
+// whose every step is done predicts 0 s. For a new plan the phases'
+// times are Dual's (or Remirror's) steps.
+func (m RAIDPModel) Recovery(r raidp.Recovery) (RAIDPRecoveryPrediction, error) {
+	var out RAIDPRecoveryPrediction
+	if err := m.validate(r.After.Disks); err != nil {
+		return out, err
+	}
+	for _, phase := range r.Phases() {
+		ph := RAIDPPhase{Phase: r.Steps[phase[0]].Phase, Kind: r.Steps[phase[0]].Kind, Steps: len(phase)}
+		w, lstor := make(map[int]*work), make(map[int]float64)
+		for _, i := range phase {
+			s := r.Steps[i]
+			if s.Done {
+				continue
+			}
+			ph.Left++
+			switch s.Kind {
+			case raidp.StepCopy:
+				if s.From == nil {
+					return RAIDPRecoveryPrediction{}, fmt.Errorf("%w: step %d: a copy without a sender", ErrInvalid, i)
+				}
+				m.addCopy(w, lstor, s.From.Disk, s.To.Disk)
+				ph.Written += m.Size
+				ph.Network += m.Size
+			case raidp.StepRebuild:
+				if s.Rebuild == nil {
+					return RAIDPRecoveryPrediction{}, fmt.Errorf("%w: step %d: a rebuild without a side", ErrInvalid, i)
+				}
+				ph.Network += addSide(w, lstor, *s.Rebuild, s.To.Disk)
+				ph.Written += float64(s.Rebuild.Len)
+			case raidp.StepZero:
+				at(w, s.To.Disk).write += m.Size
+				lstor[s.To.Disk] += 2 * m.Size
+				ph.Written += m.Size
+			default:
+				return RAIDPRecoveryPrediction{}, fmt.Errorf("%w: step %d of kind %q", ErrInvalid, i, s.Kind)
+			}
+		}
+		for _, x := range w {
+			ph.Busiest = max(ph.Busiest, x.read, x.write)
+		}
+		ph.RAIDPStep = m.loadTime(w, lstor)
+		out.Seconds += ph.Seconds
+		out.Phases = append(out.Phases, ph)
 	}
 	return out, nil
 }

@@ -17,6 +17,10 @@
 // Every step is idempotent: a transfer or rebuild interrupted by a crash
 // is simply run again (the receiver's Lstor is folded by its own
 // journaled writes, so it stays the XOR of its slots at every point).
+// Resume runs a stored plan (raidp.Recovery) step by step, skipping the
+// steps done and reporting each one finished so the caller records it;
+// RunStep runs one step (a copy, a rebuild side, or the zeroing of a slot
+// a given-up plan wrote, which needs the Zeroer capability).
 //
 // Usage sketch:
 //
@@ -25,8 +29,8 @@
 //	// store plan.After by compare-and-swap; resync a and b's Lstors once
 //	// their disks are replaced
 //
-// Caveats: the group's disks are in-process values here; running the
-// plans across nodes (the node protocol and the director's repair queue)
-// is not built yet, nor is diverting writes from the superchunk being
-// rebuilt (the caller must not write to it meanwhile).
+// Caveats: Remote reaches a group's disks over the node protocol; the
+// caller (client.RecoverRAIDP) stores the plan and diverts writes from the
+// superchunks being recovered — this package does neither. Recover plans
+// afresh each time and is for disks in one process.
 package raidprun

@@ -3,7 +3,6 @@ package raidprun
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"cairn"
@@ -16,6 +15,7 @@ type Node interface {
 	ReadRAIDP(ctx context.Context, disk cairn.DiskID, slot int, p []byte, off int64) error
 	ReadLstor(ctx context.Context, disk cairn.DiskID, p []byte, off int64) error
 	WriteRAIDP(ctx context.Context, disk cairn.DiskID, slot int, off int64, p []byte) error
+	ZeroRAIDP(ctx context.Context, disk cairn.DiskID, slot int, off, n int64) error
 }
 
 // Remote is a group disk on a node: a Disk over the node protocol. Its
@@ -42,48 +42,35 @@ func (r remote) Write(ctx context.Context, slot int, off int64, p []byte) error 
 	return r.n.WriteRAIDP(ctx, r.d, slot, off, p)
 }
 
+func (r remote) Zero(ctx context.Context, slot int, off, n int64) error {
+	return r.n.ZeroRAIDP(ctx, r.d, slot, off, n)
+}
+
 // ErrNothing: Recover was given no failed disk (or only disks already
 // out).
 var ErrNothing = errors.New("raidprun: no failed disk to recover")
 
 // Recover recovers group g from the loss of one or two of its disks
-// (layout indexes): one by a re-mirroring (raidp.Remirror), two by the
-// dual plan (raidp.Dual: the superchunk they shared rebuilt from the
-// Lstors that answer, then both re-mirrored). It returns the group to
-// store by compare-and-swap against g (g.Recovered). disks holds the
-// group's live disks (and the failed ones whose Lstor may still be read,
-// for a dual rebuild); lstorOK says, per failed disk, whether its Lstor
-// can be read. Writes must be kept off every superchunk of the failed
-// disks while it runs. Idempotent: run again after an interruption.
+// (layout indexes) without storing its plan: raidp.PlanRecovery (one
+// disk by a re-mirroring, two by the dual plan: the superchunk they
+// shared rebuilt from the Lstors that answer, then both re-mirrored) run
+// by Resume. It returns the group to store by compare-and-swap against g
+// (g.Recovered). disks holds the group's live disks (and the failed ones
+// whose Lstor may still be read, for a dual rebuild); lstorOK says, per
+// failed disk, whether its Lstor can be read. Writes must be kept off
+// every superchunk of the failed disks while it runs. Run again after an
+// interruption it plans afresh, and the receivers may differ: a cluster
+// stores the plan and resumes it instead (client.RecoverRAIDP).
 func Recover(ctx context.Context, g raidp.Group, failed []int, lstorOK map[int]bool, disks map[int]Disk, cfg Config) (raidp.Group, error) {
-	failed = slices.DeleteFunc(slices.Clone(failed), func(d int) bool { return slices.Contains(g.Out, d) })
-	slices.Sort(failed)
-	failed = slices.Compact(failed)
-	var after raidp.Layout
-	switch len(failed) {
-	case 0:
+	if len(slices.DeleteFunc(slices.Clone(failed), func(d int) bool { return slices.Contains(g.Out, d) })) == 0 {
 		return raidp.Group{}, ErrNothing
-	case 1:
-		plan, err := raidp.Remirror(g.Layout, failed, nil, g.Out...)
-		if err != nil {
-			return raidp.Group{}, fmt.Errorf("plan re-mirroring disk %d of %s: %w", failed[0], g.Name, err)
-		}
-		if err := Remirror(ctx, plan, disks, cfg); err != nil {
-			return raidp.Group{}, err
-		}
-		after = plan.After
-	case 2:
-		a, b := failed[0], failed[1]
-		plan, err := raidp.Dual(g.Layout, a, b, g.Size, [2]bool{lstorOK[a], lstorOK[b]}, nil, g.Out...)
-		if err != nil {
-			return raidp.Group{}, fmt.Errorf("plan the recovery of disks %d and %d of %s: %w", a, b, g.Name, err)
-		}
-		if err := Dual(ctx, plan, disks, cfg); err != nil {
-			return raidp.Group{}, err
-		}
-		after = plan.After
-	default:
-		return raidp.Group{}, fmt.Errorf("%w: %d disks of group %s failed; RAIDP survives two", raidp.ErrLost, len(failed), g.Name)
 	}
-	return g.Recovered(after, failed...)
+	plan, err := raidp.PlanRecovery(g, failed, lstorOK, nil)
+	if err != nil {
+		return raidp.Group{}, err
+	}
+	if err := Resume(ctx, plan, disks, cfg, func(int) error { return nil }); err != nil {
+		return raidp.Group{}, err
+	}
+	return g.Recovered(plan.After, plan.Failed...)
 }

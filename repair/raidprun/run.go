@@ -72,19 +72,7 @@ func Remirror(ctx context.Context, p raidp.Remirroring, disks map[int]Disk, cfg 
 		if err != nil {
 			return err
 		}
-		g.Go(func() error {
-			buf := make([]byte, cfg.Chunk)
-			for off := int64(0); off < cfg.Size; off += int64(cfg.Chunk) {
-				b := buf[:min(int64(cfg.Chunk), cfg.Size-off)]
-				if err := from.ReadAt(t.From.Slot, b, off); err != nil {
-					return fmt.Errorf("re-mirror superchunk %d: read disk %d: %w", t.Superchunk, t.From.Disk, err)
-				}
-				if err := to.Write(ctx, t.To.Slot, off, b); err != nil {
-					return fmt.Errorf("re-mirror superchunk %d: write disk %d: %w", t.Superchunk, t.To.Disk, err)
-				}
-			}
-			return nil
-		})
+		g.Go(func() error { return copySuperchunk(ctx, t, from, to, cfg) })
 	}
 	return g.Wait()
 }
@@ -109,36 +97,11 @@ func Rebuild(ctx context.Context, p raidp.DualPlan, disks map[int]Disk, cfg Conf
 		g.SetLimit(cfg.Parallel)
 	}
 	for _, side := range p.Sides {
-		lst, err := disk(disks, side.Lstor)
+		lst, mirrors, err := sideDisks(disks, side)
 		if err != nil {
 			return err
 		}
-		mirrors := make([]Disk, len(side.Reads))
-		for i, r := range side.Reads {
-			if mirrors[i], err = disk(disks, r.Disk); err != nil {
-				return err
-			}
-		}
-		g.Go(func() error {
-			acc, buf := make([]byte, cfg.Chunk), make([]byte, cfg.Chunk)
-			for off := side.Off; off < side.Off+side.Len; off += int64(cfg.Chunk) {
-				n := min(int64(cfg.Chunk), side.Off+side.Len-off)
-				a, b := acc[:n], buf[:n]
-				if err := lst.Parity(a, off); err != nil {
-					return fmt.Errorf("rebuild superchunk %d: Lstor of disk %d: %w", p.Lost, side.Lstor, err)
-				}
-				for i, r := range side.Reads {
-					if err := mirrors[i].ReadAt(r.Slot, b, off); err != nil {
-						return fmt.Errorf("rebuild superchunk %d: read disk %d: %w", p.Lost, r.Disk, err)
-					}
-					subtle.XORBytes(a, a, b)
-				}
-				if err := target.Write(ctx, p.Target.Slot, off, a); err != nil {
-					return fmt.Errorf("rebuild superchunk %d: write disk %d: %w", p.Lost, p.Target.Disk, err)
-				}
-			}
-			return nil
-		})
+		g.Go(func() error { return rebuildSide(ctx, p.Lost, side, lst, mirrors, p.Target, target, cfg) })
 	}
 	return g.Wait()
 }
@@ -155,4 +118,58 @@ func Dual(ctx context.Context, p raidp.DualPlan, disks map[int]Disk, cfg Config)
 		}
 	}
 	return nil
+}
+
+// copySuperchunk copies t's superchunk whole, chunk by chunk.
+func copySuperchunk(ctx context.Context, t raidp.Transfer, from, to Disk, cfg Config) error {
+	buf := make([]byte, cfg.Chunk)
+	for off := int64(0); off < cfg.Size; off += int64(cfg.Chunk) {
+		b := buf[:min(int64(cfg.Chunk), cfg.Size-off)]
+		if err := from.ReadAt(t.From.Slot, b, off); err != nil {
+			return fmt.Errorf("re-mirror superchunk %d: read disk %d: %w", t.Superchunk, t.From.Disk, err)
+		}
+		if err := to.Write(ctx, t.To.Slot, off, b); err != nil {
+			return fmt.Errorf("re-mirror superchunk %d: write disk %d: %w", t.Superchunk, t.To.Disk, err)
+		}
+	}
+	return nil
+}
+
+// rebuildSide rebuilds the range of side into at (on disk target): the
+// Lstor's parity XORed with the same range of every mirror.
+func rebuildSide(ctx context.Context, lost int, side raidp.Side, lst Disk, mirrors []Disk, at raidp.Place, target Disk, cfg Config) error {
+	acc, buf := make([]byte, cfg.Chunk), make([]byte, cfg.Chunk)
+	for off := side.Off; off < side.Off+side.Len; off += int64(cfg.Chunk) {
+		n := min(int64(cfg.Chunk), side.Off+side.Len-off)
+		a, b := acc[:n], buf[:n]
+		if err := lst.Parity(a, off); err != nil {
+			return fmt.Errorf("rebuild superchunk %d: Lstor of disk %d: %w", lost, side.Lstor, err)
+		}
+		for i, r := range side.Reads {
+			if err := mirrors[i].ReadAt(r.Slot, b, off); err != nil {
+				return fmt.Errorf("rebuild superchunk %d: read disk %d: %w", lost, r.Disk, err)
+			}
+			subtle.XORBytes(a, a, b)
+		}
+		if err := target.Write(ctx, at.Slot, off, a); err != nil {
+			return fmt.Errorf("rebuild superchunk %d: write disk %d: %w", lost, at.Disk, err)
+		}
+	}
+	return nil
+}
+
+// sideDisks returns the disks a rebuild side reads: its Lstor's and its
+// mirrors, in the order of side.Reads.
+func sideDisks(disks map[int]Disk, side raidp.Side) (Disk, []Disk, error) {
+	lst, err := disk(disks, side.Lstor)
+	if err != nil {
+		return nil, nil, err
+	}
+	mirrors := make([]Disk, len(side.Reads))
+	for i, r := range side.Reads {
+		if mirrors[i], err = disk(disks, r.Disk); err != nil {
+			return nil, nil, err
+		}
+	}
+	return lst, mirrors, nil
 }

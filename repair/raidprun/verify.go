@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"cairn/raidp"
 )
@@ -52,6 +53,49 @@ func Verify(ctx context.Context, l raidp.Layout, disks map[int]Disk, cfg Config)
 			if !bytes.Equal(a[:n], b[:n]) {
 				out = append(out, Divergence{Superchunk: sc.ID, Off: off})
 				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// Stray returns the free slots of l on the disks given — those no
+// superchunk of l occupies — that hold a non-zero byte: bytes a disk's
+// Lstor counts that no superchunk accounts for, which would spoil a dual
+// rebuild from that Lstor (docs/design/raidp.md, "Stored plan"). Disks
+// missing from disks (out of the group) are skipped.
+func Stray(ctx context.Context, l raidp.Layout, disks map[int]Disk, cfg Config) ([]raidp.Place, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	used := map[raidp.Place]bool{}
+	for _, sc := range l.Superchunks {
+		used[sc.Replicas[0]], used[sc.Replicas[1]] = true, true
+	}
+	var out []raidp.Place
+	b := make([]byte, cfg.Chunk)
+	for d := range l.Disks {
+		dk, ok := disks[d]
+		if !ok || dk == nil {
+			continue
+		}
+		for s := range l.Slots {
+			p := raidp.Place{Disk: d, Slot: s}
+			if used[p] {
+				continue
+			}
+			for off := int64(0); off < cfg.Size; off += int64(cfg.Chunk) {
+				if err := ctx.Err(); err != nil {
+					return out, err
+				}
+				n := min(int64(cfg.Chunk), cfg.Size-off)
+				if err := dk.ReadAt(s, b[:n], off); err != nil {
+					return out, fmt.Errorf("stray check: disk %d slot %d: %w", d, s, err)
+				}
+				if slices.ContainsFunc(b[:n], func(x byte) bool { return x != 0 }) {
+					out = append(out, p)
+					break
+				}
 			}
 		}
 	}

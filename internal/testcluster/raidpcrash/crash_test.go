@@ -386,6 +386,8 @@ func (x *crash) verify(g raidp.Group, recovered bool) {
 			n := x.nodeOf(g, d) + 1
 			args = append(args, x.c.NodeDir(n, 1)+",lstor="+x.c.LstorDir(n, 1))
 			live++
+		} else if len(g.Out) > 0 {
+			args = append(args, "-") // --group: a disk out of the group
 		}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), maxWait)
