@@ -118,6 +118,22 @@ func TestZapToSlog(t *testing.T) {
 	zapLogger(nil, nil).Error("dropped") // must not panic
 }
 
+// etcd's storage version monitor, retrying on a member that has no term
+// yet, passes as a warning; other errors stay errors.
+func TestZapStorageVersionIsAWarning(t *testing.T) {
+	var buf bytes.Buffer
+	lg := zapLogger(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo})), nil)
+	lg.Error("failed to update storage version", zap.String("cluster-version", "3.6.0"),
+		zap.Error(errors.New("cannot detect storage schema version: missing term information")))
+	lg.Error("failed to update something else", zap.Error(errors.New("boom")))
+	out := buf.String()
+	for _, want := range []string{`level=WARN msg="failed to update storage version"`, `level=ERROR msg="failed to update something else"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in %s", want, out)
+		}
+	}
+}
+
 // Errors a stop causes (closed listeners and servers) pass at debug level
 // once stopping is set; other errors, and the same errors before, stay
 // errors.
