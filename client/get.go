@@ -230,10 +230,21 @@ func (c *Client) getMemory(p codec.Params, n int64) int64 {
 }
 
 // window is a run of the object's bytes: data's slices in order (blocks
-// of the shards as read, or decoded ones), or an error.
+// of the shards as read, or decoded ones), or an error. bufs are the
+// pooled buffers (getBuf) data slices: the reader gives them back when it
+// is done with the window.
 type window struct {
 	data [][]byte
+	bufs [][]byte
 	err  error
+}
+
+// free gives the window's buffers back; nothing may use its data after.
+func (w *window) free() {
+	for _, b := range w.bufs {
+		putBuf(b)
+	}
+	w.data, w.bufs = nil, nil
 }
 
 // cut returns bytes [lo, hi) of the concatenation of segs (hi may exceed
@@ -275,7 +286,7 @@ func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window)
 	first, last := off/sd, (end-1)/sd
 	for s := first; s <= last; s += perWin {
 		e := min(s+perWin, last+1)
-		data, err := g.window(ctx, s, e)
+		data, bufs, err := g.window(ctx, s, e)
 		if err != nil {
 			select {
 			case out <- window{err: err}:
@@ -284,7 +295,7 @@ func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window)
 			return false
 		}
 		select {
-		case out <- window{data: cut(data, max(off-s*sd, 0), end-s*sd)}:
+		case out <- window{data: cut(data, max(off-s*sd, 0), end-s*sd), bufs: bufs}:
 		case <-ctx.Done():
 			return false
 		}
@@ -293,12 +304,13 @@ func (g *getter) produce(ctx context.Context, off, end int64, out chan<- window)
 }
 
 // window fetches stripes [s, e) from the first decodable set of shards and
-// returns their data bytes. The choice of shards — K+δ at first, a
+// returns their data bytes, and the pooled buffers those bytes are in
+// (window.bufs). The choice of shards — K+δ at first, a
 // replacement for each failure, a hedge for each straggler, stop at the
 // first decodable set — is the engine's (client/engine), carried out by
 // drive: each shard slot is a disk of its own with one request, and the
 // window returns once every fetch it started has ended.
-func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
+func (g *getter) window(ctx context.Context, s, e int64) (data, bufs [][]byte, err error) {
 	p, bs := g.p, int64(g.m.BlockSize)
 	// Every shard holds stripes [s, e) in bytes [s·bs, end): full blocks,
 	// the last stripe's maybe shorter.
@@ -313,7 +325,7 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 		}
 	}
 	if len(locs) == 0 {
-		return nil, fmt.Errorf("%w: %s/%s: no readable shard", cairn.ErrUnavailable, g.m.Bucket, g.m.Key)
+		return nil, nil, fmt.Errorf("%w: %s/%s: no readable shard", cairn.ErrUnavailable, g.m.Bucket, g.m.Key)
 	}
 	// Shards on disks held slow (Config.SlowDisks) come last: asked for
 	// only if the others fail or straggle.
@@ -344,7 +356,7 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 		MinWait: g.c.cfg.HedgeAfter,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	have := make([][]byte, p.N()) // by shard slot
 	var lastErr error
@@ -383,17 +395,33 @@ func (g *getter) window(ctx context.Context, s, e int64) ([][]byte, error) {
 		}
 		g.c.observe(batch)
 	}
+	for _, b := range have {
+		if b != nil {
+			bufs = append(bufs, b)
+		}
+	}
 	if err != nil {
+		w := window{bufs: bufs}
+		w.free()
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 		err := fmt.Errorf("%w: %s/%s stripes %d–%d: too few readable shards", cairn.ErrUnavailable, g.m.Bucket, g.m.Key, s, e-1)
 		if lastErr != nil {
 			err = fmt.Errorf("%w (last error: %w)", err, shardErr(lastErr))
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return g.decode(have, s, e)
+	data, rebuilt, err := g.decode(have, s, e)
+	if rebuilt != nil {
+		bufs = append(bufs, rebuilt)
+	}
+	if err != nil {
+		w := window{bufs: bufs}
+		w.free()
+		return nil, nil, err
+	}
+	return data, bufs, nil
 }
 
 // initial is how many shards a window asks for at first: K+δ, or all.
@@ -440,8 +468,15 @@ func (c *Client) readShard(ctx context.Context, disk cairn.DiskID, name string, 
 			checked = true
 		}
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(rc, buf); err != nil {
+	// buf is pooled (getBuf); on an error it is dropped, not given back:
+	// a filler's abandoned disk read may still be writing it.
+	buf := getBuf(int(n))
+	if f, ok := rc.(shardFiller); ok {
+		err = f.Fill(buf)
+	} else {
+		_, err = io.ReadFull(rc, buf)
+	}
+	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			err = fmt.Errorf("%w: %s on %s is shorter than the manifest says", cairn.ErrCorrupt, name, disk)
 		}
@@ -449,10 +484,22 @@ func (c *Client) readShard(ctx context.Context, disk cairn.DiskID, name string, 
 	}
 	if want != nil && !checked && off == 0 && n == want.Size {
 		if crc := crc32.Checksum(buf, castagnoli); crc != want.CRC {
+			putBuf(buf)
 			return nil, mismatch(disk, name, n, crc, want)
 		}
 	}
 	return buf, nil
+}
+
+// shardFiller is implemented by a GetShard reader that fills a whole
+// buffer at once (node.Client's in-process reader: one disk goroutine and
+// one copy from the verified block, instead of a goroutine and two copies
+// per block). Fill reads exactly len(p) bytes (io.ErrUnexpectedEOF if the
+// shard ends first). If it returns an error, a disk read it abandoned
+// (its context ended) may go on writing p: the caller must not use p
+// again.
+type shardFiller interface {
+	Fill(p []byte) error
 }
 
 // mismatch is the error of a shard file that is not the one the manifest
@@ -476,8 +523,9 @@ func (g *getter) damage(shard int, err error) {
 // bytes but in the last stripe (cairn.Layout.StripeBlock). have is by
 // shard slot, each shard's bytes of the window. The blocks read are
 // returned as slices of have, not copied (the window's buffers are its
-// own); only rebuilt blocks take new memory.
-func (g *getter) decode(bySlot [][]byte, s, e int64) ([][]byte, error) {
+// own); only rebuilt blocks take new memory: rebuilt, a pooled buffer
+// (getBuf) the caller gives back when done with the data, or nil.
+func (g *getter) decode(bySlot [][]byte, s, e int64) (data [][]byte, rebuilt []byte, err error) {
 	p, bs, k := g.p, int64(g.m.BlockSize), int64(g.p.K)
 	rows := g.code.Params().N()
 	have := make([][]byte, rows) // by code row
@@ -492,14 +540,14 @@ func (g *getter) decode(bySlot [][]byte, s, e int64) ([][]byte, error) {
 			missing++
 		}
 	}
-	var rebuilt []byte // the missing rows' blocks, stripe by stripe
+	// rebuilt: the missing rows' blocks, stripe by stripe.
 	if missing > 0 {
 		start := time.Now() // for Stats only
 		defer func() {
 			g.c.stats.decodes.Add(1)
 			g.c.stats.decodeNanos.Add(int64(time.Since(start)))
 		}()
-		rebuilt = make([]byte, 0, (e-s)*bs*int64(missing))
+		rebuilt = getBuf(int((e - s) * bs * int64(missing)))[:0]
 	}
 	out := make([][]byte, 0, (e-s)*k)
 	stripe := make([][]byte, rows)
@@ -521,17 +569,18 @@ func (g *getter) decode(bySlot [][]byte, s, e int64) ([][]byte, error) {
 		}
 		if missing > 0 {
 			if err := g.code.Reconstruct(stripe, codec.Data(p.K)); err != nil {
-				return nil, fmt.Errorf("decoding %s/%s: %w", g.m.Bucket, g.m.Key, err)
+				return nil, rebuilt, fmt.Errorf("decoding %s/%s: %w", g.m.Bucket, g.m.Key, err)
 			}
 		}
 		out = append(out, stripe[:p.K]...)
 	}
-	return out, nil
+	return out, rebuilt, nil
 }
 
 // reader hands out windows as an io.ReadCloser.
 type reader struct {
 	ch      <-chan window
+	win     window   // the current window (its buffers go back when it is done)
 	cur     [][]byte // unread bytes of the current window
 	err     error
 	cancel  context.CancelFunc
@@ -551,11 +600,13 @@ func (r *reader) next() ([]byte, error) {
 		if r.err != nil {
 			return nil, r.err
 		}
+		r.win.free() // every byte of it was read or written
 		w, ok := <-r.ch
 		if !ok {
 			r.err = io.EOF
 			continue
 		}
+		r.win = w
 		r.cur, r.err = w.data, w.err
 	}
 }
@@ -594,8 +645,11 @@ func (r *reader) WriteTo(w io.Writer) (int64, error) {
 // Close stops the read-ahead.
 func (r *reader) Close() error {
 	r.cancel()
-	for range r.ch { // let the producer finish
+	for w := range r.ch { // let the producer finish
+		w.free()
 	}
+	r.cur = nil
+	r.win.free()
 	r.release()
 	return nil
 }

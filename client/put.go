@@ -15,7 +15,6 @@ import (
 
 	"cairn"
 	"cairn/codec"
-	"cairn/internal/bufpool"
 	"cairn/internal/retry"
 	"cairn/placement"
 )
@@ -154,35 +153,6 @@ func (c *Client) checkCurrent(ctx context.Context, bucket, key string, cond Cond
 // pipelineDepth is the number of stripes in flight between the encoder and
 // the shard writers.
 const pipelineDepth = 4
-
-// Stripe memory is reused across PUTs: a stripe is megabytes, and fresh
-// ones cost page faults and zeroing on every object. Pooled buffers come in
-// whole MiB (at most poolMax), so few pools exist whatever the object
-// sizes; smaller and larger buffers are plain allocations. Pooled memory
-// is not zeroed.
-const (
-	poolUnit = 1 << 20
-	poolMax  = 64 << 20
-)
-
-var bufs bufpool.Pool
-
-func getBuf(n int) []byte {
-	if n < poolUnit || n > poolMax {
-		return make([]byte, n)
-	}
-	return *bufs.Get(n, (n+poolUnit-1)/poolUnit*poolUnit)
-}
-
-// putBuf returns b (from getBuf, no longer referenced) to its pool.
-func putBuf(b []byte) {
-	c := cap(b)
-	if c < poolUnit || c > poolMax || c%poolUnit != 0 {
-		return
-	}
-	b = b[:c]
-	bufs.Put(&b)
-}
 
 // Put stores the body of r as bucket/key. It returns the committed
 // manifest. Errors: cairn.ErrNotFound (no such bucket), cairn.ErrInvalid

@@ -174,6 +174,41 @@ func (s *localShard) Read(p []byte) (int, error) {
 	}
 }
 
+// Fill reads exactly len(p) bytes into p (io.ErrUnexpectedEOF if the
+// shard's range ends first): the disk reads run on one goroutine and copy
+// each verified block straight into p, not through the block buffer Read
+// uses. The data path of an in-process GET reads whole shard ranges this
+// way (client's shardFiller). Unlike Read it may go on writing p after it
+// returned: if ctx ends first, Fill returns at once and the goroutine
+// finishes its disk read into p before it lets go of the reader (Close
+// waits for it). A caller that got an error must therefore not use p
+// again. After Fill the reader is spent; Close it.
+func (s *localShard) Fill(p []byte) error {
+	if s.closed || s.busy {
+		e := s.op
+		e.Err = fmt.Errorf("%w: read of an abandoned local shard reader", cairn.ErrInvalid)
+		return &e
+	}
+	s.busy = true
+	go func() {
+		n, err := io.ReadFull(s.rr, p)
+		s.res <- readResult{n, err}
+	}()
+	select {
+	case r := <-s.res:
+		s.busy = false
+		if r.err == io.EOF {
+			r.err = io.ErrUnexpectedEOF // p was not empty: the range ended before it
+		}
+		_, err := s.wrap(r.n, r.err)
+		return err
+	case <-s.ctx.Done():
+		e := s.op
+		e.Err = s.ctx.Err()
+		return &e
+	}
+}
+
 func (s *localShard) wrap(n int, err error) (int, error) {
 	if err != nil && err != io.EOF {
 		e := s.op

@@ -140,6 +140,50 @@ func TestLocalReadCorrupt(t *testing.T) {
 	}
 }
 
+// TestLocalFill: Fill, the in-process GET's one-goroutine read of a whole
+// range, returns the bytes Read would, io.ErrUnexpectedEOF for a buffer
+// longer than the range, and cairn.ErrCorrupt naming the bad block.
+func TestLocalFill(t *testing.T) {
+	mem := vfs.NewMem()
+	d := openDisk(t, "node1/disk1", mem, "/d1")
+	n := newTestNode(t, d)
+	local := n.client.WithLocal(n.h)
+	name, bad := shardName(11, 0), shardName(11, 1)
+	data := randBytes(11, 4*volume.BlockSize+123)
+	mustPutShard(t, local, d.id, name, data)
+	mustPutShard(t, local, d.id, bad, data)
+	flipBlockBit(t, mem, "/d1", bad, 2)
+	fill := func(name string, off, n int64, buf []byte) error {
+		t.Helper()
+		rc, err := local.GetShard(context.Background(), d.id, name, off, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		return rc.(interface{ Fill([]byte) error }).Fill(buf)
+	}
+	for _, r := range []struct{ off, n int64 }{{0, int64(len(data))}, {volume.BlockSize - 3, 10}, {2*volume.BlockSize + 5, 2*volume.BlockSize + 118}, {7, volume.BlockSize}} {
+		buf := bytes.Repeat([]byte{0xa5}, int(r.n))
+		if err := fill(name, r.off, r.n, buf); err != nil || !bytes.Equal(buf, data[r.off:r.off+r.n]) {
+			t.Fatalf("fill [%d, +%d): %v, bytes equal %v", r.off, r.n, err, bytes.Equal(buf, data[r.off:r.off+r.n]))
+		}
+	}
+	if err := fill(name, 0, 100, make([]byte, 101)); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("a buffer longer than the range: %v, want io.ErrUnexpectedEOF", err)
+	}
+	if err := fill(bad, 0, int64(len(data)), make([]byte, len(data))); !errors.Is(err, cairn.ErrCorrupt) || !contains(err.Error(), bad, "block 2", string(d.id)) {
+		t.Fatalf("fill over a corrupt block: %v", err)
+	}
+	if err := fill(bad, 0, 2*volume.BlockSize, make([]byte, 2*volume.BlockSize)); err != nil {
+		t.Fatalf("fill of the good blocks before the corrupt one: %v", err)
+	}
+	for _, nm := range []string{name, bad} {
+		if err := local.DeleteShard(context.Background(), d.id, nm); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestLocalWrites: a client WithLocal stores shards of the handler's
 // disks in process — durable and readable over the node protocol, no
 // request on the wire — under the node's size limit.
@@ -294,6 +338,29 @@ func TestLocalCallsReturnOnCancel(t *testing.T) {
 	rc.Close() // while the disk read still runs
 	if !n.h.Busy() {
 		t.Fatal("the handler is not busy while the abandoned disk read runs")
+	}
+	gate.kind.Store(-1)
+	close(gate.release)
+	idle()
+
+	// A Fill held in the disk: it returns at once, and its goroutine goes
+	// on until the disk read ends (Close waits for it).
+	ctx, cancel = context.WithCancel(context.Background())
+	rc, err = local.GetShard(ctx, d.id, name, 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold(errorfs.OpFileReadAt)
+	filled := make(chan error, 1)
+	go func() { filled <- rc.(interface{ Fill([]byte) error }).Fill(make([]byte, len(data))) }()
+	<-gate.held
+	cancel()
+	if err := within("a cancelled local fill", filled); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled fill: %v", err)
+	}
+	rc.Close()
+	if !n.h.Busy() {
+		t.Fatal("the handler is not busy while the abandoned fill runs")
 	}
 	gate.kind.Store(-1)
 	close(gate.release)
