@@ -142,10 +142,8 @@ type readResult struct {
 }
 
 func (s *localShard) Read(p []byte) (int, error) {
-	if s.closed || s.busy {
-		e := s.op
-		e.Err = fmt.Errorf("%w: read of an abandoned local shard reader", cairn.ErrInvalid)
-		return 0, &e
+	if err := s.usable(); err != nil {
+		return 0, err
 	}
 	if len(p) == 0 {
 		return 0, nil
@@ -157,21 +155,12 @@ func (s *localShard) Read(p []byte) (int, error) {
 		s.bp = copyPool.Get().(*[]byte)
 	}
 	buf := (*s.bp)[:min(len(p), len(*s.bp))]
-	s.busy = true
-	go func() {
-		n, err := s.rr.Read(buf)
-		s.res <- readResult{n, err}
-	}()
-	select {
-	case r := <-s.res:
-		s.busy = false
-		copy(p, buf[:r.n])
-		return s.wrap(r.n, r.err)
-	case <-s.ctx.Done():
-		e := s.op
-		e.Err = s.ctx.Err()
-		return 0, &e
+	r, err := s.onDisk(func() (int, error) { return s.rr.Read(buf) })
+	if err != nil {
+		return 0, err
 	}
+	copy(p, buf[:r.n])
+	return s.wrap(r.n, r.err)
 }
 
 // Fill reads exactly len(p) bytes into p (io.ErrUnexpectedEOF if the
@@ -182,30 +171,51 @@ func (s *localShard) Read(p []byte) (int, error) {
 // returned: if ctx ends first, Fill returns at once and the goroutine
 // finishes its disk read into p before it lets go of the reader (Close
 // waits for it). A caller that got an error must therefore not use p
-// again. After Fill the reader is spent; Close it.
+// again.
 func (s *localShard) Fill(p []byte) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	r, err := s.onDisk(func() (int, error) { return io.ReadFull(s.rr, p) })
+	if err != nil {
+		return err
+	}
+	if r.err == io.EOF {
+		r.err = io.ErrUnexpectedEOF // p was not empty: the range ended before it
+	}
+	_, err = s.wrap(r.n, r.err)
+	return err
+}
+
+// usable is the error of a Read or Fill on a reader that was closed or
+// whose last disk read was abandoned (and may still run).
+func (s *localShard) usable() error {
 	if s.closed || s.busy {
 		e := s.op
 		e.Err = fmt.Errorf("%w: read of an abandoned local shard reader", cairn.ErrInvalid)
 		return &e
 	}
+	return nil
+}
+
+// onDisk runs read on a goroutine of its own (it owns rr, and whatever
+// buffer read writes, until it sends on res) and waits for it or for ctx.
+// When ctx ends first the error is ctx's and the reader stays busy: the
+// read goes on, and Close lets go of the reader when it ends.
+func (s *localShard) onDisk(read func() (int, error)) (readResult, error) {
 	s.busy = true
 	go func() {
-		n, err := io.ReadFull(s.rr, p)
+		n, err := read()
 		s.res <- readResult{n, err}
 	}()
 	select {
 	case r := <-s.res:
 		s.busy = false
-		if r.err == io.EOF {
-			r.err = io.ErrUnexpectedEOF // p was not empty: the range ended before it
-		}
-		_, err := s.wrap(r.n, r.err)
-		return err
+		return r, nil
 	case <-s.ctx.Done():
 		e := s.op
 		e.Err = s.ctx.Err()
-		return &e
+		return readResult{}, &e
 	}
 }
 
