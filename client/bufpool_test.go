@@ -16,11 +16,11 @@ import (
 // decode that leaves a byte of a pooled buffer unwritten shows as wrong
 // data.
 func poison() {
-	for n := poolMin / 2; n <= 2*poolUnit; n *= 2 {
+	for n := poolMin; n <= 2*poolUnit; n *= 2 {
 		for range 4 {
-			b := getBuf(n)
-			for i := range b[:cap(b)] {
-				b[:cap(b)][i] = 0xa5
+			b := getBuf(n)[:n]
+			for i := range b {
+				b[i] = 0xa5
 			}
 			putBuf(b)
 		}
@@ -29,7 +29,7 @@ func poison() {
 
 func TestPoolCap(t *testing.T) {
 	for _, tt := range []struct{ n, want int }{
-		{0, 0}, {1000, 0}, {poolMin/2 - 1, 0}, {poolMin / 2, poolMin / 2}, {poolMin/2 + 1, poolMin},
+		{0, 0}, {1000, 0}, {poolMin - 1, 0}, {poolMin, poolMin}, {poolMin + 1, 2 * poolMin},
 		{256 << 10, 256 << 10}, {poolUnit, poolUnit}, {poolUnit + 1, 2 * poolUnit}, {5*poolUnit + 3, 6 * poolUnit},
 		{poolMax, poolMax}, {poolMax + 1, 0},
 	} {

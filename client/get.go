@@ -241,9 +241,7 @@ type window struct {
 
 // free gives the window's buffers back; nothing may use its data after.
 func (w *window) free() {
-	for _, b := range w.bufs {
-		putBuf(b)
-	}
+	putBufs(w.bufs)
 	w.data, w.bufs = nil, nil
 }
 
@@ -401,8 +399,7 @@ func (g *getter) window(ctx context.Context, s, e int64) (data, bufs [][]byte, e
 		}
 	}
 	if err != nil {
-		w := window{bufs: bufs}
-		w.free()
+		putBufs(bufs)
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
@@ -417,8 +414,7 @@ func (g *getter) window(ctx context.Context, s, e int64) (data, bufs [][]byte, e
 		bufs = append(bufs, rebuilt)
 	}
 	if err != nil {
-		w := window{bufs: bufs}
-		w.free()
+		putBufs(bufs)
 		return nil, nil, err
 	}
 	return data, bufs, nil
