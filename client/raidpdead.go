@@ -123,10 +123,21 @@ type RAIDPZeroClaim struct {
 	Until      time.Time `json:"until"`
 }
 
-// raidpClaimTTL is how long a zeroer's claim lasts; its zeroing calls end
-// (by their context) half-way through it, leaving the rest as margin for
-// a node still applying a call its client gave up on.
-const raidpClaimTTL = 2 * time.Minute
+// raidpClaimTTL is how long a zeroer's claim lasts unless renewed: what a
+// recovery or compaction waits at most for the claim of a zeroer that died
+// (a director killed mid-range). The zeroer renews it before each chunk
+// once less than raidpClaimMargin+raidpClaimChunk is left, so a zeroing
+// of any length holds it; each chunk's calls end (by their context)
+// raidpClaimMargin before the claim does, the margin left for a node
+// still applying a call its client gave up on. A chunk (raidpZeroChunk on
+// both replicas) thus has at least raidpClaimChunk: a replica's disk
+// slower than raidpZeroChunk/raidpClaimChunk fails the range, which stays
+// queued.
+const (
+	raidpClaimTTL    = 30 * time.Second
+	raidpClaimMargin = 10 * time.Second
+	raidpClaimChunk  = 10 * time.Second
+)
 
 // zeroer zeroes ranges of one group on both replicas, as the group and
 // cluster map were when it was made.
@@ -178,6 +189,31 @@ func (z *zeroer) claim(ctx context.Context, r RAIDPDeadRange, reclaim bool) (str
 		return json.Marshal(a)
 	})
 	return token, until, err
+}
+
+// renew extends the claim token for another raidpClaimTTL, unless it is
+// gone (expired and dropped: a recovery may be reading the superchunk) or
+// a recovery diverts its superchunk now (it waits for this claim, so the
+// zeroer stops at the chunk it finished): errNotNow, the range stays
+// queued.
+func (z *zeroer) renew(ctx context.Context, token string) (time.Time, error) {
+	until := time.Now().Add(raidpClaimTTL)
+	err := z.rm.UpdateRAIDP(ctx, "alloc/"+z.g.Name, func(old []byte) ([]byte, error) {
+		var a RAIDPAlloc
+		if old != nil {
+			if err := json.Unmarshal(old, &a); err != nil {
+				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, z.g.Name, err)
+			}
+		}
+		cl, ok := a.Zeroing[token]
+		if !ok || slices.Contains(a.diverted(z.g.Generation), cl.Superchunk) {
+			return nil, errNotNow
+		}
+		cl.Until = until
+		a.Zeroing[token] = cl
+		return json.Marshal(a)
+	})
+	return until, err
 }
 
 // release drops a claim (best effort: it expires anyway).
@@ -291,27 +327,38 @@ func (z *zeroer) zeroAs(ctx context.Context, r RAIDPDeadRange, reclaim bool) err
 		return err
 	}
 	defer z.release(token)
-	ctx, cancel := context.WithDeadline(ctx, until.Add(-raidpClaimTTL/2))
-	defer cancel()
 	for end := r.Offset + r.Length; end > r.Offset; {
-		start := max(r.Offset, end-raidpZeroChunk)
-		// Not errgroup.WithContext: a failure on one replica must not
-		// cancel the other's zeroing half-way; the range is retried whole.
-		var eg errgroup.Group
-		for j := range 2 {
-			eg.Go(func() error {
-				if err := z.rd.ZeroRAIDP(ctx, disks[j], slots[j], start, end-start); err != nil {
-					return fmt.Errorf("%w: zeroing superchunk %d [%d, %d) on %s: %w", cairn.ErrUnavailable, r.Superchunk, start, end, disks[j], err)
-				}
-				return nil
-			})
+		if time.Until(until) < raidpClaimMargin+raidpClaimChunk {
+			if until, err = z.renew(ctx, token); err != nil {
+				return err
+			}
 		}
-		if err := eg.Wait(); err != nil {
+		start := max(r.Offset, end-raidpZeroChunk)
+		if err := z.zeroChunk(ctx, until.Add(-raidpClaimMargin), r.Superchunk, disks, slots, start, end); err != nil {
 			return err
 		}
 		end = start
 	}
 	return nil
+}
+
+// zeroChunk zeroes [start, end) on both replicas, its calls ending by
+// deadline.
+func (z *zeroer) zeroChunk(ctx context.Context, deadline time.Time, sc int, disks [2]cairn.DiskID, slots [2]int, start, end int64) error {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	// Not errgroup.WithContext: a failure on one replica must not cancel
+	// the other's zeroing half-way; the range is retried whole.
+	var eg errgroup.Group
+	for j := range 2 {
+		eg.Go(func() error {
+			if err := z.rd.ZeroRAIDP(ctx, disks[j], slots[j], start, end-start); err != nil {
+				return fmt.Errorf("%w: zeroing superchunk %d [%d, %d) on %s: %w", cairn.ErrUnavailable, sc, start, end, disks[j], err)
+			}
+			return nil
+		})
+	}
+	return eg.Wait()
 }
 
 // freeRAIDP frees the spans of m, a raidp manifest no longer named by the

@@ -1,4 +1,4 @@
-package testcluster_test
+package raidpserver_test
 
 import (
 	"bytes"
