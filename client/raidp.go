@@ -88,6 +88,11 @@ type RAIDPAlloc struct {
 	// its recovery died between storing the group and clearing it — and
 	// PUTs ignore it.
 	DivertGeneration uint64 `json:"divert_generation,omitempty"`
+	// Open lists the superchunks PUTs append to now, on pairwise distinct
+	// disks (at most half the group's disks), and Next the index in it
+	// where the next reservation starts (allocate).
+	Open []int `json:"open,omitempty"`
+	Next int   `json:"next,omitempty"`
 }
 
 // diverted returns the superchunks a's Divert holds out of writes for a
@@ -222,39 +227,101 @@ func NewRAIDPGroup(name string, disks []cairn.Disk) (raidp.Group, error) {
 	return raidp.NewGroup(name, gd, best.size, best.slots, rows)
 }
 
-// allocate reserves n bytes in g's superchunks (append-only, in ID
-// order, an object continuing in the next superchunk when one is full)
-// in the allocation record a, returning the extents and the new record.
-// ErrNoSpace when the group has fewer than n free bytes.
+// allocate reserves n bytes in g's superchunks in the allocation record
+// a, returning the extents and the new record. ErrNoSpace when the group
+// has fewer than n free bytes where it may write.
 //
-// Superchunks with a replica on an avoided disk (layout index) are
-// skipped: a disk the cluster map holds unwritable would fail the PUT.
+// Each superchunk is filled append-only. The record keeps a set of open
+// superchunks (RAIDPAlloc.Open) on pairwise distinct disks — a matching
+// of the group's disk pairs, at most N/2 — and successive reservations
+// start at successive open superchunks (RAIDPAlloc.Next), so concurrent
+// PUTs land on different disk pairs, each disk appending to one
+// superchunk at a time, rather than all on the one pair of the lowest
+// superchunk with free space. The open set keeps the superchunks still
+// writable and is topped up with writable superchunks on disks it does
+// not use, those already partly filled first (so the group fills a few
+// superchunks at a time), then in ID order. A reservation larger than its
+// first superchunk's free space continues in the next open ones, then in
+// any writable superchunk, in ID order.
+//
+// Not writable: full, diverted by a recovery, closed by compaction, or
+// with a replica on an avoided disk (layout index): a disk the cluster
+// map holds unwritable would fail the PUT.
 func allocate(g raidp.Group, a RAIDPAlloc, n int64, avoid map[int]bool) ([]raidp.Extent, RAIDPAlloc, error) {
 	next := a
 	next.End = maps.Clone(a.End)
-	divert := a.diverted(g.Generation) // stale once a recovery stored after it was set
 	if next.End == nil {
 		next.End = map[int]int64{}
 	}
-	var out []raidp.Extent
+	divert := a.diverted(g.Generation) // stale once a recovery stored after it was set
+	byID := make(map[int]raidp.Superchunk, len(g.Layout.Superchunks))
 	for _, s := range g.Layout.Superchunks {
+		byID[s.ID] = s
+	}
+	writable := func(id int) bool {
+		s, ok := byID[id]
+		return ok && g.Size-next.End[id] > 0 && !slices.Contains(divert, id) && !slices.Contains(a.Compacting, id) &&
+			!avoid[s.Replicas[0].Disk] && !avoid[s.Replicas[1].Disk]
+	}
+	// The open set: the old one's writable superchunks, topped up.
+	open := slices.DeleteFunc(slices.Clone(a.Open), func(id int) bool { return !writable(id) })
+	busy := map[int]bool{}
+	for _, id := range open {
+		busy[byID[id].Replicas[0].Disk], busy[byID[id].Replicas[1].Disk] = true, true
+	}
+	var fresh []int // writable, not open: partly filled first, then ID order
+	for _, s := range g.Layout.Superchunks {
+		if writable(s.ID) && !slices.Contains(open, s.ID) {
+			fresh = append(fresh, s.ID)
+		}
+	}
+	slices.SortStableFunc(fresh, func(x, y int) int { return cmp.Compare(boolInt(next.End[y] > 0), boolInt(next.End[x] > 0)) })
+	for _, id := range fresh {
+		d0, d1 := byID[id].Replicas[0].Disk, byID[id].Replicas[1].Disk
+		if !busy[d0] && !busy[d1] {
+			open = append(open, id)
+			busy[d0], busy[d1] = true, true
+		}
+	}
+	// The order this reservation tries: the open set from Next on, then
+	// every other writable superchunk.
+	var order []int
+	if len(open) > 0 {
+		i := a.Next % len(open)
+		order = append(slices.Clone(open[i:]), open[:i]...)
+		next.Next = (i + 1) % len(open)
+	}
+	for _, s := range g.Layout.Superchunks {
+		if !slices.Contains(open, s.ID) {
+			order = append(order, s.ID)
+		}
+	}
+	var out []raidp.Extent
+	for _, id := range order {
 		if n == 0 {
 			break
 		}
-		end := next.End[s.ID]
-		free := g.Size - end
-		if free <= 0 || slices.Contains(divert, s.ID) || slices.Contains(a.Compacting, s.ID) || avoid[s.Replicas[0].Disk] || avoid[s.Replicas[1].Disk] {
+		if !writable(id) {
 			continue
 		}
-		k := min(free, n)
-		out = append(out, raidp.Extent{Superchunk: s.ID, Off: end, Len: k})
-		next.End[s.ID] = end + k
+		end := next.End[id]
+		k := min(g.Size-end, n)
+		out = append(out, raidp.Extent{Superchunk: id, Off: end, Len: k})
+		next.End[id] = end + k
 		n -= k
 	}
 	if n > 0 {
 		return nil, a, fmt.Errorf("%w: RAIDP group %s has not enough free space (%d bytes more needed)", cairn.ErrNoSpace, g.Name, n)
 	}
+	next.Open = slices.DeleteFunc(open, func(id int) bool { return !writable(id) })
 	return out, next, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // reserve allocates n bytes of g by a compare-and-swap of its allocation

@@ -3,6 +3,8 @@ package client
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -30,12 +32,17 @@ func TestRAIDPAllocate(t *testing.T) {
 			t.Errorf("allocate %d: %s, want %s", n, got, want)
 		}
 	}
+	// Four disks, superchunks 0 (disks 0,1), 1 (1,2), 2 (2,3), 3 (3,0):
+	// 0 and 2 open first, reservations taking them in turn.
 	step(30, "[{0 0 30}]")
-	step(80, "[{0 30 70} {1 0 10}]")
-	step(90, "[{1 10 90}]")
+	step(80, "[{2 0 80}]")
+	step(90, "[{0 30 70} {2 80 20}]") // continues in the next open one
+	if len(a.Open) != 0 {
+		t.Errorf("full superchunks left open: %v", a.Open)
+	}
 	step(201, "no space left: RAIDP group g has not enough free space (1 bytes more needed)")
-	step(150, "[{2 0 100} {3 0 50}]")
-	step(50, "[{3 50 50}]")
+	step(150, "[{3 0 100} {1 0 50}]") // 1 and 3 open now; the turn is at the second
+	step(50, "[{1 50 50}]")
 	if _, _, err := allocate(g, a, 1, nil); !errors.Is(err, cairn.ErrNoSpace) {
 		t.Errorf("a full group: %v, want ErrNoSpace", err)
 	}
@@ -79,5 +86,95 @@ func TestNewRAIDPGroup(t *testing.T) {
 	}
 	if _, err := NewRAIDPGroup("w", []cairn.Disk{{ID: "a", Node: "n1", State: cairn.DiskUp}}); !errors.Is(err, cairn.ErrUnavailable) {
 		t.Errorf("no Lstor: %v, want ErrUnavailable", err)
+	}
+}
+
+// TestRAIDPAllocateSpreads: on random groups, with superchunks diverted,
+// compacting or on avoided disks at random, a stream of reservations
+// never hands out a byte twice or one of a superchunk it may not write,
+// fails with ErrNoSpace only when the writable free space is short, keeps
+// at most N/2 superchunks open on pairwise distinct disks, and gives
+// successive small reservations different disk pairs while more than one
+// superchunk is open.
+func TestRAIDPAllocateSpreads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 17))
+	for iter := range 200 {
+		n := 4 + rng.IntN(13)
+		var gd []raidp.GroupDisk
+		for i := range n {
+			gd = append(gd, raidp.GroupDisk{ID: fmt.Sprint("d", i), Domain: fmt.Sprint(i)})
+		}
+		slots := 2 + rng.IntN(6)
+		rows := max(1, min(slots*(n-2)/n, (n-2)*(n-3)/n))
+		g, err := raidp.NewGroup("g", gd, 1000, slots, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a RAIDPAlloc
+		handed := map[int]int64{} // per superchunk, bytes handed out (append-only: must equal End)
+		var prev []raidp.Extent
+		for step := range 300 {
+			avoid := map[int]bool{}
+			if rng.IntN(10) == 0 {
+				avoid[rng.IntN(n)] = true
+			}
+			a.Divert, a.Compacting = nil, nil
+			if rng.IntN(10) == 0 {
+				a.Divert = []int{rng.IntN(len(g.Layout.Superchunks))}
+			}
+			if rng.IntN(10) == 0 {
+				a.Compacting = []int{rng.IntN(len(g.Layout.Superchunks))}
+			}
+			may := func(s raidp.Superchunk) bool {
+				return !slices.Contains(a.Divert, s.ID) && !slices.Contains(a.Compacting, s.ID) && !avoid[s.Replicas[0].Disk] && !avoid[s.Replicas[1].Disk]
+			}
+			var free int64
+			for _, s := range g.Layout.Superchunks {
+				if may(s) {
+					free += g.Size - a.End[s.ID]
+				}
+			}
+			want := int64(1 + rng.IntN(300))
+			es, next, err := allocate(g, a, want, avoid)
+			if errors.Is(err, cairn.ErrNoSpace) {
+				if free >= want {
+					t.Fatalf("iter %d step %d: ErrNoSpace for %d bytes with %d writable free", iter, step, want, free)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got int64
+			for _, e := range es {
+				s := g.Layout.Superchunks[slices.IndexFunc(g.Layout.Superchunks, func(s raidp.Superchunk) bool { return s.ID == e.Superchunk })]
+				if !may(s) || e.Off != handed[e.Superchunk] || e.Len <= 0 || e.Off+e.Len > g.Size {
+					t.Fatalf("iter %d step %d: extent %+v (handed out %d, may write %v)", iter, step, e, handed[e.Superchunk], may(s))
+				}
+				handed[e.Superchunk] += e.Len
+				got += e.Len
+			}
+			if got != want || !maps.Equal(handed, next.End) {
+				t.Fatalf("iter %d step %d: %d bytes in %v, want %d; ends %v, handed %v", iter, step, got, es, want, next.End, handed)
+			}
+			disks := map[int]bool{}
+			for _, id := range next.Open {
+				s := g.Layout.Superchunks[slices.IndexFunc(g.Layout.Superchunks, func(s raidp.Superchunk) bool { return s.ID == id })]
+				for _, r := range s.Replicas {
+					if disks[r.Disk] {
+						t.Fatalf("iter %d step %d: open %v shares disk %d", iter, step, next.Open, r.Disk)
+					}
+					disks[r.Disk] = true
+				}
+			}
+			if len(next.Open) > n/2 {
+				t.Fatalf("iter %d step %d: %d open of %d disks", iter, step, len(next.Open), n)
+			}
+			calm := len(avoid) == 0 && len(a.Divert) == 0 && len(a.Compacting) == 0 // every open superchunk still writable
+			if calm && len(prev) == 1 && len(es) == 1 && len(a.Open) > 1 && len(next.Open) == len(a.Open) && prev[0].Superchunk == es[0].Superchunk {
+				t.Fatalf("iter %d step %d: two reservations in a row in superchunk %d with %v open", iter, step, es[0].Superchunk, a.Open)
+			}
+			prev, a = es, next
+		}
 	}
 }

@@ -59,11 +59,14 @@ func TestRAIDPCompact(t *testing.T) {
 			inFirst[key] = true
 		}
 	}
-	// Keep k1, k3 (overwritten during the move) and the object that
-	// continues into the next superchunk; delete the rest of superchunk 0.
+	// Six disks: three superchunks open at once, filled in turn, so
+	// superchunk 0 holds k0, k3, … k21. Keep k0 and k3 (overwritten during
+	// the move); delete the rest of superchunk 0.
+	if len(inFirst) != 8 || !inFirst["k0"] || !inFirst["k3"] {
+		t.Fatalf("superchunk 0 holds %v, want every third object from k0", inFirst)
+	}
 	for key := range inFirst {
-		m, _ := c.Stat(ctx, "warm", key)
-		if key == "k1" || key == "k3" || len(m.RAIDP.Spans) > 1 {
+		if key == "k0" || key == "k3" {
 			continue
 		}
 		if err := c.Delete(ctx, "warm", key); err != nil {
@@ -86,8 +89,8 @@ func TestRAIDPCompact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(st.Candidates, []int{0}) || !slices.Equal(st.Reclaimed, []int{0}) || st.Moved != 2 || st.Lost != 1 {
-		t.Fatalf("compaction: %+v; want superchunk 0 emptied and reclaimed, 2 objects moved, 1 lost to an overwrite", st)
+	if !slices.Equal(st.Candidates, []int{0}) || !slices.Equal(st.Reclaimed, []int{0}) || st.Moved != 1 || st.Lost != 1 {
+		t.Fatalf("compaction: %+v; want superchunk 0 emptied and reclaimed, 1 object moved, 1 lost to an overwrite", st)
 	}
 	a := raidpAlloc(t, mstore)
 	if a.End[0] != 0 || a.Dead[0] != 0 || a.Epoch[0] != 1 || len(a.Compacting) != 0 || len(a.Zeroing) != 0 {
@@ -121,18 +124,28 @@ func TestRAIDPCompact(t *testing.T) {
 	getAll(t, c, live, "after compaction")
 	checkParity(t, nodes, disks, size, 4)
 
-	// New objects go into superchunk 0 from offset 0 again; the zeroer
-	// then works the queue (the moved objects' old spans elsewhere, the
-	// lost copy) without touching them.
-	fresh := randomBytes(200_000, 88)
-	m, err := c.Put(ctx, "warm", "fresh", bytes.NewReader(fresh), client.PutOptions{Size: int64(len(fresh))})
-	if err != nil {
-		t.Fatal(err)
+	// New objects go into superchunk 0 from offset 0 again (open again
+	// beside the two others: at most the third PUT lands there); the
+	// zeroer then works the queue (the moved object's old span, the lost
+	// copy) without touching them.
+	for i := 0; ; i++ {
+		key := fmt.Sprintf("fresh%d", i)
+		fresh := randomBytes(200_000, uint64(88+i))
+		m, err := c.Put(ctx, "warm", key, bytes.NewReader(fresh), client.PutOptions{Size: int64(len(fresh))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		live[key] = fresh
+		if sp := m.RAIDP.Spans[0]; sp.Superchunk == 0 {
+			if sp.Offset != 0 {
+				t.Errorf("a put after the reclaim went to superchunk 0 at %d, want 0", sp.Offset)
+			}
+			break
+		}
+		if i == 2 {
+			t.Fatal("three puts after the reclaim, none in superchunk 0")
+		}
 	}
-	if sp := m.RAIDP.Spans[0]; sp.Superchunk != 0 || sp.Offset != 0 {
-		t.Errorf("a put after the reclaim went to superchunk %d at %d, want 0 at 0", sp.Superchunk, sp.Offset)
-	}
-	live["fresh"] = fresh
 	// A range of superchunk 0 queued before the reclaim (as a delete that
 	// read the epoch before it would queue it) is stale: dropped, not
 	// zeroed into the new object.

@@ -173,6 +173,8 @@ func printRaidpSpace(w io.Writer, a client.RAIDPAlloc, q client.RAIDPDeadQueue) 
 			state = "diverted"
 		case slices.Contains(a.Compacting, s):
 			state = "compacting"
+		case slices.Contains(a.Open, s):
+			state = "open" // PUTs append to it now
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s, units.FormatSize(a.End[s]), units.FormatSize(a.Dead[s]), state)
 	}
