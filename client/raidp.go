@@ -342,19 +342,13 @@ func (c *Client) reserve(ctx context.Context, rm RAIDPMeta, g raidp.Group, n int
 		}
 	}
 	var out []raidp.Extent
-	err = rm.UpdateRAIDP(ctx, "alloc/"+g.Name, func(old []byte) ([]byte, error) {
-		var a RAIDPAlloc
-		if old != nil {
-			if err := json.Unmarshal(old, &a); err != nil {
-				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, g.Name, err)
-			}
-		}
-		es, next, err := allocate(g, a, n, avoid)
+	err = updateAlloc(ctx, rm, g.Name, func(a *RAIDPAlloc) error {
+		es, next, err := allocate(g, *a, n, avoid)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = es
-		return json.Marshal(next)
+		out, *a = es, next
+		return nil
 	})
 	return out, err
 }
@@ -544,20 +538,14 @@ func (c *Client) countDead(rm RAIDPMeta, group string, spans []cairn.RAIDPSpan) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := rm.UpdateRAIDP(ctx, "alloc/"+group, func(old []byte) ([]byte, error) {
-		var a RAIDPAlloc
-		if old != nil {
-			if err := json.Unmarshal(old, &a); err != nil {
-				return nil, err
-			}
-		}
+	err := updateAlloc(ctx, rm, group, func(a *RAIDPAlloc) error {
 		if a.Dead == nil {
 			a.Dead = map[int]int64{}
 		}
 		for _, sp := range spans {
 			a.Dead[sp.Superchunk] += sp.Length
 		}
-		return json.Marshal(a)
+		return nil
 	})
 	if err != nil {
 		c.cfg.Logger.Warn("counting a RAIDP object's dead bytes failed", "group", group, "err", err)

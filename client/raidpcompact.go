@@ -279,21 +279,12 @@ func (c *Client) moveSpans(ctx context.Context, rm RAIDPMeta, rd RAIDPDisks, w r
 // setCompacting makes ids the allocation record's compacting superchunks
 // (on), or removes them from it.
 func (c *Client) setCompacting(ctx context.Context, rm RAIDPMeta, group string, ids []int, on bool) error {
-	return rm.UpdateRAIDP(ctx, "alloc/"+group, func(old []byte) ([]byte, error) {
-		var a RAIDPAlloc
-		if old != nil {
-			if err := json.Unmarshal(old, &a); err != nil {
-				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, group, err)
-			}
-		}
-		if a.End == nil {
-			a.End = map[int]int64{}
-		}
+	return updateAlloc(ctx, rm, group, func(a *RAIDPAlloc) error {
 		a.Compacting = slices.DeleteFunc(a.Compacting, func(s int) bool { return slices.Contains(ids, s) })
 		if on {
 			a.Compacting = slices.Sorted(slices.Values(ids))
 		}
-		return json.Marshal(a)
+		return nil
 	})
 }
 
@@ -328,13 +319,9 @@ func (c *Client) reclaim(ctx context.Context, rm RAIDPMeta, rd RAIDPDisks, g rai
 	if err != nil {
 		return err
 	}
-	return rm.UpdateRAIDP(ctx, "alloc/"+g.Name, func(old []byte) ([]byte, error) {
-		var a RAIDPAlloc
-		if err := json.Unmarshal(old, &a); err != nil {
-			return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, g.Name, err)
-		}
+	return updateAlloc(ctx, rm, g.Name, func(a *RAIDPAlloc) error {
 		if a.End[s] != end || a.Dead[s] < end || slices.Contains(a.diverted(g.Generation), s) {
-			return nil, errNotNow
+			return errNotNow
 		}
 		delete(a.End, s)
 		delete(a.Dead, s)
@@ -343,6 +330,6 @@ func (c *Client) reclaim(ctx context.Context, rm RAIDPMeta, rd RAIDPDisks, g rai
 		}
 		a.Epoch[s]++
 		a.Compacting = slices.DeleteFunc(a.Compacting, func(x int) bool { return x == s })
-		return json.Marshal(a)
+		return nil
 	})
 }

@@ -91,6 +91,28 @@ func (c *Client) readAlloc(ctx context.Context, rm RAIDPMeta, group string) (RAI
 	return a, nil
 }
 
+// updateAlloc changes the group's allocation record by a compare-and-swap
+// (RAIDPMeta.UpdateRAIDP, which retries f on a race): f gets the record as
+// stored (zero if there is none, End never nil) and changes it in place;
+// an error from f leaves the record as it was and is returned.
+func updateAlloc(ctx context.Context, rm RAIDPMeta, group string, f func(*RAIDPAlloc) error) error {
+	return rm.UpdateRAIDP(ctx, "alloc/"+group, func(old []byte) ([]byte, error) {
+		var a RAIDPAlloc
+		if old != nil {
+			if err := json.Unmarshal(old, &a); err != nil {
+				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, group, err)
+			}
+		}
+		if a.End == nil {
+			a.End = map[int]int64{}
+		}
+		if err := f(&a); err != nil {
+			return nil, err
+		}
+		return json.Marshal(a)
+	})
+}
+
 // RAIDPDeadBacklog returns the group's queue of dead ranges (empty if the
 // group has none).
 func (c *Client) RAIDPDeadBacklog(ctx context.Context) (RAIDPDeadQueue, error) {
@@ -161,21 +183,12 @@ func (z *zeroer) claim(ctx context.Context, r RAIDPDeadRange, reclaim bool) (str
 	}
 	token := hex.EncodeToString(tok[:])
 	until := time.Now().Add(raidpClaimTTL)
-	err := z.rm.UpdateRAIDP(ctx, "alloc/"+z.g.Name, func(old []byte) ([]byte, error) {
-		var a RAIDPAlloc
-		if old != nil {
-			if err := json.Unmarshal(old, &a); err != nil {
-				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, z.g.Name, err)
-			}
-		}
+	err := updateAlloc(ctx, z.rm, z.g.Name, func(a *RAIDPAlloc) error {
 		if slices.Contains(a.diverted(z.g.Generation), s) || !reclaim && slices.Contains(a.Compacting, s) {
-			return nil, errNotNow
+			return errNotNow
 		}
 		if a.Epoch[s] != r.Epoch {
-			return nil, errStale
-		}
-		if a.End == nil {
-			a.End = map[int]int64{}
+			return errStale
 		}
 		if a.Zeroing == nil {
 			a.Zeroing = map[string]RAIDPZeroClaim{}
@@ -186,7 +199,7 @@ func (z *zeroer) claim(ctx context.Context, r RAIDPDeadRange, reclaim bool) (str
 			}
 		}
 		a.Zeroing[token] = RAIDPZeroClaim{Superchunk: s, Until: until}
-		return json.Marshal(a)
+		return nil
 	})
 	return token, until, err
 }
@@ -198,20 +211,14 @@ func (z *zeroer) claim(ctx context.Context, r RAIDPDeadRange, reclaim bool) (str
 // queued.
 func (z *zeroer) renew(ctx context.Context, token string) (time.Time, error) {
 	until := time.Now().Add(raidpClaimTTL)
-	err := z.rm.UpdateRAIDP(ctx, "alloc/"+z.g.Name, func(old []byte) ([]byte, error) {
-		var a RAIDPAlloc
-		if old != nil {
-			if err := json.Unmarshal(old, &a); err != nil {
-				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, z.g.Name, err)
-			}
-		}
+	err := updateAlloc(ctx, z.rm, z.g.Name, func(a *RAIDPAlloc) error {
 		cl, ok := a.Zeroing[token]
 		if !ok || slices.Contains(a.diverted(z.g.Generation), cl.Superchunk) {
-			return nil, errNotNow
+			return errNotNow
 		}
 		cl.Until = until
 		a.Zeroing[token] = cl
-		return json.Marshal(a)
+		return nil
 	})
 	return until, err
 }
@@ -220,15 +227,9 @@ func (z *zeroer) renew(ctx context.Context, token string) (time.Time, error) {
 func (z *zeroer) release(token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := z.rm.UpdateRAIDP(ctx, "alloc/"+z.g.Name, func(old []byte) ([]byte, error) {
-		var a RAIDPAlloc
-		if old != nil {
-			if err := json.Unmarshal(old, &a); err != nil {
-				return nil, err
-			}
-		}
+	err := updateAlloc(ctx, z.rm, z.g.Name, func(a *RAIDPAlloc) error {
 		delete(a.Zeroing, token)
-		return json.Marshal(a)
+		return nil
 	})
 	if err != nil {
 		z.c.cfg.Logger.Warn("releasing a RAIDP zeroing claim failed: it expires", "group", z.g.Name, "err", err)

@@ -341,16 +341,7 @@ func (c *Client) recoveryStepDone(ctx context.Context, rm RAIDPMeta, plan raidp.
 func (c *Client) setDivert(ctx context.Context, rm RAIDPMeta, group string, gen uint64, ids []int, on bool) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	return rm.UpdateRAIDP(ctx, "alloc/"+group, func(old []byte) ([]byte, error) {
-		var a RAIDPAlloc
-		if old != nil {
-			if err := json.Unmarshal(old, &a); err != nil {
-				return nil, fmt.Errorf("%w: RAIDP allocation record of %s: %v", cairn.ErrCorrupt, group, err)
-			}
-		}
-		if a.End == nil {
-			a.End = map[int]int64{}
-		}
+	return updateAlloc(ctx, rm, group, func(a *RAIDPAlloc) error {
 		if a.DivertGeneration != 0 && a.DivertGeneration < gen {
 			a.Divert = nil
 		}
@@ -363,7 +354,7 @@ func (c *Client) setDivert(ctx context.Context, rm RAIDPMeta, group string, gen 
 			a.Divert = append(a.Divert, ids...)
 			slices.Sort(a.Divert)
 		}
-		return json.Marshal(a)
+		return nil
 	})
 }
 
