@@ -12,7 +12,10 @@
 //     protocol.
 //   - chunk: the bytes one step moves (Config.Chunk); a superchunk is
 //     copied or rebuilt chunk by chunk, in order per transfer, transfers in
-//     parallel (one per receiver, as the plans guarantee).
+//     parallel (one per receiver, as the plans guarantee). Within a
+//     transfer the reads of a chunk overlap the write of the one before
+//     (pipeline: at most three chunk buffers), and a rebuild reads a
+//     chunk's Lstor range and mirror ranges all at once.
 //
 // Every step is idempotent: a transfer or rebuild interrupted by a crash
 // is simply run again (the receiver's Lstor is folded by its own

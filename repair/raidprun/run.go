@@ -120,42 +120,121 @@ func Dual(ctx context.Context, p raidp.DualPlan, disks map[int]Disk, cfg Config)
 	return nil
 }
 
-// copySuperchunk copies t's superchunk whole, chunk by chunk.
+// copySuperchunk copies t's superchunk whole, chunk by chunk, the read of
+// a chunk overlapping the write of the one before (pipeline).
 func copySuperchunk(ctx context.Context, t raidp.Transfer, from, to Disk, cfg Config) error {
-	buf := make([]byte, cfg.Chunk)
-	for off := int64(0); off < cfg.Size; off += int64(cfg.Chunk) {
-		b := buf[:min(int64(cfg.Chunk), cfg.Size-off)]
-		if err := from.ReadAt(t.From.Slot, b, off); err != nil {
-			return fmt.Errorf("re-mirror superchunk %d: read disk %d: %w", t.Superchunk, t.From.Disk, err)
-		}
-		if err := to.Write(ctx, t.To.Slot, off, b); err != nil {
-			return fmt.Errorf("re-mirror superchunk %d: write disk %d: %w", t.Superchunk, t.To.Disk, err)
-		}
-	}
-	return nil
+	return pipeline(ctx, 0, cfg.Size, cfg.Chunk,
+		func(p []byte, off int64) error {
+			if err := from.ReadAt(t.From.Slot, p, off); err != nil {
+				return fmt.Errorf("re-mirror superchunk %d: read disk %d: %w", t.Superchunk, t.From.Disk, err)
+			}
+			return nil
+		},
+		func(ctx context.Context, p []byte, off int64) error {
+			if err := to.Write(ctx, t.To.Slot, off, p); err != nil {
+				return fmt.Errorf("re-mirror superchunk %d: write disk %d: %w", t.Superchunk, t.To.Disk, err)
+			}
+			return nil
+		})
 }
 
 // rebuildSide rebuilds the range of side into at (on disk target): the
-// Lstor's parity XORed with the same range of every mirror.
+// Lstor's parity XORed with the same range of every mirror. A chunk's
+// reads (the Lstor and every mirror, each on another node) run at once,
+// and overlap the write of the chunk before (pipeline); its mirror buffers
+// are the filling goroutine's own, reused chunk after chunk.
 func rebuildSide(ctx context.Context, lost int, side raidp.Side, lst Disk, mirrors []Disk, at raidp.Place, target Disk, cfg Config) error {
-	acc, buf := make([]byte, cfg.Chunk), make([]byte, cfg.Chunk)
-	for off := side.Off; off < side.Off+side.Len; off += int64(cfg.Chunk) {
-		n := min(int64(cfg.Chunk), side.Off+side.Len-off)
-		a, b := acc[:n], buf[:n]
-		if err := lst.Parity(a, off); err != nil {
-			return fmt.Errorf("rebuild superchunk %d: Lstor of disk %d: %w", lost, side.Lstor, err)
-		}
-		for i, r := range side.Reads {
-			if err := mirrors[i].ReadAt(r.Slot, b, off); err != nil {
-				return fmt.Errorf("rebuild superchunk %d: read disk %d: %w", lost, r.Disk, err)
-			}
-			subtle.XORBytes(a, a, b)
-		}
-		if err := target.Write(ctx, at.Slot, off, a); err != nil {
-			return fmt.Errorf("rebuild superchunk %d: write disk %d: %w", lost, at.Disk, err)
-		}
+	bufs := make([][]byte, len(mirrors))
+	for i := range bufs {
+		bufs[i] = make([]byte, cfg.Chunk)
 	}
-	return nil
+	return pipeline(ctx, side.Off, side.Len, cfg.Chunk,
+		func(a []byte, off int64) error {
+			var g errgroup.Group
+			g.Go(func() error {
+				if err := lst.Parity(a, off); err != nil {
+					return fmt.Errorf("rebuild superchunk %d: Lstor of disk %d: %w", lost, side.Lstor, err)
+				}
+				return nil
+			})
+			for i, r := range side.Reads {
+				g.Go(func() error {
+					if err := mirrors[i].ReadAt(r.Slot, bufs[i][:len(a)], off); err != nil {
+						return fmt.Errorf("rebuild superchunk %d: read disk %d: %w", lost, r.Disk, err)
+					}
+					return nil
+				})
+			}
+			if err := g.Wait(); err != nil {
+				return err
+			}
+			for i := range mirrors {
+				subtle.XORBytes(a, a, bufs[i][:len(a)])
+			}
+			return nil
+		},
+		func(ctx context.Context, a []byte, off int64) error {
+			if err := target.Write(ctx, at.Slot, off, a); err != nil {
+				return fmt.Errorf("rebuild superchunk %d: write disk %d: %w", lost, at.Disk, err)
+			}
+			return nil
+		})
+}
+
+// pipelineDepth is the chunk buffers one pipeline holds: one being
+// filled, one waiting, one being drained.
+const pipelineDepth = 3
+
+// pipeline moves the n bytes from off in chunks of chunk bytes, in order:
+// fill reads a chunk into p (all of p), drain writes it. One goroutine
+// fills while another drains the chunk before, so a transfer runs at the
+// pace of the slower side rather than of the two added. Memory: at most
+// pipelineDepth chunk buffers (plus what fill keeps of its own). Both
+// goroutines are the pipeline's and end before it returns; the first
+// error ends both (drain's context is cancelled, a fill under way
+// finishes its chunk) and is returned.
+func pipeline(ctx context.Context, off, n int64, chunk int, fill func(p []byte, off int64) error, drain func(ctx context.Context, p []byte, off int64) error) error {
+	type filled struct {
+		p   []byte
+		off int64
+	}
+	free := make(chan []byte, pipelineDepth)
+	for range pipelineDepth {
+		free <- make([]byte, chunk)
+	}
+	full := make(chan filled, pipelineDepth-2)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(full)
+		for o := off; o < off+n; o += int64(chunk) {
+			var p []byte
+			select {
+			case p = <-free:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			p = p[:min(int64(chunk), off+n-o)]
+			if err := fill(p, o); err != nil {
+				return err
+			}
+			select {
+			case full <- filled{p, o}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		for c := range full {
+			if err := drain(ctx, c.p, c.off); err != nil {
+				return err
+			}
+			free <- c.p[:cap(c.p)]
+		}
+		return nil
+	})
+	return g.Wait()
 }
 
 // sideDisks returns the disks a rebuild side reads: its Lstor's and its
