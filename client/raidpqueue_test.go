@@ -94,8 +94,8 @@ func TestRAIDPQueuedRecovery(t *testing.T) {
 			t.Fatalf("round %d: %d tasks left after the workers", round, len(left))
 		}
 	}
-	if fmt.Sprint(kinds) != "[rebuild copy copy]" {
-		t.Errorf("phases queued %v, want the rebuild, then the two re-mirroring steps", kinds)
+	if fmt.Sprint(kinds) != "[rebuild copy copy copy]" {
+		t.Errorf("phases queued %v, want the rebuild (split over two targets), the exchange of its halves, then the two re-mirroring steps", kinds)
 	}
 	after, err := c.RAIDPGroup(ctx)
 	if err != nil {

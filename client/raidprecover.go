@@ -232,6 +232,8 @@ func (c *Client) QueueFailedRAIDP(ctx context.Context, q RAIDPQueue, now time.Ti
 			Bytes: g.Size, Created: now}
 		if s.Kind == raidp.StepRebuild {
 			t.Bytes = s.Rebuild.Len
+		} else if s.Len > 0 {
+			t.Bytes = s.Len // a split rebuild's half
 		}
 		if err := q.PutRepairTask(ctx, t); err != nil {
 			return failed, false, err

@@ -24,7 +24,9 @@
 //   - dual failure: the one superchunk two failed disks shared is rebuilt as
 //     Lstor ⊕ (the failed disk's other superchunks, read from their
 //     mirrors), from either disk's Lstor or both in parallel, half each
-//     (Dual); then both disks' superchunks are re-mirrored.
+//     (Dual); halves go to two targets (a split rebuild) that then exchange
+//     them (Swap, ranged Transfers) and become its new pair; then both
+//     disks' other superchunks are re-mirrored.
 //   - stored plan: Recovery, a Remirror or Dual plan as steps (zero, rebuild,
 //     copy) in phases with their progress, stored before any byte moves so
 //     an interrupted recovery resumes with the same receivers

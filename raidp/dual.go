@@ -21,30 +21,53 @@ type Side struct {
 // DualPlan is the recovery plan after disks A and B failed together.
 type DualPlan struct {
 	A, B int
-	// Lost is the superchunk A and B shared, if Shared; it is rebuilt by
-	// Sides into Target, where it lives alone (protected by Target's Lstor
-	// parity) until Remirror copies it to a second disk.
-	Shared bool
-	Lost   int
-	Target Place
-	Sides  []Side
-	// Remirror re-mirrors every superchunk A and B held, Lost included
-	// (from Target), in two steps run one after the other: A's superchunks,
-	// then B's (Lost among them), each step a single-failure re-mirroring
-	// with one superchunk per receiver. Target receives nothing else.
+	// Lost is the superchunk A and B shared, if Shared; Sides rebuild it,
+	// side i into Targets[i].
+	//
+	// With two sides the targets are two disks (a split rebuild): each
+	// receives half the superchunk, so the critical state — bytes with no
+	// copy but what the Lstors imply — ends after half a superchunk has
+	// crossed each target's link instead of a whole one across one; Swap
+	// then copies each half to the other target, and Targets[0] and
+	// Targets[1] are the superchunk's new pair. With one side (one Lstor
+	// left), or when no two disks can take the halves, both sides write
+	// to one target, where the superchunk lives alone (protected by its
+	// Lstor parity) until Remirror copies it to a second disk.
+	Shared  bool
+	Lost    int
+	Sides   []Side
+	Targets []Place
+	Swap    []Transfer
+	// Remirror re-mirrors every other superchunk A and B held (and Lost,
+	// from its one target, if the rebuild was not split) in two steps run
+	// one after the other: A's superchunks, then B's, each step a
+	// single-failure re-mirroring with one superchunk per receiver. The
+	// targets receive nothing else.
 	Remirror [2]Remirroring
 	// After is the layout once the plan is done.
 	After Layout
 }
 
+// Split reports whether the rebuild writes its halves to two targets.
+func (p DualPlan) Split() bool { return len(p.Targets) == 2 && p.Targets[0] != p.Targets[1] }
+
+// maxSplitCandidates bounds the target pairs Dual tries for a split
+// rebuild: pairs of its cheapest candidates only, so that a group with no
+// pair that leaves the re-mirroring a solution costs a few dozen plans,
+// not one per pair of N disks.
+const maxSplitCandidates = 8
+
 // Dual plans the recovery from the failure of disks a and b with
 // superchunks of size bytes. lstorOK says whether the Lstors of a and b
 // survive; with both, the two sides rebuild half the superchunk each, in
-// parallel; with one, that side rebuilds it all; with none the superchunk is
-// lost (ErrLost). The rebuild target is the cheapest live disk (by cost, as
-// in Remirror) with a free slot for which the re-mirroring still has a
-// solution. Writes to the lost superchunk must be diverted until the
-// rebuild is done: the Lstor parity must match the mirrors it is XORed with.
+// parallel, each into its own target when two live disks can take the
+// halves (DualPlan.Targets, Swap); with one, that side rebuilds it all;
+// with none the superchunk is lost (ErrLost). Targets are the cheapest live
+// disks (by cost, as in Remirror, disks that read for a side last) with a
+// free slot for which the re-mirroring still has a solution; two targets
+// must not already share a superchunk (they become Lost's pair). Writes to
+// the lost superchunk must be diverted until the rebuild is done: the
+// Lstor parity must match the mirrors it is XORed with.
 //
 // busy disks neither receive nor host the rebuild (e.g. disks already out
 // of the group after an earlier failure).
@@ -94,32 +117,78 @@ func Dual(l Layout, a, b int, size int64, lstorOK [2]bool, cost []int64, busy ..
 	if len(rank) != l.Disks {
 		return DualPlan{}, fmt.Errorf("%w: %d costs for %d disks", ErrBadInput, len(rank), l.Disks)
 	}
-	// Candidate targets, cheapest first.
+	// reads reports whether d reads for side i (holds a mirror it XORs).
+	reads := func(d, i int) bool {
+		return i < len(sides) && slices.ContainsFunc(sides[i].Reads, func(p Place) bool { return p.Disk == d })
+	}
+	// Candidate targets, cheapest first; disks that read for a side come
+	// last (legal, but their links and disks already carry the rebuild's
+	// reads), those reading for both after those reading for one.
 	var cand []int
 	for d := range l.Disks {
 		if d != a && d != b && !slices.Contains(busy, d) && l.freeSlot(d) >= 0 {
 			cand = append(cand, d)
 		}
 	}
-	// Disks sharing a superchunk with b come last: one would hold the
-	// rebuilt superchunk beside b's mirror on it (legal, b is going, but
-	// the disk is also a reader of b's side of the rebuild).
-	sharesB := func(d int) bool { _, ok := l.Shared(d, b); return ok }
+	readsFor := func(d int) int { return btoi(reads(d, 0)) + btoi(reads(d, 1)) }
 	slices.SortStableFunc(cand, func(p, q int) int {
-		return cmp.Or(cmp.Compare(btoi(sharesB(p)), btoi(sharesB(q))), cmp.Compare(rank[p], rank[q]))
+		return cmp.Or(cmp.Compare(readsFor(p), readsFor(q)), cmp.Compare(rank[p], rank[q]))
 	})
-	var lastErr error = fmt.Errorf("%w: no live disk has a free slot for superchunk %d", ErrNoAssignment, x.ID)
-	for _, t := range cand {
-		target := Place{Disk: t, Slot: l.freeSlot(t)}
+	// try plans the rebuild into targets (one per side, or one for all):
+	// Lost's replicas become the targets, the re-mirroring must still have
+	// a solution.
+	try := func(targets []Place) error {
 		moved := Layout{Disks: l.Disks, Slots: l.Slots, Superchunks: slices.Clone(l.Superchunks)}
 		i, _ := slices.BinarySearchFunc(moved.Superchunks, x.ID, func(s Superchunk, id int) int { return s.ID - id })
-		onB, _ := x.On(b) // stays, so Remirror copies the superchunk on from target
-		moved.Superchunks[i].Replicas = [2]Place{target, onB}
-		if err := plan.remirrorBoth(moved, cost, append([]int{t}, busy...)); err != nil {
+		busy := slices.Clone(busy)
+		for _, t := range targets {
+			busy = append(busy, t.Disk)
+		}
+		if len(targets) == 2 {
+			moved.Superchunks[i].Replicas = [2]Place{targets[0], targets[1]}
+		} else {
+			onB, _ := x.On(b) // stays, so Remirror copies the superchunk on from the target
+			moved.Superchunks[i].Replicas = [2]Place{targets[0], onB}
+		}
+		return plan.remirrorBoth(moved, cost, busy)
+	}
+	var lastErr error = fmt.Errorf("%w: no live disk has a free slot for superchunk %d", ErrNoAssignment, x.ID)
+	if len(sides) == 2 {
+		short := cand[:min(len(cand), maxSplitCandidates)]
+		for i, t0 := range short {
+			for _, t1 := range short[i+1:] {
+				if _, ok := l.Shared(t0, t1); ok {
+					continue
+				}
+				// Each target takes the side it does not read for, if one
+				// order has fewer such clashes.
+				d0, d1 := t0, t1
+				if btoi(reads(t0, 0))+btoi(reads(t1, 1)) > btoi(reads(t0, 1))+btoi(reads(t1, 0)) {
+					d0, d1 = t1, t0
+				}
+				targets := []Place{{Disk: d0, Slot: l.freeSlot(d0)}, {Disk: d1, Slot: l.freeSlot(d1)}}
+				if err := try(targets); err != nil {
+					lastErr = err
+					continue
+				}
+				plan.Targets = targets
+				plan.Swap = []Transfer{
+					{Superchunk: x.ID, From: targets[0], To: targets[1], Off: sides[0].Off, Len: sides[0].Len},
+					{Superchunk: x.ID, From: targets[1], To: targets[0], Off: sides[1].Off, Len: sides[1].Len},
+				}
+				return plan, nil
+			}
+		}
+	}
+	for _, t := range cand {
+		target := Place{Disk: t, Slot: l.freeSlot(t)}
+		if err := try([]Place{target}); err != nil {
 			lastErr = err
 			continue
 		}
-		plan.Target = target
+		for range sides {
+			plan.Targets = append(plan.Targets, target)
+		}
 		return plan, nil
 	}
 	return DualPlan{}, lastErr

@@ -46,8 +46,9 @@ const (
 	// StepRebuild is one side of a dual rebuild (Step.Rebuild): the range
 	// [Off, Off+Len) of the lost superchunk, Lstor ⊕ Reads, written to To.
 	StepRebuild StepKind = "rebuild"
-	// StepCopy is a re-mirroring transfer: the superchunk copied whole
-	// from Step.From to To.
+	// StepCopy is a re-mirroring transfer: the superchunk copied from
+	// Step.From to To, whole or the range Off, Len (a split rebuild's
+	// exchange of halves).
 	StepCopy StepKind = "copy"
 )
 
@@ -64,6 +65,10 @@ type Step struct {
 	To Place `json:"to"`
 	// From is the sender of a copy.
 	From *Place `json:"from,omitempty"`
+	// Off and Len are the byte range a copy moves; Len 0 (and absent, in
+	// plans stored before split rebuilds): the whole superchunk.
+	Off int64 `json:"off,omitempty"`
+	Len int64 `json:"len,omitempty"`
 	// Rebuild is the side of a rebuild.
 	Rebuild *Side `json:"rebuild,omitempty"`
 	Done    bool  `json:"done,omitempty"`
@@ -201,7 +206,7 @@ func PlanRecovery(g Group, failed []int, lstorOK map[int]bool, prev *Recovery) (
 	copies := func(m Remirroring) []Step {
 		var s []Step
 		for _, t := range m.Transfers {
-			s = append(s, Step{Kind: StepCopy, Superchunk: t.Superchunk, From: &t.From, To: t.To})
+			s = append(s, Step{Kind: StepCopy, Superchunk: t.Superchunk, From: &t.From, To: t.To, Off: t.Off, Len: t.Len})
 		}
 		return s
 	}
@@ -223,11 +228,12 @@ func PlanRecovery(g Group, failed []int, lstorOK map[int]bool, prev *Recovery) (
 			return Recovery{}, fmt.Errorf("plan the recovery of disks %d and %d of %s: %w", a, b, g.Name, err)
 		}
 		var sides []Step
-		for _, s := range d.Sides {
+		for i, s := range d.Sides {
 			side := Side{Lstor: s.Lstor, Reads: slices.Clone(s.Reads), Off: s.Off, Len: s.Len}
-			sides = append(sides, Step{Kind: StepRebuild, Superchunk: d.Lost, To: d.Target, Rebuild: &side})
+			sides = append(sides, Step{Kind: StepRebuild, Superchunk: d.Lost, To: d.Targets[i], Rebuild: &side})
 		}
 		addPhase(sides)
+		addPhase(copies(Remirroring{Transfers: d.Swap}))
 		addPhase(copies(d.Remirror[0]))
 		addPhase(copies(d.Remirror[1]))
 		r.After = d.After
@@ -281,6 +287,9 @@ func DecodeRecovery(b []byte) (Recovery, error) {
 		case StepZero:
 		case StepCopy:
 			bad = bad || s.From == nil || !in(*s.From)
+			if s.Off < 0 || s.Len < 0 || s.Len == 0 && s.Off != 0 {
+				return Recovery{}, fmt.Errorf("%w: recovery plan of %s: step %d copies range [%d, +%d)", ErrBadInput, r.Group, i, s.Off, s.Len)
+			}
 		case StepRebuild:
 			d := s.Rebuild
 			bad = bad || d == nil || d.Off < 0 || d.Len <= 0 || d.Lstor < 0 || d.Lstor >= r.After.Disks || slices.ContainsFunc(d.Reads, func(p Place) bool { return !in(p) })

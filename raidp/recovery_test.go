@@ -250,39 +250,80 @@ func (g *group) parity(l Layout) [][]byte {
 	return p
 }
 
-// rebuild runs the sides of a dual plan on the surviving bytes only: the
-// failed disks' Lstors and the mirrors the plan names.
-func (g *group) rebuild(t *testing.T, l Layout, p DualPlan) []byte {
+// run carries out a dual plan on the slots' bytes: the surviving slots of
+// l (the failed disks' are gone), each rebuild side computed from the
+// failed disks' Lstors and the mirrors it names alone and written into its
+// target, then the exchange of halves and the re-mirroring copies, each
+// reading only what an earlier step or the survivors hold. It returns the
+// slots' bytes at the end.
+func (g *group) run(t *testing.T, l Layout, p DualPlan) map[Place][]byte {
 	t.Helper()
-	at := make(map[Place]int)
+	slots := make(map[Place][]byte)
 	for _, s := range l.Superchunks {
 		for _, r := range s.Replicas {
-			at[r] = s.ID
+			if r.Disk != p.A && r.Disk != p.B {
+				slots[r] = slices.Clone(g.data[s.ID])
+			}
 		}
 	}
-	out := make([]byte, g.size)
-	covered := int64(0)
-	for _, side := range p.Sides {
-		part := slices.Clone(g.lstor[side.Lstor][side.Off : side.Off+side.Len])
-		for _, rd := range side.Reads {
-			if rd.Disk == p.A || rd.Disk == p.B {
-				t.Fatalf("side of Lstor %d reads failed disk %d", side.Lstor, rd.Disk)
+	slot := func(at Place) []byte {
+		if slots[at] == nil {
+			if at.Disk == p.A || at.Disk == p.B {
+				t.Fatalf("the plan writes to failed disk %d", at.Disk)
 			}
-			id, ok := at[rd]
+			slots[at] = make([]byte, g.size) // a free slot reads zero
+		}
+		return slots[at]
+	}
+	if p.Shared {
+		if len(p.Targets) != len(p.Sides) {
+			t.Fatalf("%d targets for %d sides", len(p.Targets), len(p.Sides))
+		}
+		covered := int64(0)
+		for i, side := range p.Sides {
+			part := slices.Clone(g.lstor[side.Lstor][side.Off : side.Off+side.Len])
+			for _, rd := range side.Reads {
+				if rd.Disk == p.A || rd.Disk == p.B {
+					t.Fatalf("side of Lstor %d reads failed disk %d", side.Lstor, rd.Disk)
+				}
+				from, ok := slots[rd]
+				if !ok {
+					t.Fatalf("side reads empty slot %+v", rd)
+				}
+				for i := range part {
+					part[i] ^= from[side.Off+int64(i)]
+				}
+			}
+			copy(slot(p.Targets[i])[side.Off:], part)
+			covered += side.Len
+		}
+		if covered != g.size {
+			t.Fatalf("sides cover %d of %d bytes", covered, g.size)
+		}
+	}
+	copies := func(ts []Transfer) {
+		// A step's copies run at once: each reads what was there before.
+		var src [][]byte
+		for _, tr := range ts {
+			from, ok := slots[tr.From]
 			if !ok {
-				t.Fatalf("side reads empty slot %+v", rd)
+				t.Fatalf("copy of superchunk %d from empty slot %+v", tr.Superchunk, tr.From)
 			}
-			for i := range part {
-				part[i] ^= g.data[id][side.Off+int64(i)]
-			}
+			src = append(src, slices.Clone(from))
 		}
-		copy(out[side.Off:], part)
-		covered += side.Len
+		for i, tr := range ts {
+			off, n := int64(0), g.size
+			if tr.Len > 0 {
+				off, n = tr.Off, tr.Len
+			}
+			copy(slot(tr.To)[off:off+n], src[i][off:off+n])
+		}
 	}
-	if covered != g.size {
-		t.Fatalf("sides cover %d of %d bytes", covered, g.size)
+	copies(p.Swap)
+	for _, step := range p.Remirror {
+		copies(step.Transfers)
 	}
-	return out
+	return slots
 }
 
 // TestDualEveryPair: in a group of 8 disks, any two disks fail; the plan
@@ -303,6 +344,7 @@ func TestDualEveryPair(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := newGroup(r, l, size)
+		split := 0
 		for a := range n {
 			for b := a + 1; b < n; b++ {
 				for _, ok := range [][2]bool{{true, true}, {true, false}, {false, true}} {
@@ -313,12 +355,33 @@ func TestDualEveryPair(t *testing.T) {
 					if x, shared := l.Shared(a, b); shared != p.Shared || shared && x.ID != p.Lost {
 						t.Fatalf("disks %d,%d: plan lost %v/%d, layout shares %v/%d", a, b, p.Shared, p.Lost, shared, x.ID)
 					}
-					if p.Shared {
-						if got := g.rebuild(t, l, p); !bytes.Equal(got, g.data[p.Lost]) {
-							t.Fatalf("rows=%d disks %d,%d lstors %v: rebuilt superchunk %d differs", rows, a, b, ok, p.Lost)
+					// Every replica of the layout after holds its
+					// superchunk's bytes, the lost one's included.
+					slots := g.run(t, l, p)
+					for _, s := range p.After.Superchunks {
+						for _, r := range s.Replicas {
+							if !bytes.Equal(slots[r], g.data[s.ID]) {
+								t.Fatalf("rows=%d slots=%d disks %d,%d lstors %v: superchunk %d at %+v differs after the plan (lost %d, targets %v)",
+									rows, c.slots, a, b, ok, s.ID, r, p.Lost, p.Targets)
+							}
 						}
+					}
+					if p.Shared {
 						if want := 1 + btoi(ok[0] && ok[1]); len(p.Sides) != want {
 							t.Fatalf("%d sides, want %d", len(p.Sides), want)
+						}
+						if p.Split() {
+							split++
+							if _, x := p.After.Shared(p.Targets[0].Disk, p.Targets[1].Disk); !x || len(p.Swap) != 2 {
+								t.Fatalf("disks %d,%d: split into %v, swap %+v: the targets are not the lost superchunk's pair", a, b, p.Targets, p.Swap)
+							}
+						}
+						for _, tg := range p.Targets {
+							for _, step := range p.Remirror {
+								if slices.ContainsFunc(step.Transfers, func(tr Transfer) bool { return tr.To.Disk == tg.Disk }) {
+									t.Fatalf("disks %d,%d: target %+v also receives a re-mirroring copy", a, b, tg)
+								}
+							}
 						}
 					}
 					for _, step := range p.Remirror {
@@ -337,6 +400,12 @@ func TestDualEveryPair(t *testing.T) {
 					_ = g.parity(p.After)
 				}
 			}
+		}
+		// Both Lstors left, the rebuild splits over two targets where
+		// the free slots allow.
+		t.Logf("slots=%d rows=%d: %d of the plans split their rebuild", c.slots, rows, split)
+		if c.slots > rows+1 && split == 0 {
+			t.Fatalf("slots=%d rows=%d: no plan split its rebuild over two targets", c.slots, rows)
 		}
 	}
 	l, _ := New(n, 7, 3)
@@ -362,9 +431,12 @@ func TestRecoveryGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Fprintf(&b, "# disks 2 and 3 fail: superchunk %d lost, rebuilt into %+v\n", dual.Lost, dual.Target)
-	for _, s := range dual.Sides {
-		fmt.Fprintf(&b, "side Lstor %d [%d, %d) reads %v\n", s.Lstor, s.Off, s.Off+s.Len, s.Reads)
+	fmt.Fprintf(&b, "# disks 2 and 3 fail: superchunk %d lost\n", dual.Lost)
+	for i, s := range dual.Sides {
+		fmt.Fprintf(&b, "side Lstor %d [%d, %d) reads %v into %+v\n", s.Lstor, s.Off, s.Off+s.Len, s.Reads, dual.Targets[i])
+	}
+	for _, tr := range dual.Swap {
+		fmt.Fprintf(&b, "swap [%d, %d): D%d slot %d → D%d slot %d\n", tr.Off, tr.Off+tr.Len, tr.From.Disk, tr.From.Slot, tr.To.Disk, tr.To.Slot)
 	}
 	for i, st := range dual.Remirror {
 		fmt.Fprintf(&b, "step %d\n%s", i+1, transfers(st))

@@ -24,9 +24,12 @@ const maxBranches = 1 << 12
 
 // Transfer is one re-mirroring copy: superchunk Superchunk is read from its
 // surviving replica From and written to To, a free slot of the receiver.
+// Len 0 copies the whole superchunk; otherwise the byte range [Off,
+// Off+Len) only (a split rebuild's exchange of halves, DualPlan.Swap).
 type Transfer struct {
 	Superchunk int
 	From, To   Place
+	Off, Len   int64
 }
 
 // Remirroring is the plan after a failure: the transfers, their total

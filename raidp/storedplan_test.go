@@ -49,8 +49,11 @@ func TestPlanRecoveryStored(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Equal(kinds, []StepKind{StepRebuild, StepCopy, StepCopy}) {
-		t.Fatalf("phases %v, want the rebuild first, then the two re-mirroring steps", kinds)
+	// A split rebuild (both Lstors, two targets) exchanges its halves
+	// before the re-mirroring.
+	if !slices.Equal(kinds, []StepKind{StepRebuild, StepCopy, StepCopy, StepCopy}) || dual.Steps[0].To == dual.Steps[1].To {
+		t.Fatalf("phases %v, targets %+v %+v: want the rebuild split over two targets first, then the exchange of halves and the two re-mirroring steps",
+			kinds, dual.Steps[0].To, dual.Steps[1].To)
 	}
 	if dual.Complete() {
 		t.Fatal("a new plan is complete")
@@ -171,6 +174,8 @@ func TestDecodeRecoveryRefuses(t *testing.T) {
 		{"copy without sender", func(r *Recovery) { r.Steps[0].From = nil }},
 		{"unknown kind", func(r *Recovery) { r.Steps[0].Kind = "move" }},
 		{"empty rebuild", func(r *Recovery) { r.Steps[0].Kind = StepRebuild }},
+		{"negative copy range", func(r *Recovery) { r.Steps[0].Len = -1 }},
+		{"copy offset without length", func(r *Recovery) { r.Steps[0].Off = 4096 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -255,9 +255,9 @@ const Parallel = 4
 
 // ExitRAIDP times raidp's critical exit after disks a and b of the group
 // fail: their shared superchunk rebuilt from both Lstors and the mirrors
-// of their other superchunks into a target disk (raidprun.Rebuild of the
-// raidp.Dual plan); AllSeconds goes on to the end of the plan's two
-// re-mirroring steps.
+// of their other superchunks, half into each of two target disks
+// (raidprun.Rebuild of the raidp.Dual plan); AllSeconds goes on to the end
+// of the exchange of halves and the plan's two re-mirroring steps.
 func ExitRAIDP(ctx context.Context, cl Cluster, c *client.Client, a, b int) (Row, error) {
 	g, err := c.RAIDPGroup(ctx)
 	if err != nil {
@@ -277,8 +277,15 @@ func ExitRAIDP(ctx context.Context, cl Cluster, c *client.Client, a, b int) (Row
 	}
 	row := Row{Part: "exit", Policy: cairn.RAIDPPolicy, Seconds: time.Since(start).Seconds(), Critical: 1, Bytes: g.Size,
 		Failed: g.Disks[a].ID + " " + g.Disks[b].ID}
-	// Then the plan's two re-mirroring steps, as raidprun.Dual runs them:
-	// every superchunk has two replicas again.
+	// Then a split rebuild's exchange of halves and the plan's two
+	// re-mirroring steps, as raidprun.Dual runs them: every superchunk has
+	// two replicas again.
+	if err := raidprun.Remirror(ctx, raidp.Remirroring{Transfers: plan.Swap}, disks, cfg); err != nil {
+		return Row{}, fmt.Errorf("exchanging the rebuilt halves: %w", err)
+	}
+	for _, t := range plan.Swap {
+		row.Bytes += t.Len
+	}
 	for i, step := range plan.Remirror {
 		if err := raidprun.Remirror(ctx, step, disks, cfg); err != nil {
 			return Row{}, fmt.Errorf("re-mirroring step %d: %w", i+1, err)

@@ -174,6 +174,8 @@ func runRaidpRecovery(ctx context.Context, args []string, stdout, stderr io.Writ
 		for _, s := range r.Steps {
 			from := "-"
 			switch {
+			case s.From != nil && s.Len > 0:
+				from = fmt.Sprintf("D%d slot %d [%d, +%d)", s.From.Disk, s.From.Slot, s.Off, s.Len)
 			case s.From != nil:
 				from = fmt.Sprintf("D%d slot %d", s.From.Disk, s.From.Slot)
 			case s.Rebuild != nil:

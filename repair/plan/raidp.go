@@ -35,10 +35,12 @@ type RAIDPStep struct {
 
 // RAIDPDualPrediction is the predicted time of a dual-failure recovery:
 // the rebuild of the shared superchunk (after which every byte again
-// survives one more failure: the critical state is over), then the two
+// survives one more failure: the critical state is over), the exchange of
+// a split rebuild's halves (Swap, zero if not split), then the two
 // re-mirroring steps. Total is their sum.
 type RAIDPDualPrediction struct {
 	Rebuild  RAIDPStep
+	Swap     RAIDPStep
 	Remirror [2]RAIDPStep
 	Total    float64
 }
@@ -107,20 +109,33 @@ func (m RAIDPModel) Remirror(p raidp.Remirroring) (RAIDPStep, error) {
 	if err := m.validate(p.After.Disks); err != nil {
 		return RAIDPStep{}, err
 	}
-	w, lstor := make(map[int]*work), make(map[int]float64)
-	for _, t := range p.Transfers {
-		m.addCopy(w, lstor, t.From.Disk, t.To.Disk)
-	}
-	return m.loadTime(w, lstor), nil
+	return m.copies(p.Transfers), nil
 }
 
-// addCopy adds one superchunk copy from disk from to disk to.
-func (m RAIDPModel) addCopy(w map[int]*work, lstor map[int]float64, from, to int) {
-	at(w, from).read += m.Size
-	at(w, from).send += m.Size
-	at(w, to).recv += m.Size
-	at(w, to).write += m.Size
-	lstor[to] += 2 * m.Size
+// copies times transfers run at once.
+func (m RAIDPModel) copies(ts []raidp.Transfer) RAIDPStep {
+	w, lstor := make(map[int]*work), make(map[int]float64)
+	for _, t := range ts {
+		m.addCopy(w, lstor, t.From.Disk, t.To.Disk, m.bytes(t.Len))
+	}
+	return m.loadTime(w, lstor)
+}
+
+// bytes is what a copy of length n moves: n, or (0) a whole superchunk.
+func (m RAIDPModel) bytes(n int64) float64 {
+	if n > 0 {
+		return float64(n)
+	}
+	return m.Size
+}
+
+// addCopy adds a copy of n bytes from disk from to disk to.
+func (m RAIDPModel) addCopy(w map[int]*work, lstor map[int]float64, from, to int, n float64) {
+	at(w, from).read += n
+	at(w, from).send += n
+	at(w, to).recv += n
+	at(w, to).write += n
+	lstor[to] += 2 * n
 }
 
 // addSide adds one rebuild side writing to disk target, and returns the
@@ -166,13 +181,17 @@ func (m RAIDPModel) Dual(p raidp.DualPlan) (RAIDPDualPrediction, error) {
 		if size != m.Size {
 			return out, fmt.Errorf("%w: the plan's sides cover %v bytes, the model's superchunk is %v", ErrInvalid, size, m.Size)
 		}
+		if len(p.Targets) != len(p.Sides) {
+			return out, fmt.Errorf("%w: %d targets for %d rebuild sides", ErrInvalid, len(p.Targets), len(p.Sides))
+		}
 		w, lstor := make(map[int]*work), make(map[int]float64)
-		for _, s := range p.Sides {
-			addSide(w, lstor, s, p.Target.Disk)
+		for i, s := range p.Sides {
+			addSide(w, lstor, s, p.Targets[i].Disk)
 		}
 		out.Rebuild = m.loadTime(w, lstor)
+		out.Swap = m.copies(p.Swap)
 	}
-	out.Total = out.Rebuild.Seconds
+	out.Total = out.Rebuild.Seconds + out.Swap.Seconds
 	for i, step := range p.Remirror {
 		s, err := m.Remirror(step)
 		if err != nil {
@@ -233,9 +252,10 @@ func (m RAIDPModel) Recovery(r raidp.Recovery) (RAIDPRecoveryPrediction, error) 
 				if s.From == nil {
 					return RAIDPRecoveryPrediction{}, fmt.Errorf("%w: step %d: a copy without a sender", ErrInvalid, i)
 				}
-				m.addCopy(w, lstor, s.From.Disk, s.To.Disk)
-				ph.Written += m.Size
-				ph.Network += m.Size
+				n := m.bytes(s.Len)
+				m.addCopy(w, lstor, s.From.Disk, s.To.Disk, n)
+				ph.Written += n
+				ph.Network += n
 			case raidp.StepRebuild:
 				if s.Rebuild == nil {
 					return RAIDPRecoveryPrediction{}, fmt.Errorf("%w: step %d: a rebuild without a side", ErrInvalid, i)

@@ -90,7 +90,7 @@ func TestRAIDPDualHalves(t *testing.T) {
 	if !near(pb.Rebuild.Seconds, po.Rebuild.Seconds/2, 1e-9) {
 		t.Fatalf("both sides: rebuild %v s (%s), want half of one side's %v s", pb.Rebuild.Seconds, pb.Rebuild.Bound, po.Rebuild.Seconds)
 	}
-	if pb.Total != pb.Rebuild.Seconds+pb.Remirror[0].Seconds+pb.Remirror[1].Seconds {
+	if pb.Total != pb.Rebuild.Seconds+pb.Swap.Seconds+pb.Remirror[0].Seconds+pb.Remirror[1].Seconds || !both.Split() || pb.Swap.Seconds <= 0 {
 		t.Fatalf("total %v is not the sum of %+v", pb.Total, pb)
 	}
 	m = RAIDPModel{Size: size, Disks: []Rates{{Read: 50e6, Write: 1e9, Send: 1e9, Recv: 1e9}}}

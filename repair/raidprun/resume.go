@@ -76,7 +76,7 @@ func RunStep(ctx context.Context, s raidp.Step, disks map[int]Disk, cfg Config) 
 		if err != nil {
 			return err
 		}
-		return copySuperchunk(ctx, raidp.Transfer{Superchunk: s.Superchunk, From: *s.From, To: s.To}, from, to, cfg)
+		return copySuperchunk(ctx, raidp.Transfer{Superchunk: s.Superchunk, From: *s.From, To: s.To, Off: s.Off, Len: s.Len}, from, to, cfg)
 	case raidp.StepRebuild:
 		if s.Rebuild == nil {
 			return fmt.Errorf("%w: a rebuild of superchunk %d without a side", ErrConfig, s.Superchunk)

@@ -78,9 +78,10 @@ func Remirror(ctx context.Context, p raidp.Remirroring, disks map[int]Disk, cfg 
 }
 
 // Rebuild rebuilds the superchunk a dual failure lost into the plan's
-// target: each side XORs its Lstor's parity range with the same range of
-// every mirror it names, sides in parallel. It does nothing if the failed
-// disks shared no superchunk.
+// targets: each side XORs its Lstor's parity range with the same range of
+// every mirror it names and writes it to its target, sides in parallel.
+// It does nothing if the failed disks shared no superchunk. A split
+// rebuild (p.Split) leaves each target with its half: Swap completes them.
 func Rebuild(ctx context.Context, p raidp.DualPlan, disks map[int]Disk, cfg Config) error {
 	if err := cfg.validate(); err != nil {
 		return err
@@ -88,29 +89,35 @@ func Rebuild(ctx context.Context, p raidp.DualPlan, disks map[int]Disk, cfg Conf
 	if !p.Shared {
 		return nil
 	}
-	target, err := disk(disks, p.Target.Disk)
-	if err != nil {
-		return err
+	if len(p.Targets) != len(p.Sides) {
+		return fmt.Errorf("%w: %d targets for %d rebuild sides", ErrConfig, len(p.Targets), len(p.Sides))
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	if cfg.Parallel > 0 {
 		g.SetLimit(cfg.Parallel)
 	}
-	for _, side := range p.Sides {
+	for i, side := range p.Sides {
 		lst, mirrors, err := sideDisks(disks, side)
 		if err != nil {
 			return err
 		}
-		g.Go(func() error { return rebuildSide(ctx, p.Lost, side, lst, mirrors, p.Target, target, cfg) })
+		target, err := disk(disks, p.Targets[i].Disk)
+		if err != nil {
+			return err
+		}
+		g.Go(func() error { return rebuildSide(ctx, p.Lost, side, lst, mirrors, p.Targets[i], target, cfg) })
 	}
 	return g.Wait()
 }
 
-// Dual runs a whole dual-failure plan: the rebuild, then the two
-// re-mirroring steps in order.
+// Dual runs a whole dual-failure plan: the rebuild, the exchange of a
+// split rebuild's halves, then the two re-mirroring steps in order.
 func Dual(ctx context.Context, p raidp.DualPlan, disks map[int]Disk, cfg Config) error {
 	if err := Rebuild(ctx, p, disks, cfg); err != nil {
 		return err
+	}
+	if err := Remirror(ctx, raidp.Remirroring{Transfers: p.Swap}, disks, cfg); err != nil {
+		return fmt.Errorf("exchanging the rebuilt halves: %w", err)
 	}
 	for i, step := range p.Remirror {
 		if err := Remirror(ctx, step, disks, cfg); err != nil {
@@ -120,10 +127,18 @@ func Dual(ctx context.Context, p raidp.DualPlan, disks map[int]Disk, cfg Config)
 	return nil
 }
 
-// copySuperchunk copies t's superchunk whole, chunk by chunk, the read of
-// a chunk overlapping the write of the one before (pipeline).
+// copySuperchunk copies t's superchunk (or its range t.Off, t.Len), chunk
+// by chunk, the read of a chunk overlapping the write of the one before
+// (pipeline).
 func copySuperchunk(ctx context.Context, t raidp.Transfer, from, to Disk, cfg Config) error {
-	return pipeline(ctx, 0, cfg.Size, cfg.Chunk,
+	off, n := int64(0), cfg.Size
+	if t.Len > 0 {
+		off, n = t.Off, t.Len
+	}
+	if off < 0 || off+n > cfg.Size {
+		return fmt.Errorf("%w: a copy of superchunk %d's bytes [%d, %d) of %d", ErrConfig, t.Superchunk, off, off+n, cfg.Size)
+	}
+	return pipeline(ctx, off, n, cfg.Chunk,
 		func(p []byte, off int64) error {
 			if err := from.ReadAt(t.From.Slot, p, off); err != nil {
 				return fmt.Errorf("re-mirror superchunk %d: read disk %d: %w", t.Superchunk, t.From.Disk, err)

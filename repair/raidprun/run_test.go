@@ -243,6 +243,7 @@ func TestEveryPairOfEight(t *testing.T) {
 	r := testRand(t)
 	ctx := context.Background()
 	tmpl := newGroup(t, r)
+	split := 0
 	for a := range n {
 		for b := a + 1; b < n; b++ {
 			for _, ok := range [][2]bool{{true, true}, {false, true}} {
@@ -255,6 +256,9 @@ func TestEveryPairOfEight(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if p.Split() {
+					split++
+				}
 				if err := raidprun.Dual(ctx, p, g.disks(a, b), raidprun.Config{Size: size, Chunk: chunk}); err != nil {
 					t.Fatalf("disks %d,%d: %v", a, b, err)
 				}
@@ -262,6 +266,11 @@ func TestEveryPairOfEight(t *testing.T) {
 			}
 		}
 	}
+	// Split rebuilds (half into each of two targets, then exchanged) ran.
+	if split == 0 {
+		t.Fatal("no plan split its rebuild over two targets")
+	}
+	t.Logf("%d plans split their rebuild", split)
 }
 
 // TestSingleFailure: one disk fails; the re-mirroring restores two
@@ -306,7 +315,7 @@ func TestCrashDuringRecovery(t *testing.T) {
 		// The victim: a disk the plan writes to.
 		victim := p.Remirror[r.IntN(2)].Transfers[0].To.Disk
 		if p.Shared && r.IntN(2) == 0 {
-			victim = p.Target.Disk
+			victim = p.Targets[r.IntN(len(p.Targets))].Disk
 		}
 		g.stores[victim].Close()
 		ops := 0
