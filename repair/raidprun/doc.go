@@ -13,9 +13,10 @@
 //   - chunk: the bytes one step moves (Config.Chunk); a superchunk is
 //     copied or rebuilt chunk by chunk, in order per transfer, transfers in
 //     parallel (one per receiver, as the plans guarantee). Within a
-//     transfer the reads of a chunk overlap the write of the one before
-//     (pipeline: at most three chunk buffers), and a rebuild reads a
-//     chunk's Lstor range and mirror ranges all at once.
+//     transfer two chunks are read at once while two are written, reads
+//     and writes each started in chunk order (pipeline: at most four chunk
+//     buffers), and a rebuild reads a chunk's Lstor range and mirror
+//     ranges all at once.
 //
 // Every step is idempotent: a transfer or rebuild interrupted by a crash
 // is simply run again (the receiver's Lstor is folded by its own

@@ -156,15 +156,23 @@ func copySuperchunk(ctx context.Context, t raidp.Transfer, from, to Disk, cfg Co
 // rebuildSide rebuilds the range of side into at (on disk target): the
 // Lstor's parity XORed with the same range of every mirror. A chunk's
 // reads (the Lstor and every mirror, each on another node) run at once,
-// and overlap the write of the chunk before (pipeline); its mirror buffers
-// are the filling goroutine's own, reused chunk after chunk.
+// and overlap the reads and writes of other chunks (pipeline); the mirror
+// buffers of a fill under way are its own, taken from pipelineWidth sets
+// reused chunk after chunk.
 func rebuildSide(ctx context.Context, lost int, side raidp.Side, lst Disk, mirrors []Disk, at raidp.Place, target Disk, cfg Config) error {
-	bufs := make([][]byte, len(mirrors))
-	for i := range bufs {
-		bufs[i] = make([]byte, cfg.Chunk)
+	sets := make(chan [][]byte, pipelineWidth)
+	for range pipelineWidth {
+		sets <- make([][]byte, len(mirrors)) // each buffer allocated on first use
 	}
 	return pipeline(ctx, side.Off, side.Len, cfg.Chunk,
 		func(a []byte, off int64) error {
+			bufs := <-sets // pipeline runs at most pipelineWidth fills at once
+			defer func() { sets <- bufs }()
+			for i := range bufs {
+				if bufs[i] == nil {
+					bufs[i] = make([]byte, cfg.Chunk)
+				}
+			}
 			var g errgroup.Group
 			g.Go(func() error {
 				if err := lst.Parity(a, off); err != nil {
@@ -196,60 +204,105 @@ func rebuildSide(ctx context.Context, lost int, side raidp.Side, lst Disk, mirro
 		})
 }
 
-// pipelineDepth is the chunk buffers one pipeline holds: one being
-// filled, one waiting, one being drained.
-const pipelineDepth = 3
+// pipelineWidth is the chunks one pipeline fills at once, and drains at
+// once: a chunk's read answers only once the sender has read it off its
+// disk, and a write only once the receiver has it durable, so one chunk
+// in flight per stage leaves each link idle while the disk works; two
+// keep it busy.
+const pipelineWidth = 2
 
-// pipeline moves the n bytes from off in chunks of chunk bytes, in order:
-// fill reads a chunk into p (all of p), drain writes it. One goroutine
-// fills while another drains the chunk before, so a transfer runs at the
-// pace of the slower side rather than of the two added. Memory: at most
-// pipelineDepth chunk buffers (plus what fill keeps of its own). Both
-// goroutines are the pipeline's and end before it returns; the first
-// error ends both (drain's context is cancelled, a fill under way
-// finishes its chunk) and is returned.
+// pipelineBuffers is the chunk buffers one pipeline holds: pipelineWidth
+// being filled while as many are drained.
+const pipelineBuffers = 2 * pipelineWidth
+
+// pipeline moves the n bytes from off in chunks of chunk bytes: fill reads
+// a chunk into p (all of p), drain writes it. Up to pipelineWidth chunks
+// are filled at once while up to pipelineWidth filled ones are drained, so
+// a transfer runs at the pace of its slowest stage with each stage's
+// round trips overlapped. Fills and drains start in chunk order (a chunk's
+// waits until the one before has started): the first chunks are not held
+// up behind later ones, and a receiver that appends gets its chunks in
+// order, as far as its network lets them arrive. fill may be
+// called concurrently with itself, and drain with itself.
+//
+// Memory: at most pipelineBuffers chunk buffers (plus what the fills keep
+// of their own). Goroutines: one per chunk in flight, at most
+// pipelineBuffers, all ended before pipeline returns. The first error
+// ends the rest (drain's context is cancelled, a fill under way finishes
+// its chunk, chunks not started are not) and is returned.
 func pipeline(ctx context.Context, off, n int64, chunk int, fill func(p []byte, off int64) error, drain func(ctx context.Context, p []byte, off int64) error) error {
-	type filled struct {
-		p   []byte
-		off int64
-	}
-	free := make(chan []byte, pipelineDepth)
-	for range pipelineDepth {
-		free <- make([]byte, chunk)
-	}
-	full := make(chan filled, pipelineDepth-2)
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		defer close(full)
-		for o := off; o < off+n; o += int64(chunk) {
-			var p []byte
+	bufs := make(chan []byte, pipelineBuffers)
+	for range pipelineBuffers {
+		bufs <- nil // allocated on first use: a short transfer needs fewer
+	}
+	fills := make(chan struct{}, pipelineWidth)
+	drains := make(chan struct{}, pipelineWidth)
+	// acquire takes a slot of sem, or fails once ctx is done.
+	acquire := func(sem chan struct{}) error {
+		select {
+		case sem <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	// Fills and drains start in chunk order: each chunk waits until the
+	// previous one has started its fill (prevFill) or its drain (prev).
+	prevFill, prev := make(chan struct{}), make(chan struct{})
+	close(prevFill)
+	close(prev)
+	var stopped error
+	for o := off; o < off+n; o += int64(chunk) {
+		var p []byte
+		select {
+		case p = <-bufs:
+		case <-ctx.Done():
+			stopped = ctx.Err()
+		}
+		if stopped != nil {
+			break
+		}
+		if p == nil {
+			p = make([]byte, chunk)
+		}
+		fillTurn, filling := prevFill, make(chan struct{})
+		turn, started := prev, make(chan struct{})
+		prevFill, prev = filling, started
+		g.Go(func() error {
+			defer func() { bufs <- p }()
+			q := p[:min(int64(chunk), off+n-o)]
 			select {
-			case p = <-free:
+			case <-fillTurn:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-			p = p[:min(int64(chunk), off+n-o)]
-			if err := fill(p, o); err != nil {
+			if err := acquire(fills); err != nil {
+				return err
+			}
+			close(filling)
+			err := fill(q, o)
+			<-fills
+			if err != nil {
 				return err
 			}
 			select {
-			case full <- filled{p, o}:
+			case <-turn:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-		}
-		return nil
-	})
-	g.Go(func() error {
-		for c := range full {
-			if err := drain(ctx, c.p, c.off); err != nil {
+			if err := acquire(drains); err != nil {
 				return err
 			}
-			free <- c.p[:cap(c.p)]
-		}
-		return nil
-	})
-	return g.Wait()
+			defer func() { <-drains }()
+			close(started)
+			return drain(ctx, q, o)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return stopped
 }
 
 // sideDisks returns the disks a rebuild side reads: its Lstor's and its
