@@ -425,7 +425,8 @@ func ExitRepair(ctx context.Context, cl Cluster, policy string, critical int, fa
 
 // Remirror times the re-mirroring of every superchunk of disk d of the
 // group after it fails alone, with the matching (naive false) or the
-// naive plan drawn from seed.
+// naive plan drawn from seed, then zeroes the copies it made: the group
+// is left as it was.
 func Remirror(ctx context.Context, cl Cluster, c *client.Client, d int, naive bool, seed uint64) (Row, error) {
 	g, err := c.RAIDPGroup(ctx)
 	if err != nil {
@@ -449,11 +450,23 @@ func Remirror(ctx context.Context, cl Cluster, c *client.Client, d int, naive bo
 		row.MaxPerReceiver = max(row.MaxPerReceiver, per[t.To.Disk])
 		row.Bytes += g.Size
 	}
+	disks, cfg := groupDisks(ctx, cl, g), raidprun.Config{Size: g.Size, Parallel: Parallel}
 	start := time.Now()
-	if err := raidprun.Remirror(ctx, plan, groupDisks(ctx, cl, g), raidprun.Config{Size: g.Size, Parallel: Parallel}); err != nil {
+	if err := raidprun.Remirror(ctx, plan, disks, cfg); err != nil {
 		return Row{}, fmt.Errorf("re-mirroring disk %d (%s): %w", d, name, err)
 	}
 	row.Seconds = time.Since(start).Seconds()
+	// The plan is not committed: its receivers' slots are still free in
+	// the layout. Zeroed (outside the timing), as a given-up plan's are,
+	// their high-water marks drop, so a later part that writes there (the
+	// dual rebuild's targets) takes the zero-region shortcut as on any
+	// free slot instead of reading old data first.
+	for _, t := range plan.Transfers {
+		z := raidp.Step{Kind: raidp.StepZero, Superchunk: -1, To: t.To}
+		if err := raidprun.RunStep(ctx, z, disks, cfg); err != nil {
+			return Row{}, fmt.Errorf("undoing the re-mirroring of disk %d (%s): %w", d, name, err)
+		}
+	}
 	return row, nil
 }
 
