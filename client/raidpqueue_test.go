@@ -81,7 +81,7 @@ func TestRAIDPQueuedRecovery(t *testing.T) {
 				t.Fatalf("round %d: one phase's tasks of kinds %s and %s", round, phase, tk.RAIDP.Kind)
 			}
 			phase = tk.RAIDP.Kind
-			if want := map[string]int{"rebuild": 0, "copy": 1}[phase]; tk.Risk != want {
+			if want := map[string]int{"rebuild": 0, "exchange": 1, "copy": 1}[phase]; tk.Risk != want {
 				t.Errorf("round %d: a %s task at risk %d, want %d", round, phase, tk.Risk, want)
 			}
 		}
@@ -94,7 +94,7 @@ func TestRAIDPQueuedRecovery(t *testing.T) {
 			t.Fatalf("round %d: %d tasks left after the workers", round, len(left))
 		}
 	}
-	if fmt.Sprint(kinds) != "[rebuild copy copy copy]" {
+	if fmt.Sprint(kinds) != "[rebuild exchange copy copy]" {
 		t.Errorf("phases queued %v, want the rebuild (split over two targets), the exchange of its halves, then the two re-mirroring steps", kinds)
 	}
 	after, err := c.RAIDPGroup(ctx)

@@ -46,10 +46,15 @@ const (
 	// StepRebuild is one side of a dual rebuild (Step.Rebuild): the range
 	// [Off, Off+Len) of the lost superchunk, Lstor ⊕ Reads, written to To.
 	StepRebuild StepKind = "rebuild"
-	// StepCopy is a re-mirroring transfer: the superchunk copied from
-	// Step.From to To, whole or the range Off, Len (a split rebuild's
-	// exchange of halves).
+	// StepCopy is a re-mirroring transfer: the superchunk copied whole
+	// from Step.From to To.
 	StepCopy StepKind = "copy"
+	// StepExchange is half of a split rebuild's exchange (DualPlan.Swap):
+	// the byte range Off, Len of the superchunk copied from Step.From to
+	// To. A kind of its own, not a copy with a range: a runner that knows
+	// only whole copies refuses the plan (unknown kind) instead of copying
+	// a half-rebuilt slot whole over its partner's half.
+	StepExchange StepKind = "exchange"
 )
 
 // Step is one unit of a stored plan: redoing it is harmless (a copy or
@@ -65,8 +70,8 @@ type Step struct {
 	To Place `json:"to"`
 	// From is the sender of a copy.
 	From *Place `json:"from,omitempty"`
-	// Off and Len are the byte range a copy moves; Len 0 (and absent, in
-	// plans stored before split rebuilds): the whole superchunk.
+	// Off and Len are the byte range an exchange moves (Len > 0); absent
+	// for every other kind.
 	Off int64 `json:"off,omitempty"`
 	Len int64 `json:"len,omitempty"`
 	// Rebuild is the side of a rebuild.
@@ -206,7 +211,11 @@ func PlanRecovery(g Group, failed []int, lstorOK map[int]bool, prev *Recovery) (
 	copies := func(m Remirroring) []Step {
 		var s []Step
 		for _, t := range m.Transfers {
-			s = append(s, Step{Kind: StepCopy, Superchunk: t.Superchunk, From: &t.From, To: t.To, Off: t.Off, Len: t.Len})
+			k := StepCopy
+			if t.Len > 0 {
+				k = StepExchange
+			}
+			s = append(s, Step{Kind: k, Superchunk: t.Superchunk, From: &t.From, To: t.To, Off: t.Off, Len: t.Len})
 		}
 		return s
 	}
@@ -285,10 +294,10 @@ func DecodeRecovery(b []byte) (Recovery, error) {
 		bad := !in(s.To)
 		switch s.Kind {
 		case StepZero:
-		case StepCopy:
+		case StepCopy, StepExchange:
 			bad = bad || s.From == nil || !in(*s.From)
-			if s.Off < 0 || s.Len < 0 || s.Len == 0 && s.Off != 0 {
-				return Recovery{}, fmt.Errorf("%w: recovery plan of %s: step %d copies range [%d, +%d)", ErrBadInput, r.Group, i, s.Off, s.Len)
+			if s.Kind == StepCopy && (s.Off != 0 || s.Len != 0) || s.Kind == StepExchange && (s.Off < 0 || s.Len <= 0) {
+				return Recovery{}, fmt.Errorf("%w: recovery plan of %s: step %d (%s) moves range [%d, +%d)", ErrBadInput, r.Group, i, s.Kind, s.Off, s.Len)
 			}
 		case StepRebuild:
 			d := s.Rebuild

@@ -51,7 +51,7 @@ func TestPlanRecoveryStored(t *testing.T) {
 	}
 	// A split rebuild (both Lstors, two targets) exchanges its halves
 	// before the re-mirroring.
-	if !slices.Equal(kinds, []StepKind{StepRebuild, StepCopy, StepCopy, StepCopy}) || dual.Steps[0].To == dual.Steps[1].To {
+	if !slices.Equal(kinds, []StepKind{StepRebuild, StepExchange, StepCopy, StepCopy}) || dual.Steps[0].To == dual.Steps[1].To {
 		t.Fatalf("phases %v, targets %+v %+v: want the rebuild split over two targets first, then the exchange of halves and the two re-mirroring steps",
 			kinds, dual.Steps[0].To, dual.Steps[1].To)
 	}
@@ -174,8 +174,10 @@ func TestDecodeRecoveryRefuses(t *testing.T) {
 		{"copy without sender", func(r *Recovery) { r.Steps[0].From = nil }},
 		{"unknown kind", func(r *Recovery) { r.Steps[0].Kind = "move" }},
 		{"empty rebuild", func(r *Recovery) { r.Steps[0].Kind = StepRebuild }},
-		{"negative copy range", func(r *Recovery) { r.Steps[0].Len = -1 }},
-		{"copy offset without length", func(r *Recovery) { r.Steps[0].Off = 4096 }},
+		{"copy with a range", func(r *Recovery) { r.Steps[0].Len = 4096 }},
+		{"copy with an offset", func(r *Recovery) { r.Steps[0].Off = 4096 }},
+		{"exchange without a range", func(r *Recovery) { r.Steps[0].Kind = StepExchange }},
+		{"exchange with a negative offset", func(r *Recovery) { r.Steps[0].Kind, r.Steps[0].Off, r.Steps[0].Len = StepExchange, -1, 4096 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -248,7 +248,7 @@ func (m RAIDPModel) Recovery(r raidp.Recovery) (RAIDPRecoveryPrediction, error) 
 			}
 			ph.Left++
 			switch s.Kind {
-			case raidp.StepCopy:
+			case raidp.StepCopy, raidp.StepExchange:
 				if s.From == nil {
 					return RAIDPRecoveryPrediction{}, fmt.Errorf("%w: step %d: a copy without a sender", ErrInvalid, i)
 				}

@@ -69,7 +69,7 @@ func TestRAIDPRecoveryMatchesDual(t *testing.T) {
 						net, busiest = net+n, max(busiest, n)
 					}
 				}
-				if ph.Kind == raidp.StepCopy && (ph.Network != net || ph.Busiest != busiest) {
+				if (ph.Kind == raidp.StepCopy || ph.Kind == raidp.StepExchange) && (ph.Network != net || ph.Busiest != busiest) {
 					t.Fatalf("disks %d and %d, phase %d: network %v, busiest disk %v bytes for %d copies", a, b, ph.Phase, ph.Network, ph.Busiest, ph.Steps)
 				}
 			}

@@ -68,7 +68,7 @@ func RunStep(ctx context.Context, s raidp.Step, disks map[int]Disk, cfg Config) 
 		return err
 	}
 	switch s.Kind {
-	case raidp.StepCopy:
+	case raidp.StepCopy, raidp.StepExchange:
 		if s.From == nil {
 			return fmt.Errorf("%w: a copy of superchunk %d without a sender", ErrConfig, s.Superchunk)
 		}
