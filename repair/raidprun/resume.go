@@ -92,10 +92,16 @@ func RunStep(ctx context.Context, s raidp.Step, disks map[int]Disk, cfg Config) 
 		if !ok {
 			return fmt.Errorf("%w: disk %d", ErrNoZero, s.To.Disk)
 		}
-		for off := int64(0); off < cfg.Size; off += int64(cfg.Chunk) {
-			if err := z.Zero(ctx, s.To.Slot, off, min(int64(cfg.Chunk), cfg.Size-off)); err != nil {
+		// From the end: each call that reaches the slot's high-water mark
+		// lowers it to its own start (docs/design/raidp.md), so the slot
+		// ends wholly below it and later writes skip the old-data read.
+		// Front to back, only the last call would reach it.
+		for end := cfg.Size; end > 0; {
+			off := max(0, end-int64(cfg.Chunk))
+			if err := z.Zero(ctx, s.To.Slot, off, end-off); err != nil {
 				return fmt.Errorf("zero slot %d of disk %d: %w", s.To.Slot, s.To.Disk, err)
 			}
+			end = off
 		}
 		return nil
 	}
