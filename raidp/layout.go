@@ -90,6 +90,17 @@ type Layout struct {
 // the primary row of its last shift, whose mirrors go to the same row
 // (the distance-i pairs {d, d+i} are then covered for half the disks when
 // mirrors land in row rows−1: see the property test).
+//
+// For an even n and rows < n/2 the shifts are the odd ones only (1, 3,
+// 5, …; a last half row pairs each even disk d with d+shift): every
+// superchunk then joins an even and an odd disk, so the sharing graph is
+// bipartite and no two disks that share a superchunk have a common
+// neighbour — a disk holding a superchunk of each. After those two fail,
+// each side of the rebuild reads its own mirrors, none holds the only
+// copies both sides need, and no disk has to send a whole superchunk
+// (docs/design/raidp.md, "The experiment"). Bipartite layouts hold at most
+// n/2 rows (Mantel), and at n/2 none is left free for re-mirroring; so
+// more rows, and odd n, use every shift.
 func New(n, slots, rows int) (Layout, error) {
 	if n < 3 || n > MaxDisks {
 		return Layout{}, fmt.Errorf("%w: %d disks (want 3..%d)", ErrGroupSize, n, MaxDisks)
@@ -101,8 +112,12 @@ func New(n, slots, rows int) (Layout, error) {
 	add := func(a, sa, b, sb int) {
 		l.Superchunks = append(l.Superchunks, Superchunk{ID: len(l.Superchunks), Replicas: [2]Place{{a, sa}, {b, sb}}})
 	}
+	bipartite, step := n%2 == 0 && rows < n/2, 1
+	if bipartite {
+		step = 2
+	}
 	row := 0
-	for shift := 1; row < rows; shift++ {
+	for shift := 1; row < rows; shift += step {
 		switch {
 		case 2*shift == n:
 			// The last row of an even group: pairs at distance n/2.
@@ -115,6 +130,13 @@ func New(n, slots, rows int) (Layout, error) {
 				add(d, row, (d+shift)%n, row+1)
 			}
 			row += 2
+		case bipartite:
+			// One row left: each even disk's primary mirrored in the same
+			// row on the odd disk d+shift (n/2 superchunks, every disk once).
+			for d := 0; d < n; d += 2 {
+				add(d, row, (d+shift)%n, row)
+			}
+			row++
 		default:
 			// One row left: half a pair, the primaries of disks with
 			// even index mirrored in the same row on disk d+shift,

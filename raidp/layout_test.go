@@ -34,6 +34,25 @@ func TestNewInvariants(t *testing.T) {
 			if l.freeSlot(0) != rows && l.Load()[0] == rows {
 				t.Fatalf("N=%d rows=%d: first free slot of disk 0 is %d", n, rows, l.freeSlot(0))
 			}
+			// Even n, rows < n/2: bipartite (every superchunk joins an even
+			// and an odd disk), so no sharing pair has a common neighbour.
+			if n%2 == 0 && rows < n/2 {
+				sh := l.sharing()
+				for _, s := range l.Superchunks {
+					a, b := s.Replicas[0].Disk, s.Replicas[1].Disk
+					if a%2 == b%2 {
+						t.Fatalf("N=%d rows=%d: superchunk %d joins disks %d and %d", n, rows, s.ID, a, b)
+					}
+					for d := range sh[a] {
+						if sh[b][d] {
+							t.Fatalf("N=%d rows=%d: disks %d and %d share superchunk %d and a neighbour, disk %d", n, rows, a, b, s.ID, d)
+						}
+					}
+				}
+				if len(l.Superchunks) != rows*n/2 {
+					t.Fatalf("N=%d rows=%d: %d superchunks, want rows·N/2 = %d", n, rows, len(l.Superchunks), rows*n/2)
+				}
+			}
 			if rows == n-1 {
 				sh := l.sharing()
 				for a := range n {

@@ -58,9 +58,9 @@ func TestRAIDPSingleIsOneCopy(t *testing.T) {
 // TestRAIDPDualHalves: a side is a chain whose every link carries its
 // range once. Where the failed disks' nodes bind (their uplinks), one side
 // rebuilds at that rate and both sides, half each, in half the time; where
-// disks bind, a disk holding
-// mirrors of both failed disks (in the Fig. 3 layout, neighbours of both)
-// reads for both sides, so halves do not help.
+// disks bind, halves help only if no disk holds mirrors of both failed
+// disks (a common neighbour, which the Fig. 3 layout has and the bipartite
+// one does not).
 func TestRAIDPDualHalves(t *testing.T) {
 	l := raidpLayout(t)
 	r := Rates{Read: 1e9, Write: 1e9, Send: 1e9, Recv: 1e9}
@@ -93,11 +93,30 @@ func TestRAIDPDualHalves(t *testing.T) {
 	if pb.Total != pb.Rebuild.Seconds+pb.Swap.Seconds+pb.Remirror[0].Seconds+pb.Remirror[1].Seconds || !both.Split() || pb.Swap.Seconds <= 0 {
 		t.Fatalf("total %v is not the sum of %+v", pb.Total, pb)
 	}
+	// Read-bound: in the bipartite layout (3 rows of 8 disks) each side
+	// reads its own mirrors, so halves halve the time; in the Fig. 3
+	// layout (odd N: 7 disks, 3 rows) disks 0 and 1 have a common neighbour that reads
+	// for both sides, so they do not.
 	m = RAIDPModel{Size: size, Disks: []Rates{{Read: 50e6, Write: 1e9, Send: 1e9, Recv: 1e9}}}
 	pb, _ = m.Dual(both)
 	po, _ = m.Dual(one)
+	if !near(pb.Rebuild.Seconds, po.Rebuild.Seconds/2, 1e-9) || !near(po.Rebuild.Seconds, size/50e6, 1e-9) {
+		t.Fatalf("read-bound, bipartite: both sides %v s (%s), one side %v s, want both %v s", pb.Rebuild.Seconds, pb.Rebuild.Bound, po.Rebuild.Seconds, size/50e6/2)
+	}
+	fig3, err := raidp.New(7, 7, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if both, err = raidp.Dual(fig3, 0, 1, size, [2]bool{true, true}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if one, err = raidp.Dual(fig3, 0, 1, size, [2]bool{true, false}, nil); err != nil {
+		t.Fatal(err)
+	}
+	pb, _ = m.Dual(both)
+	po, _ = m.Dual(one)
 	if !near(pb.Rebuild.Seconds, po.Rebuild.Seconds, 1e-9) || !near(po.Rebuild.Seconds, size/50e6, 1e-9) {
-		t.Fatalf("read-bound: both sides %v s (%s), one side %v s, want both %v s", pb.Rebuild.Seconds, pb.Rebuild.Bound, po.Rebuild.Seconds, size/50e6)
+		t.Fatalf("read-bound, Fig. 3: both sides %v s (%s), one side %v s, want both %v s", pb.Rebuild.Seconds, pb.Rebuild.Bound, po.Rebuild.Seconds, size/50e6)
 	}
 }
 

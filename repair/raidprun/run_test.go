@@ -99,6 +99,12 @@ func cfg(fsys vfs.FS) lstor.Config {
 
 func newGroup(t *testing.T, r *rand.Rand) *group {
 	t.Helper()
+	return newGroupRows(t, r, rows)
+}
+
+// newGroupRows is newGroup with superchunks in the given rows.
+func newGroupRows(t *testing.T, r *rand.Rand, rows int) *group {
+	t.Helper()
 	l, err := raidp.New(n, slots, rows)
 	if err != nil {
 		t.Fatal(err)
