@@ -14,6 +14,8 @@ import (
 	"cairn"
 	"cairn/node/lstor"
 	"cairn/node/wire"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // The RAIDP calls (docs/design/raidp.md, "In the cluster"; paths in
@@ -120,10 +122,26 @@ func (h *Handler) raidpWrite(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, fmt.Errorf("%w: RAIDP write without a valid %s: %v", cairn.ErrInvalid, wire.HeaderCRC, err))
 		return
 	}
+	var blocks []uint32
+	if v := r.Header.Get(wire.HeaderBlockCRCs); v != "" {
+		if blocks, err = wire.ParseBlockCRCs(v, r.ContentLength); err != nil {
+			h.writeError(w, r, fmt.Errorf("%w: RAIDP write: %v", cairn.ErrInvalid, err))
+			return
+		}
+	}
 	ic := idleConn{rc: http.NewResponseController(w), idle: h.idle}
 	defer ic.clear()
+	body := &bodyReader{r: r.Body, c: ic, max: r.ContentLength, left: r.ContentLength, size: r.ContentLength}
+	if blocks != nil {
+		if err := writeBlocks(r.Context(), st, slot, off, body, r.ContentLength, want, blocks); err != nil {
+			h.lstorWriteError(w, r, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	p := make([]byte, r.ContentLength)
-	if _, err := io.ReadFull(&bodyReader{r: r.Body, c: ic, max: r.ContentLength, left: r.ContentLength, size: r.ContentLength}, p); err != nil {
+	if _, err := io.ReadFull(body, p); err != nil {
 		h.writeError(w, r, fmt.Errorf("%w: reading the RAIDP write's body: %v", cairn.ErrUnavailable, err))
 		return
 	}
@@ -136,6 +154,75 @@ func (h *Handler) raidpWrite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// writeBlocks writes a RAIDP write's body of n bytes, declared with the
+// CRC of each of its blocks (wire.HeaderBlockCRCs) and of the whole
+// (whole), into slot at off block by block as it arrives: one goroutine
+// reads block i+1 off the connection while another writes block i
+// (journal, disk, parity: lstor.Store.Write), so the link and the disks
+// work at once instead of one after the other. Memory: two blocks.
+// Goroutines: the two, both ended before it returns (the reader at the
+// latest when the connection's idle deadline ends a stalled read).
+//
+// A block is written only once it has matched its CRC. A block that does
+// not, a body cut short, or a failed write ends the call there with an
+// error: the blocks before are durable, those after untouched — as after
+// any failed RAIDP write, the caller may not assume either and zeroes
+// the range (client undoSpans). The whole body's CRC, checked at the
+// end, can only disagree with the blocks' through a caller's bug; it
+// fails the call too.
+func writeBlocks(ctx context.Context, st *lstor.Store, slot int, off int64, body io.Reader, n int64, whole uint32, crcs []uint32) error {
+	g, ctx := errgroup.WithContext(ctx)
+	free := make(chan []byte, 2)
+	free <- nil // allocated on first use
+	free <- nil
+	full := make(chan []byte, 1)
+	g.Go(func() error {
+		defer close(full)
+		for o := int64(0); o < n; o += wire.RAIDPWriteBlock {
+			var p []byte
+			select {
+			case p = <-free:
+			case <-ctx.Done():
+				return nil // the writer failed: its error is the call's
+			}
+			if p == nil {
+				p = make([]byte, wire.RAIDPWriteBlock)
+			}
+			p = p[:min(wire.RAIDPWriteBlock, n-o)]
+			if _, err := io.ReadFull(body, p); err != nil {
+				return fmt.Errorf("%w: reading the RAIDP write's body at byte %d: %v", cairn.ErrUnavailable, o, err)
+			}
+			select {
+			case full <- p:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		var sum uint32
+		i := 0
+		for p := range full {
+			c := crc32.Checksum(p, castagnoli)
+			if c != crcs[i] {
+				return fmt.Errorf("%w: RAIDP write block %d has CRC %08x, its header says %08x (blocks before it are written)", cairn.ErrCorrupt, i, c, crcs[i])
+			}
+			if err := st.Write(ctx, slot, off+int64(i)*wire.RAIDPWriteBlock, p); err != nil {
+				return err
+			}
+			sum = crc32.Update(sum, castagnoli, p)
+			i++
+			free <- p[:cap(p)]
+		}
+		if int64(i) == int64(len(crcs)) && sum != whole {
+			return fmt.Errorf("%w: RAIDP write body has CRC %08x, its header says %08x, though every block matched", cairn.ErrCorrupt, sum, whole)
+		}
+		return nil
+	})
+	return g.Wait()
 }
 
 // raidpZero zeroes a range of a slot (data and parity, journaled).
@@ -201,7 +288,9 @@ func (h *Handler) raidpSend(w http.ResponseWriter, r *http.Request, parity bool)
 
 // WriteRAIDP writes p at offset off of slot on disk's RAIDP space; when it
 // returns nil the node has made the write durable with the Lstor parity
-// updated. len(p) is at most wire.MaxRAIDPCall.
+// updated. len(p) is at most wire.MaxRAIDPCall. The node writes it block
+// by block as it arrives (wire.HeaderBlockCRCs); when it fails, any part
+// of p may have been written.
 func (c *Client) WriteRAIDP(ctx context.Context, disk cairn.DiskID, slot int, off int64, p []byte) error {
 	if len(p) > wire.MaxRAIDPCall || slot < 0 || off < 0 {
 		return c.errf("raidp write", disk, "", cairn.ErrInvalid, "slot %d offset %d length %d (at most %d)", slot, off, len(p), wire.MaxRAIDPCall)
@@ -213,7 +302,7 @@ func (c *Client) WriteRAIDP(ctx context.Context, disk cairn.DiskID, slot int, of
 	cr := &crcReader{r: bytes.NewReader(p), idle: c.t.Idle, header: c.t.Header, size: int64(len(p))}
 	k := call{op: "raidp write", method: http.MethodPut, addr: addr, disk: disk,
 		path: wire.RAIDPPath(disk, slot), query: url.Values{"offset": {strconv.FormatInt(off, 10)}},
-		header: http.Header{wire.HeaderCRC: {wire.FormatCRC(crc32.Checksum(p, castagnoli))}},
+		header: http.Header{wire.HeaderCRC: {wire.FormatCRC(crc32.Checksum(p, castagnoli))}, wire.HeaderBlockCRCs: {wire.FormatBlockCRCs(p)}},
 		body:   io.NopCloser(cr), length: int64(len(p)), idle: c.t.Idle,
 		watch: func(wd *watchdog) { cr.wd = wd }}
 	if len(p) == 0 {

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"hash/crc32"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"cairn"
 	"cairn/internal/vfs"
 	"cairn/node/lstor"
+	"cairn/node/wire"
 )
 
 // startRAIDPServer starts a node on a real socket with two disks: disk1
@@ -145,4 +148,138 @@ func TestRAIDPCalls(t *testing.T) {
 		t.Errorf("start with another geometry: %v, want lstor.ErrMismatch", err)
 	}
 	s2.Close()
+}
+
+// TestRAIDPWriteBlocks writes bodies of several blocks (wire.HeaderBlockCRCs)
+// through a node on a real socket: every byte and the parity land. Then,
+// below the wire, writeBlocks with a block that fails its CRC and with a
+// body cut short: the blocks before are written, none after, and the call
+// fails with ErrCorrupt and ErrUnavailable.
+func TestRAIDPWriteBlocks(t *testing.T) {
+	ctx := context.Background()
+	const size = 4 << 20
+	dir := t.TempDir()
+	disk := DiskConfig{ID: "n1/disk1", Path: filepath.Join(dir, "disk1"), Lstor: filepath.Join(dir, "lstor", "disk1")}
+	s, err := NewServer(Config{Node: "n1", Secret: testSecret, Disks: []DiskConfig{disk}, RAIDPSize: size, RAIDPSlots: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fsckCleanup(t, vfs.Default, disk.Path, disk.ID)
+	defer s.Close()
+	addr := s.Addr()
+	c := NewClient(testSecret, func(context.Context, cairn.DiskID) (string, error) { return addr, nil }, nil)
+	rng := rand.New(rand.NewPCG(3, 4))
+	random := func(n int) []byte {
+		p := make([]byte, n)
+		for i := range p {
+			p[i] = byte(rng.Uint32())
+		}
+		return p
+	}
+	want := [2][]byte{make([]byte, size), make([]byte, size)}
+	for _, w := range []struct {
+		slot int
+		off  int64
+		n    int
+	}{{0, 0, 3<<20 + 12345}, {1, 1000, 2 << 20}, {0, 2 << 20, 2 << 20}} {
+		p := random(w.n)
+		if err := c.WriteRAIDP(ctx, disk.ID, w.slot, w.off, p); err != nil {
+			t.Fatalf("write %d bytes at %d of slot %d: %v", w.n, w.off, w.slot, err)
+		}
+		copy(want[w.slot][w.off:], p)
+	}
+	par := make([]byte, size)
+	if err := c.ReadLstor(ctx, disk.ID, par, 0); err != nil {
+		t.Fatal(err)
+	}
+	for slot := range want {
+		got := make([]byte, size)
+		if err := c.ReadRAIDP(ctx, disk.ID, slot, got, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want[slot]) {
+			t.Fatalf("slot %d reads back different bytes", slot)
+		}
+	}
+	for o := range par {
+		if par[o] != want[0][o]^want[1][o] {
+			t.Fatalf("parity byte %d is not the XOR of the slots", o)
+		}
+	}
+
+	st, err := lstor.Open(ctx, lstor.Config{FS: vfs.NewMem(), Disk: "/d", Lstor: "/l", Size: size, Slots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const n = 3 << 20
+	body := random(n)
+	crcs, err := wire.ParseBlockCRCs(wire.FormatBlockCRCs(body), n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := crc32.Checksum(body, castagnoli)
+	check := func(name string, written int) {
+		t.Helper()
+		got := make([]byte, n)
+		if err := st.ReadAt(0, got, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got[:written], body[:written]) || !allZero(got[written:]) {
+			t.Errorf("%s: want the first %d bytes written and none after", name, written)
+		}
+		if rep, err := st.Verify(ctx); err != nil || !rep.OK() {
+			t.Errorf("%s: verify %v %v", name, rep, err)
+		}
+	}
+	bad := slices.Clone(crcs)
+	bad[1] ^= 1
+	err = writeBlocks(ctx, st, 0, 0, bytes.NewReader(body), n, whole, bad)
+	if !errors.Is(err, cairn.ErrCorrupt) {
+		t.Errorf("a block with a wrong CRC: %v, want ErrCorrupt", err)
+	}
+	check("a block with a wrong CRC", wire.RAIDPWriteBlock)
+	if err := st.Zero(ctx, 0, 0, size); err != nil {
+		t.Fatal(err)
+	}
+	err = writeBlocks(ctx, st, 0, 0, bytes.NewReader(body[:2<<20+7]), n, whole, crcs)
+	if !errors.Is(err, cairn.ErrUnavailable) {
+		t.Errorf("a body cut short: %v, want ErrUnavailable", err)
+	}
+	check("a body cut short", 2<<20)
+	if err := writeBlocks(ctx, st, 0, 0, bytes.NewReader(body), n, whole^1, crcs); !errors.Is(err, cairn.ErrCorrupt) {
+		t.Errorf("blocks that match a whole CRC that does not: %v, want ErrCorrupt", err)
+	}
+	if err := writeBlocks(ctx, st, 0, 0, bytes.NewReader(body), n, whole, crcs); err != nil {
+		t.Fatal(err)
+	}
+	check("a whole body", n)
+}
+
+func TestParseBlockCRCs(t *testing.T) {
+	p := make([]byte, 2<<20+1)
+	v := wire.FormatBlockCRCs(p)
+	if crcs, err := wire.ParseBlockCRCs(v, int64(len(p))); err != nil || len(crcs) != 3 {
+		t.Fatalf("%q: %v %v", v, crcs, err)
+	}
+	for _, bad := range []struct {
+		v string
+		n int64
+	}{{v, 2 << 20}, {v, 3<<20 + 1}, {"", 1}, {"0000000g", 1}, {"00000000,", 1}, {"00000000", 0}, {"000000000", 1}} {
+		if _, err := wire.ParseBlockCRCs(bad.v, bad.n); err == nil {
+			t.Errorf("%q for %d bytes parsed", bad.v, bad.n)
+		}
+	}
+}
+
+func allZero(b []byte) bool {
+	for _, x := range b {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
 }

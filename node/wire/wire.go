@@ -2,8 +2,10 @@ package wire
 
 import (
 	"fmt"
+	"hash/crc32"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"cairn"
@@ -86,6 +88,42 @@ func ParseCRC(s string) (uint32, error) {
 	return uint32(v), err
 }
 
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// FormatBlockCRCs is HeaderBlockCRCs's value for p: the CRC-32C of
+// every RAIDPWriteBlock of it.
+func FormatBlockCRCs(p []byte) string {
+	var b strings.Builder
+	for o := 0; o < len(p); o += RAIDPWriteBlock {
+		if o > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(FormatCRC(crc32.Checksum(p[o:min(len(p), o+RAIDPWriteBlock)], castagnoli)))
+	}
+	return b.String()
+}
+
+// ParseBlockCRCs parses HeaderBlockCRCs's value for a body of n bytes:
+// exactly one CRC per RAIDPWriteBlock of it.
+func ParseBlockCRCs(s string, n int64) ([]uint32, error) {
+	want := (n + RAIDPWriteBlock - 1) / RAIDPWriteBlock
+	if want == 0 || int64(len(s)) != 9*want-1 {
+		return nil, fmt.Errorf("%s %q: want %d CRCs for %d bytes", HeaderBlockCRCs, s, want, n)
+	}
+	var crcs []uint32
+	for f := range strings.SplitSeq(s, ",") {
+		c, err := ParseCRC(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", HeaderBlockCRCs, err)
+		}
+		crcs = append(crcs, c)
+	}
+	if int64(len(crcs)) != want {
+		return nil, fmt.Errorf("%s %q: want %d CRCs for %d bytes", HeaderBlockCRCs, s, want, n)
+	}
+	return crcs, nil
+}
+
 // ShardInfo is what a PUT stored: the content size and its CRC-32C
 // (Castagnoli), as manifests record them.
 type ShardInfo struct {
@@ -144,6 +182,7 @@ type HealthResponse struct {
 //
 //	PUT  /v1/disks/{disk}/raidp/{slot}?offset=O       body: the bytes, Content-Length set,
 //	                                                   X-Cairn-Crc32c of them → 204 once durable
+//	                                                   (optional X-Cairn-Block-Crc32c: see HeaderBlockCRCs)
 //	GET  /v1/disks/{disk}/raidp/{slot}?offset=&length= → 200 the bytes, X-Cairn-Crc32c of them
 //	POST /v1/disks/{disk}/raidp/{slot}/zero?offset=&length= → 204 once durable
 //	GET  /v1/disks/{disk}/lstor?offset=&length=        → 200 parity bytes, X-Cairn-Crc32c of them
@@ -153,6 +192,17 @@ const (
 	// MaxRAIDPCall bounds the bytes of one RAIDP write or read: a node
 	// holds them in memory (a caller splits larger ranges).
 	MaxRAIDPCall = 16 << 20
+	// RAIDPWriteBlock is the unit of a RAIDP write's block CRCs
+	// (HeaderBlockCRCs): cairn.RAIDPBlock, the unit of a raidp manifest's.
+	RAIDPWriteBlock = cairn.RAIDPBlock
+	// HeaderBlockCRCs, on a RAIDP write, lists the CRC-32C of every
+	// RAIDPWriteBlock of the body (the last may be short), FormatCRC's
+	// hex, comma-separated. With it a node writes the body block by block
+	// as it arrives, each checked against its CRC first, instead of
+	// holding it whole until the X-Cairn-Crc32c check; a node that does
+	// not know it ignores it. A block that fails its CRC, or a body cut
+	// short, ends the write there with the blocks before it durable.
+	HeaderBlockCRCs = "X-Cairn-Block-Crc32c"
 	// CodeNoLstor: the node serves the disk, but without an Lstor.
 	CodeNoLstor = "no_lstor"
 	// CodeLstorVerify: the disk's Lstor is marked for verification (a
