@@ -187,7 +187,8 @@ type Config struct {
 	RAIDPDeadBacklog int
 	// RAIDPRecoveryChunk is the bytes one call of a RAIDP recovery moves
 	// (a copy, a rebuilt range, a zero), and so the work a resumed
-	// recovery may redo per step in flight; 0 means 1 MiB. At most the
+	// recovery may redo per step in flight; 0 means raidprun.DefaultChunk
+	// of the superchunk size (1 MiB, less for superchunks under 8 MiB). At most the
 	// node protocol's wire.MaxRAIDPCall.
 	RAIDPRecoveryChunk int
 	// KeepSlowDisks turns the avoidance off: stripes keep their disks

@@ -51,7 +51,7 @@ func (c *Client) RecoverRAIDP(ctx context.Context, failed []cairn.DiskID) (raidp
 		plan.Steps[i].Done = true
 		return nil
 	}
-	if err := raidprun.Resume(ctx, *plan, c.raidpDisks(ctx, rd, g), raidprun.Config{Size: g.Size, Chunk: c.cfg.RAIDPRecoveryChunk, Parallel: 4}, done); err != nil {
+	if err := raidprun.Resume(ctx, *plan, c.raidpDisks(ctx, rd, g), raidprun.Config{Size: g.Size, Chunk: c.cfg.RAIDPRecoveryChunk, Parallel: raidprun.RecoveryParallel}, done); err != nil {
 		return raidp.Group{}, fmt.Errorf("recovering RAIDP group %s from %v: %w", g.Name, failed, err)
 	}
 	return c.CommitRAIDP(ctx, g, *plan)

@@ -251,7 +251,7 @@ func groupDisks(ctx context.Context, cl Cluster, g raidp.Group) map[int]raidprun
 
 // Parallel is the transfers or rebuild sides run at once, as
 // client.RecoverRAIDP runs them.
-const Parallel = 4
+const Parallel = raidprun.RecoveryParallel
 
 // ExitRAIDP times raidp's critical exit after disks a and b of the group
 // fail: their shared superchunk rebuilt from both Lstors and the mirrors

@@ -137,3 +137,11 @@ func allZero(b []byte) bool {
 	}
 	return true
 }
+
+func TestDefaultChunk(t *testing.T) {
+	for size, want := range map[int64]int{256 << 10: 64 << 10, 4 << 20: 512 << 10, 8 << 20: 1 << 20, 1 << 30: 1 << 20} {
+		if got := raidprun.DefaultChunk(size); got != want {
+			t.Errorf("DefaultChunk(%d) = %d, want %d", size, got, want)
+		}
+	}
+}
