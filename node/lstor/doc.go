@@ -45,6 +45,7 @@
 // Caveats: the files must support vfs.WriterAt (the OS and the mem vfs do,
 // vfs.Throttle passes it on; errorfs does not). Every write below the
 // high-water mark reads the old data; every record syncs the Lstor four
-// times and the disk once. Only k = 1 (XOR) parity. Nothing in cairn uses this package yet
-// (no raidp policy): it is internal until the data path lands.
+// times and the disk once. Only k = 1 (XOR) parity. The node serves a
+// disk's Store over the RAIDP calls (node/raidp.go), which write a body
+// block by block as it arrives (wire.HeaderBlockCRCs): one Write per block.
 package lstor
