@@ -55,7 +55,7 @@ throttled directory of 2 GB/s scaled by the same factor, without seeks, on
 its own throttle (another device). Its journal's fsyncs are the machine's.
 
 --quick: N=16, 4 MiB superchunks, 9 slots per disk (about 3 minutes). The
-full run: N=16, 32 MiB superchunks, 9 slots. 16 nodes are the paper's
+full run: N=16, 32 MiB superchunks, 9 slots (about 19 minutes). 16 nodes are the paper's
 cluster, and the gap it measured needs them: raidp's critical data is one
 superchunk, RS's grows with a disk's contents, and 1-sharing (kept after a
 recovery) caps the group's rows (superchunks per disk) at
