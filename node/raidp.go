@@ -173,7 +173,11 @@ func (h *Handler) raidpWrite(w http.ResponseWriter, r *http.Request) {
 // end, can only disagree with the blocks' through a caller's bug; it
 // fails the call too.
 func writeBlocks(ctx context.Context, st *lstor.Store, slot int, off int64, body io.Reader, n int64, whole uint32, crcs []uint32) error {
-	g, ctx := errgroup.WithContext(ctx)
+	// The reader stops when the writer fails (gctx); the writer writes
+	// every block the reader handed it, under the request's ctx, even
+	// after the reader failed: so a body cut short leaves exactly the
+	// blocks that arrived whole written, as the protocol says.
+	g, gctx := errgroup.WithContext(ctx)
 	free := make(chan []byte, 2)
 	free <- nil // allocated on first use
 	free <- nil
@@ -184,8 +188,10 @@ func writeBlocks(ctx context.Context, st *lstor.Store, slot int, off int64, body
 			var p []byte
 			select {
 			case p = <-free:
-			case <-ctx.Done():
-				return nil // the writer failed: its error is the call's
+			case <-gctx.Done():
+				// The writer failed (its error, returned first, is the
+				// call's) or the request was cancelled.
+				return gctx.Err()
 			}
 			if p == nil {
 				p = make([]byte, wire.RAIDPWriteBlock)
@@ -196,8 +202,8 @@ func writeBlocks(ctx context.Context, st *lstor.Store, slot int, off int64, body
 			}
 			select {
 			case full <- p:
-			case <-ctx.Done():
-				return nil
+			case <-gctx.Done():
+				return gctx.Err()
 			}
 		}
 		return nil
@@ -217,7 +223,10 @@ func writeBlocks(ctx context.Context, st *lstor.Store, slot int, off int64, body
 			i++
 			free <- p[:cap(p)]
 		}
-		if int64(i) == int64(len(crcs)) && sum != whole {
+		switch {
+		case i < len(crcs): // the reader stopped: its error is the call's
+			return fmt.Errorf("%w: RAIDP write ended after %d of %d blocks", cairn.ErrUnavailable, i, len(crcs))
+		case sum != whole:
 			return fmt.Errorf("%w: RAIDP write body has CRC %08x, its header says %08x, though every block matched", cairn.ErrCorrupt, sum, whole)
 		}
 		return nil

@@ -18,13 +18,13 @@ import (
 
 // startRAIDPServer starts a node on a real socket with two disks: disk1
 // with an Lstor, disk2 without. It returns the server and the disk paths.
-func startRAIDPServer(t *testing.T, dir string) (*Server, [2]DiskConfig) {
+func startRAIDPServer(t *testing.T, dir string, size int64, slots int) (*Server, [2]DiskConfig) {
 	t.Helper()
 	disks := [2]DiskConfig{
 		{ID: "n1/disk1", Path: filepath.Join(dir, "disk1"), Lstor: filepath.Join(dir, "lstor", "disk1")},
 		{ID: "n1/disk2", Path: filepath.Join(dir, "disk2")},
 	}
-	s, err := NewServer(Config{Node: "n1", Secret: testSecret, Disks: disks[:], RAIDPSize: 4 * lstor.BlockSize, RAIDPSlots: 3})
+	s, err := NewServer(Config{Node: "n1", Secret: testSecret, Disks: disks[:], RAIDPSize: size, RAIDPSlots: slots})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func startRAIDPServer(t *testing.T, dir string) (*Server, [2]DiskConfig) {
 func TestRAIDPCalls(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s, disks := startRAIDPServer(t, dir)
+	s, disks := startRAIDPServer(t, dir, 4*lstor.BlockSize, 3)
 	fsckCleanup(t, vfs.Default, disks[0].Path, disks[0].ID) // raidp.data beside the volume is no stray
 	defer func() { s.Close() }()
 	addr := s.Addr()
@@ -158,15 +158,8 @@ func TestRAIDPCalls(t *testing.T) {
 func TestRAIDPWriteBlocks(t *testing.T) {
 	ctx := context.Background()
 	const size = 4 << 20
-	dir := t.TempDir()
-	disk := DiskConfig{ID: "n1/disk1", Path: filepath.Join(dir, "disk1"), Lstor: filepath.Join(dir, "lstor", "disk1")}
-	s, err := NewServer(Config{Node: "n1", Secret: testSecret, Disks: []DiskConfig{disk}, RAIDPSize: size, RAIDPSlots: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s, disks := startRAIDPServer(t, t.TempDir(), size, 2)
+	disk := disks[0]
 	fsckCleanup(t, vfs.Default, disk.Path, disk.ID)
 	defer s.Close()
 	addr := s.Addr()
@@ -228,7 +221,7 @@ func TestRAIDPWriteBlocks(t *testing.T) {
 		if err := st.ReadAt(0, got, 0); err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got[:written], body[:written]) || !allZero(got[written:]) {
+		if !bytes.Equal(got[:written], body[:written]) || !bytes.Equal(got[written:], make([]byte, n-written)) {
 			t.Errorf("%s: want the first %d bytes written and none after", name, written)
 		}
 		if rep, err := st.Verify(ctx); err != nil || !rep.OK() {
@@ -250,6 +243,11 @@ func TestRAIDPWriteBlocks(t *testing.T) {
 		t.Errorf("a body cut short: %v, want ErrUnavailable", err)
 	}
 	check("a body cut short", 2<<20)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := writeBlocks(cancelled, st, 0, 0, bytes.NewReader(body), n, whole, crcs); err == nil {
+		t.Error("a write whose request was cancelled reported success")
+	}
 	if err := writeBlocks(ctx, st, 0, 0, bytes.NewReader(body), n, whole^1, crcs); !errors.Is(err, cairn.ErrCorrupt) {
 		t.Errorf("blocks that match a whole CRC that does not: %v, want ErrCorrupt", err)
 	}
@@ -273,13 +271,4 @@ func TestParseBlockCRCs(t *testing.T) {
 			t.Errorf("%q for %d bytes parsed", bad.v, bad.n)
 		}
 	}
-}
-
-func allZero(b []byte) bool {
-	for _, x := range b {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -1,6 +1,7 @@
 package raidprun_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -124,18 +125,9 @@ func TestZeroStepLowersHighWaterMark(t *testing.T) {
 		t.Fatalf("after the zero step the slot's high-water mark is %d, want 0", got)
 	}
 	b := make([]byte, size)
-	if err := s.ReadAt(p.Slot, b, 0); err != nil || !allZero(b) {
+	if err := s.ReadAt(p.Slot, b, 0); err != nil || !bytes.Equal(b, make([]byte, size)) {
 		t.Fatalf("the zeroed slot reads back non-zero (%v)", err)
 	}
-}
-
-func allZero(b []byte) bool {
-	for _, x := range b {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 func TestDefaultChunk(t *testing.T) {
