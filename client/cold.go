@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -99,6 +100,12 @@ func (c *Client) coldGroup(ctx context.Context, id string) (*cold.State, error) 
 	if ok && time.Since(g.at) < coldGroupMaxAge {
 		return g.st, nil
 	}
+	return c.loadColdGroup(ctx, cm, id)
+}
+
+// loadColdGroup loads the state of cold group id from the metadata store
+// and caches it.
+func (c *Client) loadColdGroup(ctx context.Context, cm coldMeta, id string) (*cold.State, error) {
 	st, err := cold.LoadState(ctx, cm, id, c.shards)
 	if err != nil {
 		return nil, err
@@ -168,10 +175,19 @@ func (r *coldReader) Close() error {
 // reports it).
 func (c *Client) readCold(ctx context.Context, st *cold.State, rec gp.Record, off, n int64, w io.Writer) error {
 	avail := c.coldAvailable(ctx, st)
+	if !avail[rec.Disk] {
+		st, avail = c.refreshCold(ctx, st, avail)
+	}
 	cw := &countWriter{w: w}
 	err := st.Read(ctx, rec, off, n, avail, cw)
 	if err == nil || cw.n > 0 || ctx.Err() != nil {
 		return err
+	}
+	if fresh, favail := c.refreshCold(ctx, st, avail); fresh != st {
+		st, avail = fresh, favail
+		if err = st.Read(ctx, rec, off, n, avail, cw); err == nil || cw.n > 0 || ctx.Err() != nil {
+			return err
+		}
 	}
 	// The disk did not serve the object, or a rebuild from the disks the
 	// map holds readable failed (a helper that lost its data reads as
@@ -183,6 +199,24 @@ func (c *Client) readCold(ctx context.Context, st *cold.State, rec gp.Record, of
 	}
 	avail[rec.Disk] = false
 	return st.Read(ctx, rec, off, n, avail, w)
+}
+
+// refreshCold returns the stored state of group st, and its disks'
+// availability, if its disks moved since st was cached; else st and
+// avail. A degraded read goes through it first: a rebuild may have put a
+// spare in the place of the lost disk, and once an export has changed the
+// rows on the spare, a read rebuilt through the old disks gets wrong bytes
+// (which the pieces' checksums catch, part way through the object).
+func (c *Client) refreshCold(ctx context.Context, st *cold.State, avail []bool) (*cold.State, []bool) {
+	cm, ok := c.direct.(coldMeta)
+	if !ok {
+		return st, avail
+	}
+	fresh, err := c.loadColdGroup(ctx, cm, st.ID)
+	if err != nil || slices.Equal(fresh.Disks, st.Disks) {
+		return st, avail
+	}
+	return fresh, c.coldAvailable(ctx, fresh)
 }
 
 // coldAvailable returns which disks of a group the cluster map holds

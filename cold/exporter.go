@@ -583,22 +583,30 @@ func (e *Exporter) gc(ctx context.Context, n int, st *ExportProgress) error {
 // live reports whether object version o is still group s's cold object
 // (a current or noncurrent version).
 func (e *Exporter) live(ctx context.Context, s *State, o intentObject) (bool, error) {
+	_, ok, err := e.committed(ctx, s, o)
+	return ok, err
+}
+
+// committed returns the committed record (with its pieces' checksums) of
+// object version o if it is still group s's cold object where o says.
+func (e *Exporter) committed(ctx context.Context, s *State, o intentObject) (gp.Record, bool, error) {
 	v, err := e.cfg.Meta.ObjectVersion(ctx, o.Bucket, o.Key, o.Version)
 	if errors.Is(err, cairn.ErrNotFound) {
-		return false, nil
+		return gp.Record{}, false, nil
 	}
 	if err != nil {
-		return false, err
+		return gp.Record{}, false, err
 	}
 	m := v.Manifest
 	if m == nil || m.Cold == nil || m.Cold.Group != s.ID {
-		return false, nil
+		return gp.Record{}, false, nil
 	}
 	rec, err := gp.DecodeRecord(m.Cold.Record, s.PG.Geo)
 	if err != nil {
-		return false, fmt.Errorf("cold %s/%s: %w", o.Bucket, o.Key, err)
+		return gp.Record{}, false, fmt.Errorf("cold %s/%s: %w", o.Bucket, o.Key, err)
 	}
-	return rec.Disk == o.Disk && rec.Size == o.Size && rec.Front == o.Front && slices.Equal(rec.Slots, o.Slots), nil
+	ok := rec.Disk == o.Disk && rec.Size == o.Size && rec.Front == o.Front && slices.Equal(rec.Slots, o.Slots)
+	return rec, ok, nil
 }
 
 // recoverAll resolves the intent of every group that has one.

@@ -2,12 +2,15 @@ package cold
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"hash/crc32"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 
 	"cairn"
+	"cairn/codec"
 	"cairn/layout/gp"
 )
 
@@ -31,6 +34,12 @@ func NewBudget(n int) *Budget {
 // gp.RecoveryTasks, in order, as many at once as the budget allows.
 // available says which other disks can be read; lost's entry is ignored.
 func (g *Group) Rebuild(ctx context.Context, lost int, replacement cairn.DiskID, available []bool, b *Budget) error {
+	return g.rebuildDoubt(ctx, lost, replacement, available, b, nil)
+}
+
+// rebuildDoubt is Rebuild with the rows and small pages an interrupted
+// export may have left half-written (d, nil: none) rebuilt with care.
+func (g *Group) rebuildDoubt(ctx context.Context, lost int, replacement cairn.DiskID, available []bool, b *Budget, d *doubt) error {
 	if lost < 0 || lost >= len(g.Disks) || len(available) != len(g.Disks) || b == nil {
 		return fmt.Errorf("%w: rebuild of disk %d of a %d-disk group", cairn.ErrInvalid, lost, len(g.Disks))
 	}
@@ -45,32 +54,135 @@ func (g *Group) Rebuild(ctx context.Context, lost int, replacement cairn.DiskID,
 		}
 		eg.Go(func() error {
 			defer b.sem.Release(w)
-			return g.rebuildTask(ctx, t, avail)
+			return g.rebuildTask(ctx, t, avail, d)
 		})
 	}
 	return eg.Wait()
 }
 
 // rebuildTask rebuilds one task's slot, or the whole small pages its range
-// covers (pages are zero-padded, so their tails rebuild as zeros).
-func (g *Group) rebuildTask(ctx context.Context, t gp.Task, avail []bool) error {
+// covers (pages are zero-padded, so their tails rebuild as zeros). A slot
+// or page in doubt (d) is left to the interrupted export's recovery or
+// rebuilt checked (doubt.rebuild).
+func (g *Group) rebuildTask(ctx context.Context, t gp.Task, avail []bool, d *doubt) error {
 	l := t.Where
 	if t.Level >= 0 {
-		b, err := g.rebuild(ctx, l, avail)
-		if err != nil {
+		b, skip, err := d.rebuild(ctx, g, l, d.row(t.Level, t.Slot), avail)
+		if err != nil || skip {
 			return err
 		}
 		return g.putLoc(ctx, l, b)
 	}
 	for p := l.Offset / SmallPage; p*SmallPage < l.Offset+l.Length; p++ {
 		page := gp.Location{Disk: l.Disk, File: l.File, Offset: p * SmallPage, Length: SmallPage}
-		b, err := g.rebuild(ctx, page, avail)
+		b, skip, err := d.rebuild(ctx, g, page, d.page(p), avail)
 		if err != nil {
 			return err
+		}
+		if skip {
+			continue
 		}
 		if err := g.putUnit(ctx, l.Disk, l.File, p, b); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// doubt is what the rebuild of a lost disk must not trust in a group whose
+// export was interrupted before any object of its batch committed (an
+// export writes every row before its first commit): the rows and small
+// pages it was writing may hold some shards old and some new, and a
+// rebuild through them would write wrong bytes onto the replacement
+// (docs/design/cold.md, "An export interrupted, and a disk lost"). A nil
+// *doubt trusts everything.
+type doubt struct {
+	rows  map[[2]uint32]bool // level, slot
+	pages map[int64]bool
+	// pieces are the committed pieces on the lost disk in the rows and
+	// pages in doubt, with their checksums.
+	pieces []checkedPiece
+	k      int // the group's data disks: positions ≥ k are parity
+}
+
+type checkedPiece struct {
+	loc gp.Location
+	sum uint32
+}
+
+func (d *doubt) row(level int, slot uint32) bool {
+	return d != nil && d.rows[[2]uint32{uint32(level), slot}]
+}
+func (d *doubt) page(p int64) bool { return d != nil && d.pages[p] }
+
+// rebuild returns the rebuilt bytes of unit u (a slot or a small page) of
+// the lost disk, or skip. A unit not in doubt is rebuilt as always. One in
+// doubt is skipped when it holds no committed piece — a parity unit, a
+// free slot, the batch's own: the interrupted export's recovery re-encodes
+// its row from the data slots before anything else writes the group, and
+// a unit the replacement does not hold reads as zeros. One that holds
+// committed pieces is rebuilt from every available helper, then from each
+// set that leaves one helper out, until the pieces match their checksums;
+// if none does, the rebuild fails with cairn.ErrCorrupt and writes nothing.
+func (d *doubt) rebuild(ctx context.Context, g *Group, u gp.Location, inDoubt bool, avail []bool) (b []byte, skip bool, err error) {
+	if !inDoubt {
+		b, err = g.rebuild(ctx, u, avail)
+		return b, false, err
+	}
+	var pieces []checkedPiece
+	for _, p := range d.pieces {
+		if p.loc.File == u.File && p.loc.Offset < u.Offset+u.Length && u.Offset < p.loc.Offset+p.loc.Length {
+			pieces = append(pieces, p)
+		}
+	}
+	if u.Disk >= d.k || len(pieces) == 0 {
+		return nil, true, nil
+	}
+	sets := [][]bool{avail}
+	for h := range avail {
+		if avail[h] && h != u.Disk {
+			set := append([]bool(nil), avail...)
+			set[h] = false
+			sets = append(sets, set)
+		}
+	}
+	for _, set := range sets {
+		b, err := g.rebuild(ctx, u, set)
+		if errors.Is(err, codec.ErrUndecodable) {
+			continue // too few helpers left in this set
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		ok, err := g.checkPieces(ctx, u, b, pieces, set)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			return b, false, nil
+		}
+	}
+	return nil, false, fmt.Errorf("%w: %s [%d, +%d) of disk %d: no set of helpers rebuilds its %d committed pieces to their checksums (an interrupted export left its row disagreeing)",
+		cairn.ErrCorrupt, u.File, u.Offset, u.Length, u.Disk, len(pieces))
+}
+
+// checkPieces reports whether the pieces read back right from b, the
+// rebuilt bytes of u; a piece that reaches past u (a front across two
+// small pages) is rebuilt whole with the same helpers.
+func (g *Group) checkPieces(ctx context.Context, u gp.Location, b []byte, pieces []checkedPiece, set []bool) (bool, error) {
+	for _, p := range pieces {
+		var pb []byte
+		if p.loc.Offset >= u.Offset && p.loc.Offset+p.loc.Length <= u.Offset+u.Length {
+			pb = b[p.loc.Offset-u.Offset : p.loc.Offset-u.Offset+p.loc.Length]
+		} else {
+			var err error
+			if pb, err = g.rebuild(ctx, p.loc, set); err != nil {
+				return false, err
+			}
+		}
+		if crc32.Checksum(pb, castagnoli) != p.sum {
+			return false, nil
+		}
+	}
+	return true, nil
 }

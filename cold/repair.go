@@ -2,10 +2,13 @@ package cold
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"cairn"
+	"cairn/layout/gp"
 	"cairn/placement"
 )
 
@@ -76,10 +79,100 @@ func (e *Exporter) rebuildDisk(ctx context.Context, s *State, pos int, disks []c
 	for i, id := range s.Disks {
 		avail[i] = i != pos && byID[id].State.Readable()
 	}
-	e.cfg.Log.Info("cold: rebuilding a lost disk of a group", "group", s.ID, "lost", lost, "onto", spare)
-	if err := s.Rebuild(ctx, pos, spare, avail, NewBudget(RebuildBudget)); err != nil {
+	d, err := e.doubtOf(ctx, s, pos)
+	if err != nil {
+		return err
+	}
+	e.cfg.Log.Info("cold: rebuilding a lost disk of a group", "group", s.ID, "lost", lost, "onto", spare, "export_in_doubt", d != nil)
+	if err := s.rebuildDoubt(ctx, pos, spare, avail, NewBudget(RebuildBudget), d); err != nil {
 		s.Disks[pos] = lost
 		return err
 	}
 	return s.Save(ctx, e.cfg.Meta)
+}
+
+// doubtOf returns what the rebuild of the disk at position pos of group s
+// must not trust (doubt): nil unless an export into the group was
+// interrupted before any object of its batch committed. Then the rows and
+// pages of its intent are in doubt, and with them the committed pieces the
+// lost disk holds there, found by paging through the group's membership
+// records (only in this rare case).
+func (e *Exporter) doubtOf(ctx context.Context, s *State, pos int) (*doubt, error) {
+	raw, err := e.cfg.Meta.ColdGet(ctx, intentKey(s.ID))
+	if errors.Is(err, cairn.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var in intent
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, fmt.Errorf("%w: intent of cold group %s: %v", cairn.ErrCorrupt, s.ID, err)
+	}
+	batch := map[string]bool{}
+	for _, o := range in.Objects {
+		if _, ok, err := e.committed(ctx, s, o); err != nil || ok {
+			return nil, err // a commit: every row was written
+		}
+		batch[o.Version] = true
+	}
+	d := &doubt{rows: map[[2]uint32]bool{}, pages: map[int64]bool{}, k: s.PG.K}
+	for _, r := range in.Rows {
+		d.rows[r] = true
+	}
+	for _, p := range in.Pages {
+		d.pages[p] = true
+	}
+	if pos >= s.PG.K {
+		return d, nil // parity holds no piece
+	}
+	inDoubt := func(l gp.Location) bool {
+		if l.File == gp.SmallFile {
+			for p := l.Offset / SmallPage; p*SmallPage < l.Offset+l.Length; p++ {
+				if d.pages[p] {
+					return true
+				}
+			}
+			return false
+		}
+		return d.rows[[2]uint32{uint32(s.PG.Geo.Level(l.Length)), uint32(l.Offset / l.Length)}]
+	}
+	for after := ""; ; {
+		page, more, err := e.cfg.Meta.ColdPage(ctx, memberPrefix(s.ID), after, sweepPage)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range page {
+			after = r.Key
+			var o intentObject
+			if err := json.Unmarshal(r.Value, &o); err != nil {
+				return nil, fmt.Errorf("%w: membership record %s: %v", cairn.ErrCorrupt, r.Key, err)
+			}
+			if o.Disk != pos || batch[o.Version] {
+				continue
+			}
+			locs, err := s.PG.Pieces(o.record())
+			if err != nil {
+				return nil, fmt.Errorf("%w: membership record %s: %v", cairn.ErrCorrupt, r.Key, err)
+			}
+			if !slices.ContainsFunc(locs, inDoubt) {
+				continue
+			}
+			rec, ok, err := e.committed(ctx, s, o)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue // not (or no longer) stored: its slots hold nothing to keep
+			}
+			for i, l := range locs {
+				if inDoubt(l) {
+					d.pieces = append(d.pieces, checkedPiece{loc: l, sum: rec.Sums[i]})
+				}
+			}
+		}
+		if !more || len(page) == 0 {
+			return d, nil
+		}
+	}
 }
