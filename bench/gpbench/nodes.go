@@ -243,7 +243,8 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	}
 	start = time.Now()
 	eg, ectx = errgroup.WithContext(ctx)
-	var perGroup []string // the lost disk's MiB in each group, by its position there
+	var perGroup []string                // the lost disk's MiB in each group, by its position there
+	done := make([]float64, len(groups)) // when each group's rebuild ended, in seconds
 	for _, m := range groups {
 		if m.lost < 0 {
 			continue
@@ -255,7 +256,12 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 		row.RebuiltBytes += b
 		perGroup = append(perGroup, fmt.Sprintf("%d@%d", b>>20, m.lost))
 		spare := nr.Disks[(m.start+p.N())%n] // outside the group, never Disks[Lost]
-		eg.Go(func() error { return m.g.Rebuild(ectx, m.lost, spare, all, budget) })
+		i := len(perGroup) - 1
+		eg.Go(func() error {
+			err := m.g.Rebuild(ectx, m.lost, spare, all, budget)
+			done[i] = time.Since(start).Seconds()
+			return err
+		})
 	}
 	if err := eg.Wait(); err != nil {
 		return NodeRow{}, err
@@ -268,8 +274,11 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 			row.CPUBusy = (busy - busy0) / (total - total0)
 		}
 	}
-	nr.Log("%s: rebuilt %d MiB of the lost disk (MiB@position per group: %s) in %.2f s (%.1f MB/s), asking the helpers for %.2f bytes per byte in %d requests; the machine's CPU %.0f%% busy",
-		code, row.RebuiltBytes>>20, strings.Join(perGroup, " "), row.RecoverySeconds, row.RecoveryBps/1e6,
+	for i := range perGroup {
+		perGroup[i] += fmt.Sprintf(" (%.1f s)", done[i])
+	}
+	nr.Log("%s: rebuilt %d MiB of the lost disk (MiB@position per group, and when its rebuild ended: %s) in %.2f s (%.1f MB/s), asking the helpers for %.2f bytes per byte in %d requests; the machine's CPU %.0f%% busy",
+		code, row.RebuiltBytes>>20, strings.Join(perGroup, ", "), row.RecoverySeconds, row.RecoveryBps/1e6,
 		float64(row.HelperBytes)/float64(row.RebuiltBytes), row.HelperRequests, 100*row.CPUBusy)
 	return row, nil
 }
