@@ -176,7 +176,12 @@ func (r *coldReader) Close() error {
 func (c *Client) readCold(ctx context.Context, st *cold.State, rec gp.Record, off, n int64, w io.Writer) error {
 	avail := c.coldAvailable(ctx, st)
 	if !avail[rec.Disk] {
+		// Degraded from the start: with the group's current disks, and
+		// only with helpers that still hold their data — a disk wiped or
+		// replaced may be up in the map for a while, and its slots, read
+		// as never written, would rebuild wrong bytes part way through.
 		st, avail = c.refreshCold(ctx, st, avail)
+		avail = c.probeCold(ctx, st, avail)
 	}
 	cw := &countWriter{w: w}
 	err := st.Read(ctx, rec, off, n, avail, cw)
@@ -193,10 +198,7 @@ func (c *Client) readCold(ctx context.Context, st *cold.State, rec gp.Record, of
 	// map holds readable failed (a helper that lost its data reads as
 	// never written): probe every disk for a shard it must hold and
 	// rebuild from those that have theirs.
-	probed := c.probeCold(ctx, st)
-	for i := range avail {
-		avail[i] = avail[i] && probed[i]
-	}
+	avail = c.probeCold(ctx, st, avail)
 	avail[rec.Disk] = false
 	return st.Read(ctx, rec, off, n, avail, w)
 }
@@ -234,13 +236,17 @@ func (c *Client) coldAvailable(ctx context.Context, st *cold.State) []bool {
 	return avail
 }
 
-// probeCold asks every disk of a group for its witness (cold.Group.Witness),
-// a shard it must hold: the disks that serve it are available; so are the
-// disks that must hold nothing yet and answer "not found" for it.
-func (c *Client) probeCold(ctx context.Context, st *cold.State) []bool {
+// probeCold asks the disks of a group that among marks for their witness
+// (cold.Group.Witness), a shard each must hold, at once: the disks that
+// serve it are available; so are the disks that must hold nothing yet and
+// answer "not found" for it. The others are not.
+func (c *Client) probeCold(ctx context.Context, st *cold.State, among []bool) []bool {
 	avail := make([]bool, len(st.Disks))
 	var wg sync.WaitGroup
 	for i, d := range st.Disks {
+		if !among[i] {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

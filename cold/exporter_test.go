@@ -128,6 +128,63 @@ func (e *env) read(t *testing.T, rng *rand.Rand, key string, data []byte) {
 	}
 }
 
+// putRandom PUTs n new objects k<i> of min to max−1 bytes and records
+// them in objs.
+func (e *env) putRandom(t *testing.T, rng *rand.Rand, objs map[string][]byte, n, min, max int) {
+	t.Helper()
+	for range n {
+		key := fmt.Sprintf("k%d", len(objs))
+		objs[key] = randBytes(rng, min+rng.IntN(max-min))
+		e.put(t, key, objs[key])
+	}
+}
+
+// lose stops the node serving disk and marks the disk down: a disk lost.
+func (e *env) lose(t *testing.T, disk cairn.DiskID) {
+	t.Helper()
+	e.nodes.Stop(disk)
+	if err := e.store.SetDiskState(context.Background(), disk, cairn.DiskDown, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// spare starts node name with one disk, up in the cluster map (a spare to
+// rebuild onto), and returns the disk.
+func (e *env) spare(t *testing.T, name string) cairn.DiskID {
+	t.Helper()
+	ctx := context.Background()
+	disk := e.nodes.Start(t, name)
+	if err := e.store.PutNode(ctx, cairn.Node{ID: cairn.NodeID(name), Addr: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.PutDisk(ctx, cairn.Disk{ID: disk, Node: cairn.NodeID(name), Capacity: 1 << 40, State: cairn.DiskUp}); err != nil {
+		t.Fatal(err)
+	}
+	return disk
+}
+
+// readWithout stops the disks at the given positions of the group and
+// reads every object, each of which must be exported, through a fresh
+// client (no cached group): the rows decode without them.
+func (e *env) readWithout(t *testing.T, rng *rand.Rand, objs map[string][]byte, positions ...int) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := cold.LoadState(ctx, e.store, cold.GroupID(e.pol, 0), e.nodes.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range positions {
+		e.nodes.Stop(st.Disks[p])
+	}
+	e.cl = client.New(e.store, e.nodes.Client, client.Config{BlockSize: 64 << 10})
+	for key, data := range objs {
+		if m, err := e.store.Manifest(ctx, "bkt", key); err != nil || m.Cold == nil {
+			t.Fatalf("%s not exported: %v", key, err)
+		}
+		e.read(t, rng, key, data)
+	}
+}
+
 func randBytes(rng *rand.Rand, n int) []byte {
 	b := make([]byte, n)
 	for i := range b {
@@ -364,6 +421,26 @@ func (f *failingMeta) UpdateManifest(ctx context.Context, m, prev *cairn.Manifes
 	return f.Meta.UpdateManifest(ctx, m, prev)
 }
 
+// stoppedPass runs one pass of the export job that stops, as a crash
+// would, after a random number (below nodeWrites) of shard writes when
+// onNodes, else of metadata writes (below metaWrites).
+func (e *env) stoppedPass(t *testing.T, rng *rand.Rand, round int, onNodes bool, nodeWrites, metaWrites int) {
+	t.Helper()
+	var ex *cold.Exporter
+	if onNodes {
+		fn := &failingNodes{Disks: e.nodes.Client}
+		fn.left.Store(int64(rng.IntN(nodeWrites)))
+		ex = e.exporter(e.store, fn)
+	} else {
+		fm := &failingMeta{Meta: e.store}
+		fm.left.Store(int64(rng.IntN(metaWrites)))
+		ex = e.exporter(fm, e.nodes.Client)
+	}
+	if _, err := ex.Run(context.Background()); err != nil && !errors.Is(err, errCrash) {
+		t.Fatalf("round %d: %v", round, err)
+	}
+}
+
 // TestExportCrash stops exports at every point — after n shard writes,
 // or after n metadata writes — and then runs a whole job: every object
 // reads back byte-exact (never lost, never visible twice: one manifest per
@@ -392,19 +469,7 @@ func TestExportCrash(t *testing.T) {
 				break
 			}
 		}
-		var ex *cold.Exporter
-		if round%2 == 0 {
-			fn := &failingNodes{Disks: e.nodes.Client}
-			fn.left.Store(int64(rng.IntN(12)))
-			ex = e.exporter(e.store, fn)
-		} else {
-			fm := &failingMeta{Meta: e.store}
-			fm.left.Store(int64(rng.IntN(8)))
-			ex = e.exporter(fm, e.nodes.Client)
-		}
-		if _, err := ex.Run(ctx); err != nil && !errors.Is(err, errCrash) {
-			t.Fatalf("round %d: %v", round, err)
-		}
+		e.stoppedPass(t, rng, round, round%2 == 0, 12, 8)
 		for key, data := range objs {
 			e.read(t, rng, key, data) // staged or cold, whichever committed
 		}
@@ -445,31 +510,15 @@ func TestRebuildLostDisk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 5))
 	e := newEnv(t)
 	objs := map[string][]byte{}
-	put := func(n int) {
-		for range n {
-			key := fmt.Sprintf("k%d", len(objs))
-			objs[key] = randBytes(rng, rng.IntN(700<<10))
-			e.put(t, key, objs[key])
-		}
-	}
+	put := func(n int) { e.putRandom(t, rng, objs, n, 0, 700<<10) }
 	put(10)
 	ex := e.exporter(e.store, e.nodes.Client)
 	if _, err := ex.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// Disk 2 of the group is lost; a seventh node joins.
-	lost := e.disks[2]
-	e.nodes.Stop(lost)
-	if err := e.store.SetDiskState(ctx, lost, cairn.DiskDown, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	spare := e.nodes.Start(t, "n7")
-	if err := e.store.PutNode(ctx, cairn.Node{ID: "n7", Addr: "x"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.store.PutDisk(ctx, cairn.Disk{ID: spare, Node: "n7", Capacity: 1 << 40, State: cairn.DiskUp}); err != nil {
-		t.Fatal(err)
-	}
+	e.lose(t, e.disks[2])
+	spare := e.spare(t, "n7")
 	put(3) // staged while the group is being rebuilt
 	st, err := ex.Run(ctx)
 	if err != nil || st.Rebuilt != 1 {
@@ -625,13 +674,7 @@ func TestRebuildCrash(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 11))
 	e := newEnv(t)
 	objs := map[string][]byte{}
-	put := func(n int) {
-		for range n {
-			key := fmt.Sprintf("k%d", len(objs))
-			objs[key] = randBytes(rng, rng.IntN(600<<10))
-			e.put(t, key, objs[key])
-		}
-	}
+	put := func(n int) { e.putRandom(t, rng, objs, n, 0, 600<<10) }
 	put(12)
 	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
 		t.Fatal(err)
@@ -659,31 +702,9 @@ func TestRebuildCrash(t *testing.T) {
 		}
 		pos := rng.IntN(len(st.Disks))
 		lost := st.Disks[pos]
-		e.nodes.Stop(lost)
-		if err := e.store.SetDiskState(ctx, lost, cairn.DiskDown, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("s%d", round)
-		spare := e.nodes.Start(t, name)
-		if err := e.store.PutNode(ctx, cairn.Node{ID: cairn.NodeID(name), Addr: "x"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.store.PutDisk(ctx, cairn.Disk{ID: spare, Node: cairn.NodeID(name), Capacity: 1 << 40, State: cairn.DiskUp}); err != nil {
-			t.Fatal(err)
-		}
-		var ex *cold.Exporter
-		if round%3 != 2 {
-			fn := &failingNodes{Disks: e.nodes.Client}
-			fn.left.Store(int64(rng.IntN(24)))
-			ex = e.exporter(e.store, fn)
-		} else {
-			fm := &failingMeta{Meta: e.store}
-			fm.left.Store(int64(rng.IntN(3)))
-			ex = e.exporter(fm, e.nodes.Client)
-		}
-		if _, err := ex.Run(ctx); err != nil && !errors.Is(err, errCrash) {
-			t.Fatalf("round %d: %v", round, err)
-		}
+		e.lose(t, lost)
+		spare := e.spare(t, fmt.Sprintf("s%d", round))
+		e.stoppedPass(t, rng, round, round%3 != 2, 24, 3)
 		check := func(when string) {
 			t.Helper()
 			st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
@@ -726,26 +747,14 @@ func TestRebuildCrash(t *testing.T) {
 	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.nodes.Stop(st.Disks[1])
-	e.nodes.Stop(st.Disks[4])
-	e.cl = client.New(e.store, e.nodes.Client, client.Config{BlockSize: 64 << 10})
-	for key, data := range objs {
-		if m, err := e.store.Manifest(ctx, "bkt", key); err != nil || m.Cold == nil {
-			t.Fatalf("%s not exported: %v", key, err)
-		}
-		e.read(t, rng, key, data)
-	}
+	e.readWithout(t, rng, objs, 1, 4)
 	e.checkGroup(t, objs, true)
 }
 
 // TestRebuildThroughInterruptedExport: an export stopped part way through
 // its row writes (no object of its batch committed) leaves rows whose
-// shards disagree; a data disk of the group is then lost before the next
-// pass could recover the export. The rebuild must not write what those
+// shards disagree; a disk of the group (each position in turn, data and
+// parity) is then lost before the next pass could recover the export. The rebuild must not write what those
 // rows give: it rebuilds the committed pieces there from helpers that
 // agree with their checksums and leaves the rest to the export's
 // recovery. Every object then reads byte-exact, and still does with two
@@ -758,13 +767,7 @@ func TestRebuildThroughInterruptedExport(t *testing.T) {
 	var logs bytes.Buffer
 	e.log = slog.New(slog.NewTextHandler(&logs, nil))
 	objs := map[string][]byte{}
-	put := func(n int) {
-		for range n {
-			key := fmt.Sprintf("k%d", len(objs))
-			objs[key] = randBytes(rng, 1+rng.IntN(600<<10))
-			e.put(t, key, objs[key])
-		}
-	}
+	put := func(n int) { e.putRandom(t, rng, objs, n, 1, 1+600<<10) }
 	put(16)
 	for range 4 { // MaxBatch 4
 		if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
@@ -794,20 +797,9 @@ func TestRebuildThroughInterruptedExport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pos := i % st.PG.K // a data disk
-		lost := st.Disks[pos]
-		e.nodes.Stop(lost)
-		if err := e.store.SetDiskState(ctx, lost, cairn.DiskDown, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		name := fmt.Sprintf("s%d", i)
-		spare := e.nodes.Start(t, name)
-		if err := e.store.PutNode(ctx, cairn.Node{ID: cairn.NodeID(name), Addr: "x"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.store.PutDisk(ctx, cairn.Disk{ID: spare, Node: cairn.NodeID(name), Capacity: 1 << 40, State: cairn.DiskUp}); err != nil {
-			t.Fatal(err)
-		}
+		pos := i % len(st.Disks) // data disks, then parity disks
+		e.lose(t, st.Disks[pos])
+		spare := e.spare(t, fmt.Sprintf("s%d", i))
 		before := strings.Count(logs.String(), "export_in_doubt=true")
 		if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
 			t.Fatalf("round %d: the pass after the loss: %v", i, err)
@@ -826,17 +818,54 @@ func TestRebuildThroughInterruptedExport(t *testing.T) {
 		t.Fatalf("%d of 8 rebuilds ran with the export in doubt", inDoubt)
 	}
 	// The rebuilt disks hold the right bytes: read with two more lost.
-	st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
+	e.readWithout(t, rng, objs, 0, 3)
+}
+
+// TestDegradedReadSkipsWipedHelper: a disk of the group replaced by an
+// empty one that the cluster map still holds up (its node came back on
+// a new volume) must not be a helper of a degraded read: its slots would
+// read as never written and rebuild wrong bytes. With every object's own
+// disk down in the map in turn, and another disk of the group wiped, every
+// object reads byte-exact, whole and in a range.
+func TestDegradedReadSkipsWipedHelper(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 13))
+	e := newEnv(t)
+	objs := map[string][]byte{}
+	e.putRandom(t, rng, objs, 12, 1, 900<<10)
+	for range 3 { // MaxBatch 4
+		if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := cold.LoadState(ctx, e.store, cold.GroupID(e.pol, 0), e.nodes.Client)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.nodes.Stop(st.Disks[0])
-	e.nodes.Stop(st.Disks[3])
-	e.cl = client.New(e.store, e.nodes.Client, client.Config{BlockSize: 64 << 10})
-	for key, data := range objs {
-		if m, err := e.store.Manifest(ctx, "bkt", key); err != nil || m.Cold == nil {
+	byDisk := map[int][]string{}
+	for key := range objs {
+		m, err := e.store.Manifest(ctx, "bkt", key)
+		if err != nil || m.Cold == nil {
 			t.Fatalf("%s not exported: %v", key, err)
 		}
-		e.read(t, rng, key, data)
+		r, err := gp.DecodeRecord(m.Cold.Record, st.PG.Geo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byDisk[r.Disk] = append(byDisk[r.Disk], key)
 	}
+	lost := -1
+	for d := range st.PG.K {
+		if len(byDisk[d]) > 0 && (lost < 0 || len(byDisk[d]) > len(byDisk[lost])) {
+			lost = d
+		}
+	}
+	wiped := (lost + 1) % st.PG.K // another data disk
+	e.nodes.Replace(t, st.Disks[wiped])
+	e.lose(t, st.Disks[lost])
+	e.cl = client.New(e.store, e.nodes.Client, client.Config{BlockSize: 64 << 10})
+	for _, key := range byDisk[lost] {
+		e.read(t, rng, key, objs[key])
+	}
+	t.Logf("%d objects of disk %d read degraded with disk %d wiped", len(byDisk[lost]), lost, wiped)
 }
