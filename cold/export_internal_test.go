@@ -16,3 +16,8 @@ func ExporterFetch(e *Exporter) func(context.Context, *cairn.Manifest, io.Writer
 func SetExporterFetch(e *Exporter, f func(context.Context, *cairn.Manifest, io.Writer) error) {
 	e.cfg.Fetch = f
 }
+
+// UnitShard returns the node's name for unit u (a slot or a small page)
+// of a group file on the disk at position disk, for tests that damage
+// one.
+func UnitShard(g *Group, disk int, file string, u int64) string { return g.shardName(disk, file, u) }

@@ -869,3 +869,105 @@ func TestDegradedReadSkipsWipedHelper(t *testing.T) {
 	}
 	t.Logf("%d objects of disk %d read degraded with disk %d wiped", len(byDisk[lost]), lost, wiped)
 }
+
+// TestRebuildInDoubtWritesNothingWrong: a committed chunk on a lost disk,
+// in a row an interrupted export left in doubt, is rebuilt only from
+// helpers that give it back to its checksum. With two of its row's
+// helpers disagreeing no set of helpers does: the rebuild fails with
+// ErrCorrupt, the group keeps the lost disk and the spare holds nothing
+// for the slot. With one disagreeing, the set that leaves it out does:
+// the rebuild completes and the object reads byte-exact.
+func TestRebuildInDoubtWritesNothingWrong(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 14))
+	e := newEnv(t)
+	objs := map[string][]byte{}
+	e.putRandom(t, rng, objs, 8, 300<<10, 600<<10)
+	for range 2 { // MaxBatch 4
+		if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := cold.GroupID(e.pol, 0)
+	st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// k0's first chunk: its row becomes the doubtful row of an export
+	// that never committed (an intent with no objects).
+	m, err := e.store.Manifest(ctx, "bkt", "k0")
+	if err != nil || m.Cold == nil {
+		t.Fatalf("k0 not exported: %v", err)
+	}
+	r, err := gp.DecodeRecord(m.Cold.Record, st.PG.Geo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locs, err := st.PG.Pieces(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chunk gp.Location
+	for _, l := range locs {
+		if l.File != gp.SmallFile {
+			chunk = l
+			break
+		}
+	}
+	if chunk.Length == 0 {
+		t.Fatal("k0 has no chunk")
+	}
+	level, slot := st.PG.Geo.Level(chunk.Length), chunk.Offset/chunk.Length
+	in := fmt.Sprintf(`{"objects":[],"rows":[[%d,%d]],"pages":[]}`, level, slot)
+	if err := e.store.ColdUpdate(ctx, []meta.ColdOp{{Key: "intents/" + id, Value: []byte(in)}}); err != nil {
+		t.Fatal(err)
+	}
+	// Two helpers of the row disagree: overwrite their slots.
+	stripe := st.PG.Stripe(level, uint32(slot))
+	var bad []int
+	for d := range stripe {
+		if d != r.Disk && len(bad) < 2 {
+			bad = append(bad, d)
+		}
+	}
+	saved := map[int][]byte{}
+	for _, d := range bad {
+		name := cold.UnitShard(st.Group, d, stripe[d].File, slot)
+		rc, err := e.nodes.Client.GetShard(ctx, st.Disks[d], name, 0, chunk.Length)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved[d], err = io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.nodes.Client.PutShard(ctx, st.Disks[d], name, bytes.NewReader(randBytes(rng, int(chunk.Length)))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lost := st.Disks[r.Disk]
+	e.lose(t, lost)
+	spare := e.spare(t, "s0")
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); !errors.Is(err, cairn.ErrCorrupt) || !strings.Contains(err.Error(), "no set of helpers") {
+		t.Fatalf("rebuild through two disagreeing helpers: %v, want ErrCorrupt (no set of helpers)", err)
+	}
+	if st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client); err != nil || st.Disks[r.Disk] != lost {
+		t.Fatalf("after a failed rebuild the group names %v (want %s at %d): %v", st.Disks, lost, r.Disk, err)
+	}
+	if _, err := e.nodes.Client.GetShard(ctx, spare, cold.UnitShard(st.Group, r.Disk, chunk.File, slot), 0, 1); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("the spare holds k0's slot after a failed rebuild: %v", err)
+	}
+	// Put one helper back: leaving the other out rebuilds k0's chunk.
+	if _, err := e.nodes.Client.PutShard(ctx, st.Disks[bad[0]], cold.UnitShard(st.Group, bad[0], stripe[bad[0]].File, slot), bytes.NewReader(saved[bad[0]])); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
+		t.Fatalf("rebuild through one disagreeing helper: %v", err)
+	}
+	if st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client); err != nil || st.Disks[r.Disk] != spare {
+		t.Fatalf("the group names %v (want %s at %d): %v", st.Disks, spare, r.Disk, err)
+	}
+	e.cl = client.New(e.store, e.nodes.Client, client.Config{BlockSize: 64 << 10})
+	e.read(t, rng, "k0", objs["k0"])
+}
