@@ -2,6 +2,7 @@ package gpbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -94,6 +95,9 @@ type NodeRow struct {
 	// HelperRequests and HelperBytes are the reads the rebuild asked of
 	// the nodes (coalesced runs: bytes read through gaps count).
 	HelperRequests, HelperBytes int64
+	// HelperMissingBytes of HelperBytes were asked of slots never written
+	// (a sparse group's free slots): zeros, which cost no disk time.
+	HelperMissingBytes int64
 	// CPUBusy is the share of the machine's CPU time that was busy (with
 	// anything, the nodes' and other work) during the recovery, when
 	// NodeRun.CPU is set.
@@ -237,6 +241,7 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	budget := cold.NewBudget(nr.Budget)
 	nodes.requests.Store(0)
 	nodes.bytes.Store(0)
+	nodes.missing.Store(0)
 	var busy0, total0 float64
 	if nr.CPU != nil {
 		busy0, total0 = nr.CPU()
@@ -268,7 +273,7 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	}
 	row.RecoverySeconds = time.Since(start).Seconds()
 	row.RecoveryBps = float64(row.RebuiltBytes) / row.RecoverySeconds
-	row.HelperRequests, row.HelperBytes = nodes.requests.Load(), nodes.bytes.Load()
+	row.HelperRequests, row.HelperBytes, row.HelperMissingBytes = nodes.requests.Load(), nodes.bytes.Load(), nodes.missing.Load()
 	if nr.CPU != nil {
 		if busy, total := nr.CPU(); total > total0 {
 			row.CPUBusy = (busy - busy0) / (total - total0)
@@ -277,9 +282,9 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	for i := range perGroup {
 		perGroup[i] += fmt.Sprintf(" (%.1f s)", done[i])
 	}
-	nr.Log("%s: rebuilt %d MiB of the lost disk (MiB@position per group, and when its rebuild ended: %s) in %.2f s (%.1f MB/s), asking the helpers for %.2f bytes per byte in %d requests; the machine's CPU %.0f%% busy",
+	nr.Log("%s: rebuilt %d MiB of the lost disk (MiB@position per group, and when its rebuild ended: %s) in %.2f s (%.1f MB/s), asking the helpers for %.2f bytes per byte (%.2f of them never written: zeros, no disk read) in %d requests; the machine's CPU %.0f%% busy",
 		code, row.RebuiltBytes>>20, strings.Join(perGroup, ", "), row.RecoverySeconds, row.RecoveryBps/1e6,
-		float64(row.HelperBytes)/float64(row.RebuiltBytes), row.HelperRequests, 100*row.CPUBusy)
+		float64(row.HelperBytes)/float64(row.RebuiltBytes), float64(row.HelperMissingBytes)/float64(row.RebuiltBytes), row.HelperRequests, 100*row.CPUBusy)
 	return row, nil
 }
 
@@ -420,14 +425,19 @@ func (s *shaped) Write(p []byte) (int, error) {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// counting counts the reads asked of the nodes.
+// counting counts the reads asked of the nodes, and of those the bytes
+// of shards that were never written (read as zeros, without the disk).
 type counting struct {
 	cold.Disks
-	requests, bytes atomic.Int64
+	requests, bytes, missing atomic.Int64
 }
 
 func (c *counting) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
 	c.requests.Add(1)
 	c.bytes.Add(n)
-	return c.Disks.GetShard(ctx, disk, name, off, n)
+	rc, err := c.Disks.GetShard(ctx, disk, name, off, n)
+	if errors.Is(err, cairn.ErrNotFound) {
+		c.missing.Add(n)
+	}
+	return rc, err
 }

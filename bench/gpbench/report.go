@@ -150,14 +150,14 @@ func SummarizeNodes(s Summary, rows []NodeRow) (Summary, []string) {
 func WriteNodeCSV(w io.Writer, rows []NodeRow) error {
 	cw := csv.NewWriter(w)
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
-	if err := cw.Write([]string{"code", "rebuilt_bytes", "recovery_s", "recovery_bytes_per_s", "helper_requests", "helper_bytes", "cpu_busy", "reads", "read_bytes",
+	if err := cw.Write([]string{"code", "rebuilt_bytes", "recovery_s", "recovery_bytes_per_s", "helper_requests", "helper_bytes", "helper_missing_bytes", "cpu_busy", "reads", "read_bytes",
 		"normal_read_s", "degraded_read_s", "stripe_max_degraded_s", "contiguous_degraded_s",
 		"range_bytes", "degraded_range_s", "stripe_max_range_s", "contiguous_range_s"}); err != nil {
 		return err
 	}
 	for _, r := range rows {
 		if err := cw.Write([]string{r.Code, strconv.FormatInt(r.RebuiltBytes, 10), f(r.RecoverySeconds), f(r.RecoveryBps),
-			strconv.FormatInt(r.HelperRequests, 10), strconv.FormatInt(r.HelperBytes, 10), f(r.CPUBusy),
+			strconv.FormatInt(r.HelperRequests, 10), strconv.FormatInt(r.HelperBytes, 10), strconv.FormatInt(r.HelperMissingBytes, 10), f(r.CPUBusy),
 			strconv.Itoa(r.Reads), strconv.FormatInt(r.ReadBytes, 10), f(r.NormalRead), f(r.DegradedRead),
 			f(r.StripeMaxDegraded), f(r.ContiguousDegraded),
 			strconv.FormatInt(r.RangeBytes, 10), f(r.DegradedRange), f(r.StripeMaxRange), f(r.ContiguousRange)}); err != nil {
