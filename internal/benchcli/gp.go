@@ -91,6 +91,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	nodeObjects := fs.Int("node-objects", 0, "objects on the nodes per code (default 60, --quick 24)")
 	shrink := fs.Int64("shrink", 4, "how many times smaller than the paper's every size of the node run is (1, 2 or 4)")
 	codes := fs.String("codes", "clay-10-4-13,rs-10-4,lrc-10-2-2", "the codes measured on the nodes (the first is read in the three layouts)")
+	padRows := fs.Bool("pad", false, "on the nodes, write every never-written data slot of the groups' used rows (zeros) after the exports, so that a decode's helper reads cost the disk as in the paper's full groups (a sparse group's free slots read as zeros without it)")
 	nodeReads := fs.Int("node-reads", 0, "objects read whole on the nodes, normally and degraded (default 16, --quick 6)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", gpHelp)
@@ -200,7 +201,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 			ncodes = append(ncodes, nc)
 		}
-		nrows, err := runGPNodes(ctx, *quick, *scale, *shrink, geo, wl, ncodes, say, step)
+		nrows, err := runGPNodes(ctx, *quick, *padRows, *scale, *shrink, geo, wl, ncodes, say, step)
 		if err != nil {
 			return err
 		}
@@ -236,7 +237,7 @@ const perGroup = 10
 // none reads another's from the page cache), telling step its progress.
 // The disks stream 250 MB/s / scale; their seek is 4.2 ms × scale / shrink,
 // so the bytes a disk streams in a seek shrink with the chunks.
-func runGPNodes(ctx context.Context, quick bool, scale float64, shrink int64, geo gp.Geometry, wl gpbench.Workload, codes []gpbench.NodeCode, say func(string, ...any), step func(done, total int)) ([]gpbench.NodeRow, error) {
+func runGPNodes(ctx context.Context, quick, padRows bool, scale float64, shrink int64, geo gp.Geometry, wl gpbench.Workload, codes []gpbench.NodeCode, say func(string, ...any), step func(done, total int)) ([]gpbench.NodeRow, error) {
 	rate := int64(250e6 / scale)
 	seek := time.Duration(4.2 * scale / float64(shrink) * float64(time.Millisecond)).Round(100 * time.Microsecond)
 	say("each code on 16 nodes: disks %.0f MB/s, %v per seek (a 7200 rpm disk slowed %.1f×, its seek shrunk %d× with the sizes); s0 %s, chunks up to %s, objects %s … %s",
@@ -244,7 +245,7 @@ func runGPNodes(ctx context.Context, quick bool, scale float64, shrink int64, ge
 	var rows []gpbench.NodeRow
 	step(0, len(codes))
 	for _, c := range codes {
-		r, err := runGPCode(ctx, quick, rate, seek, shrink, geo, wl, c, say)
+		r, err := runGPCode(ctx, quick, padRows, rate, seek, shrink, geo, wl, c, say)
 		if err != nil {
 			return nil, err
 		}
@@ -255,7 +256,7 @@ func runGPNodes(ctx context.Context, quick bool, scale float64, shrink int64, ge
 }
 
 // runGPCode measures one code on a new cluster.
-func runGPCode(ctx context.Context, quick bool, rate int64, seek time.Duration, shrink int64, geo gp.Geometry, wl gpbench.Workload, code gpbench.NodeCode, say func(string, ...any)) ([]gpbench.NodeRow, error) {
+func runGPCode(ctx context.Context, quick, padRows bool, rate int64, seek time.Duration, shrink int64, geo gp.Geometry, wl gpbench.Workload, code gpbench.NodeCode, say func(string, ...any)) ([]gpbench.NodeRow, error) {
 	work, err := os.MkdirTemp("", "cairn-gp-cluster-")
 	if err != nil {
 		return nil, err
@@ -277,7 +278,7 @@ func runGPCode(ctx context.Context, quick bool, rate int64, seek time.Duration, 
 	}
 	nr := gpbench.NodeRun{Disks: disks, LostAt: lostAt, Nodes: nc, Geo: geo, Sizes: wl.Sizes(), Gap: cold.CoalesceGap / shrink,
 		ClientLink: float64(rate) / 2, // 1 Gb/s beside the disk's 250 MB/s, slowed alike
-		Budget:     repairBudget, Batch: perGroup, Log: say, CPU: procStatCPU}
+		Budget:     repairBudget, Batch: perGroup, Pad: padRows, Log: say, CPU: procStatCPU}
 	if !quick {
 		nr.Contiguous = 64 << 20 / shrink
 	}
