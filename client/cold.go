@@ -169,56 +169,48 @@ func (r *coldReader) Close() error {
 	return r.PipeReader.Close()
 }
 
-// readCold writes the range to w: normally, and if the object's disk
-// fails before the first byte, degraded with the disks that answer. A
-// failure after bytes were written ends the read (the caller's reader
-// reports it).
+// readCold writes the range to w: from the object's disk when the map
+// holds it readable; else, or if that disk fails before the first byte,
+// degraded — through the group's current disks (a rebuild may have put a
+// spare in the lost disk's place since st was cached: once an export has
+// changed rows on the spare, a read rebuilt through the old disks fails
+// part way) and only the helpers that still hold their data (a disk wiped
+// or replaced may be up in the map for a while, and its slots, read as
+// never written, would rebuild wrong bytes part way through). A failure
+// after bytes were written ends the read (the caller's reader reports it).
 func (c *Client) readCold(ctx context.Context, st *cold.State, rec gp.Record, off, n int64, w io.Writer) error {
 	avail := c.coldAvailable(ctx, st)
-	if !avail[rec.Disk] {
-		// Degraded from the start: with the group's current disks, and
-		// only with helpers that still hold their data — a disk wiped or
-		// replaced may be up in the map for a while, and its slots, read
-		// as never written, would rebuild wrong bytes part way through.
-		st, avail = c.refreshCold(ctx, st, avail)
-		avail = c.probeCold(ctx, st, avail)
-	}
-	cw := &countWriter{w: w}
-	err := st.Read(ctx, rec, off, n, avail, cw)
-	if err == nil || cw.n > 0 || ctx.Err() != nil {
-		return err
-	}
-	if fresh, favail := c.refreshCold(ctx, st, avail); fresh != st {
-		st, avail = fresh, favail
-		if err = st.Read(ctx, rec, off, n, avail, cw); err == nil || cw.n > 0 || ctx.Err() != nil {
+	var failed cairn.DiskID // the object's disk, if it failed to serve
+	if avail[rec.Disk] {
+		cw := &countWriter{w: w}
+		err := st.Read(ctx, rec, off, n, avail, cw)
+		if err == nil || cw.n > 0 || ctx.Err() != nil {
 			return err
 		}
+		failed = st.Disks[rec.Disk]
 	}
-	// The disk did not serve the object, or a rebuild from the disks the
-	// map holds readable failed (a helper that lost its data reads as
-	// never written): probe every disk for a shard it must hold and
-	// rebuild from those that have theirs.
+	if fresh := c.freshCold(ctx, st); fresh != st {
+		st, avail = fresh, c.coldAvailable(ctx, fresh)
+	}
 	avail = c.probeCold(ctx, st, avail)
-	avail[rec.Disk] = false
+	if st.Disks[rec.Disk] == failed {
+		avail[rec.Disk] = false
+	}
 	return st.Read(ctx, rec, off, n, avail, w)
 }
 
-// refreshCold returns the stored state of group st, and its disks'
-// availability, if its disks moved since st was cached; else st and
-// avail. A degraded read goes through it first: a rebuild may have put a
-// spare in the place of the lost disk, and once an export has changed the
-// rows on the spare, a read rebuilt through the old disks gets wrong bytes
-// (which the pieces' checksums catch, part way through the object).
-func (c *Client) refreshCold(ctx context.Context, st *cold.State, avail []bool) (*cold.State, []bool) {
+// freshCold returns the stored state of group st if its disks moved since
+// st was cached (and caches it), else st.
+func (c *Client) freshCold(ctx context.Context, st *cold.State) *cold.State {
 	cm, ok := c.direct.(coldMeta)
 	if !ok {
-		return st, avail
+		return st
 	}
 	fresh, err := c.loadColdGroup(ctx, cm, st.ID)
 	if err != nil || slices.Equal(fresh.Disks, st.Disks) {
-		return st, avail
+		return st
 	}
-	return fresh, c.coldAvailable(ctx, fresh)
+	return fresh
 }
 
 // coldAvailable returns which disks of a group the cluster map holds

@@ -971,3 +971,61 @@ func TestRebuildInDoubtWritesNothingWrong(t *testing.T) {
 	e.cl = client.New(e.store, e.nodes.Client, client.Config{BlockSize: 64 << 10})
 	e.read(t, rng, "k0", objs["k0"])
 }
+
+// TestDegradedReadAfterRebuild: a client that cached a group's state (in a
+// degraded read) just before its lost disk was rebuilt onto a spare reads the object from the
+// spare, not degraded through the old disks: a helper of the object's row
+// damaged after the rebuild does not matter to it. (Through the cached
+// state, which still names the lost disk, the read would rebuild the
+// object from that helper and fail its checksum.)
+func TestDegradedReadAfterRebuild(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 15))
+	e := newEnv(t)
+	objs := map[string][]byte{}
+	e.putRandom(t, rng, objs, 4, 300<<10, 600<<10)
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := cold.GroupID(e.pol, 0)
+	st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := e.store.Manifest(ctx, "bkt", "k0")
+	if err != nil || m.Cold == nil {
+		t.Fatalf("k0 not exported: %v", err)
+	}
+	r, err := gp.DecodeRecord(m.Cold.Record, st.PG.Geo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.lose(t, st.Disks[r.Disk])
+	e.read(t, rng, "k0", objs["k0"]) // degraded; the client caches the group
+	spare := e.spare(t, "s0")
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := cold.LoadState(ctx, e.store, id, e.nodes.Client); err != nil || fresh.Disks[r.Disk] != spare {
+		t.Fatalf("not rebuilt onto %s: %v", spare, err)
+	}
+	// Damage every parity slot of the rows of k0's chunks: a degraded
+	// read through the old disks needs them.
+	locs, err := st.PG.Pieces(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range locs {
+		if l.File == gp.SmallFile {
+			continue
+		}
+		level, slot := st.PG.Geo.Level(l.Length), l.Offset/l.Length
+		for d := st.PG.K; d < len(st.Disks); d++ {
+			name := cold.UnitShard(st.Group, d, gp.ParityFile(level), slot)
+			if _, err := e.nodes.Client.PutShard(ctx, st.Disks[d], name, bytes.NewReader(randBytes(rng, int(l.Length)))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.read(t, rng, "k0", objs["k0"]) // within the cache's 5 s
+}
