@@ -67,7 +67,7 @@ func (g *Group) rebuildDoubt(ctx context.Context, lost int, replacement cairn.Di
 func (g *Group) rebuildTask(ctx context.Context, t gp.Task, avail []bool, d *doubt) error {
 	l := t.Where
 	if t.Level >= 0 {
-		b, skip, err := d.rebuild(ctx, g, l, d.row(t.Level, t.Slot), avail)
+		b, skip, err := d.rebuild(ctx, g, l, avail)
 		if err != nil || skip {
 			return err
 		}
@@ -75,7 +75,7 @@ func (g *Group) rebuildTask(ctx context.Context, t gp.Task, avail []bool, d *dou
 	}
 	for p := l.Offset / SmallPage; p*SmallPage < l.Offset+l.Length; p++ {
 		page := gp.Location{Disk: l.Disk, File: l.File, Offset: p * SmallPage, Length: SmallPage}
-		b, skip, err := d.rebuild(ctx, g, page, d.page(p), avail)
+		b, skip, err := d.rebuild(ctx, g, page, avail)
 		if err != nil {
 			return err
 		}
@@ -102,7 +102,6 @@ type doubt struct {
 	// pieces are the committed pieces on the lost disk in the rows and
 	// pages in doubt, with their checksums.
 	pieces []checkedPiece
-	k      int // the group's data disks: positions ≥ k are parity
 }
 
 type checkedPiece struct {
@@ -110,10 +109,23 @@ type checkedPiece struct {
 	sum uint32
 }
 
-func (d *doubt) row(level int, slot uint32) bool {
-	return d != nil && d.rows[[2]uint32{uint32(level), slot}]
+// holds reports whether location l (a whole slot of a bucket or parity
+// file, or a range of a small-size bucket or its parity) lies in a row or
+// page in doubt.
+func (d *doubt) holds(geo gp.Geometry, l gp.Location) bool {
+	if d == nil {
+		return false
+	}
+	if l.File == gp.SmallFile || l.File == gp.SmallParityFile {
+		for p := l.Offset / SmallPage; p*SmallPage < l.Offset+l.Length; p++ {
+			if d.pages[p] {
+				return true
+			}
+		}
+		return false
+	}
+	return d.rows[[2]uint32{uint32(geo.Level(l.Length)), uint32(l.Offset / l.Length)}] // l is a whole slot
 }
-func (d *doubt) page(p int64) bool { return d != nil && d.pages[p] }
 
 // rebuild returns the rebuilt bytes of unit u (a slot or a small page) of
 // the lost disk, or skip. A unit not in doubt is rebuilt as always. One in
@@ -124,8 +136,8 @@ func (d *doubt) page(p int64) bool { return d != nil && d.pages[p] }
 // committed pieces is rebuilt from every available helper, then from each
 // set that leaves one helper out, until the pieces match their checksums;
 // if none does, the rebuild fails with cairn.ErrCorrupt and writes nothing.
-func (d *doubt) rebuild(ctx context.Context, g *Group, u gp.Location, inDoubt bool, avail []bool) (b []byte, skip bool, err error) {
-	if !inDoubt {
+func (d *doubt) rebuild(ctx context.Context, g *Group, u gp.Location, avail []bool) (b []byte, skip bool, err error) {
+	if !d.holds(g.PG.Geo, u) {
 		b, err = g.rebuild(ctx, u, avail)
 		return b, false, err
 	}
@@ -135,7 +147,7 @@ func (d *doubt) rebuild(ctx context.Context, g *Group, u gp.Location, inDoubt bo
 			pieces = append(pieces, p)
 		}
 	}
-	if u.Disk >= d.k || len(pieces) == 0 {
+	if u.Disk >= g.PG.K || len(pieces) == 0 {
 		return nil, true, nil
 	}
 	sets := [][]bool{avail}

@@ -116,7 +116,7 @@ func (e *Exporter) doubtOf(ctx context.Context, s *State, pos int) (*doubt, erro
 		}
 		batch[o.Version] = true
 	}
-	d := &doubt{rows: map[[2]uint32]bool{}, pages: map[int64]bool{}, k: s.PG.K}
+	d := &doubt{rows: map[[2]uint32]bool{}, pages: map[int64]bool{}}
 	for _, r := range in.Rows {
 		d.rows[r] = true
 	}
@@ -126,17 +126,7 @@ func (e *Exporter) doubtOf(ctx context.Context, s *State, pos int) (*doubt, erro
 	if pos >= s.PG.K {
 		return d, nil // parity holds no piece
 	}
-	inDoubt := func(l gp.Location) bool {
-		if l.File == gp.SmallFile {
-			for p := l.Offset / SmallPage; p*SmallPage < l.Offset+l.Length; p++ {
-				if d.pages[p] {
-					return true
-				}
-			}
-			return false
-		}
-		return d.rows[[2]uint32{uint32(s.PG.Geo.Level(l.Length)), uint32(l.Offset / l.Length)}]
-	}
+	inDoubt := func(l gp.Location) bool { return d.holds(s.PG.Geo, l) }
 	for after := ""; ; {
 		page, more, err := e.cfg.Meta.ColdPage(ctx, memberPrefix(s.ID), after, sweepPage)
 		if err != nil {
