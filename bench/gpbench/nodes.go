@@ -240,7 +240,7 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	nr.Log("%s: exported %d objects into %d groups in %.1f s", code, len(nr.Sizes), len(groups), time.Since(start).Seconds())
 	if nr.Pad {
 		start := time.Now()
-		b, err := pad(ctx, groups)
+		b, err := pad(ctx, nr.Geo, groups)
 		if err != nil {
 			return NodeRow{}, err
 		}
@@ -307,16 +307,16 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 const padDepth = 16
 
 // pad writes every never-written data slot of every used row of the
-// groups with zeros (NodeRun.Pad) and returns the bytes written.
-func pad(ctx context.Context, groups []*member) (int64, error) {
-	var total atomic.Int64
+// groups (which share geo) with zeros (NodeRun.Pad) and returns the bytes
+// written.
+func pad(ctx context.Context, geo gp.Geometry, groups []*member) (int64, error) {
+	zeros := make([]byte, geo.Max) // read-only, shared by the writes
+	var total int64
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(padDepth)
-	var zeros []byte
 	for _, m := range groups {
 		pg := m.g.PG
-		zeros = make([]byte, max(int64(len(zeros)), pg.Geo.Max))
-		for level := range pg.Geo.Levels() {
+		for level := range geo.Levels() {
 			var rows uint32
 			for _, d := range pg.Disks {
 				rows = max(rows, d.Buckets[level].Next)
@@ -327,17 +327,14 @@ func pad(ctx context.Context, groups []*member) (int64, error) {
 					if slot < pg.Disks[d].Buckets[level].Next {
 						continue
 					}
-					l, z := stripe[d], zeros
-					eg.Go(func() error {
-						total.Add(l.Length)
-						return m.g.PutSlot(ectx, l, z[:l.Length])
-					})
+					l := stripe[d]
+					total += l.Length
+					eg.Go(func() error { return m.g.PutSlot(ectx, l, zeros[:l.Length]) })
 				}
 			}
 		}
 	}
-	err := eg.Wait()
-	return total.Load(), err
+	return total, eg.Wait()
 }
 
 // sample returns count indices of non-empty objects spread evenly over
