@@ -128,6 +128,52 @@ func (e *env) read(t *testing.T, rng *rand.Rand, key string, data []byte) {
 	}
 }
 
+// group loads the state of the env's one cold group.
+func (e *env) group(t *testing.T) *cold.State {
+	t.Helper()
+	st, err := cold.LoadState(context.Background(), e.store, cold.GroupID(e.pol, 0), e.nodes.Client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// record returns the cold record of exported object key in group st.
+func (e *env) record(t *testing.T, st *cold.State, key string) gp.Record {
+	t.Helper()
+	m, err := e.store.Manifest(context.Background(), "bkt", key)
+	if err != nil || m.Cold == nil {
+		t.Fatalf("%s not exported: %v", key, err)
+	}
+	r, err := gp.DecodeRecord(m.Cold.Record, st.PG.Geo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// newExported returns an env holding n objects k<i> of min to max−1
+// bytes (drawn from rng, recorded in the map it returns), all exported.
+func newExported(t *testing.T, rng *rand.Rand, n, min, max int) (*env, map[string][]byte) {
+	t.Helper()
+	e := newEnv(t)
+	objs := map[string][]byte{}
+	e.putRandom(t, rng, objs, n, min, max)
+	for range (n + 3) / 4 { // MaxBatch 4
+		e.pass(t, "an export pass")
+	}
+	return e, objs
+}
+
+// pass runs one whole pass of the export job, which must succeed; what
+// says which pass, for the failure.
+func (e *env) pass(t *testing.T, what string) {
+	t.Helper()
+	if _, err := e.exporter(e.store, e.nodes.Client).Run(context.Background()); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
 // putRandom PUTs n new objects k<i> of min to max−1 bytes and records
 // them in objs.
 func (e *env) putRandom(t *testing.T, rng *rand.Rand, objs map[string][]byte, n, min, max int) {
@@ -169,10 +215,7 @@ func (e *env) spare(t *testing.T, name string) cairn.DiskID {
 func (e *env) readWithout(t *testing.T, rng *rand.Rand, objs map[string][]byte, positions ...int) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := cold.LoadState(ctx, e.store, cold.GroupID(e.pol, 0), e.nodes.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := e.group(t)
 	for _, p := range positions {
 		e.nodes.Stop(st.Disks[p])
 	}
@@ -670,23 +713,16 @@ func crashRounds(t *testing.T, def int) int {
 // stopped pass also stops exports. Last, two more disks are lost at once
 // and everything still reads: the rebuilt slots are the right bytes.
 func TestRebuildCrash(t *testing.T) {
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(18, 11))
 	e := newEnv(t)
 	objs := map[string][]byte{}
 	put := func(n int) { e.putRandom(t, rng, objs, n, 0, 600<<10) }
 	put(12)
-	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	id := cold.GroupID(e.pol, 0)
+	e.pass(t, "a whole pass")
 	rounds := crashRounds(t, 20)
 	crashed, finished := 0, 0
 	for round := range rounds {
-		st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := e.group(t)
 		switch round % 5 {
 		case 4:
 			// exported by the passes below, which rebuild first (a new
@@ -696,9 +732,7 @@ func TestRebuildCrash(t *testing.T) {
 		case 0:
 			// Export what is still staged before another disk goes: no
 			// warm repair runs here to keep its copies at three.
-			if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-				t.Fatal(err)
-			}
+			e.pass(t, "a whole pass")
 		}
 		pos := rng.IntN(len(st.Disks))
 		lost := st.Disks[pos]
@@ -707,11 +741,7 @@ func TestRebuildCrash(t *testing.T) {
 		e.stoppedPass(t, rng, round, round%3 != 2, 24, 3)
 		check := func(when string) {
 			t.Helper()
-			st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := st.Disks[pos]; d != lost && d != spare {
+			if d := e.group(t).Disks[pos]; d != lost && d != spare {
 				t.Fatalf("round %d %s: position %d names %s, neither the lost %s nor the spare %s", round, when, pos, d, lost, spare)
 			}
 			for key, data := range objs {
@@ -720,20 +750,14 @@ func TestRebuildCrash(t *testing.T) {
 			e.checkGroup(t, objs, false)
 		}
 		check("after the stop")
-		st, err = cold.LoadState(ctx, e.store, id, e.nodes.Client)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Disks[pos] == spare {
+		if e.group(t).Disks[pos] == spare {
 			finished++ // the stop came after the save
 			continue
 		}
 		crashed++
-		if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-			t.Fatalf("round %d: the pass after the stop: %v", round, err)
-		}
-		if st, err = cold.LoadState(ctx, e.store, id, e.nodes.Client); err != nil || st.Disks[pos] != spare {
-			t.Fatalf("round %d: position %d not rebuilt onto %s after a whole pass: %v, %v", round, pos, spare, st.Disks, err)
+		e.pass(t, fmt.Sprintf("round %d: the pass after the stop", round))
+		if got := e.group(t).Disks; got[pos] != spare {
+			t.Fatalf("round %d: position %d not rebuilt onto %s after a whole pass: %v", round, pos, spare, got)
 		}
 		check("after the next pass")
 	}
@@ -744,9 +768,7 @@ func TestRebuildCrash(t *testing.T) {
 	// A whole pass exports what the last stopped ones left staged. Every
 	// rebuilt slot holds the right bytes: lose two more disks (a data and
 	// a parity position) and read everything with a fresh client.
-	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e.pass(t, "a whole pass")
 	e.readWithout(t, rng, objs, 1, 4)
 	e.checkGroup(t, objs, true)
 }
@@ -763,17 +785,10 @@ func TestRebuildCrash(t *testing.T) {
 func TestRebuildThroughInterruptedExport(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(18, 12))
-	e := newEnv(t)
+	e, objs := newExported(t, rng, 16, 1, 1+600<<10)
 	var logs bytes.Buffer
 	e.log = slog.New(slog.NewTextHandler(&logs, nil))
-	objs := map[string][]byte{}
 	put := func(n int) { e.putRandom(t, rng, objs, n, 1, 1+600<<10) }
-	put(16)
-	for range 4 { // MaxBatch 4
-		if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
 	id := cold.GroupID(e.pol, 0)
 	inDoubt := 0
 	for i := range 8 {
@@ -793,20 +808,15 @@ func TestRebuildThroughInterruptedExport(t *testing.T) {
 		if _, err := e.store.ColdGet(ctx, "intents/"+id); err != nil {
 			t.Fatalf("round %d: no intent after the stop: %v", i, err)
 		}
-		st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := e.group(t)
 		pos := i % len(st.Disks) // data disks, then parity disks
 		e.lose(t, st.Disks[pos])
 		spare := e.spare(t, fmt.Sprintf("s%d", i))
 		before := strings.Count(logs.String(), "export_in_doubt=true")
-		if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-			t.Fatalf("round %d: the pass after the loss: %v", i, err)
-		}
+		e.pass(t, fmt.Sprintf("round %d: the pass after the loss", i))
 		inDoubt += strings.Count(logs.String(), "export_in_doubt=true") - before
-		if st, err = cold.LoadState(ctx, e.store, id, e.nodes.Client); err != nil || st.Disks[pos] != spare {
-			t.Fatalf("round %d: position %d not rebuilt onto %s: %v, %v", i, pos, spare, st.Disks, err)
+		if got := e.group(t).Disks; got[pos] != spare {
+			t.Fatalf("round %d: position %d not rebuilt onto %s: %v", i, pos, spare, got)
 		}
 		e.cl = client.New(e.store, e.nodes.Client, client.Config{BlockSize: 64 << 10})
 		for key, data := range objs {
@@ -828,30 +838,12 @@ func TestRebuildThroughInterruptedExport(t *testing.T) {
 // disk down in the map in turn, and another disk of the group wiped, every
 // object reads byte-exact, whole and in a range.
 func TestDegradedReadSkipsWipedHelper(t *testing.T) {
-	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(18, 13))
-	e := newEnv(t)
-	objs := map[string][]byte{}
-	e.putRandom(t, rng, objs, 12, 1, 900<<10)
-	for range 3 { // MaxBatch 4
-		if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st, err := cold.LoadState(ctx, e.store, cold.GroupID(e.pol, 0), e.nodes.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, objs := newExported(t, rng, 12, 1, 900<<10)
+	st := e.group(t)
 	byDisk := map[int][]string{}
 	for key := range objs {
-		m, err := e.store.Manifest(ctx, "bkt", key)
-		if err != nil || m.Cold == nil {
-			t.Fatalf("%s not exported: %v", key, err)
-		}
-		r, err := gp.DecodeRecord(m.Cold.Record, st.PG.Geo)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := e.record(t, st, key)
 		byDisk[r.Disk] = append(byDisk[r.Disk], key)
 	}
 	lost := -1
@@ -880,29 +872,12 @@ func TestDegradedReadSkipsWipedHelper(t *testing.T) {
 func TestRebuildInDoubtWritesNothingWrong(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(18, 14))
-	e := newEnv(t)
-	objs := map[string][]byte{}
-	e.putRandom(t, rng, objs, 8, 300<<10, 600<<10)
-	for range 2 { // MaxBatch 4
-		if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e, objs := newExported(t, rng, 8, 300<<10, 600<<10)
 	id := cold.GroupID(e.pol, 0)
-	st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := e.group(t)
 	// k0's first chunk: its row becomes the doubtful row of an export
 	// that never committed (an intent with no objects).
-	m, err := e.store.Manifest(ctx, "bkt", "k0")
-	if err != nil || m.Cold == nil {
-		t.Fatalf("k0 not exported: %v", err)
-	}
-	r, err := gp.DecodeRecord(m.Cold.Record, st.PG.Geo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := e.record(t, st, "k0")
 	locs, err := st.PG.Pieces(r)
 	if err != nil {
 		t.Fatal(err)
@@ -952,8 +927,8 @@ func TestRebuildInDoubtWritesNothingWrong(t *testing.T) {
 	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); !errors.Is(err, cairn.ErrCorrupt) || !strings.Contains(err.Error(), "no set of helpers") {
 		t.Fatalf("rebuild through two disagreeing helpers: %v, want ErrCorrupt (no set of helpers)", err)
 	}
-	if st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client); err != nil || st.Disks[r.Disk] != lost {
-		t.Fatalf("after a failed rebuild the group names %v (want %s at %d): %v", st.Disks, lost, r.Disk, err)
+	if got := e.group(t).Disks; got[r.Disk] != lost {
+		t.Fatalf("after a failed rebuild the group names %v (want %s at %d)", got, lost, r.Disk)
 	}
 	if _, err := e.nodes.Client.GetShard(ctx, spare, cold.UnitShard(st.Group, r.Disk, chunk.File, slot), 0, 1); !errors.Is(err, cairn.ErrNotFound) {
 		t.Fatalf("the spare holds k0's slot after a failed rebuild: %v", err)
@@ -962,52 +937,32 @@ func TestRebuildInDoubtWritesNothingWrong(t *testing.T) {
 	if _, err := e.nodes.Client.PutShard(ctx, st.Disks[bad[0]], cold.UnitShard(st.Group, bad[0], stripe[bad[0]].File, slot), bytes.NewReader(saved[bad[0]])); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-		t.Fatalf("rebuild through one disagreeing helper: %v", err)
-	}
-	if st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client); err != nil || st.Disks[r.Disk] != spare {
-		t.Fatalf("the group names %v (want %s at %d): %v", st.Disks, spare, r.Disk, err)
+	e.pass(t, "rebuild through one disagreeing helper")
+	if got := e.group(t).Disks; got[r.Disk] != spare {
+		t.Fatalf("the group names %v (want %s at %d)", got, spare, r.Disk)
 	}
 	e.cl = client.New(e.store, e.nodes.Client, client.Config{BlockSize: 64 << 10})
 	e.read(t, rng, "k0", objs["k0"])
 }
 
-// TestDegradedReadAfterRebuild: a client that cached a group's state (in a
-// degraded read) just before its lost disk was rebuilt onto a spare reads the object from the
-// spare, not degraded through the old disks: a helper of the object's row
-// damaged after the rebuild does not matter to it. (Through the cached
-// state, which still names the lost disk, the read would rebuild the
-// object from that helper and fail its checksum.)
+// TestDegradedReadAfterRebuild: a client that cached a group's state (in
+// a degraded read) just before its lost disk was rebuilt onto a spare
+// reads the object from the spare, not degraded through the old disks:
+// the row's parity damaged after the rebuild does not matter to it.
+// (Through the cached state, which still names the lost disk, the read
+// would rebuild the object from that parity and fail its checksum.)
 func TestDegradedReadAfterRebuild(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(18, 15))
-	e := newEnv(t)
-	objs := map[string][]byte{}
-	e.putRandom(t, rng, objs, 4, 300<<10, 600<<10)
-	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	id := cold.GroupID(e.pol, 0)
-	st, err := cold.LoadState(ctx, e.store, id, e.nodes.Client)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := e.store.Manifest(ctx, "bkt", "k0")
-	if err != nil || m.Cold == nil {
-		t.Fatalf("k0 not exported: %v", err)
-	}
-	r, err := gp.DecodeRecord(m.Cold.Record, st.PG.Geo)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, objs := newExported(t, rng, 4, 300<<10, 600<<10)
+	st := e.group(t)
+	r := e.record(t, st, "k0")
 	e.lose(t, st.Disks[r.Disk])
 	e.read(t, rng, "k0", objs["k0"]) // degraded; the client caches the group
 	spare := e.spare(t, "s0")
-	if _, err := e.exporter(e.store, e.nodes.Client).Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if fresh, err := cold.LoadState(ctx, e.store, id, e.nodes.Client); err != nil || fresh.Disks[r.Disk] != spare {
-		t.Fatalf("not rebuilt onto %s: %v", spare, err)
+	e.pass(t, "a whole pass")
+	if got := e.group(t).Disks; got[r.Disk] != spare {
+		t.Fatalf("not rebuilt onto %s: the group names %v", spare, got)
 	}
 	// Damage every parity slot of the rows of k0's chunks: a degraded
 	// read through the old disks needs them.
