@@ -200,14 +200,19 @@ func (c *Client) readCold(ctx context.Context, st *cold.State, rec gp.Record, of
 }
 
 // freshCold returns the stored state of group st if its disks moved since
-// st was cached (and caches it), else st.
+// st was cached (and caches it), else st. Asking costs one read of the
+// group's header.
 func (c *Client) freshCold(ctx context.Context, st *cold.State) *cold.State {
 	cm, ok := c.direct.(coldMeta)
 	if !ok {
 		return st
 	}
+	disks, err := cold.LoadDisks(ctx, cm, st.ID)
+	if err != nil || slices.Equal(disks, st.Disks) {
+		return st
+	}
 	fresh, err := c.loadColdGroup(ctx, cm, st.ID)
-	if err != nil || slices.Equal(fresh.Disks, st.Disks) {
+	if err != nil {
 		return st
 	}
 	return fresh

@@ -93,13 +93,9 @@ type StateReader interface {
 // cairn.ErrNotFound if the group was never saved; cairn.ErrCorrupt if a
 // record does not decode.
 func LoadState(ctx context.Context, m StateReader, id string, nodes Disks) (*State, error) {
-	raw, err := m.ColdGet(ctx, groupKey(id))
+	h, raw, err := loadHeader(ctx, m, id)
 	if err != nil {
-		return nil, fmt.Errorf("cold group %s: %w", id, err)
-	}
-	var h header
-	if err := json.Unmarshal(raw, &h); err != nil {
-		return nil, fmt.Errorf("%w: cold group %s: %v", cairn.ErrCorrupt, id, err)
+		return nil, err
 	}
 	p, err := gp.ParsePolicy(h.Policy)
 	if err != nil {
@@ -141,6 +137,27 @@ func LoadState(ctx context.Context, m StateReader, id string, nodes Disks) (*Sta
 		}
 	}
 	return st, nil
+}
+
+// LoadDisks returns the disks of group id as stored: one read of its
+// header, for a reader that holds the rest of the state and only asks
+// whether a rebuild moved a disk.
+func LoadDisks(ctx context.Context, m StateReader, id string) ([]cairn.DiskID, error) {
+	h, _, err := loadHeader(ctx, m, id)
+	return h.Disks, err
+}
+
+// loadHeader reads and decodes group id's header record.
+func loadHeader(ctx context.Context, m StateReader, id string) (header, []byte, error) {
+	raw, err := m.ColdGet(ctx, groupKey(id))
+	if err != nil {
+		return header{}, nil, fmt.Errorf("cold group %s: %w", id, err)
+	}
+	var h header
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return header{}, nil, fmt.Errorf("%w: cold group %s: %v", cairn.ErrCorrupt, id, err)
+	}
+	return h, raw, nil
 }
 
 // loadFree adds the free slots of one bitmap record. Records come in key
