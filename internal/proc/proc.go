@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -135,6 +136,57 @@ func (p *Proc) Done() <-chan struct{} { return p.done }
 
 // Signal sends sig to the process.
 func (p *Proc) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Freeze stops the process (SIGSTOP) and returns once every one of its
+// threads is stopped. kill(2) returns when the signal is queued, not when
+// it takes effect: the thread chosen to take it starts the group stop
+// only when it next runs, and on a loaded machine the other threads can
+// serve requests until then. A test that asserts "frozen" must wait.
+func (p *Proc) Freeze() error {
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !stopped(p.cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not stopped 10 s after SIGSTOP", p.Name())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// Thaw lets a frozen process run again (SIGCONT).
+func (p *Proc) Thaw() error { return p.cmd.Process.Signal(syscall.SIGCONT) }
+
+// stopped reports whether every thread of pid is in state T (stopped) or
+// t (traced); false if /proc cannot tell.
+func stopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false
+		}
+		if st := statState(b); st != 'T' && st != 't' {
+			return false
+		}
+	}
+	return true
+}
+
+// statState is the state letter of a /proc/…/stat line: the first field
+// after the command name, which is in parentheses and may hold spaces.
+func statState(stat []byte) byte {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return 0
+	}
+	return stat[i+2]
+}
 
 // Output returns what the process printed so far, standard output and
 // standard error interleaved (up to its ready line with DiscardOutput).

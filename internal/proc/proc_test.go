@@ -29,6 +29,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	case "silent":
 		waitForSignal()
+	case "ticking":
+		fmt.Println(Ready{Role: "node"})
+		for {
+			fmt.Println("tick")
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
 
@@ -108,6 +114,48 @@ func TestReadyLine(t *testing.T) {
 		}
 		if ok && got.String() != tc.line {
 			t.Errorf("ParseReady(%q).String() = %q", tc.line, got.String())
+		}
+	}
+}
+
+// TestFreeze: once Freeze returns, the child prints nothing more until
+// Thaw.
+func TestFreeze(t *testing.T) {
+	p, err := child(t, "ticking", time.Minute, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Freeze(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the pipe drains what was printed before the stop
+	frozen := len(p.Output())
+	time.Sleep(200 * time.Millisecond)
+	if n := len(p.Output()); n != frozen {
+		t.Fatalf("printed %d bytes while frozen", n-frozen)
+	}
+	if err := p.Thaw(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(p.Output()) == frozen {
+		if time.Now().After(deadline) {
+			t.Fatal("printed nothing 10 s after Thaw")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestStatState(t *testing.T) {
+	for stat, want := range map[string]byte{
+		"42 (cairn) T 1 42":        'T',
+		"42 (a) (b) ) S 1 42":      'S',
+		"42 (odd name) t 1 42 0 0": 't',
+		"42 (cut":                  0,
+		"42 (x)":                   0,
+	} {
+		if got := statState([]byte(stat)); got != want {
+			t.Errorf("statState(%q) = %q, want %q", stat, got, want)
 		}
 	}
 }

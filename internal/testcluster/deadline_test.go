@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -72,9 +71,10 @@ func patternBytes(n int64, seed uint64) []byte {
 	return b
 }
 
-// TestMetadataUnreachable: with the metadata member frozen (SIGSTOP), every
-// S3 request gets 503 with Retry-After within the gateway's metadata
-// deadline (plus a generous 5 s: real processes), not a hang or a 500;
+// TestMetadataUnreachable: with the metadata member frozen (SIGSTOP, and
+// every thread seen stopped), every S3 request gets 503 with Retry-After
+// within the gateway's metadata deadline (plus a generous 5 s: real
+// processes), not a hang or a 500;
 // once the member runs again (SIGCONT), the gateway serves reads at once
 // and writes once the nodes have renewed their liveness.
 func TestMetadataUnreachable(t *testing.T) {
@@ -90,10 +90,10 @@ func TestMetadataUnreachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	meta := c.Metas[0]
-	if err := meta.Signal(syscall.SIGSTOP); err != nil {
+	if err := meta.Freeze(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { meta.Signal(syscall.SIGCONT) })
+	t.Cleanup(func() { meta.Thaw() })
 	ops := []struct {
 		name string
 		do   func() error
@@ -127,7 +127,7 @@ func TestMetadataUnreachable(t *testing.T) {
 	}
 	t.Logf("time to 503 with the metadata store frozen (deadline %v): %s", deadline, strings.Join(times, ", "))
 
-	if err := meta.Signal(syscall.SIGCONT); err != nil {
+	if err := meta.Thaw(); err != nil {
 		t.Fatal(err)
 	}
 	resumed := time.Now()
@@ -172,10 +172,10 @@ func TestNodeStopped(t *testing.T) {
 		}
 	}
 	victim := c.Nodes[0]
-	if err := victim.Signal(syscall.SIGSTOP); err != nil {
+	if err := victim.Freeze(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { victim.Signal(syscall.SIGCONT) })
+	t.Cleanup(func() { victim.Thaw() })
 
 	// Every stripe has a shard on the frozen node or not; GETs of all of
 	// them complete within the node's idle timeout (they decode around it).
@@ -232,7 +232,7 @@ func TestNodeStopped(t *testing.T) {
 	}
 
 	// The frozen node's old shards wait in the queue until it runs again.
-	if err := victim.Signal(syscall.SIGCONT); err != nil {
+	if err := victim.Thaw(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 3*time.Minute, "the cleanup queue to empty", func() bool {
