@@ -86,6 +86,12 @@ func (pg *PG) RepairRange(clay, rs codec.Code, where Location, available []bool)
 	if !ok {
 		return pg.repairLinear(clay, where, level, stripe, avail)
 	}
+	return subChunkRepair(sc, where, level, stripe, avail)
+}
+
+// subChunkRepair plans the rebuild of slot where (of level, in row stripe)
+// by the code's sub-chunk plan from the disks avail.
+func subChunkRepair(sc codec.SubChunkRepairer, where Location, level int, stripe []Location, avail []int) (*PieceRepair, error) {
 	plan, err := sc.SubChunkPlan(where.Disk, avail, int(where.Length))
 	if err != nil {
 		return nil, fmt.Errorf("repair %s@%d: %w", where.File, where.Offset, err)
@@ -100,6 +106,58 @@ func (pg *PG) RepairRange(clay, rs codec.Code, where Location, available []bool)
 		pr.Reads = append(pr.Reads, ranges)
 	}
 	return pr, nil
+}
+
+// Cost is the disk work of the repair's reads, in bytes, for disks that
+// stream seek bytes in the time of a seek: each request costs seek plus
+// the bytes it spans, where a helper's ranges of one file at most seek
+// apart are one request that reads through the gaps (as package cold asks
+// for them).
+func (p *PieceRepair) Cost(seek int64) int64 {
+	var c int64
+	for _, h := range p.Reads {
+		for i := 0; i < len(h); {
+			j, end := i+1, h[i].Offset+h[i].Length
+			for j < len(h) && h[j].Disk == h[i].Disk && h[j].File == h[i].File && h[j].Offset >= end && h[j].Offset-end <= seek {
+				end = h[j].Offset + h[j].Length
+				j++
+			}
+			c += seek + end - h[i].Offset
+			i = j
+		}
+	}
+	return c
+}
+
+// RepairRangeCheapest is RepairRange for a recovery, which wants the least
+// disk work rather than the shortest wait: a slot whose sub-chunk repair
+// costs its D helpers more (Cost(seek)) than K whole slots cost is decoded
+// from K whole slots instead. That is a small slot whose helpers' runs lie
+// closer together than a seek's worth, so the D helpers each read their
+// whole slot (docs/design/cold.md, "Recovery"). The K helpers start at a
+// disk that turns with the slot, so that such rebuilds spread their reads
+// over the group.
+func (pg *PG) RepairRangeCheapest(clay, rs codec.Code, where Location, available []bool, seek int64) (*PieceRepair, error) {
+	pr, err := pg.RepairRange(clay, rs, where, available)
+	if err != nil || pr.Level < 0 || len(pr.Reads) <= pg.K {
+		return pr, err
+	}
+	sc, ok := clay.(codec.SubChunkRepairer)
+	if !ok || pr.Cost(seek) <= int64(pg.K)*(seek+where.Length) {
+		return pr, nil
+	}
+	var avail []int
+	for d, ok := range available {
+		if ok && d != where.Disk {
+			avail = append(avail, d)
+		}
+	}
+	turn := int(where.Offset / where.Length)
+	chosen := make([]int, pg.K)
+	for i := range chosen {
+		chosen[i] = avail[(turn+i)%len(avail)]
+	}
+	return subChunkRepair(sc, where, pr.Level, pg.Stripe(pr.Level, uint32(where.Offset/where.Length)), chosen)
 }
 
 // repairLinear plans the rebuild of a slot of a row coded by a scalar

@@ -292,3 +292,77 @@ func TestRepairPieceReadsLess(t *testing.T) {
 		t.Fatalf("three disks lost of a 4+2 group: %v", err)
 	}
 }
+
+// TestRepairRangeCheapest: a recovery keeps Clay's sub-chunk repair where
+// its helpers' runs cost the disks less than K whole slots, and decodes
+// from K whole slots where they cost more (runs a seek apart, a seek
+// worth a slot); either way the slot rebuilds byte-exact. For clay-4-2-5
+// (α = 8) disk 0's helpers read one run each, disk 4's four runs.
+func TestRepairRangeCheapest(t *testing.T) {
+	rng := testRand(t, 4)
+	m := newMemGroup(t)
+	size := m.pg.Geo.S0 // one slot of level 0 on each data disk
+	for range m.pg.K {
+		data := make([]byte, size)
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		m.write(t, data)
+	}
+	m.encode(t)
+	row := m.pg.Stripe(0, 0)
+	for _, tc := range []struct {
+		lost    int
+		seek    int64
+		helpers int // 5: the sub-chunk repair; 4: decoded from K whole slots
+	}{
+		{0, 0, 5}, // no seeks: 5 half slots against 4 slots
+		{4, 0, 5},
+		{0, size, 5},     // 5 × (1 seek + ½ slot) < 4 × (1 seek + 1 slot)
+		{4, size, 4},     // 5 × (4 seeks + ½ slot) > 4 × (1 seek + 1 slot)
+		{4, size / 8, 4}, // runs a seek apart, read through: 5 × (⅛ + ⅞) > 4 × (⅛ + 1)
+		{5, size, 4},
+	} {
+		avail := []bool{true, true, true, true, true, true}
+		avail[tc.lost] = false
+		pr, err := m.pg.RepairRangeCheapest(m.clay, m.rs, row[tc.lost], avail, tc.seek)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pr.Reads) != tc.helpers {
+			t.Errorf("lost %d, seek %d: %d helpers (cost %d), want %d", tc.lost, tc.seek, len(pr.Reads), pr.Cost(tc.seek), tc.helpers)
+		}
+		reads := make([][]byte, len(pr.Reads))
+		for h, ranges := range pr.Reads {
+			for _, l := range ranges {
+				if !avail[l.Disk] {
+					t.Fatalf("lost %d: the plan reads lost disk %d", tc.lost, l.Disk)
+				}
+				reads[h] = append(reads[h], m.get(l)...)
+			}
+		}
+		out := make([]byte, size)
+		if err := pr.Rebuild(reads, out); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(out, m.get(row[tc.lost])) {
+			t.Errorf("lost %d, seek %d: the rebuilt slot differs", tc.lost, tc.seek)
+		}
+	}
+}
+
+// TestRepairCost: a request costs a seek plus the bytes it spans; runs of
+// one helper at most a seek apart are one request.
+func TestRepairCost(t *testing.T) {
+	l := func(disk int, off, n int64) Location { return Location{Disk: disk, File: "f", Offset: off, Length: n} }
+	pr := &PieceRepair{Reads: [][]Location{
+		{l(0, 0, 10), l(0, 15, 10), l(0, 100, 10)}, // [0, 25) read through, then [100, 110)
+		{l(1, 0, 10)},
+	}}
+	if got, want := pr.Cost(5), int64((5+25)+(5+10)+(5+10)); got != want {
+		t.Errorf("Cost(5) = %d, want %d", got, want)
+	}
+	if got, want := pr.Cost(0), int64(40); got != want {
+		t.Errorf("Cost(0) = %d, want %d", got, want)
+	}
+}
