@@ -88,6 +88,22 @@ func (g *Group) rebuild(ctx context.Context, l gp.Location, available []bool) ([
 	if err != nil {
 		return nil, err
 	}
+	return g.repair(ctx, l, pr)
+}
+
+// recover is rebuild for a recovery: the plan that costs the disks least
+// (gp.RepairRangeCheapest with the group's gap as a seek's worth), not the
+// one that waits least.
+func (g *Group) recover(ctx context.Context, l gp.Location, available []bool) ([]byte, error) {
+	pr, err := g.PG.RepairRangeCheapest(g.Clay, g.RS, l, available, g.gap())
+	if err != nil {
+		return nil, err
+	}
+	return g.repair(ctx, l, pr)
+}
+
+// repair reads the helpers of plan pr and rebuilds l.
+func (g *Group) repair(ctx context.Context, l gp.Location, pr *gp.PieceRepair) ([]byte, error) {
 	reads := make([][]byte, len(pr.Reads))
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.SetLimit(len(pr.Reads)) // every helper at once: at most K+M−1
@@ -124,10 +140,7 @@ const HelperDepth = 4
 // shard at most g.Gap (CoalesceGap) apart in one request and dropping the
 // gaps, HelperDepth requests at a time.
 func (g *Group) readRuns(ctx context.Context, ranges []gp.Location) ([]byte, error) {
-	gap := g.Gap
-	if gap <= 0 {
-		gap = CoalesceGap
-	}
+	gap := g.gap()
 	type span struct {
 		loc  gp.Location
 		runs []gp.Location // the ranges it covers
@@ -170,6 +183,14 @@ func (g *Group) readRuns(ctx context.Context, ranges []gp.Location) ([]byte, err
 		return nil, err
 	}
 	return out, nil
+}
+
+// gap is the group's Gap, or CoalesceGap.
+func (g *Group) gap() int64 {
+	if g.Gap <= 0 {
+		return CoalesceGap
+	}
+	return g.Gap
 }
 
 // sameUnit reports whether two ranges of one file lie in the same slot or

@@ -16,17 +16,25 @@ import (
 
 // Budget is a repairer's global weight budget (the paper's 512 per HTTP
 // server): the repair tasks of every group it rebuilds share it, admitted
-// in FIFO order; a task heavier than the budget runs alone. Safe for
-// concurrent use.
+// in FIFO order; a task heavier than the budget runs alone. A task holds
+// its weight while it reads its helpers and decodes; its rebuilt chunk
+// then moves to the write pool (as much weight again), which frees the
+// budget for the next task's reads while the chunk is written out (the
+// paper: repaired chunks held in a bounded memory pool, then written).
+// Memory: at most the budget's weight of chunks being rebuilt (each with
+// its helpers' reads) plus the pool's weight of chunks being written.
+// Safe for concurrent use.
 type Budget struct {
-	sem *semaphore.Weighted
-	max int
+	sem   *semaphore.Weighted
+	write *semaphore.Weighted
+	max   int
 }
 
-// NewBudget returns a budget of n (≥ 1) weight units.
+// NewBudget returns a budget of n (≥ 1) weight units, and a write pool
+// of as many.
 func NewBudget(n int) *Budget {
 	n = max(n, 1)
-	return &Budget{sem: semaphore.NewWeighted(int64(n)), max: n}
+	return &Budget{sem: semaphore.NewWeighted(int64(n)), write: semaphore.NewWeighted(int64(n)), max: n}
 }
 
 // Rebuild rebuilds the group's disk at position lost onto replacement
@@ -53,40 +61,65 @@ func (g *Group) rebuildDoubt(ctx context.Context, lost int, replacement cairn.Di
 			break // the group failed or ctx ended: Wait says why
 		}
 		eg.Go(func() error {
-			defer b.sem.Release(w)
-			return g.rebuildTask(ctx, t, avail, d)
+			held := true
+			defer func() {
+				if held {
+					b.sem.Release(w)
+				}
+			}()
+			units, err := g.rebuildTask(ctx, t, avail, d)
+			if err != nil || len(units) == 0 {
+				return err
+			}
+			if err := b.write.Acquire(ctx, w); err != nil {
+				return err
+			}
+			defer b.write.Release(w)
+			b.sem.Release(w)
+			held = false
+			for _, u := range units {
+				if err := g.putUnit(ctx, t.Where.Disk, t.Where.File, u.unit, u.b); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	}
 	return eg.Wait()
+}
+
+// rebuiltUnit is a slot or small page a task rebuilt, by its index in
+// its file, to be written onto the replacement.
+type rebuiltUnit struct {
+	unit int64
+	b    []byte
 }
 
 // rebuildTask rebuilds one task's slot, or the whole small pages its range
 // covers (pages are zero-padded, so their tails rebuild as zeros). A slot
 // or page in doubt (d) is left to the interrupted export's recovery or
 // rebuilt checked (doubt.rebuild).
-func (g *Group) rebuildTask(ctx context.Context, t gp.Task, avail []bool, d *doubt) error {
+func (g *Group) rebuildTask(ctx context.Context, t gp.Task, avail []bool, d *doubt) ([]rebuiltUnit, error) {
 	l := t.Where
 	if t.Level >= 0 {
 		b, skip, err := d.rebuild(ctx, g, l, avail)
 		if err != nil || skip {
-			return err
+			return nil, err
 		}
-		return g.putLoc(ctx, l, b)
+		return []rebuiltUnit{{l.Offset / l.Length, b}}, nil
 	}
+	var out []rebuiltUnit
 	for p := l.Offset / SmallPage; p*SmallPage < l.Offset+l.Length; p++ {
 		page := gp.Location{Disk: l.Disk, File: l.File, Offset: p * SmallPage, Length: SmallPage}
 		b, skip, err := d.rebuild(ctx, g, page, avail)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if skip {
-			continue
-		}
-		if err := g.putUnit(ctx, l.Disk, l.File, p, b); err != nil {
-			return err
+		if !skip {
+			out = append(out, rebuiltUnit{p, b})
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // doubt is what the rebuild of a lost disk must not trust in a group whose
@@ -138,7 +171,7 @@ func (d *doubt) holds(geo gp.Geometry, l gp.Location) bool {
 // if none does, the rebuild fails with cairn.ErrCorrupt and writes nothing.
 func (d *doubt) rebuild(ctx context.Context, g *Group, u gp.Location, avail []bool) (b []byte, skip bool, err error) {
 	if !d.holds(g.PG.Geo, u) {
-		b, err = g.rebuild(ctx, u, avail)
+		b, err = g.recover(ctx, u, avail)
 		return b, false, err
 	}
 	var pieces []checkedPiece
@@ -159,7 +192,7 @@ func (d *doubt) rebuild(ctx context.Context, g *Group, u gp.Location, avail []bo
 		}
 	}
 	for _, set := range sets {
-		b, err := g.rebuild(ctx, u, set)
+		b, err := g.recover(ctx, u, set)
 		if errors.Is(err, codec.ErrUndecodable) {
 			continue // too few helpers left in this set
 		}
@@ -188,7 +221,7 @@ func (g *Group) checkPieces(ctx context.Context, u gp.Location, b []byte, pieces
 			pb = b[p.loc.Offset-u.Offset : p.loc.Offset-u.Offset+p.loc.Length]
 		} else {
 			var err error
-			if pb, err = g.rebuild(ctx, p.loc, set); err != nil {
+			if pb, err = g.recover(ctx, p.loc, set); err != nil {
 				return false, err
 			}
 		}
