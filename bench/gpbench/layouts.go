@@ -20,11 +20,11 @@ import (
 // layouts writes the sampled objects idx in the Stripe-Max layout (each on
 // its Geometric Partitioning group's disks) and, with nr.Contiguous, in the
 // Contiguous layout (packed, on the first group's disks).
-func (nr NodeRun) layouts(ctx context.Context, nc NodeCode, groups []*member, idx []int) ([]*stripeMax, *contiguous, error) {
+func (nr NodeRun) layouts(ctx context.Context, nc NodeCode, groups []*member, home, idx []int) ([]*stripeMax, *contiguous, error) {
 	var sm []*stripeMax
 	var objs [][]byte
 	for _, j := range idx {
-		g := groups[j%len(groups)].g
+		g := groups[home[j]].g
 		data := objectData(j, nr.Sizes[j])
 		s, err := putStripeMax(ctx, fmt.Sprintf("bench-stripemax-%s-%d", nc.Code, j), g, data)
 		if err != nil {

@@ -1,6 +1,7 @@
 package gpbench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,7 +27,7 @@ import (
 // in LostAt at which the group holds Disks[Lost], so that a lost disk's
 // rebuild reads from every other disk as in the paper's many-group cluster
 // and meets each position of the stripe as often as the paper's does;
-// objects go to the groups in turn. A sample of the objects is read whole, normally and then
+// objects go to the groups by size (spread). A sample of the objects is read whole, normally and then
 // with the object's own disk unavailable (its pieces rebuilt by the
 // pipeline); then Disks[Lost] is rebuilt in every group that holds it, at
 // once and under one shared weight budget, each group's copy onto the disk
@@ -59,9 +60,16 @@ type NodeRun struct {
 	// slot never written reads as zeros without the disk, so in sparse
 	// groups a decode that asks K whole slots (RS, LRC) costs little; the
 	// paper's groups are full, and padded rows make every helper read cost
-	// the disk as it does there.
+	// the disk as it does there. The written slots become free slots of
+	// their buckets (each bucket's end raised to the used rows), which a
+	// recovery rebuilds too: every disk of a group then holds as much as
+	// its parity disks, as in a full group, not just its objects' chunks.
 	Pad bool
-	Log func(format string, a ...any)
+	// Measured, if not nil, is called once the groups are set up (the
+	// exports and the padding), before anything is timed: the CLI sets
+	// up on fast disks and restarts the nodes on throttled ones there.
+	Measured func(ctx context.Context) error
+	Log      func(format string, a ...any)
 	// CPU, if not nil, returns the machine's busy and total CPU time so
 	// far (any unit): a recovery on a machine with no idle CPU was not
 	// bound by its disks alone (NodeRow.CPUBusy).
@@ -207,15 +215,18 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 		groups = append(groups, &member{g: g, lost: lost, start: i})
 	}
 	row := NodeRow{Code: code, Groups: len(groups)}
-	recs := make([]gp.Record, len(nr.Sizes)) // object j's record, in group j mod len(groups)
+	recs := make([]gp.Record, len(nr.Sizes)) // object j's record, in group home[j]
+	home := spread(nr.Sizes, len(groups))
 	start := time.Now()
 	eg, ectx := errgroup.WithContext(ctx)
 	eg.SetLimit(ExportGroups)
 	for gi, m := range groups {
 		eg.Go(func() error {
 			var mine []int
-			for j := gi; j < len(nr.Sizes); j += len(groups) {
-				mine = append(mine, j)
+			for j, h := range home {
+				if h == gi {
+					mine = append(mine, j)
+				}
 			}
 			for b := 0; b < len(mine); b += nr.Batch {
 				var batch [][]byte
@@ -246,11 +257,18 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 		}
 		nr.Log("%s: padded the groups' used rows with %d MiB of written zero slots in %.1f s", code, b>>20, time.Since(start).Seconds())
 	}
+	if nr.Measured != nil {
+		start := time.Now()
+		if err := nr.Measured(ctx); err != nil {
+			return NodeRow{}, err
+		}
+		nr.Log("%s: ready to measure in %.1f s", code, time.Since(start).Seconds())
+	}
 	all := make([]bool, p.N()) // every disk available (read-only: Read and Rebuild copy it)
 	for i := range all {
 		all[i] = true
 	}
-	if err := nr.reads(ctx, nc, groups, recs, &row); err != nil {
+	if err := nr.reads(ctx, nc, groups, home, recs, &row); err != nil {
 		return NodeRow{}, err
 	}
 	budget := cold.NewBudget(nr.Budget)
@@ -303,6 +321,32 @@ func (nr NodeRun) one(ctx context.Context, nc NodeCode) (NodeRow, error) {
 	return row, nil
 }
 
+// spread assigns the objects of sizes to n groups, returning each one's
+// group: the largest first, each to the group with the fewest bytes so
+// far (ties: the lowest). The paper's groups are full, so a lost disk holds
+// about as much in each; a few objects dealt out in turn would leave one
+// group with most of the bytes and its one spare with most of the writes.
+func spread(sizes []int64, n int) []int {
+	order := make([]int, len(sizes))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sizes[b], sizes[a]) })
+	bytes := make([]int64, n)
+	home := make([]int, len(sizes))
+	for _, j := range order {
+		g := 0
+		for i := range bytes {
+			if bytes[i] < bytes[g] {
+				g = i
+			}
+		}
+		home[j] = g
+		bytes[g] += sizes[j]
+	}
+	return home
+}
+
 // padDepth is how many slot writes pad keeps in flight.
 const padDepth = 16
 
@@ -332,6 +376,16 @@ func pad(ctx context.Context, geo gp.Geometry, groups []*member) (int64, error) 
 					eg.Go(func() error { return m.g.PutSlot(ectx, l, zeros[:l.Length]) })
 				}
 			}
+			// The written slots are free slots below each bucket's end,
+			// as if claimed once and released: a lost disk's recovery
+			// rebuilds them too, as it would a full group's.
+			for d := range pg.K {
+				b := &pg.Disks[d].Buckets[level]
+				for slot := b.Next; slot < rows; slot++ {
+					b.Free = append(b.Free, slot)
+				}
+				b.Next = rows
+			}
 		}
 	}
 	return total, eg.Wait()
@@ -359,7 +413,7 @@ func sample(sizes []int64, count int) []int {
 // Partitioning layout and, with nc.Layouts, the Stripe-Max and Contiguous
 // ones. Every read is checked byte for byte (CRC-32C of what the client
 // received against the object's).
-func (nr NodeRun) reads(ctx context.Context, nc NodeCode, groups []*member, recs []gp.Record, row *NodeRow) error {
+func (nr NodeRun) reads(ctx context.Context, nc NodeCode, groups []*member, home []int, recs []gp.Record, row *NodeRow) error {
 	idx := sample(nr.Sizes, nc.Reads)
 	if len(idx) == 0 {
 		return nil
@@ -395,12 +449,12 @@ func (nr NodeRun) reads(ctx context.Context, nc NodeCode, groups []*member, recs
 	var con *contiguous
 	if nc.Layouts {
 		var err error
-		if sm, con, err = nr.layouts(ctx, nc, groups, idx); err != nil {
+		if sm, con, err = nr.layouts(ctx, nc, groups, home, idx); err != nil {
 			return err
 		}
 	}
 	for i, j := range idx {
-		g, r := groups[j%len(groups)].g, recs[j]
+		g, r := groups[home[j]].g, recs[j]
 		avail := make([]bool, len(g.Disks))
 		for d := range avail {
 			avail[d] = true

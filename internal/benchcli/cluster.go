@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"cairn"
@@ -54,6 +55,12 @@ type nodeCluster struct {
 	meta    []string      // the etcd's client endpoints
 	secret  string        // the nodes' shared secret
 	stop    func()
+
+	self       string // the program the nodes run
+	secretFile string
+	mu         sync.Mutex
+	started    []*proc.Proc            // by spec; guarded by mu
+	addrs      map[cairn.DiskID]string // guarded by mu
 }
 
 // startCluster is startNodes, returning also what a data path needs to
@@ -77,38 +84,78 @@ func startCluster(ctx context.Context, dir string, specs []nodeSpec) (*nodeClust
 		etcd.Close()
 		return nil, err
 	}
-	var started []*proc.Proc
-	stop := func() {
-		for _, p := range started {
-			p.Kill()
+	c := &nodeCluster{meta: etcd.Endpoints(), secret: secret, self: self, secretFile: secretFile,
+		started: make([]*proc.Proc, len(specs)), addrs: map[cairn.DiskID]string{}}
+	c.stop = func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, p := range c.started {
+			if p != nil {
+				p.Kill()
+			}
 		}
 		etcd.Close()
 	}
-	var procs []nodeProc
-	addrs := map[cairn.DiskID]string{}
-	for _, sp := range specs {
-		args := append(proc.NodeArgs(sp.ID, etcd.Endpoints(), secretFile, sp.Disks), "--no-director")
-		p, err := proc.Start(ctx, proc.Config{Name: "node " + sp.ID, Bin: self, Args: append(args, sp.Args...),
-			Timeout: 30 * time.Second, DiscardOutput: true})
+	for i, sp := range specs {
+		np, err := c.startNode(ctx, i, sp)
 		if err != nil {
-			stop()
+			c.stop()
 			return nil, err
 		}
-		started = append(started, p)
-		np := nodeProc{ID: sp.ID, Addr: p.Addr(proc.Node), CPU: p.CPU, Metrics: p.Addr(proc.Metrics)}
-		for d := range sp.Disks {
-			id := cairn.DiskID(fmt.Sprintf("%s/disk%d", sp.ID, d+1))
-			np.Disks = append(np.Disks, id)
-			addrs[id] = np.Addr
-		}
-		procs = append(procs, np)
+		c.procs = append(c.procs, np)
 	}
-	resolve := func(_ context.Context, d cairn.DiskID) (string, error) {
-		if a, ok := addrs[d]; ok {
+	c.resolve = func(_ context.Context, d cairn.DiskID) (string, error) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if a, ok := c.addrs[d]; ok {
 			return a, nil
 		}
 		return "", fmt.Errorf("disk %s: %w", d, cairn.ErrNotFound)
 	}
-	return &nodeCluster{procs: procs, client: node.NewClient(secret, resolve, nil), resolve: resolve,
-		meta: etcd.Endpoints(), secret: secret, stop: stop}, nil
+	c.client = node.NewClient(secret, c.resolve, nil)
+	return c, nil
+}
+
+// startNode starts the i-th node process of spec sp and points its disks'
+// addresses at it.
+func (c *nodeCluster) startNode(ctx context.Context, i int, sp nodeSpec) (nodeProc, error) {
+	args := append(proc.NodeArgs(sp.ID, c.meta, c.secretFile, sp.Disks), "--no-director")
+	p, err := proc.Start(ctx, proc.Config{Name: "node " + sp.ID, Bin: c.self, Args: append(args, sp.Args...),
+		Timeout: 30 * time.Second, DiscardOutput: true})
+	if err != nil {
+		return nodeProc{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.started[i] = p
+	np := nodeProc{ID: sp.ID, Addr: p.Addr(proc.Node), CPU: p.CPU, Metrics: p.Addr(proc.Metrics)}
+	for d := range sp.Disks {
+		id := cairn.DiskID(fmt.Sprintf("%s/disk%d", sp.ID, d+1))
+		np.Disks = append(np.Disks, id)
+		c.addrs[id] = np.Addr
+	}
+	return np, nil
+}
+
+// restart stops every node process and starts it again with specs (the
+// same IDs and disk paths, in the same order; other disk options), so a
+// setup can run on fast disks and the measurement on throttled ones. The
+// client resolves the disks to the new processes.
+func (c *nodeCluster) restart(ctx context.Context, specs []nodeSpec) error {
+	if len(specs) != len(c.procs) {
+		return fmt.Errorf("%w: restarting %d nodes with %d specs", cairn.ErrInvalid, len(c.procs), len(specs))
+	}
+	for i, sp := range specs {
+		c.mu.Lock()
+		old := c.started[i]
+		c.started[i] = nil
+		c.mu.Unlock()
+		old.Kill()
+		np, err := c.startNode(ctx, i, sp)
+		if err != nil {
+			return err
+		}
+		c.procs[i] = np
+	}
+	return nil
 }

@@ -91,7 +91,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	nodeObjects := fs.Int("node-objects", 0, "objects on the nodes per code (default 60, --quick 24)")
 	shrink := fs.Int64("shrink", 4, "how many times smaller than the paper's every size of the node run is (1, 2 or 4)")
 	codes := fs.String("codes", "clay-10-4-13,rs-10-4,lrc-10-2-2", "the codes measured on the nodes (the first is read in the three layouts)")
-	padRows := fs.Bool("pad", false, "on the nodes, write every never-written data slot of the groups' used rows (zeros) after the exports, so that a decode's helper reads cost the disk as in the paper's full groups (a sparse group's free slots read as zeros without it)")
+	padRows := fs.Bool("pad", true, "on the nodes, fill the groups' used rows after the exports: write every never-written data slot (zeros, as free slots the recovery rebuilds too), so that the groups are full as the paper's are (--pad=false: sparse groups, where a never-written slot reads as zeros without the disk and most of a lost disk's bytes are parity)")
 	nodeReads := fs.Int("node-reads", 0, "objects read whole on the nodes, normally and degraded (default 16, --quick 6)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", gpHelp)
@@ -262,23 +262,27 @@ func runGPCode(ctx context.Context, quick, padRows bool, rate int64, seek time.D
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	specs := make([]nodeSpec, 16)
-	for i := range specs {
+	// The groups are set up (exported, padded) on the machine's own disks
+	// and measured on throttled ones: the nodes restart in between.
+	fast, slow := make([]nodeSpec, 16), make([]nodeSpec, 16)
+	for i := range fast {
 		id := fmt.Sprintf("n%d", i+1)
-		specs[i] = nodeSpec{ID: id, Disks: []string{filepath.Join(work, id) + fmt.Sprintf(",bw=%d,seek=%v,wb=%d", rate, seek, writeBehind)}}
+		fast[i] = nodeSpec{ID: id, Disks: []string{filepath.Join(work, id)}}
+		slow[i] = nodeSpec{ID: id, Disks: []string{filepath.Join(work, id) + fmt.Sprintf(",bw=%d,seek=%v,wb=%d", rate, seek, writeBehind)}}
 	}
-	procs, nc, stop, err := startNodes(ctx, work, specs)
+	cl, err := startCluster(ctx, work, fast)
 	if err != nil {
 		return nil, err
 	}
-	defer stop()
+	defer cl.stop()
 	var disks []cairn.DiskID
-	for _, p := range procs {
+	for _, p := range cl.procs {
 		disks = append(disks, p.Disks[0])
 	}
-	nr := gpbench.NodeRun{Disks: disks, LostAt: lostAt, Nodes: nc, Geo: geo, Sizes: wl.Sizes(), Gap: cold.CoalesceGap / shrink,
+	nr := gpbench.NodeRun{Disks: disks, LostAt: lostAt, Nodes: cl.client, Geo: geo, Sizes: wl.Sizes(), Gap: cold.CoalesceGap / shrink,
 		ClientLink: float64(rate) / 2, // 1 Gb/s beside the disk's 250 MB/s, slowed alike
-		Budget:     repairBudget, Batch: perGroup, Pad: padRows, Log: say, CPU: procStatCPU}
+		Budget:     repairBudget, Batch: perGroup, Pad: padRows, Log: say, CPU: procStatCPU,
+		Measured: func(ctx context.Context) error { return cl.restart(ctx, slow) }}
 	if !quick {
 		nr.Contiguous = 64 << 20 / shrink
 	}
