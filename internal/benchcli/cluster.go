@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"cairn"
 	"cairn/internal/proc"
 	etcdmeta "cairn/meta/etcd"
@@ -96,13 +98,10 @@ func startCluster(ctx context.Context, dir string, specs []nodeSpec) (*nodeClust
 		}
 		etcd.Close()
 	}
-	for i, sp := range specs {
-		np, err := c.startNode(ctx, i, sp)
-		if err != nil {
-			c.stop()
-			return nil, err
-		}
-		c.procs = append(c.procs, np)
+	c.procs = make([]nodeProc, len(specs))
+	if err := c.startNodes(ctx, specs); err != nil {
+		c.stop()
+		return nil, err
 	}
 	c.resolve = func(_ context.Context, d cairn.DiskID) (string, error) {
 		c.mu.Lock()
@@ -145,17 +144,27 @@ func (c *nodeCluster) restart(ctx context.Context, specs []nodeSpec) error {
 	if len(specs) != len(c.procs) {
 		return fmt.Errorf("%w: restarting %d nodes with %d specs", cairn.ErrInvalid, len(c.procs), len(specs))
 	}
-	for i, sp := range specs {
-		c.mu.Lock()
-		old := c.started[i]
-		c.started[i] = nil
-		c.mu.Unlock()
-		old.Kill()
-		np, err := c.startNode(ctx, i, sp)
-		if err != nil {
-			return err
-		}
-		c.procs[i] = np
+	c.mu.Lock()
+	old := c.started
+	c.started = make([]*proc.Proc, len(specs))
+	c.mu.Unlock()
+	for _, p := range old {
+		p.Kill()
 	}
-	return nil
+	return c.startNodes(ctx, specs)
+}
+
+// startNodes starts the node processes of specs, a few at once (each
+// opens its disks and registers before it is ready), into c.procs.
+func (c *nodeCluster) startNodes(ctx context.Context, specs []nodeSpec) error {
+	var eg errgroup.Group
+	eg.SetLimit(4)
+	for i, sp := range specs {
+		eg.Go(func() error {
+			np, err := c.startNode(ctx, i, sp)
+			c.procs[i] = np
+			return err
+		})
+	}
+	return eg.Wait()
 }

@@ -33,7 +33,11 @@ Partitioning layout of package cold) an embedded etcd and 16 storage nodes,
 one throttled disk each (the spinning-disk model slowed --scale times:
 250 MB/s and 4.2 ms per seek), hold 7 placement groups, rotations of the
 16 disks that hold the lost disk at stripe positions 0, 2, …, 12, with 10
-objects each (20 without --quick).
+objects each (20 without --quick), the largest first, each to the group
+with the fewest bytes. The groups are set up on the machine's own disks
+(export, then --pad: every never-written data slot of a used row written
+with zeros and kept as a free slot, so the groups are full as the paper's
+are), and the nodes restart on their throttled disks to be measured.
 The run is the paper's W1 setup shrunk --shrink (F) times in every size
 that meets the disk: s0 = 4 MiB/F, q = 2, chunks up to 256 MiB/F, objects
 drawn log-uniformly from 1 MiB/F to 700 MiB/F (the model's W1), and the
@@ -87,7 +91,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed of the object sizes")
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
 	modelOnly := fs.Bool("model-only", false, "only the time model: start no node process")
-	scale := fs.Float64("scale", 12.5, "how many times slower than the paper's disks and client links the nodes run")
+	scale := fs.Float64("scale", 10, "how many times slower than the paper's disks and client links the nodes run")
 	nodeObjects := fs.Int("node-objects", 0, "objects on the nodes per code (default 60, --quick 24)")
 	shrink := fs.Int64("shrink", 4, "how many times smaller than the paper's every size of the node run is (1, 2 or 4)")
 	codes := fs.String("codes", "clay-10-4-13,rs-10-4,lrc-10-2-2", "the codes measured on the nodes (the first is read in the three layouts)")
