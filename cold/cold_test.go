@@ -412,12 +412,12 @@ func TestRepairHelperDepth(t *testing.T) {
 // held (or a deadline passes), and counts the writes that saw one.
 type writeHold struct {
 	cold.Disks
-	disk      cairn.DiskID
-	holding   atomic.Bool
-	read      chan struct{} // a read started while a write was held
-	overlaps  atomic.Int64
-	writes    atomic.Int64
-	one       sync.Mutex
+	disk     cairn.DiskID
+	holding  atomic.Bool
+	read     chan struct{} // a read started while a write was held
+	overlaps atomic.Int64
+	writes   atomic.Int64
+	one      sync.Mutex
 }
 
 func (w *writeHold) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
