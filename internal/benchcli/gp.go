@@ -80,8 +80,8 @@ recovery_vs_lrc, degraded_over_normal_read and degraded_vs_stripe_max, the
 small-size bucket's share of bytes for the three s0 (model), and which
 fields were measured on nodes ("measured") and which modelled. The
 modelled ratios are also given as model_*.
---quick: 70 objects on the nodes, 5 of them read (5 min 47 s on an idle
-2-core machine, 6 min 50 s on one busy with other work), 2000 in the model.`
+--quick: 70 objects on the nodes, 5 of them read (4 min 24 s on this
+2-core machine, lightly loaded; peak memory 11.5 GB), 2000 in the model.`
 
 func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn-bench gp", flag.ContinueOnError)
