@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		fmt.Println(Ready{Role: "node"})
 		for {
 			fmt.Println("tick")
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // real time: a child process printing at a steady pace
 		}
 	}
 }
@@ -128,9 +128,9 @@ func TestFreeze(t *testing.T) {
 	if err := p.Freeze(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // the pipe drains what was printed before the stop
+	time.Sleep(50 * time.Millisecond) // real time: the pipe drains what the child printed before it stopped
 	frozen := len(p.Output())
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // real time: a stopped child prints nothing, however long we watch
 	if n := len(p.Output()); n != frozen {
 		t.Fatalf("printed %d bytes while frozen", n-frozen)
 	}
@@ -142,7 +142,7 @@ func TestFreeze(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("printed nothing 10 s after Thaw")
 		}
-		time.Sleep(time.Millisecond)
+		time.Sleep(time.Millisecond) // real time: polling a real process's output
 	}
 }
 
