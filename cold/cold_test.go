@@ -409,19 +409,20 @@ func TestRepairHelperDepth(t *testing.T) {
 }
 
 // writeHold holds each write onto disk until a read starts while it is
-// held (or a deadline passes), and counts the writes that saw one.
+// held (or a deadline passes), counts the writes that saw one, and
+// records the most writes onto disk it saw in flight at once.
 type writeHold struct {
 	cold.Disks
 	disk     cairn.DiskID
-	holding  atomic.Bool
+	inflight atomic.Int64
+	most     atomic.Int64
 	read     chan struct{} // a read started while a write was held
 	overlaps atomic.Int64
 	writes   atomic.Int64
-	one      sync.Mutex
 }
 
 func (w *writeHold) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
-	if w.holding.Load() {
+	if w.inflight.Load() > 0 {
 		select {
 		case w.read <- struct{}{}:
 		default:
@@ -432,24 +433,24 @@ func (w *writeHold) GetShard(ctx context.Context, disk cairn.DiskID, name string
 
 func (w *writeHold) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
 	if disk == w.disk {
-		w.one.Lock() // one held write at a time
-		w.holding.Store(true)
+		now := w.inflight.Add(1)
+		for m := w.most.Load(); now > m && !w.most.CompareAndSwap(m, now); m = w.most.Load() {
+		}
 		select {
 		case <-w.read:
 			w.overlaps.Add(1)
 		case <-time.After(time.Second): // real time: a rebuild that reads nothing while it writes waits this long, and the test fails
 		}
-		w.holding.Store(false)
-		w.one.Unlock()
 		w.writes.Add(1)
+		defer w.inflight.Add(-1)
 	}
 	return w.Disks.PutShard(ctx, disk, name, r)
 }
 
 // TestRebuildReadsWhileWriting: a rebuilt chunk leaves the weight budget
 // for the write pool, so with a budget of one task the next task's helper
-// reads run while the chunk is written to the replacement; and the rebuild
-// is byte-exact.
+// reads run while the chunk is written to the replacement; the pool of one
+// task keeps one write at a time; and the rebuild is byte-exact.
 func TestRebuildReadsWhileWriting(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(18, 9))
@@ -482,6 +483,9 @@ func TestRebuildReadsWhileWriting(t *testing.T) {
 	// Every write but the last has a next task to read for.
 	if got, want := w.overlaps.Load(), w.writes.Load()-1; got < want {
 		t.Errorf("%d of %d writes onto the replacement saw a helper read start, want at least %d", got, w.writes.Load(), want)
+	}
+	if most := w.most.Load(); most != 1 {
+		t.Errorf("%d writes onto the replacement at once, want 1 (a write pool of one task's weight)", most)
 	}
 	check(t, g, rng, "after the rebuild", objs, byID, avail(len(g.Disks), 0))
 }

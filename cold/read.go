@@ -91,10 +91,10 @@ func (g *Group) rebuild(ctx context.Context, l gp.Location, available []bool) ([
 	return g.repair(ctx, l, pr)
 }
 
-// recover is rebuild for a recovery: the plan that costs the disks least
+// recoverUnit is rebuild for a recovery: the plan that costs the disks least
 // (gp.RepairRangeCheapest with the group's gap as a seek's worth), not the
 // one that waits least.
-func (g *Group) recover(ctx context.Context, l gp.Location, available []bool) ([]byte, error) {
+func (g *Group) recoverUnit(ctx context.Context, l gp.Location, available []bool) ([]byte, error) {
 	pr, err := g.PG.RepairRangeCheapest(g.Clay, g.RS, l, available, g.gap())
 	if err != nil {
 		return nil, err

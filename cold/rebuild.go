@@ -61,22 +61,19 @@ func (g *Group) rebuildDoubt(ctx context.Context, lost int, replacement cairn.Di
 			break // the group failed or ctx ended: Wait says why
 		}
 		eg.Go(func() error {
-			held := true
-			defer func() {
-				if held {
-					b.sem.Release(w)
-				}
-			}()
 			units, err := g.rebuildTask(ctx, t, avail, d)
 			if err != nil || len(units) == 0 {
+				b.sem.Release(w)
 				return err
 			}
-			if err := b.write.Acquire(ctx, w); err != nil {
+			// Into the write pool before leaving the budget, so the chunk
+			// is always within one of the two bounds.
+			err = b.write.Acquire(ctx, w)
+			b.sem.Release(w)
+			if err != nil {
 				return err
 			}
 			defer b.write.Release(w)
-			b.sem.Release(w)
-			held = false
 			for _, u := range units {
 				if err := g.putUnit(ctx, t.Where.Disk, t.Where.File, u.unit, u.b); err != nil {
 					return err
@@ -171,7 +168,7 @@ func (d *doubt) holds(geo gp.Geometry, l gp.Location) bool {
 // if none does, the rebuild fails with cairn.ErrCorrupt and writes nothing.
 func (d *doubt) rebuild(ctx context.Context, g *Group, u gp.Location, avail []bool) (b []byte, skip bool, err error) {
 	if !d.holds(g.PG.Geo, u) {
-		b, err = g.recover(ctx, u, avail)
+		b, err = g.recoverUnit(ctx, u, avail)
 		return b, false, err
 	}
 	var pieces []checkedPiece
@@ -192,7 +189,7 @@ func (d *doubt) rebuild(ctx context.Context, g *Group, u gp.Location, avail []bo
 		}
 	}
 	for _, set := range sets {
-		b, err := g.recover(ctx, u, set)
+		b, err := g.recoverUnit(ctx, u, set)
 		if errors.Is(err, codec.ErrUndecodable) {
 			continue // too few helpers left in this set
 		}
@@ -221,7 +218,7 @@ func (g *Group) checkPieces(ctx context.Context, u gp.Location, b []byte, pieces
 			pb = b[p.loc.Offset-u.Offset : p.loc.Offset-u.Offset+p.loc.Length]
 		} else {
 			var err error
-			if pb, err = g.recover(ctx, p.loc, set); err != nil {
+			if pb, err = g.recoverUnit(ctx, p.loc, set); err != nil {
 				return false, err
 			}
 		}
