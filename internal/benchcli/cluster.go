@@ -99,7 +99,7 @@ func startCluster(ctx context.Context, dir string, specs []nodeSpec) (*nodeClust
 		etcd.Close()
 	}
 	c.procs = make([]nodeProc, len(specs))
-	if err := c.startNodes(ctx, specs); err != nil {
+	if err := c.launch(ctx, specs); err != nil {
 		c.stop()
 		return nil, err
 	}
@@ -151,12 +151,12 @@ func (c *nodeCluster) restart(ctx context.Context, specs []nodeSpec) error {
 	for _, p := range old {
 		p.Kill()
 	}
-	return c.startNodes(ctx, specs)
+	return c.launch(ctx, specs)
 }
 
-// startNodes starts the node processes of specs, a few at once (each
+// launch starts the node processes of specs, a few at once (each
 // opens its disks and registers before it is ready), into c.procs.
-func (c *nodeCluster) startNodes(ctx context.Context, specs []nodeSpec) error {
+func (c *nodeCluster) launch(ctx context.Context, specs []nodeSpec) error {
 	var eg errgroup.Group
 	eg.SetLimit(4)
 	for i, sp := range specs {
