@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"hash/crc32"
+	"slices"
 	"testing"
 
 	"cairn/codec"
@@ -348,6 +349,24 @@ func TestRepairRangeCheapest(t *testing.T) {
 		if !bytes.Equal(out, m.get(row[tc.lost])) {
 			t.Errorf("lost %d, seek %d: the rebuilt slot differs", tc.lost, tc.seek)
 		}
+	}
+	// Decoded slots of consecutive rows read from different sets of K
+	// helpers, so that such rebuilds spread over the group.
+	helpers := func(slot uint32) []int {
+		avail := []bool{true, true, true, true, false, true}
+		pr, err := m.pg.RepairRangeCheapest(m.clay, m.rs, m.pg.Stripe(0, slot)[4], avail, size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ds []int
+		for _, h := range pr.Reads {
+			ds = append(ds, h[0].Disk)
+		}
+		slices.Sort(ds)
+		return ds
+	}
+	if a, b := helpers(0), helpers(1); len(a) != m.pg.K || slices.Equal(a, b) {
+		t.Errorf("rows 0 and 1 decode from helpers %v and %v, want K = %d each and different sets", a, b, m.pg.K)
 	}
 }
 
