@@ -408,25 +408,26 @@ func TestRepairHelperDepth(t *testing.T) {
 	}
 }
 
-// writeHold holds each write onto disk until a read starts while it is
-// held (or a deadline passes), counts the writes that saw one, and
-// records the most writes onto disk it saw in flight at once.
+// writeHold holds the first write onto disk until a read of one of next
+// (the next task's helper shards) has started, and then up to a second
+// longer for a second write onto disk to start; it records whether the
+// read came and the most writes onto disk in flight at once.
 type writeHold struct {
 	cold.Disks
 	disk     cairn.DiskID
+	next     map[string]bool
+	seen     chan struct{} // closed at the first read of next
+	once     sync.Once
+	second   chan struct{} // a second write onto disk started
+	writes   atomic.Int64
 	inflight atomic.Int64
 	most     atomic.Int64
-	read     chan struct{} // a read started while a write was held
-	overlaps atomic.Int64
-	writes   atomic.Int64
+	overlap  atomic.Bool // the first write saw a read of next
 }
 
 func (w *writeHold) GetShard(ctx context.Context, disk cairn.DiskID, name string, off, n int64) (io.ReadCloser, error) {
-	if w.inflight.Load() > 0 {
-		select {
-		case w.read <- struct{}{}:
-		default:
-		}
+	if w.next[name] {
+		w.once.Do(func() { close(w.seen) })
 	}
 	return w.Disks.GetShard(ctx, disk, name, off, n)
 }
@@ -434,23 +435,34 @@ func (w *writeHold) GetShard(ctx context.Context, disk cairn.DiskID, name string
 func (w *writeHold) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
 	if disk == w.disk {
 		now := w.inflight.Add(1)
+		defer w.inflight.Add(-1)
 		for m := w.most.Load(); now > m && !w.most.CompareAndSwap(m, now); m = w.most.Load() {
 		}
-		select {
-		case <-w.read:
-			w.overlaps.Add(1)
-		case <-time.After(time.Second): // real time: a rebuild that reads nothing while it writes waits this long, and the test fails
+		if w.writes.Add(1) == 1 {
+			select {
+			case <-w.seen:
+				w.overlap.Store(true)
+			case <-time.After(10 * time.Second): // real time: a failure deadline (the next task never reads while this write waits)
+			}
+			select {
+			case <-w.second: // a write pool of one task let a second write start: the test fails
+			case <-time.After(time.Second): // real time: waiting for what must not happen
+			}
+		} else {
+			select {
+			case w.second <- struct{}{}:
+			default:
+			}
 		}
-		w.writes.Add(1)
-		defer w.inflight.Add(-1)
 	}
 	return w.Disks.PutShard(ctx, disk, name, r)
 }
 
 // TestRebuildReadsWhileWriting: a rebuilt chunk leaves the weight budget
-// for the write pool, so with a budget of one task the next task's helper
-// reads run while the chunk is written to the replacement; the pool of one
-// task keeps one write at a time; and the rebuild is byte-exact.
+// for the write pool, so with a budget of one task the next task reads
+// its helpers while the first chunk is still being written to the
+// replacement; the pool of one task keeps one write at a time; and the
+// rebuild is byte-exact.
 func TestRebuildReadsWhileWriting(t *testing.T) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(18, 9))
@@ -468,21 +480,26 @@ func TestRebuildReadsWhileWriting(t *testing.T) {
 		objs[i], byID[i] = d, recs[i]
 	}
 	const lost = 4 // a parity disk: every used row has a slot on it
-	tasks := len(g.PG.RecoveryTasks(lost))
+	tasks := g.PG.RecoveryTasks(lost)
+	if len(tasks) < 2 || tasks[1].Level < 0 {
+		t.Fatalf("recovery tasks %v: too few to test", tasks)
+	}
+	next := map[string]bool{}
+	for d, l := range g.PG.Stripe(tasks[1].Level, tasks[1].Slot) {
+		if d != lost {
+			next[cold.UnitShard(g, d, l.File, int64(tasks[1].Slot))] = true
+		}
+	}
 	c.Stop(g.Disks[lost])
 	repl := c.Start(t, "spare")
-	w := &writeHold{Disks: g.Nodes, disk: repl, read: make(chan struct{}, 1)}
+	w := &writeHold{Disks: g.Nodes, disk: repl, next: next, seen: make(chan struct{}), second: make(chan struct{}, 1)}
 	g.Nodes = w
 	if err := g.Rebuild(ctx, lost, repl, avail(len(g.Disks), lost), cold.NewBudget(1)); err != nil {
 		t.Fatal(err)
 	}
 	g.Nodes = w.Disks
-	if w.writes.Load() < 3 || tasks < 3 {
-		t.Fatalf("%d writes for %d tasks: too few to test", w.writes.Load(), tasks)
-	}
-	// Every write but the last has a next task to read for.
-	if got, want := w.overlaps.Load(), w.writes.Load()-1; got < want {
-		t.Errorf("%d of %d writes onto the replacement saw a helper read start, want at least %d", got, w.writes.Load(), want)
+	if !w.overlap.Load() {
+		t.Error("the next task read none of its helpers while the first chunk was being written")
 	}
 	if most := w.most.Load(); most != 1 {
 		t.Errorf("%d writes onto the replacement at once, want 1 (a write pool of one task's weight)", most)
