@@ -1,6 +1,7 @@
 package gpbench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -99,6 +100,22 @@ func (s *stripeMax) read(ctx context.Context, off, n int64, lost int, w io.Write
 		}
 	}
 	return readPieces(ctx, s.g, locs, available(len(row), lost), len(locs), w)
+}
+
+// readStripe is read as the paper's system reads a striped object: the
+// stripe is the unit of decode, so nothing of it is sent before every
+// strip the range touches has arrived (the lost one rebuilt). A Stripe-Max
+// object is one stripe, so a degraded read sends only after its repair.
+// It fetches only the strips the range touches (the paper's reader read
+// the whole object), which can only favour Stripe-Max.
+func (s *stripeMax) readStripe(ctx context.Context, off, n int64, lost int, w io.Writer) error {
+	var stripe bytes.Buffer
+	stripe.Grow(int(n))
+	if err := s.read(ctx, off, n, lost, &stripe); err != nil {
+		return err
+	}
+	_, err := w.Write(stripe.Bytes())
+	return err
 }
 
 // contiguous is objects packed one after another into chunks of c bytes

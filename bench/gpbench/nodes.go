@@ -136,6 +136,10 @@ type NodeRow struct {
 	// code's Layouts is set (Contiguous: and NodeRun.Contiguous).
 	StripeMaxDegraded, ContiguousDegraded float64
 	StripeMaxRange, ContiguousRange       float64 // the same ranges, degraded
+	// The same Stripe-Max reads by the paper's reader, which sends a stripe
+	// only once all of it has arrived (stripeMax.readStripe); the ones
+	// above send each strip as soon as it and those before it are in.
+	StripeMaxWholeStripeDegraded, StripeMaxWholeStripeRange float64
 }
 
 // Run measures each code.
@@ -478,7 +482,9 @@ func (nr NodeRun) reads(ctx context.Context, nc NodeCode, groups []*member, home
 		if sm != nil {
 			modes = append(modes,
 				mode{&row.StripeMaxDegraded, sums[i], func(w io.Writer) error { return sm[i].read(ctx, 0, r.Size, r.Disk, w) }},
-				mode{&row.StripeMaxRange, rangeSums[i], func(w io.Writer) error { return sm[i].read(ctx, off, n, r.Disk, w) }})
+				mode{&row.StripeMaxRange, rangeSums[i], func(w io.Writer) error { return sm[i].read(ctx, off, n, r.Disk, w) }},
+				mode{&row.StripeMaxWholeStripeDegraded, sums[i], func(w io.Writer) error { return sm[i].readStripe(ctx, 0, r.Size, r.Disk, w) }},
+				mode{&row.StripeMaxWholeStripeRange, rangeSums[i], func(w io.Writer) error { return sm[i].readStripe(ctx, off, n, r.Disk, w) }})
 		}
 		if con != nil {
 			modes = append(modes,
@@ -493,21 +499,26 @@ func (nr NodeRun) reads(ctx context.Context, nc NodeCode, groups []*member, home
 	}
 	row.Reads = len(idx)
 	for _, s := range []*float64{&row.NormalRead, &row.DegradedRead, &row.DegradedRange,
-		&row.StripeMaxDegraded, &row.StripeMaxRange, &row.ContiguousDegraded, &row.ContiguousRange} {
+		&row.StripeMaxDegraded, &row.StripeMaxRange, &row.ContiguousDegraded, &row.ContiguousRange,
+		&row.StripeMaxWholeStripeDegraded, &row.StripeMaxWholeStripeRange} {
 		*s /= float64(row.Reads)
 	}
-	nr.Log("%s: %d objects (%d MiB) read whole: normal %.3f s, degraded %.3f s (stripe-max %.3f s, contiguous %.3f s); degraded ranges (%d MiB): %.3f s (stripe-max %.3f s, contiguous %.3f s)",
-		nc.Code, row.Reads, row.ReadBytes>>20, row.NormalRead, row.DegradedRead, row.StripeMaxDegraded, row.ContiguousDegraded,
-		row.RangeBytes>>20, row.DegradedRange, row.StripeMaxRange, row.ContiguousRange)
+	nr.Log("%s: %d objects (%d MiB) read whole: normal %.3f s, degraded %.3f s (stripe-max %.3f s, by the paper's whole-stripe reader %.3f s, contiguous %.3f s); degraded ranges (%d MiB): %.3f s (stripe-max %.3f s, whole-stripe %.3f s, contiguous %.3f s)",
+		nc.Code, row.Reads, row.ReadBytes>>20, row.NormalRead, row.DegradedRead, row.StripeMaxDegraded, row.StripeMaxWholeStripeDegraded, row.ContiguousDegraded,
+		row.RangeBytes>>20, row.DegradedRange, row.StripeMaxRange, row.StripeMaxWholeStripeRange, row.ContiguousRange)
 	return nil
 }
 
-// shaped is a client's link: it accepts bytes no faster than rate per
-// second since start (rate 0: at once), sleeping in real time, and keeps
-// the CRC-32C of what it received.
+// shaped is a client's link: it sends the bytes of each Write at rate
+// per second (0: at once), from when they are written or, while it is
+// still sending earlier ones, from when those are out, and returns once
+// they are sent, sleeping in real time. An idle link banks no time: bytes
+// that come late cannot make up for it by being sent faster. It keeps the
+// CRC-32C of what it received.
 type shaped struct {
 	rate  float64
 	start time.Time
+	free  time.Time // when the bytes written so far are all sent
 	n     int64
 	sum   uint32
 }
@@ -518,12 +529,20 @@ func (s *shaped) Write(p []byte) (int, error) {
 	s.n += int64(len(p))
 	s.sum = crc32.Update(s.sum, castagnoli, p)
 	if s.rate > 0 {
-		due := s.start.Add(time.Duration(float64(s.n) / s.rate * float64(time.Second)))
-		if d := time.Until(due); d > 0 {
+		s.free = later(s.free, time.Now()).Add(time.Duration(float64(len(p)) / s.rate * float64(time.Second)))
+		if d := time.Until(s.free); d > 0 {
 			time.Sleep(d)
 		}
 	}
 	return len(p), nil
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

@@ -50,13 +50,17 @@ func TestNodeRun(t *testing.T) {
 		if want := []int{5, 2, 0}[i]; r.Reads != want || (want > 0) != (r.NormalRead > 0 && r.DegradedRead > 0 && r.DegradedRange > 0 && r.ReadBytes > 0) {
 			t.Errorf("%s: %d reads (want %d): %+v", r.Code, r.Reads, want, r)
 		}
-		if layouts := i == 0; layouts != (r.StripeMaxDegraded > 0 && r.ContiguousDegraded > 0 && r.StripeMaxRange > 0 && r.ContiguousRange > 0) {
+		if layouts := i == 0; layouts != (r.StripeMaxDegraded > 0 && r.ContiguousDegraded > 0 && r.StripeMaxRange > 0 && r.ContiguousRange > 0 &&
+			r.StripeMaxWholeStripeDegraded > 0 && r.StripeMaxWholeStripeRange > 0) {
 			t.Errorf("%s: layouts read %v: %+v", r.Code, layouts, r)
 		}
 	}
 	s, measured := gpbench.SummarizeNodes(gpbench.Summary{Modelled: true}, rows)
 	if want := "[recovery_vs_rs recovery_vs_lrc degraded_over_normal_read degraded_vs_stripe_max]"; fmt.Sprint(measured) != want || s.Modelled {
 		t.Errorf("measured %v (modelled %v), want %s", measured, s.Modelled, want)
+	}
+	if s.DegradedVsStripeMaxWholeStripe <= 0 || s.DegradedVsStripeMaxWholeStripeWhole <= 0 {
+		t.Errorf("no ratio against the whole-stripe reader: %+v", s)
 	}
 }
 

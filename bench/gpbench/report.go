@@ -23,7 +23,11 @@ type Summary struct {
 	// Stripe-Max (DegradedVsStripeMax is of ranges there, the paper's
 	// measure), and the degraded ranges against Contiguous.
 	DegradedVsStripeMaxWhole float64 `json:"degraded_vs_stripe_max_whole,omitempty"`
-	DegradedVsContiguous     float64 `json:"degraded_vs_contiguous,omitempty"`
+	// The same two against Stripe-Max read by the paper's reader, which
+	// sends a stripe only once all of it is in (stripeMax.readStripe).
+	DegradedVsStripeMaxWholeStripe      float64 `json:"degraded_vs_stripe_max_whole_stripe_reader,omitempty"`
+	DegradedVsStripeMaxWholeStripeWhole float64 `json:"degraded_vs_stripe_max_whole_stripe_reader_whole,omitempty"`
+	DegradedVsContiguous                float64 `json:"degraded_vs_contiguous,omitempty"`
 	// SmallShare is the small-size bucket's share of bytes for s0 = 1, 4
 	// and 16 MiB.
 	SmallShare [3]float64 `json:"small_share_1m_4m_16m"`
@@ -138,6 +142,10 @@ func SummarizeNodes(s Summary, rows []NodeRow) (Summary, []string) {
 			s.DegradedVsStripeMaxWhole = round(c.DegradedRead / c.StripeMaxDegraded)
 			measured = append(measured, "degraded_vs_stripe_max")
 		}
+		if c.StripeMaxWholeStripeRange > 0 {
+			s.DegradedVsStripeMaxWholeStripe = round(c.DegradedRange / c.StripeMaxWholeStripeRange)
+			s.DegradedVsStripeMaxWholeStripeWhole = round(c.DegradedRead / c.StripeMaxWholeStripeDegraded)
+		}
 		if c.ContiguousRange > 0 {
 			s.DegradedVsContiguous = round(c.DegradedRange / c.ContiguousRange)
 		}
@@ -152,7 +160,8 @@ func WriteNodeCSV(w io.Writer, rows []NodeRow) error {
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 	if err := cw.Write([]string{"code", "rebuilt_bytes", "recovery_s", "recovery_bytes_per_s", "helper_requests", "helper_bytes", "helper_missing_bytes", "cpu_busy", "reads", "read_bytes",
 		"normal_read_s", "degraded_read_s", "stripe_max_degraded_s", "contiguous_degraded_s",
-		"range_bytes", "degraded_range_s", "stripe_max_range_s", "contiguous_range_s"}); err != nil {
+		"range_bytes", "degraded_range_s", "stripe_max_range_s", "contiguous_range_s",
+		"stripe_max_whole_stripe_degraded_s", "stripe_max_whole_stripe_range_s"}); err != nil {
 		return err
 	}
 	for _, r := range rows {
@@ -160,7 +169,8 @@ func WriteNodeCSV(w io.Writer, rows []NodeRow) error {
 			strconv.FormatInt(r.HelperRequests, 10), strconv.FormatInt(r.HelperBytes, 10), strconv.FormatInt(r.HelperMissingBytes, 10), f(r.CPUBusy),
 			strconv.Itoa(r.Reads), strconv.FormatInt(r.ReadBytes, 10), f(r.NormalRead), f(r.DegradedRead),
 			f(r.StripeMaxDegraded), f(r.ContiguousDegraded),
-			strconv.FormatInt(r.RangeBytes, 10), f(r.DegradedRange), f(r.StripeMaxRange), f(r.ContiguousRange)}); err != nil {
+			strconv.FormatInt(r.RangeBytes, 10), f(r.DegradedRange), f(r.StripeMaxRange), f(r.ContiguousRange),
+			f(r.StripeMaxWholeStripeDegraded), f(r.StripeMaxWholeStripeRange)}); err != nil {
 			return err
 		}
 	}
