@@ -549,3 +549,57 @@ func TestWitness(t *testing.T) {
 		t.Fatalf("an empty disk's answer for the witness: %v", err)
 	}
 }
+
+// flakyDisks fails the first fail PutShard calls with err before they
+// reach the node, and counts the calls.
+type flakyDisks struct {
+	cold.Disks
+	err   error
+	fail  int
+	calls atomic.Int64
+}
+
+func (f *flakyDisks) PutShard(ctx context.Context, disk cairn.DiskID, name string, r io.Reader) (wire.ShardInfo, error) {
+	if f.calls.Add(1) <= int64(f.fail) {
+		return wire.ShardInfo{}, f.err
+	}
+	return f.Disks.PutShard(ctx, disk, name, r)
+}
+
+// TestPutSlotRetries: a slot's write that meets a transient failure (a
+// dropped connection) is made again and lands whole; a permanent one is
+// not retried; and failures past the retry policy's attempts are returned.
+func TestPutSlotRetries(t *testing.T) {
+	g, _ := newGroup(t, "clay-4-2-5")
+	ctx := context.Background()
+	l := g.PG.Stripe(2, 0)[0]
+	data := bytes.Repeat([]byte{7}, int(l.Length))
+	nodes := g.Nodes
+	all := []bool{true, true, true, true, true, true}
+	for _, tc := range []struct {
+		err   error
+		fail  int
+		calls int64
+		ok    bool
+	}{
+		{fmt.Errorf("%w: write: broken pipe", cairn.ErrUnavailable), 2, 3, true},
+		{fmt.Errorf("%w: bad name", cairn.ErrInvalid), 1, 1, false},
+		{fmt.Errorf("%w: node gone", cairn.ErrUnavailable), 10, 3, false},
+	} {
+		f := &flakyDisks{Disks: nodes, err: tc.err, fail: tc.fail}
+		g.Nodes = f
+		err := g.PutSlot(ctx, l, data)
+		if (err == nil) != tc.ok || f.calls.Load() != tc.calls {
+			t.Fatalf("%v ×%d: PutSlot %v after %d calls, want ok %v after %d", tc.err, tc.fail, err, f.calls.Load(), tc.ok, tc.calls)
+		}
+		if !tc.ok && !errors.Is(err, tc.err) {
+			t.Errorf("PutSlot returned %v, want it to wrap %v", err, tc.err)
+		}
+		if tc.ok {
+			got, err := g.ReadRange(ctx, l, all)
+			if err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("slot after a retried write: %v", err)
+			}
+		}
+	}
+}

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"cairn"
 	"cairn/codec"
+	"cairn/internal/retry"
 	"cairn/layout/gp"
 	"cairn/node/wire"
 )
@@ -127,11 +129,25 @@ func (g *Group) read(ctx context.Context, l gp.Location, zeros bool) ([]byte, er
 
 // putUnit writes a whole slot or small page.
 func (g *Group) putUnit(ctx context.Context, disk int, file string, u int64, b []byte) error {
-	if _, err := g.Nodes.PutShard(ctx, g.Disks[disk], g.shardName(disk, file, u), bytes.NewReader(b)); err != nil {
+	name := g.shardName(disk, file, u)
+	err := retry.Do(ctx, unitWrites, func(ctx context.Context) error {
+		_, err := g.Nodes.PutShard(ctx, g.Disks[disk], name, bytes.NewReader(b))
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("write %s unit %d of %s: %w", file, u, g.Disks[disk], err)
 	}
 	return nil
 }
+
+// unitWrites is how often a unit's write is tried after a transient
+// failure (a dropped connection, a node that did not answer). A unit is
+// written whole under its name, and a node replaces a shard only by a
+// rename of a complete file (docs/design/volume.md), so writing the same
+// bytes again after a failure whose outcome is unknown leaves the same
+// unit. Without it one dropped connection failed a whole export batch or
+// rebuild task.
+var unitWrites = retry.Policy{Attempts: 3, Base: 200 * time.Millisecond, Max: time.Second}
 
 // putLoc writes a whole slot (a location of one slot).
 func (g *Group) putLoc(ctx context.Context, l gp.Location, b []byte) error {
