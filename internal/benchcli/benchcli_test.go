@@ -79,6 +79,7 @@ func TestUsageErrors(t *testing.T) {
 		{"grid", "--trials", "0"},
 		{"gp", "--objects", "-1"},
 		{"gp", "extra"},
+		{"gp", "--mem-limit", "lots"},
 		{"raidp", "extra"},
 		{"raidp", "--nodes", "5"},
 		{"raidp", "--superchunk", "100KiB"},

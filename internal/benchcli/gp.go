@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,11 @@ For Clay it reads a sample of the objects whole through a client link of
 1 Gb/s slowed --scale times, normally and with the object's disk
 unavailable, and the same objects in the Stripe-Max layout (one stripe per
 object) and the Contiguous one (64 MiB/F chunks), losing the same disk.
+Stripe-Max is read twice: sending each strip once it and those before it
+are in (degraded_vs_stripe_max), and as the paper's system read a stripe,
+sending nothing before all of it is in
+(degraded_vs_stripe_max_whole_stripe_reader). The link sends each write
+from when it comes: a read that starts late cannot catch up.
 Then for each code it rebuilds one disk in all its groups at once (each
 group's copy onto a disk outside it, so the writes spread as the paper's
 do) under one weight budget (64 units of 4 MiB; the paper's 512 assumed
@@ -56,7 +62,7 @@ do) under one weight budget (64 units of 4 MiB; the paper's 512 assumed
 recovery_vs_lrc, degraded_over_normal_read and degraded_vs_stripe_max.
 Mind the memory: an export holds whole rows (K+M chunks, at most 512 MiB
 of rows per group, 4 groups at once) and a rebuild its tasks' helper
-reads.
+reads (RS: about 3 GB); --mem-limit bounds the garbage on top.
 
 As a TIME MODEL (always): for Clay(10,4) with Geometric
 Partitioning (s0 = 1, 4, 16 MiB, q = 2) against Clay in the Contiguous
@@ -80,8 +86,9 @@ recovery_vs_lrc, degraded_over_normal_read and degraded_vs_stripe_max, the
 small-size bucket's share of bytes for the three s0 (model), and which
 fields were measured on nodes ("measured") and which modelled. The
 modelled ratios are also given as model_*.
---quick: 70 objects on the nodes, 5 of them read (4 min 24 s on this
-2-core machine, lightly loaded; peak memory 11.5 GB), 2000 in the model.`
+--quick: 70 objects on the nodes, 5 of them read (4 min 25 s on this
+2-core machine, lightly loaded; peak memory 6.3 GB with the default
+--mem-limit), 2000 in the model.`
 
 func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cairn-bench gp", flag.ContinueOnError)
@@ -92,11 +99,12 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print only the JSON summary")
 	modelOnly := fs.Bool("model-only", false, "only the time model: start no node process")
 	scale := fs.Float64("scale", 10, "how many times slower than the paper's disks and client links the nodes run")
-	nodeObjects := fs.Int("node-objects", 0, "objects on the nodes per code (default 60, --quick 24)")
+	nodeObjects := fs.Int("node-objects", 0, "objects on the nodes per code (default 140, --quick 70)")
 	shrink := fs.Int64("shrink", 4, "how many times smaller than the paper's every size of the node run is (1, 2 or 4)")
 	codes := fs.String("codes", "clay-10-4-13,rs-10-4,lrc-10-2-2", "the codes measured on the nodes (the first is read in the three layouts)")
 	padRows := fs.Bool("pad", true, "on the nodes, fill the groups' used rows after the exports: write every never-written data slot (zeros, as free slots the recovery rebuilds too), so that the groups are full as the paper's are (--pad=false: sparse groups, where a never-written slot reads as zeros without the disk and most of a lost disk's bytes are parity)")
-	nodeReads := fs.Int("node-reads", 0, "objects read whole on the nodes, normally and degraded (default 16, --quick 6)")
+	nodeReads := fs.Int("node-reads", 0, "objects read whole on the nodes, normally and degraded (default 16, --quick 5)")
+	memLimit := fs.String("mem-limit", "6GiB", "soft limit of this process's Go heap (runtime/debug.SetMemoryLimit; 0: none; GOMEMLIMIT, when set, wins). Without one the exports' and rebuilds' garbage grew the process to 11.5 GB; an RS rebuild holds about 3 GB live (10 helpers' reads for each chunk of the weight budget), so a limit much below that makes the collector take the CPU the measurement needs")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", gpHelp)
 		fs.PrintDefaults()
@@ -115,6 +123,13 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *nodeReads < 0 || *nodeReads > 10_000 {
 		return fmt.Errorf("%w: --node-reads: want 0 … 10000", cmdline.ErrUsage)
+	}
+	limit, err := units.ParseSize(*memLimit)
+	if err != nil || limit < 0 {
+		return fmt.Errorf("%w: --mem-limit %q: want a size such as 3GiB, or 0", cmdline.ErrUsage, *memLimit)
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && limit > 0 {
+		debug.SetMemoryLimit(limit)
 	}
 	if *shrink != 1 && *shrink != 2 && *shrink != 4 {
 		return fmt.Errorf("%w: --shrink: want 1, 2 or 4 (s0 = 4 MiB/F must stay a multiple of clay-10-4-13's 1 MiB sub-chunk unit)", cmdline.ErrUsage)
