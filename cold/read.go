@@ -148,21 +148,12 @@ func (g *Group) readRuns(ctx context.Context, ranges []gp.Location) ([]byte, err
 	}
 	var spans []span
 	var total int64
-	for i := 0; i < len(ranges); {
-		j, end := i+1, ranges[i].Offset+ranges[i].Length
-		for j < len(ranges) && ranges[j].Disk == ranges[i].Disk && ranges[j].File == ranges[i].File &&
-			g.sameUnit(ranges[i], ranges[j]) && ranges[j].Offset >= end && ranges[j].Offset-end <= gap {
-			end = ranges[j].Offset + ranges[j].Length
-			j++
-		}
-		sp := span{loc: gp.Location{Disk: ranges[i].Disk, File: ranges[i].File, Offset: ranges[i].Offset, Length: end - ranges[i].Offset},
-			runs: ranges[i:j], at: total}
-		for _, r := range sp.runs {
+	gp.Coalesce(ranges, gap, g.sameUnit, func(req gp.Location, runs []gp.Location) {
+		spans = append(spans, span{loc: req, runs: runs, at: total})
+		for _, r := range runs {
 			total += r.Length
 		}
-		spans = append(spans, sp)
-		i = j
-	}
+	})
 	out := make([]byte, total)
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.SetLimit(HelperDepth)

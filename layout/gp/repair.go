@@ -110,23 +110,32 @@ func subChunkRepair(sc codec.SubChunkRepairer, where Location, level int, stripe
 
 // Cost is the disk work of the repair's reads, in bytes, for disks that
 // stream seek bytes in the time of a seek: each request costs seek plus
-// the bytes it spans, where a helper's ranges of one file at most seek
-// apart are one request that reads through the gaps (as package cold asks
-// for them).
+// the bytes it spans, the requests being a helper's ranges as Coalesce
+// groups them with gap seek (as package cold asks for them).
 func (p *PieceRepair) Cost(seek int64) int64 {
 	var c int64
 	for _, h := range p.Reads {
-		for i := 0; i < len(h); {
-			j, end := i+1, h[i].Offset+h[i].Length
-			for j < len(h) && h[j].Disk == h[i].Disk && h[j].File == h[i].File && h[j].Offset >= end && h[j].Offset-end <= seek {
-				end = h[j].Offset + h[j].Length
-				j++
-			}
-			c += seek + end - h[i].Offset
-			i = j
-		}
+		Coalesce(h, seek, nil, func(req Location, _ []Location) { c += seek + req.Length })
 	}
 	return c
+}
+
+// Coalesce groups ranges (in order) into the requests a reader makes of
+// the disks: consecutive ranges of one disk and file, each starting at
+// most gap after the one before ends, form one request that reads
+// through the gaps — when join (nil: always) allows the pair. It calls
+// each with every request, in order, and the ranges it covers.
+func Coalesce(ranges []Location, gap int64, join func(a, b Location) bool, each func(req Location, runs []Location)) {
+	for i := 0; i < len(ranges); {
+		j, end := i+1, ranges[i].Offset+ranges[i].Length
+		for j < len(ranges) && ranges[j].Disk == ranges[i].Disk && ranges[j].File == ranges[i].File &&
+			ranges[j].Offset >= end && ranges[j].Offset-end <= gap && (join == nil || join(ranges[i], ranges[j])) {
+			end = ranges[j].Offset + ranges[j].Length
+			j++
+		}
+		each(Location{Disk: ranges[i].Disk, File: ranges[i].File, Offset: ranges[i].Offset, Length: end - ranges[i].Offset}, ranges[i:j])
+		i = j
+	}
 }
 
 // RepairRangeCheapest is RepairRange for a recovery, which wants the least

@@ -3,6 +3,7 @@ package gp
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"slices"
 	"testing"
@@ -383,5 +384,39 @@ func TestRepairCost(t *testing.T) {
 	}
 	if got, want := pr.Cost(0), int64(40); got != want {
 		t.Errorf("Cost(0) = %d, want %d", got, want)
+	}
+}
+
+// TestCoalesce: runs of one disk and file at most gap apart form one
+// request reading through the gaps; a wider gap, another file or disk, a
+// range that does not start past the one before, or a pair join refuses
+// starts a new request.
+func TestCoalesce(t *testing.T) {
+	loc := func(disk int, file string, off, n int64) Location {
+		return Location{Disk: disk, File: file, Offset: off, Length: n}
+	}
+	ranges := []Location{
+		loc(0, "a", 0, 10), loc(0, "a", 15, 5), loc(0, "a", 20, 4), // gaps 5 and 0: one request [0, 24)
+		loc(0, "a", 31, 1), // gap 7 > 5: a new one
+		loc(0, "b", 32, 1), // another file
+		loc(1, "b", 33, 1), // another disk
+		loc(1, "b", 30, 1), // starts before the one before ends
+		loc(1, "b", 60, 2), // 29 after: a new one
+		loc(1, "b", 64, 1), // 2 after, but the join below refuses a pair across 64
+	}
+	var got []string
+	Coalesce(ranges, 5, func(a, b Location) bool { return a.Offset/64 == b.Offset/64 }, func(req Location, runs []Location) {
+		got = append(got, fmt.Sprintf("%d/%s[%d,+%d)×%d", req.Disk, req.File, req.Offset, req.Length, len(runs)))
+	})
+	want := "[0/a[0,+24)×3 0/a[31,+1)×1 0/b[32,+1)×1 1/b[33,+1)×1 1/b[30,+1)×1 1/b[60,+2)×1 1/b[64,+1)×1]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("requests %v,\nwant %s", got, want)
+	}
+	got = nil
+	Coalesce(ranges[6:], 100, nil, func(req Location, runs []Location) {
+		got = append(got, fmt.Sprintf("[%d,+%d)×%d", req.Offset, req.Length, len(runs)))
+	})
+	if want := "[[30,+35)×3]"; fmt.Sprint(got) != want {
+		t.Errorf("with no join and a gap of 100: %v, want %s", got, want)
 	}
 }
