@@ -33,8 +33,15 @@
 // objects, in Geometric Partitioning and, on the same disks, in the
 // Stripe-Max and Contiguous layouts (layouts.go: chunks in the slots of a
 // one-size cold.Group, so every layout shares cold's reads and repairs).
-// The CLI shrinks every size the disk sees by one factor
-// (docs/design/cold.md, "The experiment").
+// Stripe-Max is read twice: strip after strip, each sent once it and
+// those before it are in, and by the paper's whole-stripe reader, which
+// sends nothing of a stripe before all of it is in. The CLI shrinks every
+// size the disk sees by one factor (docs/design/cold.md, "The
+// experiment").
+//
+// Client link. The reader's link (shaped) sends each write from when it
+// comes or when the writes before it are out: a read that starts late
+// does not catch up.
 //
 // # Caveats
 //
