@@ -30,9 +30,7 @@ func TestCloseSilentConn(t *testing.T) {
 	defer c.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s.connMu.Lock()
-		n := len(s.silent)
-		s.connMu.Unlock()
+		n := s.conns.Silent()
 		if n == 1 {
 			break
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"cairn"
+	"cairn/internal/httpstop"
 	"cairn/internal/linkshape"
 	"cairn/internal/vfs"
 	"cairn/node/lstor"
@@ -240,12 +241,7 @@ type Server struct {
 
 	regMu sync.Mutex // serializes disk registrations, so an older one never lands last
 
-	// silent are the connections that have sent no request yet
-	// (http.StateNew): Close closes them instead of letting
-	// http.Server.Shutdown wait up to 5 s for a request on each. Guarded
-	// by connMu.
-	connMu sync.Mutex
-	silent map[net.Conn]struct{}
+	conns httpstop.Tracker // the connections that asked nothing, for Close
 
 	mu      sync.Mutex
 	disks   []*servedDisk  // guarded by mu (the slice and each element's fields)
@@ -356,7 +352,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return s.ctx },
-		ConnState:         s.trackConn,
+		ConnState:         s.conns.ConnState,
 	}
 	s.wg.Add(1)
 	go func() {
@@ -683,51 +679,6 @@ func (s *Server) Checks() []string {
 	return out
 }
 
-// trackConn keeps s.silent current (http.Server.ConnState).
-func (s *Server) trackConn(c net.Conn, st http.ConnState) {
-	s.connMu.Lock()
-	defer s.connMu.Unlock()
-	if st != http.StateNew {
-		delete(s.silent, c)
-		return
-	}
-	if s.silent == nil {
-		s.silent = map[net.Conn]struct{}{}
-	}
-	s.silent[c] = struct{}{}
-}
-
-// shutdown stops the HTTP server: it lets the requests being served end
-// (by ctx; then it closes every connection) and closes at once the
-// connections that have asked nothing, which http.Server.Shutdown would
-// otherwise wait up to 5 s on, in case a request were on its way. Go's
-// HTTP clients leave such connections behind (a connection dialed for a
-// request that another connection served first). They are closed again
-// every 50 ms while Shutdown runs, for those accepted just before the
-// listener closed.
-func (s *Server) shutdown(ctx context.Context) error {
-	done := make(chan error, 1)
-	go func() { done <- s.http.Shutdown(ctx) }()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		s.connMu.Lock()
-		for c := range s.silent {
-			_ = c.Close()
-			delete(s.silent, c)
-		}
-		s.connMu.Unlock()
-		select {
-		case err := <-done:
-			if err != nil {
-				return s.http.Close()
-			}
-			return nil
-		case <-tick.C:
-		}
-	}
-}
-
 // Close stops serving (in-flight requests are cancelled: their context is
 // the server's), stops the lease renewal and the refresh loop, waits for
 // every goroutine, and closes the volumes. The lease entry then expires
@@ -751,7 +702,7 @@ func (s *Server) Close() error {
 	}
 	if s.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = s.shutdown(ctx)
+		err = httpstop.Shutdown(ctx, s.http, &s.conns) // without Go's 5 s wait on silent connections
 		cancel()
 	}
 	s.wg.Wait()

@@ -13,6 +13,7 @@ import (
 
 	"cairn/client"
 	"cairn/console"
+	"cairn/internal/httpstop"
 	"cairn/s3"
 )
 
@@ -99,9 +100,12 @@ func startConsole(ctx context.Context, cl *cluster, addr string, s3h http.Handle
 
 // serveHTTP serves h on ln, with the limits the gateway's listeners share,
 // until stop, which shuts the server down (waiting up to 5 s for the
-// requests in flight). what names the server in its log lines.
+// requests in flight, and not for connections that asked nothing). what
+// names the server in its log lines.
 func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, what string, log *slog.Logger) (stop func()) {
+	var conns httpstop.Tracker
 	srv := &http.Server{
+		ConnState:         conns.ConnState,
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
@@ -119,7 +123,7 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler, what string
 	return func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(sctx)
+		_ = httpstop.Shutdown(sctx, srv, &conns)
 		<-done
 	}
 }
