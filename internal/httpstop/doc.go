@@ -19,6 +19,11 @@
 // connection as it is closed fails as it would a moment later, when the
 // server is gone.
 //
+// Caveat: HTTP/1 only. net/http runs no ConnState hook when an HTTP/2
+// connection leaves StateNew, so a Tracker would take it for silent and
+// Shutdown would cut its requests. cairn's servers offer no HTTP/2: their
+// TLS configurations name no NextProtos, so ALPN never picks "h2".
+//
 // Usage sketch:
 //
 //	var tr httpstop.Tracker
