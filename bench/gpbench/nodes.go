@@ -529,20 +529,15 @@ func (s *shaped) Write(p []byte) (int, error) {
 	s.n += int64(len(p))
 	s.sum = crc32.Update(s.sum, castagnoli, p)
 	if s.rate > 0 {
-		s.free = later(s.free, time.Now()).Add(time.Duration(float64(len(p)) / s.rate * float64(time.Second)))
+		if now := time.Now(); s.free.Before(now) {
+			s.free = now // the link was idle: it banks no time
+		}
+		s.free = s.free.Add(time.Duration(float64(len(p)) / s.rate * float64(time.Second)))
 		if d := time.Until(s.free); d > 0 {
 			time.Sleep(d)
 		}
 	}
 	return len(p), nil
-}
-
-// later returns the later of a and b.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
