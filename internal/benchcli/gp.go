@@ -62,7 +62,9 @@ do) under one weight budget (64 units of 4 MiB; the paper's 512 assumed
 recovery_vs_lrc, degraded_over_normal_read and degraded_vs_stripe_max.
 Mind the memory: an export holds whole rows (K+M chunks, at most 512 MiB
 of rows per group, 4 groups at once) and a rebuild its tasks' helper
-reads (RS: about 3 GB); --mem-limit bounds the garbage on top.
+reads (RS: about 3 GB live, 10 helpers' reads for each chunk the weight
+budget admits). Without a heap limit the garbage on top grew the process
+to 11.5 GB; --mem-limit bounds it.
 
 As a TIME MODEL (always): for Clay(10,4) with Geometric
 Partitioning (s0 = 1, 4, 16 MiB, q = 2) against Clay in the Contiguous
@@ -104,7 +106,7 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	codes := fs.String("codes", "clay-10-4-13,rs-10-4,lrc-10-2-2", "the codes measured on the nodes (the first is read in the three layouts)")
 	padRows := fs.Bool("pad", true, "on the nodes, fill the groups' used rows after the exports: write every never-written data slot (zeros, as free slots the recovery rebuilds too), so that the groups are full as the paper's are (--pad=false: sparse groups, where a never-written slot reads as zeros without the disk and most of a lost disk's bytes are parity)")
 	nodeReads := fs.Int("node-reads", 0, "objects read whole on the nodes, normally and degraded (default 16, --quick 5)")
-	memLimit := fs.String("mem-limit", "6GiB", "soft limit of this process's Go heap (runtime/debug.SetMemoryLimit; 0: none; GOMEMLIMIT, when set, wins). Without one the exports' and rebuilds' garbage grew the process to 11.5 GB; an RS rebuild holds about 3 GB live (10 helpers' reads for each chunk of the weight budget), so a limit much below that makes the collector take the CPU the measurement needs")
+	memLimit := fs.String("mem-limit", "6GiB", "soft limit of this process's Go heap while the nodes run (runtime/debug.SetMemoryLimit; 0: none; GOMEMLIMIT, when set, wins); below about 3GiB the collector takes the CPU an RS rebuild's measurement needs")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "%s\n\nFlags:\n", gpHelp)
 		fs.PrintDefaults()
@@ -127,9 +129,6 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	limit, err := units.ParseSize(*memLimit)
 	if err != nil || limit < 0 {
 		return fmt.Errorf("%w: --mem-limit %q: want a size such as 3GiB, or 0", cmdline.ErrUsage, *memLimit)
-	}
-	if _, set := os.LookupEnv("GOMEMLIMIT"); !set && limit > 0 {
-		debug.SetMemoryLimit(limit)
 	}
 	if *shrink != 1 && *shrink != 2 && *shrink != 4 {
 		return fmt.Errorf("%w: --shrink: want 1, 2 or 4 (s0 = 4 MiB/F must stay a multiple of clay-10-4-13's 1 MiB sub-chunk unit)", cmdline.ErrUsage)
@@ -198,6 +197,9 @@ func runGP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		ModelDegradedOverNormalRead: sum.DegradedOverNormalRead, ModelDegradedVsStripeMax: sum.DegradedVsStripeMax, Measured: []string{},
 		Objects: w.Count, ClayRepairBps: m.ClayRepair, RSDecodeBps: m.RSDecode}
 	if !*modelOnly {
+		if _, set := os.LookupEnv("GOMEMLIMIT"); !set && limit > 0 {
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(limit)) // the node run's garbage, not the model's
+		}
 		n, reads := 20*len(lostAt), 16
 		if *quick {
 			n, reads = perGroup*len(lostAt), 5
