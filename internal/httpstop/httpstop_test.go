@@ -21,7 +21,14 @@ func TestShutdown(t *testing.T) {
 	}
 	inside, release := make(chan struct{}), make(chan struct{})
 	var tr httpstop.Tracker
-	srv := &http.Server{ConnState: tr.ConnState, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	accepted := make(chan struct{}, 2) // a connection's StateNew, once the Tracker has it
+	track := func(c net.Conn, st http.ConnState) {
+		tr.ConnState(c, st)
+		if st == http.StateNew {
+			accepted <- struct{}{}
+		}
+	}
+	srv := &http.Server{ConnState: track, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(inside)
 		<-release
 		_, _ = io.WriteString(w, "done")
@@ -40,16 +47,15 @@ func TestShutdown(t *testing.T) {
 		answer <- string(b)
 	}()
 	<-inside
+	<-accepted // the request's connection
 	silent, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	for deadline := time.Now().Add(10 * time.Second); tr.Silent() != 1; {
-		if time.Now().After(deadline) {
-			t.Fatalf("tracking %d silent connections, want 1", tr.Silent())
-		}
-		time.Sleep(time.Millisecond) // real time: the server accepts on its own goroutine
+	<-accepted
+	if n := tr.Silent(); n != 1 {
+		t.Fatalf("tracking %d silent connections, want 1", n)
 	}
 
 	stopped := make(chan error, 1)
