@@ -87,7 +87,7 @@ func startCluster(ctx context.Context, dir string, specs []nodeSpec) (*nodeClust
 		return nil, err
 	}
 	c := &nodeCluster{meta: etcd.Endpoints(), secret: secret, self: self, secretFile: secretFile,
-		started: make([]*proc.Proc, len(specs)), addrs: map[cairn.DiskID]string{}}
+		procs: make([]nodeProc, len(specs)), started: make([]*proc.Proc, len(specs)), addrs: map[cairn.DiskID]string{}}
 	c.stop = func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -98,7 +98,6 @@ func startCluster(ctx context.Context, dir string, specs []nodeSpec) (*nodeClust
 		}
 		etcd.Close()
 	}
-	c.procs = make([]nodeProc, len(specs))
 	if err := c.launch(ctx, specs); err != nil {
 		c.stop()
 		return nil, err
@@ -149,7 +148,9 @@ func (c *nodeCluster) restart(ctx context.Context, specs []nodeSpec) error {
 	c.started = make([]*proc.Proc, len(specs))
 	c.mu.Unlock()
 	for _, p := range old {
-		p.Kill()
+		if p != nil { // a launch that failed part way
+			p.Kill()
+		}
 	}
 	return c.launch(ctx, specs)
 }
