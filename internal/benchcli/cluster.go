@@ -65,6 +65,10 @@ type nodeCluster struct {
 	addrs      map[cairn.DiskID]string // guarded by mu
 }
 
+// nodeProgram names the program the node processes run: this one (cairn-bench
+// serves as a node); tests set the cairn binary.
+var nodeProgram = os.Executable
+
 // startCluster is startNodes, returning also what a data path needs to
 // talk to the cluster.
 func startCluster(ctx context.Context, dir string, specs []nodeSpec) (*nodeCluster, error) {
@@ -81,7 +85,7 @@ func startCluster(ctx context.Context, dir string, specs []nodeSpec) (*nodeClust
 		etcd.Close()
 		return nil, err
 	}
-	self, err := os.Executable()
+	self, err := nodeProgram()
 	if err != nil {
 		etcd.Close()
 		return nil, err
