@@ -42,7 +42,8 @@ type e2e struct {
 // default 1GiB; 256MiB with -short) are PUT to the COLD class through S3,
 // streamed (never held in memory by the test), and read back — whole,
 // compared by SHA-256, and in ranges — in every state: staged (the export
-// job runs only at a restart: --cold-every is an hour), exported, degraded
+// job runs only at a start: --cold-every is an hour; the objects go in
+// after the first pass), exported, degraded
 // (two disks of the group removed, the data disk of the largest object
 // among them: m = 2 of clay-4-2-5), and recovered (the disks taken out,
 // rebuilt onto the two spares by the job).
@@ -74,6 +75,13 @@ func TestColdEndToEnd(t *testing.T) {
 	})
 	e.connect()
 	ctx := t.Context()
+	// The director runs the job's first pass right after it wins
+	// leadership, which may come after "ready": an object PUT before that
+	// pass ends may be exported by it. The objects go in after it.
+	testcluster.WaitFor(t, time.Minute, "the export job's first pass", func() bool {
+		p, err := cold.ReadProgress(ctx, e.store)
+		return err == nil && p.Passes > 0
+	})
 	if _, err := e.c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
