@@ -19,7 +19,11 @@ func validUTF8(s string) bool { return utf8.ValidString(s) }
 //   - erasure-coded: its Layout has Shards (the code is Policy);
 //   - fountain-coded: its Layout has Coded stripes;
 //   - multipart: it has Parts, each with a Layout of one of the forms
-//     above, and its own Layout is the zero Layout.
+//     above, and its own Layout is the zero Layout (but for the Code of
+//     a staged cold object).
+//
+// An exported cold object (Cold set) has the zero Layout, and its parts,
+// if it was uploaded in parts, keep their records with zero Layouts.
 //
 // The JSON encoding is the format stored in the metadata store
 // (docs/design/manifest.md): Layout's fields appear inline, as if declared
@@ -34,7 +38,7 @@ type Manifest struct {
 	UserMeta    map[string]string `json:"user_meta,omitempty"`
 	Created     time.Time         `json:"created"`
 	Policy      string            `json:"policy"` // e.g. "rs-4-2"
-	Layout                        // a single-part object's; zero for a multipart object
+	Layout                        // a single-part object's; zero for a multipart object (a staged cold one: Code only)
 	// Parts makes this a multipart object: its content is the parts'
 	// contents in order, each part laid out like a single-part object of
 	// its own version (the code being Policy).
@@ -121,7 +125,9 @@ func IsColdPolicy(policy string) bool { return strings.Contains(policy, "/gp=") 
 // Code, when set, is the code the layout is stored with instead of the
 // object's policy: a small object is stored as replicas that survive as
 // many lost disks as its policy (docs/design/manifest.md, "Small
-// objects"). Only a single-part object's layout with shards has one.
+// objects"), or the warm code of a staged cold object
+// (docs/design/cold.md). Only a single-part object's layout with shards
+// has one, and a staged cold multipart object's own zero layout.
 type Layout struct {
 	Code      string        `json:"code,omitempty"` // the code of the shards when not the policy's (a small object's replicas)
 	BlockSize int           `json:"block_size"`     // bytes of each shard (or coded block) per stripe, but maybe the last
@@ -201,11 +207,15 @@ const MaxParts = 10000
 // Upload is a multipart upload in progress: what CreateMultipartUpload
 // fixed for the object that Complete will commit.
 type Upload struct {
-	Bucket      string            `json:"bucket"`
-	Key         string            `json:"key"`
-	ID          string            `json:"id"` // 32 hex digits
-	Created     time.Time         `json:"created"`
-	Policy      string            `json:"policy"` // resolved: never ""
+	Bucket  string    `json:"bucket"`
+	Key     string    `json:"key"`
+	ID      string    `json:"id"` // 32 hex digits
+	Created time.Time `json:"created"`
+	Policy  string    `json:"policy"` // resolved: never ""; the parts' code
+	// Cold, if set, is the cold policy (docs/design/cold.md) the
+	// completed object is staged for: its parts are stored with Policy,
+	// the staging policy, and Complete commits the object staged.
+	Cold        string            `json:"cold,omitempty"`
 	ContentType string            `json:"content_type,omitempty"`
 	UserMeta    map[string]string `json:"user_meta,omitempty"`
 	// Encryption, if set, is how every part is encrypted: the sealed data
@@ -235,10 +245,15 @@ type Upload struct {
 // PartManifest returns the manifest that describes part p of a multipart
 // object m as if it were a single-part object: m's name and policy, p's
 // version, size, ETag, creation time and Layout (GET reads each part
-// through it).
+// through it), with m's Code when p has none: the parts of a staged cold
+// object are stored with the warm code m.Code names.
 func (m *Manifest) PartManifest(p Part) *Manifest {
-	return &Manifest{Bucket: m.Bucket, Key: m.Key, Policy: m.Policy,
+	pm := &Manifest{Bucket: m.Bucket, Key: m.Key, Policy: m.Policy,
 		Version: p.Version, Size: p.Size, ETag: p.ETag, Created: p.Created, Layout: p.Layout}
+	if pm.Code == "" {
+		pm.Code = m.Code
+	}
+	return pm
 }
 
 // OpenPart returns the manifest through which repair sees part p of the
@@ -292,8 +307,9 @@ func Rows(shards []ShardLoc) int {
 	return n
 }
 
-// LayoutCode returns the code m's single-part layout is stored with: its
-// Layout.Code, or else (and for a multipart object) the policy.
+// LayoutCode returns the code m's layout (or its parts' layouts) is
+// stored with: its Layout.Code, or else the policy. Of a multipart object
+// only a staged cold one has a Code (its parts' warm code).
 func (m *Manifest) LayoutCode() string {
 	if m.Code != "" {
 		return m.Code

@@ -15,6 +15,11 @@ import "fmt"
 //     parts numbered 1..MaxParts in ascending order, with distinct
 //     versions, each valid (Part.Validate), all of one form (coded, or
 //     shards of one count), whose sizes add up to m's;
+//   - a staged cold object (a cold policy, no Cold) has its warm code
+//     (Layout.Code), the only field of a multipart one's own Layout;
+//   - an exported cold object (Cold, with its group and record) has the
+//     zero Layout, and its parts, if any, zero layouts, with the other
+//     rules of parts;
 //   - an encrypted object (Encryption set) names a known scheme and
 //     cipher, has a sealed data key (and a key ID for SSE-S3, the key's
 //     HMAC and salt for SSE-C), and its plaintext size encrypts to its
@@ -133,20 +138,24 @@ func (m *Manifest) problem(code *codeShape) string {
 	}
 	if m.Cold != nil {
 		switch {
-		case len(m.Parts) > 0 || !m.Layout.zero():
-			return "a cold object with a layout or parts of its own"
+		case !m.Layout.zero():
+			return "a cold object with a layout of its own"
 		case m.Cold.Group == "" || len(m.Cold.Record) == 0:
 			return "a cold object without its group or record"
 		case !IsColdPolicy(m.Policy):
 			return fmt.Sprintf("a cold object of policy %s", m.Policy)
 		}
-		return ""
+		return m.partsProblem(nil, true)
 	}
 	if m.Policy == RAIDPPolicy || m.RAIDP != nil {
 		return m.raidpProblem()
 	}
-	if IsColdPolicy(m.Policy) && (len(m.Parts) > 0 || m.Code == "") {
-		return "a staged cold object must be single-part with its warm code (Layout.Code)"
+	own := m.Layout // a multipart object's: zero, but for a staged one's Code
+	if IsColdPolicy(m.Policy) {
+		if m.Code == "" {
+			return "a staged cold object without its warm code (Layout.Code)"
+		}
+		own.Code = ""
 	}
 	if len(m.Parts) == 0 {
 		if why := m.Layout.problem(); why != "" {
@@ -154,15 +163,34 @@ func (m *Manifest) problem(code *codeShape) string {
 		}
 		return m.Layout.fits(m.Size, code)
 	}
-	if !m.Layout.zero() {
+	if !own.zero() {
 		return "a multipart object has a layout of its own"
+	}
+	return m.partsProblem(code, false)
+}
+
+// partsProblem is problem for a multipart object's parts (none for a
+// single-part cold object). Those of an exported cold object (cold) keep
+// their records with the zero Layout; the others' layouts are checked
+// against code if it is not nil.
+func (m *Manifest) partsProblem(code *codeShape, cold bool) string {
+	if len(m.Parts) == 0 {
+		return ""
 	}
 	versions := make(map[string]bool, len(m.Parts))
 	var sum int64
 	first := &m.Parts[0]
 	for i := range m.Parts {
 		p := &m.Parts[i]
-		if why := p.problem(); why != "" {
+		why := p.recordProblem()
+		switch {
+		case why != "":
+		case cold && !p.Layout.zero():
+			why = "a layout in a cold object"
+		case !cold:
+			why = p.Layout.problem()
+		}
+		if why != "" {
 			return fmt.Sprintf("part %d: %s", p.Number, why)
 		}
 		switch {
@@ -170,6 +198,7 @@ func (m *Manifest) problem(code *codeShape) string {
 			return fmt.Sprintf("part %d after part %d", p.Number, m.Parts[i-1].Number)
 		case versions[p.Version]:
 			return fmt.Sprintf("part %d: version %s is another part's", p.Number, p.Version)
+		case cold:
 		case len(p.Coded) > 0 != (len(first.Coded) > 0):
 			return fmt.Sprintf("parts %d and %d are of different forms (one coded, one with shards)", first.Number, p.Number)
 		case p.Code != "":
@@ -177,8 +206,10 @@ func (m *Manifest) problem(code *codeShape) string {
 		case len(p.Shards) != len(first.Shards):
 			return fmt.Sprintf("parts %d and %d have %d and %d shards", first.Number, p.Number, len(first.Shards), len(p.Shards))
 		}
-		if why := p.fits(p.Size, code); why != "" {
-			return fmt.Sprintf("part %d: %s", p.Number, why)
+		if !cold {
+			if why := p.fits(p.Size, code); why != "" {
+				return fmt.Sprintf("part %d: %s", p.Number, why)
+			}
 		}
 		versions[p.Version] = true
 		sum += p.Size
@@ -191,6 +222,15 @@ func (m *Manifest) problem(code *codeShape) string {
 
 // problem returns the first rule p breaks ("" if none).
 func (p *Part) problem() string {
+	if why := p.recordProblem(); why != "" {
+		return why
+	}
+	return p.Layout.problem()
+}
+
+// recordProblem is problem without the layout: the number, version and
+// size.
+func (p *Part) recordProblem() string {
 	switch {
 	case p.Number < 1 || p.Number > MaxParts:
 		return fmt.Sprintf("number outside 1..%d", MaxParts)
@@ -199,7 +239,7 @@ func (p *Part) problem() string {
 	case p.Size < 0:
 		return fmt.Sprintf("size %d", p.Size)
 	}
-	return p.Layout.problem()
+	return ""
 }
 
 // zero reports whether l is the zero Layout.

@@ -91,6 +91,8 @@ func TestValidateAcceptsEveryForm(t *testing.T) {
 	codedParts.Layout = cairn.Layout{}
 	staged := rsObject()
 	staged.Policy, staged.Code = "clay-4-2-5/gp=32KiB:2", "rs-4-2"
+	stagedParts := multipartObject()
+	stagedParts.Policy, stagedParts.Code = "clay-4-2-5/gp=32KiB:2", "rs-4-2"
 	tests := []struct {
 		name string
 		m    *cairn.Manifest
@@ -99,6 +101,8 @@ func TestValidateAcceptsEveryForm(t *testing.T) {
 		{"rs", rsObject(), rsK, rsN},
 		{"staged for cold", staged, rsK, rsN},
 		{"cold", coldObject(), rsK, rsN},
+		{"staged multipart", stagedParts, rsK, rsN},
+		{"cold multipart", coldMultipart(), rsK, rsN},
 		{"rs sized to the data", trimmed, rsK, rsN},
 		{"lt sized to the data", trimmedLT, ltK, ltN},
 		{"small object replicated", small, 1, 3},
@@ -159,13 +163,22 @@ func TestValidateRefuses(t *testing.T) {
 		{"parts' plaintext off", encryptedMultipart, func(m *cairn.Manifest) { m.Encryption.Size++ }, "parts hold 7202 plaintext bytes, the object 7203"},
 
 		// The cold tier.
-		{"cold with shards", coldObject, func(m *cairn.Manifest) { m.Layout = rsObject().Layout }, "a cold object with a layout or parts"},
-		{"cold with parts", coldObject, func(m *cairn.Manifest) { m.Parts = multipartObject().Parts }, "a cold object with a layout or parts"},
+		{"cold with shards", coldObject, func(m *cairn.Manifest) { m.Layout = rsObject().Layout }, "a cold object with a layout of its own"},
+		{"cold with a code", coldObject, func(m *cairn.Manifest) { m.Code = "rep-3" }, "a cold object with a layout of its own"},
+		{"cold with parts' layouts", coldObject, func(m *cairn.Manifest) { m.Parts = multipartObject().Parts }, "part 1: a layout in a cold object"},
+		{"cold parts out of order", coldMultipart, func(m *cairn.Manifest) { m.Parts[0].Number = 3 }, "part 2 after part 3"},
+		{"cold parts of one version", coldMultipart, func(m *cairn.Manifest) { m.Parts[1].Version = m.Parts[0].Version }, "is another part's"},
+		{"cold parts' sizes", coldMultipart, func(m *cairn.Manifest) { m.Size++ }, "its parts add up to"},
+		{"cold part without version", coldMultipart, func(m *cairn.Manifest) { m.Parts[1].Version = "" }, "part 2: no version"},
 		{"cold without record", coldObject, func(m *cairn.Manifest) { m.Cold.Record = nil }, "without its group or record"},
 		{"cold without group", coldObject, func(m *cairn.Manifest) { m.Cold.Group = "" }, "without its group or record"},
 		{"cold of a warm policy", coldObject, func(m *cairn.Manifest) { m.Policy = "rs-4-2" }, "a cold object of policy rs-4-2"},
-		{"staged without warm code", rsObject, func(m *cairn.Manifest) { m.Policy = "clay-4-2-5/gp=32KiB:2" }, "a staged cold object must be single-part"},
-		{"staged multipart", multipartObject, func(m *cairn.Manifest) { m.Policy = "clay-4-2-5/gp=32KiB:2" }, "a staged cold object must be single-part"},
+		{"staged without warm code", rsObject, func(m *cairn.Manifest) { m.Policy = "clay-4-2-5/gp=32KiB:2" }, "a staged cold object without its warm code"},
+		{"staged multipart without warm code", multipartObject, func(m *cairn.Manifest) { m.Policy = "clay-4-2-5/gp=32KiB:2" }, "a staged cold object without its warm code"},
+		{"staged multipart with a layout", multipartObject, func(m *cairn.Manifest) {
+			m.Policy, m.Code, m.BlockSize = "clay-4-2-5/gp=32KiB:2", "rs-4-2", 1024
+		}, "a multipart object has a layout of its own"},
+		{"warm multipart with a code", multipartObject, func(m *cairn.Manifest) { m.Code = "rep-3" }, "a multipart object has a layout of its own"},
 		{"cold and raidp", coldObject, func(m *cairn.Manifest) { m.RAIDP = &cairn.RAIDPLayout{Group: "g1", Generation: 1} }, "both in a RAIDP group and in the cold tier"},
 		{"staged with a raidp layout", rsObject, func(m *cairn.Manifest) {
 			m.Policy, m.Code, m.Layout = "clay-4-2-5/gp=32KiB:2", "", cairn.Layout{}
@@ -362,6 +375,18 @@ func TestStripeBlock(t *testing.T) {
 	if small.LayoutCode() != "rep-3" {
 		t.Errorf("LayoutCode with a code: %s", small.LayoutCode())
 	}
+}
+
+// coldMultipart is a multipart object exported to the cold tier: its
+// parts keep their records with zero layouts.
+func coldMultipart() *cairn.Manifest {
+	m := multipartObject()
+	m.Policy = "clay-4-2-5/gp=32KiB:2"
+	for i := range m.Parts {
+		m.Parts[i].Layout = cairn.Layout{}
+	}
+	m.Cold = &cairn.ColdRef{Group: "g1", Record: []byte{1, 0, 0}}
+	return m
 }
 
 // coldObject is an object exported to the cold tier: no layout, a group
