@@ -54,7 +54,10 @@ func (c *Client) stage(ctx context.Context, m *cairn.Manifest, coldPolicy string
 	if coldPolicy == "" {
 		return nil
 	}
-	cm := c.direct.(coldMeta) // staging checked it
+	cm, ok := c.direct.(coldMeta) // staging checked it, maybe in another client (an upload's)
+	if !ok {
+		return fmt.Errorf("%w: policy %s: the metadata store has no cold tier", cairn.ErrInvalid, coldPolicy)
+	}
 	m.Code, m.Policy = m.LayoutCode(), coldPolicy
 	op, err := cold.StageOp(m, now)
 	if err != nil {

@@ -47,8 +47,10 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	if policy == "" {
 		policy = b.Policy
 	}
-	// A multipart object of a cold class stays in the warm tier.
-	if _, policy, err = c.staging(policy); err != nil {
+	// The parts of a cold class's upload are stored with the staging
+	// policy, and Complete commits the object staged (u.Cold).
+	coldPolicy, policy, err := c.staging(policy)
+	if err != nil {
 		return cairn.Upload{}, err
 	}
 	if _, err := c.code(policy); err != nil {
@@ -69,7 +71,12 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	u := cairn.Upload{Bucket: bucket, Key: key, ID: id, Created: now().UTC(), Policy: policy,
+	if enc != nil {
+		// The cold reader of an object sealed part by part is not built
+		// (docs/design/cold.md, "Multipart uploads"): it stays warm.
+		coldPolicy = ""
+	}
+	u := cairn.Upload{Bucket: bucket, Key: key, ID: id, Created: now().UTC(), Policy: policy, Cold: coldPolicy,
 		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta), Encryption: enc,
 		Tags: maps.Clone(opts.Tags), ACL: slices.Clone(opts.ACL), ChecksumAlgorithm: opts.ChecksumAlgorithm, ChecksumType: opts.ChecksumType,
 		LegalHold: opts.LegalHold}
@@ -310,6 +317,11 @@ func (c *Client) CompleteUploadIf(ctx context.Context, bucket, key, id string, l
 			old = nil
 		}
 		if err := cond.check(old); err != nil {
+			return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, err)
+		}
+		// Staged: the queue record before the commit, as a PUT's (a
+		// record whose commit fails is dropped by the export job later).
+		if err := c.stage(ctx, m, u.Cold, time.Now()); err != nil {
 			return nil, fmt.Errorf("completing %s/%s: %w", bucket, key, err)
 		}
 		_, err = c.meta.CompleteUpload(ctx, m, prev, id, stamp)

@@ -290,8 +290,9 @@ func (e *Exporter) pick(ctx context.Context, r meta.ColdRecord, st *ExportProgre
 		}
 		return item{}, false, nil
 	}
-	if m.Policy != e.cfg.Policy.String() || m.Size > e.cfg.MaxObject {
-		// Another policy's (an old class setting) or too big: it stays warm.
+	if m.Policy != e.cfg.Policy.String() || m.Size > e.cfg.MaxObject || !Exportable(m) {
+		// Another policy's (an old class setting), too big, or encrypted in
+		// parts: it stays warm.
 		e.cfg.Log.Info("cold export: object stays in the warm tier", "bucket", bucket, "key", key, "policy", m.Policy, "size", m.Size)
 		return item{}, false, e.dropQueued(ctx, r, st)
 	}
@@ -471,6 +472,10 @@ func (e *Exporter) commit(ctx context.Context, m *cairn.Manifest, ref *cairn.Col
 	for try := 1; ; try++ {
 		cm := *prev
 		cm.Layout, cm.Cold = cairn.Layout{}, ref
+		cm.Parts = slices.Clone(prev.Parts) // their records stay, their warm layouts go
+		for i := range cm.Parts {
+			cm.Parts[i].Layout = cairn.Layout{}
+		}
 		err := e.cfg.Meta.UpdateManifest(ctx, &cm, prev)
 		if !errors.Is(err, cairn.ErrConflict) || try == commitTries {
 			return err

@@ -64,7 +64,7 @@ func EachUpload(ctx context.Context, s UploadPager, bucket string, f func(cairn.
 // UploadSummary returns the fields of u that UploadKeyPage returns: those
 // that never change over the upload's life.
 func UploadSummary(u cairn.Upload) cairn.Upload {
-	return cairn.Upload{Bucket: u.Bucket, Key: u.Key, ID: u.ID, Created: u.Created, Policy: u.Policy,
+	return cairn.Upload{Bucket: u.Bucket, Key: u.Key, ID: u.ID, Created: u.Created, Policy: u.Policy, Cold: u.Cold,
 		ChecksumAlgorithm: u.ChecksumAlgorithm, ChecksumType: u.ChecksumType}
 }
 

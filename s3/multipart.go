@@ -335,7 +335,7 @@ func (h *Handler) listParts(q *request, id string) error {
 		return h.uploadErr(q, err)
 	}
 	out := listPartsResult{NS: s3NS, Bucket: q.bucket, Key: q.key, UploadID: id, PartNumberMarker: marker, MaxParts: maxParts,
-		StorageClass: h.storageClass(u.Policy), IsTruncated: more || len(parts) > maxParts}
+		StorageClass: h.storageClass(uploadPolicy(u)), IsTruncated: more || len(parts) > maxParts}
 	for _, p := range parts[:min(len(parts), maxParts)] {
 		out.Parts = append(out.Parts, partEntry{PartNumber: p.Number, LastModified: isoTime(p.Created), ETag: `"` + p.ETag + `"`, Size: partSize(u, p),
 			checksumXML: xmlChecksum(p.Checksum)})
@@ -421,7 +421,7 @@ func (h *Handler) listUploads(q *request) error {
 	}
 	for _, u := range p.uploads {
 		out.Uploads = append(out.Uploads, uploadEntry{Key: l.encode(u.Key), UploadID: u.ID, Initiated: isoTime(u.Created),
-			StorageClass: h.storageClass(u.Policy), ChecksumAlgorithm: u.ChecksumAlgorithm, ChecksumType: uploadChecksumType(u)})
+			StorageClass: h.storageClass(uploadPolicy(u)), ChecksumAlgorithm: u.ChecksumAlgorithm, ChecksumType: uploadChecksumType(u)})
 	}
 	for _, cp := range p.prefixes {
 		out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: l.encode(cp)})
@@ -430,6 +430,15 @@ func (h *Handler) listUploads(q *request) error {
 		out.NextKeyMarker, out.NextUploadIDMarker = l.encode(p.nextKey), p.nextID
 	}
 	return h.writeXML(q, http.StatusOK, out)
+}
+
+// uploadPolicy is the policy of the object upload u completes: its cold
+// policy if it is staged for one (its parts are stored with u.Policy).
+func uploadPolicy(u cairn.Upload) string {
+	if u.Cold != "" {
+		return u.Cold
+	}
+	return u.Policy
 }
 
 // uploadChecksumType is the ChecksumType an upload lists: its own, or

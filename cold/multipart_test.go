@@ -1,0 +1,159 @@
+package cold_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"cairn"
+	"cairn/client"
+	"cairn/cold"
+)
+
+// uploadParts uploads data to bucket/key in parts of the sizes given
+// and completes the upload.
+func uploadParts(t *testing.T, cl *client.Client, bucket, key string, data []byte, sizes []int, opts client.PutOptions) *cairn.Manifest {
+	t.Helper()
+	ctx := context.Background()
+	u, err := cl.CreateUpload(ctx, bucket, key, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []client.CompletePart
+	off := 0
+	for i, n := range sizes {
+		p, err := cl.UploadPart(ctx, bucket, key, u.ID, i+1, bytes.NewReader(data[off:off+n]),
+			client.PutOptions{Size: int64(n), SSE: opts.SSE})
+		if err != nil {
+			t.Fatalf("%s part %d: %v", key, i+1, err)
+		}
+		list = append(list, client.CompletePart{Number: p.Number, ETag: p.ETag})
+		off += n
+	}
+	m, err := cl.CompleteUpload(ctx, bucket, key, u.ID, list)
+	if err != nil {
+		t.Fatalf("%s: complete: %v", key, err)
+	}
+	return m
+}
+
+// TestExportMultipart: an upload in parts to a cold policy completes
+// staged (its parts stored with the staging policy, the object queued),
+// and the export job moves it like a single-part object. The exported
+// manifest keeps its parts' records (numbers, versions, sizes, ETags)
+// with zero layouts and the object's ETag; it reads back whole and in
+// ranges across part boundaries; the warm parts' files are queued for
+// deletion. An upload sealed with SSE-C stays warm (docs/design/cold.md,
+// "Multipart uploads"). A warm multipart object can be staged later
+// (Stage, the lifecycle Transition's call) and is exported too.
+func TestExportMultipart(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 9))
+	e := newEnv(t)
+	cl := client.New(e.store, e.nodes.Client, client.Config{BlockSize: 64 << 10, MinPartSize: 100 << 10})
+	sizes := []int{150 << 10, 100<<10 + 1, 7}
+	data := randBytes(rng, 250<<10+8)
+	staged := uploadParts(t, cl, "bkt", "mp", data, sizes, client.PutOptions{})
+	if staged.Cold != nil || staged.Policy != coldPolicy || staged.Code != "rep-3" || len(staged.Parts) != 3 {
+		t.Fatalf("completed as policy %s code %s, %d parts, cold %v; want staged for %s with code rep-3", staged.Policy, staged.Code, len(staged.Parts), staged.Cold, coldPolicy)
+	}
+	for _, p := range staged.Parts {
+		if len(p.Shards) != 3 || p.Code != "" {
+			t.Fatalf("staged part %d: %d shards, code %q; want rep-3's 3 and none of its own", p.Number, len(p.Shards), p.Code)
+		}
+	}
+	if q, _, err := e.store.ColdPage(ctx, "staged/", "", 10); err != nil || len(q) != 1 || q[0].Key != "staged/bkt/mp" {
+		t.Fatalf("staging queue %v, %v; want the upload's object alone", q, err)
+	}
+	e.read(t, rng, "mp", data) // staged: from the warm parts
+
+	encData := randBytes(rng, 250<<10+8)
+	enc := uploadParts(t, cl, "bkt", "enc-mp", encData, sizes, client.PutOptions{SSE: &client.SSE{Scheme: cairn.SSEC, CustomerKey: customerKey}})
+	if enc.Policy != "rep-3" || enc.Cold != nil {
+		t.Fatalf("an SSE-C upload completed as policy %s (cold %v); want it warm (rep-3)", enc.Policy, enc.Cold)
+	}
+
+	if err := e.store.CreateBucket(ctx, cairn.Bucket{Name: "warm", Policy: "rs-4-2", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	warmData := randBytes(rng, 250<<10+8)
+	warm := uploadParts(t, cl, "warm", "wmp", warmData, sizes, client.PutOptions{})
+	if err := cold.Stage(ctx, e.store, "warm", "wmp", coldPolicy, time.Now()); err != nil {
+		t.Fatalf("staging a warm multipart object: %v", err)
+	}
+	if err := cold.Stage(ctx, e.store, "bkt", "enc-mp", coldPolicy, time.Now()); err == nil {
+		t.Fatal("staging an SSE-C multipart object: no error; want it refused (encrypted in parts)")
+	}
+
+	e.pass(t, "the export pass")
+	for _, o := range []struct {
+		bucket, key string
+		before      *cairn.Manifest
+		data        []byte
+	}{{"bkt", "mp", staged, data}, {"warm", "wmp", warm, warmData}} {
+		m, err := e.store.Manifest(ctx, o.bucket, o.key)
+		if err != nil || m.Cold == nil {
+			t.Fatalf("%s/%s not exported: %+v, %v", o.bucket, o.key, m, err)
+		}
+		if m.Version != o.before.Version || m.ETag != o.before.ETag || m.Size != o.before.Size || m.Upload != o.before.Upload || m.Code != "" {
+			t.Fatalf("%s/%s exported as version %s ETag %s size %d upload %s code %q; was %s %s %d %s",
+				o.bucket, o.key, m.Version, m.ETag, m.Size, m.Upload, m.Code, o.before.Version, o.before.ETag, o.before.Size, o.before.Upload)
+		}
+		if len(m.Parts) != len(o.before.Parts) {
+			t.Fatalf("%s/%s: %d parts exported, %d staged", o.bucket, o.key, len(m.Parts), len(o.before.Parts))
+		}
+		for i, p := range m.Parts {
+			b := o.before.Parts[i]
+			if p.Number != b.Number || p.Version != b.Version || p.Size != b.Size || p.ETag != b.ETag || !p.Created.Equal(b.Created) || len(p.Shards) != 0 || p.BlockSize != 0 {
+				t.Fatalf("%s/%s part %d exported as %+v; want its record %+v without a layout", o.bucket, o.key, b.Number, p, b)
+			}
+		}
+		if got := read(t, cl, o.bucket, o.key, 0, -1); !bytes.Equal(got, o.data) {
+			t.Fatalf("%s/%s: %d bytes read after the export, differ", o.bucket, o.key, len(got))
+		}
+		// A range across both part boundaries.
+		if got := read(t, cl, o.bucket, o.key, 150<<10-3, 100<<10+6); !bytes.Equal(got, o.data[150<<10-3:250<<10+3]) {
+			t.Fatalf("%s/%s: the range across the part boundaries differs", o.bucket, o.key)
+		}
+		// The warm parts' files are garbage now.
+		want := o.before.Files()
+		var queued []cairn.ShardFile
+		cs, err := e.store.Cleanups(ctx, time.Now().Add(time.Hour), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if c.Bucket == o.bucket && c.Key == o.key {
+				queued = append(queued, c.Files...)
+			}
+		}
+		for _, f := range want {
+			if !slices.Contains(queued, f) {
+				t.Fatalf("%s/%s: staged part file %v is not queued for deletion (queued: %v)", o.bucket, o.key, f, queued)
+			}
+		}
+	}
+	if m, err := e.store.Manifest(ctx, "bkt", "enc-mp"); err != nil || m.Cold != nil || m.Policy != "rep-3" {
+		t.Fatalf("the SSE-C multipart object after the pass: %+v, %v; want it warm", m, err)
+	}
+	e.read(t, rng, "enc-mp", encData)
+}
+
+// read returns bytes [off, off+n) of bucket/key (n < 0: to the end).
+func read(t *testing.T, cl *client.Client, bucket, key string, off, n int64) []byte {
+	t.Helper()
+	_, rc, err := cl.Get(context.Background(), bucket, key, off, n)
+	if err != nil {
+		t.Fatalf("get %s/%s [%d, +%d): %v", bucket, key, off, n, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("get %s/%s [%d, +%d): %v", bucket, key, off, n, err)
+	}
+	return b
+}
