@@ -41,6 +41,7 @@ type obj struct {
 	seed uint64
 	size int64
 	sum  [32]byte
+	part int64 // the part size of one uploaded in parts (0: a single PUT)
 }
 
 // crash is one run of TestColdCrash.
@@ -202,7 +203,8 @@ func (cr *crash) work(i int) {
 }
 
 // put writes key with a size drawn from 0 to 40 s0 (log-uniform-ish:
-// empty, a front only, a few chunks, many chunks).
+// empty, a front only, a few chunks, many chunks), by a PUT or, one time
+// in four, uploaded in parts: in one, or in two of 5 MiB and the size.
 func (cr *crash) put(i int, key string) {
 	var size int64
 	switch cr.rng.IntN(6) {
@@ -214,12 +216,22 @@ func (cr *crash) put(i int, key string) {
 		size = cr.rng.Int64N(1 << (15 + 1 + cr.rng.IntN(5)))
 	}
 	o := obj{seed: cr.rng.Uint64(), size: size}
-	o.sum = coldtier.Sum(o.seed, size, 0, size)
-	_, err := cr.c.PutObject(cr.t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key),
-		Body: coldtier.Stream(o.seed, size), ContentLength: aws.Int64(size), StorageClass: types.StorageClass("COLD")})
-	if err != nil {
-		cr.t.Fatalf("iteration %d: put %s (%d bytes): %v", i, key, size, err)
+	var err error
+	switch cr.rng.IntN(8) {
+	case 0, 1: // uploaded in one part
+		o.part = size
+		err = putParts(cr.t.Context(), cr.c, key, o.seed, size, size, false, "")
+	case 2: // in two, the first of S3's least part size
+		o.size, o.part = 5<<20+size, 5<<20
+		err = putParts(cr.t.Context(), cr.c, key, o.seed, o.size, o.part, false, "")
+	default:
+		_, err = cr.c.PutObject(cr.t.Context(), &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String(key),
+			Body: coldtier.Stream(o.seed, size), ContentLength: aws.Int64(size), StorageClass: types.StorageClass("COLD")})
 	}
+	if err != nil {
+		cr.t.Fatalf("iteration %d: put %s (%d bytes, parts of %d): %v", i, key, o.size, o.part, err)
+	}
+	o.sum = coldtier.Sum(o.seed, o.size, 0, o.size)
 	cr.objs[key] = o
 }
 
@@ -488,10 +500,15 @@ func (cr *crash) checkMeta(when string) {
 
 // shardFiles lists the shard files on the server's disks.
 func (cr *crash) shardFiles(when string) map[cairn.ShardFile]bool {
+	return shardFiles(cr.t, cr.s, when)
+}
+
+// shardFiles lists the shard files on the disks of server s.
+func shardFiles(t *testing.T, s *testcluster.Server, when string) map[cairn.ShardFile]bool {
 	out := map[cairn.ShardFile]bool{}
-	dirs, err := filepath.Glob(filepath.Join(cr.s.Data, "disk*"))
+	dirs, err := filepath.Glob(filepath.Join(s.Data, "disk*"))
 	if err != nil {
-		cr.t.Fatal(err)
+		t.Fatal(err)
 	}
 	for _, dir := range dirs {
 		disk := cairn.DiskID("node1/" + filepath.Base(dir))
@@ -503,7 +520,7 @@ func (cr *crash) shardFiles(when string) map[cairn.ShardFile]bool {
 			return nil
 		})
 		if err != nil && !os.IsNotExist(err) {
-			cr.t.Fatalf("%s: %v", when, err)
+			t.Fatalf("%s: %v", when, err)
 		}
 	}
 	return out

@@ -2,6 +2,9 @@ package coldtier_test
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -16,79 +19,176 @@ import (
 	"cairn/internal/testcluster/coldtier"
 )
 
-// TestColdMultipartStaysWarm pins what a multipart upload in the COLD
-// class does today (docs/design/cold.md, "Multipart uploads"): it
-// completes and reads back byte-exact, whole and by part number, stored in
-// the warm tier with the staging policy (rep-3), never queued for the
-// export job — which leaves it alone while it exports a single-part object
-// of the same bucket.
-func TestColdMultipartStaysWarm(t *testing.T) {
+// putParts uploads the content of seed and size (coldtier.Stream) to key
+// in parts of part bytes (the last one the rest) through S3 in the COLD
+// class, with CRC32 checksums if crc is set, and completes the upload.
+func putParts(ctx context.Context, c *s3.Client, key string, seed uint64, size, part int64, crc bool, sse types.ServerSideEncryption) error {
+	in := &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key),
+		StorageClass: types.StorageClass("COLD"), ServerSideEncryption: sse}
+	if crc {
+		in.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
+	}
+	up, err := c.CreateMultipartUpload(ctx, in)
+	if err != nil {
+		return err
+	}
+	var done []types.CompletedPart
+	for n, off := int32(1), int64(0); off < size || n == 1; n, off = n+1, off+part {
+		body := coldtier.Stream(seed, size)
+		if _, err := body.Seek(off, io.SeekStart); err != nil {
+			return err
+		}
+		b, err := io.ReadAll(io.LimitReader(body, part)) // seekable, for the SDK's checksum
+		if err != nil {
+			return err
+		}
+		pin := &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String(key), UploadId: up.UploadId,
+			PartNumber: aws.Int32(n), Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b)))}
+		if crc {
+			pin.ChecksumAlgorithm = types.ChecksumAlgorithmCrc32
+		}
+		out, err := c.UploadPart(ctx, pin)
+		if err != nil {
+			return fmt.Errorf("part %d: %w", n, err)
+		}
+		done = append(done, types.CompletedPart{PartNumber: aws.Int32(n), ETag: out.ETag, ChecksumCRC32: out.ChecksumCRC32})
+	}
+	_, err = c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String(key),
+		UploadId: up.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}})
+	return err
+}
+
+// TestColdMultipart: an upload in parts in the COLD class is staged at
+// Complete and exported by the job, as a single PUT is
+// (docs/design/cold.md, "Multipart uploads"). Through S3, before and
+// after the export: the same ETag (MD5-of-MD5s "-3") and composite
+// checksum, each part by ?partNumber= (GET and HEAD, with the parts'
+// count), GetObjectAttributes' part list with each part's checksum, and
+// the whole object. After the export the warm parts' shard files are
+// deleted. An SSE-S3 upload stays warm. An upload in progress lists in
+// the COLD class.
+func TestColdMultipart(t *testing.T) {
 	ctx := t.Context()
-	s := testcluster.StartServer(t, "", "--cold-every", "200ms", "--cold-groups", "1")
+	s := testcluster.StartServer(t, "", "--cold-every", "1h", "--cold-groups", "1", "--cleanup-grace", "1s", "--cleanup-every", "1s")
 	c, store := connect(t, s, nil)
-	defer store.Close()
+	defer func() { store.Close() }()
+	testcluster.WaitFor(t, time.Minute, "the export job's first pass", func() bool {
+		p, err := cold.ReadProgress(ctx, store)
+		return err == nil && p.Passes > 0
+	})
 	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		t.Fatal(err)
 	}
-	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("mp"),
+	// An upload in progress lists in the class it was created in.
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("open"),
 		StorageClass: types.StorageClass("COLD")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const seed, part, size = 18, 5 << 20, 5<<20 + 12345
-	var done []types.CompletedPart
-	for n, off := int32(1), int64(0); off < size; n, off = n+1, off+part {
-		body := coldtier.Stream(seed, size)
-		if _, err := body.Seek(off, 0); err != nil {
-			t.Fatal(err)
-		}
-		b, err := io.ReadAll(io.LimitReader(body, part))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String(bucket), Key: aws.String("mp"), UploadId: up.UploadId,
-			PartNumber: aws.Int32(n), Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b)))})
-		if err != nil {
-			t.Fatalf("part %d: %v", n, err)
-		}
-		done = append(done, types.CompletedPart{PartNumber: aws.Int32(n), ETag: out.ETag})
+	ups, err := c.ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(bucket)})
+	if err != nil || len(ups.Uploads) != 1 || ups.Uploads[0].StorageClass != "COLD" {
+		t.Fatalf("ListMultipartUploads %+v, %v; want the upload, in COLD", ups, err)
 	}
-	if _, err := c.CompleteMultipartUpload(ctx, &s3.CompleteMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("mp"),
-		UploadId: up.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}}); err != nil {
+	lp, err := c.ListParts(ctx, &s3.ListPartsInput{Bucket: aws.String(bucket), Key: aws.String("open"), UploadId: up.UploadId})
+	if err != nil || lp.StorageClass != "COLD" {
+		t.Fatalf("ListParts %+v, %v; want class COLD", lp, err)
+	}
+	if _, err := c.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("open"), UploadId: up.UploadId}); err != nil {
 		t.Fatal(err)
 	}
-	// A single-part object beside it is exported; the multipart one is not.
-	one := coldtier.Stream(7, 300<<10)
-	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("one"), Body: one,
-		ContentLength: aws.Int64(300 << 10), StorageClass: types.StorageClass("COLD")}); err != nil {
+	const seed, part, size = 18, 5 << 20, 10<<20 + 12345
+	if err := putParts(ctx, c, "mp", seed, size, part, true, ""); err != nil {
 		t.Fatal(err)
 	}
-	testcluster.WaitFor(t, time.Minute, "the export of the single-part object", func() bool {
-		m, err := store.Manifest(ctx, bucket, "one")
+	if err := putParts(ctx, c, "enc", seed+1, size, part, false, types.ServerSideEncryptionAes256); err != nil {
+		t.Fatal(err)
+	}
+	staged, err := store.Manifest(ctx, bucket, "mp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if staged.Cold != nil || !cairn.IsColdPolicy(staged.Policy) || staged.Code != "rep-3" || len(staged.Parts) != 3 {
+		t.Fatalf("completed as policy %s code %s, %d parts, cold %v; want staged, 3 parts in rep-3", staged.Policy, staged.Code, len(staged.Parts), staged.Cold)
+	}
+	head, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("mp"), ChecksumMode: types.ChecksumModeEnabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkParts(t, c, "staged", seed, size, part, head)
+
+	// A restart runs the export job at once.
+	s.Restart(t)
+	c, store = connect(t, s, store)
+	testcluster.WaitFor(t, time.Minute, "the export of the multipart object", func() bool {
+		m, err := store.Manifest(ctx, bucket, "mp")
 		return err == nil && m.Cold != nil
 	})
-	m, err := store.Manifest(ctx, bucket, "mp")
+	checkParts(t, c, "exported", seed, size, part, head)
+	m, err := store.Manifest(ctx, bucket, "enc")
+	if err != nil || m.Cold != nil || m.Policy != "rep-3" || m.Encryption == nil {
+		t.Fatalf("the SSE-S3 multipart object: %+v, %v; want it warm (rep-3), encrypted", m, err)
+	}
+	if got, n := get(t, c, "warm", "enc", ""); got != coldtier.Sum(seed+1, size, 0, size) || n != size {
+		t.Fatalf("the SSE-S3 multipart object reads %d bytes, or they differ", n)
+	}
+	testcluster.WaitFor(t, time.Minute, "the deletion of the staged parts' files", func() bool {
+		files := shardFiles(t, s, "after the export")
+		for _, f := range staged.Files() {
+			if files[f] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// checkParts reads multipart object "mp" (seed, size, parts of part
+// bytes) through S3 whole and by part, and checks its ETag, checksum and
+// part list against head, its HEAD when staged.
+func checkParts(t *testing.T, c *s3.Client, when string, seed uint64, size, part int64, head *s3.HeadObjectOutput) {
+	t.Helper()
+	ctx := t.Context()
+	if got, n := get(t, c, when, "mp", ""); got != coldtier.Sum(seed, size, 0, size) || n != size {
+		t.Fatalf("%s: mp reads %d bytes, or they differ", when, n)
+	}
+	h, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("mp"), ChecksumMode: types.ChecksumModeEnabled})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Cold != nil || cairn.IsColdPolicy(m.Policy) || m.Policy != "rep-3" || len(m.Parts) != 2 {
-		t.Fatalf("the multipart object: policy %s, %d parts, cold %v (want warm rep-3, 2 parts)", m.Policy, len(m.Parts), m.Cold)
+	if aws.ToString(h.ETag) != aws.ToString(head.ETag) || aws.ToString(h.ChecksumCRC32) != aws.ToString(head.ChecksumCRC32) ||
+		aws.ToInt64(h.ContentLength) != size || h.StorageClass != "COLD" {
+		t.Fatalf("%s: HEAD ETag %s checksum %s, %d bytes, class %s; want %s %s, %d, COLD", when, aws.ToString(h.ETag),
+			aws.ToString(h.ChecksumCRC32), aws.ToInt64(h.ContentLength), h.StorageClass, aws.ToString(head.ETag), aws.ToString(head.ChecksumCRC32), size)
 	}
-	if q, _, err := store.ColdPage(ctx, "staged/", "", 10); err != nil || len(q) != 0 {
-		t.Fatalf("staging queue %v, %v (want empty)", q, err)
-	}
-	if p, err := cold.ReadProgress(ctx, store); err != nil || p.Exported != 1 {
-		t.Fatalf("export progress %+v, %v (want the single-part object alone)", p, err)
-	}
-	if got, n := get(t, c, "warm", "mp", ""); got != coldtier.Sum(seed, size, 0, size) || n != size {
-		t.Fatalf("the multipart object reads %d bytes, or they differ", n)
-	}
-	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("mp"), PartNumber: aws.Int32(2)})
+	attrs, err := c.GetObjectAttributes(ctx, &s3.GetObjectAttributesInput{Bucket: aws.String(bucket), Key: aws.String("mp"),
+		ObjectAttributes: []types.ObjectAttributes{types.ObjectAttributesObjectParts, types.ObjectAttributesEtag}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out.Body.Close()
-	if aws.ToInt32(out.PartsCount) != 2 || aws.ToInt64(out.ContentLength) != size-part {
-		t.Fatalf("part 2: %d parts, %d bytes", aws.ToInt32(out.PartsCount), aws.ToInt64(out.ContentLength))
+	if attrs.ObjectParts == nil || aws.ToInt32(attrs.ObjectParts.TotalPartsCount) != 3 || len(attrs.ObjectParts.Parts) != 3 {
+		t.Fatalf("%s: GetObjectAttributes parts %+v; want 3", when, attrs.ObjectParts)
+	}
+	for i, n := int32(1), int64(0); n < size; i, n = i+1, n+part {
+		pn := min(part, size-n)
+		ap := attrs.ObjectParts.Parts[i-1]
+		if aws.ToInt32(ap.PartNumber) != i || aws.ToInt64(ap.Size) != pn || aws.ToString(ap.ChecksumCRC32) == "" {
+			t.Fatalf("%s: GetObjectAttributes part %d: number %d, %d bytes, checksum %q", when, i, aws.ToInt32(ap.PartNumber), aws.ToInt64(ap.Size), aws.ToString(ap.ChecksumCRC32))
+		}
+		out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String("mp"), PartNumber: aws.Int32(i)})
+		if err != nil {
+			t.Fatalf("%s: part %d: %v", when, i, err)
+		}
+		b, err := io.ReadAll(out.Body)
+		out.Body.Close()
+		if err != nil {
+			t.Fatalf("%s: part %d: %v", when, i, err)
+		}
+		if int64(len(b)) != pn || sha256.Sum256(b) != coldtier.Sum(seed, size, n, pn) || aws.ToInt32(out.PartsCount) != 3 {
+			t.Fatalf("%s: part %d: %d bytes (want %d), %d parts, or they differ", when, i, len(b), pn, aws.ToInt32(out.PartsCount))
+		}
+		ph, err := c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String("mp"), PartNumber: aws.Int32(i)})
+		if err != nil || aws.ToInt64(ph.ContentLength) != pn || aws.ToInt32(ph.PartsCount) != 3 {
+			t.Fatalf("%s: HEAD part %d: %+v, %v", when, i, ph, err)
+		}
 	}
 }
