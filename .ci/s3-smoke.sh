@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # S3 smoke test with real clients against `cairn server`: the aws CLI (a
-# 100 MiB cp that forces multipart, sync of a tree, s3api calls, a presigned
+# 100 MiB cp that forces multipart, a 20 MiB one in the COLD class, sync of a tree, s3api calls, a presigned
 # URL, which the CLI v1 signs with Signature V2, fetched with curl; a POST
 # form upload presigned by botocore and sent with curl -F; Object Lock:
 # put-object-retention, put-object-legal-hold), rclone
@@ -30,7 +30,7 @@ export AWS_CONFIG_FILE="$work/aws-config" AWS_SHARED_CREDENTIALS_FILE="$work/aws
 # Port 0 everywhere (--port-base 0): the server binds first and prints the
 # bound addresses in its ready line, "cairn server ready meta=... node=...
 # s3=http://..." (internal/proc).
-"$bin" server --data "$work/data" --port-base 0 \
+"$bin" server --data "$work/data" --port-base 0 --cold-every 2s \
   --access-key "$AWS_ACCESS_KEY_ID" --secret-key "$AWS_SECRET_ACCESS_KEY" >"$work/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
@@ -50,6 +50,17 @@ cmp "$work/big" "$work/big.back"
 # Output is read whole before grep -q, which stops at its first match: a client
 # still writing would fail with EPIPE (s3cmd exits 74) and pipefail would fail CI.
 grep -q '"ETag": "\\"[0-9a-f]*-[0-9]*\\""' <<<"$(s3api head-object --bucket smoke --key dir/big)"
+
+echo "== aws s3: a 20 MiB object in the COLD class (multipart), moved to the cold tier by the export job"
+# The CLI's s3 commands accept only AWS's class names: GLACIER_IR is COLD's alias.
+head -c 20971520 /dev/urandom >"$work/cold"
+s3 cp --only-show-errors --storage-class GLACIER_IR "$work/cold" s3://smoke/cold
+exported() { "$bin" stat --config "$work/data/client.conf" smoke/cold 2>/dev/null | grep -q '^cold '; }
+for _ in $(seq 300); do exported && break; sleep 0.2; done
+exported || { echo "smoke/cold was not exported within a minute"; "$bin" stat --config "$work/data/client.conf" smoke/cold; exit 1; }
+s3 cp --only-show-errors s3://smoke/cold "$work/cold.back"
+cmp "$work/cold" "$work/cold.back"
+grep -q '"StorageClass": "COLD"' <<<"$(s3api head-object --bucket smoke --key cold)"
 
 echo "== aws s3 sync of a tree"
 mkdir -p "$work/tree/a/b" "$work/tree/c"

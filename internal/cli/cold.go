@@ -21,6 +21,13 @@ import (
 // ColdClass is the storage class name of the cold tier.
 const ColdClass = "COLD"
 
+// ColdAlias is another name of ColdClass on writes, for clients that
+// accept only AWS's class names (the aws CLI's s3 commands refuse COLD):
+// Glacier Instant Retrieval is AWS's cold class whose objects read at
+// once, as cairn's do. Objects report ColdClass; lifecycle transitions
+// name ColdClass.
+const ColdAlias = "GLACIER_IR"
+
 // coldFlags configure the COLD class and the export job.
 type coldFlags struct {
 	policy *string
@@ -33,7 +40,7 @@ type coldFlags struct {
 func addColdFlags(fs *flag.FlagSet, def string) *coldFlags {
 	return &coldFlags{
 		policy: fs.String("cold-policy", def,
-			`policy of the COLD storage class, clay-K-M-D/gp=S0:Q[:MAX] (docs/design/cold.md); "auto": clay-4-2-5/gp=1MiB:2 with 6 disks or more, clay-2-2-3/gp=1MiB:2 with 4 or 5, none below; "": no COLD class`),
+			`policy of the COLD storage class (also named GLACIER_IR, for the aws CLI), clay-K-M-D/gp=S0:Q[:MAX] (docs/design/cold.md); "auto": clay-4-2-5/gp=1MiB:2 with 6 disks or more, clay-2-2-3/gp=1MiB:2 with 4 or 5, none below; "": no COLD class`),
 		every: fs.Duration("cold-every", time.Minute,
 			"director: how often the export job moves objects staged for the COLD class into the cold tier"),
 		groups: fs.Int("cold-groups", 4,
@@ -69,11 +76,13 @@ func (f *coldFlags) resolve(disks int) (string, error) {
 }
 
 // coldClasses returns the gateway's storage classes: storageClasses (S3's
-// defaults and WARM), and COLD if policy is set.
+// defaults and WARM), and COLD with its alias GLACIER_IR if policy is set.
+// An object of the cold policy reports COLD (the gateway names a policy
+// by its first class in name order).
 func coldClasses(policy string) map[string]string {
 	c := storageClasses()
 	if policy != "" {
-		c[ColdClass] = policy
+		c[ColdClass], c[ColdAlias] = policy, policy
 	}
 	return c
 }
