@@ -71,11 +71,6 @@ func (c *Client) CreateUpload(ctx context.Context, bucket, key string, opts PutO
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	if enc != nil {
-		// The cold reader of an object sealed part by part is not built
-		// (docs/design/cold.md, "Multipart uploads"): it stays warm.
-		coldPolicy = ""
-	}
 	u := cairn.Upload{Bucket: bucket, Key: key, ID: id, Created: now().UTC(), Policy: policy, Cold: coldPolicy,
 		ContentType: opts.ContentType, UserMeta: maps.Clone(opts.UserMeta), Encryption: enc,
 		Tags: maps.Clone(opts.Tags), ACL: slices.Clone(opts.ACL), ChecksumAlgorithm: opts.ChecksumAlgorithm, ChecksumType: opts.ChecksumType,

@@ -285,16 +285,26 @@ func (c *Client) OpenWith(ctx context.Context, m *cairn.Manifest, off, length in
 	if err != nil {
 		return m, nil, err
 	}
-	streams, base := []*cairn.Manifest{m}, int64(0)
+	streams, base := []sealedStream{{m: m, version: m.Version, size: m.Size}}, int64(0)
 	if len(m.Parts) > 0 {
 		// Only the parts the range touches (partSpan), from the first.
 		first, last, b, err := partSpan(m.Parts, func(p cairn.Part) (int64, error) { return cairn.DecryptedSize(p.Size) }, off, end)
 		if err != nil {
 			return m, nil, fmt.Errorf("%w: stored part sizes of %s/%s: %v", cairn.ErrCorrupt, bucket, key, err)
 		}
+		var at int64 // the stored offset of parts[first] in an exported object
+		for _, p := range m.Parts[:first] {
+			at += p.Size
+		}
 		streams, base = streams[:0], b
 		for _, p := range m.Parts[first:last] {
-			streams = append(streams, m.PartManifest(p))
+			s := sealedStream{m: m.PartManifest(p), version: p.Version, size: p.Size}
+			if m.Cold != nil {
+				// Exported: the parts' stored bytes are the object's, in order.
+				s.m, s.at = m, at
+			}
+			streams = append(streams, s)
+			at += p.Size
 		}
 	}
 	gctx, cancel := context.WithCancel(ctx)
@@ -427,6 +437,18 @@ func (a *aheadReader) Close() error {
 	return a.src.Close()
 }
 
+// sealedStream is one encrypted stream of an object: the object's
+// ciphertext, or one part's of an object uploaded in parts. Its size
+// stored bytes are those of m from stored offset at: the part's own
+// manifest (PartManifest, at 0), or an exported cold object's whole one,
+// whose stored bytes are its parts' in order.
+type sealedStream struct {
+	m       *cairn.Manifest
+	version string // the stream's version, in its cipher's nonces
+	size    int64  // stored (ciphertext) bytes
+	at      int64
+}
+
 // decryptReader reads the plaintext range [off, end) of an encrypted
 // object's streams (the object, or its parts in order), opening one
 // stream's ciphertext range at a time.
@@ -435,11 +457,11 @@ type decryptReader struct {
 	c           *Client
 	dk          []byte
 	bucket, key string
-	streams     []*cairn.Manifest // not yet opened, in order
-	base        int64             // plaintext offset of streams[0]
-	off, end    int64             // the range still to read
-	cur         *crypt.Decrypter  // the open stream's plaintext
-	curM        *cairn.Manifest   // the open stream
+	streams     []sealedStream   // not yet opened, in order
+	base        int64            // plaintext offset of streams[0]
+	off, end    int64            // the range still to read
+	cur         *crypt.Decrypter // the open stream's plaintext
+	curS        sealedStream     // the open stream
 	curSC       *crypt.StreamCipher
 	closer      io.Closer // the open stream's ciphertext reader
 	err         error     // sticky
@@ -480,9 +502,9 @@ func (d *decryptReader) openNext() error {
 	for len(d.streams) > 0 {
 		s := d.streams[0]
 		d.streams = d.streams[1:]
-		plain, err := cairn.DecryptedSize(s.Size)
+		plain, err := cairn.DecryptedSize(s.size)
 		if err != nil {
-			return fmt.Errorf("%s/%s version %s: %w", d.bucket, d.key, s.Version, err)
+			return fmt.Errorf("%s/%s version %s: %w", d.bucket, d.key, s.version, err)
 		}
 		lo, hi := d.base, d.base+plain
 		d.base = hi
@@ -494,15 +516,15 @@ func (d *decryptReader) openNext() error {
 			return err
 		}
 		d.off = min(d.end, hi)
-		sc, err := crypt.NewStreamCipher(d.dk, crypt.Stream{Bucket: d.bucket, Key: d.key, Version: s.Version})
+		sc, err := crypt.NewStreamCipher(d.dk, crypt.Stream{Bucket: d.bucket, Key: d.key, Version: s.version})
 		if err != nil {
 			return err
 		}
-		_, rc, err := d.c.open(d.ctx, s, rg.CipherOff, rg.CipherEnd-rg.CipherOff)
+		_, rc, err := d.c.open(d.ctx, s.m, s.at+rg.CipherOff, rg.CipherEnd-rg.CipherOff)
 		if err != nil {
 			return err
 		}
-		d.cur, d.curM, d.curSC, d.closer = crypt.NewDecrypter(sc, rc, rg), s, sc, rc
+		d.cur, d.curS, d.curSC, d.closer = crypt.NewDecrypter(sc, rc, rg), s, sc, rc
 		return nil
 	}
 	return fmt.Errorf("%w: %s/%s: the parts end before the object's size", cairn.ErrCorrupt, d.bucket, d.key)
@@ -512,7 +534,7 @@ func (d *decryptReader) closeCur() {
 	if d.closer != nil {
 		d.closer.Close()
 	}
-	d.cur, d.curM, d.curSC, d.closer = nil, nil, nil, nil
+	d.cur, d.curS, d.curSC, d.closer = nil, sealedStream{}, nil, nil
 }
 
 // readAround handles a segment of the open stream that failed
@@ -523,13 +545,13 @@ func (d *decryptReader) closeCur() {
 // returns false if no reading does (a fountain-coded layout is not
 // retried): the authentication error stands.
 func (d *decryptReader) readAround() bool {
-	m := d.curM
+	m := d.curS.m
 	if len(m.Shards) < 2 {
-		return false
+		return false // a coded layout, or an exported cold object's
 	}
 	rg := d.cur.Remaining()
 	for i := range m.Shards {
-		_, rc, err := d.c.openAvoiding(d.ctx, m, rg.CipherOff, rg.CipherEnd-rg.CipherOff, i)
+		_, rc, err := d.c.openAvoiding(d.ctx, m, d.curS.at+rg.CipherOff, rg.CipherEnd-rg.CipherOff, i)
 		if err != nil {
 			continue
 		}

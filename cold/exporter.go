@@ -290,9 +290,8 @@ func (e *Exporter) pick(ctx context.Context, r meta.ColdRecord, st *ExportProgre
 		}
 		return item{}, false, nil
 	}
-	if m.Policy != e.cfg.Policy.String() || m.Size > e.cfg.MaxObject || !Exportable(m) {
-		// Another policy's (an old class setting), too big, or encrypted in
-		// parts: it stays warm.
+	if m.Policy != e.cfg.Policy.String() || m.Size > e.cfg.MaxObject {
+		// Another policy's (an old class setting) or too big: it stays warm.
 		e.cfg.Log.Info("cold export: object stays in the warm tier", "bucket", bucket, "key", key, "policy", m.Policy, "size", m.Size)
 		return item{}, false, e.dropQueued(ctx, r, st)
 	}

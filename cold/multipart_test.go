@@ -3,8 +3,10 @@ package cold_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -47,7 +49,8 @@ func uploadParts(t *testing.T, cl *client.Client, bucket, key string, data []byt
 // manifest keeps its parts' records (numbers, versions, sizes, ETags)
 // with zero layouts and the object's ETag; it reads back whole and in
 // ranges across part boundaries; the warm parts' files are queued for
-// deletion. An upload sealed with SSE-C stays warm (docs/design/cold.md,
+// deletion. An upload sealed with SSE-C part by part is exported too, and
+// reads through its parts' offsets in the cold object (docs/design/cold.md,
 // "Multipart uploads"). A warm multipart object can be staged later
 // (Stage, the lifecycle Transition's call) and is exported too.
 func TestExportMultipart(t *testing.T) {
@@ -73,9 +76,10 @@ func TestExportMultipart(t *testing.T) {
 
 	encData := randBytes(rng, 250<<10+8)
 	enc := uploadParts(t, cl, "bkt", "enc-mp", encData, sizes, client.PutOptions{SSE: &client.SSE{Scheme: cairn.SSEC, CustomerKey: customerKey}})
-	if enc.Policy != "rep-3" || enc.Cold != nil {
-		t.Fatalf("an SSE-C upload completed as policy %s (cold %v); want it warm (rep-3)", enc.Policy, enc.Cold)
+	if enc.Policy != coldPolicy || enc.Code != "rep-3" || enc.Cold != nil || enc.Encryption == nil {
+		t.Fatalf("an SSE-C upload completed as policy %s code %s (cold %v); want it staged, encrypted", enc.Policy, enc.Code, enc.Cold)
 	}
+	e.read(t, rng, "enc-mp", encData)
 
 	if err := e.store.CreateBucket(ctx, cairn.Bucket{Name: "warm", Policy: "rs-4-2", Created: time.Now()}); err != nil {
 		t.Fatal(err)
@@ -85,8 +89,8 @@ func TestExportMultipart(t *testing.T) {
 	if err := cold.Stage(ctx, e.store, "warm", "wmp", coldPolicy, time.Now()); err != nil {
 		t.Fatalf("staging a warm multipart object: %v", err)
 	}
-	if err := cold.Stage(ctx, e.store, "bkt", "enc-mp", coldPolicy, time.Now()); err == nil {
-		t.Fatal("staging an SSE-C multipart object: no error; want it refused (encrypted in parts)")
+	if err := cold.Stage(ctx, e.store, "warm", "wmp", coldPolicy, time.Now()); !errors.Is(err, cairn.ErrInvalid) {
+		t.Fatalf("staging it twice: %v; want ErrInvalid", err)
 	}
 
 	e.pass(t, "the export pass")
@@ -94,7 +98,7 @@ func TestExportMultipart(t *testing.T) {
 		bucket, key string
 		before      *cairn.Manifest
 		data        []byte
-	}{{"bkt", "mp", staged, data}, {"warm", "wmp", warm, warmData}} {
+	}{{"bkt", "mp", staged, data}, {"warm", "wmp", warm, warmData}, {"bkt", "enc-mp", enc, encData}} {
 		m, err := e.store.Manifest(ctx, o.bucket, o.key)
 		if err != nil || m.Cold == nil {
 			t.Fatalf("%s/%s not exported: %+v, %v", o.bucket, o.key, m, err)
@@ -112,12 +116,21 @@ func TestExportMultipart(t *testing.T) {
 				t.Fatalf("%s/%s part %d exported as %+v; want its record %+v without a layout", o.bucket, o.key, b.Number, p, b)
 			}
 		}
-		if got := read(t, cl, o.bucket, o.key, 0, -1); !bytes.Equal(got, o.data) {
+		var key []byte
+		if o.before.Encryption != nil {
+			key = customerKey
+			if !reflect.DeepEqual(m.Encryption, o.before.Encryption) {
+				t.Fatalf("%s/%s: encryption %+v exported, %+v staged", o.bucket, o.key, m.Encryption, o.before.Encryption)
+			}
+		}
+		if got := read(t, cl, o.bucket, o.key, key, 0, -1); !bytes.Equal(got, o.data) {
 			t.Fatalf("%s/%s: %d bytes read after the export, differ", o.bucket, o.key, len(got))
 		}
-		// A range across both part boundaries.
-		if got := read(t, cl, o.bucket, o.key, 150<<10-3, 100<<10+6); !bytes.Equal(got, o.data[150<<10-3:250<<10+3]) {
-			t.Fatalf("%s/%s: the range across the part boundaries differs", o.bucket, o.key)
+		// Ranges across both part boundaries, and inside the second part.
+		for _, rg := range [][2]int64{{150<<10 - 3, 100<<10 + 6}, {150<<10 + 5000, 70000}, {250<<10 + 1, 7}} {
+			if got := read(t, cl, o.bucket, o.key, key, rg[0], rg[1]); !bytes.Equal(got, o.data[rg[0]:rg[0]+rg[1]]) {
+				t.Fatalf("%s/%s: range [%d, +%d) differs", o.bucket, o.key, rg[0], rg[1])
+			}
 		}
 		// The warm parts' files are garbage now.
 		want := o.before.Files()
@@ -137,16 +150,17 @@ func TestExportMultipart(t *testing.T) {
 			}
 		}
 	}
-	if m, err := e.store.Manifest(ctx, "bkt", "enc-mp"); err != nil || m.Cold != nil || m.Policy != "rep-3" {
-		t.Fatalf("the SSE-C multipart object after the pass: %+v, %v; want it warm", m, err)
+	// Without its key, the exported SSE-C object does not read.
+	if _, _, err := cl.Get(ctx, "bkt", "enc-mp", 0, -1); err == nil {
+		t.Fatal("the exported SSE-C object read without its key")
 	}
-	e.read(t, rng, "enc-mp", encData)
 }
 
-// read returns bytes [off, off+n) of bucket/key (n < 0: to the end).
-func read(t *testing.T, cl *client.Client, bucket, key string, off, n int64) []byte {
+// read returns bytes [off, off+n) of bucket/key (n < 0: to the end),
+// with SSE-C key ck (nil: none).
+func read(t *testing.T, cl *client.Client, bucket, key string, ck []byte, off, n int64) []byte {
 	t.Helper()
-	_, rc, err := cl.Get(context.Background(), bucket, key, off, n)
+	_, rc, err := cl.GetWith(context.Background(), bucket, key, off, n, client.GetOptions{CustomerKey: ck})
 	if err != nil {
 		t.Fatalf("get %s/%s [%d, +%d): %v", bucket, key, off, n, err)
 	}

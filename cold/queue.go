@@ -59,10 +59,9 @@ func StageOp(m *cairn.Manifest, now time.Time) (meta.ColdOp, error) {
 // staged for the cold tier of policy (a lifecycle Transition to COLD
 // calls it; the export job moves the object later): its manifest gets the
 // cold policy, keeping its warm layout (Layout.Code), by compare-and-swap,
-// after its queue record. cairn.ErrInvalid for an encrypted multipart
-// object (Exportable), an already cold or staged one or a policy
-// gp.ParsePolicy refuses; cairn.ErrConflict if the object changed
-// meanwhile.
+// after its queue record. cairn.ErrInvalid for an already cold or staged
+// object or a policy gp.ParsePolicy refuses; cairn.ErrConflict if the
+// object changed meanwhile.
 func Stage(ctx context.Context, m Meta, bucket, key, policy string, now time.Time) error {
 	if _, err := gp.ParsePolicy(policy); err != nil {
 		return fmt.Errorf("%w: %v", cairn.ErrInvalid, err)
@@ -71,8 +70,8 @@ func Stage(ctx context.Context, m Meta, bucket, key, policy string, now time.Tim
 	if err != nil {
 		return err
 	}
-	if cur.Cold != nil || cairn.IsColdPolicy(cur.Policy) || !Exportable(cur) {
-		return fmt.Errorf("%w: %s/%s cannot move to the cold tier (encrypted in parts, cold or staged already)", cairn.ErrInvalid, bucket, key)
+	if cur.Cold != nil || cairn.IsColdPolicy(cur.Policy) {
+		return fmt.Errorf("%w: %s/%s cannot move to the cold tier (cold or staged already)", cairn.ErrInvalid, bucket, key)
 	}
 	next := *cur
 	next.Policy, next.Code = policy, cur.LayoutCode()
@@ -85,13 +84,6 @@ func Stage(ctx context.Context, m Meta, bucket, key, policy string, now time.Tim
 	}
 	return m.UpdateManifest(ctx, &next, cur)
 }
-
-// Exportable reports whether the export job can move m's bytes to the
-// cold tier: any object but one uploaded in parts and encrypted, which is
-// sealed part by part and read through its parts' stored offsets, which
-// the cold reader does not map (docs/design/cold.md, "Multipart
-// uploads"). Such an object stays warm.
-func Exportable(m *cairn.Manifest) bool { return len(m.Parts) == 0 || m.Encryption == nil }
 
 // parseStaged splits a staging queue record.
 func parseStaged(r meta.ColdRecord) (bucket, key string, s staged, err error) {
