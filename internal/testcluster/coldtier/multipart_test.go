@@ -17,6 +17,7 @@ import (
 	"cairn/cold"
 	"cairn/internal/testcluster"
 	"cairn/internal/testcluster/coldtier"
+	etcdmeta "cairn/meta/etcd"
 )
 
 // putParts uploads the content of seed and size (coldtier.Stream) to key
@@ -58,6 +59,24 @@ func putParts(ctx context.Context, c *s3.Client, key string, seed uint64, size, 
 	return err
 }
 
+// startStill starts a `cairn server` whose export job runs only at a
+// start (--cold-every 1h), waits for its first pass, so that objects PUT
+// next stay staged until a restart, and creates the tests' bucket.
+func startStill(t *testing.T) (*testcluster.Server, *s3.Client, *etcdmeta.Store) {
+	t.Helper()
+	s := testcluster.StartServer(t, "", "--cold-every", "1h", "--cold-groups", "1", "--cleanup-grace", "1s", "--cleanup-every", "1s")
+	c, store := connect(t, s, nil)
+	testcluster.WaitFor(t, time.Minute, "the export job's first pass", func() bool {
+		p, err := cold.ReadProgress(t.Context(), store)
+		return err == nil && p.Passes > 0
+	})
+	if _, err := c.CreateBucket(t.Context(), &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
+		store.Close()
+		t.Fatal(err)
+	}
+	return s, c, store
+}
+
 // TestColdMultipart: an upload in parts in the COLD class is staged at
 // Complete and exported by the job, as a single PUT is
 // (docs/design/cold.md, "Multipart uploads"). Through S3, before and
@@ -70,16 +89,8 @@ func putParts(ctx context.Context, c *s3.Client, key string, seed uint64, size, 
 // the COLD class.
 func TestColdMultipart(t *testing.T) {
 	ctx := t.Context()
-	s := testcluster.StartServer(t, "", "--cold-every", "1h", "--cold-groups", "1", "--cleanup-grace", "1s", "--cleanup-every", "1s")
-	c, store := connect(t, s, nil)
+	s, c, store := startStill(t)
 	defer func() { store.Close() }()
-	testcluster.WaitFor(t, time.Minute, "the export job's first pass", func() bool {
-		p, err := cold.ReadProgress(ctx, store)
-		return err == nil && p.Passes > 0
-	})
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatal(err)
-	}
 	// An upload in progress lists in the class it was created in.
 	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(bucket), Key: aws.String("open"),
 		StorageClass: types.StorageClass("COLD")})

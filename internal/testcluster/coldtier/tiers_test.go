@@ -10,7 +10,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"cairn"
-	"cairn/cold"
 	"cairn/internal/testcluster"
 	"cairn/internal/testcluster/coldtier"
 )
@@ -24,16 +23,8 @@ import (
 // export: the tiers share the disks without taking each other's bytes.
 func TestTiersSideBySide(t *testing.T) {
 	ctx := t.Context()
-	s := testcluster.StartServer(t, "", "--cold-every", "1h", "--cold-groups", "1", "--cleanup-grace", "1s", "--cleanup-every", "1s")
-	c, store := connect(t, s, nil)
+	s, c, store := startStill(t)
 	defer func() { store.Close() }()
-	testcluster.WaitFor(t, time.Minute, "the export job's first pass", func() bool {
-		p, err := cold.ReadProgress(ctx, store)
-		return err == nil && p.Passes > 0
-	})
-	if _, err := c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(bucket)}); err != nil {
-		t.Fatal(err)
-	}
 	type object struct {
 		class string // STANDARD, WARM or COLD
 		seed  uint64
