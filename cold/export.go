@@ -2,6 +2,7 @@ package cold
 
 import (
 	"context"
+	"errors"
 	"hash/crc32"
 	"maps"
 	"slices"
@@ -31,9 +32,28 @@ func (g *Group) Export(ctx context.Context, objs [][]byte) ([]gp.Record, error) 
 // intent there (docs/design/cold.md, "Persistence"). An error from before
 // ends the export with nothing written.
 func (g *Group) ExportWith(ctx context.Context, objs [][]byte, before func([]gp.Record, []gp.RowUpdate) error) ([]gp.Record, error) {
+	sizes := make([]int64, len(objs))
+	for i, o := range objs {
+		sizes[i] = int64(len(o))
+	}
+	return g.ExportFrom(ctx, sizes, func(_ context.Context, i int, off, n int64) ([]byte, error) {
+		return objs[i][off : off+n], nil
+	}, before)
+}
+
+// PieceReader returns bytes [off, off+n) of object i of an export: one
+// piece (a chunk, or a front) at a time.
+type PieceReader func(ctx context.Context, i int, off, n int64) ([]byte, error)
+
+// ExportFrom is ExportWith for objects of the sizes given whose bytes
+// read returns a piece at a time, as the export writes them: an object is
+// never held whole, only the pieces in flight (at most MaxPieceMemory
+// bytes, or one piece bigger than that). An error from read ends the
+// export like a failed write.
+func (g *Group) ExportFrom(ctx context.Context, sizes []int64, read PieceReader, before func([]gp.Record, []gp.RowUpdate) error) ([]gp.Record, error) {
 	pg := g.PG
 	snapshot := pg.Clone()
-	recs, err := g.export(ctx, objs, before)
+	recs, err := g.export(ctx, sizes, read, before)
 	if err != nil {
 		*pg = *snapshot
 		return nil, err
@@ -41,11 +61,14 @@ func (g *Group) ExportWith(ctx context.Context, objs [][]byte, before func([]gp.
 	return recs, nil
 }
 
-func (g *Group) export(ctx context.Context, objs [][]byte, before func([]gp.Record, []gp.RowUpdate) error) ([]gp.Record, error) {
+// MaxPieceMemory bounds the bytes of the pieces an export writes at once.
+const MaxPieceMemory = 256 << 20
+
+func (g *Group) export(ctx context.Context, sizes []int64, read PieceReader, before func([]gp.Record, []gp.RowUpdate) error) ([]gp.Record, error) {
 	pg := g.PG
-	parts := make([]gp.Partition, len(objs))
-	for i, o := range objs {
-		parts[i] = pg.Geo.Partition(int64(len(o)))
+	parts := make([]gp.Partition, len(sizes))
+	for i, n := range sizes {
+		parts[i] = pg.Geo.Partition(n)
 	}
 	smallBefore := make([]int64, pg.K)
 	for d, disk := range pg.Disks {
@@ -85,28 +108,47 @@ func (g *Group) export(ctx context.Context, objs [][]byte, before func([]gp.Reco
 	}
 	// The chunks, and the fronts into their disks' small pages.
 	pages := map[[2]int64][]byte{}
+	mem := semaphore.NewWeighted(MaxPieceMemory)
 	eg, ectx = g.group(ctx)
-	for i, o := range objs {
+pieces:
+	for i := range sizes {
 		locs, err := pg.Pieces(recs[i])
 		if err != nil {
-			return nil, err
+			return nil, errors.Join(err, eg.Wait())
 		}
+		recs[i].Sums = make([]uint32, len(locs))
 		pos := int64(0)
-		for _, l := range locs {
-			piece := o[pos : pos+l.Length]
+		for j, l := range locs {
+			off := pos
 			pos += l.Length
-			recs[i].Sums = append(recs[i].Sums, crc32.Checksum(piece, castagnoli))
 			if l.File != gp.SmallFile {
-				eg.Go(func() error { return g.putLoc(ectx, l, piece) })
+				w := min(MaxPieceMemory, l.Length)
+				if err := mem.Acquire(ectx, w); err != nil {
+					break pieces // the group failed or ctx ended: Wait says why
+				}
+				eg.Go(func() error {
+					defer mem.Release(w)
+					piece, err := read(ectx, i, off, l.Length)
+					if err != nil {
+						return err
+					}
+					recs[i].Sums[j] = crc32.Checksum(piece, castagnoli)
+					return g.putLoc(ectx, l, piece)
+				})
 				continue
 			}
+			piece, err := read(ctx, i, off, l.Length)
+			if err != nil {
+				return nil, errors.Join(err, eg.Wait())
+			}
+			recs[i].Sums[j] = crc32.Checksum(piece, castagnoli)
 			for off := l.Offset; off < l.Offset+l.Length; {
 				p := off / SmallPage
 				key := [2]int64{int64(l.Disk), p}
 				if pages[key] == nil {
 					b, err := g.read(ctx, gp.Location{Disk: l.Disk, File: gp.SmallFile, Offset: p * SmallPage, Length: SmallPage}, true)
 					if err != nil {
-						return nil, err
+						return nil, errors.Join(err, eg.Wait())
 					}
 					pages[key] = b
 				}
@@ -125,7 +167,7 @@ func (g *Group) export(ctx context.Context, objs [][]byte, before func([]gp.Reco
 	}
 	// Row updates hold a whole row each (K+M slots): bound the bytes in
 	// flight, a row bigger than the bound running alone.
-	mem := semaphore.NewWeighted(MaxRowMemory)
+	mem = semaphore.NewWeighted(MaxRowMemory)
 	eg, ectx = g.group(ctx)
 	for _, u := range updates {
 		w := min(MaxRowMemory, int64(len(g.Disks))*pg.Geo.Size(u.Level))

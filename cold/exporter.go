@@ -14,6 +14,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"cairn"
@@ -103,6 +104,11 @@ func ReadProgress(ctx context.Context, m StateReader) (ExportProgress, error) {
 	return p, nil
 }
 
+// Fetch writes bytes [off, off+n) (n < 0: to the end) of the stored bytes
+// of a staged object m (its warm copy; the ciphertext of an encrypted one)
+// to w.
+type Fetch func(ctx context.Context, m *cairn.Manifest, off, n int64, w io.Writer) error
+
 // ExporterConfig configures the export job.
 type ExporterConfig struct {
 	Meta  Meta
@@ -114,13 +120,15 @@ type ExporterConfig struct {
 	Policy     gp.Policy
 	Groups     int
 	GroupDisks func(ctx context.Context, n int) ([]cairn.DiskID, error)
-	// Fetch writes the stored bytes of a staged object (its warm copy;
-	// the ciphertext of an encrypted one) to w.
-	Fetch func(ctx context.Context, m *cairn.Manifest, w io.Writer) error
+	// Fetch reads a staged object's warm copy.
+	Fetch Fetch
 	// MaxBatch bounds the objects of one export (default 16), MaxBatchBytes
-	// their bytes (default 64 MiB; a bigger object goes alone), and
-	// MaxObject the size of an object the job moves (default 1 GiB; bigger
-	// ones stay in the warm tier).
+	// their bytes (default 64 MiB), read whole before the export writes
+	// them. A bigger object goes alone and is read a piece at a time as the
+	// export writes it (Group.ExportFrom). MaxObject is the size of an
+	// object the job moves (default 64 GiB; bigger ones stay in the warm
+	// tier): it bounds one export's time and its data disk's share, not
+	// memory.
 	MaxBatch      int
 	MaxBatchBytes int64
 	MaxObject     int64
@@ -149,7 +157,7 @@ func NewExporter(cfg ExporterConfig) *Exporter {
 		cfg.MaxBatchBytes = 64 << 20
 	}
 	if cfg.MaxObject <= 0 {
-		cfg.MaxObject = 1 << 30
+		cfg.MaxObject = 64 << 30
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = time.Hour
@@ -368,16 +376,17 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 		return err
 	}
 	// Read the warm copies; an object that cannot be read stays staged
-	// (a later pass tries again) and does not hold up the others.
+	// (a later pass tries again) and does not hold up the others. An
+	// object bigger than a batch is alone: it is read as it is written.
+	stream := len(items) == 1 && items[0].m.Size > e.cfg.MaxBatchBytes
 	var datas [][]byte
 	var ok []item
 	for _, it := range items {
-		var buf bytes.Buffer
-		buf.Grow(int(it.m.Size))
-		err := e.cfg.Fetch(ctx, it.m, &buf)
-		if err == nil && int64(buf.Len()) != it.m.Size {
-			err = fmt.Errorf("%w: %d bytes read, its manifest says %d", cairn.ErrCorrupt, buf.Len(), it.m.Size)
+		if stream {
+			ok = append(ok, it)
+			break
 		}
+		b, err := e.fetch(ctx, it.m, 0, it.m.Size)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -386,14 +395,29 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 			st.Unread++
 			continue
 		}
-		datas, ok = append(datas, buf.Bytes()), append(ok, it)
+		datas, ok = append(datas, b), append(ok, it)
 	}
 	if items = ok; len(items) == 0 {
 		return nil
 	}
+	sizes := make([]int64, len(items))
+	for i, it := range items {
+		sizes[i] = it.m.Size
+	}
+	var unread atomic.Bool // a streamed object's read failed (pieces are read at once)
+	read := func(ctx context.Context, i int, off, n int64) ([]byte, error) {
+		if !stream {
+			return datas[i][off : off+n], nil
+		}
+		b, err := e.fetch(ctx, items[i].m, off, n)
+		if err != nil && ctx.Err() == nil {
+			unread.Store(true)
+		}
+		return b, err
+	}
 	var in intent
 	var inRaw []byte
-	recs, err := s.ExportWith(ctx, datas, func(recs []gp.Record, updates []gp.RowUpdate) error {
+	recs, err := s.ExportFrom(ctx, sizes, read, func(recs []gp.Record, updates []gp.RowUpdate) error {
 		in = newIntent(s.PG, items, recs, updates)
 		b, err := json.Marshal(in)
 		if err != nil {
@@ -413,6 +437,16 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 	if errors.Is(err, ErrTooManyChanges) {
 		// The allocation did not fit one transaction; nothing is stored.
 		return fmt.Errorf("%w: cold export into group %s: %w", errSplit, s.ID, err)
+	}
+	if err != nil && unread.Load() && ctx.Err() == nil {
+		// The allocation and intent are stored: undo them now, as the
+		// next pass would, so that the group's next batches go on.
+		e.cfg.Log.Warn("cold export: a staged object cannot be read; it stays staged", "bucket", items[0].m.Bucket, "key", items[0].m.Key, "err", err)
+		st.Unread++
+		if _, err := e.recoverGroup(ctx, meta.ColdRecord{Key: intentKey(s.ID), Value: inRaw}); err != nil {
+			return fmt.Errorf("cold export into group %s: undoing the export of an unreadable object: %w", s.ID, err)
+		}
+		return nil
 	}
 	if err != nil {
 		// The allocation and intent may be stored: the next pass recovers.
@@ -453,6 +487,17 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 		}
 	}
 	return nil
+}
+
+// fetch returns bytes [off, off+n) of the stored bytes of m.
+func (e *Exporter) fetch(ctx context.Context, m *cairn.Manifest, off, n int64) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(int(n))
+	err := e.cfg.Fetch(ctx, m, off, n, &buf)
+	if err == nil && int64(buf.Len()) != n {
+		err = fmt.Errorf("%w: %d bytes read of [%d, +%d), its manifest says %d in all", cairn.ErrCorrupt, buf.Len(), off, n, m.Size)
+	}
+	return buf.Bytes(), err
 }
 
 // commitTries bounds the commits of one exported object against its

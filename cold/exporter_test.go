@@ -69,13 +69,13 @@ func newEnv(t *testing.T) *env {
 }
 
 // exporter returns an export job over the env's one group, writing
-// through nodes and keeping its state in m.
-func (e *env) exporter(m cold.Meta, nodes cold.Disks) *cold.Exporter {
-	return cold.NewExporter(cold.ExporterConfig{
+// through nodes and keeping its state in m; opts change its config.
+func (e *env) exporter(m cold.Meta, nodes cold.Disks, opts ...func(*cold.ExporterConfig)) *cold.Exporter {
+	cfg := cold.ExporterConfig{
 		Meta: m, Nodes: nodes, Policy: e.pol, Groups: 1,
 		GroupDisks: func(context.Context, int) ([]cairn.DiskID, error) { return e.disks, nil },
-		Fetch: func(ctx context.Context, m *cairn.Manifest, w io.Writer) error {
-			rc, err := e.cl.OpenStored(ctx, m, 0, -1)
+		Fetch: func(ctx context.Context, m *cairn.Manifest, off, n int64, w io.Writer) error {
+			rc, err := e.cl.OpenStored(ctx, m, off, n)
 			if err != nil {
 				return err
 			}
@@ -85,7 +85,11 @@ func (e *env) exporter(m cold.Meta, nodes cold.Disks) *cold.Exporter {
 		},
 		MaxBatch: 4,
 		Log:      e.log,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return cold.NewExporter(cfg)
 }
 
 func (e *env) put(t *testing.T, key string, data []byte) *cairn.Manifest {
@@ -344,7 +348,7 @@ func TestExportJob(t *testing.T) {
 	var raced, unread atomic.Bool
 	ex := e.exporter(e.store, e.nodes.Client)
 	fetch := cold.ExporterFetch(ex)
-	cold.SetExporterFetch(ex, func(ctx context.Context, m *cairn.Manifest, w io.Writer) error {
+	cold.SetExporterFetch(ex, func(ctx context.Context, m *cairn.Manifest, off, n int64, w io.Writer) error {
 		if m.Key == "k4" && !unread.Swap(true) {
 			return fmt.Errorf("%w: k4 unreadable", cairn.ErrUnavailable)
 		}
@@ -367,7 +371,7 @@ func TestExportJob(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		return fetch(ctx, m, w)
+		return fetch(ctx, m, off, n, w)
 	})
 	st, err := ex.Run(ctx)
 	if err != nil {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -170,4 +172,91 @@ func read(t *testing.T, cl *client.Client, bucket, key string, ck []byte, off, n
 		t.Fatalf("get %s/%s [%d, +%d): %v", bucket, key, off, n, err)
 	}
 	return b
+}
+
+// TestExportStreams: an object bigger than a batch (MaxBatchBytes) is
+// read a piece at a time as the export writes it — never whole: each of
+// the job's reads is one piece (at most the policy's largest chunk), and
+// together they cover the object once. A piece that cannot be read ends
+// that export like a failed write, undone at once: the object stays
+// staged, counted unread, without failing the pass or holding up the
+// group's next batch, and the next pass exports it. Objects within the bound are still read
+// whole, in batches.
+func TestExportStreams(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 11))
+	e := newEnv(t)
+	objs := map[string][]byte{}
+	for key, n := range map[string]int{"big": 1<<20 + 12345, "bigger": 2<<20 + 1, "small": 5000, "mid": 60 << 10} {
+		objs[key] = randBytes(rng, n)
+		e.put(t, key, objs[key])
+	}
+	const batch, maxChunk = 64 << 10, 256 << 10
+	type call struct{ off, n int64 }
+	var mu sync.Mutex
+	calls := map[string][]call{}
+	fail := "bigger" // its first pass fails on a piece past its front
+	ex := e.exporter(e.store, e.nodes.Client, func(cfg *cold.ExporterConfig) {
+		fetch := cfg.Fetch
+		cfg.MaxBatchBytes = batch
+		cfg.Fetch = func(ctx context.Context, m *cairn.Manifest, off, n int64, w io.Writer) error {
+			mu.Lock()
+			calls[m.Key] = append(calls[m.Key], call{off, n})
+			broken := m.Key == fail && off > 0
+			mu.Unlock()
+			if broken {
+				return fmt.Errorf("%w: a piece of %s unreadable", cairn.ErrUnavailable, m.Key)
+			}
+			return fetch(ctx, m, off, n, w)
+		}
+	})
+	st, err := ex.Run(ctx)
+	if err != nil {
+		t.Fatalf("the first pass: %v (a streamed object's unreadable piece must not fail it)", err)
+	}
+	if st.Exported != 3 || st.Unread != 1 {
+		t.Fatalf("the first pass: %+v; want 3 exported, 1 unread", st)
+	}
+	if m, err := e.store.Manifest(ctx, "bkt", fail); err != nil || m.Cold != nil {
+		t.Fatalf("%s after its failed export: %+v, %v; want it staged", fail, m, err)
+	}
+	mu.Lock()
+	fail = ""
+	for key, cs := range calls {
+		size := int64(len(objs[key]))
+		if size <= batch {
+			if len(cs) != 1 || cs[0] != (call{0, size}) {
+				t.Fatalf("%s (%d bytes, within a batch): reads %v; want one of the whole object", key, size, cs)
+			}
+			continue
+		}
+		if key == "bigger" {
+			continue // its export failed part way
+		}
+		var sum int64
+		for _, c := range cs {
+			if c.n > maxChunk || c.n == size {
+				t.Fatalf("%s (%d bytes): a read of [%d, +%d); want pieces of at most %d", key, size, c.off, c.n, maxChunk)
+			}
+			sum += c.n
+		}
+		if sum != size {
+			t.Fatalf("%s (%d bytes): reads %v cover %d bytes", key, size, cs, sum)
+		}
+	}
+	mu.Unlock()
+	e.checkGroup(t, map[string][]byte{"big": objs["big"], "small": objs["small"], "mid": objs["mid"]}, false)
+	if _, err := e.store.ColdGet(ctx, "intents/"+cold.GroupID(e.pol, 0)); !errors.Is(err, cairn.ErrNotFound) {
+		t.Fatalf("the failed export's intent after the pass: %v; want it resolved at once", err)
+	}
+	if st, err := ex.Run(ctx); err != nil || st.Exported != 1 || st.Recovered != 0 {
+		t.Fatalf("the second pass: %+v, %v; want %s exported, nothing left to recover", st, err, "bigger")
+	}
+	for key, data := range objs {
+		if m, err := e.store.Manifest(ctx, "bkt", key); err != nil || m.Cold == nil {
+			t.Fatalf("%s not exported: %v", key, err)
+		}
+		e.read(t, rng, key, data)
+	}
+	e.checkGroup(t, objs, true)
 }

@@ -96,8 +96,8 @@ func coldDuty(cl *cluster, policy string, every time.Duration, groups int, log *
 	ex := cold.NewExporter(cold.ExporterConfig{
 		Meta: cl.meta, Nodes: cl.nodes, Policy: p, Groups: groups,
 		GroupDisks: func(ctx context.Context, n int) ([]cairn.DiskID, error) { return cl.data.ColdGroupDisks(ctx, p, n) },
-		Fetch: func(ctx context.Context, m *cairn.Manifest, w io.Writer) error {
-			rc, err := cl.data.OpenStored(ctx, m, 0, -1)
+		Fetch: func(ctx context.Context, m *cairn.Manifest, off, n int64, w io.Writer) error {
+			rc, err := cl.data.OpenStored(ctx, m, off, n)
 			if err != nil {
 				return err
 			}

@@ -26,7 +26,8 @@ import (
 )
 
 // largePolicy caps chunks at 64 MiB: a row is 6 chunks, so an export
-// holds at most 384 MiB of one row (and the object it moves).
+// holds at most 384 MiB of one row, and reads an object bigger than a
+// batch (64 MiB) a chunk at a time.
 const largePolicy = "clay-4-2-5/gp=1MiB:2:64MiB"
 
 // e2e is one run of TestColdEndToEnd.
