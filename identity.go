@@ -149,6 +149,9 @@ func (m *Manifest) IdentityOf(part, row int) (ShardIdentity, error) {
 		l = &m.Parts[i].Layout
 		id.Version, id.Part, id.Upload = m.Parts[i].Version, part, m.Upload
 		id.Size, id.ContentType = m.Parts[i].Size, ""
+		// UploadPart recorded the upload's policy, the parts' code: the
+		// policy, or a staged cold object's warm code (LayoutCode).
+		id.Policy = m.LayoutCode()
 	}
 	id.Code, id.BlockSize, id.PG = l.Code, l.BlockSize, l.PG
 	return id, nil

@@ -67,7 +67,8 @@ func TestShardIdentityValidate(t *testing.T) {
 }
 
 // TestIdentityOf: the identity derived from a committed manifest is the
-// one its writer recorded, for an object and for a part.
+// one its writer recorded, for an object and for a part (of a staged
+// cold object too).
 func TestIdentityOf(t *testing.T) {
 	pv := "fedcba9876543210fedcba9876543210"
 	m := &cairn.Manifest{Bucket: "b", Key: "k", Version: v1, Policy: "rs-4-2",
@@ -83,6 +84,13 @@ func TestIdentityOf(t *testing.T) {
 	want = cairn.ShardIdentity{Bucket: "b", Key: "k", Version: pv, Part: 3, Upload: "u1", Row: 5, Policy: "rs-4-2", BlockSize: 64, PG: 9}
 	if err != nil || id != want {
 		t.Fatalf("part: %+v %v", id, err)
+	}
+	// A part of a staged cold object: UploadPart recorded the staging
+	// policy, which the manifest keeps as its Code.
+	staged := *mp
+	staged.Policy, staged.Code = "clay-4-2-5/gp=1MiB:2", "rs-4-2"
+	if id, err = staged.IdentityOf(3, 5); err != nil || id != want {
+		t.Fatalf("part of a staged object: %+v %v, want %+v", id, err, want)
 	}
 	if _, err := mp.IdentityOf(4, 0); !errors.Is(err, cairn.ErrInvalid) {
 		t.Fatalf("missing part: %v", err)

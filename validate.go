@@ -16,7 +16,8 @@ import "fmt"
 //     versions, each valid (Part.Validate), all of one form (coded, or
 //     shards of one count), whose sizes add up to m's;
 //   - a staged cold object (a cold policy, no Cold) has its warm code
-//     (Layout.Code), the only field of a multipart one's own Layout;
+//     (Layout.Code), the only field of a multipart one's own Layout,
+//     whose parts have shards;
 //   - an exported cold object (Cold, with its group and record) has the
 //     zero Layout, and its parts, if any, zero layouts, with the other
 //     rules of parts;
@@ -165,6 +166,10 @@ func (m *Manifest) problem(code *codeShape) string {
 	}
 	if !own.zero() {
 		return "a multipart object has a layout of its own"
+	}
+	if m.Code != "" && len(m.Parts[0].Coded) > 0 {
+		// As a single-part object's: a code of its own only with shards.
+		return "a staged cold object with coded parts"
 	}
 	return m.partsProblem(code, false)
 }

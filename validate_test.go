@@ -179,6 +179,11 @@ func TestValidateRefuses(t *testing.T) {
 			m.Policy, m.Code, m.BlockSize = "clay-4-2-5/gp=32KiB:2", "rs-4-2", 1024
 		}, "a multipart object has a layout of its own"},
 		{"warm multipart with a code", multipartObject, func(m *cairn.Manifest) { m.Code = "rep-3" }, "a multipart object has a layout of its own"},
+		{"staged multipart with coded parts", ltObject, func(m *cairn.Manifest) {
+			m.Parts = []cairn.Part{{Number: 1, Version: "p1", Size: m.Size, Layout: m.Layout}}
+			m.Layout = cairn.Layout{Code: "lt-8-4"}
+			m.Policy = "clay-4-2-5/gp=32KiB:2"
+		}, "a staged cold object with coded parts"},
 		{"cold and raidp", coldObject, func(m *cairn.Manifest) { m.RAIDP = &cairn.RAIDPLayout{Group: "g1", Generation: 1} }, "both in a RAIDP group and in the cold tier"},
 		{"staged with a raidp layout", rsObject, func(m *cairn.Manifest) {
 			m.Policy, m.Code, m.Layout = "clay-4-2-5/gp=32KiB:2", "", cairn.Layout{}

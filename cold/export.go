@@ -48,8 +48,10 @@ type PieceReader func(ctx context.Context, i int, off, n int64) ([]byte, error)
 // ExportFrom is ExportWith for objects of the sizes given whose bytes
 // read returns a piece at a time, as the export writes them: an object is
 // never held whole, only the pieces in flight (at most MaxPieceMemory
-// bytes, or one piece bigger than that). An error from read ends the
-// export like a failed write.
+// bytes, or one piece bigger than that). What the batch's delta rows held
+// before (gp.Delta: their parity and reused slots) is read first and held
+// until the rows' parity is written. An error from read ends the export
+// like a failed write, once every write under way has ended.
 func (g *Group) ExportFrom(ctx context.Context, sizes []int64, read PieceReader, before func([]gp.Record, []gp.RowUpdate) error) ([]gp.Record, error) {
 	pg := g.PG
 	snapshot := pg.Clone()
@@ -109,8 +111,10 @@ func (g *Group) export(ctx context.Context, sizes []int64, read PieceReader, bef
 	// The chunks, and the fronts into their disks' small pages.
 	pages := map[[2]int64][]byte{}
 	mem := semaphore.NewWeighted(MaxPieceMemory)
+	// A piece's write runs under ctx, not the group's context: a failed
+	// read does not cut a write short, so Wait returns only after every
+	// write has ended and nothing lands after an undo (Exporter).
 	eg, ectx = g.group(ctx)
-pieces:
 	for i := range sizes {
 		locs, err := pg.Pieces(recs[i])
 		if err != nil {
@@ -124,7 +128,7 @@ pieces:
 			if l.File != gp.SmallFile {
 				w := min(MaxPieceMemory, l.Length)
 				if err := mem.Acquire(ectx, w); err != nil {
-					break pieces // the group failed or ctx ended: Wait says why
+					return nil, waitOr(eg, err)
 				}
 				eg.Go(func() error {
 					defer mem.Release(w)
@@ -133,7 +137,7 @@ pieces:
 						return err
 					}
 					recs[i].Sums[j] = crc32.Checksum(piece, castagnoli)
-					return g.putLoc(ectx, l, piece)
+					return g.putLoc(ctx, l, piece)
 				})
 				continue
 			}
@@ -172,7 +176,7 @@ pieces:
 	for _, u := range updates {
 		w := min(MaxRowMemory, int64(len(g.Disks))*pg.Geo.Size(u.Level))
 		if err := mem.Acquire(ectx, w); err != nil {
-			break // the group failed or ctx ended: Wait says why
+			return nil, waitOr(eg, err)
 		}
 		eg.Go(func() error {
 			defer mem.Release(w)
@@ -186,6 +190,16 @@ pieces:
 		return nil, err
 	}
 	return recs, nil
+}
+
+// waitOr waits for eg after a step could not go on with err (an Acquire
+// on eg's context: the group failed, or ctx ended) and returns the
+// group's error, or err.
+func waitOr(eg *errgroup.Group, err error) error {
+	if werr := eg.Wait(); werr != nil {
+		return werr
+	}
+	return err
 }
 
 // MaxRowMemory bounds the bytes of the rows an export updates at once.

@@ -126,9 +126,10 @@ type ExporterConfig struct {
 	// their bytes (default 64 MiB), read whole before the export writes
 	// them. A bigger object goes alone and is read a piece at a time as the
 	// export writes it (Group.ExportFrom). MaxObject is the size of an
-	// object the job moves (default 64 GiB; bigger ones stay in the warm
-	// tier): it bounds one export's time and its data disk's share, not
-	// memory.
+	// object the job moves (default 1 GiB; bigger ones stay in the warm
+	// tier): an export into rows other objects share first reads what
+	// they hold (gp.Delta), up to M+1 chunks for each chunk of the object,
+	// and holds it until the rows' parity is written (docs/design/cold.md).
 	MaxBatch      int
 	MaxBatchBytes int64
 	MaxObject     int64
@@ -157,7 +158,7 @@ func NewExporter(cfg ExporterConfig) *Exporter {
 		cfg.MaxBatchBytes = 64 << 20
 	}
 	if cfg.MaxObject <= 0 {
-		cfg.MaxObject = 64 << 30
+		cfg.MaxObject = 1 << 30
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = time.Hour
@@ -293,10 +294,19 @@ func (e *Exporter) pick(ctx context.Context, r meta.ColdRecord, st *ExportProgre
 		// new version, or Stage's change of the same version to the cold
 		// policy (Stage writes the record first: dropping it in between
 		// would leave that object staged with no record, never exported).
-		if m != nil && m.Version == s.Version && m.Cold != nil || e.cfg.Now().Sub(s.Since) > e.cfg.Grace {
+		// Moved: a record older than the grace that names a version which
+		// never committed while the key's current version is staged — two
+		// writers of the key raced, and the loser's record replaced the
+		// winner's (the record is one per key).
+		switch {
+		case m != nil && m.Version == s.Version && m.Cold != nil:
 			return item{}, false, e.dropQueued(ctx, r, st)
+		case e.cfg.Now().Sub(s.Since) <= e.cfg.Grace:
+			return item{}, false, nil
+		case m != nil && m.Cold == nil && cairn.IsColdPolicy(m.Policy):
+			return item{}, false, e.requeue(ctx, r, m)
 		}
-		return item{}, false, nil
+		return item{}, false, e.dropQueued(ctx, r, st)
 	}
 	if m.Policy != e.cfg.Policy.String() || m.Size > e.cfg.MaxObject {
 		// Another policy's (an old class setting) or too big: it stays warm.
@@ -304,6 +314,23 @@ func (e *Exporter) pick(ctx context.Context, r meta.ColdRecord, st *ExportProgre
 		return item{}, false, e.dropQueued(ctx, r, st)
 	}
 	return item{queued: r, m: m}, true, nil
+}
+
+// requeue points queue record r at m, the key's staged version (the next
+// pass exports it), if r is still what was read.
+func (e *Exporter) requeue(ctx context.Context, r meta.ColdRecord, m *cairn.Manifest) error {
+	op, err := StageOp(m, e.cfg.Now())
+	if err != nil {
+		return err
+	}
+	op.Check, op.Prev = true, r.Value
+	e.cfg.Log.Warn("cold export: a queue record named a version that never committed; it now names the staged one",
+		"bucket", m.Bucket, "key", m.Key, "version", m.Version)
+	err = e.cfg.Meta.ColdUpdate(ctx, []meta.ColdOp{op})
+	if errors.Is(err, cairn.ErrConflict) {
+		return nil // a new staging of the key replaced it
+	}
+	return err
 }
 
 // dropQueued deletes a queue record if it is still what was read (a new
@@ -443,8 +470,12 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 		// next pass would, so that the group's next batches go on.
 		e.cfg.Log.Warn("cold export: a staged object cannot be read; it stays staged", "bucket", items[0].m.Bucket, "key", items[0].m.Key, "err", err)
 		st.Unread++
-		if _, err := e.recoverGroup(ctx, meta.ColdRecord{Key: intentKey(s.ID), Value: inRaw}); err != nil {
+		done, err := e.recoverGroup(ctx, meta.ColdRecord{Key: intentKey(s.ID), Value: inRaw})
+		if err != nil {
 			return fmt.Errorf("cold export into group %s: undoing the export of an unreadable object: %w", s.ID, err)
+		}
+		if !done {
+			e.cfg.Log.Warn("cold export: the undo waits for the group's disks; a later pass recovers it", "group", s.ID)
 		}
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"cairn"
 	"cairn/client"
 	"cairn/cold"
+	"cairn/meta"
 )
 
 // uploadParts uploads data to bucket/key in parts of the sizes given
@@ -259,4 +261,40 @@ func TestExportStreams(t *testing.T) {
 		e.read(t, rng, key, data)
 	}
 	e.checkGroup(t, objs, true)
+}
+
+// TestRequeueLostRecord: two writers of a key race — both queue the key
+// (one record per key) and the one whose manifest commits queued first,
+// so the record names the loser's version, which never commits (two
+// Completes of one upload, or two PUTs). Past the grace period the job
+// points the record at the key's staged version instead of dropping it,
+// and the next pass exports that version: the winner does not stay warm.
+func TestRequeueLostRecord(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 12))
+	e := newEnv(t)
+	data := randBytes(rng, 100<<10)
+	m := e.put(t, "k", data)
+	lost := *m
+	lost.Version = "ffffffffffffffffffffffffffffffff"
+	op, err := cold.StageOp(&lost, time.Now().Add(-2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.ColdUpdate(ctx, []meta.ColdOp{op}); err != nil {
+		t.Fatal(err)
+	}
+	e.pass(t, "the pass that finds the record")
+	if got, err := e.store.Manifest(ctx, "bkt", "k"); err != nil || got.Cold != nil {
+		t.Fatalf("k after the first pass: %+v, %v; want it still staged (its record is moved first)", got, err)
+	}
+	q, _, err := e.store.ColdPage(ctx, "staged/", "", 10)
+	if err != nil || len(q) != 1 || !strings.Contains(string(q[0].Value), m.Version) {
+		t.Fatalf("the queue after the first pass: %v, %v; want k's record naming %s", q, err, m.Version)
+	}
+	e.pass(t, "the pass that exports it")
+	if got, err := e.store.Manifest(ctx, "bkt", "k"); err != nil || got.Cold == nil || got.Version != m.Version {
+		t.Fatalf("k after the second pass: %+v, %v; want version %s exported", got, err, m.Version)
+	}
+	e.read(t, rng, "k", data)
 }

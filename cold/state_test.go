@@ -111,8 +111,8 @@ func freeRecords(t *testing.T, store *mem.Store) []string {
 
 // TestStage: a warm object marked staged for the cold tier (the lifecycle
 // Transition's call) keeps its layout under its old code and is queued;
-// a cold or staged object, or a bad policy, is refused (and an
-// encrypted multipart one: TestExportMultipart).
+// a cold or staged object, or a bad policy, is refused (multipart
+// objects: TestExportMultipart).
 func TestStage(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
