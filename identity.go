@@ -154,6 +154,13 @@ func (m *Manifest) IdentityOf(part, row int) (ShardIdentity, error) {
 		id.Policy = m.LayoutCode()
 	}
 	id.Code, id.BlockSize, id.PG = l.Code, l.BlockSize, l.PG
+	if part == 0 && IsColdPolicy(m.Policy) && m.Cold == nil {
+		// Staged: written with the warm code as its policy (a PUT's
+		// staging policy, or a warm object's own before cold.Stage), which
+		// Code keeps. Not exact for a staged small object's replicas: its
+		// writer recorded its first policy, which the staged manifest lost.
+		id.Policy, id.Code = m.Code, ""
+	}
 	return id, nil
 }
 

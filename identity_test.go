@@ -78,6 +78,14 @@ func TestIdentityOf(t *testing.T) {
 	if err != nil || id != want {
 		t.Fatalf("object: %+v %v", id, err)
 	}
+	// A staged cold object: its writer recorded the warm code as its
+	// policy, which the manifest keeps as its Code.
+	staged1 := *m
+	staged1.Policy, staged1.Code = "clay-4-2-5/gp=1MiB:2", "rs-4-2"
+	want = cairn.ShardIdentity{Bucket: "b", Key: "k", Version: v1, Row: 2, Policy: "rs-4-2", BlockSize: 100, PG: 4}
+	if id, err = staged1.IdentityOf(0, 2); err != nil || id != want {
+		t.Fatalf("staged object: %+v %v, want %+v", id, err, want)
+	}
 	mp := &cairn.Manifest{Bucket: "b", Key: "k", Version: v1, Policy: "rs-4-2", Upload: "u1",
 		Parts: []cairn.Part{{Number: 3, Version: pv, Layout: cairn.Layout{BlockSize: 64, PG: 9}}}}
 	id, err = mp.IdentityOf(3, 5)
