@@ -2,11 +2,10 @@ package cold
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"hash/crc32"
 	"maps"
 	"slices"
-	"sync"
 
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
@@ -46,12 +45,12 @@ func (g *Group) ExportWith(ctx context.Context, objs [][]byte, before func([]gp.
 type PieceReader func(ctx context.Context, i int, off, n int64) ([]byte, error)
 
 // ExportFrom is ExportWith for objects of the sizes given whose bytes
-// read returns a piece at a time, as the export writes them: an object is
-// never held whole, only the pieces in flight (at most MaxPieceMemory
-// bytes, or one piece bigger than that). What the batch's delta rows held
-// before (gp.Delta: their parity and reused slots) is read first and held
-// until the rows' parity is written. An error from read ends the export
-// like a failed write, once every write under way has ended.
+// read returns a piece at a time, as the export writes them. An object is
+// never held whole: the export goes a row at a time (what a delta row
+// held before, its new chunks, its parity), at most MaxRowMemory of rows
+// at once, or one row bigger than that. A front is read as its small page
+// is filled. An error from read ends the export like a failed write, once
+// every write under way has ended.
 func (g *Group) ExportFrom(ctx context.Context, sizes []int64, read PieceReader, before func([]gp.Record, []gp.RowUpdate) error) ([]gp.Record, error) {
 	pg := g.PG
 	snapshot := pg.Clone()
@@ -62,9 +61,6 @@ func (g *Group) ExportFrom(ctx context.Context, sizes []int64, read PieceReader,
 	}
 	return recs, nil
 }
-
-// MaxPieceMemory bounds the bytes of the pieces an export writes at once.
-const MaxPieceMemory = 256 << 20
 
 func (g *Group) export(ctx context.Context, sizes []int64, read PieceReader, before func([]gp.Record, []gp.RowUpdate) error) ([]gp.Record, error) {
 	pg := g.PG
@@ -85,40 +81,19 @@ func (g *Group) export(ctx context.Context, sizes []int64, read PieceReader, bef
 			return nil, err
 		}
 	}
-	// Delta rows: what the reused slots and the parity held, before the
-	// writes below overwrite it.
-	var mu sync.Mutex
-	old := map[gp.Location][]byte{} // guarded by mu while the reads run
-	eg, ectx := g.group(ctx)
-	for _, u := range updates {
-		if u.Mode != gp.Delta {
-			continue
-		}
-		stripe := pg.Stripe(u.Level, u.Slot)
-		for _, d := range append(slices.Clone(u.OldBytes), parityDisks(pg)...) {
-			eg.Go(func() error {
-				b, err := g.read(ectx, stripe[d], true)
-				mu.Lock()
-				old[stripe[d]] = b
-				mu.Unlock()
-				return err
-			})
-		}
+	// The fronts go into their disks' small pages (written after the
+	// rows); the chunks are written with their rows.
+	type chunk struct {
+		obj, idx int   // recs[obj].Sums[idx] is its checksum
+		off      int64 // where it starts in the object
+		loc      gp.Location
 	}
-	if err := eg.Wait(); err != nil {
-		return nil, err
-	}
-	// The chunks, and the fronts into their disks' small pages.
+	rows := map[[2]int64][]chunk{} // (level, slot) → the batch's chunks in the row
 	pages := map[[2]int64][]byte{}
-	mem := semaphore.NewWeighted(MaxPieceMemory)
-	// A piece's write runs under ctx, not the group's context: a failed
-	// read does not cut a write short, so Wait returns only after every
-	// write has ended and nothing lands after an undo (Exporter).
-	eg, ectx = g.group(ctx)
 	for i := range sizes {
 		locs, err := pg.Pieces(recs[i])
 		if err != nil {
-			return nil, errors.Join(err, eg.Wait())
+			return nil, err
 		}
 		recs[i].Sums = make([]uint32, len(locs))
 		pos := int64(0)
@@ -126,24 +101,13 @@ func (g *Group) export(ctx context.Context, sizes []int64, read PieceReader, bef
 			off := pos
 			pos += l.Length
 			if l.File != gp.SmallFile {
-				w := min(MaxPieceMemory, l.Length)
-				if err := mem.Acquire(ectx, w); err != nil {
-					return nil, waitOr(eg, err)
-				}
-				eg.Go(func() error {
-					defer mem.Release(w)
-					piece, err := read(ectx, i, off, l.Length)
-					if err != nil {
-						return err
-					}
-					recs[i].Sums[j] = crc32.Checksum(piece, castagnoli)
-					return g.putLoc(ctx, l, piece)
-				})
+				key := [2]int64{int64(g.levelOf(l.File)), l.Offset / l.Length}
+				rows[key] = append(rows[key], chunk{obj: i, idx: j, off: off, loc: l})
 				continue
 			}
 			piece, err := read(ctx, i, off, l.Length)
 			if err != nil {
-				return nil, errors.Join(err, eg.Wait())
+				return nil, err
 			}
 			recs[i].Sums[j] = crc32.Checksum(piece, castagnoli)
 			for off := l.Offset; off < l.Offset+l.Length; {
@@ -152,7 +116,7 @@ func (g *Group) export(ctx context.Context, sizes []int64, read PieceReader, bef
 				if pages[key] == nil {
 					b, err := g.read(ctx, gp.Location{Disk: l.Disk, File: gp.SmallFile, Offset: p * SmallPage, Length: SmallPage}, true)
 					if err != nil {
-						return nil, errors.Join(err, eg.Wait())
+						return nil, err
 					}
 					pages[key] = b
 				}
@@ -161,35 +125,108 @@ func (g *Group) export(ctx context.Context, sizes []int64, read PieceReader, bef
 			}
 		}
 	}
-	touched := map[int64]bool{}
-	for key, b := range pages {
-		eg.Go(func() error { return g.putUnit(ectx, int(key[0]), gp.SmallFile, key[1], b) })
-		touched[key[1]] = true
+	if n := len(rows); n > len(updates) {
+		return nil, fmt.Errorf("%w: the batch's chunks lie in %d rows, and %d rows are updated", gp.ErrPlacement, n, len(updates))
 	}
-	if err := eg.Wait(); err != nil {
-		return nil, err
-	}
-	// Row updates hold a whole row each (K+M slots): bound the bytes in
-	// flight, a row bigger than the bound running alone.
-	mem = semaphore.NewWeighted(MaxRowMemory)
-	eg, ectx = g.group(ctx)
+	// Writes run under ctx, not a group's context: a failure elsewhere
+	// (a piece that cannot be read) does not cut a write short, so Wait
+	// returns only after every write has ended, and nothing lands after
+	// the Exporter's undo. The group's context stops the reads of pieces
+	// and the rows not yet begun.
+	// A row at a time per its weight (the bound: MaxRowMemory; a row
+	// bigger than the bound runs alone): what a delta row held before,
+	// then its new chunks, then its parity. A row's bytes are held only
+	// while it is written, however big the objects.
+	mem := semaphore.NewWeighted(MaxRowMemory)
+	eg, ectx := g.group(ctx)
 	for _, u := range updates {
-		w := min(MaxRowMemory, int64(len(g.Disks))*pg.Geo.Size(u.Level))
+		w := min(MaxRowMemory, int64(2*len(g.Disks)+len(u.Changed))*pg.Geo.Size(u.Level))
 		if err := mem.Acquire(ectx, w); err != nil {
 			return nil, waitOr(eg, err)
 		}
 		eg.Go(func() error {
 			defer mem.Release(w)
-			return g.updateRow(ectx, u, old)
+			chunks := rows[[2]int64{int64(u.Level), int64(u.Slot)}]
+			if len(chunks) != len(u.Changed) {
+				return fmt.Errorf("%w: row %d/%d: %d chunks for %d changed slots", gp.ErrPlacement, u.Level, u.Slot, len(chunks), len(u.Changed))
+			}
+			return g.exportRow(ctx, ectx, u, len(chunks), func(rctx context.Context, k int) (gp.Location, []byte, error) {
+				c := chunks[k]
+				piece, err := read(rctx, c.obj, c.off, c.loc.Length)
+				if err == nil {
+					recs[c.obj].Sums[c.idx] = crc32.Checksum(piece, castagnoli)
+				}
+				return c.loc, piece, err
+			})
 		})
 	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	// Then the small pages and their parity, after every row: an export
+	// stopped among its rows leaves the small pages as they were, so a
+	// rebuild that comes before the recovery finds fewer stripes in doubt
+	// (TestRebuildThroughInterruptedExport).
+	eg, _ = g.group(ctx)
+	touched := map[int64]bool{}
+	for key, b := range pages {
+		eg.Go(func() error { return g.putUnit(ctx, int(key[0]), gp.SmallFile, key[1], b) })
+		touched[key[1]] = true
+	}
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	eg, _ = g.group(ctx)
 	for _, p := range slices.Sorted(maps.Keys(touched)) {
-		eg.Go(func() error { return g.encodeSmallPage(ectx, p) })
+		eg.Go(func() error { return g.encodeSmallPage(ctx, p) })
 	}
 	if err := eg.Wait(); err != nil {
 		return nil, err
 	}
 	return recs, nil
+}
+
+// exportRow writes the n new chunks of row u (chunk k from piece) and
+// brings its parity up to date: a delta row's old bytes — its reused
+// slots and its parity — are read first, before the chunks overwrite
+// them. Writes, and the reads of the row's slots, run under ctx; the
+// pieces are read under stop, which ends when the export fails.
+func (g *Group) exportRow(ctx, stop context.Context, u gp.RowUpdate, n int, piece func(context.Context, int) (gp.Location, []byte, error)) error {
+	pg := g.PG
+	var old map[gp.Location][]byte
+	if u.Mode == gp.Delta {
+		stripe := pg.Stripe(u.Level, u.Slot)
+		idx := append(slices.Clone(u.OldBytes), parityDisks(pg)...)
+		bufs := make([][]byte, len(idx))
+		eg, ectx := errgroup.WithContext(ctx) // one request per disk of the row, all at once
+		for k, d := range idx {
+			eg.Go(func() (err error) {
+				bufs[k], err = g.read(ectx, stripe[d], true)
+				return err
+			})
+		}
+		if err := eg.Wait(); err != nil {
+			return err
+		}
+		old = make(map[gp.Location][]byte, len(idx))
+		for k, d := range idx {
+			old[stripe[d]] = bufs[k]
+		}
+	}
+	eg, sctx := errgroup.WithContext(stop)
+	for k := range n {
+		eg.Go(func() error {
+			l, b, err := piece(sctx, k)
+			if err != nil {
+				return err
+			}
+			return g.putLoc(ctx, l, b)
+		})
+	}
+	if err := eg.Wait(); err != nil {
+		return err
+	}
+	return g.updateRow(ctx, u, old)
 }
 
 // waitOr waits for eg after a step could not go on with err (an Acquire
@@ -202,7 +239,8 @@ func waitOr(eg *errgroup.Group, err error) error {
 	return err
 }
 
-// MaxRowMemory bounds the bytes of the rows an export updates at once.
+// MaxRowMemory bounds the bytes of the rows an export (or a recovery)
+// updates at once.
 const MaxRowMemory = 512 << 20
 
 // group returns an errgroup for a step's fan-out: twice the group's disks

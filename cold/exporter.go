@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"cairn"
 	"cairn/layout/gp"
 	"cairn/meta"
@@ -125,11 +127,11 @@ type ExporterConfig struct {
 	// MaxBatch bounds the objects of one export (default 16), MaxBatchBytes
 	// their bytes (default 64 MiB), read whole before the export writes
 	// them. A bigger object goes alone and is read a piece at a time as the
-	// export writes it (Group.ExportFrom). MaxObject is the size of an
-	// object the job moves (default 1 GiB; bigger ones stay in the warm
-	// tier): an export into rows other objects share first reads what
-	// they hold (gp.Delta), up to M+1 chunks for each chunk of the object,
-	// and holds it until the rows' parity is written (docs/design/cold.md).
+	// export writes it (Group.ExportFrom), a row at a time. MaxObject is
+	// the size of an object the job moves (default 16 GiB; bigger ones
+	// stay in the warm tier): a bound on one export's time (the group's
+	// other batches wait for it) and on its data disk's share, not on
+	// memory.
 	MaxBatch      int
 	MaxBatchBytes int64
 	MaxObject     int64
@@ -158,7 +160,7 @@ func NewExporter(cfg ExporterConfig) *Exporter {
 		cfg.MaxBatchBytes = 64 << 20
 	}
 	if cfg.MaxObject <= 0 {
-		cfg.MaxObject = 1 << 30
+		cfg.MaxObject = 16 << 30
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = time.Hour
@@ -734,9 +736,17 @@ func (e *Exporter) recoverGroup(ctx context.Context, r meta.ColdRecord) (bool, e
 		return false, err
 	}
 	e.cfg.Log.Info("cold export: recovering an interrupted export", "group", id, "objects", len(in.Objects), "rows", len(in.Rows))
+	// Each row whole (K+M slots) under the exports' bound on rows in
+	// memory, MaxRowMemory.
+	mem := semaphore.NewWeighted(MaxRowMemory)
 	eg, ectx := s.group(ctx)
 	for _, row := range in.Rows {
+		w := min(MaxRowMemory, int64(len(s.Disks))*s.PG.Geo.Size(int(row[0])))
+		if err := mem.Acquire(ectx, w); err != nil {
+			return false, fmt.Errorf("recovering cold group %s: %w", id, waitOr(eg, err))
+		}
 		eg.Go(func() error {
+			defer mem.Release(w)
 			return s.updateRow(ectx, gp.RowUpdate{Level: int(row[0]), Slot: row[1], Mode: gp.Full}, nil)
 		})
 	}

@@ -93,12 +93,20 @@ func (g *Group) shards(l gp.Location) []shard {
 
 // slotSize returns the chunk size of a bucket file's level.
 func (g *Group) slotSize(file string) int64 {
-	for i := range g.PG.Geo.Levels() {
-		if file == gp.BucketFile(i) || file == gp.ParityFile(i) {
-			return g.PG.Geo.Size(i)
-		}
+	if l := g.levelOf(file); l >= 0 {
+		return g.PG.Geo.Size(l)
 	}
 	return 0
+}
+
+// levelOf returns the level of a bucket or parity file (-1 for another).
+func (g *Group) levelOf(file string) int {
+	for i := range g.PG.Geo.Levels() {
+		if file == gp.BucketFile(i) || file == gp.ParityFile(i) {
+			return i
+		}
+	}
+	return -1
 }
 
 // read returns the bytes of a location. A shard that does not exist reads
