@@ -68,10 +68,6 @@ func (g *Group) export(ctx context.Context, sizes []int64, read PieceReader, bef
 	for i, n := range sizes {
 		parts[i] = pg.Geo.Partition(n)
 	}
-	smallBefore := make([]int64, pg.K)
-	for d, disk := range pg.Disks {
-		smallBefore[d] = disk.SmallEnd
-	}
 	recs, updates, err := pg.PlaceBatch(parts)
 	if err != nil {
 		return nil, err
@@ -164,9 +160,10 @@ func (g *Group) export(ctx context.Context, sizes []int64, read PieceReader, bef
 		return nil, err
 	}
 	// Then the small pages and their parity, after every row: an export
-	// stopped among its rows leaves the small pages as they were, so a
-	// rebuild that comes before the recovery finds fewer stripes in doubt
-	// (TestRebuildThroughInterruptedExport).
+	// stopped among its rows leaves the small pages as they were, and a
+	// rebuild that comes before the recovery rebuilds the committed fronts
+	// from the first helpers it tries (TestRebuildThroughInterruptedExport
+	// stops exports after their first writes).
 	eg, _ = g.group(ctx)
 	touched := map[int64]bool{}
 	for key, b := range pages {

@@ -132,9 +132,12 @@ type ExporterConfig struct {
 	// stay in the warm tier): a bound on one export's time (the group's
 	// other batches wait for it) and on its data disk's share, not on
 	// memory.
+	// MaxChunks bounds the chunks of an object the job moves (default
+	// DefaultMaxChunks; more stay warm).
 	MaxBatch      int
 	MaxBatchBytes int64
 	MaxObject     int64
+	MaxChunks     int
 	// Grace is how long a queue record may wait for its staged manifest
 	// to commit before it is dropped as the record of a failed write
 	// (default 1 h).
@@ -142,6 +145,15 @@ type ExporterConfig struct {
 	Now   func() time.Time
 	Log   *slog.Logger
 }
+
+// DefaultMaxChunks bounds the chunks of one exported object: its intent
+// and membership records list a slot per chunk, and the intent a row per
+// chunk too, about 26 bytes each in JSON with 10-digit slot numbers, in
+// values of at most meta.MaxColdValue (64 KiB). A policy with a small
+// chunk cap keeps big objects warm: 16 GiB at a 4 MiB cap is 4,100
+// chunks. (A batch within MaxBatchBytes holds at most 2,048 chunks of
+// 32 KiB, the smallest s0 of a clay-4-2-5 policy.)
+const DefaultMaxChunks = 2048
 
 // Exporter is the director's export job: it moves staged objects from
 // the warm tier into the cold groups' slots. Run one at a time.
@@ -161,6 +173,9 @@ func NewExporter(cfg ExporterConfig) *Exporter {
 	}
 	if cfg.MaxObject <= 0 {
 		cfg.MaxObject = 16 << 30
+	}
+	if cfg.MaxChunks <= 0 {
+		cfg.MaxChunks = DefaultMaxChunks
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = time.Hour
@@ -310,7 +325,7 @@ func (e *Exporter) pick(ctx context.Context, r meta.ColdRecord, st *ExportProgre
 		}
 		return item{}, false, e.dropQueued(ctx, r, st)
 	}
-	if m.Policy != e.cfg.Policy.String() || m.Size > e.cfg.MaxObject {
+	if m.Policy != e.cfg.Policy.String() || m.Size > e.cfg.MaxObject || e.cfg.Policy.Partition(m.Size).NumChunks() > e.cfg.MaxChunks {
 		// Another policy's (an old class setting) or too big: it stays warm.
 		e.cfg.Log.Info("cold export: object stays in the warm tier", "bucket", bucket, "key", key, "policy", m.Policy, "size", m.Size)
 		return item{}, false, e.dropQueued(ctx, r, st)
@@ -451,6 +466,10 @@ func (e *Exporter) exportBatch(ctx context.Context, n int, items []item, st *Exp
 		b, err := json.Marshal(in)
 		if err != nil {
 			return err
+		}
+		if len(b) > meta.MaxColdValue {
+			// One record cannot hold it: half the batch may fit.
+			return fmt.Errorf("%w: an intent of %d bytes", ErrTooManyChanges, len(b))
 		}
 		inRaw = b
 		ops := []meta.ColdOp{{Key: intentKey(s.ID), Value: b, Check: true}}
@@ -736,12 +755,13 @@ func (e *Exporter) recoverGroup(ctx context.Context, r meta.ColdRecord) (bool, e
 		return false, err
 	}
 	e.cfg.Log.Info("cold export: recovering an interrupted export", "group", id, "objects", len(in.Objects), "rows", len(in.Rows))
-	// Each row whole (K+M slots) under the exports' bound on rows in
-	// memory, MaxRowMemory.
+	// Rows under the exports' bound on rows in memory, MaxRowMemory, each
+	// weighed as an export weighs one (a full update holds its K data
+	// slots, zeros for the never-written, and M parity slots).
 	mem := semaphore.NewWeighted(MaxRowMemory)
 	eg, ectx := s.group(ctx)
 	for _, row := range in.Rows {
-		w := min(MaxRowMemory, int64(len(s.Disks))*s.PG.Geo.Size(int(row[0])))
+		w := min(MaxRowMemory, int64(2*len(s.Disks))*s.PG.Geo.Size(int(row[0])))
 		if err := mem.Acquire(ectx, w); err != nil {
 			return false, fmt.Errorf("recovering cold group %s: %w", id, waitOr(eg, err))
 		}

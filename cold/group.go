@@ -164,14 +164,16 @@ func (g *Group) putLoc(ctx context.Context, l gp.Location, b []byte) error {
 
 // Witness returns the name of a shard that the disk at position disk
 // must hold if it kept its data, or ok false if the group has written
-// nothing it must hold yet: a data disk's first small page or the slot 0
-// of its lowest used level, a parity disk's first small parity page or
-// the parity of row 0 of a used level. A disk that answers "not found" for
-// its witness lost its data (a wiped or replaced disk its node still
-// serves): reading its other units as never written (zeros) would rebuild
-// wrong bytes, so a degraded read leaves it out. A slot claimed by an
-// export that crashed before writing it has no shard either; taking its
-// disk for lost only makes a read use other helpers.
+// nothing it must hold yet: a data disk's slot 0 of its lowest used level
+// or its first small page, a parity disk's parity of row 0 of the lowest
+// used level or its first small parity page. A disk that answers "not
+// found" for its witness lost its data (a wiped or replaced disk its node
+// still serves): reading its other units as never written (zeros) would
+// rebuild wrong bytes, so a degraded read leaves it out. A unit claimed by
+// an export that has not written it yet (or crashed before) has no shard
+// either; taking its disk for lost only makes a read use other helpers.
+// Slots come first: an export writes its small pages after every row, and
+// nearly every object has a chunk of the lowest level, written early.
 func (g *Group) Witness(disk int) (name string, ok bool) {
 	pg := g.PG
 	if disk < 0 || disk >= pg.K+pg.M {
@@ -185,16 +187,16 @@ func (g *Group) Witness(disk int) (name string, ok bool) {
 	if disk >= pg.K {
 		small, file = gp.SmallParityFile, gp.ParityFile
 	}
-	for _, d := range data {
-		if d.SmallEnd > 0 {
-			return g.shardName(disk, small, 0), true
-		}
-	}
 	for level := range pg.Geo.Levels() {
 		for _, d := range data {
 			if d.Buckets[level].Next > 0 {
 				return g.shardName(disk, file(level), 0), true
 			}
+		}
+	}
+	for _, d := range data {
+		if d.SmallEnd > 0 {
+			return g.shardName(disk, small, 0), true
 		}
 	}
 	return "", false

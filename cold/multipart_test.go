@@ -298,3 +298,35 @@ func TestRequeueLostRecord(t *testing.T) {
 	}
 	e.read(t, rng, "k", data)
 }
+
+// TestExportMaxChunks: an object of more chunks than MaxChunks stays in
+// the warm tier — its records, a slot per chunk, must fit one metadata
+// value — and its queue record goes; one within the bound is exported.
+func TestExportMaxChunks(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(18, 13))
+	e := newEnv(t)
+	few, many := randBytes(rng, 3*32<<10), randBytes(rng, 40*32<<10)
+	if n := e.pol.Partition(int64(len(few))).NumChunks(); n > 4 {
+		t.Fatalf("the small object has %d chunks", n)
+	}
+	if n := e.pol.Partition(int64(len(many))).NumChunks(); n <= 4 {
+		t.Fatalf("the big object has %d chunks", n)
+	}
+	e.put(t, "few", few)
+	e.put(t, "many", many)
+	ex := e.exporter(e.store, e.nodes.Client, func(cfg *cold.ExporterConfig) { cfg.MaxChunks = 4 })
+	if st, err := ex.Run(ctx); err != nil || st.Exported != 1 {
+		t.Fatalf("the pass: %+v, %v; want one object exported", st, err)
+	}
+	if m, err := e.store.Manifest(ctx, "bkt", "few"); err != nil || m.Cold == nil {
+		t.Fatalf("few: %+v, %v; want it exported", m, err)
+	}
+	if m, err := e.store.Manifest(ctx, "bkt", "many"); err != nil || m.Cold != nil {
+		t.Fatalf("many: %+v, %v; want it staged still (warm)", m, err)
+	}
+	if q, _, err := e.store.ColdPage(ctx, "staged/", "", 10); err != nil || len(q) != 0 {
+		t.Fatalf("the queue after the pass: %v, %v; want it empty", q, err)
+	}
+	e.read(t, rng, "many", many)
+}
