@@ -210,6 +210,7 @@ func (g *Group) exportRow(ctx, stop context.Context, u gp.RowUpdate, n int, piec
 			old[stripe[d]] = bufs[k]
 		}
 	}
+	written := make([][]byte, pg.K) // by data disk: the chunk just written there
 	eg, sctx := errgroup.WithContext(stop)
 	for k := range n {
 		eg.Go(func() error {
@@ -217,13 +218,17 @@ func (g *Group) exportRow(ctx, stop context.Context, u gp.RowUpdate, n int, piec
 			if err != nil {
 				return err
 			}
+			if l.Disk < 0 || l.Disk >= pg.K || written[l.Disk] != nil {
+				return fmt.Errorf("%w: row %d/%d: a second chunk, or one off the data disks, at position %d", gp.ErrPlacement, u.Level, u.Slot, l.Disk)
+			}
+			written[l.Disk] = b
 			return g.putLoc(ctx, l, b)
 		})
 	}
 	if err := eg.Wait(); err != nil {
 		return err
 	}
-	return g.updateRow(ctx, u, old)
+	return g.updateRow(ctx, u, old, written)
 }
 
 // waitOr waits for eg after a step could not go on with err (an Acquire
@@ -258,9 +263,10 @@ func parityDisks(pg *gp.PG) []int {
 
 // updateRow brings one row's parity up to date after its changed slots
 // were written (gp.RowUpdate.Parity): it reads the data slots the update's
-// mode needs (never-written ones are zeros) and writes the parity slots,
-// each step with every disk of the row at once.
-func (g *Group) updateRow(ctx context.Context, u gp.RowUpdate, old map[gp.Location][]byte) error {
+// mode needs (never-written ones are zeros) but those whose bytes written
+// holds (by data disk; nil: none, or not known), and writes the parity
+// slots, each step with every disk of the row at once.
+func (g *Group) updateRow(ctx context.Context, u gp.RowUpdate, old map[gp.Location][]byte, written [][]byte) error {
 	pg := g.PG
 	stripe := pg.Stripe(u.Level, u.Slot)
 	cur := make([][]byte, len(stripe))
@@ -269,6 +275,10 @@ func (g *Group) updateRow(ctx context.Context, u gp.RowUpdate, old map[gp.Locati
 	for i, l := range stripe {
 		olds[i] = old[l]
 		if i >= pg.K || (u.Mode == gp.Delta && !slices.Contains(u.Changed, i)) {
+			continue
+		}
+		if i < len(written) && written[i] != nil {
+			cur[i] = written[i]
 			continue
 		}
 		eg.Go(func() error {

@@ -767,7 +767,7 @@ func (e *Exporter) recoverGroup(ctx context.Context, r meta.ColdRecord) (bool, e
 		}
 		eg.Go(func() error {
 			defer mem.Release(w)
-			return s.updateRow(ectx, gp.RowUpdate{Level: int(row[0]), Slot: row[1], Mode: gp.Full}, nil)
+			return s.updateRow(ectx, gp.RowUpdate{Level: int(row[0]), Slot: row[1], Mode: gp.Full}, nil, nil)
 		})
 	}
 	for _, p := range in.Pages {
