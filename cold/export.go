@@ -136,7 +136,7 @@ func (g *Group) export(ctx context.Context, sizes []int64, read PieceReader, bef
 	mem := semaphore.NewWeighted(MaxRowMemory)
 	eg, ectx := g.group(ctx)
 	for _, u := range updates {
-		w := min(MaxRowMemory, int64(2*len(g.Disks)+len(u.Changed))*pg.Geo.Size(u.Level))
+		w := g.rowWeight(u)
 		if err := mem.Acquire(ectx, w); err != nil {
 			return nil, waitOr(eg, err)
 		}
@@ -239,6 +239,13 @@ func waitOr(eg *errgroup.Group, err error) error {
 		return werr
 	}
 	return err
+}
+
+// rowWeight is what updating row u holds, weighed against MaxRowMemory
+// (at most all of it: a bigger row runs alone): its old and current data
+// slots, zeros for the never-written, its parity, and its new chunks.
+func (g *Group) rowWeight(u gp.RowUpdate) int64 {
+	return min(MaxRowMemory, int64(2*len(g.Disks)+len(u.Changed))*g.PG.Geo.Size(u.Level))
 }
 
 // MaxRowMemory bounds the bytes of the rows an export (or a recovery)

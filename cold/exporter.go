@@ -755,19 +755,18 @@ func (e *Exporter) recoverGroup(ctx context.Context, r meta.ColdRecord) (bool, e
 		return false, err
 	}
 	e.cfg.Log.Info("cold export: recovering an interrupted export", "group", id, "objects", len(in.Objects), "rows", len(in.Rows))
-	// Rows under the exports' bound on rows in memory, MaxRowMemory, each
-	// weighed as an export weighs one (a full update holds its K data
-	// slots, zeros for the never-written, and M parity slots).
+	// Rows under the exports' bound on rows in memory, MaxRowMemory.
 	mem := semaphore.NewWeighted(MaxRowMemory)
 	eg, ectx := s.group(ctx)
 	for _, row := range in.Rows {
-		w := min(MaxRowMemory, int64(2*len(s.Disks))*s.PG.Geo.Size(int(row[0])))
+		u := gp.RowUpdate{Level: int(row[0]), Slot: row[1], Mode: gp.Full}
+		w := s.rowWeight(u)
 		if err := mem.Acquire(ectx, w); err != nil {
 			return false, fmt.Errorf("recovering cold group %s: %w", id, waitOr(eg, err))
 		}
 		eg.Go(func() error {
 			defer mem.Release(w)
-			return s.updateRow(ectx, gp.RowUpdate{Level: int(row[0]), Slot: row[1], Mode: gp.Full}, nil, nil)
+			return s.updateRow(ectx, u, nil, nil)
 		})
 	}
 	for _, p := range in.Pages {
