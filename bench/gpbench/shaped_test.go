@@ -23,7 +23,7 @@ func TestShapedBanksNoIdleTime(t *testing.T) {
 		if got := time.Since(w.start); got != time.Second {
 			t.Fatalf("1 MiB written back to back at 1 MiB/s took %v, want 1s", got)
 		}
-		time.Sleep(2 * time.Second) // the link idles
+		time.Sleep(2 * time.Second) // the link idles (virtual time: the synctest bubble's clock)
 		if _, err := w.Write(make([]byte, mb)); err != nil {
 			t.Fatal(err)
 		}
